@@ -1,0 +1,21 @@
+import { resolve } from 'node:path';
+import { defineConfig } from 'electron-vite';
+import react from '@vitejs/plugin-react';
+
+// The desktop shell (issue: desktop app) builds from src/main, src/preload and src/renderer.
+// Native and binary packages stay external so electron-builder can unpack them from the asar.
+const external = ['better-sqlite3', 'sharp', '@ffmpeg-installer/ffmpeg'];
+
+export default defineConfig({
+  main: {
+    build: { rollupOptions: { input: resolve('src/main/index.ts'), external } },
+  },
+  preload: {
+    build: { rollupOptions: { input: resolve('src/preload/index.ts') } },
+  },
+  renderer: {
+    root: resolve('src/renderer'),
+    build: { rollupOptions: { input: resolve('src/renderer/index.html') } },
+    plugins: [react()],
+  },
+});

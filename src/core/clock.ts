@@ -1,0 +1,4 @@
+/** Time source, injectable so day boundaries (daily caps) can be tested without waiting. */
+export type Clock = { now(): Date };
+export const systemClock: Clock = { now: () => new Date() };
+export const utcDay = (d: Date): string => d.toISOString().slice(0, 10);

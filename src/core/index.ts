@@ -1,0 +1,109 @@
+/**
+ * The service core as a library: open a data folder, get the endpoint service, the admin
+ * operations and the job runner, wired to one SQLite file and one blob store.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { openDatabase } from './db/open';
+import type { WritableDB } from './db/types';
+import { BlobStore } from './media/blob-store';
+import { ImageResolver } from './media/resolve';
+import { JobRunner } from './jobs/runner';
+import { Service } from './service';
+import { loadCatalog, type Catalog } from './catalog';
+import { createLocalProvider } from './providers/local';
+import type { ProviderAdapter } from './providers/types';
+import { systemClock, type Clock } from './clock';
+import * as keys from './keys';
+import { grant, balanceOf } from './ledger';
+import { AdminError } from './errors';
+
+/** Origin used for file URLs when no HTTP server fronts the core (embedded mode). */
+export const EMBEDDED_BASE_URL = 'http://embedded.dropshoot.invalid';
+
+export type CoreOptions = {
+  dataDir: string;
+  publicBaseUrl?: string;
+  /** Server mode refuses image URLs to private networks unless this is set (SSRF). */
+  allowPrivateUrls?: boolean;
+  concurrency?: number;
+  provider?: ProviderAdapter;
+  catalog?: Catalog;
+  clock?: Clock;
+  fetchTimeoutMs?: number;
+  /** Resume jobs left `processing` by a previous process (default true). */
+  resumeJobs?: boolean;
+  log?: (message: string) => void;
+};
+
+export type Core = {
+  db: WritableDB;
+  catalog: Catalog;
+  blobs: BlobStore;
+  resolver: ImageResolver;
+  runner: JobRunner;
+  service: Service;
+  admin: Admin;
+  close(): Promise<void>;
+};
+
+export type Admin = ReturnType<typeof adminFor>;
+
+export function openCore(opts: CoreOptions): Core {
+  const clock = opts.clock ?? systemClock;
+  const db = openDatabase(path.join(opts.dataDir, 'core.db'));
+  const catalog = opts.catalog ?? loadCatalog();
+  const blobs = new BlobStore(db, path.join(opts.dataDir, 'blobs'));
+  const resolver = new ImageResolver({
+    blobs,
+    catalog,
+    publicBaseUrl: opts.publicBaseUrl ?? EMBEDDED_BASE_URL,
+    allowPrivateUrls: opts.allowPrivateUrls ?? false,
+    fetchTimeoutMs: opts.fetchTimeoutMs ?? 10_000,
+  });
+  const provider = opts.provider ?? createLocalProvider({ catalog });
+  const runner = new JobRunner({ db, blobs, resolver, provider, clock, concurrency: opts.concurrency ?? os.availableParallelism(), log: opts.log });
+  const service = new Service({ db, blobs, catalog, resolver, runner, provider, clock, log: opts.log });
+  if (opts.resumeJobs !== false) runner.resumeAll();
+  return {
+    db,
+    catalog,
+    blobs,
+    resolver,
+    runner,
+    service,
+    admin: adminFor(db, clock),
+    async close() {
+      await runner.close();
+      db.close();
+    },
+  };
+}
+
+/** Account administration (the CLI's `admin` commands); safe while a server uses the same file. */
+export function adminFor(db: WritableDB, clock: Clock) {
+  const wholeNumber = (n: number, flag: string) => {
+    if (!Number.isSafeInteger(n) || n < 0) throw new AdminError(`${flag} must be a whole number >= 0`);
+    return n;
+  };
+  return {
+    createAccount(input: { email: string; diamonds: number; dailyCap?: number }) {
+      const { email, apiKey, keyId } = keys.createAccount(db, { ...input, diamonds: wholeNumber(input.diamonds, '--diamonds') }, clock.now());
+      return { email, apiKey, keyId };
+    },
+    createKey(input: { email: string; dailyCap?: number }) {
+      return keys.createKey(db, input, clock.now());
+    },
+    revokeKey(keyId: string) {
+      return keys.revokeKey(db, keyId, clock.now());
+    },
+    grant(input: { email: string; diamonds: number }) {
+      const amount = wholeNumber(input.diamonds, '--diamonds');
+      return db.transaction(() => {
+        const accountId = keys.accountIdByEmail(db, input.email);
+        grant(db, accountId, amount, clock.now(), 'admin grant');
+        return { diamondBalance: balanceOf(db, accountId) };
+      }).immediate();
+    },
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * Turns the strings in a request's `images` into stored images: the service's own file URLs and
+ * catalog asset URLs resolve locally, catalog ids resolve for fashion_model and venue, and any
+ * other http(s) URL is fetched once and kept in the blob store. Unresolvable means 400, before
+ * anything is charged.
+ */
+import path from 'node:path';
+import type { Catalog } from '../catalog';
+import { BadRequest } from '../errors';
+import type { InputImage } from '../providers/types';
+import type { BlobStore } from './blob-store';
+import { fetchRemote, RemoteFetchError } from './remote-fetch';
+import { sniffImage, type ImageMime } from './sniff';
+import { LIMITS } from '../../shared/api';
+
+/** What a job records: content hash or catalog file, never an absolute path. */
+export type StoredImage =
+  | { source: 'blob'; sha256: string; mime: ImageMime }
+  | { source: 'catalog'; file: string; mime: ImageMime };
+
+export type ResolverOptions = {
+  blobs: BlobStore;
+  catalog: Catalog;
+  publicBaseUrl: string;
+  allowPrivateUrls: boolean;
+  fetchTimeoutMs: number;
+};
+
+const MIME_BY_EXT: Record<string, ImageMime> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.webp': 'image/webp',
+};
+
+export function catalogImage(file: string): StoredImage {
+  const mime = MIME_BY_EXT[path.extname(file).toLowerCase()];
+  if (!mime) throw new Error(`catalog asset ${file} is not a JPEG, PNG or WebP file`);
+  return { source: 'catalog', file, mime };
+}
+
+export class ImageResolver {
+  private base: URL;
+  private readonly catalogFiles: ReadonlySet<string>;
+  constructor(private readonly opts: ResolverOptions) {
+    this.base = new URL(opts.publicBaseUrl);
+    const { fashionModels, venues, poses, readySets } = opts.catalog;
+    this.catalogFiles = new Set([
+      ...[...fashionModels, ...venues, ...poses].map((entry) => entry.file),
+      ...readySets.map((set) => set.cover),
+    ]);
+  }
+
+  /** Set once the HTTP server knows its address; URLs handed out from then on use it. */
+  setPublicBaseUrl(url: string): void {
+    this.base = new URL(url);
+  }
+
+  /** The catalog file a `/catalog/...` path names, if it is one we ship. */
+  catalogFile(pathname: string): string | undefined {
+    const file = pathname.replace(/^\/catalog\//, '');
+    return this.catalogFiles.has(file) ? file : undefined;
+  }
+
+  /** Public URL of a blob id or catalog file, as handed to callers. */
+  fileUrl(blobId: string): string {
+    return new URL(`/files/${blobId}`, this.base).toString();
+  }
+  catalogUrl(file: string): string {
+    return new URL(`/catalog/${file}`, this.base).toString();
+  }
+
+  toInput(image: StoredImage): InputImage {
+    const file =
+      image.source === 'blob' ? this.opts.blobs.pathOf(image.sha256) : this.opts.catalog.filePath(image.file);
+    return { path: file, mime: image.mime };
+  }
+
+  async resolve(ref: string, field: string, toolId: string, accountId: string, now: Date): Promise<StoredImage> {
+    const fail = (why: string) =>
+      new BadRequest(`${toolId}: required image '${field}' could not be resolved: ${why}`);
+    const catalogEntry =
+      field === 'fashion_model'
+        ? this.opts.catalog.fashionModels.find((m) => m.id === ref)
+        : field === 'venue'
+          ? this.opts.catalog.venues.find((v) => v.id === ref)
+          : undefined;
+    if (catalogEntry) return catalogImage(catalogEntry.file);
+
+    let url: URL;
+    try {
+      url = new URL(ref);
+    } catch {
+      throw fail(
+        field === 'fashion_model' || field === 'venue'
+          ? `'${ref}' is neither a catalog id nor a URL`
+          : `'${ref}' is not a URL`,
+      );
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw fail('only http(s) URLs are accepted');
+
+    if (url.origin === this.base.origin) return this.resolveOwn(url, fail);
+
+    let data: Buffer;
+    try {
+      data = await fetchRemote(url.toString(), {
+        allowPrivate: this.opts.allowPrivateUrls,
+        timeoutMs: this.opts.fetchTimeoutMs,
+        maxBytes: LIMITS.remoteImageBytes,
+      });
+    } catch (err) {
+      throw fail(err instanceof RemoteFetchError ? err.message : 'the URL could not be fetched');
+    }
+    const mime = await sniffImage(data);
+    if (!mime) throw fail('the URL does not serve a JPEG, PNG or WebP image');
+    const blob = this.opts.blobs.put(data, mime, 'fetched', accountId, now);
+    return { source: 'blob', sha256: blob.sha256, mime };
+  }
+
+  private resolveOwn(url: URL, fail: (why: string) => BadRequest): StoredImage {
+    const fileMatch = /^\/files\/([A-Za-z0-9_-]{1,64})$/.exec(url.pathname);
+    if (fileMatch?.[1]) {
+      const blob = this.opts.blobs.get(fileMatch[1]);
+      if (!blob || !blob.mime.startsWith('image/')) throw fail('no such uploaded image');
+      return { source: 'blob', sha256: blob.sha256, mime: blob.mime as ImageMime };
+    }
+    const file = this.catalogFile(url.pathname);
+    if (file) return catalogImage(file);
+    throw fail('no such file on this service');
+  }
+}

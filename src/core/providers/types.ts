@@ -1,0 +1,66 @@
+/**
+ * The provider seam: the core hands a fully resolved job to an adapter and gets images (or a
+ * video) back. The built-in local provider renders offline previews; HTTP adapters for real AI
+ * backends implement the same type.
+ */
+import type { JewelryType, ToolId } from '../../shared/api';
+
+/** An input image already stored on local disk (blob store or shipped catalog asset). */
+export type InputImage = { path: string; mime: 'image/jpeg' | 'image/png' | 'image/webp' };
+
+/** Catalog entries resolved to their assets, so adapters never read the catalog themselves. */
+export type ResolvedFashionModel = { id: string | null; image: InputImage };
+export type ResolvedVenue = { id: string | null; image: InputImage };
+export type ResolvedPose = { id: string; type: 'default' | JewelryType; image: InputImage };
+
+export type ProviderJob = {
+  jobId: string;
+  toolId: ToolId;
+  /** Every image field of the request, resolved; array fields keep their order. */
+  images: Record<string, InputImage[]>;
+  fashionModel: ResolvedFashionModel | null;
+  venue: ResolvedVenue | null;
+  pose: ResolvedPose | null;
+  params: {
+    shotType?: string;
+    stylePreset?: string;
+    customPrompt?: string;
+    motionPrompt?: string;
+    /** Output aspect ratio (`W:H`) or 'auto'; targetRatio for photo_reframe. */
+    ratio?: string;
+    targetRatio?: string;
+    duration?: number;
+    jewelryType?: JewelryType;
+    backgroundColor?: string;
+    modelId?: string;
+    /** Index of the shot inside a pack or catalog job; steers variation. */
+    variant?: number;
+  };
+  /** Number of outputs expected (packs give several). */
+  outputs: number;
+};
+
+export type ProviderOutput = {
+  data: Buffer;
+  mime: 'image/png' | 'image/jpeg' | 'image/webp' | 'video/mp4';
+};
+
+export type ProviderRunContext = {
+  signal: AbortSignal;
+};
+
+export type ProviderAdapter = {
+  readonly name: string;
+  /**
+   * Called after the charge and before the 202: a throw here is the spec's "failure after the
+   * deduction" (the job fails, the charge is refunded, the caller gets 500). Optional.
+   */
+  start?(job: ProviderJob): Promise<void>;
+  /** Produces the outputs. Throwing fails the job (refunded) with the error's message. */
+  run(job: ProviderJob, ctx: ProviderRunContext): Promise<ProviderOutput[]>;
+};
+
+/** A failure the provider explains in words fit for `errorMessage`. */
+export class ProviderError extends Error {
+  override name = 'ProviderError';
+}

@@ -1,0 +1,501 @@
+/**
+ * One method per /v1 endpoint: (authorization header, request) -> {status, body}. Every call is
+ * authenticated and counted against the key's daily cap before any other work; domain errors
+ * become the spec's `{success: false, error}` bodies here and nowhere else in the core.
+ */
+import type { WritableDB } from './db/types';
+import type { Clock } from './clock';
+import type { Catalog } from './catalog';
+import type { ImageResolver, StoredImage } from './media/resolve';
+import { catalogImage } from './media/resolve';
+import type { BlobStore } from './media/blob-store';
+import type { JobRunner } from './jobs/runner';
+import type { ProviderAdapter } from './providers/types';
+import { failAndRefund } from './jobs/runner';
+import { authenticate, countRequest, type AuthenticatedKey } from './keys';
+import { balanceOf, charge } from './ledger';
+import { newId } from './ids';
+import { BadRequest, FailedAfterCharge, InsufficientDiamonds, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType } from './errors';
+import { replay, remember, type Idempotency } from './idempotency';
+import { parseOr400 } from './validation';
+import { applyTemplate, validateGeneration, type TemplateStyling } from './generation-request';
+import { CATALOG_SHOT_PRICE, getTool, isToolId, toolEntries } from './tools';
+import { sniffImage } from './media/sniff';
+import * as jobs from './jobs/job-store';
+import * as templates from './template-store';
+import type { JobInput, StoredUnit } from './jobs/job-input';
+import {
+  CatalogJobRequestSchema,
+  FashionModelsQuerySchema,
+  GenerationRequestSchema,
+  IdSchema,
+  LIMITS,
+  PosesQuerySchema,
+  ReadySetsQuerySchema,
+  TemplateSetCreateSchema,
+  VenuesQuerySchema,
+  type AccountBody,
+  type GenerationBody,
+  type ReadyTemplateSetEntry,
+  type ToolId,
+} from '../shared/api';
+
+export type ServiceResponse = { status: number; body: object };
+/** Proof that a request was authenticated and counted (see Service.authorize). */
+export type Authorized = { readonly authorized: AuthenticatedKey };
+/** An Authorization header value, or an already authorized request. */
+export type Auth = string | undefined | Authorized;
+export type ServiceDeps = {
+  db: WritableDB;
+  blobs: BlobStore;
+  catalog: Catalog;
+  resolver: ImageResolver;
+  runner: JobRunner;
+  provider: ProviderAdapter;
+  clock: Clock;
+  log?: (message: string) => void;
+};
+
+const ok = (body: object, status = 200): ServiceResponse => ({ status, body: { success: true, ...body } });
+
+export class Service {
+  constructor(private readonly deps: ServiceDeps) {}
+
+  private now(): Date {
+    return this.deps.clock.now();
+  }
+
+  /**
+   * Authenticates and counts one request against the key's daily cap. Transports call it before
+   * reading a body, so a refused request costs no work; endpoint methods accept its result.
+   */
+  authorize(authorization: string | undefined): Authorized {
+    const key = authenticate(this.deps.db, authorization);
+    countRequest(this.deps.db, key, this.now());
+    return { authorized: key };
+  }
+
+  /** Auth, then the daily cap, then the endpoint; every error becomes a JSON error body. */
+  private async call(auth: Auth, endpoint: (key: AuthenticatedKey) => Promise<ServiceResponse> | ServiceResponse): Promise<ServiceResponse> {
+    try {
+      const key = typeof auth === 'object' ? auth.authorized : this.authorize(auth).authorized;
+      return await endpoint(key);
+    } catch (err) {
+      return errorResponse(err, this.deps.log);
+    }
+  }
+
+  listModels(auth: Auth): Promise<ServiceResponse> {
+    return this.call(auth, () => ok({ models: toolEntries() }));
+  }
+
+  listFashionModels(auth: Auth, query: unknown): Promise<ServiceResponse> {
+    return this.call(auth, () => {
+      const q = parseOr400(FashionModelsQuerySchema, query, 'query');
+      const fashionModels = this.deps.catalog.fashionModels
+        .filter((m) => !q.gender || m.gender === q.gender)
+        .slice(0, q.limit)
+        .map((m) => ({ id: m.id, name: m.name, gender: m.gender, imageUrl: this.deps.resolver.catalogUrl(m.file) }));
+      return ok({ fashionModels });
+    });
+  }
+
+  listVenues(auth: Auth, query: unknown): Promise<ServiceResponse> {
+    return this.call(auth, () => {
+      const q = parseOr400(VenuesQuerySchema, query, 'query');
+      const venues = this.deps.catalog.venues
+        .slice(0, q.limit)
+        .map((v) => ({ id: v.id, name: v.name, category: v.category, imageUrl: this.deps.resolver.catalogUrl(v.file) }));
+      return ok({ venues });
+    });
+  }
+
+  listPoses(auth: Auth, query: unknown): Promise<ServiceResponse> {
+    return this.call(auth, () => {
+      const q = parseOr400(PosesQuerySchema, query, 'query');
+      const type = q.type ?? 'default';
+      const poses = this.deps.catalog.poses
+        .filter((p) => p.type === type)
+        .slice(0, q.limit)
+        .map((p) => ({ id: p.id, name: p.name, type: p.type, imageUrl: this.deps.resolver.catalogUrl(p.file) }));
+      return ok({ poses });
+    });
+  }
+
+  upload(auth: Auth, data: Buffer, idem?: Idempotency): Promise<ServiceResponse> {
+    return this.call(auth, async (key) => {
+      if (data.length > LIMITS.uploadBytes) throw new PayloadTooLarge(`Upload is larger than the 8 MB (${LIMITS.uploadBytes} bytes) limit`);
+      const mime = await sniffImage(data);
+      if (!mime) throw new UnsupportedMediaType();
+      const { db, blobs } = this.deps;
+      const sha256 = blobs.writeFile(data);
+      return db.transaction((): ServiceResponse => {
+        const prior = idem && replay(db, key.accountId, idem, this.now());
+        if (prior) return prior;
+        const id = newId('b');
+        db.prepare("INSERT INTO blobs (id, sha256, mime, size, account_id, origin, created_at) VALUES (?, ?, ?, ?, ?, 'upload', ?)").run(
+          id, sha256, mime, data.length, key.accountId, this.now().toISOString(),
+        );
+        const response = ok({ id, url: this.deps.resolver.fileUrl(id) });
+        if (idem) remember(db, key.accountId, idem, response, this.now());
+        return response;
+      }).immediate();
+    });
+  }
+
+  createGeneration(auth: Auth, body: unknown, idem?: Idempotency): Promise<ServiceResponse> {
+    return this.call(auth, async (key) => {
+      let request = parseOr400(GenerationRequestSchema, body, 'request body');
+      let templateSetId: string | null = null;
+      if (request.templateSetId) {
+        const template = templates.get(this.deps.db, key.accountId, request.templateSetId);
+        if (!template) throw new NotFound(`Template set ${request.templateSetId} not found`);
+        request = applyTemplate(request, template);
+        templateSetId = template.id;
+      }
+      const valid = validateGeneration(request);
+      const price = valid.tool.price;
+      this.requireBalance(key.accountId, price);
+
+      const images: Record<string, StoredImage[]> = {};
+      for (const [field, refs] of Object.entries(valid.images)) {
+        images[field] = [];
+        for (const ref of refs) images[field].push(await this.deps.resolver.resolve(ref, field, valid.tool.id, key.accountId, this.now()));
+      }
+      const unit = this.unit(valid.tool.id, images, valid.request, null);
+      const input: JobInput = {
+        units: [unit],
+        styling: {
+          images: Object.fromEntries(
+            Object.entries(valid.images).filter(([k]) => k === 'fashion_model' || k === 'venue').map(([k, v]) => [k, v[0]!]),
+          ),
+          pose: valid.request.pose ?? null,
+          shotType: valid.request.shotType ?? null,
+          stylePreset: valid.request.stylePreset ?? null,
+          ratio: valid.request.ratio ?? null,
+        },
+      };
+      return this.submit(key, { kind: 'generation', toolId: valid.tool.id, price, input, templateSetId, readySetId: null, idem }, (id) =>
+        ok({ id, status: 'processing' }, 202),
+      );
+    });
+  }
+
+  getGeneration(auth: Auth, id: string): Promise<ServiceResponse> {
+    return this.call(auth, (key) => {
+      const job = IdSchema.safeParse(id).success ? jobs.getJob(this.deps.db, id) : undefined;
+      if (!job || job.accountId !== key.accountId) throw new NotFound(`Generation ${id} not found`);
+      return ok(this.generationBody(job));
+    });
+  }
+
+  createTemplateSet(auth: Auth, body: unknown): Promise<ServiceResponse> {
+    return this.call(auth, async (key) => {
+      const req = parseOr400(TemplateSetCreateSchema, body, 'request body');
+      const label = req.label?.trim();
+      if (!label) throw new BadRequest('label is required');
+      let styling: Omit<TemplateStyling, 'id'>;
+      let coverUrl: string | null = null;
+      let sourceJobId: string | null = null;
+      if (req.sourceMediaId !== undefined) {
+        if (req.toolId !== undefined || req.images !== undefined) {
+          throw new BadRequest('give either sourceMediaId or toolId with images, not both');
+        }
+        const job = jobs.getJob(this.deps.db, req.sourceMediaId);
+        if (!job || job.accountId !== key.accountId) throw new NotFound(`sourceMediaId ${req.sourceMediaId} not found`);
+        if (job.status !== 'completed') throw new BadRequest(`sourceMediaId ${job.id} has not completed (status: ${job.status})`);
+        if (job.kind === 'catalog') throw new BadRequest('catalog jobs cannot be saved as template sets; replay the ready template set instead');
+        if (!isToolId(job.toolId) || !getTool(job.toolId).saveable) {
+          throw new BadRequest(`toolId '${job.toolId}' cannot be saved as a template set`);
+        }
+        const input = JSON.parse(job.input) as JobInput;
+        styling = { toolId: job.toolId, ...input.styling };
+        if (req.pose !== undefined) styling.pose = this.checkPose(req.pose);
+        const first = jobs.resultsOf(this.deps.db, job.id)[0];
+        coverUrl = first ? this.deps.resolver.fileUrl(first.blobId) : null;
+        sourceJobId = job.id;
+      } else {
+        if (req.toolId === undefined) throw new BadRequest('either sourceMediaId or toolId with images is required');
+        if (!isToolId(req.toolId) || !getTool(req.toolId).saveable) {
+          throw new BadRequest(`toolId '${req.toolId}' cannot be saved as a template set (saveable: virtual_model, outfit_photo, pro_studio, jewelry_on_model, clothing_ecom_pack, jewelry_ecom_pack)`);
+        }
+        const images: Record<string, string> = {};
+        for (const [field, value] of Object.entries(req.images ?? {})) {
+          if (field !== 'fashion_model' && field !== 'venue') throw new BadRequest(`images.${field}: a template set saves only fashion_model and venue`);
+          if (Array.isArray(value)) throw new BadRequest(`images.${field} takes one catalog id or URL`);
+          await this.deps.resolver.resolve(value, field, req.toolId, key.accountId, this.now());
+          images[field] = value;
+        }
+        if (!images.fashion_model) throw new BadRequest('images.fashion_model is required');
+        styling = {
+          toolId: req.toolId,
+          images,
+          pose: req.pose === undefined ? null : this.checkPose(req.pose),
+          shotType: req.shotType ?? null,
+          stylePreset: req.stylePreset ?? null,
+          ratio: req.ratio ?? null,
+        };
+      }
+      const id = newId('ts', 12);
+      templates.insert(this.deps.db, { id, accountId: key.accountId, label, ...styling, coverUrl, sourceJobId }, this.now());
+      return ok({ id }, 201);
+    });
+  }
+
+  listTemplateSets(auth: Auth): Promise<ServiceResponse> {
+    return this.call(auth, (key) => {
+      const templateSets = templates.list(this.deps.db, key.accountId).map((t) => ({
+        ...t,
+        images: Object.fromEntries(Object.entries(t.images).map(([field, ref]) => [field, this.imageUrlOf(field, ref)])),
+      }));
+      return ok({ templateSets });
+    });
+  }
+
+  deleteTemplateSet(auth: Auth, id: string): Promise<ServiceResponse> {
+    return this.call(auth, (key) => {
+      const deleted = IdSchema.safeParse(id).success && templates.remove(this.deps.db, key.accountId, id);
+      if (!deleted) throw new NotFound(`Template set ${id} not found`);
+      return ok({});
+    });
+  }
+
+  getAccount(auth: Auth): Promise<ServiceResponse> {
+    return this.call(auth, (key) => {
+      const row = this.deps.db
+        .prepare(
+          `SELECT email, balance, plan_status AS status, plan_product_id AS planProductId, plan_provider AS provider,
+                  plan_is_premium AS isPremium, plan_cancel_at_period_end AS cancelAtPeriodEnd, plan_renews_at AS renewsAt
+           FROM accounts WHERE id = ?`,
+        )
+        .get(key.accountId) as {
+        email: string; balance: number; status: AccountBody['plan']['status']; planProductId: string; provider: string;
+        isPremium: number; cancelAtPeriodEnd: number; renewsAt: string | null;
+      };
+      const body: Omit<AccountBody, 'success'> = {
+        email: row.email,
+        diamondBalance: row.balance,
+        plan: {
+          isPremium: row.isPremium === 1,
+          status: row.status,
+          planProductId: row.planProductId,
+          provider: row.provider,
+          cancelAtPeriodEnd: row.cancelAtPeriodEnd === 1,
+          renewsAt: row.renewsAt,
+        },
+      };
+      return ok(body);
+    });
+  }
+
+  listReadySets(auth: Auth, query: unknown): Promise<ServiceResponse> {
+    return this.call(auth, () => {
+      const q = parseOr400(ReadySetsQuerySchema, query, 'query');
+      let after: string | undefined;
+      if (q.cursor !== undefined) {
+        after = Buffer.from(q.cursor, 'base64url').toString('utf8');
+        if (!/^[a-z0-9_-]{1,128}$/.test(after)) throw new BadRequest('cursor is not a cursor returned by this endpoint');
+      }
+      const sets = this.deps.catalog.readySets
+        .filter((s) => s.active && (!q.category || s.category === q.category))
+        .toSorted((a, b) => (a.id < b.id ? -1 : 1))
+        .filter((s) => after === undefined || s.id > after);
+      const page = sets.slice(0, q.limit);
+      const last = page.at(-1);
+      const nextCursor = sets.length > q.limit && last ? Buffer.from(last.id).toString('base64url') : null;
+      return ok({ templateSets: page.map((s) => this.readySetEntry(s)), nextCursor });
+    });
+  }
+
+  getReadySet(auth: Auth, id: string): Promise<ServiceResponse> {
+    return this.call(auth, () => {
+      const set = this.deps.catalog.readySets.find((s) => s.id === id && s.active);
+      if (!set) throw new NotFound(`Ready template set ${id} not found`);
+      return ok({ templateSet: this.readySetEntry(set) });
+    });
+  }
+
+  createCatalogJob(auth: Auth, body: unknown, idem?: Idempotency): Promise<ServiceResponse> {
+    return this.call(auth, async (key) => {
+      const req = parseOr400(CatalogJobRequestSchema, body, 'request body');
+      if (!req.readyTemplateSetId) throw new BadRequest('readyTemplateSetId is required');
+      const productField = (['garment_photo', 'user_photo', 'jewelry_image'] as const).find((f) => req.images?.[f] !== undefined);
+      for (const field of Object.keys(req.images ?? {})) {
+        if (field !== productField) throw new BadRequest(`catalog job: image field '${field}' is not accepted (give one product image in garment_photo)`);
+      }
+      if (!productField) throw new BadRequest("catalog job: missing required image 'garment_photo'");
+      const set = this.deps.catalog.readySets.find((s) => s.id === req.readyTemplateSetId && s.active);
+      if (!set) throw new NotFound(`Ready template set ${req.readyTemplateSetId} not found`);
+      const wanted = req.shotIds ? [...new Set(req.shotIds)] : set.shots.map((s) => s.id);
+      const shots = wanted.map((shotId) => {
+        const shot = set.shots.find((s) => s.id === shotId);
+        if (!shot) throw new BadRequest(`shot '${shotId}' is not part of ready template set ${set.id}`);
+        return shot;
+      });
+      const price = CATALOG_SHOT_PRICE * shots.length;
+      this.requireBalance(key.accountId, price);
+      const productRef = req.images![productField]!;
+      if (Array.isArray(productRef)) throw new BadRequest(`images.${productField} takes one URL`);
+      const product = await this.deps.resolver.resolve(productRef, productField, 'catalog job', key.accountId, this.now());
+      const units = shots.map((shot, variant) =>
+        this.unit(
+          'virtual_model',
+          { garment_photo: [product], fashion_model: [this.catalogFileOf('fashion_model', shot.fashionModel)], venue: [this.catalogFileOf('venue', shot.venue)] },
+          { pose: shot.pose, ratio: req.ratio ?? shot.ratio, images: { fashion_model: shot.fashionModel, venue: shot.venue } },
+          shot.id,
+          { variant, modelId: req.modelId },
+        ),
+      );
+      const first = shots[0]!;
+      const input: JobInput = {
+        units,
+        styling: { images: { fashion_model: first.fashionModel, venue: first.venue }, pose: first.pose, shotType: null, stylePreset: null, ratio: req.ratio ?? null },
+      };
+      return this.submit(key, { kind: 'catalog', toolId: 'virtual_model', price, input, templateSetId: null, readySetId: set.id, idem }, (id) =>
+        ok({ mediaItemId: id, status: 'pack_processing', packTotal: shots.length, diamondCost: price, readyTemplateSetId: set.id, shotIds: shots.map((s) => s.id) }, 202),
+      );
+    });
+  }
+
+  // ---- helpers -----------------------------------------------------------------------------
+
+  /** Early 402 so a short balance is not spent fetching images; the charge re-checks. */
+  private requireBalance(accountId: string, price: number): void {
+    const balance = balanceOf(this.deps.db, accountId);
+    if (balance < price) throw new InsufficientDiamonds(price, balance);
+  }
+
+  /**
+   * Charges and records the job in one transaction (with the idempotency record), lets the
+   * provider accept it, then queues it. A provider refusal after the charge is the spec's 500.
+   */
+  private async submit(
+    key: AuthenticatedKey,
+    job: { kind: 'generation' | 'catalog'; toolId: ToolId; price: number; input: JobInput; templateSetId: string | null; readySetId: string | null; idem: Idempotency | undefined },
+    respond: (jobId: string) => ServiceResponse,
+  ): Promise<ServiceResponse> {
+    const { db } = this.deps;
+    const jobId = newId('job');
+    const outcome = db.transaction((): { replayed: ServiceResponse } | { created: ServiceResponse } => {
+      const prior = job.idem && replay(db, key.accountId, job.idem, this.now());
+      if (prior) return { replayed: prior };
+      jobs.insertJob(db, { id: jobId, accountId: key.accountId, keyId: key.keyId, ...job }, this.now());
+      charge(db, key.accountId, jobId, job.price, this.now());
+      const response = respond(jobId);
+      if (job.idem) remember(db, key.accountId, job.idem, response, this.now());
+      return { created: response };
+    }).immediate();
+    if ('replayed' in outcome) return outcome.replayed;
+
+    if (this.deps.provider.start) {
+      try {
+        for (const unit of job.input.units) await this.deps.provider.start(this.deps.runner.providerJob(jobId, unit));
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        failAndRefund(db, jobId, `the generation could not start: ${reason}`, this.now());
+        throw new FailedAfterCharge(`Generation ${jobId} failed after the charge (${reason}); ${job.price} diamonds were refunded`);
+      }
+    }
+    this.deps.runner.enqueue(jobId);
+    return outcome.created;
+  }
+
+  private unit(
+    toolId: ToolId,
+    images: Record<string, StoredImage[]>,
+    request: { pose?: string; ratio?: string; shotType?: string; stylePreset?: string; customPrompt?: string; motionPrompt?: string; targetRatio?: string; duration?: number; jewelryType?: StoredUnit['params']['jewelryType']; backgroundColor?: string; images?: unknown },
+    shotId: string | null,
+    extra: { variant?: number; modelId?: string | undefined } = {},
+  ): StoredUnit {
+    const { fashion_model, venue, ...rest } = images;
+    const modelRef = (request.images as Record<string, unknown> | undefined)?.fashion_model;
+    const venueRef = (request.images as Record<string, unknown> | undefined)?.venue;
+    const tool = getTool(toolId);
+    const params: StoredUnit['params'] = {};
+    for (const field of ['shotType', 'stylePreset', 'customPrompt', 'motionPrompt', 'ratio', 'targetRatio', 'duration', 'jewelryType', 'backgroundColor'] as const) {
+      if (request[field] !== undefined) (params as Record<string, unknown>)[field] = request[field];
+    }
+    if (toolId === 'ai_videos' && params.duration === undefined) params.duration = 5;
+    if (extra.variant !== undefined) params.variant = extra.variant;
+    if (extra.modelId !== undefined) params.modelId = extra.modelId;
+    return {
+      toolId,
+      shotId,
+      images: rest,
+      fashionModel: fashion_model?.[0] ? { id: this.catalogIdOf('fashion_model', modelRef), image: fashion_model[0] } : null,
+      venue: venue?.[0] ? { id: this.catalogIdOf('venue', venueRef), image: venue[0] } : null,
+      pose: request.pose ? this.poseOf(request.pose) : null,
+      params,
+      outputs: tool.outputs,
+    };
+  }
+
+  private catalogIdOf(field: 'fashion_model' | 'venue', ref: unknown): string | null {
+    if (typeof ref !== 'string') return null;
+    const list = field === 'fashion_model' ? this.deps.catalog.fashionModels : this.deps.catalog.venues;
+    return list.some((e) => e.id === ref) ? ref : null;
+  }
+
+  private catalogFileOf(field: 'fashion_model' | 'venue', id: string): StoredImage {
+    const list = field === 'fashion_model' ? this.deps.catalog.fashionModels : this.deps.catalog.venues;
+    const entry = list.find((e) => e.id === id);
+    if (!entry) throw new Error(`catalog ${field} ${id} is missing`);
+    return catalogImage(entry.file);
+  }
+
+  private checkPose(id: string): string {
+    this.poseOf(id);
+    return id;
+  }
+
+  private poseOf(id: string): NonNullable<StoredUnit['pose']> {
+    const pose = this.deps.catalog.poses.find((p) => p.id === id);
+    if (!pose) throw new BadRequest(`Unknown pose '${id}'; GET /v1/poses lists the valid ones`);
+    return { id: pose.id, type: pose.type, image: catalogImage(pose.file) };
+  }
+
+  private imageUrlOf(field: string, ref: string): string {
+    const list = field === 'fashion_model' ? this.deps.catalog.fashionModels : field === 'venue' ? this.deps.catalog.venues : [];
+    const entry = list.find((e) => e.id === ref);
+    return entry ? this.deps.resolver.catalogUrl(entry.file) : ref;
+  }
+
+  private readySetEntry(set: Catalog['readySets'][number]): ReadyTemplateSetEntry {
+    return {
+      id: set.id,
+      name: set.name,
+      category: set.category,
+      coverUrl: this.deps.resolver.catalogUrl(set.cover),
+      shotCount: set.shots.length,
+      shots: set.shots.map((s) => ({ id: s.id, name: s.name, pose: s.pose, fashionModel: s.fashionModel, venue: s.venue, ratio: s.ratio })),
+    };
+  }
+
+  private generationBody(job: jobs.JobRow): Omit<GenerationBody, 'success'> {
+    const results = jobs.resultsOf(this.deps.db, job.id);
+    const body: Omit<GenerationBody, 'success'> = {
+      id: job.id,
+      status: job.status,
+      resultUrls: job.status === 'failed' ? [] : results.map((r) => this.deps.resolver.fileUrl(r.blobId)),
+      errorMessage: job.status === 'failed' ? (job.errorMessage ?? 'the generation failed') : null,
+    };
+    if (job.kind === 'catalog') {
+      const units = jobs.unitsOf(this.deps.db, job.id);
+      body.packTotal = units.length;
+      body.packCompleted = units.filter((u) => u.status === 'completed').length;
+      body.packFailed = units.filter((u) => u.status === 'failed').length;
+    } else if (isToolId(job.toolId) && getTool(job.toolId).outputs > 1) {
+      const total = getTool(job.toolId).outputs;
+      body.packTotal = total;
+      body.packCompleted = results.length;
+      body.packFailed = job.status === 'failed' ? total : 0;
+    }
+    return body;
+  }
+}
+
+export function errorResponse(err: unknown, log?: (message: string) => void): ServiceResponse {
+  if (err instanceof ServiceError) return { status: err.status, body: { success: false, error: err.message } };
+  log?.(`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  return { status: 500, body: { success: false, error: 'Internal error; nothing was charged' } };
+}

@@ -1,0 +1,144 @@
+/**
+ * The /v1 HTTP transport over the core's Service. Every /v1 request is authenticated and counted
+ * in `onRequest`, before its body is read; bodies are size-limited while they stream in (1 MiB
+ * JSON, 8 MiB uploads). Files and catalog assets are public GETs at unguessable URLs.
+ */
+import fs from 'node:fs';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Core } from '../core';
+import { errorResponse, type Authorized, type ServiceResponse } from '../core/service';
+import { idempotencyFor } from '../core/idempotency';
+import { PayloadTooLarge, BadRequest, ServiceError } from '../core/errors';
+import { LIMITS } from '../shared/api';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth?: Authorized;
+  }
+}
+
+const send = (reply: FastifyReply, response: ServiceResponse) => reply.code(response.status).send(response.body);
+const authOf = (request: FastifyRequest): Authorized => {
+  if (!request.auth) throw new Error('route reached without authorization');
+  return request.auth;
+};
+const idemHeader = (request: FastifyRequest): string | undefined => {
+  const value = request.headers['idempotency-key'];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+export function buildApp(core: Core, opts: { log?: (message: string) => void } = {}): FastifyInstance {
+  const app = Fastify({ bodyLimit: LIMITS.jsonBodyBytes, logger: false, return503OnClosing: true });
+  const { service } = core;
+
+  app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, request, reply) => {
+    if (err instanceof ServiceError) return send(reply, errorResponse(err));
+    switch (err.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return send(
+          reply,
+          errorResponse(
+            new PayloadTooLarge(
+              request.url.startsWith('/v1/uploads')
+                ? `Upload is larger than the 8 MB (${LIMITS.uploadBytes} bytes) limit`
+                : `Request body is larger than the ${LIMITS.jsonBodyBytes} bytes limit`,
+            ),
+          ),
+        );
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return send(reply, errorResponse(new BadRequest('Request body must be JSON (Content-Type: application/json)')));
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return send(reply, errorResponse(new BadRequest('Request body is empty; send a JSON object')));
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+        return send(reply, errorResponse(new BadRequest(`Malformed JSON: ${err.message}`)));
+    }
+    if (err instanceof SyntaxError || err.statusCode === 400) {
+      return send(reply, errorResponse(new BadRequest(`Malformed request: ${err.message}`)));
+    }
+    return send(reply, errorResponse(err, opts.log));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ success: false, error: `Not found: ${request.method} ${request.url.split('?')[0]}` }),
+  );
+
+  app.get('/healthz', async () => ({ success: true, status: 'ok' }));
+
+  // Public files: random ids, immutable content.
+  app.get<{ Params: { id: string } }>('/files/:id', async (request, reply) => {
+    const blob = /^[A-Za-z0-9_-]{1,64}$/.test(request.params.id) ? core.blobs.get(request.params.id) : undefined;
+    if (!blob) return reply.code(404).send({ success: false, error: 'File not found' });
+    return reply
+      .header('content-type', blob.mime)
+      .header('content-length', blob.size)
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .header('x-content-type-options', 'nosniff')
+      .send(fs.createReadStream(core.blobs.pathOf(blob.sha256)));
+  });
+  app.get<{ Params: { '*': string } }>('/catalog/*', async (request, reply) => {
+    const file = core.resolver.catalogFile(`/catalog/${request.params['*']}`);
+    if (!file) return reply.code(404).send({ success: false, error: 'File not found' });
+    const mime = file.endsWith('.png') ? 'image/png' : file.endsWith('.webp') ? 'image/webp' : 'image/jpeg';
+    return reply
+      .header('content-type', mime)
+      .header('cache-control', 'public, max-age=86400')
+      .header('x-content-type-options', 'nosniff')
+      .send(fs.createReadStream(core.catalog.filePath(file)));
+  });
+
+  app.register(
+    async (v1) => {
+      // Authenticate and count before the body is read (spec 8: before any other work).
+      v1.addHook('onRequest', async (request, reply) => {
+        try {
+          request.auth = service.authorize(request.headers.authorization);
+        } catch (err) {
+          return send(reply, errorResponse(err, opts.log));
+        }
+      });
+
+      v1.get('/models', async (req, reply) => send(reply, await service.listModels(authOf(req))));
+      v1.get('/fashion-models', async (req, reply) => send(reply, await service.listFashionModels(authOf(req), req.query)));
+      v1.get('/venues', async (req, reply) => send(reply, await service.listVenues(authOf(req), req.query)));
+      v1.get('/poses', async (req, reply) => send(reply, await service.listPoses(authOf(req), req.query)));
+      v1.get('/account', async (req, reply) => send(reply, await service.getAccount(authOf(req))));
+
+      v1.post('/generations', async (req, reply) => {
+        const idem = idempotencyFor('generations', idemHeader(req), JSON.stringify(req.body ?? null));
+        return send(reply, await service.createGeneration(authOf(req), req.body, idem));
+      });
+      v1.get<{ Params: { id: string } }>('/generations/:id', async (req, reply) =>
+        send(reply, await service.getGeneration(authOf(req), req.params.id)),
+      );
+
+      v1.post('/template-sets', async (req, reply) => send(reply, await service.createTemplateSet(authOf(req), req.body)));
+      v1.get('/template-sets', async (req, reply) => send(reply, await service.listTemplateSets(authOf(req))));
+      v1.delete<{ Params: { id: string } }>('/template-sets/:id', async (req, reply) =>
+        send(reply, await service.deleteTemplateSet(authOf(req), req.params.id)),
+      );
+
+      v1.get('/ready-template-sets', async (req, reply) => send(reply, await service.listReadySets(authOf(req), req.query)));
+      v1.get<{ Params: { id: string } }>('/ready-template-sets/:id', async (req, reply) =>
+        send(reply, await service.getReadySet(authOf(req), req.params.id)),
+      );
+      v1.post('/catalog-jobs', async (req, reply) => {
+        const idem = idempotencyFor('catalog-jobs', idemHeader(req), JSON.stringify(req.body ?? null));
+        return send(reply, await service.createCatalogJob(authOf(req), req.body, idem));
+      });
+
+      // Uploads: raw bytes of any declared type (the signature decides), limited while streaming.
+      v1.register(async (uploads) => {
+        uploads.removeAllContentTypeParsers();
+        uploads.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: LIMITS.uploadBytes }, (_req, body, done) =>
+          done(null, body),
+        );
+        uploads.post('/uploads', async (req, reply) => {
+          const data = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+          const idem = idempotencyFor('uploads', idemHeader(req), data);
+          return send(reply, await service.upload(authOf(req), data, idem));
+        });
+      });
+    },
+    { prefix: '/v1' },
+  );
+  return app;
+}
