@@ -7,5 +7,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Integration tests start servers and spawn CLIs; two cores, so keep the pool small.
     maxWorkers: 2,
+    reporters: ['default', './test/summary-reporter.ts'],
   },
 });

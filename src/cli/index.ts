@@ -15,6 +15,15 @@ const USAGE = `Usage: dropshoot <command> [flags]
   admin create-key --data DIR --email E [--daily-cap N]
   admin revoke-key --data DIR --key-id ID
   admin grant --data DIR --email E --diamonds N
+  run --in DIR --recipe FILE.json --out DIR [--data DIR] [--remote URL --key KEY] [--concurrency N]
+      One batch over every image under --in (recursively), approved automatically and exported
+      to --out. Prints a summary; exits 0 when every photo was exported or skipped, 1 otherwise.
+  studio --data DIR [--port 5170] [--remote URL --key KEY]
+      Run the studio engine (hot folders, queue, review, export) and serve the studio contract
+      over HTTP + server-sent events, with the UI when built. Prints {"studio": URL} when ready.
+  generate --tool TOOL --image PHOTO [--request FILE.json] [--out DIR] [--data DIR]
+      One photo through one tool on the embedded core. --request is a POST /v1/generations body
+      whose "{photo}" image values are replaced by PHOTO (default: {"images":{"user_photo":"{photo}"}}).
 `;
 
 class UsageError extends Error {}
@@ -113,6 +122,129 @@ async function serve(args: string[]): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
+const DEFAULT_DATA_DIR = path.join(process.env.HOME ?? '.', '.dropshoot');
+
+async function generate(args: string[]): Promise<void> {
+  const f = flags(args, {
+    tool: { type: 'string' },
+    image: { type: 'string' },
+    request: { type: 'string' },
+    out: { type: 'string' },
+    data: { type: 'string' },
+  });
+  const photo = path.resolve(required(f.image, 'image'));
+  const { GenerationRequestSchema } = await import('../shared/api');
+  const fs = await import('node:fs');
+  let template: unknown = { images: { user_photo: '{photo}' } };
+  if (typeof f.request === 'string') {
+    try {
+      template = JSON.parse(fs.readFileSync(f.request, 'utf8'));
+    } catch (err) {
+      throw new UsageError(`--request: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  const parsed = GenerationRequestSchema.safeParse({ ...(template as object), ...(typeof f.tool === 'string' ? { toolId: f.tool } : {}) });
+  if (!parsed.success) throw new UsageError(`--request: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  const { InProcessClient } = await import('../client');
+  const { generateOne } = await import('../studio/one-shot');
+  const client = InProcessClient.open({ dataDir: path.resolve(typeof f.data === 'string' ? f.data : DEFAULT_DATA_DIR) });
+  try {
+    const result = await generateOne(client, { photo, request: parsed.data, outDir: path.resolve(typeof f.out === 'string' ? f.out : 'out') });
+    const account = await client.getAccount();
+    print({ ...result, diamondBalance: account.diamondBalance });
+  } finally {
+    await client.close();
+  }
+}
+
+async function openClient(f: { data?: string | boolean; remote?: string | boolean; key?: string | boolean }) {
+  const dataDir = path.resolve(typeof f.data === 'string' ? f.data : DEFAULT_DATA_DIR);
+  const { InProcessClient, HttpClient } = await import('../client');
+  if (typeof f.remote === 'string') {
+    const apiKey = typeof f.key === 'string' ? f.key : process.env.DROPSHOOT_API_KEY;
+    if (!apiKey) throw new UsageError('--remote needs --key (or DROPSHOOT_API_KEY)');
+    return { dataDir, client: new HttpClient({ baseUrl: f.remote, apiKey }) };
+  }
+  return { dataDir, client: InProcessClient.open({ dataDir: path.join(dataDir, 'core') }) };
+}
+
+async function run(args: string[]): Promise<void> {
+  const f = flags(args, {
+    in: { type: 'string' },
+    recipe: { type: 'string' },
+    out: { type: 'string' },
+    data: { type: 'string' },
+    remote: { type: 'string' },
+    key: { type: 'string' },
+    concurrency: { type: 'string' },
+  });
+  const inDir = path.resolve(required(f.in, 'in'));
+  const outDir = path.resolve(required(f.out, 'out'));
+  const recipeFile = required(f.recipe, 'recipe');
+  const fs = await import('node:fs');
+  if (!fs.existsSync(inDir) || !fs.statSync(inDir).isDirectory()) throw new UsageError(`--in ${inDir} is not a folder`);
+  const { RecipeSchema } = await import('../shared/studio');
+  let recipeJson: unknown;
+  try {
+    recipeJson = JSON.parse(fs.readFileSync(recipeFile, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`--recipe: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const recipe = RecipeSchema.safeParse(recipeJson);
+  if (!recipe.success) {
+    const issue = recipe.error.issues[0];
+    throw new UsageError(`--recipe: ${issue ? `${issue.path.join('.') || 'recipe'}: ${issue.message}` : 'invalid'}`);
+  }
+  const { dataDir, client } = await openClient(f);
+  const { StudioEngine } = await import('../studio/engine');
+  const { checkRecipe } = await import('../studio/recipe-check');
+  const { runBatch } = await import('../studio/run-batch');
+  const { prepareForUpload } = await import('../studio/prepare');
+  const concurrency = integer(f.concurrency, 'concurrency');
+  const engine = new StudioEngine({ dataDir, client, prepareUpload: prepareForUpload, ...(concurrency ? { concurrency } : {}) });
+  try {
+    const problem = await checkRecipe(client, recipe.data);
+    if (problem) throw new Error(`recipe: ${problem}`);
+    const summary = await runBatch(engine, { inDir, recipe: recipe.data, outDir });
+    print(summary);
+    process.exitCode = summary.exported + summary.skipped === summary.photos ? 0 : 1;
+  } finally {
+    await engine.close();
+    await client.close();
+  }
+}
+
+async function studio(args: string[]): Promise<void> {
+  const f = flags(args, {
+    data: { type: 'string' },
+    port: { type: 'string' },
+    remote: { type: 'string' },
+    key: { type: 'string' },
+    'settle-ms': { type: 'string' },
+  });
+  const port = integer(f.port, 'port') ?? 5170;
+  const settleMs = integer(f['settle-ms'], 'settle-ms');
+  const { dataDir, client } = await openClient(f);
+  const { openStudio } = await import('../studio');
+  const { buildStudioWeb } = await import('../studio/web');
+  const log = (message: string) => process.stderr.write(`${message}\n`);
+  const opened = await openStudio({ dataDir, client, log, ...(settleMs !== undefined ? { settleMs } : {}) });
+  const uiDir = path.resolve(import.meta.dirname, '../../out/renderer');
+  const app = buildStudioWeb({ engine: opened.engine, commands: opened.commands, uiDir });
+  await app.listen({ host: '127.0.0.1', port });
+  const address = app.server.address();
+  print({ studio: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}` });
+  const stop = () => {
+    void app
+      .close()
+      .then(() => opened.close())
+      .then(() => client.close())
+      .then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
@@ -120,6 +252,12 @@ async function main(argv: string[]): Promise<void> {
       return serve(rest);
     case 'admin':
       return admin(rest[0], rest.slice(1));
+    case 'generate':
+      return generate(rest);
+    case 'run':
+      return run(rest);
+    case 'studio':
+      return studio(rest);
     case 'help':
     case '--help':
     case '-h':

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { openDatabase } from './db/open';
 import type { WritableDB } from './db/types';
 import { BlobStore } from './media/blob-store';
-import { ImageResolver } from './media/resolve';
+import { EMBEDDED_ORIGIN, ImageResolver } from './media/resolve';
 import { JobRunner } from './jobs/runner';
 import { Service } from './service';
 import { loadCatalog, type Catalog } from './catalog';
@@ -18,8 +18,7 @@ import * as keys from './keys';
 import { grant, balanceOf } from './ledger';
 import { AdminError } from './errors';
 
-/** Origin used for file URLs when no HTTP server fronts the core (embedded mode). */
-export const EMBEDDED_BASE_URL = 'http://embedded.dropshoot.invalid';
+export { EMBEDDED_ORIGIN as EMBEDDED_BASE_URL } from './media/resolve';
 
 export type CoreOptions = {
   dataDir: string;
@@ -57,7 +56,7 @@ export function openCore(opts: CoreOptions): Core {
   const resolver = new ImageResolver({
     blobs,
     catalog,
-    publicBaseUrl: opts.publicBaseUrl ?? EMBEDDED_BASE_URL,
+    publicBaseUrl: opts.publicBaseUrl ?? EMBEDDED_ORIGIN,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     fetchTimeoutMs: opts.fetchTimeoutMs ?? 10_000,
   });

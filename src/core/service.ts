@@ -15,10 +15,10 @@ import { failAndRefund } from './jobs/runner';
 import { authenticate, countRequest, type AuthenticatedKey } from './keys';
 import { balanceOf, charge } from './ledger';
 import { newId } from './ids';
-import { BadRequest, FailedAfterCharge, InsufficientDiamonds, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType } from './errors';
+import { BadRequest, Unauthorized, FailedAfterCharge, InsufficientDiamonds, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType } from './errors';
 import { replay, remember, type Idempotency } from './idempotency';
 import { parseOr400 } from './validation';
-import { applyTemplate, validateGeneration, type TemplateStyling } from './generation-request';
+import { applyTemplate, RuleViolation, validateGeneration, type TemplateStyling } from './generation-request';
 import { CATALOG_SHOT_PRICE, getTool, isToolId, toolEntries } from './tools';
 import { sniffImage } from './media/sniff';
 import * as jobs from './jobs/job-store';
@@ -71,6 +71,19 @@ export class Service {
    */
   authorize(authorization: string | undefined): Authorized {
     const key = authenticate(this.deps.db, authorization);
+    countRequest(this.deps.db, key, this.now());
+    return { authorized: key };
+  }
+
+  /**
+   * For in-process callers that hold a key id instead of the secret (the embedded studio):
+   * the key must be active, and the request still counts against its daily cap.
+   */
+  authorizeKeyId(keyId: string): Authorized {
+    const key = this.deps.db
+      .prepare('SELECT id AS keyId, account_id AS accountId, daily_cap AS dailyCap FROM api_keys WHERE id = ? AND revoked_at IS NULL')
+      .get(keyId) as AuthenticatedKey | undefined;
+    if (!key) throw new Unauthorized();
     countRequest(this.deps.db, key, this.now());
     return { authorized: key };
   }
@@ -484,6 +497,12 @@ export class Service {
       body.packTotal = units.length;
       body.packCompleted = units.filter((u) => u.status === 'completed').length;
       body.packFailed = units.filter((u) => u.status === 'failed').length;
+      // Beyond the spec: which shot each URL belongs to, so a client can retry failed shots alone.
+      body.shots = units.map((u) => ({
+        shotId: u.shotId ?? String(u.idx),
+        status: u.status,
+        resultUrls: results.filter((r) => r.unitIdx === u.idx).map((r) => this.deps.resolver.fileUrl(r.blobId)),
+      }));
     } else if (isToolId(job.toolId) && getTool(job.toolId).outputs > 1) {
       const total = getTool(job.toolId).outputs;
       body.packTotal = total;
@@ -495,6 +514,7 @@ export class Service {
 }
 
 export function errorResponse(err: unknown, log?: (message: string) => void): ServiceResponse {
+  if (err instanceof RuleViolation) return { status: 400, body: { success: false, error: err.message } };
   if (err instanceof ServiceError) return { status: err.status, body: { success: false, error: err.message } };
   log?.(`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   return { status: 500, body: { success: false, error: 'Internal error; nothing was charged' } };

@@ -26,6 +26,9 @@ const idemHeader = (request: FastifyRequest): string | undefined => {
   const value = request.headers['idempotency-key'];
   return Array.isArray(value) ? value[0] : value;
 };
+/** Echoing the key tells clients this service honours it (the spec has no such header). */
+const ackIdempotency = (reply: FastifyReply, idem: { key: string } | undefined) =>
+  idem ? reply.header('idempotency-key', idem.key) : reply;
 
 export function buildApp(core: Core, opts: { log?: (message: string) => void } = {}): FastifyInstance {
   const app = Fastify({ bodyLimit: LIMITS.jsonBodyBytes, logger: false, return503OnClosing: true });
@@ -104,7 +107,7 @@ export function buildApp(core: Core, opts: { log?: (message: string) => void } =
 
       v1.post('/generations', async (req, reply) => {
         const idem = idempotencyFor('generations', idemHeader(req), JSON.stringify(req.body ?? null));
-        return send(reply, await service.createGeneration(authOf(req), req.body, idem));
+        return send(ackIdempotency(reply, idem), await service.createGeneration(authOf(req), req.body, idem));
       });
       v1.get<{ Params: { id: string } }>('/generations/:id', async (req, reply) =>
         send(reply, await service.getGeneration(authOf(req), req.params.id)),
@@ -122,7 +125,7 @@ export function buildApp(core: Core, opts: { log?: (message: string) => void } =
       );
       v1.post('/catalog-jobs', async (req, reply) => {
         const idem = idempotencyFor('catalog-jobs', idemHeader(req), JSON.stringify(req.body ?? null));
-        return send(reply, await service.createCatalogJob(authOf(req), req.body, idem));
+        return send(ackIdempotency(reply, idem), await service.createCatalogJob(authOf(req), req.body, idem));
       });
 
       // Uploads: raw bytes of any declared type (the signature decides), limited while streaming.
@@ -134,7 +137,7 @@ export function buildApp(core: Core, opts: { log?: (message: string) => void } =
         uploads.post('/uploads', async (req, reply) => {
           const data = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
           const idem = idempotencyFor('uploads', idemHeader(req), data);
-          return send(reply, await service.upload(authOf(req), data, idem));
+          return send(ackIdempotency(reply, idem), await service.upload(authOf(req), data, idem));
         });
       });
     },

@@ -198,6 +198,8 @@ export type GenerationBody = {
   packTotal?: number;
   packCompleted?: number;
   packFailed?: number;
+  /** Catalog jobs (beyond the spec): per-shot status and URLs. */
+  shots?: { shotId: string; status: 'pending' | 'completed' | 'failed'; resultUrls: string[] }[];
 };
 export type PlanStatus =
   | 'active'

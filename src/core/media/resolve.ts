@@ -26,6 +26,9 @@ export type ResolverOptions = {
   fetchTimeoutMs: number;
 };
 
+/** Origin of file URLs when no HTTP server fronts the core (embedded mode). */
+export const EMBEDDED_ORIGIN = 'http://embedded.dropshoot.invalid';
+
 const MIME_BY_EXT: Record<string, ImageMime> = {
   '.png': 'image/png',
   '.jpg': 'image/jpeg',
@@ -54,6 +57,29 @@ export class ImageResolver {
   /** Set once the HTTP server knows its address; URLs handed out from then on use it. */
   setPublicBaseUrl(url: string): void {
     this.base = new URL(url);
+  }
+
+  /** Our own URLs: the current base, and the embedded origin (data moved from embedded mode). */
+  private isOwnOrigin(url: URL): boolean {
+    return url.origin === this.base.origin || url.origin === EMBEDDED_ORIGIN;
+  }
+
+  /** The local file behind one of our own file or catalog URLs (any media type), if it is one. */
+  localFile(rawUrl: string): { path: string; mime: string } | undefined {
+    let url: URL;
+    try {
+      url = new URL(rawUrl);
+    } catch {
+      return undefined;
+    }
+    if (!this.isOwnOrigin(url)) return undefined;
+    const fileMatch = /^\/files\/([A-Za-z0-9_-]{1,64})$/.exec(url.pathname);
+    if (fileMatch?.[1]) {
+      const blob = this.opts.blobs.get(fileMatch[1]);
+      return blob && { path: this.opts.blobs.pathOf(blob.sha256), mime: blob.mime };
+    }
+    const file = this.catalogFile(url.pathname);
+    return file === undefined ? undefined : this.toInput(catalogImage(file));
   }
 
   /** The catalog file a `/catalog/...` path names, if it is one we ship. */
@@ -99,7 +125,7 @@ export class ImageResolver {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw fail('only http(s) URLs are accepted');
 
-    if (url.origin === this.base.origin) return this.resolveOwn(url, fail);
+    if (this.isOwnOrigin(url)) return this.resolveOwn(url, fail);
 
     let data: Buffer;
     try {

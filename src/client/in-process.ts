@@ -1,0 +1,150 @@
+/**
+ * The embedded default: the core runs in this process, no key and no network. A local account
+ * is created on first run; requests still go through the service's rules (validation, ledger,
+ * daily cap) exactly as over HTTP.
+ */
+import fs from 'node:fs';
+import { openCore, type Core, type CoreOptions } from '../core';
+import type { Authorized, ServiceResponse } from '../core/service';
+import { idempotencyFor } from '../core/idempotency';
+import { ApiError, type Download, type ServiceClient, type WriteOptions } from './service-client';
+
+export const LOCAL_ACCOUNT_EMAIL = 'local@dropshoot.invalid';
+/** The embedded account starts with enough diamonds for a day's work; admins can grant more. */
+export const LOCAL_STARTING_DIAMONDS = 10_000;
+const LOCAL_DAILY_CAP = 1_000_000;
+
+function unwrap<T>(response: ServiceResponse): T {
+  const body = response.body as { success: boolean; error?: string };
+  if (response.status >= 400 || !body.success) throw new ApiError(response.status, body.error ?? 'request failed');
+  const { success: _success, ...rest } = body;
+  return rest as T;
+}
+
+/** Finds (or creates) the embedded account's key id. */
+function localKeyId(core: Core): string {
+  const row = core.db
+    .prepare(
+      `SELECT k.id FROM api_keys k JOIN accounts a ON a.id = k.account_id
+       WHERE a.email = ? AND k.revoked_at IS NULL ORDER BY k.created_at LIMIT 1`,
+    )
+    .get(LOCAL_ACCOUNT_EMAIL) as { id: string } | undefined;
+  if (row) return row.id;
+  return core.admin.createAccount({ email: LOCAL_ACCOUNT_EMAIL, diamonds: LOCAL_STARTING_DIAMONDS, dailyCap: LOCAL_DAILY_CAP }).keyId;
+}
+
+export class InProcessClient implements ServiceClient {
+  readonly origin = 'embedded';
+  private readonly keyId: string;
+
+  constructor(
+    readonly core: Core,
+    private readonly ownsCore = false,
+  ) {
+    this.keyId = localKeyId(core);
+  }
+
+  static open(options: CoreOptions): InProcessClient {
+    // Embedded mode fetches images for this machine's own user: private addresses are fine.
+    return new InProcessClient(openCore({ allowPrivateUrls: true, ...options }), true);
+  }
+
+  private auth(): Authorized {
+    try {
+      return this.core.service.authorizeKeyId(this.keyId);
+    } catch (err) {
+      const status = (err as { status?: number }).status ?? 500;
+      throw new ApiError(status, err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  private idem(endpoint: string, body: Buffer | string, options?: WriteOptions) {
+    try {
+      return idempotencyFor(endpoint, options?.idempotencyKey, body);
+    } catch (err) {
+      throw new ApiError(400, err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  async listModels() {
+    return unwrap<{ models: Awaited<ReturnType<ServiceClient['listModels']>> }>(await this.core.service.listModels(this.auth())).models;
+  }
+  async listFashionModels(query: Parameters<ServiceClient['listFashionModels']>[0] = {}) {
+    return unwrap<{ fashionModels: Awaited<ReturnType<ServiceClient['listFashionModels']>> }>(
+      await this.core.service.listFashionModels(this.auth(), query),
+    ).fashionModels;
+  }
+  async listVenues(query: Parameters<ServiceClient['listVenues']>[0] = {}) {
+    return unwrap<{ venues: Awaited<ReturnType<ServiceClient['listVenues']>> }>(await this.core.service.listVenues(this.auth(), query)).venues;
+  }
+  async listPoses(query: Parameters<ServiceClient['listPoses']>[0] = {}) {
+    return unwrap<{ poses: Awaited<ReturnType<ServiceClient['listPoses']>> }>(await this.core.service.listPoses(this.auth(), query)).poses;
+  }
+  async upload(data: Buffer, options?: WriteOptions) {
+    const idem = this.idem('uploads', data, options);
+    const body = unwrap<{ id: string; url: string }>(await this.core.service.upload(this.auth(), data, idem));
+    return { ...body, idempotencyHonoured: idem !== undefined };
+  }
+  async createGeneration(request: Parameters<ServiceClient['createGeneration']>[0], options?: WriteOptions) {
+    const idem = this.idem('generations', JSON.stringify(request), options);
+    const body = unwrap<{ id: string; status: 'processing' }>(await this.core.service.createGeneration(this.auth(), request, idem));
+    return { ...body, idempotencyHonoured: idem !== undefined };
+  }
+  async getGeneration(id: string) {
+    return unwrap<Awaited<ReturnType<ServiceClient['getGeneration']>>>(await this.core.service.getGeneration(this.auth(), id));
+  }
+  async createTemplateSet(request: Parameters<ServiceClient['createTemplateSet']>[0]) {
+    return unwrap<{ id: string }>(await this.core.service.createTemplateSet(this.auth(), request));
+  }
+  async listTemplateSets() {
+    return unwrap<{ templateSets: Awaited<ReturnType<ServiceClient['listTemplateSets']>> }>(
+      await this.core.service.listTemplateSets(this.auth()),
+    ).templateSets;
+  }
+  async deleteTemplateSet(id: string) {
+    unwrap(await this.core.service.deleteTemplateSet(this.auth(), id));
+  }
+  async getAccount() {
+    return unwrap<Awaited<ReturnType<ServiceClient['getAccount']>>>(await this.core.service.getAccount(this.auth()));
+  }
+  async listReadySets(query: Parameters<ServiceClient['listReadySets']>[0] = {}) {
+    return unwrap<Awaited<ReturnType<ServiceClient['listReadySets']>>>(await this.core.service.listReadySets(this.auth(), query));
+  }
+  async getReadySet(id: string) {
+    return unwrap<{ templateSet: Awaited<ReturnType<ServiceClient['getReadySet']>> }>(
+      await this.core.service.getReadySet(this.auth(), id),
+    ).templateSet;
+  }
+  async createCatalogJob(request: Parameters<ServiceClient['createCatalogJob']>[0], options?: WriteOptions) {
+    const idem = this.idem('catalog-jobs', JSON.stringify(request), options);
+    const body = unwrap<Omit<Awaited<ReturnType<ServiceClient['createCatalogJob']>>, 'idempotencyHonoured'>>(
+      await this.core.service.createCatalogJob(this.auth(), request, idem),
+    );
+    return { ...body, idempotencyHonoured: idem !== undefined };
+  }
+
+  /** Own URLs are read from the blob store and catalog; anything else is fetched. */
+  async download(url: string): Promise<Download> {
+    const local = this.core.resolver.localFile(url);
+    if (local) return { data: await fs.promises.readFile(local.path), mime: local.mime };
+    return fetchDownload(url);
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsCore) await this.core.close();
+  }
+}
+
+export async function fetchDownload(url: string, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<Download> {
+  let response: Response;
+  try {
+    response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (err) {
+    throw new ApiError(0, `could not download ${url}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (!response.ok) throw new ApiError(response.status, `download of ${url} answered ${response.status}`);
+  return {
+    data: Buffer.from(await response.arrayBuffer()),
+    mime: response.headers.get('content-type') ?? 'application/octet-stream',
+  };
+}

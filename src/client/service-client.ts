@@ -1,0 +1,70 @@
+/**
+ * The spec as a TypeScript interface. The studio talks to the service only through this type:
+ * InProcessClient (embedded core, the default) and HttpClient (a remote /v1 service) implement it.
+ */
+import type {
+  AccountBody,
+  CatalogJobBody,
+  CatalogJobRequest,
+  FashionModelEntry,
+  GenerationBody,
+  GenerationRequest,
+  PoseEntry,
+  ReadyTemplateSetEntry,
+  TemplateSetCreate,
+  TemplateSetEntry,
+  ToolEntry,
+  UploadBody,
+  VenueEntry,
+} from '../shared/api';
+
+type Strip<T> = Omit<T, 'success'>;
+export type WriteOptions = { idempotencyKey?: string };
+/**
+ * Whether the service acknowledged the Idempotency-Key (ours echoes it; a service that follows
+ * only the spec does not, and then a lost answer cannot safely be retried).
+ */
+export type Acknowledged = { idempotencyHonoured: boolean };
+export type Download = { data: Buffer; mime: string };
+
+export type ServiceClient = {
+  /** Where results come from, for provenance ("embedded" or the remote base URL). */
+  readonly origin: string;
+  listModels(): Promise<ToolEntry[]>;
+  listFashionModels(query?: { gender?: 'male' | 'female'; limit?: number }): Promise<FashionModelEntry[]>;
+  listVenues(query?: { limit?: number }): Promise<VenueEntry[]>;
+  listPoses(query?: { type?: 'ring' | 'necklace' | 'earring' | 'bracelet'; limit?: number }): Promise<PoseEntry[]>;
+  upload(data: Buffer, options?: WriteOptions): Promise<Strip<UploadBody> & Acknowledged>;
+  createGeneration(request: GenerationRequest, options?: WriteOptions): Promise<{ id: string; status: 'processing' } & Acknowledged>;
+  getGeneration(id: string): Promise<Strip<GenerationBody>>;
+  createTemplateSet(request: TemplateSetCreate): Promise<{ id: string }>;
+  listTemplateSets(): Promise<TemplateSetEntry[]>;
+  deleteTemplateSet(id: string): Promise<void>;
+  getAccount(): Promise<Strip<AccountBody>>;
+  listReadySets(query?: { category?: string; limit?: number; cursor?: string }): Promise<{
+    templateSets: ReadyTemplateSetEntry[];
+    nextCursor: string | null;
+  }>;
+  getReadySet(id: string): Promise<ReadyTemplateSetEntry>;
+  createCatalogJob(request: CatalogJobRequest, options?: WriteOptions): Promise<Strip<CatalogJobBody> & Acknowledged>;
+  /** Fetches a result or catalog file URL handed out by this service. */
+  download(url: string): Promise<Download>;
+  close(): Promise<void>;
+};
+
+/**
+ * Every failure a client reports. `status` is the HTTP status (0 when the service could not be
+ * reached); `retryable` tells the scheduler whether waiting and trying again can help.
+ */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+  get retryable(): boolean {
+    return this.status === 0 || this.status === 429 || this.status >= 500;
+  }
+}

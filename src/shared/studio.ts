@@ -1,0 +1,203 @@
+/**
+ * The studio contract: recipes, item and result states, and the commands and events between the
+ * UI (renderer, browser, CLI) and the studio engine. One map of commands and one of events; the
+ * IPC bridge, the HTTP/SSE bridge and the renderer all consume these.
+ */
+import { z } from 'zod';
+import { CatalogJobRequestSchema, GenerationRequestSchema, IdSchema } from './api';
+
+export const PHOTO_PLACEHOLDER = '{photo}';
+
+export const EXPORT_PRESETS = ['original', 'amazon', 'zalando', 'shopify'] as const;
+export const EXPORT_FORMATS = ['jpeg', 'png', 'webp'] as const;
+export const NAMING_TOKENS = ['name', 'folder', 'tool', 'shot', 'n', 'date', 'ext'] as const;
+
+export const ExportSettingsSchema = z.strictObject({
+  preset: z.enum(EXPORT_PRESETS).default('original'),
+  format: z.enum(EXPORT_FORMATS).default('jpeg'),
+  quality: z.number().int().min(1).max(100).default(90),
+  naming: z.string().min(1).max(200).default('{name}-{tool}-{n}'),
+});
+export type ExportSettings = z.infer<typeof ExportSettingsSchema>;
+
+/** A catalog-job recipe: a ready shoot replayed on each photo (optionally a subset of shots). */
+export const CatalogRecipeRequestSchema = CatalogJobRequestSchema.extend({ readyTemplateSetId: IdSchema });
+
+/**
+ * A recipe: a request template plus export settings. `"{photo}"` in an image field marks where
+ * each dropped photo goes.
+ */
+export const RecipeSchema = z.strictObject({
+  request: z.union([CatalogRecipeRequestSchema, GenerationRequestSchema]),
+  export: ExportSettingsSchema.default({ preset: 'original', format: 'jpeg', quality: 90, naming: '{name}-{tool}-{n}' }),
+});
+export type Recipe = z.infer<typeof RecipeSchema>;
+export type RecipeInput = z.input<typeof RecipeSchema>;
+
+export function isCatalogRecipe(request: Recipe['request']): request is z.infer<typeof CatalogRecipeRequestSchema> {
+  return 'readyTemplateSetId' in request && typeof request.readyTemplateSetId === 'string';
+}
+
+export const ITEM_STATES = [
+  'queued',
+  'uploading',
+  'submitting',
+  'processing',
+  'downloading',
+  'review',
+  'exporting',
+  'exported',
+  'failed',
+  'skipped',
+  'cancelled',
+] as const;
+export type ItemState = (typeof ITEM_STATES)[number];
+export const TERMINAL_STATES: readonly ItemState[] = ['exported', 'failed', 'skipped', 'cancelled'];
+
+/** Why an item is not moving; shown to the operator next to it. */
+export const WAIT_REASONS = ['paused', 'no_diamonds', 'daily_cap', 'offline', 'service_error', 'ceiling', 'uncertain'] as const;
+export type WaitReason = (typeof WAIT_REASONS)[number];
+
+export const REVIEW_STATES = ['pending', 'approved', 'rejected'] as const;
+export type ReviewState = (typeof REVIEW_STATES)[number];
+
+export type ItemView = {
+  id: string;
+  batchId: string;
+  folderId: string | null;
+  name: string;
+  relativeDir: string;
+  sourcePath: string;
+  sha256: string;
+  state: ItemState;
+  waitReason: WaitReason | null;
+  waitUntil: string | null;
+  error: string | null;
+  note: string | null;
+  uncertain: boolean;
+  toolId: string;
+  jobId: string | null;
+  diamonds: number;
+  packTotal: number | null;
+  packCompleted: number | null;
+  packFailed: number | null;
+  position: number;
+  createdAt: string;
+  updatedAt: string;
+};
+
+export type ResultView = {
+  id: string;
+  itemId: string;
+  shotId: string | null;
+  n: number;
+  mime: string;
+  sha256: string;
+  review: ReviewState;
+  exportedPath: string | null;
+  compliance: ComplianceReport | null;
+  createdAt: string;
+};
+
+export type ComplianceCheck = { id: string; ok: boolean; value: string; expected: string; message: string };
+export type ComplianceReport = { ok: boolean; checks: ComplianceCheck[] };
+
+export type FolderView = {
+  id: string;
+  path: string;
+  outputDir: string;
+  recipe: Recipe;
+  paused: boolean;
+  waitReason: WaitReason | null;
+};
+
+export type BudgetView = {
+  diamondBalance: number | null;
+  requestsUsedToday: number;
+  dailyCap: number | null;
+  mode: 'embedded' | 'remote';
+};
+
+export type Estimate = {
+  photos: number;
+  diamonds: number;
+  requests: number;
+  diamondBalance: number | null;
+  requestsLeftToday: number | null;
+  affordable: boolean;
+  withinRequestBudget: boolean;
+};
+
+// ---- Commands: name -> [argument schema, result type] ------------------------------------------
+
+const Id = IdSchema;
+export const StudioCommandSchemas = {
+  'folders.list': z.object({}),
+  'folders.add': z.strictObject({ path: z.string().min(1), outputDir: z.string().min(1), recipe: RecipeSchema }),
+  'folders.remove': z.strictObject({ id: Id }),
+  'folders.setRecipe': z.strictObject({ id: Id, recipe: RecipeSchema }),
+  'folders.pause': z.strictObject({ id: Id, paused: z.boolean() }),
+  'queue.list': z.strictObject({
+    states: z.array(z.enum(ITEM_STATES)).optional(),
+    folderId: Id.optional(),
+    limit: z.number().int().min(1).max(10_000).default(500),
+    offset: z.number().int().min(0).default(0),
+  }),
+  'queue.pause': z.strictObject({ paused: z.boolean() }),
+  'queue.cancel': z.strictObject({ ids: z.array(Id).min(1) }),
+  'queue.retry': z.strictObject({ ids: z.array(Id).min(1) }),
+  'queue.reprocess': z.strictObject({ ids: z.array(Id).min(1) }),
+  'queue.moveToFront': z.strictObject({ ids: z.array(Id).min(1) }),
+  'queue.resolveUncertain': z.strictObject({ id: Id, action: z.enum(['resubmit', 'fail']) }),
+  'results.list': z.strictObject({
+    review: z.enum(REVIEW_STATES).optional(),
+    itemId: Id.optional(),
+    limit: z.number().int().min(1).max(10_000).default(500),
+    offset: z.number().int().min(0).default(0),
+  }),
+  'review.set': z.strictObject({ ids: z.array(Id).min(1), review: z.enum(['approved', 'rejected', 'pending']) }),
+  'review.redo': z.strictObject({ resultIds: z.array(Id).min(1), recipe: RecipeSchema.optional() }),
+  'export.run': z.strictObject({ itemIds: z.array(Id).optional() }),
+  'budget.get': z.object({}),
+  'recipe.estimate': z.strictObject({ recipe: RecipeSchema, photos: z.number().int().min(0) }),
+} as const;
+
+export type StudioCommandName = keyof typeof StudioCommandSchemas;
+export type StudioCommandArgs<K extends StudioCommandName> = z.input<(typeof StudioCommandSchemas)[K]>;
+
+export type StudioCommandResults = {
+  'folders.list': FolderView[];
+  'folders.add': FolderView;
+  'folders.remove': { removed: true };
+  'folders.setRecipe': FolderView;
+  'folders.pause': FolderView;
+  'queue.list': { items: ItemView[]; total: number };
+  'queue.pause': { paused: boolean };
+  'queue.cancel': { changed: number };
+  'queue.retry': { changed: number };
+  'queue.reprocess': { changed: number };
+  'queue.moveToFront': { changed: number };
+  'queue.resolveUncertain': { changed: number };
+  'results.list': { results: ResultView[]; total: number };
+  'review.set': { changed: number };
+  'review.redo': { queued: number };
+  'export.run': { exported: number; failed: number };
+  'budget.get': BudgetView;
+  'recipe.estimate': Estimate;
+};
+
+// ---- Events --------------------------------------------------------------------------------
+
+export type StudioEvents = {
+  'item.changed': ItemView;
+  'result.added': ResultView;
+  'result.changed': ResultView;
+  'budget.changed': BudgetView;
+  'folder.changed': FolderView;
+  'batch.finished': { batchId: string; exported: number; failed: number; skipped: number };
+};
+export type StudioEventName = keyof StudioEvents;
+export type StudioEvent = { [K in StudioEventName]: { type: K; data: StudioEvents[K] } }[StudioEventName];
+
+/** Errors that cross the boundary are coerced to this shape. */
+export type StudioError = { code: string; message: string };

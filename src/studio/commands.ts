@@ -1,0 +1,225 @@
+/**
+ * The studio contract's command handlers, one per name in `StudioCommandSchemas`. Arguments are
+ * validated here, once, for every transport (Electron IPC, HTTP, CLI); errors leave as
+ * `{ code, message }`.
+ */
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { z } from 'zod';
+import { ApiError } from '../client';
+import {
+  isCatalogRecipe,
+  StudioCommandSchemas,
+  type StudioCommandName,
+  type StudioCommandResults,
+  type StudioError,
+} from '../shared/studio';
+import * as store from './db/store';
+import type { StudioEngine } from './engine';
+import type { HotFolders } from './folders';
+import { checkRecipe } from './recipe-check';
+import { typicalPollRequests } from './poll';
+
+export class CommandError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Handlers = { [K in StudioCommandName]: (args: z.output<(typeof StudioCommandSchemas)[K]>) => Promise<StudioCommandResults[K]> };
+
+export function createCommands(engine: StudioEngine, folders: HotFolders): Handlers {
+  const db = engine.db;
+  const now = () => engine.now();
+  const itemIds = (ids: string[], states: readonly string[]) =>
+    ids.map((id) => store.getItem(db, id)).filter((i): i is store.ItemRow => i !== undefined && states.includes(i.state));
+
+  return {
+    'folders.list': async () => store.listFolders(db).map(store.folderView),
+    'folders.add': async (args) => {
+      const problem = await checkRecipe(engine.client, args.recipe);
+      if (problem) throw new CommandError('invalid_recipe', problem);
+      return folders.add({ path: path.resolve(args.path), outputDir: path.resolve(args.outputDir), recipe: args.recipe });
+    },
+    'folders.remove': async (args) => {
+      await folders.remove(args.id);
+      return { removed: true };
+    },
+    'folders.setRecipe': async (args) => {
+      const problem = await checkRecipe(engine.client, args.recipe);
+      if (problem) throw new CommandError('invalid_recipe', problem);
+      return folders.setRecipe(args.id, args.recipe);
+    },
+    'folders.pause': async (args) => folders.setPaused(args.id, args.paused),
+    'queue.list': async (args) => {
+      const { items, total } = store.listItems(db, { ...args, ...(args.states ? { states: args.states } : {}) });
+      return { items: items.map(store.itemView), total };
+    },
+    'queue.pause': async (args) => {
+      engine.setPaused(args.paused);
+      return { paused: args.paused };
+    },
+    'queue.cancel': async (args) => {
+      // Items already at the service (processing) keep their job: cancelling them would not refund.
+      const items = itemIds(args.ids, ['queued', 'uploading', 'review']);
+      for (const item of items) store.updateItem(db, item.id, { state: 'cancelled', waitReason: null }, now());
+      items.forEach((i) => engine.emitItem(i.id));
+      return { changed: items.length };
+    },
+    'queue.retry': async (args) => {
+      let changed = 0;
+      for (const item of itemIds(args.ids, ['failed', 'cancelled'])) {
+        const results = store.resultsOf(db, item.id);
+        const recipe = JSON.parse(item.recipe) as Parameters<StudioEngine['enqueue']>[0]['recipe'];
+        const failedShots = (item.note?.match(/failed: ([^(]+) \(/)?.[1] ?? '').split(', ').filter(Boolean);
+        if (results.length > 0 && isCatalogRecipe(recipe.request) && failedShots.length) {
+          // Only the shots that failed go again, as a new item.
+          engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath: item.sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe: { ...recipe, request: { ...recipe.request, shotIds: failedShots } }, reprocess: true });
+        } else {
+          store.updateItem(db, item.id, { state: 'queued', error: null, waitReason: null, waitUntil: null, attempts: 0, uploadKey: null, uploadUrl: null, submitKey: null, submitRequest: null, submittedAt: null, jobId: null, resultUrls: null, shotMap: null, uncertain: 0 }, now());
+          engine.emitItem(item.id);
+        }
+        changed++;
+      }
+      engine.kick();
+      return { changed };
+    },
+    'queue.reprocess': async (args) => {
+      let changed = 0;
+      for (const id of args.ids) {
+        const item = store.getItem(db, id);
+        if (!item) continue;
+        engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath: item.sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe: JSON.parse(item.recipe) as Parameters<StudioEngine['enqueue']>[0]['recipe'], reprocess: true });
+        changed++;
+      }
+      return { changed };
+    },
+    'queue.moveToFront': async (args) => {
+      const { minPos } = db.prepare('SELECT COALESCE(MIN(position), 0) AS minPos FROM items').get() as { minPos: number };
+      args.ids.forEach((id, i) => store.updateItem(db, id, { position: minPos - args.ids.length + i }, now()));
+      args.ids.forEach((id) => engine.emitItem(id));
+      engine.kick();
+      return { changed: args.ids.length };
+    },
+    'queue.resolveUncertain': async (args) => {
+      const item = store.getItem(db, args.id);
+      if (!item || item.uncertain !== 1) return { changed: 0 };
+      if (args.action === 'resubmit') {
+        // The operator checked the service: the first attempt was not charged.
+        store.updateItem(db, item.id, { uncertain: 0, waitReason: null, submittedAt: null, submitKey: `submit-${item.id}-${randomUUID()}` }, now());
+      } else {
+        store.updateItem(db, item.id, { uncertain: 0, waitReason: null, state: 'failed', error: 'marked failed by the operator after an uncertain submission' }, now());
+      }
+      engine.emitItem(item.id);
+      engine.kick();
+      return { changed: 1 };
+    },
+    'results.list': async (args) => {
+      const { results, total } = store.listResults(db, args);
+      return { results: results.map(store.resultView), total };
+    },
+    'review.set': async (args) => {
+      let changed = 0;
+      const touched = new Set<string>();
+      for (const id of args.ids) {
+        if (store.setReview(db, id, args.review)) {
+          changed++;
+          const row = store.getResult(db, id);
+          if (row) {
+            touched.add(row.itemId);
+            engine.events.emit('result.changed', store.resultView(row));
+          }
+        }
+      }
+      // An item whose results are all decided moves on to export.
+      for (const itemId of touched) {
+        const item = store.getItem(db, itemId);
+        if (item?.state === 'review' && store.resultsOf(db, itemId).every((r) => r.review !== 'pending')) {
+          store.updateItem(db, itemId, { state: 'exporting' }, now());
+          engine.emitItem(itemId);
+        }
+      }
+      engine.kick();
+      return { changed };
+    },
+    'review.redo': async (args) => {
+      let queued = 0;
+      for (const id of args.resultIds) {
+        const result = store.getResult(db, id);
+        const item = result && store.getItem(db, result.itemId);
+        if (!result || !item) continue;
+        store.setReview(db, id, 'rejected');
+        let recipe = args.recipe ?? (JSON.parse(item.recipe) as NonNullable<typeof args.recipe>);
+        if (!args.recipe && result.shotId && isCatalogRecipe(recipe.request)) {
+          recipe = { ...recipe, request: { ...recipe.request, shotIds: [result.shotId] } };
+        }
+        engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath: item.sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe, reprocess: true });
+        queued++;
+      }
+      return { queued };
+    },
+    'export.run': async (args) => {
+      const items = args.itemIds
+        ? itemIds(args.itemIds, ['review'])
+        : store.itemsInStates(db, ['review']);
+      let moved = 0;
+      for (const item of items) {
+        if (store.resultsOf(db, item.id).every((r) => r.review !== 'pending')) {
+          store.updateItem(db, item.id, { state: 'exporting' }, now());
+          engine.emitItem(item.id);
+          moved++;
+        }
+      }
+      engine.kick();
+      return { exported: moved, failed: items.length - moved };
+    },
+    'budget.get': async () => engine.budget(),
+    'recipe.estimate': async (args) => {
+      const problem = await checkRecipe(engine.client, args.recipe);
+      if (problem) throw new CommandError('invalid_recipe', problem);
+      const request = args.recipe.request;
+      let perPhoto: number;
+      if (isCatalogRecipe(request)) {
+        const set = await engine.client.getReadySet(request.readyTemplateSetId);
+        perPhoto = 4 * (request.shotIds?.length ?? set.shotCount);
+      } else {
+        perPhoto = await engine.toolPrice(request.toolId ?? '');
+      }
+      const budget = await engine.budget();
+      const diamonds = perPhoto * args.photos;
+      const requests = args.photos * (2 + typicalPollRequests(isCatalogRecipe(request) ? 'catalog' : (request.toolId ?? '')));
+      const requestsLeftToday = budget.dailyCap === null ? null : Math.max(0, budget.dailyCap - budget.requestsUsedToday);
+      return {
+        photos: args.photos,
+        diamonds,
+        requests,
+        diamondBalance: budget.diamondBalance,
+        requestsLeftToday,
+        affordable: budget.diamondBalance === null || budget.diamondBalance >= diamonds,
+        withinRequestBudget: requestsLeftToday === null || requestsLeftToday >= requests,
+      };
+    },
+  };
+}
+
+/** Validates and runs one command; every failure becomes `{ code, message }`. */
+export async function runCommand(handlers: Handlers, name: string, args: unknown): Promise<{ ok: true; result: unknown } | { ok: false; error: StudioError }> {
+  if (!(name in StudioCommandSchemas)) return { ok: false, error: { code: 'unknown_command', message: `unknown command '${name}'` } };
+  const key = name as StudioCommandName;
+  const parsed = StudioCommandSchemas[key].safeParse(args ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { ok: false, error: { code: 'invalid_arguments', message: issue ? `${issue.path.join('.') || name}: ${issue.message}` : 'invalid arguments' } };
+  }
+  try {
+    const handler = handlers[key] as (a: unknown) => Promise<unknown>;
+    return { ok: true, result: await handler(parsed.data) };
+  } catch (err) {
+    if (err instanceof CommandError) return { ok: false, error: { code: err.code, message: err.message } };
+    if (err instanceof ApiError) return { ok: false, error: { code: `service_${err.status}`, message: err.message } };
+    return { ok: false, error: { code: 'internal', message: err instanceof Error ? err.message : String(err) } };
+  }
+}

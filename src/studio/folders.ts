@@ -1,0 +1,140 @@
+/**
+ * Hot folders: each watched folder has its own recipe, output folder and batch. Stable photos
+ * are queued with a snapshot of the folder's recipe; when an item is finished its source moves
+ * to `done/` (or `failed/` with a reason file).
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import type { FolderView, ItemView, Recipe } from '../shared/studio';
+import { TERMINAL_STATES } from '../shared/studio';
+import * as store from './db/store';
+import type { StudioEngine } from './engine';
+import { moveSourceToDone, moveSourceToFailed } from './export/source-files';
+import { watchHotFolder, type HotFolderWatch } from './watch/hot-folder';
+
+export type HotFoldersOptions = { settleMs?: number; log?: (message: string) => void };
+
+export class HotFolders {
+  private readonly watches = new Map<string, HotFolderWatch>();
+  private readonly moving = new Set<string>();
+
+  constructor(
+    private readonly engine: StudioEngine,
+    private readonly opts: HotFoldersOptions = {},
+  ) {
+    engine.events.on('item.changed', (item) => this.onItemChanged(item));
+  }
+
+  /** Starts watching every stored folder (existing files are picked up). */
+  async start(): Promise<void> {
+    for (const folder of store.listFolders(this.engine.db)) await this.watch(folder.id);
+    // Sources of items that finished while the app was closed.
+    for (const item of store.itemsInStates(this.engine.db, TERMINAL_STATES)) this.onItemChanged(store.itemView(item));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.watches.values()].map((w) => w.close()));
+    this.watches.clear();
+  }
+
+  async add(input: { path: string; outputDir: string; recipe: Recipe }): Promise<FolderView> {
+    if (!fs.existsSync(input.path) || !fs.statSync(input.path).isDirectory()) throw new Error(`${input.path} is not a folder`);
+    const db = this.engine.db;
+    if (db.prepare('SELECT 1 FROM folders WHERE path = ?').get(input.path)) throw new Error(`${input.path} is already a hot folder`);
+    const id = `folder_${randomUUID()}`;
+    db.prepare('INSERT INTO folders (id, path, output_dir, recipe, created_at) VALUES (?, ?, ?, ?, ?)').run(
+      id,
+      input.path,
+      input.outputDir,
+      JSON.stringify(input.recipe),
+      this.engine.now().toISOString(),
+    );
+    this.engine.createBatch({ kind: 'folder', outputDir: input.outputDir, folderId: id });
+    await this.watch(id);
+    return this.view(id);
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.watches.get(id)?.close();
+    this.watches.delete(id);
+    const db = this.engine.db;
+    db.transaction(() => {
+      // Queued items of a removed folder are cancelled; finished ones keep their history.
+      db.prepare("UPDATE items SET state = 'cancelled', folder_id = NULL WHERE folder_id = ? AND state = 'queued'").run(id);
+      db.prepare('UPDATE items SET folder_id = NULL WHERE folder_id = ?').run(id);
+      db.prepare('UPDATE batches SET folder_id = NULL WHERE folder_id = ?').run(id);
+      db.prepare('DELETE FROM folders WHERE id = ?').run(id);
+    }).immediate();
+  }
+
+  /** New photos use the new recipe; queued items keep the snapshot they were queued with. */
+  setRecipe(id: string, recipe: Recipe): FolderView {
+    this.engine.db.prepare('UPDATE folders SET recipe = ? WHERE id = ?').run(JSON.stringify(recipe), id);
+    return this.view(id);
+  }
+
+  setPaused(id: string, paused: boolean): FolderView {
+    this.engine.db.prepare('UPDATE folders SET paused = ? WHERE id = ?').run(paused ? 1 : 0, id);
+    if (!paused) this.engine.kick();
+    const view = this.view(id);
+    this.engine.events.emit('folder.changed', view);
+    return view;
+  }
+
+  private view(id: string): FolderView {
+    const row = store.getFolder(this.engine.db, id);
+    if (!row) throw new Error(`no hot folder ${id}`);
+    return store.folderView(row);
+  }
+
+  private batchOf(folderId: string, outputDir: string): string {
+    const row = this.engine.db.prepare("SELECT id FROM batches WHERE folder_id = ? AND kind = 'folder' ORDER BY created_at DESC LIMIT 1").get(folderId) as { id: string } | undefined;
+    return row?.id ?? this.engine.createBatch({ kind: 'folder', outputDir, folderId });
+  }
+
+  private async watch(id: string): Promise<void> {
+    const folder = store.getFolder(this.engine.db, id);
+    if (!folder || this.watches.has(id)) return;
+    const watch = watchHotFolder({
+      root: folder.path,
+      ...(this.opts.settleMs !== undefined ? { settleMs: this.opts.settleMs } : {}),
+      onFile: (file) => {
+        const current = store.getFolder(this.engine.db, id);
+        if (!current) return;
+        // A photo already known at this path with this content is not queued twice.
+        const known = this.engine.db.prepare('SELECT 1 FROM items WHERE source_path = ? AND sha256 = ? AND folder_id = ?').get(file.path, file.sha256, id);
+        if (known) return;
+        this.engine.enqueue({
+          batchId: this.batchOf(id, current.outputDir),
+          folderId: id,
+          sourcePath: file.path,
+          rootDir: current.path,
+          sha256: file.sha256,
+          recipe: store.folderView(current).recipe,
+        });
+      },
+      onError: (err) => this.opts.log?.(`hot folder ${folder.path}: ${err instanceof Error ? err.message : String(err)}`),
+    });
+    this.watches.set(id, watch);
+    await watch.ready;
+  }
+
+  private onItemChanged(item: ItemView): void {
+    if (!item.folderId || !TERMINAL_STATES.includes(item.state) || this.moving.has(item.id)) return;
+    const folder = store.getFolder(this.engine.db, item.folderId);
+    if (!folder || !fs.existsSync(item.sourcePath)) return;
+    // Another item still working on the same file (a redo) keeps it in place.
+    const busy = this.engine.db
+      .prepare(`SELECT 1 FROM items WHERE source_path = ? AND id != ? AND state NOT IN (${TERMINAL_STATES.map(() => '?').join(',')})`)
+      .get(item.sourcePath, item.id, ...TERMINAL_STATES);
+    if (busy) return;
+    this.moving.add(item.id);
+    const move =
+      item.state === 'exported' || item.state === 'skipped'
+        ? moveSourceToDone({ root: folder.path, file: item.sourcePath })
+        : moveSourceToFailed({ root: folder.path, file: item.sourcePath, reason: item.error ?? item.note ?? item.state, now: this.engine.now() });
+    void move
+      .catch((err: unknown) => this.opts.log?.(`could not move ${item.sourcePath}: ${err instanceof Error ? err.message : String(err)}`))
+      .finally(() => this.moving.delete(item.id));
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * One photo through one tool, start to finish: upload, submit, poll, download. The CLI's
+ * `generate` command uses it; batches go through the studio queue instead.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ServiceClient } from '../client';
+import type { GenerationRequest } from '../shared/api';
+import { pollUntilDone, typicalJobMs } from './poll';
+
+export type OneShotResult = { jobId: string; files: string[]; requests: number };
+
+const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'video/mp4': 'mp4' };
+export const PHOTO_PLACEHOLDER = '{photo}';
+
+/** Replaces every "{photo}" image value of a request template with `url`. */
+export function fillPhoto(request: GenerationRequest, url: string): GenerationRequest {
+  const images = Object.fromEntries(
+    Object.entries(request.images ?? {}).map(([k, v]) => [
+      k,
+      Array.isArray(v) ? v.map((x) => (x === PHOTO_PLACEHOLDER ? url : x)) : v === PHOTO_PLACEHOLDER ? url : v,
+    ]),
+  );
+  return { ...request, images };
+}
+
+export async function generateOne(
+  client: ServiceClient,
+  input: { photo: string; request: GenerationRequest; outDir: string },
+): Promise<OneShotResult> {
+  let requests = 0;
+  const upload = await client.upload(await fs.promises.readFile(input.photo));
+  requests++;
+  const { id } = await client.createGeneration(fillPhoto(input.request, upload.url));
+  requests++;
+  const job = await pollUntilDone(client, id, {
+    firstDelayMs: typicalJobMs(input.request.toolId ?? ''),
+    onProgress: () => requests++,
+  });
+  if (job.status === 'failed') throw new Error(`generation ${id} failed: ${job.errorMessage ?? 'unknown reason'}`);
+  await fs.promises.mkdir(input.outDir, { recursive: true });
+  const base = path.parse(input.photo).name;
+  const files: string[] = [];
+  for (const [n, url] of job.resultUrls.entries()) {
+    const { data, mime } = await client.download(url);
+    const file = path.join(input.outDir, `${base}-${input.request.toolId ?? 'result'}-${n + 1}.${EXT[mime] ?? 'bin'}`);
+    await fs.promises.writeFile(file, data);
+    files.push(file);
+  }
+  return { jobId: id, files, requests };
+}

@@ -1,0 +1,38 @@
+/**
+ * Checks a recipe before anything runs: the tool exists in the service's own table
+ * (GET /v1/models), the request passes the spec's per-tool rules with a photo in place of
+ * "{photo}", and ready shoots and shot ids exist. Returns the problem in words, or null.
+ */
+import type { ServiceClient } from '../client';
+import { validateGeneration, RuleViolation } from '../shared/generation-rules';
+import { isCatalogRecipe, PHOTO_PLACEHOLDER, type Recipe } from '../shared/studio';
+import { ApiError } from '../client';
+
+const SAMPLE_URL = 'https://example.invalid/photo.jpg';
+
+function mentionsPhoto(images: Record<string, string | string[]> | undefined): boolean {
+  return Object.values(images ?? {}).some((v) => (Array.isArray(v) ? v.includes(PHOTO_PLACEHOLDER) : v === PHOTO_PLACEHOLDER));
+}
+
+export async function checkRecipe(client: ServiceClient, recipe: Recipe): Promise<string | null> {
+  const request = recipe.request;
+  if (!mentionsPhoto(request.images)) return `no image field is "${PHOTO_PLACEHOLDER}": say where each photo goes`;
+  try {
+    if (isCatalogRecipe(request)) {
+      const set = await client.getReadySet(request.readyTemplateSetId);
+      const unknown = (request.shotIds ?? []).filter((id) => !set.shots.some((s) => s.id === id));
+      return unknown.length ? `shots ${unknown.join(', ')} are not part of ${set.id}` : null;
+    }
+    if (request.templateSetId) return null; // the saved look supplies the rest; the service checks it
+    const models = await client.listModels();
+    if (!models.some((m) => m.id === request.toolId)) return `unknown toolId '${request.toolId ?? ''}' (the service offers ${models.map((m) => m.id).join(', ')})`;
+    const images = Object.fromEntries(
+      Object.entries(request.images ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => (x === PHOTO_PLACEHOLDER ? SAMPLE_URL : x)) : v === PHOTO_PLACEHOLDER ? SAMPLE_URL : v]),
+    );
+    validateGeneration({ ...request, images });
+    return null;
+  } catch (err) {
+    if (err instanceof RuleViolation || err instanceof ApiError) return err.message;
+    throw err;
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * `dropshoot run`: one batch over every image under a folder, to the end, with results approved
+ * automatically and exported. Sources stay where they are.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Recipe } from '../shared/studio';
+import type { StudioEngine } from './engine';
+import * as store from './db/store';
+import { isIgnored } from './watch/ignore';
+
+export type BatchSummary = {
+  batchId: string;
+  photos: number;
+  exported: number;
+  skipped: number;
+  failed: { name: string; reason: string }[];
+  uncertain: { name: string; reason: string }[];
+  diamondsSpent: number;
+  apiRequests: number;
+  files: string[];
+};
+
+const IMAGE_EXT = /\.(jpe?g|png|webp|tiff?|heic|heif|avif)$/i;
+
+async function* imagesUnder(root: string, rel = ''): AsyncGenerator<string> {
+  const entries = await fs.promises.readdir(path.join(root, rel), { withFileTypes: true });
+  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    const relPath = rel ? `${rel}/${entry.name}` : entry.name;
+    if (isIgnored(relPath, entry.isDirectory())) continue;
+    if (entry.isDirectory()) yield* imagesUnder(root, relPath);
+    else if (entry.isFile() && IMAGE_EXT.test(entry.name)) yield path.join(root, relPath);
+  }
+}
+
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of fs.createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+export async function runBatch(engine: StudioEngine, input: { inDir: string; recipe: Recipe; outDir: string }): Promise<BatchSummary> {
+  const day = engine.now().toISOString().slice(0, 10);
+  const requestsBefore = store.requestsOn(engine.db, engine.client.origin, day);
+  const batchId = engine.createBatch({ kind: 'run', outputDir: input.outDir, autoApprove: true });
+  let photos = 0;
+  for await (const file of imagesUnder(input.inDir)) {
+    engine.enqueue({ batchId, sourcePath: file, rootDir: input.inDir, sha256: await sha256Of(file), recipe: input.recipe });
+    photos++;
+  }
+  engine.start();
+  await engine.waitForBatch(batchId);
+  const { items } = store.listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 });
+  const reason = (i: store.ItemRow) => i.error ?? i.note ?? i.waitReason ?? 'unknown';
+  return {
+    batchId,
+    photos,
+    exported: items.filter((i) => i.state === 'exported').length,
+    skipped: items.filter((i) => i.state === 'skipped').length,
+    failed: items.filter((i) => i.state === 'failed' || i.state === 'cancelled').map((i) => ({ name: path.join(i.relativeDir, i.name), reason: reason(i) })),
+    uncertain: items.filter((i) => i.uncertain === 1).map((i) => ({ name: path.join(i.relativeDir, i.name), reason: reason(i) })),
+    diamondsSpent: items.reduce((sum, i) => sum + i.diamonds, 0),
+    apiRequests: store.requestsOn(engine.db, engine.client.origin, day) - requestsBefore,
+    files: items.flatMap((i) => store.resultsOf(engine.db, i.id).map((r) => r.exportedPath).filter((p): p is string => p !== null)),
+  };
+}

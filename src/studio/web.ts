@@ -1,0 +1,95 @@
+/**
+ * The studio contract over HTTP + server-sent events, for the headless studio and the browser UI:
+ * `POST /api/command/<name>` runs one command, `GET /api/events` streams events, `/library/...`
+ * serves result files and thumbnails, and `/` serves the built UI when there is one.
+ * Local only: requests from other origins or with a foreign Host header are refused, so a web
+ * page cannot drive the studio (CSRF, DNS rebinding).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { StudioEventName, StudioEvents } from '../shared/studio';
+import type { StudioEngine } from './engine';
+import { runCommand, type createCommands } from './commands';
+
+export type StudioWebOptions = { engine: StudioEngine; commands: ReturnType<typeof createCommands>; uiDir?: string };
+
+const EVENT_NAMES: readonly StudioEventName[] = ['item.changed', 'result.added', 'result.changed', 'budget.changed', 'folder.changed', 'batch.finished'];
+const MIME: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.webp': 'image/webp',
+  '.mp4': 'video/mp4',
+  '.json': 'application/json',
+  '.woff2': 'font/woff2',
+};
+
+export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024 });
+  const { engine } = opts;
+
+  app.addHook('onRequest', async (request, reply) => {
+    const host = (request.headers.host ?? '').replace(/:\d+$/, '');
+    if (!['127.0.0.1', 'localhost', '[::1]'].includes(host)) {
+      return reply.code(403).send({ ok: false, error: { code: 'forbidden', message: 'the studio answers only on localhost' } });
+    }
+    const origin = request.headers.origin;
+    if (origin && origin !== `http://${request.headers.host ?? ''}`) {
+      return reply.code(403).send({ ok: false, error: { code: 'forbidden', message: 'cross-origin requests are refused' } });
+    }
+  });
+
+  app.post<{ Params: { name: string } }>('/api/command/:name', async (request, reply) => {
+    const outcome = await runCommand(opts.commands, request.params.name, request.body);
+    return reply.code(outcome.ok ? 200 : outcome.error.code === 'internal' ? 500 : 400).send(outcome);
+  });
+
+  app.get('/api/events', (request, reply) => {
+    reply.raw.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
+    const listeners = EVENT_NAMES.map((name) => {
+      const listener = (data: StudioEvents[typeof name]) => reply.raw.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+      engine.events.on(name, listener);
+      return [name, listener] as const;
+    });
+    const keepAlive = setInterval(() => reply.raw.write(': keep-alive\n\n'), 15_000);
+    request.raw.on('close', () => {
+      clearInterval(keepAlive);
+      for (const [name, listener] of listeners) engine.events.off(name, listener);
+    });
+  });
+
+  app.get<{ Params: { '*': string } }>('/library/*', async (request, reply) => {
+    const file = safeJoin(engine.library.root, request.params['*']);
+    if (!file || !fs.existsSync(file)) return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'no such file' } });
+    return reply
+      .header('content-type', MIME[path.extname(file)] ?? 'application/octet-stream')
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .send(fs.createReadStream(file));
+  });
+
+  app.get<{ Params: { '*': string } }>('/*', async (request, reply) => {
+    const uiDir = opts.uiDir;
+    if (!uiDir || !fs.existsSync(path.join(uiDir, 'index.html'))) {
+      return reply.type('text/html; charset=utf-8').send('<!doctype html><title>Dropshoot studio</title><p>The studio engine is running. The UI has not been built: run <code>npm run build</code>.</p>');
+    }
+    const file = safeJoin(uiDir, request.params['*'] || 'index.html');
+    const target = file && fs.existsSync(file) && fs.statSync(file).isFile() ? file : path.join(uiDir, 'index.html');
+    return reply.header('content-type', MIME[path.extname(target)] ?? 'application/octet-stream').send(fs.createReadStream(target));
+  });
+
+  return app;
+}
+
+/** `root/relative`, or null when `relative` would leave `root`. */
+function safeJoin(root: string, relative: string): string | null {
+  const resolved = path.resolve(root, relative);
+  return resolved.startsWith(path.resolve(root) + path.sep) ? resolved : null;
+}
