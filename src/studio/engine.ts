@@ -132,8 +132,15 @@ export class StudioEngine {
     const rel = path.relative(input.rootDir, path.dirname(input.sourcePath));
     const id = `item_${randomUUID()}`;
     const now = this.now().toISOString();
-    this.db.transaction(() => {
+    const adopted = this.db.transaction((): string | null => {
       const twin = input.reprocess ? undefined : store.findEquivalent(this.db, input.sha256, hash);
+      const twinBatch = twin && store.getBatch(this.db, twin.batchId);
+      if (twin && twin.state !== 'exported' && twinBatch?.kind === 'run' && store.getBatch(this.db, input.batchId)?.kind === 'run') {
+        // A `run` interrupted earlier: this batch takes the unfinished item over instead of
+        // queueing the photo again (its journal says how far it got).
+        this.db.prepare('UPDATE items SET batch_id = ? WHERE id = ?').run(input.batchId, twin.id);
+        return twin.id;
+      }
       store.insertItem(this.db, {
         id,
         batchId: input.batchId,
@@ -151,7 +158,13 @@ export class StudioEngine {
         note: twin ? `same photo and recipe already ${twin.state === 'exported' ? 'exported' : 'queued'} as ${twin.name} (${twin.id}); nothing spent` : null,
         createdAt: now,
       });
+      return null;
     }).immediate();
+    if (adopted) {
+      this.emitItem(adopted);
+      this.kick();
+      return store.itemView(store.getItem(this.db, adopted)!);
+    }
     this.emitItem(id);
     this.kick();
     return store.itemView(store.getItem(this.db, id)!);

@@ -1,0 +1,7 @@
+export * from './atomic-write';
+export * from './compliance';
+export * from './export-result';
+export * from './naming';
+export * from './presets';
+export * from './render';
+export * from './source-files';

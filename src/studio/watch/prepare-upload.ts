@@ -1,0 +1,134 @@
+import fs from 'node:fs/promises';
+import sharp from 'sharp';
+import type { Metadata, Sharp } from 'sharp';
+import { iccDescription, isSrgbProfile } from '../export/icc';
+import { sniffFormat, type SourceFormat } from './sniff';
+import { CAN_DECODE_HEIC } from './stable-file';
+
+/** The service's upload limit (8 MiB). */
+export const UPLOAD_LIMIT_BYTES = 8 * 1024 * 1024;
+
+export type UploadMime = 'image/jpeg' | 'image/png' | 'image/webp';
+export type PreparedUpload = {
+  data: Buffer;
+  mime: UploadMime;
+  /** What was changed, for the item's log; empty when the original bytes are sent. */
+  converted: string[];
+};
+
+/** The photo cannot be made acceptable to the service; the message is meant for the user. */
+export class UnsupportedImageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnsupportedImageError';
+  }
+}
+
+const ACCEPTED: Partial<Record<SourceFormat, UploadMime>> = {
+  jpeg: 'image/jpeg',
+  png: 'image/png',
+  webp: 'image/webp',
+};
+const QUALITY_STEPS = [90, 85, 80, 75, 70] as const;
+const MIN_LONG_SIDE = 512;
+
+/**
+ * Makes a photo acceptable to the service: JPEG, PNG or WebP, at most 8 MiB, sRGB. Photos that
+ * already are go through byte for byte; others are converted (HEIC/AVIF/TIFF to JPEG, other
+ * colour spaces to sRGB, oversized files re-encoded as JPEG at lower quality, then smaller).
+ */
+export async function prepareUpload(
+  input: string | Buffer,
+  options: { maxBytes?: number } = {},
+): Promise<PreparedUpload> {
+  const maxBytes = options.maxBytes ?? UPLOAD_LIMIT_BYTES;
+  const data = typeof input === 'string' ? await fs.readFile(input) : input;
+  const format = sniffFormat(data.subarray(0, 64));
+  if (!format) throw new UnsupportedImageError('Not a supported image: JPEG, PNG, WebP, HEIC, AVIF or TIFF');
+  if (format === 'heic' && !CAN_DECODE_HEIC) {
+    throw new UnsupportedImageError(
+      'HEIC photos cannot be converted here: the bundled image library has no HEVC decoder. ' +
+        'Export the photo as JPEG (Photos or Preview: File > Export > JPEG; on an iPhone, ' +
+        'Settings > Camera > Formats > Most Compatible) and drop it again.',
+    );
+  }
+  let meta: Metadata;
+  try {
+    meta = await sharp(data).metadata();
+  } catch (error) {
+    throw new UnsupportedImageError(`Cannot read the ${format.toUpperCase()} image: ${(error as Error).message}`);
+  }
+
+  const converted: string[] = [];
+  const acceptedMime = ACCEPTED[format];
+  if (!acceptedMime) converted.push(`${format.toUpperCase()} converted to JPEG`);
+  const colour = colourNote(meta);
+  if (colour) converted.push(colour);
+  if (acceptedMime && !colour && data.length <= maxBytes) {
+    return { data, mime: acceptedMime, converted };
+  }
+
+  const base = (): Sharp =>
+    sharp(data, { failOn: 'error' }).autoOrient().toColourspace('srgb').withIccProfile('srgb');
+
+  // Only the colour space was wrong: keep the format the user chose.
+  if (acceptedMime && data.length <= maxBytes) {
+    const out = await encodeAs(base(), format).toBuffer();
+    if (out.length <= maxBytes) return { data: out, mime: acceptedMime, converted };
+  }
+
+  if (acceptedMime && acceptedMime !== 'image/jpeg') {
+    converted.push(`${format.toUpperCase()} re-encoded as JPEG to fit ${formatMiB(maxBytes)}`);
+  }
+  if (meta.hasAlpha) converted.push('Transparency flattened onto white');
+  const jpeg = (pipeline: Sharp, quality: number): Promise<Buffer> =>
+    pipeline.flatten({ background: '#ffffff' }).jpeg({ quality, mozjpeg: true }).toBuffer();
+
+  for (const quality of QUALITY_STEPS) {
+    const out = await jpeg(base(), quality);
+    if (out.length <= maxBytes) {
+      if (data.length > maxBytes || quality !== QUALITY_STEPS[0]) {
+        converted.push(`Re-encoded at JPEG quality ${quality} (${formatMiB(data.length)} → ${formatMiB(out.length)})`);
+      }
+      return { data: out, mime: 'image/jpeg', converted };
+    }
+  }
+  // Quality alone was not enough: shrink in steps, keeping quality at the last step.
+  const width = meta.autoOrient.width;
+  const height = meta.autoOrient.height;
+  const quality = QUALITY_STEPS.at(-1) ?? 70;
+  for (let scale = 0.85; Math.max(width, height) * scale >= MIN_LONG_SIDE; scale *= 0.85) {
+    const w = Math.round(width * scale);
+    const h = Math.round(height * scale);
+    const out = await jpeg(base().resize(w, h, { fit: 'fill' }), quality);
+    if (out.length <= maxBytes) {
+      converted.push(
+        `Resized ${width}×${height} → ${w}×${h} at JPEG quality ${quality} to fit ${formatMiB(maxBytes)}`,
+      );
+      return { data: out, mime: 'image/jpeg', converted };
+    }
+  }
+  throw new UnsupportedImageError(`The photo cannot be brought under ${formatMiB(maxBytes)}`);
+}
+
+/** Why the colours need converting, or null when the image already is sRGB. */
+function colourNote(meta: Metadata): string | null {
+  if (meta.space !== 'srgb') return `Colour space ${meta.space} converted to sRGB`;
+  if (meta.icc && !isSrgbProfile(meta.icc)) {
+    return `Colour profile "${iccDescription(meta.icc) ?? 'unnamed'}" converted to sRGB`;
+  }
+  return null;
+}
+
+function encodeAs(pipeline: Sharp, format: SourceFormat): Sharp {
+  switch (format) {
+    case 'png':
+      return pipeline.png();
+    case 'webp':
+      return pipeline.webp({ quality: 90 });
+    default:
+      return pipeline.jpeg({ quality: 90, mozjpeg: true });
+  }
+}
+
+const formatMiB = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;

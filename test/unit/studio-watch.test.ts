@@ -1,0 +1,210 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isIgnored } from '../../src/studio/watch/ignore';
+import {
+  prepareUpload,
+  UnsupportedImageError,
+  UPLOAD_LIMIT_BYTES,
+} from '../../src/studio/watch/prepare-upload';
+import { hasCompleteTrailer, sniffFormat } from '../../src/studio/watch/sniff';
+import { CAN_DECODE_HEIC, checkStableFile, isobmffComplete } from '../../src/studio/watch/stable-file';
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-watch-unit-'));
+});
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const solid = (format: 'jpeg' | 'png' | 'webp' | 'tiff' | 'avif', w = 64, h = 48): Promise<Buffer> =>
+  sharp({ create: { width: w, height: h, channels: 3, background: { r: 200, g: 30, b: 60 } } })
+    .toFormat(format)
+    .toBuffer();
+
+const noisyJpeg = (w: number, h: number): Promise<Buffer> =>
+  sharp({ create: { width: w, height: h, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+    .jpeg({ quality: 90 })
+    .toBuffer();
+
+describe('ignore rules', () => {
+  it.each([
+    '.DS_Store',
+    'sub/.DS_Store',
+    '._look.jpg',
+    '.hidden/look.jpg',
+    'Thumbs.db',
+    'THUMBS.DB',
+    'desktop.ini',
+    '~$brief.docx',
+    'look.jpg.part',
+    'look.jpg.crdownload',
+    'look.tmp',
+    'sub/look.JPG.TMP',
+    '.look.jpg.a1b2c3.tmp',
+    'done',
+    'done/look.jpg',
+    'failed/sub/look.jpg',
+    'failed/look.jpg.reason.txt',
+    'Done/look.jpg',
+  ])('ignores %s', (p) => {
+    expect(isIgnored(p)).toBe(true);
+  });
+
+  it.each(['look.jpg', 'sub/look.png', 'brand/done/look.jpg', 'brand/failed', 'done-looks/a.jpg', ''])(
+    'keeps %j',
+    (p) => {
+      expect(isIgnored(p)).toBe(false);
+    },
+  );
+
+  it('accepts Windows separators', () => {
+    expect(isIgnored('done\\sub\\look.jpg')).toBe(true);
+    expect(isIgnored('sub\\look.jpg')).toBe(false);
+  });
+});
+
+describe('format sniffing', () => {
+  it('recognises formats by signature, not extension', async () => {
+    for (const format of ['jpeg', 'png', 'webp', 'tiff', 'avif'] as const) {
+      expect(sniffFormat(await solid(format))).toBe(format);
+    }
+    const heicHead = Buffer.concat([
+      Buffer.from([0, 0, 0, 24]),
+      Buffer.from('ftypheic\0\0\0\0mif1heic', 'latin1'),
+    ]);
+    expect(sniffFormat(heicHead)).toBe('heic');
+    expect(sniffFormat(Buffer.from('hello world, not an image'))).toBeNull();
+  });
+
+  it('needs the PNG IEND trailer and complete HEIF boxes', async () => {
+    const png = await solid('png');
+    expect(hasCompleteTrailer(png, 'png')).toBe(true);
+    expect(hasCompleteTrailer(png.subarray(0, png.length - 12), 'png')).toBe(false);
+    const avif = await solid('avif');
+    expect(isobmffComplete(avif)).toBe(true);
+    expect(isobmffComplete(avif.subarray(0, avif.length - 10))).toBe(false);
+  });
+});
+
+describe('stable-file check', () => {
+  it('accepts a complete image with its format, size and SHA-256', async () => {
+    const file = path.join(dir, 'look.jpg');
+    const data = await noisyJpeg(200, 150);
+    fs.writeFileSync(file, data);
+    const result = await checkStableFile(file, { settleMs: 50 });
+    expect(result).toMatchObject({ kind: 'ready', file: { format: 'jpeg', size: data.length } });
+    const expected = (await import('node:crypto')).createHash('sha256').update(data).digest('hex');
+    expect(result.kind === 'ready' && result.file.sha256).toBe(expected);
+  });
+
+  it('rejects a half-written JPEG and a PNG cut before IEND, after retrying', async () => {
+    const jpeg = await noisyJpeg(400, 300);
+    fs.writeFileSync(path.join(dir, 'half.jpg'), jpeg.subarray(0, Math.floor(jpeg.length / 2)));
+    const png = await solid('png', 300, 300);
+    fs.writeFileSync(path.join(dir, 'cut.png'), png.subarray(0, png.length - 12));
+    const started = Date.now();
+    const [half, cut] = await Promise.all([
+      checkStableFile(path.join(dir, 'half.jpg'), { settleMs: 50, decodeRetries: 2 }),
+      checkStableFile(path.join(dir, 'cut.png'), { settleMs: 50, decodeRetries: 2 }),
+    ]);
+    expect(half).toMatchObject({ kind: 'rejected', reason: expect.stringMatching(/Cannot decode JPEG/) as string });
+    expect(cut).toMatchObject({ kind: 'rejected', reason: 'Incomplete PNG file' });
+    // 50 + 100 + 150 ms of settling: it retried before giving up.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+  });
+
+  it('waits for a growing file and reports one that disappears as gone', async () => {
+    const file = path.join(dir, 'grow.jpg');
+    const data = await noisyJpeg(600, 400);
+    const fd = fs.openSync(file, 'w');
+    const chunks = 8;
+    const step = Math.ceil(data.length / chunks);
+    const checking = checkStableFile(file, { settleMs: 120, decodeRetries: 0 });
+    for (let i = 0; i < chunks; i++) {
+      fs.writeSync(fd, data, i * step, Math.min(step, data.length - i * step));
+      await new Promise((r) => setTimeout(r, 40));
+    }
+    fs.closeSync(fd);
+    expect(await checking).toMatchObject({ kind: 'ready', file: { size: data.length } });
+
+    const gone = path.join(dir, 'gone.jpg');
+    fs.writeFileSync(gone, data);
+    const pending = checkStableFile(gone, { settleMs: 100 });
+    fs.unlinkSync(gone);
+    expect(await pending).toEqual({ kind: 'gone' });
+  });
+});
+
+describe('prepareUpload', () => {
+  it('sends an sRGB JPEG under the limit byte for byte', async () => {
+    const data = await noisyJpeg(300, 200);
+    const out = await prepareUpload(data);
+    expect(out).toEqual({ data, mime: 'image/jpeg', converted: [] });
+  });
+
+  it('converts TIFF to JPEG', async () => {
+    const file = path.join(dir, 'scan.tif');
+    fs.writeFileSync(file, await solid('tiff', 320, 240));
+    const out = await prepareUpload(file);
+    expect(out.mime).toBe('image/jpeg');
+    expect(out.converted).toContain('TIFF converted to JPEG');
+    const meta = await sharp(out.data).metadata();
+    expect([meta.format, meta.width, meta.height, meta.space]).toEqual(['jpeg', 320, 240, 'srgb']);
+  });
+
+  it('converts AVIF to JPEG', async () => {
+    const out = await prepareUpload(await solid('avif'));
+    expect(out.mime).toBe('image/jpeg');
+    expect(out.converted).toContain('AVIF converted to JPEG');
+  });
+
+  it('re-encodes a PNG over 8 MiB as a JPEG under the limit', async () => {
+    const png = await sharp({
+      create: { width: 2000, height: 1500, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 60 } },
+    })
+      .png({ compressionLevel: 1 })
+      .toBuffer();
+    expect(png.length).toBeGreaterThan(UPLOAD_LIMIT_BYTES);
+    const out = await prepareUpload(png);
+    expect(out.mime).toBe('image/jpeg');
+    expect(out.data.length).toBeLessThanOrEqual(UPLOAD_LIMIT_BYTES);
+    expect(out.converted.join('\n')).toMatch(/re-encoded as JPEG to fit 8\.0 MiB/);
+    const meta = await sharp(out.data).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', 2000, 1500]);
+  });
+
+  it('steps quality, then size, down until under the limit', async () => {
+    const jpeg = await noisyJpeg(1200, 900);
+    const out = await prepareUpload(jpeg, { maxBytes: Math.floor(jpeg.length / 4) });
+    expect(out.data.length).toBeLessThanOrEqual(Math.floor(jpeg.length / 4));
+    expect(out.converted.join('\n')).toMatch(/Resized 1200×900 → \d+×\d+/);
+  });
+
+  it('normalises a Display P3 photo to sRGB', async () => {
+    const p3 = await sharp({ create: { width: 64, height: 64, channels: 3, background: 'red' } })
+      .withIccProfile('p3')
+      .jpeg()
+      .toBuffer();
+    const out = await prepareUpload(p3);
+    expect(out.converted).toEqual([expect.stringMatching(/Colour profile ".*P3.*" converted to sRGB/)]);
+    expect(out.mime).toBe('image/jpeg');
+    const meta = await sharp(out.data).metadata();
+    expect(meta.icc?.toString('latin1').replace(/\0/g, '')).toContain('sRGB');
+  });
+
+  // sharp's prebuilt libvips has no HEVC decoder; a build with one would convert instead.
+  it.skipIf(CAN_DECODE_HEIC)('explains that HEIC cannot be decoded, and refuses non-images', async () => {
+    const heic = Buffer.concat([
+      Buffer.from([0, 0, 0, 24]),
+      Buffer.from('ftypheic\0\0\0\0mif1heic', 'latin1'),
+      Buffer.alloc(64),
+    ]);
+    await expect(prepareUpload(heic)).rejects.toThrow(UnsupportedImageError);
+    await expect(prepareUpload(heic)).rejects.toThrow(/HEIC.*Export the photo as JPEG/s);
+    await expect(prepareUpload(Buffer.from('text'))).rejects.toThrow(/Not a supported image/);
+  });
+});
