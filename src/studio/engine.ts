@@ -25,6 +25,8 @@ export type EngineOptions = {
   now?: () => Date;
   random?: () => number;
   backoff?: { baseMs: number; maxMs: number };
+  /** While the daily cap is reached, how often work is let through to see if it was lifted. */
+  capProbeMs?: number;
   /** How often a short balance is re-checked (402 gate). */
   balanceRecheckMs?: number;
   /** Give up on an item after this many failed attempts with a 5xx or lost answer. */
@@ -59,7 +61,7 @@ export class StudioEngine {
   readonly db: StudioDB;
   readonly library: Library;
   readonly events = new EventEmitter().setMaxListeners(100) as TypedEmitter;
-  readonly gates = new Gates();
+  readonly gates: Gates;
   private readonly running = new Map<string, Promise<void>>();
   private readonly abort = new AbortController();
   private timer: NodeJS.Timeout | null = null;
@@ -70,6 +72,7 @@ export class StudioEngine {
   constructor(private readonly opts: EngineOptions) {
     this.db = openStudioDatabase(path.join(opts.dataDir, 'studio.db'));
     this.library = new Library(path.join(opts.dataDir, 'library'));
+    this.gates = new Gates(opts.capProbeMs);
   }
 
   get client(): ServiceClient {
@@ -198,7 +201,8 @@ export class StudioEngine {
       if (item.waitUntil && Date.parse(item.waitUntil) > now.getTime()) continue;
       const needsApi = item.state !== 'exporting';
       if (needsApi && !capOpen) {
-        this.setWait(item, 'daily_cap', new Date(this.gates.capUntil ?? now.getTime()));
+        // The gate, not the item, knows when to try again (next UTC day, or a probe).
+        this.setWait(item, 'daily_cap', null);
         continue;
       }
       if (item.state === 'queued' || item.state === 'uploading' || item.state === 'submitting') {
@@ -271,26 +275,33 @@ export class StudioEngine {
     if (!item || !ACTIVE_STATES.includes(item.state)) return;
     if (item.waitReason) store.updateItem(this.db, id, { waitReason: null, waitUntil: null }, this.now());
     try {
-      switch (item.state) {
-        case 'queued':
-        case 'uploading':
-          return await this.upload(item);
-        case 'submitting':
-          return await this.submit(item);
-        case 'processing':
-          return await this.poll(item);
-        case 'downloading':
-          return await this.download(item);
-        case 'exporting':
-          return await this.exportItem(item);
-        default:
-          return;
-      }
+      await this.runStep(item);
+      this.gates.apiSucceeded();
     } catch (err) {
       if (this.abort.signal.aborted) return;
+      // Any answer other than 429 shows the cap is not (or no longer) in the way.
+      if (err instanceof ApiError && err.status !== 0 && err.status !== 429) this.gates.apiSucceeded();
       this.handleError(store.getItem(this.db, id) ?? item, err);
     } finally {
       this.emitItem(id);
+    }
+  }
+
+  private async runStep(item: store.ItemRow): Promise<void> {
+    switch (item.state) {
+      case 'queued':
+      case 'uploading':
+        return this.upload(item);
+      case 'submitting':
+        return this.submit(item);
+      case 'processing':
+        return this.poll(item);
+      case 'downloading':
+        return this.download(item);
+      case 'exporting':
+        return this.exportItem(item);
+      default:
+        return;
     }
   }
 
@@ -483,7 +494,8 @@ export class StudioEngine {
     }
     if (err.status === 429) {
       this.gates.capReached(now);
-      this.transition(item.id, inSubmission ? { submittedAt: null, waitReason: 'daily_cap', waitUntil: new Date(this.gates.capUntil!).toISOString() } : { waitReason: 'daily_cap', waitUntil: new Date(this.gates.capUntil!).toISOString() });
+      // A 429 means the call was refused before any work: nothing was submitted or charged.
+      this.transition(item.id, inSubmission ? { submittedAt: null, waitReason: 'daily_cap' } : { waitReason: 'daily_cap' });
       return;
     }
     if (err.retryable) {

@@ -7,7 +7,11 @@ export type DiamondGate = { needed: number; checkedAt: number };
 
 export class Gates {
   capUntil: number | null = null;
+  private capProbeAt = 0;
   diamonds: DiamondGate | null = null;
+
+  /** `capProbeMs`: while capped, let work through this often in case the cap was raised. */
+  constructor(private readonly capProbeMs = 15 * 60_000) {}
 
   /** Next 00:00 UTC after `now`. */
   static nextUtcDay(now: Date): number {
@@ -16,11 +20,26 @@ export class Gates {
 
   capReached(now: Date): void {
     this.capUntil = Gates.nextUtcDay(now);
+    this.capProbeAt = now.getTime() + this.capProbeMs;
+  }
+
+  /** A call went through: whatever cap there was has been lifted. */
+  apiSucceeded(): void {
+    this.capUntil = null;
   }
 
   capOpen(now: Date): boolean {
-    if (this.capUntil !== null && now.getTime() >= this.capUntil) this.capUntil = null;
-    return this.capUntil === null;
+    if (this.capUntil === null) return true;
+    if (now.getTime() >= this.capUntil) {
+      this.capUntil = null;
+      return true;
+    }
+    if (now.getTime() >= this.capProbeAt) {
+      // A 429 is not counted by the service, so an occasional probe costs nothing.
+      this.capProbeAt = now.getTime() + this.capProbeMs;
+      return true;
+    }
+    return false;
   }
 
   shortOfDiamonds(needed: number, now: Date): void {
