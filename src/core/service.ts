@@ -56,6 +56,8 @@ export type ServiceDeps = {
   log?: (message: string) => void;
 };
 
+/** Ids echoed in messages are cut short: a hostile 8 KB id should not come back whole. */
+const shown = (id: string) => (id.length > 64 ? `${id.slice(0, 64)}…` : id);
 const ok = (body: object, status = 200): ServiceResponse => ({ status, body: { success: true, ...body } });
 
 export class Service {
@@ -138,7 +140,7 @@ export class Service {
   upload(auth: Auth, data: Buffer, idem?: Idempotency): Promise<ServiceResponse> {
     return this.call(auth, async (key) => {
       if (data.length > LIMITS.uploadBytes) throw new PayloadTooLarge(`Upload is larger than the 8 MB (${LIMITS.uploadBytes} bytes) limit`);
-      const mime = await sniffImage(data);
+      const mime = sniffImage(data);
       if (!mime) throw new UnsupportedMediaType();
       const { db, blobs } = this.deps;
       const sha256 = blobs.writeFile(data);
@@ -197,7 +199,7 @@ export class Service {
   getGeneration(auth: Auth, id: string): Promise<ServiceResponse> {
     return this.call(auth, (key) => {
       const job = IdSchema.safeParse(id).success ? jobs.getJob(this.deps.db, id) : undefined;
-      if (!job || job.accountId !== key.accountId) throw new NotFound(`Generation ${id} not found`);
+      if (!job || job.accountId !== key.accountId) throw new NotFound(`Generation ${shown(id)} not found`);
       return ok(this.generationBody(job));
     });
   }
@@ -268,7 +270,7 @@ export class Service {
   deleteTemplateSet(auth: Auth, id: string): Promise<ServiceResponse> {
     return this.call(auth, (key) => {
       const deleted = IdSchema.safeParse(id).success && templates.remove(this.deps.db, key.accountId, id);
-      if (!deleted) throw new NotFound(`Template set ${id} not found`);
+      if (!deleted) throw new NotFound(`Template set ${shown(id)} not found`);
       return ok({});
     });
   }
@@ -278,12 +280,13 @@ export class Service {
       const row = this.deps.db
         .prepare(
           `SELECT email, balance, plan_status AS status, plan_product_id AS planProductId, plan_provider AS provider,
-                  plan_is_premium AS isPremium, plan_cancel_at_period_end AS cancelAtPeriodEnd, plan_renews_at AS renewsAt
+                  plan_is_premium AS isPremium, plan_cancel_at_period_end AS cancelAtPeriodEnd, plan_renews_at AS renewsAt,
+                  created_at AS createdAt
            FROM accounts WHERE id = ?`,
         )
         .get(key.accountId) as {
         email: string; balance: number; status: AccountBody['plan']['status']; planProductId: string; provider: string;
-        isPremium: number; cancelAtPeriodEnd: number; renewsAt: string | null;
+        isPremium: number; cancelAtPeriodEnd: number; renewsAt: string | null; createdAt: string;
       };
       const body: Omit<AccountBody, 'success'> = {
         email: row.email,
@@ -294,7 +297,7 @@ export class Service {
           planProductId: row.planProductId,
           provider: row.provider,
           cancelAtPeriodEnd: row.cancelAtPeriodEnd === 1,
-          renewsAt: row.renewsAt,
+          renewsAt: row.renewsAt ?? nextMonthlyRenewal(row.createdAt, this.now()),
         },
       };
       return ok(body);
@@ -323,7 +326,7 @@ export class Service {
   getReadySet(auth: Auth, id: string): Promise<ServiceResponse> {
     return this.call(auth, () => {
       const set = this.deps.catalog.readySets.find((s) => s.id === id && s.active);
-      if (!set) throw new NotFound(`Ready template set ${id} not found`);
+      if (!set) throw new NotFound(`Ready template set ${shown(id)} not found`);
       return ok({ templateSet: this.readySetEntry(set) });
     });
   }
@@ -510,6 +513,16 @@ export class Service {
       body.packFailed = job.status === 'failed' ? total : 0;
     }
     return body;
+  }
+}
+
+/** The free local plan renews monthly on the day the account was created. */
+export function nextMonthlyRenewal(createdAt: string, now: Date): string {
+  const start = new Date(createdAt);
+  for (let months = 1; ; months++) {
+    const next = new Date(start);
+    next.setUTCMonth(start.getUTCMonth() + months);
+    if (next > now) return next.toISOString();
   }
 }
 

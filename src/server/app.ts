@@ -31,7 +31,8 @@ const ackIdempotency = (reply: FastifyReply, idem: { key: string } | undefined) 
   idem ? reply.header('idempotency-key', idem.key) : reply;
 
 export function buildApp(core: Core, opts: { log?: (message: string) => void } = {}): FastifyInstance {
-  const app = Fastify({ bodyLimit: LIMITS.jsonBodyBytes, logger: false, return503OnClosing: true });
+  // Long ids reach the route (and get a JSON 404) instead of the router's own 414.
+  const app = Fastify({ bodyLimit: LIMITS.jsonBodyBytes, logger: false, return503OnClosing: true, routerOptions: { maxParamLength: 8192 } });
   const { service } = core;
 
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, request, reply) => {

@@ -219,7 +219,7 @@ export type AccountBody = {
     planProductId: string;
     provider: string;
     cancelAtPeriodEnd: boolean;
-    renewsAt: string | null;
+    renewsAt: string;
   };
 };
 export type CatalogJobBody = {

@@ -94,6 +94,9 @@ export function validateGeneration(request: GenerationRequest): ValidGeneration 
     if (Array.isArray(value) && !isArrayKey) {
       throw new RuleViolation(`${toolId}: image field '${key}' takes one URL, not an array`);
     }
+    if (!Array.isArray(value) && isArrayKey) {
+      throw new RuleViolation(`${toolId}: image field '${key}' takes an array of URLs`);
+    }
     images[key] = Array.isArray(value) ? value : [value];
   }
   for (const requirement of tool.required) {

@@ -74,8 +74,9 @@ export class JobRunner {
 
   /** Stops taking work and aborts running units; unfinished jobs resume at next start. */
   async close(): Promise<void> {
+    // Queued units see the abort and return at once (p-limit's clearQueue would leave their
+    // promises pending forever, and this wait with them).
     this.abort.abort();
-    this.limit.clearQueue();
     await Promise.allSettled([...this.active.values()]);
   }
 

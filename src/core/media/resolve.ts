@@ -137,7 +137,7 @@ export class ImageResolver {
     } catch (err) {
       throw fail(err instanceof RemoteFetchError ? err.message : 'the URL could not be fetched');
     }
-    const mime = await sniffImage(data);
+    const mime = sniffImage(data);
     if (!mime) throw fail('the URL does not serve a JPEG, PNG or WebP image');
     const blob = this.opts.blobs.put(data, mime, 'fetched', accountId, now);
     return { source: 'blob', sha256: blob.sha256, mime };
