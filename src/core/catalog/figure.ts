@@ -49,7 +49,7 @@ const limb = (from: Pt, length: number, angle: number): Pt => ({ x: from.x + Mat
  * markup and the anchors where products go.
  */
 export function drawFigure(look: Appearance, pose: PoseJoints, width: number, height: number): { svg: string; anchors: FigureAnchors } {
-  const unit = (height / 8.2) * look.height; // head heights
+  const unit = (height / 8.9) * look.height; // head heights, with headroom above
   const cx = width / 2 + Math.sin(rad(pose.lean)) * unit * 0.5;
   const footY = height * 0.965;
   const legLen = unit * 1.95;

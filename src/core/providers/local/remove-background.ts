@@ -145,9 +145,39 @@ function segment(dist: Float32Array, w: number, h: number): Uint8Array {
     if (i >= w) grow(i - w);
     if (i < w * (h - 1)) grow(i + w);
   }
+  openEnclosedHoles(background, dist, w, h, low);
   const fg = new Uint8Array(w * h);
   for (let i = 0; i < fg.length; i++) fg[i] = background[i] ? 0 : 1;
   return keepMainComponents(fg, w, h);
+}
+
+/**
+ * Holes: a bag handle's loop or a necklace's inside shows the backdrop without touching the
+ * border. Enclosed regions that match the backdrop very closely (mean distance well under the
+ * threshold) and are not tiny become background too; printed areas of a garment are not that
+ * close to the backdrop, so they stay.
+ */
+function openEnclosedHoles(background: Uint8Array, dist: Float32Array, w: number, h: number, low: number): void {
+  const seen = new Uint8Array(w * h);
+  const minArea = w * h * 0.002;
+  for (let start = 0; start < w * h; start++) {
+    if (background[start] || seen[start] || dist[start]! >= low) continue;
+    const region: number[] = [start];
+    seen[start] = 1;
+    let sum = 0;
+    for (let k = 0; k < region.length; k++) {
+      const i = region[k]!;
+      sum += dist[i]!;
+      const x = i % w;
+      for (const j of [x > 0 ? i - 1 : -1, x < w - 1 ? i + 1 : -1, i >= w ? i - w : -1, i < w * (h - 1) ? i + w : -1]) {
+        if (j >= 0 && !seen[j] && !background[j] && dist[j]! < low) {
+          seen[j] = 1;
+          region.push(j);
+        }
+      }
+    }
+    if (region.length >= minArea && sum / region.length < low * 0.45) for (const i of region) background[i] = 1;
+  }
 }
 
 /** Drops specks: components smaller than 3% of the largest one. */
@@ -211,6 +241,7 @@ export async function matteAt(matte: Matte, width: number, height: number): Prom
   return sharp(Buffer.from(matte.alpha), { raw: { width: matte.width, height: matte.height, channels: 1 } })
     .resize(width, height, { kernel: 'linear' })
     .blur(sigma)
+    .extractChannel(0) // libvips hands back sRGB otherwise: keep one channel
     .raw()
     .toBuffer();
 }
