@@ -14,6 +14,7 @@ import { openStudioDatabase, type StudioDB } from './db/open';
 import * as store from './db/store';
 import { Gates, backoffMs } from './gates';
 import { Library } from './library';
+import { lockDataFolder } from './lock';
 import { fillPhoto } from './one-shot';
 import { pollUntilDone, typicalJobMs } from './poll';
 import { exportApproved } from './export-step';
@@ -69,7 +70,10 @@ export class StudioEngine {
   private stopped = true;
   private prices = new Map<string, number>();
 
+  private readonly unlock: () => void;
+
   constructor(private readonly opts: EngineOptions) {
+    this.unlock = lockDataFolder(opts.dataDir);
     this.db = openStudioDatabase(path.join(opts.dataDir, 'studio.db'));
     this.library = new Library(path.join(opts.dataDir, 'library'));
     this.gates = new Gates(opts.capProbeMs);
@@ -104,6 +108,7 @@ export class StudioEngine {
   async close(): Promise<void> {
     await this.stop();
     this.db.close();
+    this.unlock();
   }
 
   get paused(): boolean {

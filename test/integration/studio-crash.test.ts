@@ -15,11 +15,11 @@ const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-crash-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
 const repo = path.resolve(import.meta.dirname, '../..');
-const tsx = path.join(repo, 'node_modules', '.bin', 'tsx');
 
 function runCli(args: string[], killAfterMs: number | null): Promise<{ code: number | null; killed: boolean; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(tsx, [path.join(repo, 'src/cli/index.ts'), ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    // One process (tsx as a loader, not as a wrapper that forks): SIGKILL must hit the engine itself.
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'src/cli/index.ts'), ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import ffmpeg from '@ffmpeg-installer/ffmpeg';
-import sharp from 'sharp';
+import sharp, { type Region } from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../src/core/catalog';
 import { createLocalProvider } from '../../src/core/providers/local';
@@ -25,7 +25,7 @@ async function product(background = '#f3f3f1', width = 600, height = 800): Promi
 }
 
 // stats() reads the input, not the pipeline: extract to a buffer first.
-const meanOf = async (img: Buffer, region?: sharp.Region) => {
+const meanOf = async (img: Buffer, region?: Region) => {
   const part = region ? await sharp(img).extract(region).png().toBuffer() : img;
   return (await sharp(part).stats()).channels.slice(0, 3).map((c) => c.mean);
 };
