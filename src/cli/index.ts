@@ -203,7 +203,7 @@ async function run(args: string[]): Promise<void> {
   const concurrency = integer(f.concurrency, 'concurrency');
   const engine = new StudioEngine({ dataDir, client, prepareUpload: prepareForUpload, ...(concurrency ? { concurrency } : {}) });
   try {
-    const problem = await checkRecipe(client, recipe.data);
+    const problem = await checkRecipe(engine.client, recipe.data);
     if (problem) throw new Error(`recipe: ${problem}`);
     const summary = await runBatch(engine, { inDir, recipe: recipe.data, outDir });
     print(summary);

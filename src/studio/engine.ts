@@ -15,6 +15,7 @@ import * as store from './db/store';
 import { Gates, backoffMs } from './gates';
 import { Library } from './library';
 import { lockDataFolder } from './lock';
+import { countingClient } from './counting-client';
 import { fillPhoto } from './one-shot';
 import { pollUntilDone, typicalJobMs } from './poll';
 import { exportApproved } from './export-step';
@@ -77,11 +78,11 @@ export class StudioEngine {
     this.db = openStudioDatabase(path.join(opts.dataDir, 'studio.db'));
     this.library = new Library(path.join(opts.dataDir, 'library'));
     this.gates = new Gates(opts.capProbeMs);
+    this.client = countingClient(opts.client, () => store.countRequest(this.db, opts.client.origin, this.now().toISOString().slice(0, 10)));
   }
 
-  get client(): ServiceClient {
-    return this.opts.client;
-  }
+  /** The service client; every API call through it is counted for today's request budget. */
+  readonly client: ServiceClient;
 
   now(): Date {
     return this.opts.now?.() ?? new Date();
@@ -246,7 +247,6 @@ export class StudioEngine {
     this.client
       .getAccount()
       .then((account) => {
-        this.countRequest();
         if (account.diamondBalance >= gate.needed && this.gates.diamonds === gate) {
           this.gates.diamonds = null;
           this.clearWaits('no_diamonds');
@@ -319,10 +319,6 @@ export class StudioEngine {
     return RecipeSchema.parse(JSON.parse(item.recipe));
   }
 
-  private countRequest(): void {
-    store.countRequest(this.db, this.client.origin, this.now().toISOString().slice(0, 10));
-  }
-
   private async upload(item: store.ItemRow): Promise<void> {
     let uploadKey = item.uploadKey;
     if (!uploadKey) {
@@ -330,7 +326,6 @@ export class StudioEngine {
       this.transition(item.id, { uploadKey, state: 'uploading' });
     }
     const data = this.opts.prepareUpload ? await this.opts.prepareUpload(item.sourcePath) : await fs.promises.readFile(item.sourcePath);
-    this.countRequest();
     const uploaded = await this.client.upload(data, { idempotencyKey: uploadKey });
     this.learnIdempotency(uploaded.idempotencyHonoured);
     const recipe = this.recipeOf(item);
@@ -348,6 +343,21 @@ export class StudioEngine {
     });
     const next = store.getItem(this.db, item.id);
     if (next && !this.abort.signal.aborted) await this.submit(next);
+  }
+
+  /**
+   * How long jobs of this tool take here, learnt from the last ones (moving average), so the
+   * first poll lands just after the job is done: most jobs then cost one or two polls.
+   */
+  private expectedJobMs(toolId: string): number {
+    const learnt = Number(store.getSetting(this.db, `job-ms:${toolId}`));
+    return learnt > 0 ? learnt * 1.1 : typicalJobMs(toolId);
+  }
+
+  private learnJobTime(toolId: string, ms: number): void {
+    const previous = Number(store.getSetting(this.db, `job-ms:${toolId}`));
+    const next = previous > 0 ? previous * 0.7 + ms * 0.3 : ms;
+    store.setSetting(this.db, `job-ms:${toolId}`, String(Math.round(next)));
   }
 
   private honoursIdempotency(): boolean {
@@ -368,7 +378,6 @@ export class StudioEngine {
     this.transition(item.id, { submittedAt: this.now().toISOString() });
     const request = JSON.parse(item.submitRequest) as Record<string, unknown>;
     const recipe = this.recipeOf(item);
-    this.countRequest();
     let jobId: string;
     let price: number;
     let packTotal: number | null = null;
@@ -391,17 +400,17 @@ export class StudioEngine {
 
   private async poll(item: store.ItemRow): Promise<void> {
     if (!item.jobId) throw new Error('no job id recorded');
-    const firstDelay = item.submittedAt ? Math.max(0, Date.parse(item.submittedAt) + typicalJobMs(item.toolId) - this.now().getTime()) : 0;
+    const firstDelay = item.submittedAt ? Math.max(0, Date.parse(item.submittedAt) + this.expectedJobMs(item.toolId) - this.now().getTime()) : 0;
     const job = await pollUntilDone(this.client, item.jobId, {
       firstDelayMs: firstDelay,
       signal: this.abort.signal,
       onProgress: (progress) => {
-        this.countRequest();
         if (progress.packTotal !== undefined) {
           this.transition(item.id, { packTotal: progress.packTotal, packCompleted: progress.packCompleted ?? null, packFailed: progress.packFailed ?? null });
         }
       },
     });
+    if (item.submittedAt) this.learnJobTime(item.toolId, this.now().getTime() - Date.parse(item.submittedAt));
     if (job.status === 'failed') {
       // The service refunds a failed job; nothing stays spent.
       this.transition(item.id, { state: 'failed', error: job.errorMessage ?? 'the generation failed', diamonds: 0 });
@@ -527,7 +536,6 @@ export class StudioEngine {
     const now = this.now();
     if (!this.balanceCache || now.getTime() - this.balanceCache.at > 15_000) {
       try {
-        this.countRequest();
         const account = await this.client.getAccount();
         this.balanceCache = { value: account.diamondBalance, at: now.getTime() };
       } catch {
@@ -544,7 +552,6 @@ export class StudioEngine {
 
   async toolPrice(toolId: string): Promise<number> {
     if (this.prices.size === 0) {
-      this.countRequest();
       for (const model of await this.client.listModels()) this.prices.set(model.id, model.fallbackPriceDiamonds);
     }
     return this.prices.get(toolId) ?? 0;

@@ -1,0 +1,23 @@
+/**
+ * Wraps a ServiceClient so that every /v1 call is counted (the engine keeps its own count of
+ * requests per key and UTC day against the daily cap); downloads of result files are not API
+ * calls and are not counted.
+ */
+import type { ServiceClient } from '../client';
+
+const NOT_COUNTED = new Set<keyof ServiceClient>(['origin', 'download', 'close']);
+
+export function countingClient(inner: ServiceClient, onRequest: () => void): ServiceClient {
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function' || NOT_COUNTED.has(prop as keyof ServiceClient)) {
+        return typeof value === 'function' ? value.bind(target) : value;
+      }
+      return (...args: unknown[]) => {
+        onRequest();
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
