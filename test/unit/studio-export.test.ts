@@ -3,7 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { placeFile, writeFileAtomic } from '../../src/studio/export/atomic-write';
+import {
+  discardTemp,
+  placeFile,
+  tempPathFor,
+  writeFileAtomic,
+} from '../../src/studio/export/atomic-write';
 import { checkCompliance } from '../../src/studio/export/compliance';
 import { exportResult, type ExportResultInput } from '../../src/studio/export/export-result';
 import { renderForPreset } from '../../src/studio/export/render';
@@ -304,6 +309,23 @@ describe('atomic writes', () => {
     expect(new Set(results.map((r) => r.path)).size).toBe(4);
     expect(fs.readFileSync(target, 'utf8')).toBe('theirs');
     expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('removes temp files a crash left behind, but not the ones being written', async () => {
+    const out = path.join(dir, 'out');
+    fs.mkdirSync(out);
+    const leftover = path.join(out, '.shot-03-1.jpg.04d5d01cf200.tmp');
+    fs.writeFileSync(leftover, 'half a jpeg');
+    fs.writeFileSync(path.join(out, '.notes.tmp'), 'not ours: no random tag');
+    const inFlight = tempPathFor(path.join(out, 'busy.jpg'));
+    fs.writeFileSync(inFlight, 'being written');
+
+    await writeFileAtomic(path.join(out, 'shot-04-1.jpg'), Buffer.from('jpeg'));
+
+    expect(fs.readdirSync(out).sort()).toEqual(
+      ['.notes.tmp', path.basename(inFlight), 'shot-04-1.jpg'].sort(),
+    );
+    await discardTemp(inFlight);
   });
 
   it('placeFile with skip reports the existing file and keeps it', async () => {

@@ -24,10 +24,45 @@ export function suffixedPath(target: string, n: number): string {
  * and ignored by hot folders and by the export folder's own listings.
  */
 export function tempPathFor(target: string): string {
-  return path.join(
+  const temp = path.join(
     path.dirname(target),
     `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`,
   );
+  tempsInFlight.add(temp);
+  return temp;
+}
+
+/** Temp files this process is writing right now: the sweep must never take them. */
+const tempsInFlight = new Set<string>();
+const TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/;
+const sweptDirs = new Set<string>();
+
+/** Removes a temp file and forgets it. */
+export async function discardTemp(temp: string): Promise<void> {
+  await fs.rm(temp, { force: true });
+  tempsInFlight.delete(temp);
+}
+
+/**
+ * A crash (power loss, SIGKILL) between writing a temp file and renaming it leaves the hidden
+ * temp behind. The first write into a folder after start removes such leftovers, once per folder
+ * per process, sparing the temps this process has in flight.
+ */
+export async function sweepStaleTemps(dir: string): Promise<void> {
+  const key = path.resolve(dir);
+  if (sweptDirs.has(key)) return;
+  sweptDirs.add(key);
+  let names: string[];
+  try {
+    names = await fs.readdir(key);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return;
+    throw error;
+  }
+  for (const name of names) {
+    const full = path.join(key, name);
+    if (TEMP_NAME.test(name) && !tempsInFlight.has(full)) await fs.rm(full, { force: true });
+  }
 }
 
 /**
@@ -41,6 +76,7 @@ export async function writeFileAtomic(
   conflict: ConflictPolicy = 'suffix',
 ): Promise<PlaceResult> {
   await fs.mkdir(path.dirname(target), { recursive: true });
+  await sweepStaleTemps(path.dirname(target));
   if (conflict === 'skip' && (await exists(target))) return { status: 'skipped', path: target };
   const temp = tempPathFor(target);
   try {
@@ -55,7 +91,7 @@ export async function writeFileAtomic(
     await syncDir(path.dirname(placed.path));
     return placed;
   } finally {
-    await fs.rm(temp, { force: true });
+    await discardTemp(temp);
   }
 }
 

@@ -1,7 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { errorCode, placeFile, syncDir, writeFileAtomic } from './atomic-write';
+import {
+  discardTemp,
+  errorCode,
+  placeFile,
+  sweepStaleTemps,
+  syncDir,
+  tempPathFor,
+  writeFileAtomic,
+} from './atomic-write';
 
 /** The app's own folders at the top level of every hot folder; the watcher ignores them. */
 export const DONE_DIR = 'done';
@@ -55,10 +62,8 @@ export async function moveNoClobber(source: string, target: string): Promise<str
   } catch (error) {
     if (errorCode(error) !== 'EXDEV') throw error;
   }
-  const temp = path.join(
-    path.dirname(target),
-    `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`,
-  );
+  await sweepStaleTemps(path.dirname(target));
+  const temp = tempPathFor(target);
   try {
     await fs.copyFile(source, temp, fs.constants.COPYFILE_EXCL);
     const handle = await fs.open(temp, 'r+');
@@ -72,7 +77,7 @@ export async function moveNoClobber(source: string, target: string): Promise<str
     await fs.unlink(source);
     return placed.path;
   } finally {
-    await fs.rm(temp, { force: true });
+    await discardTemp(temp);
   }
 }
 

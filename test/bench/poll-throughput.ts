@@ -1,0 +1,65 @@
+/**
+ * GET /v1/generations/{id} (authenticated and counted against the daily cap) in requests per
+ * second, against a bare node:http handler returning the same bytes; both measured with
+ * autocannon on loopback with the same connections and duration, each server in its own process.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { adminFor } from '../../src/core';
+import { systemClock } from '../../src/core/clock';
+import { openDatabase } from '../../src/core/db/open';
+import { fmt, productPhoto, startChild, tempDir, type Row } from './shared';
+
+const CONNECTIONS = 10;
+const SECONDS = 8;
+
+async function load(url: string, headers: Record<string, string>): Promise<number> {
+  await autocannon({ url, connections: CONNECTIONS, duration: 2, headers }); // warm-up
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result.requests.average;
+}
+
+export async function pollThroughput(): Promise<Row[]> {
+  const dir = tempDir('poll');
+  try {
+    const db = openDatabase(path.join(dir, 'core.db'));
+    const { apiKey } = adminFor(db, systemClock).createAccount({ email: 'bench@example.com', diamonds: 1000, dailyCap: 1_000_000_000 });
+    db.close();
+    const real = await startChild(['real', dir]);
+    const auth = { authorization: `Bearer ${apiKey}` };
+    let body = Buffer.alloc(0);
+    let id: string;
+    let realRps: number;
+    try {
+      const upload = (await (await fetch(`${real.url}/v1/uploads`, { method: 'POST', headers: auth, body: new Uint8Array(await productPhoto(400, 500, 20)) })).json()) as { url: string };
+      const created = (await (
+        await fetch(`${real.url}/v1/generations`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ toolId: 'photo_enhance', images: { user_photo: upload.url } }) })
+      ).json()) as { id: string };
+      id = created.id;
+      for (;;) {
+        const res = await fetch(`${real.url}/v1/generations/${id}`, { headers: auth });
+        body = Buffer.from(await res.arrayBuffer());
+        if ((JSON.parse(body.toString()) as { status: string }).status !== 'processing') break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      realRps = await load(`${real.url}/v1/generations/${id}`, auth);
+    } finally {
+      await real.stop();
+    }
+    const bodyFile = path.join(dir, 'body.json');
+    fs.writeFileSync(bodyFile, body);
+    const bare = await startChild(['bare', '200', bodyFile]);
+    let bareRps: number;
+    try {
+      bareRps = await load(`${bare.url}/v1/generations/${id}`, auth);
+    } finally {
+      await bare.stop();
+    }
+    const ratio = realRps / bareRps;
+    return [{ name: 'GET /v1/generations/{id} rps vs bare node:http', measured: `${fmt(realRps, 0)} vs ${fmt(bareRps, 0)} req/s`, ratio, target: '>= 0.5', pass: ratio >= 0.5 }];
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
