@@ -10,6 +10,8 @@ import { BlobStore } from './media/blob-store';
 import { EMBEDDED_ORIGIN, ImageResolver } from './media/resolve';
 import { JobRunner } from './jobs/runner';
 import { Service } from './service';
+import { RequestCounter } from './request-counter';
+import { KeyCache } from './key-cache';
 import { loadCatalog, type Catalog } from './catalog';
 import { createLocalProvider } from './providers/local';
 import type { ProviderAdapter } from './providers/types';
@@ -62,7 +64,9 @@ export function openCore(opts: CoreOptions): Core {
   });
   const provider = opts.provider ?? createLocalProvider({ catalog });
   const runner = new JobRunner({ db, blobs, resolver, provider, clock, concurrency: opts.concurrency ?? os.availableParallelism(), log: opts.log });
-  const service = new Service({ db, blobs, catalog, resolver, runner, provider, clock, log: opts.log });
+  const requests = new RequestCounter(db);
+  const keyCache = new KeyCache(db);
+  const service = new Service({ db, blobs, catalog, resolver, runner, provider, clock, requests, keys: keyCache, log: opts.log });
   if (opts.resumeJobs !== false) runner.resumeAll();
   return {
     db,
@@ -71,16 +75,17 @@ export function openCore(opts: CoreOptions): Core {
     resolver,
     runner,
     service,
-    admin: adminFor(db, clock),
+    admin: adminFor(db, clock, () => keyCache.forget()),
     async close() {
       await runner.close();
+      requests.flush();
       db.close();
     },
   };
 }
 
 /** Account administration (the CLI's `admin` commands); safe while a server uses the same file. */
-export function adminFor(db: WritableDB, clock: Clock) {
+export function adminFor(db: WritableDB, clock: Clock, onKeysChanged: () => void = () => {}) {
   const wholeNumber = (n: number, flag: string) => {
     if (!Number.isSafeInteger(n) || n < 0) throw new AdminError(`${flag} must be a whole number >= 0`);
     return n;
@@ -94,7 +99,9 @@ export function adminFor(db: WritableDB, clock: Clock) {
       return keys.createKey(db, input, clock.now());
     },
     revokeKey(keyId: string) {
-      return keys.revokeKey(db, keyId, clock.now());
+      const revoked = keys.revokeKey(db, keyId, clock.now());
+      onKeysChanged();
+      return revoked;
     },
     grant(input: { email: string; diamonds: number }) {
       const amount = wholeNumber(input.diamonds, '--diamonds');

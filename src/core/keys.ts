@@ -2,18 +2,17 @@
  * Accounts and API keys. Keys are 256-bit random secrets shown once; only their SHA-256 is stored
  * (a fast hash is enough for high-entropy secrets and keeps authentication off the hot path).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { ReadableDB, WritableDB } from './db/types';
-import { AdminError, DailyCapReached, Unauthorized } from './errors';
+import { AdminError, Unauthorized } from './errors';
 import { newId } from './ids';
 import { grant } from './ledger';
-import { utcDay } from './clock';
 import { LIMITS } from '../shared/api';
 
 export type AuthenticatedKey = { keyId: string; accountId: string; dailyCap: number };
 
 const KEY_PREFIX = 'ds_live_';
-const hashKey = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+const hashKey = (secret: string): string => hash('sha256', secret, 'hex');
 
 function mintKey(db: WritableDB, accountId: string, dailyCap: number, now: Date) {
   const apiKey = KEY_PREFIX + randomBytes(32).toString('base64url');
@@ -103,23 +102,3 @@ export function authenticate(db: ReadableDB, header: string | undefined): Authen
   return row;
 }
 
-/** Counts one request against today's (UTC) cap; a refused request is not counted. */
-export function countRequest(db: WritableDB, key: AuthenticatedKey, now: Date): number {
-  const day = utcDay(now);
-  const result = db
-    .prepare(
-      `INSERT INTO key_usage (key_id, day, count) VALUES (?, ?, 1)
-       ON CONFLICT (key_id, day) DO UPDATE SET count = count + 1 WHERE count < ?
-       RETURNING count`,
-    )
-    .get(key.keyId, day, key.dailyCap) as { count: number } | undefined;
-  if (!result) throw new DailyCapReached(key.dailyCap);
-  return result.count;
-}
-
-export function requestsUsed(db: ReadableDB, keyId: string, now: Date): number {
-  const row = db.prepare('SELECT count FROM key_usage WHERE key_id = ? AND day = ?').get(keyId, utcDay(now)) as
-    | { count: number }
-    | undefined;
-  return row?.count ?? 0;
-}

@@ -12,7 +12,9 @@ import type { BlobStore } from './media/blob-store';
 import type { JobRunner } from './jobs/runner';
 import type { ProviderAdapter } from './providers/types';
 import { failAndRefund } from './jobs/runner';
-import { authenticate, countRequest, type AuthenticatedKey } from './keys';
+import type { AuthenticatedKey } from './keys';
+import type { KeyCache } from './key-cache';
+import type { RequestCounter } from './request-counter';
 import { balanceOf, charge } from './ledger';
 import { newId } from './ids';
 import { BadRequest, Unauthorized, FailedAfterCharge, InsufficientDiamonds, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType } from './errors';
@@ -53,6 +55,8 @@ export type ServiceDeps = {
   runner: JobRunner;
   provider: ProviderAdapter;
   clock: Clock;
+  requests: RequestCounter;
+  keys: KeyCache;
   log?: (message: string) => void;
 };
 
@@ -61,6 +65,8 @@ const shown = (id: string) => (id.length > 64 ? `${id.slice(0, 64)}…` : id);
 const ok = (body: object, status = 200): ServiceResponse => ({ status, body: { success: true, ...body } });
 
 export class Service {
+  private readonly finishedJobs = new FinishedJobCache(10_000);
+
   constructor(private readonly deps: ServiceDeps) {}
 
   private now(): Date {
@@ -72,8 +78,8 @@ export class Service {
    * reading a body, so a refused request costs no work; endpoint methods accept its result.
    */
   authorize(authorization: string | undefined): Authorized {
-    const key = authenticate(this.deps.db, authorization);
-    countRequest(this.deps.db, key, this.now());
+    const key = this.deps.keys.authenticate(authorization);
+    this.deps.requests.count(key, this.now());
     return { authorized: key };
   }
 
@@ -86,7 +92,7 @@ export class Service {
       .prepare('SELECT id AS keyId, account_id AS accountId, daily_cap AS dailyCap FROM api_keys WHERE id = ? AND revoked_at IS NULL')
       .get(keyId) as AuthenticatedKey | undefined;
     if (!key) throw new Unauthorized();
-    countRequest(this.deps.db, key, this.now());
+    this.deps.requests.count(key, this.now());
     return { authorized: key };
   }
 
@@ -198,9 +204,17 @@ export class Service {
 
   getGeneration(auth: Auth, id: string): Promise<ServiceResponse> {
     return this.call(auth, (key) => {
+      const finished = this.finishedJobs.get(id, this.deps.resolver.publicOrigin);
+      if (finished) {
+        if (finished.accountId !== key.accountId) throw new NotFound(`Generation ${shown(id)} not found`);
+        return ok(finished.body);
+      }
       const job = IdSchema.safeParse(id).success ? jobs.getJob(this.deps.db, id) : undefined;
       if (!job || job.accountId !== key.accountId) throw new NotFound(`Generation ${shown(id)} not found`);
-      return ok(this.generationBody(job));
+      const body = this.generationBody(job);
+      // Completed and failed jobs never change again; polls of them skip SQLite.
+      if (job.status !== 'processing') this.finishedJobs.set(id, { accountId: job.accountId, origin: this.deps.resolver.publicOrigin, body });
+      return ok(body);
     });
   }
 
@@ -513,6 +527,28 @@ export class Service {
       body.packFailed = job.status === 'failed' ? total : 0;
     }
     return body;
+  }
+}
+
+type FinishedJob = { accountId: string; origin: string; body: Omit<GenerationBody, 'success'> };
+
+/** Least-recently-used responses of finished jobs, valid for the origin their URLs were built with. */
+class FinishedJobCache {
+  private readonly entries = new Map<string, FinishedJob>();
+  constructor(private readonly capacity: number) {}
+
+  get(id: string, origin: string): FinishedJob | undefined {
+    const entry = this.entries.get(id);
+    if (!entry || entry.origin !== origin) return undefined;
+    this.entries.delete(id);
+    this.entries.set(id, entry);
+    return entry;
+  }
+
+  set(id: string, entry: FinishedJob): void {
+    this.entries.delete(id);
+    this.entries.set(id, entry);
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
   }
 }
 

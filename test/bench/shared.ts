@@ -42,7 +42,7 @@ export async function writePhotos(dir: string, count: number, width: number, hei
 /** Starts test/bench/server-child.ts in its own process and waits for its URL. */
 export function startChild(args: string[]): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const script = path.join(import.meta.dirname, 'server-child.ts');
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(process.env.BENCH_CHILD_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {

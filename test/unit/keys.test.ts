@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, DatabaseTooNew } from '../../src/core/db/open';
 import type { WritableDB } from '../../src/core/db/types';
-import { authenticate, countRequest, createAccount, createKey, revokeKey } from '../../src/core/keys';
+import { authenticate, createAccount, createKey, revokeKey } from '../../src/core/keys';
+import { RequestCounter } from '../../src/core/request-counter';
 import { AdminError, DailyCapReached, Unauthorized } from '../../src/core/errors';
 
 const now = new Date('2026-11-22T23:59:59Z');
@@ -51,11 +52,34 @@ describe('API keys', () => {
     createAccount(db, { email: 'a@example.com', diamonds: 0 }, now);
     const { apiKey } = createKey(db, { email: 'a@example.com', dailyCap: 3 }, now);
     const key = authenticate(db, `Bearer ${apiKey}`);
-    expect([1, 2, 3].map(() => countRequest(db, key, now))).toEqual([1, 2, 3]);
-    expect(() => countRequest(db, key, now)).toThrow(DailyCapReached);
-    expect(() => countRequest(db, key, now)).toThrow(/3 requests reached for this API key/);
+    const counter = new RequestCounter(db);
+    expect([1, 2, 3].map(() => counter.count(key, now))).toEqual([1, 2, 3]);
+    expect(() => counter.count(key, now)).toThrow(DailyCapReached);
+    expect(() => counter.count(key, now)).toThrow(/3 requests reached for this API key/);
     // The next UTC day starts a fresh count.
-    expect(countRequest(db, key, new Date('2026-11-23T00:00:00Z'))).toBe(1);
+    expect(counter.count(key, new Date('2026-11-23T00:00:00Z'))).toBe(1);
+    counter.flush();
+  });
+
+  it('writes counts to SQLite in batches that a restart reads back, adding to other writers', () => {
+    createAccount(db, { email: 'a@example.com', diamonds: 0 }, now);
+    const { apiKey } = createKey(db, { email: 'a@example.com', dailyCap: 5 }, now);
+    const key = authenticate(db, `Bearer ${apiKey}`);
+    const first = new RequestCounter(db);
+    first.count(key, now);
+    first.count(key, now);
+    const stored = () => (db.prepare('SELECT count FROM key_usage WHERE key_id = ?').get(key.keyId) as { count: number } | undefined)?.count;
+    expect(stored()).toBeUndefined(); // not yet flushed
+    first.flush();
+    expect(stored()).toBe(2);
+    // A second counter (a restarted process) starts from the stored count; both flushes add up.
+    const second = new RequestCounter(db);
+    expect(second.count(key, now)).toBe(3);
+    first.count(key, now);
+    first.flush();
+    second.flush();
+    expect(stored()).toBe(4);
+    expect(new RequestCounter(db).used(key.keyId, now)).toBe(4);
   });
 });
 

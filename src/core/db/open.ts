@@ -5,6 +5,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
+import { cacheStatements } from './statement-cache';
 import type { WritableDB } from './types';
 import * as m0010 from './migrations/0010-initial';
 
@@ -30,7 +31,7 @@ export function openDatabase(file: string, migrations: readonly Migration[] = MI
   // Admin commands and a running server share the file; wait for the writer instead of failing.
   db.pragma('busy_timeout = 10000');
   migrate(db, file, migrations);
-  return db;
+  return cacheStatements(db);
 }
 
 function migrate(db: WritableDB, file: string, migrations: readonly Migration[]): void {

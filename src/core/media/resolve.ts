@@ -88,9 +88,15 @@ export class ImageResolver {
     return this.catalogFiles.has(file) ? file : undefined;
   }
 
+  /** The origin URLs are handed out under; changes once, when the server knows its address. */
+  get publicOrigin(): string {
+    return this.base.origin;
+  }
+
   /** Public URL of a blob id or catalog file, as handed to callers. */
   fileUrl(blobId: string): string {
-    return new URL(`/files/${blobId}`, this.base).toString();
+    // Blob ids are [A-Za-z0-9_-]: plain concatenation is safe, and polls call this per result.
+    return `${this.base.origin}/files/${blobId}`;
   }
   catalogUrl(file: string): string {
     return new URL(`/catalog/${file}`, this.base).toString();

@@ -5,6 +5,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
+import { cacheStatements } from '../../core/db/statement-cache';
 import * as m0010 from './migrations/0010-initial';
 
 export type StudioDB = Database.Database;
@@ -30,5 +31,5 @@ export function openStudioDatabase(file: string): StudioDB {
       db.pragma(`user_version = ${m.version}`);
     }).immediate();
   }
-  return db;
+  return cacheStatements(db);
 }
