@@ -11,7 +11,8 @@ export default defineConfig({
     build: { rollupOptions: { input: resolve('src/main/index.ts'), external } },
   },
   preload: {
-    build: { rollupOptions: { input: resolve('src/preload/index.ts') } },
+    // Sandboxed preloads cannot be ES modules: CommonJS it is.
+    build: { rollupOptions: { input: resolve('src/preload/index.ts'), output: { format: 'cjs', entryFileNames: '[name].cjs' } } },
   },
   renderer: {
     root: resolve('src/renderer'),

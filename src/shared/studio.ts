@@ -4,7 +4,18 @@
  * IPC bridge, the HTTP/SSE bridge and the renderer all consume these.
  */
 import { z } from 'zod';
-import { CatalogJobRequestSchema, GenerationRequestSchema, IdSchema } from './api';
+import {
+  CatalogJobRequestSchema,
+  GenerationRequestSchema,
+  IdSchema,
+  type AccountBody,
+  type FashionModelEntry,
+  type PoseEntry,
+  type ReadyTemplateSetEntry,
+  type TemplateSetEntry,
+  type ToolEntry,
+  type VenueEntry,
+} from './api';
 
 export const PHOTO_PLACEHOLDER = '{photo}';
 
@@ -96,6 +107,9 @@ export type ResultView = {
   review: ReviewState;
   exportedPath: string | null;
   compliance: ComplianceReport | null;
+  /** Library-relative paths (`/`-separated) of the file and its thumbnail. */
+  file: string;
+  thumb: string | null;
   createdAt: string;
 };
 
@@ -128,6 +142,20 @@ export type Estimate = {
   withinRequestBudget: boolean;
 };
 
+/** Everything the pickers show, read once from the service (`GET /v1/...`). */
+export type CatalogView = {
+  tools: ToolEntry[];
+  fashionModels: FashionModelEntry[];
+  venues: VenueEntry[];
+  poses: PoseEntry[];
+  readySets: ReadyTemplateSetEntry[];
+};
+
+export type AccountView = Omit<AccountBody, 'success'> & { mode: 'embedded' | 'remote'; serviceUrl: string | null };
+
+/** A saved look: a template set on the service. */
+export type LookView = TemplateSetEntry;
+
 // ---- Commands: name -> [argument schema, result type] ------------------------------------------
 
 const Id = IdSchema;
@@ -158,7 +186,18 @@ export const StudioCommandSchemas = {
   'review.set': z.strictObject({ ids: z.array(Id).min(1), review: z.enum(['approved', 'rejected', 'pending']) }),
   'review.redo': z.strictObject({ resultIds: z.array(Id).min(1), recipe: RecipeSchema.optional() }),
   'export.run': z.strictObject({ itemIds: z.array(Id).optional() }),
+  'export.preview': z.strictObject({
+    naming: z.string().min(1).max(200),
+    format: z.enum(EXPORT_FORMATS).default('jpeg'),
+    itemIds: z.array(Id).max(50).optional(),
+  }),
   'budget.get': z.object({}),
+  'account.get': z.object({}),
+  'connection.check': z.strictObject({ baseUrl: z.url({ protocol: /^https?$/ }), apiKey: z.string().trim().min(8).max(300) }),
+  'catalog.get': z.object({}),
+  'looks.list': z.object({}),
+  'looks.save': z.strictObject({ resultId: Id, label: z.string().trim().min(1).max(120) }),
+  'looks.delete': z.strictObject({ id: Id }),
   'recipe.estimate': z.strictObject({ recipe: RecipeSchema, photos: z.number().int().min(0) }),
 } as const;
 
@@ -182,7 +221,14 @@ export type StudioCommandResults = {
   'review.set': { changed: number };
   'review.redo': { queued: number };
   'export.run': { exported: number; failed: number };
+  'export.preview': { names: string[] } | { error: string };
   'budget.get': BudgetView;
+  'account.get': AccountView;
+  'connection.check': AccountView;
+  'catalog.get': CatalogView;
+  'looks.list': LookView[];
+  'looks.save': { id: string };
+  'looks.delete': { deleted: true };
   'recipe.estimate': Estimate;
 };
 

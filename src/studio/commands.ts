@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { ApiError } from '../client';
+import { ApiError, HttpClient } from '../client';
 import {
   isCatalogRecipe,
   StudioCommandSchemas,
@@ -19,6 +19,7 @@ import type { StudioEngine } from './engine';
 import type { HotFolders } from './folders';
 import { checkRecipe } from './recipe-check';
 import { typicalPollRequests } from './poll';
+import { previewNames } from './export/naming';
 
 export class CommandError extends Error {
   constructor(
@@ -176,7 +177,65 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
       engine.kick();
       return { exported: moved, failed: items.length - moved };
     },
+    'export.preview': async (args) => {
+      const ext = args.format === 'jpeg' ? 'jpg' : args.format;
+      const items = args.itemIds
+        ? args.itemIds.map((id) => store.getItem(db, id)).filter((i): i is store.ItemRow => i !== undefined)
+        : store.listItems(db, { limit: 3, offset: 0 }).items;
+      const samples = (items.length ? items : SAMPLE_ITEMS).map((item, i) => ({
+        name: item.name,
+        folder: item.relativeDir,
+        tool: item.toolId,
+        shot: i + 1,
+        n: 1,
+        date: now(),
+        ext,
+      }));
+      const preview = previewNames(args.naming, samples);
+      return preview.ok ? { names: preview.names } : { error: preview.error };
+    },
     'budget.get': async () => engine.budget(),
+    'account.get': async () => {
+      const account = await engine.client.getAccount();
+      const remote = engine.client.origin !== 'embedded';
+      return { ...account, mode: remote ? 'remote' : 'embedded', serviceUrl: remote ? engine.client.origin : null };
+    },
+    'connection.check': async (args) => {
+      // A live GET /v1/account against the candidate service, without touching the current one.
+      const candidate = new HttpClient({ baseUrl: args.baseUrl, apiKey: args.apiKey, timeoutMs: 10_000 });
+      try {
+        return { ...(await candidate.getAccount()), mode: 'remote', serviceUrl: candidate.origin };
+      } catch (err) {
+        if (err instanceof ApiError) throw new CommandError('connection_failed', `${args.baseUrl} answered: ${err.message}`);
+        throw new CommandError('connection_failed', `Could not reach ${args.baseUrl}: ${err instanceof Error ? err.message : String(err)}`);
+      } finally {
+        await candidate.close();
+      }
+    },
+    'catalog.get': async () => {
+      const client = engine.client;
+      const [tools, fashionModels, venues, poses, readySets] = await Promise.all([
+        client.listModels(),
+        client.listFashionModels({ limit: 100 }),
+        client.listVenues({ limit: 100 }),
+        Promise.all([undefined, 'ring', 'necklace', 'earring', 'bracelet'] as const).then((types) =>
+          Promise.all(types.map((type) => client.listPoses({ ...(type ? { type } : {}), limit: 100 }))).then((lists) => lists.flat()),
+        ),
+        allReadySets(client),
+      ]);
+      return { tools, fashionModels, venues, poses, readySets };
+    },
+    'looks.list': async () => engine.client.listTemplateSets(),
+    'looks.save': async (args) => {
+      const result = store.getResult(db, args.resultId);
+      const item = result && store.getItem(db, result.itemId);
+      if (!item?.jobId) throw new CommandError('not_found', `result ${args.resultId} has no finished job to save as a look`);
+      return engine.client.createTemplateSet({ label: args.label, sourceMediaId: item.jobId });
+    },
+    'looks.delete': async (args) => {
+      await engine.client.deleteTemplateSet(args.id);
+      return { deleted: true };
+    },
     'recipe.estimate': async (args) => {
       const problem = await checkRecipe(engine.client, args.recipe);
       if (problem) throw new CommandError('invalid_recipe', problem);
@@ -203,6 +262,22 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
       };
     },
   };
+}
+
+const SAMPLE_ITEMS = [
+  { name: 'look-042.jpg', relativeDir: 'spring', toolId: 'virtual_model' },
+  { name: 'look-043.jpg', relativeDir: '', toolId: 'virtual_model' },
+];
+
+async function allReadySets(client: StudioEngine['client']) {
+  const sets = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listReadySets({ limit: 100, ...(cursor ? { cursor } : {}) });
+    sets.push(...page.templateSets);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return sets;
 }
 
 /** Validates and runs one command; every failure becomes `{ code, message }`. */

@@ -532,6 +532,11 @@ export class StudioEngine {
   private balanceCache: { value: number; at: number } | null = null;
 
   /** Balance (cached briefly: each check is an API request) and today's request count. */
+  /** Whether any item is still on its way (not finished, not waiting for review). */
+  hasActiveItems(): boolean {
+    return store.itemsInStates(this.db, ACTIVE_STATES).length > 0;
+  }
+
   async budget(): Promise<BudgetView> {
     const now = this.now();
     if (!this.balanceCache || now.getTime() - this.balanceCache.at > 15_000) {

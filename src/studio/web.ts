@@ -8,7 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { StudioEventName, StudioEvents } from '../shared/studio';
+import type { CatalogView, LookView, StudioEventName, StudioEvents } from '../shared/studio';
+import { getItem } from './db/store';
 import type { StudioEngine } from './engine';
 import { runCommand, type createCommands } from './commands';
 
@@ -22,6 +23,7 @@ const MIME: Record<string, string> = {
   '.svg': 'image/svg+xml',
   '.png': 'image/png',
   '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
   '.webp': 'image/webp',
   '.mp4': 'video/mp4',
   '.json': 'application/json',
@@ -43,9 +45,27 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
     }
   });
 
+  // Catalog and look images live at the service (which may be embedded: not a URL a browser can
+  // open); the UI asks for them here, and only URLs the service itself listed are fetched.
+  const listedMedia = new Set<string>();
   app.post<{ Params: { name: string } }>('/api/command/:name', async (request, reply) => {
     const outcome = await runCommand(opts.commands, request.params.name, request.body);
+    if (outcome.ok) for (const url of mediaUrlsIn(request.params.name, outcome.result)) listedMedia.add(url);
     return reply.code(outcome.ok ? 200 : outcome.error.code === 'internal' ? 500 : 400).send(outcome);
+  });
+
+  app.get<{ Querystring: { url?: string } }>('/api/media', async (request, reply) => {
+    const url = request.query.url ?? '';
+    if (!listedMedia.has(url)) return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'not a listed catalog image' } });
+    const media = await engine.client.download(url);
+    return reply.header('content-type', media.mime).header('cache-control', 'private, max-age=86400').send(media.data);
+  });
+
+  // The source photo of an item, for before/after comparison; gone once exported and moved.
+  app.get<{ Params: { id: string } }>('/api/source/:id', async (request, reply) => {
+    const item = getItem(engine.db, request.params.id);
+    if (!item || !fs.existsSync(item.sourcePath)) return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'the source photo is no longer in its folder' } });
+    return reply.header('content-type', MIME[path.extname(item.sourcePath).toLowerCase()] ?? 'application/octet-stream').send(fs.createReadStream(item.sourcePath));
   });
 
   app.get('/api/events', (request, reply) => {
@@ -86,6 +106,20 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
   });
 
   return app;
+}
+
+function mediaUrlsIn(command: string, result: unknown): string[] {
+  if (command === 'catalog.get') {
+    const catalog = result as CatalogView;
+    return [
+      ...catalog.fashionModels.map((m) => m.imageUrl),
+      ...catalog.venues.map((v) => v.imageUrl),
+      ...catalog.poses.map((p) => p.imageUrl),
+      ...catalog.readySets.map((r) => r.coverUrl),
+    ];
+  }
+  if (command === 'looks.list') return (result as LookView[]).flatMap((look) => (look.coverUrl ? [look.coverUrl] : []));
+  return [];
 }
 
 /** `root/relative`, or null when `relative` would leave `root`. */

@@ -2,6 +2,7 @@
  * Queries over the studio database: thin, no business rules. Every state change is one
  * statement or one transaction, written before the network call it guards.
  */
+import path from 'node:path';
 import type { StudioDB } from './open';
 import type { FolderView, ItemState, ItemView, Recipe, ResultView, ReviewState, WaitReason, ComplianceReport } from '../../shared/studio';
 import { RecipeSchema } from '../../shared/studio';
@@ -226,6 +227,8 @@ export function resultView(row: ResultRow): ResultView {
     review: row.review,
     exportedPath: row.exportedPath,
     compliance: row.compliance ? (JSON.parse(row.compliance) as ComplianceReport) : null,
+    file: row.file.split(path.sep).join('/'),
+    thumb: row.thumb ? row.thumb.split(path.sep).join('/') : null,
     createdAt: row.createdAt,
   };
 }

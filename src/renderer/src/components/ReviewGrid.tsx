@@ -1,0 +1,86 @@
+/**
+ * The review grid, virtualised by rows so that 10,000 results scroll as smoothly as ten: only
+ * the rows in view (plus a few) are in the DOM. Keyboard culling happens on the grid itself.
+ */
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import type { ResultView } from '../../../shared/studio';
+import { studio } from '../transport';
+
+const CARD = 196;
+const GAP = 12;
+
+export function ReviewGrid(props: {
+  results: ResultView[];
+  focusedId: string | null;
+  selected: Record<string, true>;
+  onFocus(id: string): void;
+  onToggle(id: string): void;
+  /** Returns true when it handled the key; gets the current column count for up/down. */
+  onKey(key: string, columns: number): boolean;
+}) {
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const [width, setWidth] = useState(900);
+  useEffect(() => {
+    const element = scrollRef.current;
+    if (!element) return;
+    const observer = new ResizeObserver(([entry]) => entry && setWidth(entry.contentRect.width));
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
+  const columns = Math.max(1, Math.floor((width + GAP) / (CARD + GAP)));
+  const rows = Math.ceil(props.results.length / columns);
+  const virtualizer = useVirtualizer({ count: rows, getScrollElement: () => scrollRef.current, estimateSize: () => CARD + 44 + GAP, overscan: 3 });
+
+  const focusedIndex = props.results.findIndex((r) => r.id === props.focusedId);
+  useEffect(() => {
+    if (focusedIndex >= 0) virtualizer.scrollToIndex(Math.floor(focusedIndex / columns), { align: 'auto' });
+  }, [focusedIndex, columns, virtualizer]);
+
+  const onKeyDown = (event: KeyboardEvent) => {
+    const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    if (event.metaKey || event.ctrlKey || event.altKey) return;
+    if (props.onKey(key, columns)) event.preventDefault();
+  };
+
+  return (
+    <div
+      ref={scrollRef}
+      className="review-grid"
+      role="listbox"
+      aria-label="Results to review"
+      aria-multiselectable="true"
+      aria-activedescendant={props.focusedId ? `result-${props.focusedId}` : undefined}
+      tabIndex={0}
+      onKeyDown={onKeyDown}
+      data-testid="review-grid"
+    >
+      <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+        {virtualizer.getVirtualItems().map((row) => (
+          <div key={row.key} className="review-row" style={{ transform: `translateY(${row.start}px)`, gridTemplateColumns: `repeat(${columns}, ${CARD}px)` }}>
+            {props.results.slice(row.index * columns, row.index * columns + columns).map((result) => (
+              <div
+                key={result.id}
+                id={`result-${result.id}`}
+                role="option"
+                aria-selected={Boolean(props.selected[result.id]) || result.id === props.focusedId}
+                aria-label={`${result.shotId ?? `result ${result.n + 1}`}, ${result.review}`}
+                className={`result-card${result.id === props.focusedId ? ' focused' : ''}${props.selected[result.id] ? ' selected' : ''}`}
+                data-review={result.review}
+                onClick={(e) => (e.shiftKey || e.metaKey || e.ctrlKey ? props.onToggle(result.id) : props.onFocus(result.id))}
+              >
+                {result.mime.startsWith('video/') ? (
+                  <video src={studio().libraryUrl(result.file)} muted width={CARD} height={CARD} />
+                ) : (
+                  <img src={studio().libraryUrl(result.thumb ?? result.file)} alt="" width={CARD} height={CARD} loading="lazy" decoding="async" />
+                )}
+                <span className={`review-tag review-${result.review}`}>{result.review}</span>
+                {result.compliance && !result.compliance.ok ? <span className="problem small">fails export checks</span> : null}
+              </div>
+            ))}
+          </div>
+        ))}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,50 @@
+/** Items of the batch queue and the budget, kept current by `item.changed` / `budget.changed`. */
+import { create } from 'zustand';
+import type { BudgetView, ItemView } from '../../../shared/studio';
+import { studio } from '../transport';
+
+type QueueState = {
+  items: Record<string, ItemView>;
+  budget: BudgetView | null;
+  paused: boolean;
+  loaded: boolean;
+  load(): Promise<void>;
+  applyItem(item: ItemView): void;
+  setBudget(budget: BudgetView): void;
+  setPaused(paused: boolean): Promise<void>;
+  retry(ids: string[]): Promise<void>;
+  cancel(ids: string[]): Promise<void>;
+  moveToFront(ids: string[]): Promise<void>;
+};
+
+export const useQueue = create<QueueState>()((set) => ({
+  items: {},
+  budget: null,
+  paused: false,
+  loaded: false,
+  async load() {
+    const [{ items }, budget] = await Promise.all([
+      studio().call('queue.list', { limit: 10_000 }),
+      studio().call('budget.get', {}),
+    ]);
+    set({ items: Object.fromEntries(items.map((i) => [i.id, i])), budget, loaded: true });
+  },
+  applyItem: (item) => set((s) => ({ items: { ...s.items, [item.id]: item } })),
+  setBudget: (budget) => set({ budget }),
+  async setPaused(paused) {
+    await studio().call('queue.pause', { paused });
+    set({ paused });
+  },
+  async retry(ids) {
+    await studio().call('queue.retry', { ids });
+  },
+  async cancel(ids) {
+    await studio().call('queue.cancel', { ids });
+  },
+  async moveToFront(ids) {
+    await studio().call('queue.moveToFront', { ids });
+  },
+}));
+
+/** Items in queue order. */
+export const selectOrderedItems = (s: QueueState): ItemView[] => Object.values(s.items).sort((a, b) => a.position - b.position);

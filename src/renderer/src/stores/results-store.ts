@@ -1,0 +1,62 @@
+/** Results waiting for (or done with) review; focus and selection for keyboard culling. */
+import { create } from 'zustand';
+import type { Recipe, ResultView, ReviewState } from '../../../shared/studio';
+import { studio } from '../transport';
+
+export type ReviewFilter = ReviewState | 'all';
+
+type ResultsState = {
+  results: Record<string, ResultView>;
+  filter: ReviewFilter;
+  focusedId: string | null;
+  selected: Record<string, true>;
+  loaded: boolean;
+  load(): Promise<void>;
+  apply(result: ResultView): void;
+  setFilter(filter: ReviewFilter): void;
+  focus(id: string | null): void;
+  toggleSelected(id: string): void;
+  clearSelection(): void;
+  review(ids: string[], review: ReviewState): Promise<void>;
+  redo(ids: string[], recipe?: Recipe): Promise<number>;
+};
+
+export const useResults = create<ResultsState>()((set) => ({
+  results: {},
+  filter: 'pending',
+  focusedId: null,
+  selected: {},
+  loaded: false,
+  async load() {
+    const { results } = await studio().call('results.list', { limit: 10_000 });
+    set({ results: Object.fromEntries(results.map((r) => [r.id, r])), loaded: true });
+  },
+  apply: (result) => set((s) => ({ results: { ...s.results, [result.id]: result } })),
+  setFilter: (filter) => set({ filter, selected: {} }),
+  focus: (id) => set({ focusedId: id }),
+  toggleSelected: (id) =>
+    set((s) => {
+      const selected = { ...s.selected };
+      if (selected[id]) delete selected[id];
+      else selected[id] = true;
+      return { selected };
+    }),
+  clearSelection: () => set({ selected: {} }),
+  async review(ids, review) {
+    if (ids.length === 0) return;
+    // Optimistic: culling must feel instant; the engine's result.changed events confirm it.
+    set((s) => ({ results: { ...s.results, ...Object.fromEntries(ids.filter((id) => s.results[id]).map((id) => [id, { ...s.results[id]!, review }])) } }));
+    await studio().call('review.set', { ids, review });
+  },
+  async redo(ids, recipe) {
+    const { queued } = await studio().call('review.redo', { resultIds: ids, ...(recipe ? { recipe } : {}) });
+    return queued;
+  },
+}));
+
+/** Results shown under the current filter, oldest first (the order they arrived in). */
+export function visibleResults(results: Record<string, ResultView>, filter: ReviewFilter): ResultView[] {
+  return Object.values(results)
+    .filter((r) => filter === 'all' || r.review === filter)
+    .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.n - b.n));
+}
