@@ -1,0 +1,35 @@
+/**
+ * A real headless studio (embedded core, real SQLite, real HTTP on loopback) for component
+ * tests: the renderer's HTTP transport talks to it exactly as in the browser.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { InProcessClient } from '../../src/client';
+import { openStudio } from '../../src/studio';
+import { buildStudioWeb } from '../../src/studio/web';
+import { httpTransport, setTransport } from '../../src/renderer/src/transport';
+
+// jsdom has no layout, hence no scrollIntoView; pickers call it to keep the choice in view.
+if (typeof Element !== 'undefined') Element.prototype.scrollIntoView ??= function scrollIntoView() {};
+
+export async function startHarness() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-component-'));
+  const client = InProcessClient.open({ dataDir: path.join(root, 'data', 'core') });
+  const studio = await openStudio({ dataDir: path.join(root, 'data'), client, settleMs: 200 });
+  const web = buildStudioWeb({ engine: studio.engine, commands: studio.commands });
+  await web.listen({ host: '127.0.0.1', port: 0 });
+  const address = web.server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  setTransport(httpTransport(url));
+  return {
+    root,
+    url,
+    async stop() {
+      await web.close();
+      await studio.close();
+      await client.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
