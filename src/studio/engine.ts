@@ -394,6 +394,7 @@ export class StudioEngine {
       price = await this.toolPrice(String(request.toolId ?? item.toolId));
     }
     this.transition(item.id, { jobId, price, diamonds: price, packTotal, state: 'processing', attempts: 0 });
+    this.balanceMoved(-price);
     const next = store.getItem(this.db, item.id);
     if (next && !this.abort.signal.aborted) await this.poll(next);
   }
@@ -414,6 +415,7 @@ export class StudioEngine {
     if (job.status === 'failed') {
       // The service refunds a failed job; nothing stays spent.
       this.transition(item.id, { state: 'failed', error: job.errorMessage ?? 'the generation failed', diamonds: 0 });
+      this.balanceMoved(item.diamonds);
       return;
     }
     const shotMap = job.shots?.flatMap((s) => s.resultUrls.map(() => s.shotId)) ?? null;
@@ -535,6 +537,18 @@ export class StudioEngine {
   /** Whether any item is still on its way (not finished, not waiting for review). */
   hasActiveItems(): boolean {
     return store.itemsInStates(this.db, ACTIVE_STATES).length > 0;
+  }
+
+  /**
+   * A charge or a refund we know of: the remembered balance follows it and the UI hears about it,
+   * without an account request per job (those count against the daily cap).
+   */
+  private balanceMoved(delta: number): void {
+    if (this.balanceCache) this.balanceCache.value += delta;
+    this.budget().then(
+      (budget) => this.events.emit('budget.changed', budget),
+      () => undefined,
+    );
   }
 
   async budget(): Promise<BudgetView> {

@@ -1,10 +1,11 @@
 /**
- * `npm run bench [-- poll|images|embedded|ingest ...]`: speed and memory targets, each printed as
+ * `npm run bench [-- poll|images|embedded|ingest|ui ...]`: speed and memory targets, each printed as
  * a ratio measured side by side in this run. Exits 0 either way: the figures are the point.
  */
 import { imageOpsEmbedded, imageOpsHttp } from './image-ops';
 import { ingest } from './ingest';
 import { pollThroughput } from './poll-throughput';
+import { reviewUi } from './review-ui';
 import type { Row } from './shared';
 
 const BENCHES: Record<string, () => Promise<Row[]>> = {
@@ -12,6 +13,7 @@ const BENCHES: Record<string, () => Promise<Row[]>> = {
   images: () => imageOpsHttp(),
   embedded: () => imageOpsEmbedded(),
   ingest: () => ingest(),
+  ui: () => reviewUi(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');
