@@ -15,6 +15,8 @@ import { KeyCache } from './key-cache';
 import { loadCatalog, type Catalog } from './catalog';
 import { createLocalProvider } from './providers/local';
 import type { ProviderAdapter } from './providers/types';
+import { loadProviderConfig } from './providers/remote/config';
+import { createRoutedProvider } from './providers/remote/routed';
 import { systemClock, type Clock } from './clock';
 import * as keys from './keys';
 import { grant, balanceOf } from './ledger';
@@ -62,7 +64,8 @@ export function openCore(opts: CoreOptions): Core {
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     fetchTimeoutMs: opts.fetchTimeoutMs ?? 10_000,
   });
-  const provider = opts.provider ?? createLocalProvider({ catalog });
+  // Real AI backends per tool from <data>/providers.json and DROPSHOOT_* variables; local otherwise.
+  const provider = opts.provider ?? createRoutedProvider(loadProviderConfig(opts.dataDir), createLocalProvider({ catalog }));
   const runner = new JobRunner({ db, blobs, resolver, provider, clock, concurrency: opts.concurrency ?? os.availableParallelism(), log: opts.log });
   const requests = new RequestCounter(db);
   const keyCache = new KeyCache(db);

@@ -8,9 +8,13 @@ import path from 'node:path';
 import { cacheStatements } from './statement-cache';
 import type { WritableDB } from './types';
 import * as m0010 from './migrations/0010-initial';
+import * as m0020 from './migrations/0020-provider-cost';
 
 type Migration = { version: number; up(db: WritableDB): void };
-const MIGRATIONS: readonly Migration[] = [{ version: 10, up: m0010.up }];
+const MIGRATIONS: readonly Migration[] = [
+  { version: 10, up: m0010.up },
+  { version: 20, up: m0020.up },
+];
 
 export class DatabaseTooNew extends Error {
   constructor(file: string, found: number, known: number) {

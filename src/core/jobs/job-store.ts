@@ -63,6 +63,13 @@ export function resultsOf(db: ReadableDB, jobId: string): ResultRow[] {
   return rows.sort((a, b) => a.unitIdx - b.unitIdx || a.n - b.n);
 }
 
+/** Adds a unit's provider cost to the job (null when the provider does not say). */
+export function recordProviderCost(db: WritableDB, jobId: string, provider: string, costUsd: number | null): void {
+  db.prepare(
+    `UPDATE jobs SET provider = ?, provider_cost_usd = CASE WHEN ? IS NULL THEN provider_cost_usd ELSE COALESCE(provider_cost_usd, 0) + ? END WHERE id = ?`,
+  ).run(provider, costUsd, costUsd, jobId);
+}
+
 export function incrementAttempts(db: WritableDB, jobId: string): number {
   const row = db.prepare('UPDATE jobs SET attempts = attempts + 1 WHERE id = ? RETURNING attempts').get(jobId) as { attempts: number };
   return row.attempts;

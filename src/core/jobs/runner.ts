@@ -127,6 +127,8 @@ export class JobRunner {
           return id;
         });
         store.completeUnit(db, jobId, idx, blobIds);
+        const cost = outputs.reduce<number | null>((sum, o) => (o.costUsd === undefined ? sum : (sum ?? 0) + o.costUsd), null);
+        store.recordProviderCost(db, jobId, outputs[0]?.source ?? this.opts.provider.name, cost);
       }).immediate();
     } catch (err) {
       if (this.abort.signal.aborted) return;

@@ -43,6 +43,10 @@ export type ProviderJob = {
 export type ProviderOutput = {
   data: Buffer;
   mime: 'image/png' | 'image/jpeg' | 'image/webp' | 'video/mp4';
+  /** What the provider charged for this output, when known; recorded next to the diamonds. */
+  costUsd?: number;
+  /** Which backend and model made it (`fal:fal-ai/...`), when not the adapter itself. */
+  source?: string;
 };
 
 export type ProviderRunContext = {
