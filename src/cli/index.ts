@@ -15,9 +15,10 @@ const USAGE = `Usage: dropshoot <command> [flags]
   admin create-key --data DIR --email E [--daily-cap N]
   admin revoke-key --data DIR --key-id ID
   admin grant --data DIR --email E --diamonds N
-  run --in DIR --recipe FILE.json --out DIR [--data DIR] [--remote URL --key KEY] [--concurrency N]
+  run --in DIR --recipe FILE.json --out DIR [--data DIR] [--remote URL --key KEY] [--concurrency N] [--max-diamonds N]
       One batch over every image under --in (recursively), approved automatically and exported
       to --out. Prints a summary; exits 0 when every photo was exported or skipped, 1 otherwise.
+      --max-diamonds: start no photo that could take the batch's spend over N (run again to go on).
   studio --data DIR [--port 5170] [--remote URL --key KEY]
       Run the studio engine (hot folders, queue, review, export) and serve the studio contract
       over HTTP + server-sent events, with the UI when built. Prints {"studio": URL} when ready.
@@ -177,7 +178,10 @@ async function run(args: string[]): Promise<void> {
     remote: { type: 'string' },
     key: { type: 'string' },
     concurrency: { type: 'string' },
+    'max-diamonds': { type: 'string' },
   });
+  const maxDiamonds = integer(f['max-diamonds'], 'max-diamonds');
+  if (maxDiamonds !== undefined && maxDiamonds < 1) throw new UsageError('--max-diamonds must be at least 1');
   const inDir = path.resolve(required(f.in, 'in'));
   const outDir = path.resolve(required(f.out, 'out'));
   const recipeFile = required(f.recipe, 'recipe');
@@ -205,7 +209,7 @@ async function run(args: string[]): Promise<void> {
   try {
     const problem = await checkRecipe(engine.client, recipe.data);
     if (problem) throw new Error(`recipe: ${problem}`);
-    const summary = await runBatch(engine, { inDir, recipe: recipe.data, outDir });
+    const summary = await runBatch(engine, { inDir, recipe: recipe.data, outDir, ...(maxDiamonds !== undefined ? { maxDiamonds } : {}) });
     print(summary);
     process.exitCode = summary.exported + summary.skipped === summary.photos ? 0 : 1;
   } finally {

@@ -123,6 +123,9 @@ export type FolderView = {
   recipe: Recipe;
   paused: boolean;
   waitReason: WaitReason | null;
+  /** The folder batch's diamond ceiling (null: none) and what the batch has spent so far. */
+  maxDiamonds: number | null;
+  diamondsSpent: number;
 };
 
 export type BudgetView = {
@@ -159,12 +162,15 @@ export type LookView = TemplateSetEntry;
 // ---- Commands: name -> [argument schema, result type] ------------------------------------------
 
 const Id = IdSchema;
+/** A batch's diamond ceiling: work pauses before it would be crossed; null lifts it. */
+const MaxDiamonds = z.number().int().min(1).max(100_000_000).nullable();
 export const StudioCommandSchemas = {
   'folders.list': z.object({}),
-  'folders.add': z.strictObject({ path: z.string().min(1), outputDir: z.string().min(1), recipe: RecipeSchema }),
+  'folders.add': z.strictObject({ path: z.string().min(1), outputDir: z.string().min(1), recipe: RecipeSchema, maxDiamonds: MaxDiamonds.optional() }),
   'folders.remove': z.strictObject({ id: Id }),
   'folders.setRecipe': z.strictObject({ id: Id, recipe: RecipeSchema }),
   'folders.pause': z.strictObject({ id: Id, paused: z.boolean() }),
+  'folders.setCeiling': z.strictObject({ id: Id, maxDiamonds: MaxDiamonds }),
   'queue.list': z.strictObject({
     states: z.array(z.enum(ITEM_STATES)).optional(),
     folderId: Id.optional(),
@@ -210,6 +216,7 @@ export type StudioCommandResults = {
   'folders.remove': { removed: true };
   'folders.setRecipe': FolderView;
   'folders.pause': FolderView;
+  'folders.setCeiling': FolderView;
   'queue.list': { items: ItemView[]; total: number };
   'queue.pause': { paused: boolean };
   'queue.cancel': { changed: number };

@@ -39,11 +39,11 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
     ids.map((id) => store.getItem(db, id)).filter((i): i is store.ItemRow => i !== undefined && states.includes(i.state));
 
   return {
-    'folders.list': async () => store.listFolders(db).map(store.folderView),
+    'folders.list': async () => store.listFolders(db).map((row) => store.folderViewOf(db, row)),
     'folders.add': async (args) => {
       const problem = await checkRecipe(engine.client, args.recipe);
       if (problem) throw new CommandError('invalid_recipe', problem);
-      return folders.add({ path: path.resolve(args.path), outputDir: path.resolve(args.outputDir), recipe: args.recipe });
+      return folders.add({ path: path.resolve(args.path), outputDir: path.resolve(args.outputDir), recipe: args.recipe, maxDiamonds: args.maxDiamonds ?? null });
     },
     'folders.remove': async (args) => {
       await folders.remove(args.id);
@@ -55,6 +55,7 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
       return folders.setRecipe(args.id, args.recipe);
     },
     'folders.pause': async (args) => folders.setPaused(args.id, args.paused),
+    'folders.setCeiling': async (args) => folders.setCeiling(args.id, args.maxDiamonds),
     'queue.list': async (args) => {
       const { items, total } = store.listItems(db, { ...args, ...(args.states ? { states: args.states } : {}) });
       return { items: items.map(store.itemView), total };
@@ -78,9 +79,11 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
         const failedShots = (item.note?.match(/failed: ([^(]+) \(/)?.[1] ?? '').split(', ').filter(Boolean);
         if (results.length > 0 && isCatalogRecipe(recipe.request) && failedShots.length) {
           // Only the shots that failed go again, as a new item.
-          engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath: item.sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe: { ...recipe, request: { ...recipe.request, shotIds: failedShots } }, reprocess: true });
+          const sourcePath = await folders.restoreSource(item.id);
+          engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe: { ...recipe, request: { ...recipe.request, shotIds: failedShots } }, reprocess: true });
         } else {
-          store.updateItem(db, item.id, { state: 'queued', error: null, waitReason: null, waitUntil: null, attempts: 0, uploadKey: null, uploadUrl: null, submitKey: null, submitRequest: null, submittedAt: null, jobId: null, resultUrls: null, shotMap: null, uncertain: 0 }, now());
+          const sourcePath = await folders.restoreSource(item.id);
+          store.updateItem(db, item.id, { sourcePath, state: 'queued', error: null, waitReason: null, waitUntil: null, attempts: 0, uploadKey: null, uploadUrl: null, submitKey: null, submitRequest: null, submittedAt: null, jobId: null, resultUrls: null, shotMap: null, uncertain: 0 }, now());
           engine.emitItem(item.id);
         }
         changed++;
@@ -93,7 +96,8 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
       for (const id of args.ids) {
         const item = store.getItem(db, id);
         if (!item) continue;
-        engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath: item.sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe: JSON.parse(item.recipe) as Parameters<StudioEngine['enqueue']>[0]['recipe'], reprocess: true });
+        const sourcePath = await folders.restoreSource(item.id);
+        engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe: JSON.parse(item.recipe) as Parameters<StudioEngine['enqueue']>[0]['recipe'], reprocess: true });
         changed++;
       }
       return { changed };
@@ -147,6 +151,10 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
       return { changed };
     },
     'review.redo': async (args) => {
+      if (args.recipe) {
+        const problem = await checkRecipe(engine.client, args.recipe);
+        if (problem) throw new CommandError('invalid_recipe', problem);
+      }
       let queued = 0;
       for (const id of args.resultIds) {
         const result = store.getResult(db, id);
@@ -157,7 +165,8 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
         if (!args.recipe && result.shotId && isCatalogRecipe(recipe.request)) {
           recipe = { ...recipe, request: { ...recipe.request, shotIds: [result.shotId] } };
         }
-        engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath: item.sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe, reprocess: true });
+        const sourcePath = await folders.restoreSource(item.id);
+        engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe, reprocess: true });
         queued++;
       }
       return { queued };

@@ -147,7 +147,7 @@ export class StudioEngine {
       if (twin && twin.state !== 'exported' && twinBatch?.kind === 'run' && store.getBatch(this.db, input.batchId)?.kind === 'run') {
         // A `run` interrupted earlier: this batch takes the unfinished item over instead of
         // queueing the photo again (its journal says how far it got).
-        this.db.prepare('UPDATE items SET batch_id = ? WHERE id = ?').run(input.batchId, twin.id);
+        this.db.prepare('UPDATE items SET batch_id = ?, wait_reason = NULL, wait_until = NULL WHERE id = ?').run(input.batchId, twin.id);
         return twin.id;
       }
       store.insertItem(this.db, {
@@ -202,7 +202,10 @@ export class StudioEngine {
     for (const item of store.itemsInStates(this.db, ACTIVE_STATES)) {
       if (started >= slots) break;
       if (this.running.has(item.id)) continue;
-      if (item.folderId && pausedFolders.has(item.folderId)) continue;
+      if (item.folderId && pausedFolders.has(item.folderId)) {
+        if (item.state === 'queued') this.setWait(item, 'paused', null);
+        continue;
+      }
       if (item.uncertain === 1) continue;
       if (item.waitUntil && Date.parse(item.waitUntil) > now.getTime()) continue;
       const needsApi = item.state !== 'exporting';
@@ -216,8 +219,7 @@ export class StudioEngine {
           this.setWait(item, 'no_diamonds', null);
           continue;
         }
-        const ceilingHit = this.ceilingReached(item);
-        if (ceilingHit) {
+        if (item.state === 'queued' && this.ceilingReached(item)) {
           this.setWait(item, 'ceiling', null);
           continue;
         }
@@ -233,11 +235,27 @@ export class StudioEngine {
     }
   }
 
+  /**
+   * Whether starting this queued item could take its batch over its diamond ceiling: what the
+   * batch has been charged, plus what items already on their way will be, plus this one.
+   */
   private ceilingReached(item: store.ItemRow): boolean {
     const batch = store.getBatch(this.db, item.batchId);
     if (!batch || batch.ceiling === null) return false;
-    const price = this.priceOf(item);
-    return store.batchSpent(this.db, item.batchId) + price > batch.ceiling;
+    const admitted = store
+      .itemsInStates(this.db, ['uploading', 'submitting'])
+      .filter((i) => i.batchId === item.batchId && i.diamonds === 0)
+      .reduce((sum, i) => sum + this.priceOf(i), 0);
+    return store.batchSpent(this.db, item.batchId) + admitted + this.priceOf(item) > batch.ceiling;
+  }
+
+  /** Sets (or lifts, with null) a batch's diamond ceiling; items waiting on it are let through. */
+  setCeiling(batchId: string, ceiling: number | null): void {
+    this.db.prepare('UPDATE batches SET ceiling = ? WHERE id = ?').run(ceiling, batchId);
+    const waiting = this.db.prepare("SELECT id FROM items WHERE batch_id = ? AND wait_reason = 'ceiling'").all(batchId) as { id: string }[];
+    this.db.prepare("UPDATE items SET wait_reason = NULL WHERE batch_id = ? AND wait_reason = 'ceiling'").run(batchId);
+    for (const { id } of waiting) this.emitItem(id);
+    this.kick();
   }
 
   private maybeRecheckBalance(now: Date): void {
@@ -589,10 +607,20 @@ export class StudioEngine {
     return TERMINAL_STATES.includes(state);
   }
 
-  /** Resolves when every item of the batch has reached a terminal state (or review). */
-  async waitForBatch(batchId: string, settled: readonly ItemState[] = TERMINAL_STATES): Promise<void> {
+  /**
+   * Resolves when every item of the batch has reached a terminal state (or review), or is held
+   * by one of `heldBy` (a ceiling, say), which only the operator can lift.
+   */
+  async waitForBatch(batchId: string, settled: readonly ItemState[] = TERMINAL_STATES, heldBy: readonly WaitReason[] = []): Promise<void> {
     const done = () =>
-      (this.db.prepare(`SELECT COUNT(*) AS n FROM items WHERE batch_id = ? AND state NOT IN (${settled.map(() => '?').join(',')}) AND uncertain = 0`).get(batchId, ...settled) as { n: number }).n === 0;
+      (
+        this.db
+          .prepare(
+            `SELECT COUNT(*) AS n FROM items WHERE batch_id = ? AND state NOT IN (${settled.map(() => '?').join(',')}) AND uncertain = 0
+             AND (wait_reason IS NULL OR wait_reason NOT IN (${heldBy.map(() => '?').join(',') || "''"}))`,
+          )
+          .get(batchId, ...settled, ...heldBy) as { n: number }
+      ).n === 0 && (heldBy.length === 0 || ![...this.running.keys()].some((id) => store.getItem(this.db, id)?.batchId === batchId));
     if (done()) return;
     await new Promise<void>((resolve) => {
       const listener = () => {

@@ -9,7 +9,7 @@ import type { FolderView, ItemView, Recipe } from '../shared/studio';
 import { TERMINAL_STATES } from '../shared/studio';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
-import { moveSourceToDone, moveSourceToFailed } from './export/source-files';
+import { moveNoClobber, moveSourceToDone, moveSourceToFailed } from './export/source-files';
 import { watchHotFolder, type HotFolderWatch } from './watch/hot-folder';
 
 export type HotFoldersOptions = { settleMs?: number; log?: (message: string) => void };
@@ -37,7 +37,7 @@ export class HotFolders {
     this.watches.clear();
   }
 
-  async add(input: { path: string; outputDir: string; recipe: Recipe }): Promise<FolderView> {
+  async add(input: { path: string; outputDir: string; recipe: Recipe; maxDiamonds?: number | null }): Promise<FolderView> {
     if (!fs.existsSync(input.path) || !fs.statSync(input.path).isDirectory()) throw new Error(`${input.path} is not a folder`);
     const db = this.engine.db;
     if (db.prepare('SELECT 1 FROM folders WHERE path = ?').get(input.path)) throw new Error(`${input.path} is already a hot folder`);
@@ -49,7 +49,7 @@ export class HotFolders {
       JSON.stringify(input.recipe),
       this.engine.now().toISOString(),
     );
-    this.engine.createBatch({ kind: 'folder', outputDir: input.outputDir, folderId: id });
+    this.engine.createBatch({ kind: 'folder', outputDir: input.outputDir, folderId: id, ceiling: input.maxDiamonds ?? null });
     await this.watch(id);
     return this.view(id);
   }
@@ -74,22 +74,52 @@ export class HotFolders {
   }
 
   setPaused(id: string, paused: boolean): FolderView {
-    this.engine.db.prepare('UPDATE folders SET paused = ? WHERE id = ?').run(paused ? 1 : 0, id);
-    if (!paused) this.engine.kick();
+    const db = this.engine.db;
+    db.prepare('UPDATE folders SET paused = ? WHERE id = ?').run(paused ? 1 : 0, id);
+    if (!paused) {
+      const held = db.prepare("SELECT id FROM items WHERE folder_id = ? AND wait_reason = 'paused'").all(id) as { id: string }[];
+      db.prepare("UPDATE items SET wait_reason = NULL WHERE folder_id = ? AND wait_reason = 'paused'").run(id);
+      for (const item of held) this.engine.emitItem(item.id);
+      this.engine.kick();
+    }
     const view = this.view(id);
     this.engine.events.emit('folder.changed', view);
     return view;
   }
 
+  /** Photos of this folder stop being started before its batch would spend more than this. */
+  setCeiling(id: string, maxDiamonds: number | null): FolderView {
+    const current = this.view(id);
+    this.engine.setCeiling(this.batchOf(id, current.outputDir), maxDiamonds);
+    const view = this.view(id);
+    this.engine.events.emit('folder.changed', view);
+    return view;
+  }
+
+  /**
+   * The source photo of an item about to be worked on again (retry, reprocess, redo): moved back
+   * from done/ or failed/ to where it was dropped (suffixed if that name is taken meanwhile).
+   * Returns the path to use; the item's record follows the file.
+   */
+  async restoreSource(itemId: string): Promise<string> {
+    const db = this.engine.db;
+    const row = db.prepare('SELECT source_path AS sourcePath, moved_to AS movedTo FROM items WHERE id = ?').get(itemId) as { sourcePath: string; movedTo: string | null } | undefined;
+    if (!row) throw new Error(`no item ${itemId}`);
+    if (fs.existsSync(row.sourcePath) || !row.movedTo || !fs.existsSync(row.movedTo)) return row.sourcePath;
+    const restored = await moveNoClobber(row.movedTo, row.sourcePath);
+    await fs.promises.rm(`${row.movedTo}.reason.txt`, { force: true });
+    db.prepare('UPDATE items SET source_path = ?, moved_to = NULL WHERE id = ?').run(restored, itemId);
+    return restored;
+  }
+
   private view(id: string): FolderView {
     const row = store.getFolder(this.engine.db, id);
     if (!row) throw new Error(`no hot folder ${id}`);
-    return store.folderView(row);
+    return store.folderViewOf(this.engine.db, row);
   }
 
   private batchOf(folderId: string, outputDir: string): string {
-    const row = this.engine.db.prepare("SELECT id FROM batches WHERE folder_id = ? AND kind = 'folder' ORDER BY created_at DESC LIMIT 1").get(folderId) as { id: string } | undefined;
-    return row?.id ?? this.engine.createBatch({ kind: 'folder', outputDir, folderId });
+    return store.folderBatch(this.engine.db, folderId)?.id ?? this.engine.createBatch({ kind: 'folder', outputDir, folderId });
   }
 
   private async watch(id: string): Promise<void> {
@@ -132,8 +162,9 @@ export class HotFolders {
     const move =
       item.state === 'exported' || item.state === 'skipped'
         ? moveSourceToDone({ root: folder.path, file: item.sourcePath })
-        : moveSourceToFailed({ root: folder.path, file: item.sourcePath, reason: item.error ?? item.note ?? item.state, now: this.engine.now() });
+        : moveSourceToFailed({ root: folder.path, file: item.sourcePath, reason: item.error ?? item.note ?? item.state, now: this.engine.now() }).then((moved) => moved.path);
     void move
+      .then((movedTo) => this.engine.db.prepare('UPDATE items SET moved_to = ? WHERE id = ?').run(movedTo, item.id))
       .catch((err: unknown) => this.opts.log?.(`could not move ${item.sourcePath}: ${err instanceof Error ? err.message : String(err)}`))
       .finally(() => this.moving.delete(item.id));
   }

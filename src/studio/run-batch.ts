@@ -17,6 +17,8 @@ export type BatchSummary = {
   skipped: number;
   failed: { name: string; reason: string }[];
   uncertain: { name: string; reason: string }[];
+  /** Photos not started because the batch reached its diamond ceiling (`--max-diamonds`). */
+  held: { name: string; reason: string }[];
   diamondsSpent: number;
   apiRequests: number;
   files: string[];
@@ -40,17 +42,18 @@ async function sha256Of(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-export async function runBatch(engine: StudioEngine, input: { inDir: string; recipe: Recipe; outDir: string }): Promise<BatchSummary> {
+export async function runBatch(engine: StudioEngine, input: { inDir: string; recipe: Recipe; outDir: string; maxDiamonds?: number }): Promise<BatchSummary> {
   const day = engine.now().toISOString().slice(0, 10);
   const requestsBefore = store.requestsOn(engine.db, engine.client.origin, day);
-  const batchId = engine.createBatch({ kind: 'run', outputDir: input.outDir, autoApprove: true });
+  const batchId = engine.createBatch({ kind: 'run', outputDir: input.outDir, autoApprove: true, ceiling: input.maxDiamonds ?? null });
   let photos = 0;
   for await (const file of imagesUnder(input.inDir)) {
     engine.enqueue({ batchId, sourcePath: file, rootDir: input.inDir, sha256: await sha256Of(file), recipe: input.recipe });
     photos++;
   }
   engine.start();
-  await engine.waitForBatch(batchId);
+  // Headless, nobody can lift a ceiling: photos it holds back end the run (a rerun continues them).
+  await engine.waitForBatch(batchId, undefined, ['ceiling']);
   const { items } = store.listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 });
   const reason = (i: store.ItemRow) => i.error ?? i.note ?? i.waitReason ?? 'unknown';
   return {
@@ -60,6 +63,9 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
     skipped: items.filter((i) => i.state === 'skipped').length,
     failed: items.filter((i) => i.state === 'failed' || i.state === 'cancelled').map((i) => ({ name: path.join(i.relativeDir, i.name), reason: reason(i) })),
     uncertain: items.filter((i) => i.uncertain === 1).map((i) => ({ name: path.join(i.relativeDir, i.name), reason: reason(i) })),
+    held: items
+      .filter((i) => i.state === 'queued' && i.waitReason === 'ceiling')
+      .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: `not started: the batch reached its ceiling of ${input.maxDiamonds} diamonds` })),
     diamondsSpent: items.reduce((sum, i) => sum + i.diamonds, 0),
     apiRequests: store.requestsOn(engine.db, engine.client.origin, day) - requestsBefore,
     files: items.flatMap((i) => store.resultsOf(engine.db, i.id).map((r) => r.exportedPath).filter((p): p is string => p !== null)),

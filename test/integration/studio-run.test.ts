@@ -44,10 +44,10 @@ function filesUnder(dir: string): string[] {
   return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
 }
 
-async function runOnce(client: ServiceClient, dataDir: string, inDir: string, outDir: string) {
+async function runOnce(client: ServiceClient, dataDir: string, inDir: string, outDir: string, extra: { maxDiamonds?: number } = {}) {
   const engine = new StudioEngine({ dataDir, client, prepareUpload: prepareForUpload, concurrency: 2 });
   try {
-    return await runBatch(engine, { inDir, recipe, outDir });
+    return await runBatch(engine, { inDir, recipe, outDir, ...extra });
   } finally {
     await engine.close();
   }
@@ -85,6 +85,28 @@ describe('studio run (embedded core)', () => {
     expect(second).toMatchObject({ photos: 3, exported: 0, skipped: 3, diamondsSpent: 0 });
     expect(filesUnder(outDir)).toHaveLength(3);
     expect((await client.getAccount()).diamondBalance).toBe(before - 3);
+  });
+
+  it('--max-diamonds: starts no photo past the ceiling, ends the run saying so, and a rerun goes on', async () => {
+    const root = tempDir('studio-ceiling');
+    const inDir = path.join(root, 'in');
+    const outDir = path.join(root, 'out');
+    for (let i = 0; i < 5; i++) await photo(path.join(inDir, `p${i}.jpg`), i * 60);
+    const dataDir = path.join(root, 'data');
+    const client = InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
+    cleanups.push(() => client.close());
+    const before = (await client.getAccount()).diamondBalance;
+
+    const capped = await runOnce(client, dataDir, inDir, outDir, { maxDiamonds: 3 });
+    expect(capped).toMatchObject({ photos: 5, exported: 3, failed: [], diamondsSpent: 3 });
+    expect(capped.held.map((h) => h.name).sort()).toEqual(['p3.jpg', 'p4.jpg']);
+    expect(capped.held[0]!.reason).toBe('not started: the batch reached its ceiling of 3 diamonds');
+    expect((await client.getAccount()).diamondBalance).toBe(before - 3);
+
+    const rest = await runOnce(client, dataDir, inDir, outDir);
+    expect(rest).toMatchObject({ photos: 5, exported: 2, skipped: 3, held: [], diamondsSpent: 2 });
+    expect(filesUnder(outDir)).toHaveLength(5);
+    expect((await client.getAccount()).diamondBalance).toBe(before - 5);
   });
 
   it('fails a photo the service rejects without stopping the batch, with the reason', async () => {

@@ -7,9 +7,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { cacheStatements } from '../../core/db/statement-cache';
 import * as m0010 from './migrations/0010-initial';
+import * as m0020 from './migrations/0020-moved-sources';
 
 export type StudioDB = Database.Database;
-const MIGRATIONS = [{ version: 10, up: m0010.up }] as const;
+const MIGRATIONS = [
+  { version: 10, up: m0010.up },
+  { version: 20, up: m0020.up },
+] as const;
 
 export function openStudioDatabase(file: string): StudioDB {
   fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -59,7 +59,7 @@ const COLUMN_OF: Record<string, string> = {
   uploadUrl: 'upload_url', submitKey: 'submit_key', submitRequest: 'submit_request', jobId: 'job_id', resultUrls: 'result_urls', shotMap: 'shot_map',
   price: 'price', diamonds: 'diamonds', packTotal: 'pack_total', packCompleted: 'pack_completed',
   packFailed: 'pack_failed', submittedAt: 'submitted_at', recipe: 'recipe', recipeHash: 'recipe_hash',
-  toolId: 'tool_id',
+  toolId: 'tool_id', sourcePath: 'source_path',
 };
 export type ItemPatch = Partial<Pick<ItemRow, keyof typeof COLUMN_OF & keyof ItemRow>>;
 
@@ -238,8 +238,29 @@ export function resultView(row: ResultRow): ResultView {
 type FolderRow = { id: string; path: string; outputDir: string; recipe: string; paused: number; waitReason: WaitReason | null };
 const FOLDER_COLUMNS = 'id, path, output_dir AS outputDir, recipe, paused, wait_reason AS waitReason';
 
-export function folderView(row: FolderRow): FolderView {
-  return { id: row.id, path: row.path, outputDir: row.outputDir, recipe: RecipeSchema.parse(JSON.parse(row.recipe)) as Recipe, paused: row.paused === 1, waitReason: row.waitReason };
+export function folderView(row: FolderRow, batch?: { ceiling: number | null; spent: number }): FolderView {
+  return {
+    id: row.id,
+    path: row.path,
+    outputDir: row.outputDir,
+    recipe: RecipeSchema.parse(JSON.parse(row.recipe)) as Recipe,
+    paused: row.paused === 1,
+    waitReason: row.waitReason,
+    maxDiamonds: batch?.ceiling ?? null,
+    diamondsSpent: batch?.spent ?? 0,
+  };
+}
+
+/** The batch new photos of a folder go to (the newest), if any. */
+export function folderBatch(db: StudioDB, folderId: string): BatchRow | undefined {
+  const row = db.prepare("SELECT id FROM batches WHERE folder_id = ? AND kind = 'folder' ORDER BY created_at DESC, rowid DESC LIMIT 1").get(folderId) as { id: string } | undefined;
+  return row && getBatch(db, row.id);
+}
+
+/** A folder as the UI sees it, with its batch's ceiling and spend. */
+export function folderViewOf(db: StudioDB, row: FolderRow): FolderView {
+  const batch = folderBatch(db, row.id);
+  return folderView(row, batch ? { ceiling: batch.ceiling, spent: batchSpent(db, batch.id) } : undefined);
 }
 export function getFolder(db: StudioDB, id: string): FolderRow | undefined {
   return db.prepare(`SELECT ${FOLDER_COLUMNS} FROM folders WHERE id = ?`).get(id) as FolderRow | undefined;

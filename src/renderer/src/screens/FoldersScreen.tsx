@@ -1,5 +1,5 @@
 import { useEffect, useState, type DragEvent, type FormEvent } from 'react';
-import type { RecipeInput } from '../../../shared/studio';
+import type { FolderView, RecipeInput } from '../../../shared/studio';
 import { EmptyState } from '../components/EmptyState';
 import { DEFAULT_RECIPE, RecipeBuilder, recipeProblem } from '../components/RecipeBuilder';
 import { useFolders } from '../stores/folders-store';
@@ -43,6 +43,7 @@ export function FoldersScreen() {
                   {describe(folder.recipe)} → {folder.outputDir}
                 </div>
                 {folder.waitReason && <div className="wait">Waiting: {folder.waitReason.replaceAll('_', ' ')}</div>}
+                <CeilingForm folder={folder} />
               </div>
               <div className="actions">
                 <button type="button" onClick={() => act(() => useFolders.getState().setPaused(folder.id, !folder.paused))}>
@@ -60,10 +61,44 @@ export function FoldersScreen() {
   );
 }
 
+/** A blank field means no ceiling; whole diamonds otherwise. */
+const parseCeiling = (text: string): number | null | 'invalid' => {
+  if (text.trim() === '') return null;
+  const value = Number(text);
+  return Number.isInteger(value) && value >= 1 ? value : 'invalid';
+};
+
+/** The folder batch's diamond ceiling: photos wait (and say so) rather than cross it. */
+function CeilingForm({ folder }: { folder: FolderView }) {
+  const [text, setText] = useState(folder.maxDiamonds === null ? '' : String(folder.maxDiamonds));
+  const parsed = parseCeiling(text);
+  const id = `ceiling-${folder.id}`;
+  return (
+    <form
+      className="row inline"
+      aria-label={`Diamond ceiling for ${folder.path}`}
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (parsed !== 'invalid') act(() => useFolders.getState().setCeiling(folder.id, parsed));
+      }}
+    >
+      <label htmlFor={id}>Spend at most</label>
+      <input id={id} inputMode="numeric" size={7} value={text} onChange={(e) => setText(e.target.value)} placeholder="no limit" aria-invalid={parsed === 'invalid'} />
+      <span className="muted">diamonds · {folder.diamondsSpent} spent</span>
+      <button type="submit" disabled={parsed === 'invalid' || parsed === folder.maxDiamonds}>
+        Set
+      </button>
+      {parsed === 'invalid' && <span className="problem">Whole diamonds, 1 or more; blank for no limit.</span>}
+    </form>
+  );
+}
+
 function AddFolderForm({ onDone }: { onDone(): void }) {
   const draft = useUi((s) => s.draftRecipe);
   const [path, setPath] = useState('');
   const [outputDir, setOutputDir] = useState('');
+  const [ceiling, setCeiling] = useState('');
+  const maxDiamonds = parseCeiling(ceiling);
   const [recipe, setRecipe] = useState<RecipeInput>(draft ?? DEFAULT_RECIPE);
   const [busy, setBusy] = useState(false);
   const problem = recipeProblem(recipe);
@@ -83,7 +118,7 @@ function AddFolderForm({ onDone }: { onDone(): void }) {
     setBusy(true);
     act(async () => {
       try {
-        await useFolders.getState().add({ path, outputDir: outputDir || `${path.replace(/[\\/]+$/, '')}-export`, recipe });
+        await useFolders.getState().add({ path, outputDir: outputDir || `${path.replace(/[\\/]+$/, '')}-export`, recipe, maxDiamonds: maxDiamonds === 'invalid' ? null : maxDiamonds });
         useUi.getState().clearDraft();
         useUi.getState().notify(`Watching ${path}. Drop photos into it.`);
         onDone();
@@ -105,10 +140,14 @@ function AddFolderForm({ onDone }: { onDone(): void }) {
           Output folder
           <input value={outputDir} onChange={(e) => setOutputDir(e.target.value)} placeholder="next to it, “-export”" />
         </label>
+        <label>
+          Spend at most (diamonds)
+          <input inputMode="numeric" value={ceiling} onChange={(e) => setCeiling(e.target.value)} placeholder="no limit" aria-invalid={maxDiamonds === 'invalid'} />
+        </label>
       </div>
       <RecipeBuilder value={recipe} onChange={setRecipe} />
       <div className="toolbar">
-        <button type="submit" className="primary" disabled={busy || !path || problem !== null}>
+        <button type="submit" className="primary" disabled={busy || !path || problem !== null || maxDiamonds === 'invalid'}>
           {busy ? 'Checking…' : 'Start watching'}
         </button>
         <button

@@ -8,10 +8,11 @@ type FoldersState = {
   loaded: boolean;
   load(): Promise<void>;
   apply(folder: FolderView): void;
-  add(input: { path: string; outputDir: string; recipe: RecipeInput }): Promise<FolderView>;
+  add(input: { path: string; outputDir: string; recipe: RecipeInput; maxDiamonds?: number | null }): Promise<FolderView>;
   remove(id: string): Promise<void>;
   setPaused(id: string, paused: boolean): Promise<void>;
   setRecipe(id: string, recipe: RecipeInput): Promise<void>;
+  setCeiling(id: string, maxDiamonds: number | null): Promise<void>;
 };
 
 export const useFolders = create<FoldersState>()((set, get) => ({
@@ -38,5 +39,8 @@ export const useFolders = create<FoldersState>()((set, get) => ({
   },
   async setRecipe(id, recipe) {
     get().apply(await studio().call('folders.setRecipe', { id, recipe }));
+  },
+  async setCeiling(id, maxDiamonds) {
+    get().apply(await studio().call('folders.setCeiling', { id, maxDiamonds }));
   },
 }));

@@ -1,0 +1,222 @@
+/**
+ * The studio as the desktop app drives it: hot folders, the durable queue, review and export,
+ * through the contract's commands (validated exactly as over IPC or HTTP), on real folders, real
+ * images, a real studio database and the embedded core.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InProcessClient, LOCAL_ACCOUNT_EMAIL } from '../../src/client';
+import { openCore } from '../../src/core';
+import { openStudio, runCommand, type Studio } from '../../src/studio';
+import type { ItemView, Recipe, ResultView, StudioCommandName, StudioCommandResults } from '../../src/shared/studio';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const recipeFor = (toolId: string, extra: Record<string, unknown> = {}): Recipe => ({
+  request: { toolId, images: { user_photo: '{photo}' }, ...extra },
+  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{tool}-{n}' },
+});
+
+async function photo(file: string, hue: number): Promise<void> {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="480" height="640"><rect width="100%" height="100%" fill="#f2f2f0"/><rect x="120" y="120" width="240" height="400" rx="30" fill="hsl(${hue},70%,45%)"/></svg>`;
+  await sharp(Buffer.from(svg)).jpeg({ quality: 88 }).toFile(file);
+}
+
+type Setup = { studio: Studio; client: InProcessClient; root: string; inDir: string; outDir: string };
+
+/** A studio on a fresh embedded core; `diamonds` sets the local account's starting balance. */
+async function setup(opts: { diamonds?: number } = {}): Promise<Setup> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-engine-'));
+  const core = openCore({ dataDir: path.join(root, 'core'), allowPrivateUrls: true });
+  if (opts.diamonds !== undefined) core.admin.createAccount({ email: LOCAL_ACCOUNT_EMAIL, diamonds: opts.diamonds, dailyCap: 100_000 });
+  const client = new InProcessClient(core, true);
+  const studio = await openStudio({ dataDir: path.join(root, 'studio'), client, settleMs: 150, concurrency: 2, balanceRecheckMs: 200 });
+  cleanups.push(async () => {
+    await studio.close();
+    await client.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+  const inDir = path.join(root, 'in');
+  fs.mkdirSync(inDir);
+  return { studio, client, root, inDir, outDir: path.join(root, 'out') };
+}
+
+async function call<K extends StudioCommandName>(studio: Studio, name: K, args: unknown): Promise<StudioCommandResults[K]> {
+  const outcome = await runCommand(studio.commands, name, args);
+  if (!outcome.ok) throw new Error(`${name}: ${outcome.error.code}: ${outcome.error.message}`);
+  return outcome.result as StudioCommandResults[K];
+}
+
+const items = async (studio: Studio) => (await call(studio, 'queue.list', {})).items;
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const allIn = (studio: Studio, count: number, ok: (i: ItemView) => boolean) => async () => {
+  const list = await items(studio);
+  return list.length === count && list.every(ok) ? list : undefined;
+};
+
+describe('hot folder to export', () => {
+  it('queues with a recipe snapshot, reviews, exports the approved results and moves the sources', async () => {
+    const { studio, inDir, outDir, root } = await setup();
+    const folder = await call(studio, 'folders.add', { path: inDir, outputDir: outDir, recipe: recipeFor('remove_background') });
+    await call(studio, 'queue.pause', { paused: true });
+    await Promise.all(['a.jpg', 'b.jpg', 'looks/c.jpg'].map((name, i) => photo(path.join(inDir, name), i * 110)));
+    await until('three queued items', allIn(studio, 3, (i) => i.state === 'queued'));
+
+    // Editing the folder's recipe now does not change what was queued.
+    await call(studio, 'folders.setRecipe', { id: folder.id, recipe: recipeFor('photo_enhance') });
+    const budgetBefore = await call(studio, 'budget.get', {});
+    await call(studio, 'queue.pause', { paused: false });
+    const inReview = await until('three items in review', allIn(studio, 3, (i) => i.state === 'review'));
+    expect(inReview.map((i) => i.toolId)).toEqual(['remove_background', 'remove_background', 'remove_background']);
+    expect(inReview.map((i) => i.diamonds)).toEqual([1, 1, 1]);
+    expect(inReview.find((i) => i.name === 'c.jpg')?.relativeDir).toBe('looks');
+
+    // Adaptive polling: on the local service a one-image job takes at most 4 requests on average.
+    const budgetAfter = await call(studio, 'budget.get', {});
+    expect((budgetAfter.requestsUsedToday - budgetBefore.requestsUsedToday) / 3).toBeLessThanOrEqual(4);
+
+    const { results } = await call(studio, 'results.list', { review: 'pending' });
+    expect(results).toHaveLength(3);
+    for (const result of results) {
+      expect(fs.statSync(path.join(root, 'studio', 'library', result.file)).size).toBeGreaterThan(0);
+      expect(result.thumb && fs.existsSync(path.join(root, 'studio', 'library', result.thumb))).toBe(true);
+      const item = inReview.find((i) => i.id === result.itemId)!;
+      const sidecar = JSON.parse(fs.readFileSync(path.join(root, 'studio', 'library', path.dirname(result.file), `${result.sha256}.${item.jobId}.json`), 'utf8'));
+      expect(sidecar).toMatchObject({ sourceSha256: item.sha256, sourceName: item.name, jobId: item.jobId, diamonds: 1, recipe: recipeFor('remove_background') });
+    }
+    const byName = (name: string) => results.find((r) => inReview.find((i) => i.id === r.itemId)?.name === name)!;
+    expect(await call(studio, 'review.set', { ids: [byName('a.jpg').id, byName('c.jpg').id], review: 'approved' })).toEqual({ changed: 2 });
+    expect(await call(studio, 'review.set', { ids: [byName('b.jpg').id], review: 'rejected' })).toEqual({ changed: 1 });
+
+    // Approved results are exported; a photo whose every result was rejected fails, saying so.
+    const done = await until('all three finished', allIn(studio, 3, (i) => i.state === 'exported' || i.state === 'failed'));
+    expect(done.map((i) => [i.name, i.state, i.error]).sort()).toEqual([
+      ['a.jpg', 'exported', null],
+      ['b.jpg', 'failed', 'every result was rejected in review'],
+      ['c.jpg', 'exported', null],
+    ]);
+    const written = fs.readdirSync(outDir, { recursive: true }).map(String).filter((f) => f.endsWith('.png')).sort();
+    expect(written).toEqual(['a-remove_background-1.png', path.join('looks', 'c-remove_background-1.png')]);
+    const cutout = await sharp(path.join(outDir, 'a-remove_background-1.png')).metadata();
+    expect(cutout.hasAlpha).toBe(true);
+    // Hot folders move finished sources to done/, mirroring their subfolders.
+    await until('sources moved to done/', async () => fs.existsSync(path.join(inDir, 'done', 'looks', 'c.jpg')) && !fs.existsSync(path.join(inDir, 'a.jpg')));
+    expect(fs.existsSync(path.join(inDir, 'done', 'a.jpg'))).toBe(true);
+    await until('the rejected source in failed/', async () => fs.existsSync(path.join(inDir, 'failed', 'b.jpg.reason.txt')));
+    expect(fs.readFileSync(path.join(inDir, 'failed', 'b.jpg.reason.txt'), 'utf8')).toContain('every result was rejected in review');
+  });
+
+  it('skips a photo already done with the same recipe (nothing spent) until reprocessed; redo queues again with a changed recipe', async () => {
+    const { studio, inDir, outDir, root } = await setup();
+    await call(studio, 'folders.add', { path: inDir, outputDir: outDir, recipe: recipeFor('remove_background') });
+    await photo(path.join(inDir, 'shirt.jpg'), 200);
+    const [first] = await until('first in review', allIn(studio, 1, (i) => i.state === 'review'));
+    const balance = (await call(studio, 'account.get', {})).diamondBalance;
+
+    // The same bytes again under another name: skipped, with a note saying which item it matches.
+    fs.copyFileSync(path.join(inDir, 'shirt.jpg'), path.join(inDir, 'shirt-copy.jpg'));
+    const twin = await until('the copy skipped', async () => (await items(studio)).find((i) => i.name === 'shirt-copy.jpg' && i.state === 'skipped'));
+    expect(twin.note).toContain(first!.id);
+    expect(twin.diamonds).toBe(0);
+    expect((await call(studio, 'account.get', {})).diamondBalance).toBe(balance);
+
+    // Reprocess overrides the skip.
+    expect(await call(studio, 'queue.reprocess', { ids: [twin.id] })).toEqual({ changed: 1 });
+    await until('the reprocessed copy in review', async () => (await items(studio)).find((i) => i.name === 'shirt-copy.jpg' && i.state === 'review'));
+
+    // Redo with a changed recipe: validated first, then queued as a new item; the old result is rejected.
+    const [result] = (await call(studio, 'results.list', { itemId: first!.id })).results as ResultView[];
+    const bad = await runCommand(studio.commands, 'review.redo', { resultIds: [result!.id], recipe: recipeFor('photo_reframe') });
+    expect(bad).toMatchObject({ ok: false, error: { code: 'invalid_recipe' } });
+    expect(await call(studio, 'review.redo', { resultIds: [result!.id], recipe: recipeFor('photo_reframe', { targetRatio: '1:1' }) })).toEqual({ queued: 1 });
+    const redone = await until('the redo in review', async () => (await items(studio)).find((i) => i.toolId === 'photo_reframe' && i.state === 'review'));
+    expect(redone.sha256).toBe(first!.sha256);
+    expect((await call(studio, 'results.list', { itemId: first!.id })).results[0]?.review).toBe('rejected');
+    const [square] = (await call(studio, 'results.list', { itemId: redone.id })).results;
+    const meta = await sharp(path.join(root, 'studio', 'library', square!.file)).metadata();
+    expect(meta.width).toBe(meta.height);
+  });
+});
+
+describe('waiting with a reason, never failing', () => {
+  it('a folder ceiling holds photos back until it is raised', async () => {
+    const { studio, inDir, outDir } = await setup();
+    const folder = await call(studio, 'folders.add', { path: inDir, outputDir: outDir, recipe: recipeFor('photo_reframe', { targetRatio: '1:1' }), maxDiamonds: 4 });
+    expect(folder.maxDiamonds).toBe(4);
+    await Promise.all([0, 1, 2, 3].map((i) => photo(path.join(inDir, `p${i}.jpg`), i * 80)));
+    await until('two in review and two held by the ceiling', async () => {
+      const list = await items(studio);
+      const review = list.filter((i) => i.state === 'review').length;
+      const held = list.filter((i) => i.state === 'queued' && i.waitReason === 'ceiling').length;
+      return list.length === 4 && review === 2 && held === 2;
+    });
+    expect((await call(studio, 'folders.list', {}))[0]).toMatchObject({ maxDiamonds: 4, diamondsSpent: 4 });
+
+    const lifted = await call(studio, 'folders.setCeiling', { id: folder.id, maxDiamonds: null });
+    expect(lifted.maxDiamonds).toBeNull();
+    await until('all four in review', allIn(studio, 4, (i) => i.state === 'review'));
+    expect((await call(studio, 'folders.list', {}))[0]?.diamondsSpent).toBe(8);
+    expect(await runCommand(studio.commands, 'folders.setCeiling', { id: folder.id, maxDiamonds: 0 })).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
+  });
+
+  it('short of diamonds (402): the folder waits and goes on by itself once the balance allows', async () => {
+    const { studio, client, inDir, outDir } = await setup({ diamonds: 2 });
+    await call(studio, 'folders.add', { path: inDir, outputDir: outDir, recipe: recipeFor('photo_reframe', { targetRatio: '4:5' }) });
+    await Promise.all([0, 1].map((i) => photo(path.join(inDir, `q${i}.jpg`), 40 + i * 90)));
+    await until('one in review, one waiting for diamonds', async () => {
+      const list = await items(studio);
+      return list.length === 2 && list.some((i) => i.state === 'review') && list.some((i) => i.waitReason === 'no_diamonds' && i.state !== 'failed');
+    });
+    expect((await call(studio, 'folders.list', {}))[0]?.waitReason).toBe('no_diamonds');
+    expect((await call(studio, 'account.get', {})).diamondBalance).toBe(0);
+
+    client.core.admin.grant({ email: LOCAL_ACCOUNT_EMAIL, diamonds: 10 });
+    const both = await until('both in review', allIn(studio, 2, (i) => i.state === 'review'));
+    expect(both.every((i) => i.waitReason === null && i.diamonds === 2)).toBe(true);
+    expect((await call(studio, 'account.get', {})).diamondBalance).toBe(8);
+  });
+
+  it('a paused folder says so; cancel, retry and move-to-front work on the queue', async () => {
+    const { studio, inDir, outDir } = await setup();
+    const folder = await call(studio, 'folders.add', { path: inDir, outputDir: outDir, recipe: recipeFor('remove_background') });
+    await call(studio, 'folders.pause', { id: folder.id, paused: true });
+    await Promise.all([0, 1, 2].map((i) => photo(path.join(inDir, `r${i}.jpg`), i * 100)));
+    const queued = await until('three paused items', allIn(studio, 3, (i) => i.state === 'queued' && i.waitReason === 'paused'));
+
+    const [first, second, third] = queued.sort((a, b) => a.name.localeCompare(b.name));
+    await call(studio, 'queue.moveToFront', { ids: [third!.id] });
+    expect((await items(studio))[0]?.id).toBe(third!.id);
+    expect(await call(studio, 'queue.cancel', { ids: [second!.id] })).toEqual({ changed: 1 });
+
+    await call(studio, 'folders.pause', { id: folder.id, paused: false });
+    await until('two in review, one cancelled', async () => {
+      const list = await items(studio);
+      return list.filter((i) => i.state === 'review').length === 2 && list.find((i) => i.id === second!.id)?.state === 'cancelled';
+    });
+    // The cancelled photo went to failed/ with its reason; retry brings it back and runs it.
+    await until('the cancelled source in failed/', async () => fs.existsSync(path.join(inDir, 'failed', 'r1.jpg.reason.txt')));
+    expect(await call(studio, 'queue.retry', { ids: [second!.id] })).toEqual({ changed: 1 });
+    await until('all three in review', allIn(studio, 3, (i) => i.state === 'review'));
+    expect(fs.existsSync(path.join(inDir, 'r1.jpg'))).toBe(true);
+    expect(fs.existsSync(path.join(inDir, 'failed', 'r1.jpg'))).toBe(false);
+    expect(fs.existsSync(path.join(inDir, 'failed', 'r1.jpg.reason.txt'))).toBe(false);
+    expect((await items(studio)).map((i) => i.name).sort()).toEqual([first!.name, second!.name, third!.name].sort());
+  });
+});
