@@ -15,7 +15,7 @@ import { KeyCache } from './key-cache';
 import { loadCatalog, type Catalog } from './catalog';
 import { createLocalProvider } from './providers/local';
 import type { ProviderAdapter } from './providers/types';
-import { loadProviderConfig } from './providers/remote/config';
+import { loadProviderConfig, type ProviderKeys } from './providers/remote/config';
 import { createRoutedProvider } from './providers/remote/routed';
 import { systemClock, type Clock } from './clock';
 import * as keys from './keys';
@@ -31,6 +31,8 @@ export type CoreOptions = {
   allowPrivateUrls?: boolean;
   concurrency?: number;
   provider?: ProviderAdapter;
+  /** AI provider keys from a secure store (the desktop app's keychain); DROPSHOOT_* variables win. */
+  providerKeys?: ProviderKeys;
   catalog?: Catalog;
   clock?: Clock;
   fetchTimeoutMs?: number;
@@ -65,7 +67,7 @@ export function openCore(opts: CoreOptions): Core {
     fetchTimeoutMs: opts.fetchTimeoutMs ?? 10_000,
   });
   // Real AI backends per tool from <data>/providers.json and DROPSHOOT_* variables; local otherwise.
-  const provider = opts.provider ?? createRoutedProvider(loadProviderConfig(opts.dataDir), createLocalProvider({ catalog }));
+  const provider = opts.provider ?? createRoutedProvider(loadProviderConfig(opts.dataDir, process.env, opts.providerKeys), createLocalProvider({ catalog }));
   const runner = new JobRunner({ db, blobs, resolver, provider, clock, concurrency: opts.concurrency ?? os.availableParallelism(), log: opts.log });
   const requests = new RequestCounter(db);
   const keyCache = new KeyCache(db);

@@ -5,14 +5,15 @@
  * asynchronously; nothing in it blocks the window.
  */
 import path from 'node:path';
-import { app, ipcMain, Menu, Notification, type BrowserWindow } from 'electron';
+import { app, ipcMain, Menu, Notification, safeStorage, type BrowserWindow, type IpcMainInvokeEvent } from 'electron';
 import { HttpClient, InProcessClient, type ServiceClient } from '../client';
 import { loadCatalog } from '../core/catalog';
 import type { StudioEventName } from '../shared/studio';
 import { openStudio, runCommand, type Studio } from '../studio';
 import { IPC } from './ipc-channels';
 import { handleScheme, registerScheme } from './protocol';
-import { readSettings } from './settings';
+import { DesktopSettingsUpdateSchema } from '../shared/desktop-settings';
+import { readSettings, settingsView, updateSettings, type Cipher } from './settings';
 import { startUpdates } from './updates';
 import { createWindow, hardenSession, isOwnFrame } from './window';
 
@@ -28,11 +29,45 @@ let window: BrowserWindow | null = null;
 let studio: Studio | null = null;
 let client: ServiceClient | null = null;
 
+/** Secrets in settings.json are sealed by the operating system's keychain. */
+const keychain: Cipher = {
+  available: () => safeStorage.isEncryptionAvailable(),
+  encrypt: (text) => safeStorage.encryptString(text),
+  decrypt: (data) => safeStorage.decryptString(data),
+};
+
 function openClient(userData: string): ServiceClient {
-  const settings = readSettings(userData);
+  const settings = readSettings(userData, keychain);
   if (settings.mode === 'remote') return new HttpClient({ baseUrl: settings.baseUrl, apiKey: settings.apiKey });
   const catalogDir = app.isPackaged ? path.join(process.resourcesPath, 'catalog') : path.join(app.getAppPath(), 'resources', 'catalog');
-  return InProcessClient.open({ dataDir: path.join(userData, 'data', 'core'), catalog: loadCatalog(catalogDir) });
+  return InProcessClient.open({ dataDir: path.join(userData, 'data', 'core'), catalog: loadCatalog(catalogDir), providerKeys: settings.providerKeys });
+}
+
+/** Settings changes and restarts, from the Dropshoot window only; updates validated here. */
+function handleSettings(userData: string): void {
+  const own = (event: IpcMainInvokeEvent) => isOwnFrame(event.senderFrame?.url, rendererUrl);
+  const forbidden = { ok: false, error: { code: 'forbidden', message: 'not the Dropshoot window' } } as const;
+  ipcMain.handle(IPC.settingsGet, (event) => (own(event) ? { ok: true, result: settingsView(userData, keychain) } : forbidden));
+  ipcMain.handle(IPC.settingsSave, (event, update: unknown) => {
+    if (!own(event)) return forbidden;
+    const parsed = DesktopSettingsUpdateSchema.safeParse(update);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return { ok: false, error: { code: 'invalid_arguments', message: issue ? `${issue.path.join('.') || 'settings'}: ${issue.message}` : 'invalid settings' } };
+    }
+    try {
+      return { ok: true, result: updateSettings(userData, keychain, parsed.data) };
+    } catch (error) {
+      return { ok: false, error: { code: 'not_saved', message: error instanceof Error ? error.message : String(error) } };
+    }
+  });
+  ipcMain.handle(IPC.relaunch, (event) => {
+    if (!own(event)) return forbidden;
+    // will-quit drains the engine first; the queue is durable, so nothing is lost.
+    app.relaunch();
+    app.quit();
+    return { ok: true, result: null };
+  });
 }
 
 async function start(): Promise<void> {
@@ -42,6 +77,7 @@ async function start(): Promise<void> {
   studio = await openStudio({ dataDir: path.join(userData, 'data'), client, log });
   const opened = studio;
 
+  handleSettings(userData);
   const listedMedia = new Set<string>();
   handleScheme(opened, (url) => listedMedia.has(url));
   ipcMain.handle(IPC.call, async (event, name: unknown, args: unknown) => {

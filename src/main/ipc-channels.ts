@@ -1,2 +1,8 @@
-/** The two IPC channels between preload and main; nothing else is listened to. */
-export const IPC = { call: 'studio:call', event: 'studio:event' } as const;
+/** The IPC channels between preload and main; nothing else is listened to. */
+export const IPC = {
+  call: 'studio:call',
+  event: 'studio:event',
+  settingsGet: 'settings:get',
+  settingsSave: 'settings:save',
+  relaunch: 'app:relaunch',
+} as const;

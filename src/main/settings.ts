@@ -1,35 +1,99 @@
 /**
- * Desktop settings: embedded or remote service. The remote API key is encrypted with the
- * operating system's keychain through safeStorage and never written in plain text.
+ * Desktop settings in `<userData>/settings.json`: embedded or remote service, and the embedded
+ * core's AI provider keys. Every secret is encrypted with the operating system's keychain (a
+ * `Cipher` over Electron's safeStorage) and never written in plain text; without a keychain,
+ * secrets are refused rather than stored weakly. No Electron import here, so it runs in tests.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { safeStorage } from 'electron';
 import { z } from 'zod';
+import type { DesktopSettingsUpdate, DesktopSettingsView } from '../shared/desktop-settings';
 
+export type Cipher = { available(): boolean; encrypt(text: string): Buffer; decrypt(data: Buffer): string };
+
+const Encrypted = z.string().min(1); // base64 of Cipher.encrypt(secret)
 const SettingsFileSchema = z.object({
   mode: z.enum(['embedded', 'remote']).default('embedded'),
   baseUrl: z.url().optional(),
-  /** base64 of safeStorage.encryptString(apiKey) */
-  encryptedKey: z.string().optional(),
+  encryptedKey: Encrypted.optional(),
+  encryptedProviderKeys: z.object({ fal: Encrypted.optional(), openai: Encrypted.optional() }).default({}),
 });
-export type DesktopSettings = { mode: 'embedded' } | { mode: 'remote'; baseUrl: string; apiKey: string };
+type SettingsFile = z.infer<typeof SettingsFileSchema>;
 
-export function readSettings(dir: string): DesktopSettings {
-  const file = path.join(dir, 'settings.json');
-  if (!fs.existsSync(file)) return { mode: 'embedded' };
-  const parsed = SettingsFileSchema.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
-  if (!parsed.success || parsed.data.mode === 'embedded' || !parsed.data.baseUrl || !parsed.data.encryptedKey) return { mode: 'embedded' };
-  if (!safeStorage.isEncryptionAvailable()) return { mode: 'embedded' };
-  const apiKey = safeStorage.decryptString(Buffer.from(parsed.data.encryptedKey, 'base64'));
-  return { mode: 'remote', baseUrl: parsed.data.baseUrl, apiKey };
+export type ProviderKeys = { fal?: string; openai?: string };
+export type DesktopSettings = { mode: 'embedded'; providerKeys: ProviderKeys } | { mode: 'remote'; baseUrl: string; apiKey: string; providerKeys: ProviderKeys };
+
+const fileOf = (dir: string) => path.join(dir, 'settings.json');
+
+function readFile(dir: string): SettingsFile {
+  const file = fileOf(dir);
+  if (!fs.existsSync(file)) return SettingsFileSchema.parse({});
+  try {
+    const parsed = SettingsFileSchema.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
+    return parsed.success ? parsed.data : SettingsFileSchema.parse({});
+  } catch {
+    // A damaged file must not keep the app from opening: start on the embedded default.
+    return SettingsFileSchema.parse({});
+  }
 }
 
-export function writeSettings(dir: string, settings: DesktopSettings): void {
-  const body =
-    settings.mode === 'embedded'
-      ? { mode: 'embedded' }
-      : { mode: 'remote', baseUrl: settings.baseUrl, encryptedKey: safeStorage.encryptString(settings.apiKey).toString('base64') };
+function decrypt(cipher: Cipher, value: string | undefined): string | undefined {
+  if (!value || !cipher.available()) return undefined;
+  try {
+    return cipher.decrypt(Buffer.from(value, 'base64'));
+  } catch {
+    return undefined; // encrypted by another user or machine: as good as absent
+  }
+}
+
+/** The settings with secrets decrypted; anything unreadable falls back to the embedded default. */
+export function readSettings(dir: string, cipher: Cipher): DesktopSettings {
+  const file = readFile(dir);
+  const providerKeys: ProviderKeys = {};
+  const fal = decrypt(cipher, file.encryptedProviderKeys.fal);
+  const openai = decrypt(cipher, file.encryptedProviderKeys.openai);
+  if (fal) providerKeys.fal = fal;
+  if (openai) providerKeys.openai = openai;
+  const apiKey = decrypt(cipher, file.encryptedKey);
+  if (file.mode === 'remote' && file.baseUrl && apiKey) return { mode: 'remote', baseUrl: file.baseUrl, apiKey, providerKeys };
+  return { mode: 'embedded', providerKeys };
+}
+
+export function settingsView(dir: string, cipher: Cipher): DesktopSettingsView {
+  const settings = readSettings(dir, cipher);
+  return {
+    mode: settings.mode,
+    baseUrl: settings.mode === 'remote' ? settings.baseUrl : (readFile(dir).baseUrl ?? null),
+    encryptionAvailable: cipher.available(),
+    providerKeys: { fal: Boolean(settings.providerKeys.fal), openai: Boolean(settings.providerKeys.openai) },
+  };
+}
+
+/** Applies a validated update (secrets encrypted) and writes the file atomically, owner-only. */
+export function updateSettings(dir: string, cipher: Cipher, update: DesktopSettingsUpdate): DesktopSettingsView {
+  const file = readFile(dir);
+  const encrypt = (secret: string) => {
+    if (!cipher.available()) throw new Error('This computer offers no keychain to protect keys, so Dropshoot will not save them. Start Dropshoot with DROPSHOOT_* variables instead.');
+    return cipher.encrypt(secret).toString('base64');
+  };
+  const next: SettingsFile = { ...file, encryptedProviderKeys: { ...file.encryptedProviderKeys } };
+  if ('providerKeys' in update) {
+    for (const name of ['fal', 'openai'] as const) {
+      const value = update.providerKeys[name];
+      if (value === null) delete next.encryptedProviderKeys[name];
+      else if (value !== undefined) next.encryptedProviderKeys[name] = encrypt(value);
+    }
+  } else if (update.mode === 'remote') {
+    next.mode = 'remote';
+    next.baseUrl = update.baseUrl;
+    next.encryptedKey = encrypt(update.apiKey);
+  } else {
+    next.mode = 'embedded';
+  }
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'settings.json'), JSON.stringify(body, null, 2), { mode: 0o600 });
+  const target = fileOf(dir);
+  const temp = `${target}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, JSON.stringify(next, null, 2), { mode: 0o600 });
+  fs.renameSync(temp, target);
+  return settingsView(dir, cipher);
 }

@@ -1,6 +1,6 @@
 /**
- * The only thing the renderer gets from Electron: the studio contract's call and events, and the
- * path of a dropped folder. No raw ipcRenderer, no channels chosen by the page.
+ * The only thing the renderer gets from Electron: the studio contract's call and events, the path
+ * of a dropped folder, and the desktop settings. No raw ipcRenderer, no channels chosen by the page.
  */
 import { contextBridge, ipcRenderer, webUtils, type IpcRendererEvent } from 'electron';
 import type { StudioEvent } from '../shared/studio';
@@ -14,4 +14,9 @@ contextBridge.exposeInMainWorld('dropshoot', {
     return () => ipcRenderer.off(IPC.event, handler);
   },
   pathForFile: (file: File) => webUtils.getPathForFile(file),
+  settings: {
+    get: () => ipcRenderer.invoke(IPC.settingsGet),
+    save: (update: unknown) => ipcRenderer.invoke(IPC.settingsSave, update),
+    relaunch: () => ipcRenderer.invoke(IPC.relaunch),
+  },
 });

@@ -10,6 +10,7 @@ import {
   type StudioEvent,
   type StudioEventName,
 } from '../../shared/studio';
+import type { DesktopSettingsUpdate, DesktopSettingsView } from '../../shared/desktop-settings';
 
 export type Outcome = { ok: true; result: unknown } | { ok: false; error: StudioError };
 
@@ -27,6 +28,11 @@ export type DesktopBridge = {
   call(name: string, args: unknown): Promise<Outcome>;
   onEvent(listener: (event: StudioEvent) => void): () => void;
   pathForFile(file: File): string;
+  settings: {
+    get(): Promise<Outcome>;
+    save(update: DesktopSettingsUpdate): Promise<Outcome>;
+    relaunch(): Promise<Outcome>;
+  };
 };
 
 declare global {
@@ -48,6 +54,19 @@ export class StudioCallError extends Error {
 function unwrap<T>(outcome: Outcome): T {
   if (!outcome.ok) throw new StudioCallError(outcome.error.code, outcome.error.message);
   return outcome.result as T;
+}
+
+/** The desktop app's own settings; null in a browser, where the studio was started with flags. */
+export function desktopSettings() {
+  const bridge = typeof window === 'undefined' ? undefined : window.dropshoot?.settings;
+  if (!bridge) return null;
+  return {
+    get: async () => unwrap<DesktopSettingsView>(await bridge.get()),
+    save: async (update: DesktopSettingsUpdate) => unwrap<DesktopSettingsView>(await bridge.save(update)),
+    relaunch: async () => {
+      unwrap<null>(await bridge.relaunch());
+    },
+  };
 }
 
 const EVENT_NAMES: readonly StudioEventName[] = ['item.changed', 'result.added', 'result.changed', 'budget.changed', 'folder.changed', 'batch.finished'];

@@ -45,25 +45,35 @@ export const FAL_DEFAULT_MODELS: Record<ToolId, string> = {
 
 const ENV_ROUTE = /^DROPSHOOT_ROUTE_([A-Z_]+)$/;
 
+/** Keys held outside the file (the desktop app keeps them in the system keychain). */
+export type ProviderKeys = { fal?: string; openai?: string };
+
 /**
  * The file (if any) with the environment on top: DROPSHOOT_FAL_KEY, DROPSHOOT_FAL_BASE_URL,
  * DROPSHOOT_OPENAI_KEY, DROPSHOOT_OPENAI_BASE_URL, DROPSHOOT_OPENAI_MODEL, and
- * DROPSHOOT_ROUTE_<TOOL>=adapter[:model] (DROPSHOOT_ROUTE_VIRTUAL_MODEL=fal).
+ * DROPSHOOT_ROUTE_<TOOL>=adapter[:model] (DROPSHOOT_ROUTE_VIRTUAL_MODEL=fal). `keys` (from a
+ * keychain) sit between the file and the environment.
  */
-export function loadProviderConfig(dataDir: string, env: NodeJS.ProcessEnv = process.env): ProviderConfig {
+export function loadProviderConfig(dataDir: string, env: NodeJS.ProcessEnv = process.env, keys: ProviderKeys = {}): ProviderConfig {
   const file = path.join(dataDir, 'providers.json');
   let raw: Record<string, unknown> = {};
   if (fs.existsSync(file)) {
+    let parsed: unknown;
     try {
-      raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-    } catch (error) {
-      throw new Error(`${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+      parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+    } catch {
+      // Not the parser's message: it quotes the text around the error, which may be a key.
+      throw new Error(`${file} is not valid JSON (check its quotes, commas and braces)`);
     }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`${file} must hold one JSON object`);
+    raw = parsed as Record<string, unknown>;
   }
   const fal = { ...(raw.fal as object | undefined) } as Record<string, unknown>;
+  if (keys.fal) fal.apiKey = keys.fal;
   if (env.DROPSHOOT_FAL_KEY) fal.apiKey = env.DROPSHOOT_FAL_KEY;
   if (env.DROPSHOOT_FAL_BASE_URL) fal.baseUrl = env.DROPSHOOT_FAL_BASE_URL;
   const openai = { ...(raw.openai as object | undefined) } as Record<string, unknown>;
+  if (keys.openai) openai.apiKey = keys.openai;
   if (env.DROPSHOOT_OPENAI_KEY) openai.apiKey = env.DROPSHOOT_OPENAI_KEY;
   if (env.DROPSHOOT_OPENAI_BASE_URL) openai.baseUrl = env.DROPSHOOT_OPENAI_BASE_URL;
   if (env.DROPSHOOT_OPENAI_MODEL) openai.model = env.DROPSHOOT_OPENAI_MODEL;

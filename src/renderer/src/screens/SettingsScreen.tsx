@@ -1,12 +1,55 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
+import type { DesktopSettingsView } from '../../../shared/desktop-settings';
 import type { AccountView } from '../../../shared/studio';
 import { useCatalog } from '../stores/catalog-store';
-import { act } from '../stores/ui-store';
-import { studio } from '../transport';
+import { act, useUi } from '../stores/ui-store';
+import { desktopSettings, studio } from '../transport';
 
-/** Which service the studio talks to; a remote one is checked live with GET /v1/account. */
+/**
+ * Which service the studio talks to (a remote one is checked live with GET /v1/account before it
+ * can be chosen) and, in the desktop app, the AI provider keys kept in the system keychain.
+ */
 export function SettingsScreen() {
   const account = useCatalog((s) => s.account);
+  const desktop = desktopSettings();
+  const [saved, setSaved] = useState<DesktopSettingsView | null>(null);
+  const [restartNeeded, setRestartNeeded] = useState(false);
+  useEffect(() => {
+    if (desktop) act(async () => setSaved(await desktop.get()));
+  }, []); // read once per visit
+  const afterSave = (view: DesktopSettingsView, message: string) => {
+    setSaved(view);
+    setRestartNeeded(true);
+    useUi.getState().notify(message);
+  };
+
+  return (
+    <section aria-label="Settings">
+      <p>
+        Now using: <strong>{account ? (account.mode === 'embedded' ? 'the embedded service on this computer' : account.serviceUrl) : '…'}</strong>
+      </p>
+      {restartNeeded && desktop && (
+        <div className="banner" role="status">
+          <span>Saved. Dropshoot uses the new settings after a restart; the queue is kept.</span>
+          <button type="button" className="primary" onClick={() => act(() => desktop.relaunch())}>
+            Restart now
+          </button>
+        </div>
+      )}
+      <RemoteServiceForm onUse={desktop ? (baseUrl, apiKey) => act(async () => afterSave(await desktop.save({ mode: 'remote', baseUrl, apiKey }), `Dropshoot will use ${baseUrl}.`)) : null} />
+      {desktop && saved?.mode === 'remote' && (
+        <div className="panel">
+          <button type="button" onClick={() => act(async () => afterSave(await desktop.save({ mode: 'embedded' }), 'Dropshoot will use the embedded service.'))}>
+            Use the embedded service instead
+          </button>
+        </div>
+      )}
+      {desktop && saved && <ProviderKeysForm view={saved} onSaved={(view) => afterSave(view, 'Provider keys saved in the system keychain.')} />}
+    </section>
+  );
+}
+
+function RemoteServiceForm({ onUse }: { onUse: ((baseUrl: string, apiKey: string) => void) | null }) {
   const [baseUrl, setBaseUrl] = useState('');
   const [apiKey, setApiKey] = useState('');
   const [checked, setChecked] = useState<AccountView | null>(null);
@@ -16,28 +59,77 @@ export function SettingsScreen() {
     act(async () => setChecked(await studio().call('connection.check', { baseUrl, apiKey })));
   };
   return (
-    <section aria-label="Settings">
-      <p>
-        Now using: <strong>{account ? (account.mode === 'embedded' ? 'the embedded service on this computer' : account.serviceUrl) : '…'}</strong>
-      </p>
-      <form className="panel" aria-label="Remote service" onSubmit={check}>
-        <div className="row">
-          <label>
-            Service URL
-            <input type="url" required value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} placeholder="https://dropshoot.example.com" />
-          </label>
-          <label>
-            API key
-            <input type="password" required value={apiKey} onChange={(e) => setApiKey(e.target.value)} autoComplete="off" />
-          </label>
-          <button type="submit">Check</button>
-        </div>
-        {checked && (
-          <p className="ok" role="status">
-            Connected as {checked.email}: {checked.diamondBalance} diamonds. {window.dropshoot ? 'Restart Dropshoot from the app menu to switch.' : 'Start the studio with --remote URL --key KEY to switch.'}
-          </p>
+    <form className="panel" aria-label="Remote service" onSubmit={check}>
+      <div className="row">
+        <label>
+          Service URL
+          <input type="url" required value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} placeholder="https://dropshoot.example.com" />
+        </label>
+        <label>
+          API key
+          <input type="password" required value={apiKey} onChange={(e) => setApiKey(e.target.value)} autoComplete="off" />
+        </label>
+        <button type="submit">Check</button>
+      </div>
+      {checked && (
+        <p className="ok" role="status">
+          Connected as {checked.email}: {checked.diamondBalance} diamonds.{' '}
+          {onUse ? (
+            <button type="button" className="primary" onClick={() => onUse(baseUrl, apiKey)}>
+              Use this service
+            </button>
+          ) : (
+            'Start the studio with --remote URL --key KEY to switch.'
+          )}
+        </p>
+      )}
+    </form>
+  );
+}
+
+/** Keys for the embedded core's AI providers; routes per tool live in providers.json (README). */
+function ProviderKeysForm({ view, onSaved }: { view: DesktopSettingsView; onSaved(view: DesktopSettingsView): void }) {
+  const [fal, setFal] = useState('');
+  const [openai, setOpenai] = useState('');
+  const save = (event: FormEvent) => {
+    event.preventDefault();
+    act(async () => {
+      const update = { ...(fal ? { fal } : {}), ...(openai ? { openai } : {}) };
+      onSaved(await desktopSettings()!.save({ providerKeys: update }));
+      setFal('');
+      setOpenai('');
+    });
+  };
+  const forget = (name: 'fal' | 'openai') => act(async () => onSaved(await desktopSettings()!.save({ providerKeys: { [name]: null } })));
+  if (!view.encryptionAvailable) {
+    return <p className="panel problem">This computer offers no keychain, so Dropshoot will not store AI provider keys. Use DROPSHOOT_FAL_KEY or DROPSHOOT_OPENAI_KEY instead.</p>;
+  }
+  return (
+    <form className="panel" aria-label="AI provider keys" onSubmit={save}>
+      <p className="muted">Real images need your own provider account; which tools use it is set in providers.json in the data folder. Keys stay in the system keychain.</p>
+      <div className="row">
+        <label>
+          fal key {view.providerKeys.fal ? '(stored)' : '(not set)'}
+          <input type="password" value={fal} onChange={(e) => setFal(e.target.value)} autoComplete="off" placeholder={view.providerKeys.fal ? 'replace the stored key' : ''} />
+        </label>
+        {view.providerKeys.fal && (
+          <button type="button" onClick={() => forget('fal')}>
+            Forget fal key
+          </button>
         )}
-      </form>
-    </section>
+        <label>
+          OpenAI-compatible key {view.providerKeys.openai ? '(stored)' : '(not set)'}
+          <input type="password" value={openai} onChange={(e) => setOpenai(e.target.value)} autoComplete="off" placeholder={view.providerKeys.openai ? 'replace the stored key' : ''} />
+        </label>
+        {view.providerKeys.openai && (
+          <button type="button" onClick={() => forget('openai')}>
+            Forget OpenAI key
+          </button>
+        )}
+        <button type="submit" disabled={!fal && !openai}>
+          Save keys
+        </button>
+      </div>
+    </form>
   );
 }
