@@ -46,7 +46,7 @@ describe('electron-builder.yml', () => {
   });
 
   it('unpacks every native or binary dependency from the asar', () => {
-    for (const native of ['better-sqlite3', 'sharp', '@ffmpeg-installer']) {
+    for (const native of ['better-sqlite3', 'sharp', '@ffmpeg-installer', 'libheif-js']) {
       expect(config.asarUnpack).toContain(`node_modules/${native}/**`);
     }
   });

@@ -16,6 +16,7 @@ import { openDatabase } from '../../src/core/db/open';
 import { adminFor } from '../../src/core';
 import { systemClock } from '../../src/core/clock';
 import type { Recipe } from '../../src/shared/studio';
+import { makeHeic } from './helpers/heic';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -107,6 +108,21 @@ describe('studio run (embedded core)', () => {
     expect(rest).toMatchObject({ photos: 5, exported: 2, skipped: 3, held: [], diamondsSpent: 2 });
     expect(filesUnder(outDir)).toHaveLength(5);
     expect((await client.getAccount()).diamondBalance).toBe(before - 5);
+  });
+
+  it('takes an iPhone HEIC photo like any other: decoded, converted and exported', async () => {
+    const root = tempDir('studio-heic');
+    const inDir = path.join(root, 'in');
+    fs.mkdirSync(inDir, { recursive: true });
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="600" height="800"><rect width="100%" height="100%" fill="#f4f4f2"/><rect x="150" y="160" width="300" height="480" rx="40" fill="#2a6fb0"/></svg>';
+    fs.writeFileSync(path.join(inDir, 'IMG_0001.HEIC'), await makeHeic(await sharp(Buffer.from(svg)).png().toBuffer(), { primaries: 12 }));
+    const dataDir = path.join(root, 'data');
+    const client = InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
+    cleanups.push(() => client.close());
+    const summary = await runOnce(client, dataDir, inDir, path.join(root, 'out'));
+    expect(summary).toMatchObject({ photos: 1, exported: 1, failed: [] });
+    const meta = await sharp(summary.files[0]!).metadata();
+    expect([meta.format, meta.width, meta.height, meta.hasAlpha]).toEqual(['png', 600, 800, true]);
   });
 
   it('fails a photo the service rejects without stopping the batch, with the reason', async () => {

@@ -11,6 +11,7 @@ import {
 } from '../../src/studio/watch/prepare-upload';
 import { hasCompleteTrailer, sniffFormat } from '../../src/studio/watch/sniff';
 import { CAN_DECODE_HEIC, checkStableFile, isobmffComplete } from '../../src/studio/watch/stable-file';
+import { makeHeic } from '../integration/helpers/heic';
 
 let dir: string;
 beforeEach(() => {
@@ -196,15 +197,46 @@ describe('prepareUpload', () => {
     expect(meta.icc?.toString('latin1').replace(/\0/g, '')).toContain('sRGB');
   });
 
-  // sharp's prebuilt libvips has no HEVC decoder; a build with one would convert instead.
-  it.skipIf(CAN_DECODE_HEIC)('explains that HEIC cannot be decoded, and refuses non-images', async () => {
-    const heic = Buffer.concat([
-      Buffer.from([0, 0, 0, 24]),
-      Buffer.from('ftypheic\0\0\0\0mif1heic', 'latin1'),
-      Buffer.alloc(64),
-    ]);
-    await expect(prepareUpload(heic)).rejects.toThrow(UnsupportedImageError);
-    await expect(prepareUpload(heic)).rejects.toThrow(/HEIC.*Export the photo as JPEG/s);
+  // Real HEVC-coded HEIC files (see helpers/heic.ts), as iPhones write them.
+  const garment = () =>
+    sharp(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="320" height="240"><rect width="100%" height="100%" fill="#ffffff"/><rect x="80" y="40" width="160" height="160" fill="#c03020"/></svg>'))
+      .png()
+      .toBuffer();
+  const pixel = async (jpeg: Buffer, x: number, y: number) => {
+    const { data, info } = await sharp(jpeg).raw().toBuffer({ resolveWithObject: true });
+    return [...data.subarray((y * info.width + x) * info.channels, (y * info.width + x) * info.channels + 3)];
+  };
+
+  it('converts an sRGB HEIC to JPEG with its colours', async () => {
+    const out = await prepareUpload(await makeHeic(await garment()));
+    expect(out.mime).toBe('image/jpeg');
+    expect(out.converted).toEqual(['HEIC converted to JPEG']);
+    const meta = await sharp(out.data).metadata();
+    expect([meta.format, meta.width, meta.height, meta.space]).toEqual(['jpeg', 320, 240, 'srgb']);
+    const [r, g, b] = await pixel(out.data, 160, 120);
+    expect(Math.abs(r! - 0xc0) + Math.abs(g! - 0x30) + Math.abs(b! - 0x20)).toBeLessThan(15);
+    expect(await pixel(out.data, 4, 4)).toEqual([255, 255, 255]);
+  });
+
+  it('reads a Display P3 HEIC (nclx or ICC) as P3 and converts it to sRGB', async () => {
+    const p3Icc = (await sharp(await sharp({ create: { width: 2, height: 2, channels: 3, background: '#000' } }).withIccProfile('p3').png().toBuffer()).metadata()).icc!;
+    for (const colour of [{ primaries: 12 }, { primaries: 2, icc: p3Icc }]) {
+      const out = await prepareUpload(await makeHeic(await garment(), colour));
+      expect(out.converted).toEqual(['HEIC converted to JPEG', expect.stringMatching(/Colour profile ".*P3.*" converted to sRGB/)]);
+      // P3 red is more saturated than sRGB red: in sRGB its red channel rises, green and blue fall.
+      const [r, g, b] = await pixel(out.data, 160, 120);
+      expect(r).toBeGreaterThan(0xc0 + 8);
+      expect(g! + b!).toBeLessThan(0x30 + 0x20 - 10);
+    }
+  });
+
+  it('refuses a damaged HEIC and a non-image with a clear message', async () => {
+    const heic = await makeHeic(await garment());
+    const damaged = Buffer.from(heic);
+    damaged.fill(0, damaged.length - 600); // the coded picture is at the end
+    await expect(prepareUpload(damaged)).rejects.toThrow(UnsupportedImageError);
+    await expect(prepareUpload(damaged)).rejects.toThrow(/Cannot read the HEIC image/);
     await expect(prepareUpload(Buffer.from('text'))).rejects.toThrow(/Not a supported image/);
+    expect(CAN_DECODE_HEIC).toBe(false); // if libvips ever decodes HEIC itself, heic.ts can go
   });
 });

@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import type { Metadata, Sharp } from 'sharp';
 import { iccDescription, isSrgbProfile } from '../export/icc';
 import { sniffFormat, type SourceFormat } from './sniff';
+import { heicToPng } from './heic';
 import { CAN_DECODE_HEIC } from './stable-file';
 
 /** The service's upload limit (8 MiB). */
@@ -42,16 +43,11 @@ export async function prepareUpload(
   options: { maxBytes?: number } = {},
 ): Promise<PreparedUpload> {
   const maxBytes = options.maxBytes ?? UPLOAD_LIMIT_BYTES;
-  const data = typeof input === 'string' ? await fs.readFile(input) : input;
-  const format = sniffFormat(data.subarray(0, 64));
+  const original = typeof input === 'string' ? await fs.readFile(input) : input;
+  const format = sniffFormat(original.subarray(0, 64));
   if (!format) throw new UnsupportedImageError('Not a supported image: JPEG, PNG, WebP, HEIC, AVIF or TIFF');
-  if (format === 'heic' && !CAN_DECODE_HEIC) {
-    throw new UnsupportedImageError(
-      'HEIC photos cannot be converted here: the bundled image library has no HEVC decoder. ' +
-        'Export the photo as JPEG (Photos or Preview: File > Export > JPEG; on an iPhone, ' +
-        'Settings > Camera > Formats > Most Compatible) and drop it again.',
-    );
-  }
+  // libvips has no HEVC decoder: HEIC is decoded apart, to a lossless PNG with its colour profile.
+  const data = format === 'heic' && !CAN_DECODE_HEIC ? await decodeHeic(original) : original;
   let meta: Metadata;
   try {
     meta = await sharp(data).metadata();
@@ -65,6 +61,7 @@ export async function prepareUpload(
   const colour = colourNote(meta);
   if (colour) converted.push(colour);
   if (acceptedMime && !colour && data.length <= maxBytes) {
+    // data is the original here: only HEIC is ever decoded apart, and it is not accepted as is.
     return { data, mime: acceptedMime, converted };
   }
 
@@ -87,8 +84,8 @@ export async function prepareUpload(
   for (const quality of QUALITY_STEPS) {
     const out = await jpeg(base(), quality);
     if (out.length <= maxBytes) {
-      if (data.length > maxBytes || quality !== QUALITY_STEPS[0]) {
-        converted.push(`Re-encoded at JPEG quality ${quality} (${formatMiB(data.length)} → ${formatMiB(out.length)})`);
+      if (original.length > maxBytes || quality !== QUALITY_STEPS[0]) {
+        converted.push(`Re-encoded at JPEG quality ${quality} (${formatMiB(original.length)} → ${formatMiB(out.length)})`);
       }
       return { data: out, mime: 'image/jpeg', converted };
     }
@@ -109,6 +106,14 @@ export async function prepareUpload(
     }
   }
   throw new UnsupportedImageError(`The photo cannot be brought under ${formatMiB(maxBytes)}`);
+}
+
+async function decodeHeic(data: Buffer): Promise<Buffer> {
+  try {
+    return await heicToPng(data);
+  } catch (error) {
+    throw new UnsupportedImageError(`Cannot read the HEIC image: ${(error as Error).message}`);
+  }
 }
 
 /** Why the colours need converting, or null when the image already is sRGB. */

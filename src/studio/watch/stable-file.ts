@@ -36,7 +36,7 @@ export const DEFAULT_SETTLE_MS = 2_000;
 // Results and sources are moved while the app runs; libvips' file cache would hold them open.
 sharp.cache({ files: 0 });
 
-/** The prebuilt libvips decodes AVIF but not HEVC-coded HEIC (patent licensing). */
+/** The prebuilt libvips decodes AVIF but not HEVC-coded HEIC (patent licensing); see heic.ts. */
 export const CAN_DECODE_HEIC = sharp.format.heif.input.fileSuffix?.includes('.heic') ?? false;
 
 /**
@@ -114,8 +114,8 @@ export async function inspectImage(file: string, stats: Stats): Promise<Inspecti
   if ((format === 'heic' || format === 'avif') && !isobmffComplete(data)) {
     return { kind: 'invalid', reason: `Incomplete ${format.toUpperCase()} file`, retry: true };
   }
-  // HEIC cannot be decoded here; its box structure was checked above and prepare-upload gives
-  // the user the explanation, so the photo still reaches the queue (and failed/ with a reason).
+  // libvips cannot decode HEIC: its box structure (every box, mdat included, complete) was
+  // checked above, and the picture is decoded apart (WebAssembly libheif) once, at upload.
   if (format !== 'heic' || CAN_DECODE_HEIC) {
     try {
       // A tiny resize decodes every scanline (JPEG shrink-on-load still reads all the data).

@@ -108,28 +108,28 @@ function ProviderKeysForm({ view, onSaved }: { view: DesktopSettingsView; onSave
     <form className="panel" aria-label="AI provider keys" onSubmit={save}>
       <p className="muted">Real images need your own provider account; which tools use it is set in providers.json in the data folder. Keys stay in the system keychain.</p>
       <div className="row">
-        <label>
-          fal key {view.providerKeys.fal ? '(stored)' : '(not set)'}
-          <input type="password" value={fal} onChange={(e) => setFal(e.target.value)} autoComplete="off" placeholder={view.providerKeys.fal ? 'replace the stored key' : ''} />
-        </label>
-        {view.providerKeys.fal && (
-          <button type="button" onClick={() => forget('fal')}>
-            Forget fal key
-          </button>
-        )}
-        <label>
-          OpenAI-compatible key {view.providerKeys.openai ? '(stored)' : '(not set)'}
-          <input type="password" value={openai} onChange={(e) => setOpenai(e.target.value)} autoComplete="off" placeholder={view.providerKeys.openai ? 'replace the stored key' : ''} />
-        </label>
-        {view.providerKeys.openai && (
-          <button type="button" onClick={() => forget('openai')}>
-            Forget OpenAI key
-          </button>
-        )}
+        <KeyField label="fal key" stored={view.providerKeys.fal} value={fal} onChange={setFal} onForget={() => forget('fal')} />
+        <KeyField label="OpenAI-compatible key" stored={view.providerKeys.openai} value={openai} onChange={setOpenai} onForget={() => forget('openai')} />
         <button type="submit" disabled={!fal && !openai}>
           Save keys
         </button>
       </div>
     </form>
+  );
+}
+
+function KeyField(props: { label: string; stored: boolean; value: string; onChange(value: string): void; onForget(): void }) {
+  return (
+    <>
+      <label>
+        {props.label} {props.stored ? '(stored)' : '(not set)'}
+        <input type="password" value={props.value} onChange={(e) => props.onChange(e.target.value)} autoComplete="off" placeholder={props.stored ? 'replace the stored key' : ''} />
+      </label>
+      {props.stored && (
+        <button type="button" onClick={props.onForget}>
+          Forget {props.label}
+        </button>
+      )}
+    </>
   );
 }
