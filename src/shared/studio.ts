@@ -85,6 +85,8 @@ export type ItemView = {
   waitUntil: string | null;
   error: string | null;
   note: string | null;
+  /** Shots of a catalog job that failed; `queue.retry` runs them again, alone. */
+  failedShots: string[];
   uncertain: boolean;
   toolId: string;
   jobId: string | null;

@@ -73,15 +73,20 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
     },
     'queue.retry': async (args) => {
       let changed = 0;
-      for (const item of itemIds(args.ids, ['failed', 'cancelled'])) {
-        const results = store.resultsOf(db, item.id);
+      // Failed or cancelled items; and pack items past their job whose shots partly failed.
+      const retryable = args.ids
+        .map((id) => store.getItem(db, id))
+        .filter((i): i is store.ItemRow => i !== undefined && (i.state === 'failed' || i.state === 'cancelled' || (i.failedShots !== null && !['queued', 'uploading', 'submitting', 'processing', 'downloading'].includes(i.state))));
+      for (const item of retryable) {
         const recipe = JSON.parse(item.recipe) as Parameters<StudioEngine['enqueue']>[0]['recipe'];
-        const failedShots = (item.note?.match(/failed: ([^(]+) \(/)?.[1] ?? '').split(', ').filter(Boolean);
-        if (results.length > 0 && isCatalogRecipe(recipe.request) && failedShots.length) {
-          // Only the shots that failed go again, as a new item.
+        const failedShots = item.failedShots ? (JSON.parse(item.failedShots) as string[]) : [];
+        if (failedShots.length && isCatalogRecipe(recipe.request)) {
+          // Only the shots that failed go again, as a new item; this one keeps what succeeded.
           const sourcePath = await folders.restoreSource(item.id);
+          store.updateItem(db, item.id, { failedShots: null, note: `${failedShots.length} failed shot(s) queued again as a new item` }, now());
+          engine.emitItem(item.id);
           engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe: { ...recipe, request: { ...recipe.request, shotIds: failedShots } }, reprocess: true });
-        } else {
+        } else if (item.state === 'failed' || item.state === 'cancelled') {
           const sourcePath = await folders.restoreSource(item.id);
           store.updateItem(db, item.id, { sourcePath, state: 'queued', error: null, waitReason: null, waitUntil: null, attempts: 0, uploadKey: null, uploadUrl: null, submitKey: null, submitRequest: null, submittedAt: null, jobId: null, resultUrls: null, shotMap: null, uncertain: 0 }, now());
           engine.emitItem(item.id);

@@ -442,6 +442,7 @@ export class StudioEngine {
       state: 'downloading',
       resultUrls: JSON.stringify(job.resultUrls),
       shotMap: shotMap ? JSON.stringify(shotMap) : null,
+      failedShots: failedShots.length ? JSON.stringify(failedShots) : null,
       note: failedShots.length ? `${failedShots.length} shot(s) failed: ${failedShots.join(', ')} (retry them alone)` : item.note,
     });
     const next = store.getItem(this.db, item.id);

@@ -30,8 +30,14 @@ export async function writePhotos(dir: string, count: number, width: number, hei
   const files: string[] = [];
   for (let i = 0; i < count; i++) {
     const base = bases[i % bases.length]!;
-    // A one-pixel band of varying shade makes every file distinct without a second render.
-    const varied = await sharp(base).composite([{ input: { create: { width: 8, height: 8, channels: 3, background: { r: i % 255, g: 128, b: 200 } } }, left: 0, top: 0 }]).jpeg({ quality: 90 }).toBuffer();
+    // A small patch of varying shade changes the pixels a little; JPEG quantisation can still make
+    // two patches equal, so the photo number in EXIF keeps every file distinct.
+    const patch = { r: i % 256, g: Math.floor(i / 256) % 256, b: 200 };
+    const varied = await sharp(base)
+      .composite([{ input: { create: { width: 8, height: 8, channels: 3, background: patch } }, left: 0, top: 0 }])
+      .withExif({ IFD0: { ImageDescription: `bench photo ${i}` } })
+      .jpeg({ quality: 90 })
+      .toBuffer();
     const file = path.join(dir, `photo-${String(i).padStart(4, '0')}.jpg`);
     fs.writeFileSync(file, varied);
     files.push(file);

@@ -10,6 +10,9 @@ import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InProcessClient, LOCAL_ACCOUNT_EMAIL } from '../../src/client';
 import { openCore } from '../../src/core';
+import { loadCatalog } from '../../src/core/catalog';
+import { createLocalProvider } from '../../src/core/providers/local';
+import type { ProviderAdapter } from '../../src/core/providers/types';
 import { openStudio, runCommand, type Studio } from '../../src/studio';
 import type { ItemView, Recipe, ResultView, StudioCommandName, StudioCommandResults } from '../../src/shared/studio';
 
@@ -32,9 +35,9 @@ async function photo(file: string, hue: number): Promise<void> {
 type Setup = { studio: Studio; client: InProcessClient; root: string; inDir: string; outDir: string };
 
 /** A studio on a fresh embedded core; `diamonds` sets the local account's starting balance. */
-async function setup(opts: { diamonds?: number } = {}): Promise<Setup> {
+async function setup(opts: { diamonds?: number; provider?: ProviderAdapter } = {}): Promise<Setup> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-engine-'));
-  const core = openCore({ dataDir: path.join(root, 'core'), allowPrivateUrls: true });
+  const core = openCore({ dataDir: path.join(root, 'core'), allowPrivateUrls: true, ...(opts.provider ? { provider: opts.provider } : {}) });
   if (opts.diamonds !== undefined) core.admin.createAccount({ email: LOCAL_ACCOUNT_EMAIL, diamonds: opts.diamonds, dailyCap: 100_000 });
   const client = new InProcessClient(core, true);
   const studio = await openStudio({ dataDir: path.join(root, 'studio'), client, settleMs: 150, concurrency: 2, balanceRecheckMs: 200 });
@@ -218,5 +221,44 @@ describe('waiting with a reason, never failing', () => {
     expect(fs.existsSync(path.join(inDir, 'failed', 'r1.jpg'))).toBe(false);
     expect(fs.existsSync(path.join(inDir, 'failed', 'r1.jpg.reason.txt'))).toBe(false);
     expect((await items(studio)).map((i) => i.name).sort()).toEqual([first!.name, second!.name, third!.name].sort());
+  });
+});
+
+describe('packs and ready shoots', () => {
+  it('a catalog job keeps the shots that worked; retry runs the failed shot alone, paying only for it', async () => {
+    // The service's backend fails the back view once (a provider hiccup), then works.
+    const local = createLocalProvider({ catalog: loadCatalog() });
+    let backViewFailures = 0;
+    const flaky: ProviderAdapter = {
+      name: 'local (back view fails once)',
+      async run(job, ctx) {
+        if (job.pose?.id === 'pose_back' && backViewFailures++ === 0) throw new Error('the backend dropped the back view');
+        return local.run(job, ctx);
+      },
+    };
+    const { studio, client, inDir, outDir } = await setup({ provider: flaky });
+    const recipe = { request: { readyTemplateSetId: 'rts_studio_basics', images: { garment_photo: '{photo}' } }, export: { preset: 'original', format: 'jpeg', quality: 90, naming: '{name}-{shot}' } };
+    await call(studio, 'folders.add', { path: inDir, outputDir: outDir, recipe });
+    const before = (await client.getAccount()).diamondBalance;
+    await photo(path.join(inDir, 'dress.jpg'), 300);
+
+    const [pack] = await until('the pack in review', allIn(studio, 1, (i) => i.state === 'review'));
+    expect(pack).toMatchObject({ packTotal: 4, packCompleted: 3, packFailed: 1, failedShots: ['shot_back'], diamonds: 16 });
+    expect((await call(studio, 'results.list', { itemId: pack!.id })).results.map((r) => r.shotId)).toEqual(['shot_front', 'shot_three_quarter', 'shot_detail']);
+    // A partial failure is not refunded (spec): 4 shots charged.
+    expect((await client.getAccount()).diamondBalance).toBe(before - 16);
+
+    expect(await call(studio, 'queue.retry', { ids: [pack!.id] })).toEqual({ changed: 1 });
+    const list = await until('the retried shot in review', async () => {
+      const all = await items(studio);
+      return all.length === 2 && all.every((i) => i.state === 'review') ? all : undefined;
+    });
+    const retried = list.find((i) => i.id !== pack!.id)!;
+    expect(retried).toMatchObject({ packTotal: 1, packCompleted: 1, packFailed: 0, failedShots: [], diamonds: 4 });
+    expect((await call(studio, 'results.list', { itemId: retried.id })).results.map((r) => r.shotId)).toEqual(['shot_back']);
+    expect(list.find((i) => i.id === pack!.id)?.failedShots).toEqual([]);
+    expect((await client.getAccount()).diamondBalance).toBe(before - 20);
+    // Nothing left to retry: a second retry changes nothing and spends nothing.
+    expect(await call(studio, 'queue.retry', { ids: [pack!.id] })).toEqual({ changed: 0 });
   });
 });

@@ -36,6 +36,8 @@ export type ItemRow = {
   resultUrls: string | null;
   /** JSON: shot id per result URL, for catalog jobs. */
   shotMap: string | null;
+  /** JSON: ids of the shots that failed in a catalog job (retried alone, as a new item). */
+  failedShots: string | null;
   price: number;
   diamonds: number;
   packTotal: number | null;
@@ -50,7 +52,7 @@ const ITEM_COLUMNS = `id, batch_id AS batchId, folder_id AS folderId, source_pat
   relative_dir AS relativeDir, name, sha256, recipe, recipe_hash AS recipeHash, tool_id AS toolId, state,
   wait_reason AS waitReason, wait_until AS waitUntil, error, note, uncertain, attempts, position,
   upload_key AS uploadKey, upload_url AS uploadUrl, submit_key AS submitKey, submit_request AS submitRequest,
-  job_id AS jobId, result_urls AS resultUrls, shot_map AS shotMap, price, diamonds, pack_total AS packTotal, pack_completed AS packCompleted,
+  job_id AS jobId, result_urls AS resultUrls, shot_map AS shotMap, failed_shots AS failedShots, price, diamonds, pack_total AS packTotal, pack_completed AS packCompleted,
   pack_failed AS packFailed, submitted_at AS submittedAt, created_at AS createdAt, updated_at AS updatedAt`;
 
 const COLUMN_OF: Record<string, string> = {
@@ -59,7 +61,7 @@ const COLUMN_OF: Record<string, string> = {
   uploadUrl: 'upload_url', submitKey: 'submit_key', submitRequest: 'submit_request', jobId: 'job_id', resultUrls: 'result_urls', shotMap: 'shot_map',
   price: 'price', diamonds: 'diamonds', packTotal: 'pack_total', packCompleted: 'pack_completed',
   packFailed: 'pack_failed', submittedAt: 'submitted_at', recipe: 'recipe', recipeHash: 'recipe_hash',
-  toolId: 'tool_id', sourcePath: 'source_path',
+  toolId: 'tool_id', sourcePath: 'source_path', failedShots: 'failed_shots',
 };
 export type ItemPatch = Partial<Pick<ItemRow, keyof typeof COLUMN_OF & keyof ItemRow>>;
 
@@ -77,7 +79,7 @@ export function updateItem(db: StudioDB, id: string, patch: ItemPatch, now: Date
   );
 }
 
-export function insertItem(db: StudioDB, item: Omit<ItemRow, 'updatedAt' | 'position' | 'attempts' | 'uncertain' | 'waitUntil' | 'uploadKey' | 'uploadUrl' | 'submitKey' | 'submitRequest' | 'jobId' | 'resultUrls' | 'shotMap' | 'price' | 'diamonds' | 'packTotal' | 'packCompleted' | 'packFailed' | 'submittedAt' | 'error'> & { error?: string | null }): void {
+export function insertItem(db: StudioDB, item: Omit<ItemRow, 'updatedAt' | 'position' | 'attempts' | 'uncertain' | 'waitUntil' | 'uploadKey' | 'uploadUrl' | 'submitKey' | 'submitRequest' | 'jobId' | 'resultUrls' | 'shotMap' | 'failedShots' | 'price' | 'diamonds' | 'packTotal' | 'packCompleted' | 'packFailed' | 'submittedAt' | 'error'> & { error?: string | null }): void {
   const { maxPos } = db.prepare('SELECT COALESCE(MAX(position), 0) AS maxPos FROM items').get() as { maxPos: number };
   db.prepare(
     `INSERT INTO items (id, batch_id, folder_id, source_path, root_dir, relative_dir, name, sha256, recipe, recipe_hash, tool_id,
@@ -140,6 +142,7 @@ export function itemView(row: ItemRow): ItemView {
     waitUntil: row.waitUntil,
     error: row.error,
     note: row.note,
+    failedShots: row.failedShots ? (JSON.parse(row.failedShots) as string[]) : [],
     uncertain: row.uncertain === 1,
     toolId: row.toolId,
     jobId: row.jobId,

@@ -31,7 +31,8 @@ export function BatchBoard() {
   const active = items.filter((i) => !TERMINAL_STATES.includes(i.state) && i.state !== 'review');
   const spent = items.reduce((sum, i) => sum + (i.jobId ? i.diamonds : 0), 0);
   const toSpend = active.reduce((sum, i) => sum + (i.jobId ? 0 : i.diamonds), 0);
-  const failed = items.filter((i) => i.state === 'failed');
+  // Failed photos, and pack photos whose shots partly failed (retried alone).
+  const failed = items.filter((i) => i.state === 'failed' || i.failedShots.length > 0);
   const requestsLeft = budget?.dailyCap == null ? null : Math.max(0, budget.dailyCap - budget.requestsUsedToday);
 
   if (items.length === 0) {
