@@ -5,11 +5,12 @@
  * asynchronously; nothing in it blocks the window.
  */
 import path from 'node:path';
-import { app, ipcMain, Menu, Notification, safeStorage, type BrowserWindow, type IpcMainInvokeEvent } from 'electron';
+import { app, dialog, ipcMain, Menu, Notification, safeStorage, type BrowserWindow, type IpcMainInvokeEvent } from 'electron';
 import { HttpClient, InProcessClient, type ServiceClient } from '../client';
 import { loadCatalog } from '../core/catalog';
 import type { StudioEventName } from '../shared/studio';
 import { openStudio, runCommand, type Studio } from '../studio';
+import { AttentionNotifier } from './attention';
 import { IPC } from './ipc-channels';
 import { handleScheme, registerScheme } from './protocol';
 import { DesktopSettingsUpdateSchema } from '../shared/desktop-settings';
@@ -93,9 +94,12 @@ async function start(): Promise<void> {
   for (const name of EVENTS) {
     opened.engine.events.on(name, (data: unknown) => window?.webContents.send(IPC.event, { type: name, data }));
   }
-  opened.engine.events.on('batch.finished', ({ exported, failed }) => {
-    if (Notification.isSupported()) new Notification({ title: 'Batch finished', body: `${exported} exported, ${failed} need attention` }).show();
-  });
+  const notify = (title: string, body: string) => {
+    if (Notification.isSupported()) new Notification({ title, body }).show();
+  };
+  opened.engine.events.on('batch.finished', ({ exported, failed }) => notify('Batch finished', `${exported} exported, ${failed} need attention`));
+  const attention = new AttentionNotifier(notify);
+  opened.engine.events.on('item.changed', (item) => attention.onItem(item));
 
   window = createWindow(rendererUrl, rendererFile);
   Menu.setApplicationMenu(
@@ -128,7 +132,13 @@ app.on('will-quit', (event) => {
     .then(() => client?.close())
     .finally(() => app.exit(0));
 });
-app.whenReady().then(start, (error: unknown) => {
-  log(`Dropshoot could not start: ${String(error)}`);
-  app.exit(1);
-});
+app
+  .whenReady()
+  .then(start)
+  .catch((error: unknown) => {
+    // A broken providers.json, a locked data folder...: say it where the operator looks.
+    const message = error instanceof Error ? error.message : String(error);
+    log(`Dropshoot could not start: ${message}`);
+    dialog.showErrorBox('Dropshoot could not start', message);
+    app.exit(1);
+  });

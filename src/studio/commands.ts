@@ -90,6 +90,8 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
           const sourcePath = await folders.restoreSource(item.id);
           store.updateItem(db, item.id, { sourcePath, state: 'queued', error: null, waitReason: null, waitUntil: null, attempts: 0, uploadKey: null, uploadUrl: null, submitKey: null, submitRequest: null, submittedAt: null, jobId: null, resultUrls: null, shotMap: null, uncertain: 0 }, now());
           engine.emitItem(item.id);
+        } else {
+          continue;
         }
         changed++;
       }
