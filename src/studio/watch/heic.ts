@@ -95,6 +95,7 @@ function decodeInWorker(data: Buffer): Promise<Decoded> {
         const done = () => {
           current.off('message', onMessage);
           current.off('error', onError);
+          current.off('exit', onExit);
           current.unref(); // an idle decoder must not keep the process alive
         };
         const onMessage = (message: Decoded) => {
@@ -106,8 +107,11 @@ function decodeInWorker(data: Buffer): Promise<Decoded> {
           worker = null; // a crashed worker is replaced on the next photo
           reject(error);
         };
+        // Out of memory, say: the worker is gone without a word.
+        const onExit = (code: number) => onError(new Error(`the HEIC decoder stopped (exit code ${code})`));
         current.on('message', onMessage);
         current.on('error', onError);
+        current.on('exit', onExit);
         current.postMessage(data);
       }),
   );
