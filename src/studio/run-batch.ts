@@ -62,7 +62,8 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
     exported: items.filter((i) => i.state === 'exported').length,
     skipped: items.filter((i) => i.state === 'skipped').length,
     failed: items.filter((i) => i.state === 'failed' || i.state === 'cancelled').map((i) => ({ name: path.join(i.relativeDir, i.name), reason: reason(i) })),
-    uncertain: items.filter((i) => i.uncertain === 1).map((i) => ({ name: path.join(i.relativeDir, i.name), reason: reason(i) })),
+    // Why it is uncertain (the note) matters more than the network error that led there.
+    uncertain: items.filter((i) => i.uncertain === 1).map((i) => ({ name: path.join(i.relativeDir, i.name), reason: i.note ?? reason(i) })),
     held: items
       .filter((i) => i.state === 'queued' && i.waitReason === 'ceiling')
       .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: `not started: the batch reached its ceiling of ${input.maxDiamonds} diamonds` })),

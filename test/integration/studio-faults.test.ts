@@ -156,3 +156,67 @@ it('finishes a batch through 500s, 429s, 402s, resets and stalls, exporting each
   // The run really went through faults of every kind.
   for (const fault of ['500', '500-after', '429', 'reset', 'reset-after'] as const) expect(counts.get(fault) ?? 0).toBeGreaterThan(0);
 }, 120_000);
+
+it('a lost answer from a service that ignores Idempotency-Key is flagged uncertain, never paid twice', async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-uncertain-'));
+  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  const serverData = path.join(root, 'server');
+  fs.mkdirSync(serverData);
+  const db = openDatabase(path.join(serverData, 'core.db'));
+  const { apiKey } = adminFor(db, systemClock).createAccount({ email: 'uncertain@example.com', diamonds: 50 });
+  db.close();
+  const server = await startServer({ dataDir: serverData, port: 0 });
+  cleanups.push(() => server.close());
+
+  // A service without the idempotency extension (the spec has none): the header is not echoed.
+  // The first submission is processed and charged, then its answer is lost.
+  const upstream = new URL(server.url);
+  let submissions = 0;
+  const proxy = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const isSubmission = req.method === 'POST' && req.url === '/v1/generations';
+      if (isSubmission) submissions++;
+      const headers: http.OutgoingHttpHeaders = { ...req.headers, host: upstream.host };
+      delete headers['idempotency-key'];
+      const forward = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers }, (up) => {
+        const body: Buffer[] = [];
+        up.on('data', (c: Buffer) => body.push(c));
+        up.on('end', () => {
+          if (isSubmission && submissions === 1) return req.socket.destroy();
+          const { 'idempotency-key': _dropped, ...rest } = up.headers;
+          res.writeHead(up.statusCode ?? 502, rest);
+          res.end(Buffer.concat(body));
+        });
+      });
+      forward.end(Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((done) => (proxy.closeAllConnections(), proxy.close(() => done()))));
+  const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+
+  const inDir = path.join(root, 'in');
+  fs.mkdirSync(inDir);
+  for (const [i, name] of ['a.jpg', 'b.jpg'].entries()) {
+    await sharp({ create: { width: 320, height: 400, channels: 3, background: { r: 40 + i * 90, g: 90, b: 160 } } }).jpeg().toFile(path.join(inDir, name));
+  }
+  const engine = new StudioEngine({ dataDir: path.join(root, 'studio'), client: new HttpClient({ baseUrl: proxyUrl, apiKey, timeoutMs: 1500 }), concurrency: 1, backoff: { baseMs: 50, maxMs: 200 } });
+  cleanups.push(() => engine.close());
+  const summary = await runBatch(engine, {
+    inDir,
+    recipe: { request: { toolId: 'remove_background', images: { user_photo: '{photo}' } }, export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{n}' } },
+    outDir: path.join(root, 'out'),
+  });
+
+  expect(summary.exported).toBe(1);
+  expect(summary.uncertain).toEqual([{ name: 'a.jpg', reason: expect.stringContaining('does not confirm Idempotency-Key') }]);
+  expect(submissions).toBe(2); // the lost one and b.jpg's: a.jpg was not sent again
+  const ledger = new Database(path.join(serverData, 'core.db'), { readonly: true });
+  try {
+    expect((ledger.prepare("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'charge'").get() as { n: number }).n).toBe(2);
+  } finally {
+    ledger.close();
+  }
+}, 60_000);
