@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { assemblePrompt } from '../prompts';
 import { ProviderError, type InputImage, type ProviderJob, type ProviderOutput } from '../types';
 import { call, download, json, redact, type RemoteCall } from './http';
-import { toOutput } from './outputs';
+import { inputImages, toOutput } from './outputs';
 
 export type FalOptions = { apiKey: string; baseUrl: string; pollIntervalMs: number };
 
@@ -25,16 +25,14 @@ async function dataUri(image: InputImage): Promise<string> {
 
 /** The request body: the assembled prompt, the product images first, then model/venue/pose references. */
 export async function falInput(job: ProviderJob, outputs: number): Promise<Record<string, unknown>> {
-  const product = Object.entries(job.images)
-    .filter(([key]) => !['fashion_model', 'venue'].includes(key))
-    .flatMap(([, images]) => images);
-  const references = [job.fashionModel?.image, job.venue?.image, job.pose?.image].filter((i): i is InputImage => i !== undefined);
+  const { product, references } = inputImages(job);
   const imageUrls = await Promise.all([...product, ...references].map(dataUri));
   const input: Record<string, unknown> = { image_url: imageUrls[0], image_urls: imageUrls, num_images: outputs };
   const prompt = assemblePrompt(job);
   if (prompt) input.prompt = prompt;
-  if (job.fashionModel) input.human_image_url = await dataUri(job.fashionModel.image);
-  if (product[0]) input.garment_image_url = await dataUri(product[0]);
+  // The fashion model is the first reference, right after the product photos.
+  if (job.fashionModel) input.human_image_url = imageUrls[product.length];
+  if (product[0]) input.garment_image_url = imageUrls[0];
   const ratio = job.params.targetRatio ?? job.params.ratio;
   if (ratio && ratio !== 'auto') input.aspect_ratio = ratio;
   if (job.toolId === 'ai_videos') input.duration = String(Math.round(job.params.duration ?? 5));
@@ -64,8 +62,7 @@ export async function runFal(job: ProviderJob, model: string, opts: FalOptions, 
     const result = Result.safeParse(await json(await call(request.response_url, { headers }, ctx), 'result', ctx));
     const files = result.success ? [...(result.data.images ?? []), ...(result.data.image ? [result.data.image] : []), ...(result.data.video ? [result.data.video] : [])] : [];
     if (files.length === 0) throw new ProviderError(`${ctx.provider} completed without any image or video in its result`);
-    const perOutput = costPerOutputUsd;
-    return await Promise.all(files.map(async (file) => toOutput(await download(file.url, ctx), ctx.provider, perOutput)));
+    return await Promise.all(files.map(async (file) => toOutput(await download(file.url, ctx), ctx.provider, costPerOutputUsd)));
   } catch (error) {
     // Given up (timeout, shutdown) or failed: tell fal to stop working (and billing) on it.
     if (signal.aborted && request.cancel_url) {

@@ -7,9 +7,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { assemblePrompt } from '../prompts';
-import { ProviderError, type InputImage, type ProviderJob, type ProviderOutput } from '../types';
+import { ProviderError, type ProviderJob, type ProviderOutput } from '../types';
 import { call, download, json, type RemoteCall } from './http';
-import { toOutput } from './outputs';
+import { inputImages, toOutput } from './outputs';
 
 export type OpenAiOptions = { apiKey: string; baseUrl: string; model: string };
 
@@ -27,10 +27,7 @@ export function sizeFor(ratio: string | undefined): '1024x1024' | '1024x1536' | 
 export async function runOpenAiImages(job: ProviderJob, model: string | undefined, opts: OpenAiOptions, signal: AbortSignal, costPerOutputUsd?: number): Promise<ProviderOutput[]> {
   const ctx: RemoteCall = { secret: opts.apiKey, provider: `OpenAI-compatible images (${model ?? opts.model})`, signal };
   if (job.toolId === 'ai_videos') throw new ProviderError('the OpenAI Images protocol cannot make videos; route ai_videos to fal or local');
-  const product = Object.entries(job.images)
-    .filter(([key]) => !['fashion_model', 'venue'].includes(key))
-    .flatMap(([, images]) => images);
-  const references = [job.fashionModel?.image, job.venue?.image, job.pose?.image].filter((i): i is InputImage => i !== undefined);
+  const { product, references } = inputImages(job);
   const form = new FormData();
   form.set('model', model ?? opts.model);
   form.set('prompt', assemblePrompt(job) ?? `Apply the ${job.toolId.replaceAll('_', ' ')} operation to the image.`);
