@@ -59,6 +59,9 @@ export function recipeHash(recipe: Recipe): string {
   return createHash('sha256').update(JSON.stringify(canonical(recipe))).digest('hex');
 }
 
+/** A batch's ceiling and the diamonds counted against it so far in this tick. */
+type BatchCeiling = { max: number; committed: number };
+
 export class StudioEngine {
   readonly db: StudioDB;
   readonly library: Library;
@@ -198,6 +201,7 @@ export class StudioEngine {
     const slots = (this.opts.concurrency ?? 4) - this.running.size;
     if (slots <= 0) return;
     const pausedFolders = new Set(store.listFolders(this.db).filter((f) => f.paused === 1).map((f) => f.id));
+    const ceilings = new Map<string, BatchCeiling | null>();
     let started = 0;
     for (const item of store.itemsInStates(this.db, ACTIVE_STATES)) {
       if (started >= slots) break;
@@ -219,9 +223,14 @@ export class StudioEngine {
           this.setWait(item, 'no_diamonds', null);
           continue;
         }
-        if (item.state === 'queued' && this.ceilingReached(item)) {
-          this.setWait(item, 'ceiling', null);
-          continue;
+        if (item.state === 'queued') {
+          const ceiling = this.ceilingOf(item.batchId, ceilings);
+          const price = this.priceOf(item);
+          if (ceiling && ceiling.committed + price > ceiling.max) {
+            this.setWait(item, 'ceiling', null);
+            continue;
+          }
+          if (ceiling) ceiling.committed += price; // started below: the next item counts it
         }
       }
       started++;
@@ -236,25 +245,26 @@ export class StudioEngine {
   }
 
   /**
-   * Whether starting this queued item could take its batch over its diamond ceiling: what the
-   * batch has been charged, plus what items already on their way will be, plus this one.
+   * A batch's diamond ceiling and what counts against it: what the batch has been charged, plus
+   * what items already on their way will be. Read once per tick and batch (the cache).
    */
-  private ceilingReached(item: store.ItemRow): boolean {
-    const batch = store.getBatch(this.db, item.batchId);
-    if (!batch || batch.ceiling === null) return false;
-    const admitted = store
-      .itemsInStates(this.db, ['uploading', 'submitting'])
-      .filter((i) => i.batchId === item.batchId && i.diamonds === 0)
-      .reduce((sum, i) => sum + this.priceOf(i), 0);
-    return store.batchSpent(this.db, item.batchId) + admitted + this.priceOf(item) > batch.ceiling;
+  private ceilingOf(batchId: string, cache: Map<string, BatchCeiling | null>): BatchCeiling | null {
+    if (!cache.has(batchId)) {
+      const batch = store.getBatch(this.db, batchId);
+      const admitted = () =>
+        store
+          .itemsInStates(this.db, ['uploading', 'submitting'])
+          .filter((i) => i.batchId === batchId && i.diamonds === 0)
+          .reduce((sum, i) => sum + this.priceOf(i), 0);
+      cache.set(batchId, !batch || batch.ceiling === null ? null : { max: batch.ceiling, committed: store.batchSpent(this.db, batchId) + admitted() });
+    }
+    return cache.get(batchId) ?? null;
   }
 
   /** Sets (or lifts, with null) a batch's diamond ceiling; items waiting on it are let through. */
   setCeiling(batchId: string, ceiling: number | null): void {
     this.db.prepare('UPDATE batches SET ceiling = ? WHERE id = ?').run(ceiling, batchId);
-    const waiting = this.db.prepare("SELECT id FROM items WHERE batch_id = ? AND wait_reason = 'ceiling'").all(batchId) as { id: string }[];
-    this.db.prepare("UPDATE items SET wait_reason = NULL WHERE batch_id = ? AND wait_reason = 'ceiling'").run(batchId);
-    for (const { id } of waiting) this.emitItem(id);
+    this.clearWaits('ceiling', { batchId });
     this.kick();
   }
 
@@ -274,10 +284,17 @@ export class StudioEngine {
       .catch(() => undefined);
   }
 
-  private clearWaits(reason: WaitReason): void {
-    const rows = this.db.prepare('SELECT id FROM items WHERE wait_reason = ?').all(reason) as { id: string }[];
-    this.db.prepare('UPDATE items SET wait_reason = NULL, wait_until = NULL WHERE wait_reason = ?').run(reason);
-    this.db.prepare('UPDATE folders SET wait_reason = NULL WHERE wait_reason = ?').run(reason);
+  /** Lets items waiting for `reason` go (all of them, or one batch's or folder's). */
+  clearWaits(reason: WaitReason, scope: { batchId?: string; folderId?: string } = {}): void {
+    const filters: [string, string][] = [['wait_reason', reason]];
+    if (scope.batchId) filters.push(['batch_id', scope.batchId]);
+    if (scope.folderId) filters.push(['folder_id', scope.folderId]);
+    const where = filters.map(([column]) => `${column} = ?`).join(' AND ');
+    const args = filters.map(([, value]) => value);
+    const rows = this.db.prepare(`SELECT id FROM items WHERE ${where}`).all(...args) as { id: string }[];
+    this.db.prepare(`UPDATE items SET wait_reason = NULL, wait_until = NULL WHERE ${where}`).run(...args);
+    // Engine-wide gates (diamonds, daily cap) are also shown on the folders.
+    if (!scope.batchId && !scope.folderId) this.db.prepare('UPDATE folders SET wait_reason = NULL WHERE wait_reason = ?').run(reason);
     for (const r of rows) this.emitItem(r.id);
   }
 

@@ -74,12 +74,9 @@ export class HotFolders {
   }
 
   setPaused(id: string, paused: boolean): FolderView {
-    const db = this.engine.db;
-    db.prepare('UPDATE folders SET paused = ? WHERE id = ?').run(paused ? 1 : 0, id);
+    this.engine.db.prepare('UPDATE folders SET paused = ? WHERE id = ?').run(paused ? 1 : 0, id);
     if (!paused) {
-      const held = db.prepare("SELECT id FROM items WHERE folder_id = ? AND wait_reason = 'paused'").all(id) as { id: string }[];
-      db.prepare("UPDATE items SET wait_reason = NULL WHERE folder_id = ? AND wait_reason = 'paused'").run(id);
-      for (const item of held) this.engine.emitItem(item.id);
+      this.engine.clearWaits('paused', { folderId: id });
       this.engine.kick();
     }
     const view = this.view(id);
