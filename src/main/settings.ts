@@ -48,7 +48,10 @@ function decrypt(cipher: Cipher, value: string | undefined): string | undefined 
 
 /** The settings with secrets decrypted; anything unreadable falls back to the embedded default. */
 export function readSettings(dir: string, cipher: Cipher): DesktopSettings {
-  const file = readFile(dir);
+  return settingsOf(readFile(dir), cipher);
+}
+
+function settingsOf(file: SettingsFile, cipher: Cipher): DesktopSettings {
   const providerKeys: ProviderKeys = {};
   const fal = decrypt(cipher, file.encryptedProviderKeys.fal);
   const openai = decrypt(cipher, file.encryptedProviderKeys.openai);
@@ -60,10 +63,14 @@ export function readSettings(dir: string, cipher: Cipher): DesktopSettings {
 }
 
 export function settingsView(dir: string, cipher: Cipher): DesktopSettingsView {
-  const settings = readSettings(dir, cipher);
+  return viewOf(readFile(dir), cipher);
+}
+
+function viewOf(file: SettingsFile, cipher: Cipher): DesktopSettingsView {
+  const settings = settingsOf(file, cipher);
   return {
     mode: settings.mode,
-    baseUrl: settings.mode === 'remote' ? settings.baseUrl : (readFile(dir).baseUrl ?? null),
+    baseUrl: file.baseUrl ?? null,
     encryptionAvailable: cipher.available(),
     providerKeys: { fal: Boolean(settings.providerKeys.fal), openai: Boolean(settings.providerKeys.openai) },
   };
@@ -95,5 +102,5 @@ export function updateSettings(dir: string, cipher: Cipher, update: DesktopSetti
   const temp = `${target}.${process.pid}.tmp`;
   fs.writeFileSync(temp, JSON.stringify(next, null, 2), { mode: 0o600 });
   fs.renameSync(temp, target);
-  return settingsView(dir, cipher);
+  return viewOf(next, cipher);
 }

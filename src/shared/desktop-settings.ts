@@ -12,6 +12,7 @@ export const ProviderKeysUpdateSchema = z.strictObject({
   fal: Secret.nullable().optional(),
   openai: Secret.nullable().optional(),
 });
+export type ProviderKeysUpdate = z.infer<typeof ProviderKeysUpdateSchema>;
 
 /** Switch to the embedded core, switch to a remote service, or change only the provider keys. */
 export const DesktopSettingsUpdateSchema = z.union([

@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import type { DesktopSettingsView } from '../../../shared/desktop-settings';
+import type { DesktopSettingsView, ProviderKeysUpdate } from '../../../shared/desktop-settings';
 import type { AccountView } from '../../../shared/studio';
 import { useCatalog } from '../stores/catalog-store';
 import { act, useUi } from '../stores/ui-store';
@@ -44,7 +44,7 @@ export function SettingsScreen() {
           </button>
         </div>
       )}
-      {desktop && saved && <ProviderKeysForm view={saved} onSaved={(view) => afterSave(view, 'Provider keys saved in the system keychain.')} />}
+      {desktop && saved && <ProviderKeysForm view={saved} saveKeys={(providerKeys) => desktop.save({ providerKeys })} onSaved={(view) => afterSave(view, 'Provider keys saved in the system keychain.')} />}
     </section>
   );
 }
@@ -88,19 +88,24 @@ function RemoteServiceForm({ onUse }: { onUse: ((baseUrl: string, apiKey: string
 }
 
 /** Keys for the embedded core's AI providers; routes per tool live in providers.json (README). */
-function ProviderKeysForm({ view, onSaved }: { view: DesktopSettingsView; onSaved(view: DesktopSettingsView): void }) {
+function ProviderKeysForm(props: {
+  view: DesktopSettingsView;
+  saveKeys(keys: ProviderKeysUpdate): Promise<DesktopSettingsView>;
+  onSaved(view: DesktopSettingsView): void;
+}) {
+  const { view, saveKeys, onSaved } = props;
   const [fal, setFal] = useState('');
   const [openai, setOpenai] = useState('');
   const save = (event: FormEvent) => {
     event.preventDefault();
     act(async () => {
       const update = { ...(fal ? { fal } : {}), ...(openai ? { openai } : {}) };
-      onSaved(await desktopSettings()!.save({ providerKeys: update }));
+      onSaved(await saveKeys(update));
       setFal('');
       setOpenai('');
     });
   };
-  const forget = (name: 'fal' | 'openai') => act(async () => onSaved(await desktopSettings()!.save({ providerKeys: { [name]: null } })));
+  const forget = (name: 'fal' | 'openai') => act(async () => onSaved(await saveKeys({ [name]: null })));
   if (!view.encryptionAvailable) {
     return <p className="panel problem">This computer offers no keychain, so Dropshoot will not store AI provider keys. Use DROPSHOOT_FAL_KEY or DROPSHOOT_OPENAI_KEY instead.</p>;
   }
