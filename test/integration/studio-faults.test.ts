@@ -98,16 +98,22 @@ function startProxy(target: string, pick: () => Fault, counts: Map<Fault, number
   );
 }
 
-it('finishes a batch through 500s, 429s, 402s, resets and stalls, exporting each photo once and charging once', async () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-faults-'));
+/** A temp folder with `dropshoot serve` on loopback and one account on it. */
+async function serviceWithAccount(name: string, email: string, diamonds: number) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), `dropshoot-${name}-`));
   cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
   const serverData = path.join(root, 'server');
   fs.mkdirSync(serverData);
   const db = openDatabase(path.join(serverData, 'core.db'));
-  const { apiKey } = adminFor(db, systemClock).createAccount({ email: 'faults@example.com', diamonds: 100 });
+  const { apiKey } = adminFor(db, systemClock).createAccount({ email, diamonds });
   db.close();
   const server = await startServer({ dataDir: serverData, port: 0 });
   cleanups.push(() => server.close());
+  return { root, serverData, apiKey, server };
+}
+
+it('finishes a batch through 500s, 429s, 402s, resets and stalls, exporting each photo once and charging once', async () => {
+  const { root, serverData, apiKey, server } = await serviceWithAccount('faults', 'faults@example.com', 100);
   const counts = new Map<Fault, number>();
   const proxy = await startProxy(server.url, faults(7), counts);
   cleanups.push(() => proxy.close());
@@ -158,15 +164,7 @@ it('finishes a batch through 500s, 429s, 402s, resets and stalls, exporting each
 }, 120_000);
 
 it('a lost answer from a service that ignores Idempotency-Key is flagged uncertain, never paid twice', async () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-uncertain-'));
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  const serverData = path.join(root, 'server');
-  fs.mkdirSync(serverData);
-  const db = openDatabase(path.join(serverData, 'core.db'));
-  const { apiKey } = adminFor(db, systemClock).createAccount({ email: 'uncertain@example.com', diamonds: 50 });
-  db.close();
-  const server = await startServer({ dataDir: serverData, port: 0 });
-  cleanups.push(() => server.close());
+  const { root, serverData, apiKey, server } = await serviceWithAccount('uncertain', 'uncertain@example.com', 50);
 
   // A service without the idempotency extension (the spec has none): the header is not echoed.
   // The first submission is processed and charged, then its answer is lost.
