@@ -82,7 +82,8 @@ export function loadProviderConfig(dataDir: string, env: NodeJS.ProcessEnv = pro
     const match = ENV_ROUTE.exec(name);
     if (!match?.[1] || !value) continue;
     const [adapter, ...model] = value.split(':');
-    routes[match[1].toLowerCase()] = { ...(routes[match[1].toLowerCase()] as object | undefined), adapter, ...(model.length ? { model: model.join(':') } : {}) };
+    const tool = match[1].toLowerCase();
+    routes[tool] = { ...(routes[tool] as object | undefined), adapter, ...(model.length ? { model: model.join(':') } : {}) };
   }
   const parsed = ProviderConfigSchema.safeParse({
     ...raw,
