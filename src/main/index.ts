@@ -16,11 +16,13 @@ import { handleScheme, registerScheme } from './protocol';
 import { DesktopSettingsUpdateSchema } from '../shared/desktop-settings';
 import { readSettings, settingsView, updateSettings, type Cipher } from './settings';
 import { startUpdates } from './updates';
-import { createWindow, hardenSession, isOwnFrame } from './window';
+import { createWindow, hardenSession } from './window';
+import { isOwnFrame } from './own-frame';
 
 const EVENTS: readonly StudioEventName[] = ['item.changed', 'result.added', 'result.changed', 'budget.changed', 'folder.changed', 'batch.finished'];
 const rendererUrl = process.env.ELECTRON_RENDERER_URL;
 const rendererFile = path.join(import.meta.dirname, '../renderer/index.html');
+const appPage = { devServerUrl: rendererUrl, rendererFile };
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
 registerScheme();
@@ -46,7 +48,7 @@ function openClient(userData: string): ServiceClient {
 
 /** Settings changes and restarts, from the Dropshoot window only; updates validated here. */
 function handleSettings(userData: string): void {
-  const own = (event: IpcMainInvokeEvent) => isOwnFrame(event.senderFrame?.url, rendererUrl);
+  const own = (event: IpcMainInvokeEvent) => isOwnFrame(event.senderFrame?.url, appPage);
   const forbidden = { ok: false, error: { code: 'forbidden', message: 'not the Dropshoot window' } } as const;
   ipcMain.handle(IPC.settingsGet, (event) => (own(event) ? { ok: true, result: settingsView(userData, keychain) } : forbidden));
   ipcMain.handle(IPC.settingsSave, (event, update: unknown) => {
@@ -82,7 +84,7 @@ async function start(): Promise<void> {
   const listedMedia = new Set<string>();
   handleScheme(opened, (url) => listedMedia.has(url));
   ipcMain.handle(IPC.call, async (event, name: unknown, args: unknown) => {
-    if (!isOwnFrame(event.senderFrame?.url, rendererUrl)) return { ok: false, error: { code: 'forbidden', message: 'not the Dropshoot window' } };
+    if (!isOwnFrame(event.senderFrame?.url, appPage)) return { ok: false, error: { code: 'forbidden', message: 'not the Dropshoot window' } };
     const outcome = await runCommand(opened.commands, String(name), args);
     if (outcome.ok && name === 'catalog.get') {
       const c = outcome.result as { fashionModels: { imageUrl: string }[]; venues: { imageUrl: string }[]; poses: { imageUrl: string }[]; readySets: { coverUrl: string }[] };

@@ -43,10 +43,3 @@ export function createWindow(rendererUrl: string | undefined, rendererFile: stri
   else void window.loadFile(rendererFile);
   return window;
 }
-
-/** IPC is accepted only from our own page, never from a frame that navigated elsewhere. */
-export function isOwnFrame(frameUrl: string | undefined, rendererUrl: string | undefined): boolean {
-  if (!frameUrl) return false;
-  if (rendererUrl) return frameUrl.startsWith(new URL(rendererUrl).origin);
-  return frameUrl.startsWith('file://');
-}

@@ -12,6 +12,7 @@ import type { CatalogView, LookView, StudioEventName, StudioEvents } from '../sh
 import { getItem } from './db/store';
 import type { StudioEngine } from './engine';
 import { runCommand, type createCommands } from './commands';
+import { refuseForeignRequest } from './local-guard';
 
 export type StudioWebOptions = { engine: StudioEngine; commands: ReturnType<typeof createCommands>; uiDir?: string };
 
@@ -35,14 +36,8 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
   const { engine } = opts;
 
   app.addHook('onRequest', async (request, reply) => {
-    const host = (request.headers.host ?? '').replace(/:\d+$/, '');
-    if (!['127.0.0.1', 'localhost', '[::1]'].includes(host)) {
-      return reply.code(403).send({ ok: false, error: { code: 'forbidden', message: 'the studio answers only on localhost' } });
-    }
-    const origin = request.headers.origin;
-    if (origin && origin !== `http://${request.headers.host ?? ''}`) {
-      return reply.code(403).send({ ok: false, error: { code: 'forbidden', message: 'cross-origin requests are refused' } });
-    }
+    const refusal = refuseForeignRequest({ host: request.headers.host, origin: request.headers.origin });
+    if (refusal) return reply.code(403).send({ ok: false, error: refusal });
   });
 
   // Catalog and look images live at the service (which may be embedded: not a URL a browser can
