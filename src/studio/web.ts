@@ -63,12 +63,22 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
     return reply.header('content-type', MIME[path.extname(item.sourcePath).toLowerCase()] ?? 'application/octet-stream').send(fs.createReadStream(item.sourcePath));
   });
 
+  // Open event streams end when the server closes, so shutdown never waits on a browser tab.
+  const streams = new Set<import('node:http').ServerResponse>();
+  app.addHook('preClose', (done) => {
+    for (const stream of streams) stream.end();
+    done();
+  });
   app.get('/api/events', (request, reply) => {
+    reply.hijack();
     reply.raw.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
       connection: 'keep-alive',
     });
+    // Headers go out now, not with the first event or keep-alive.
+    reply.raw.write(': connected\n\n');
+    streams.add(reply.raw);
     const listeners = EVENT_NAMES.map((name) => {
       const listener = (data: StudioEvents[typeof name]) => reply.raw.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
       engine.events.on(name, listener);
@@ -76,6 +86,7 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
     });
     const keepAlive = setInterval(() => reply.raw.write(': keep-alive\n\n'), 15_000);
     request.raw.on('close', () => {
+      streams.delete(reply.raw);
       clearInterval(keepAlive);
       for (const [name, listener] of listeners) engine.events.off(name, listener);
     });
