@@ -2,30 +2,62 @@
  * A remote service speaking /v1 (base URL + API key). Thin: one request per call, errors as
  * ApiError with the service's own message; retries and backoff belong to the studio scheduler.
  */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import { ApiError, type Download, type ServiceClient, type WriteOptions } from './service-client';
 import { fetchDownload } from './in-process';
+import { sniffUploadMime } from './media-type';
+
+/**
+ * The spec does not name the request parameter that carries `nextCursor` back (4.10), so a page
+ * request sends it under each name in common use at once; services ignore query parameters they
+ * do not know. `cursor` pairs with the `nextCursor` field (the usual convention), `nextCursor`
+ * echoes the field's own name, `after` is the Relay/GraphQL-style name, `pageToken` Google's
+ * (AIP-158). Stripe's `starting_after` is left out: it takes an object id, not an opaque cursor,
+ * and a service that validates it would refuse every page. A service that refuses the extra
+ * names (400) is asked again with one name at a time, and the name it accepts is kept.
+ */
+export const CURSOR_PARAMS = ['cursor', 'nextCursor', 'after', 'pageToken'] as const;
+
+/** One page of ready sets as the spec shows it; extra fields pass through, the cursor is normalised. */
+const ReadySetsPageSchema = z.looseObject({
+  templateSets: z.array(z.looseObject({ id: z.string().min(1) })),
+  nextCursor: z
+    .union([z.string(), z.number(), z.null()])
+    .optional()
+    .transform((c) => (c === undefined || c === null || c === '' ? null : String(c))),
+});
+
+/** A one-way fingerprint of an API key: enough to tell keys apart in caches, useless to a reader. */
+export function fingerprintKey(apiKey: string): string {
+  return createHash('sha256').update(`dropshoot/key-fingerprint/v1\0${apiKey}`).digest('hex').slice(0, 24);
+}
 
 export type HttpClientOptions = { baseUrl: string; apiKey: string; timeoutMs?: number };
 
 export class HttpClient implements ServiceClient {
   readonly origin: string;
+  readonly keyFingerprint: string;
   private readonly base: string;
+  /** The cursor parameter name learnt from a service that refused the others, if any. */
+  private cursorParam: string | null = null;
 
   constructor(private readonly opts: HttpClientOptions) {
     this.base = opts.baseUrl.replace(/\/+$/, '');
     this.origin = this.base;
+    this.keyFingerprint = fingerprintKey(opts.apiKey);
   }
 
   private async request<T>(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
-    init: { query?: Record<string, string | number | undefined>; json?: unknown; raw?: Buffer; idempotencyKey?: string } = {},
+    init: { query?: Record<string, string | number | undefined>; json?: unknown; idempotencyKey?: string } = {},
   ): Promise<T> {
     return (await this.exchange<T>(method, path, init)).body;
   }
 
   /** A write with an Idempotency-Key: also reports whether the service echoed (honoured) it. */
-  private async write<T>(path: string, init: { json?: unknown; raw?: Buffer }, options?: WriteOptions): Promise<T & { idempotencyHonoured: boolean }> {
+  private async write<T>(path: string, init: { json?: unknown; raw?: { data: Buffer; mime: string } }, options?: WriteOptions): Promise<T & { idempotencyHonoured: boolean }> {
     const key = options?.idempotencyKey;
     const { body, headers } = await this.exchange<T>('POST', path, { ...init, ...(key ? { idempotencyKey: key } : {}) });
     return { ...body, idempotencyHonoured: key !== undefined && headers.get('idempotency-key') === key };
@@ -34,7 +66,7 @@ export class HttpClient implements ServiceClient {
   private async exchange<T>(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
-    init: { query?: Record<string, string | number | undefined>; json?: unknown; raw?: Buffer; idempotencyKey?: string } = {},
+    init: { query?: Record<string, string | number | undefined>; json?: unknown; raw?: { data: Buffer; mime: string }; idempotencyKey?: string } = {},
   ): Promise<{ body: T; headers: Headers }> {
     const url = new URL(`${this.base}${path}`);
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
@@ -45,8 +77,8 @@ export class HttpClient implements ServiceClient {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(init.json);
     } else if (init.raw) {
-      headers['content-type'] = 'application/octet-stream';
-      body = new Uint8Array(init.raw);
+      headers['content-type'] = init.raw.mime;
+      body = new Uint8Array(init.raw.data);
     }
     let response: Response;
     try {
@@ -80,8 +112,14 @@ export class HttpClient implements ServiceClient {
   async listPoses(query: Parameters<ServiceClient['listPoses']>[0] = {}) {
     return (await this.request<{ poses: Awaited<ReturnType<ServiceClient['listPoses']>> }>('GET', '/v1/poses', { query })).poses;
   }
-  upload(data: Buffer, options?: WriteOptions) {
-    return this.write<{ id: string; url: string }>('/v1/uploads', { raw: data }, options);
+  /**
+   * Sends the bytes with the type their signature shows (spec 4.5). Bytes that are no JPEG, PNG
+   * or WebP are refused here with the 415 the service would give, without spending a request.
+   */
+  async upload(data: Buffer, options?: WriteOptions) {
+    const mime = sniffUploadMime(data);
+    if (!mime) throw new ApiError(415, 'not sent: the upload is not a JPEG, PNG or WebP image (judged by its file signature)');
+    return this.write<{ id: string; url: string }>('/v1/uploads', { raw: { data, mime } }, options);
   }
   createGeneration(request: Parameters<ServiceClient['createGeneration']>[0], options?: WriteOptions) {
     return this.write<{ id: string; status: 'processing' }>('/v1/generations', { json: request }, options);
@@ -101,8 +139,38 @@ export class HttpClient implements ServiceClient {
   getAccount() {
     return this.request<Awaited<ReturnType<ServiceClient['getAccount']>>>('GET', '/v1/account');
   }
-  listReadySets(query: Parameters<ServiceClient['listReadySets']>[0] = {}) {
-    return this.request<Awaited<ReturnType<ServiceClient['listReadySets']>>>('GET', '/v1/ready-template-sets', { query });
+  async listReadySets(query: Parameters<ServiceClient['listReadySets']>[0] = {}): ReturnType<ServiceClient['listReadySets']> {
+    const { cursor, ...rest } = query;
+    const page = (names: readonly string[]) =>
+      this.request<unknown>('GET', '/v1/ready-template-sets', { query: { ...rest, ...Object.fromEntries(names.map((n) => [n, cursor])) } });
+    let body: unknown;
+    if (cursor === undefined) body = await page([]);
+    else if (this.cursorParam) body = await page([this.cursorParam]);
+    else {
+      try {
+        body = await page(CURSOR_PARAMS);
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status !== 400) throw err;
+        body = await this.pageWithOneCursorName(page, err);
+      }
+    }
+    const parsed = ReadySetsPageSchema.safeParse(body);
+    if (!parsed.success) throw new ApiError(502, `GET /v1/ready-template-sets answered an unexpected shape: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    return parsed.data as unknown as Awaited<ReturnType<ServiceClient['listReadySets']>>;
+  }
+
+  /** A service refused the cursor under several names: ask with one name at a time, keep the one it takes. */
+  private async pageWithOneCursorName(page: (names: readonly string[]) => Promise<unknown>, refusal: ApiError): Promise<unknown> {
+    for (const name of CURSOR_PARAMS) {
+      try {
+        const body = await page([name]);
+        this.cursorParam = name;
+        return body;
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status !== 400) throw err;
+      }
+    }
+    throw refusal;
   }
   async getReadySet(id: string) {
     return (await this.request<{ templateSet: Awaited<ReturnType<ServiceClient['getReadySet']>> }>('GET', `/v1/ready-template-sets/${encodeURIComponent(id)}`)).templateSet;
@@ -110,6 +178,7 @@ export class HttpClient implements ServiceClient {
   createCatalogJob(request: Parameters<ServiceClient['createCatalogJob']>[0], options?: WriteOptions) {
     return this.write<Omit<Awaited<ReturnType<ServiceClient['createCatalogJob']>>, 'idempotencyHonoured'>>('/v1/catalog-jobs', { json: request }, options);
   }
+  /** Results may live on another host (a CDN); the API key is never sent there. */
   download(url: string): Promise<Download> {
     return fetchDownload(url, {}, this.opts.timeoutMs ?? 60_000);
   }

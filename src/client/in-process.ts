@@ -3,11 +3,13 @@
  * is created on first run; requests still go through the service's rules (validation, ledger,
  * daily cap) exactly as over HTTP.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { openCore, type Core, type CoreOptions } from '../core';
 import type { Authorized, ServiceResponse } from '../core/service';
 import { idempotencyFor } from '../core/idempotency';
 import { ApiError, type Download, type ServiceClient, type WriteOptions } from './service-client';
+import { judgeMedia } from './media-type';
 
 export const LOCAL_ACCOUNT_EMAIL = 'local@dropshoot.invalid';
 /** The embedded account starts with enough diamonds for a day's work; admins can grant more. */
@@ -35,6 +37,7 @@ function localKeyId(core: Core): string {
 
 export class InProcessClient implements ServiceClient {
   readonly origin = 'embedded';
+  readonly keyFingerprint: string;
   private readonly keyId: string;
 
   constructor(
@@ -42,6 +45,7 @@ export class InProcessClient implements ServiceClient {
     private readonly ownsCore = false,
   ) {
     this.keyId = localKeyId(core);
+    this.keyFingerprint = createHash('sha256').update(`dropshoot/embedded-key/v1\0${this.keyId}`).digest('hex').slice(0, 24);
   }
 
   static open(options: CoreOptions): InProcessClient {
@@ -123,11 +127,12 @@ export class InProcessClient implements ServiceClient {
     return { ...body, idempotencyHonoured: idem !== undefined };
   }
 
-  /** Own URLs are read from the blob store and catalog; anything else is fetched. */
+  /** Own URLs are read from the blob store and catalog; anything else is fetched. Bytes decide the type. */
   async download(url: string): Promise<Download> {
     const local = this.core.resolver.localFile(url);
-    if (local) return { data: await fs.promises.readFile(local.path), mime: local.mime };
-    return fetchDownload(url);
+    if (!local) return fetchDownload(url);
+    const data = await fs.promises.readFile(local.path);
+    return { data, servedAs: local.mime, ...judgeMedia(data, { what: `the file at ${url}`, servedAs: local.mime }) };
   }
 
   async close(): Promise<void> {
@@ -135,16 +140,21 @@ export class InProcessClient implements ServiceClient {
   }
 }
 
+/**
+ * Fetches a file and types it by its bytes: the Content-Type a CDN or object store sends
+ * (often `application/octet-stream`) is kept as `servedAs` and never trusted.
+ */
 export async function fetchDownload(url: string, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<Download> {
   let response: Response;
+  let data: Buffer;
   try {
     response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
+    if (!response.ok) throw new ApiError(response.status, `download of ${url} answered ${response.status}`);
+    data = Buffer.from(await response.arrayBuffer());
   } catch (err) {
+    if (err instanceof ApiError) throw err;
     throw new ApiError(0, `could not download ${url}: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (!response.ok) throw new ApiError(response.status, `download of ${url} answered ${response.status}`);
-  return {
-    data: Buffer.from(await response.arrayBuffer()),
-    mime: response.headers.get('content-type') ?? 'application/octet-stream',
-  };
+  const servedAs = response.headers.get('content-type');
+  return { data, servedAs, ...judgeMedia(data, { what: `the file at ${url}`, servedAs }) };
 }

@@ -17,6 +17,7 @@ import type {
   UploadBody,
   VenueEntry,
 } from '../shared/api';
+import type { MediaType } from './media-type';
 
 type Strip<T> = Omit<T, 'success'>;
 export type WriteOptions = { idempotencyKey?: string };
@@ -25,11 +26,20 @@ export type WriteOptions = { idempotencyKey?: string };
  * only the spec does not, and then a lost answer cannot safely be retried).
  */
 export type Acknowledged = { idempotencyHonoured: boolean };
-export type Download = { data: Buffer; mime: string };
+/**
+ * A downloaded file, typed by its bytes (never by the Content-Type it was served with):
+ * `servedAs` keeps that header for diagnostics only.
+ */
+export type Download = { data: Buffer; servedAs: string | null } & MediaType;
 
 export type ServiceClient = {
   /** Where results come from, for provenance ("embedded" or the remote base URL). */
   readonly origin: string;
+  /**
+   * A one-way fingerprint of the credentials (never the key itself): caches and request counts
+   * are kept per origin and key with it.
+   */
+  readonly keyFingerprint: string;
   listModels(): Promise<ToolEntry[]>;
   listFashionModels(query?: { gender?: 'male' | 'female'; limit?: number }): Promise<FashionModelEntry[]>;
   listVenues(query?: { limit?: number }): Promise<VenueEntry[]>;
@@ -47,7 +57,10 @@ export type ServiceClient = {
   }>;
   getReadySet(id: string): Promise<ReadyTemplateSetEntry>;
   createCatalogJob(request: CatalogJobRequest, options?: WriteOptions): Promise<Strip<CatalogJobBody> & Acknowledged>;
-  /** Fetches a result or catalog file URL handed out by this service. */
+  /**
+   * Fetches a result or catalog file URL handed out by this service; throws
+   * UnrecognizedMediaError when the bytes are no image or video we know.
+   */
   download(url: string): Promise<Download>;
   close(): Promise<void>;
 };

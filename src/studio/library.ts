@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
+import { judgeMedia, type MediaType } from '../client';
 
 sharp.cache({ files: 0 });
 
@@ -22,7 +23,7 @@ export type Provenance = {
   downloadedAt: string;
 };
 
-const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'video/mp4': 'mp4' };
+export type StoredResult = { sha256: string; file: string; thumb: string | null; mime: MediaType['mime']; kind: MediaType['kind'] };
 
 export class Library {
   constructor(readonly root: string) {
@@ -33,24 +34,35 @@ export class Library {
     return path.join(this.root, relative);
   }
 
-  /** Stores the bytes (once per content), a thumbnail and the sidecar; returns relative paths. */
-  async store(data: Buffer, mime: string, provenance: Provenance): Promise<{ sha256: string; file: string; thumb: string | null }> {
+  /**
+   * Stores the bytes (once per content), a thumbnail and the sidecar; returns relative paths and
+   * the type. The type is judged from the bytes alone: `servedAs` (what the download claimed, often
+   * `application/octet-stream`) is not consulted. Bytes that are no known image or video throw
+   * UnrecognizedMediaError, and an image that does not decode throws, before anything is written.
+   */
+  async store(data: Buffer, _servedAs: string, provenance: Provenance): Promise<StoredResult> {
+    const media = judgeMedia(data, { what: `the result of job ${provenance.jobId || '(unknown)'}`, servedAs: null });
     const sha256 = createHash('sha256').update(data).digest('hex');
     const dir = sha256.slice(0, 2);
-    const file = path.join(dir, `${sha256}.${EXT[mime] ?? 'bin'}`);
-    await writeAtomic(this.absolute(file), data);
+    const file = path.join(dir, `${sha256}.${media.ext}`);
     let thumb: string | null = null;
-    if (mime.startsWith('image/')) {
+    if (media.kind === 'image') {
       thumb = path.join(dir, `${sha256}.thumb.webp`);
       if (!fs.existsSync(this.absolute(thumb))) {
-        const small = await sharp(data).rotate().resize(384, 384, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 80 }).toBuffer();
+        let small: Buffer;
+        try {
+          small = await sharp(data).rotate().resize(384, 384, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 80 }).toBuffer();
+        } catch (err) {
+          throw new Error(`the result of job ${provenance.jobId} is a ${media.ext.toUpperCase()} that cannot be decoded: ${err instanceof Error ? err.message : String(err)}`);
+        }
         await writeAtomic(this.absolute(thumb), small);
       }
     }
+    await writeAtomic(this.absolute(file), data);
     // One sidecar per job result: the same bytes can come from two jobs with different stories.
     const sidecar = path.join(dir, `${sha256}.${provenance.jobId}.json`);
     await writeAtomic(this.absolute(sidecar), Buffer.from(JSON.stringify(provenance, null, 2)));
-    return { sha256, file, thumb };
+    return { sha256, file, thumb, mime: media.mime, kind: media.kind };
   }
 }
 

@@ -10,7 +10,6 @@ import { pollUntilDone, typicalJobMs } from './poll';
 
 export type OneShotResult = { jobId: string; files: string[]; requests: number };
 
-const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'video/mp4': 'mp4' };
 export const PHOTO_PLACEHOLDER = '{photo}';
 
 /** Replaces every "{photo}" image value of a request template with `url`. */
@@ -42,8 +41,9 @@ export async function generateOne(
   const base = path.parse(input.photo).name;
   const files: string[] = [];
   for (const [n, url] of job.resultUrls.entries()) {
-    const { data, mime } = await client.download(url);
-    const file = path.join(input.outDir, `${base}-${input.request.toolId ?? 'result'}-${n + 1}.${EXT[mime] ?? 'bin'}`);
+    // The extension comes from the bytes (the download judges them), never from Content-Type.
+    const { data, ext } = await client.download(url);
+    const file = path.join(input.outDir, `${base}-${input.request.toolId ?? 'result'}-${n + 1}.${ext}`);
     await fs.promises.writeFile(file, data);
     files.push(file);
   }
