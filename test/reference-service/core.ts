@@ -1,0 +1,551 @@
+/**
+ * The /v1 rules of the spec, transport-free: authentication and the daily cap (gate), then one
+ * handler per endpoint returning {status, body}. Jobs advance on a timer (see advance()).
+ */
+import { FASHION_MODELS, POSES, READY_SETS, readySetById, SHOT_PRICE, TOOLS, toolById, VENUES } from './catalog';
+import { makeResultImage, makeVideoBytes, sniffImage } from './images';
+import { DEFAULTS, type ReferenceServiceOptions } from './options';
+import { SeededRandom } from './random';
+import {
+  BadRequest,
+  CatalogJobRequestSchema,
+  checkGeneration,
+  GenerationRequestSchema,
+  parseBody,
+  productImage,
+  TemplateSetCreateSchema,
+  type GenerationRequest,
+} from './rules';
+import { Store, type Job, type LedgerEntry, type Piece } from './state';
+
+export type Reply = { status: number; body: Record<string, unknown>; headers?: Record<string, string>; delayMs?: number };
+export type Caller = { apiKey: string; email: string };
+export type Urls = { base: string; results: string };
+
+const SAVEABLE = TOOLS.filter((t) => t.saveable).map((t) => t.id);
+const fail = (status: number, error: string, headers?: Record<string, string>): Reply => ({ status, body: { success: false, error }, ...(headers ? { headers } : {}) });
+const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+export class ReferenceCore {
+  readonly store: Store;
+  private readonly rng: SeededRandom;
+  private readonly finalizing = new Set<string>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly idempotent = new Map<string, Reply>();
+
+  constructor(
+    public options: ReferenceServiceOptions,
+    public urls: Urls,
+  ) {
+    this.store = new Store(options.statePath, options.seed ?? DEFAULTS.seed);
+    this.rng = new SeededRandom(this.store.state.rng);
+  }
+
+  private get state() {
+    return this.store.state;
+  }
+  private save(): void {
+    this.state.rng = this.rng.snapshot;
+    this.store.save();
+  }
+  private newId(): string {
+    return (this.options.idStyle ?? DEFAULTS.idStyle) === 'opaque' ? this.rng.opaque() : this.rng.uuid();
+  }
+
+  // ---- admin (test harness) ------------------------------------------------------------------
+
+  createAccount(input: { email: string; diamonds: number; dailyCap?: number }): { apiKey: string } {
+    if (this.state.accounts[input.email]) throw new Error(`account ${input.email} exists`);
+    const now = new Date().toISOString();
+    this.state.accounts[input.email] = { email: input.email, balance: 0, createdAt: now };
+    const apiKey = `rk-${this.rng.opaque(32)}`;
+    this.state.keys[apiKey] = { email: input.email, dailyCap: input.dailyCap ?? DEFAULTS.defaultDailyCap };
+    if (input.diamonds > 0) this.move(input.email, input.diamonds, 'grant');
+    this.save();
+    return { apiKey };
+  }
+  grant(email: string, diamonds: number): void {
+    this.account(email);
+    this.move(email, diamonds, 'grant');
+    this.save();
+  }
+  balance(email: string): number {
+    return this.account(email).balance;
+  }
+  ledger(email: string): LedgerEntry[] {
+    return this.state.ledger.filter((e) => e.email === email);
+  }
+  jobsOf(email: string) {
+    return this.state.jobs
+      .filter((j) => j.email === email)
+      .map((j) => ({ id: j.id, kind: j.kind, toolId: j.toolId, status: j.status, charged: j.charged, refunded: j.refunded, createdAt: j.createdAt, request: j.request }));
+  }
+  requestsToday(apiKey: string): number {
+    const count = this.state.counts[apiKey];
+    return count && count.day === utcDay(Date.now()) ? count.n : 0;
+  }
+  setDailyCap(apiKey: string, cap: number): void {
+    const key = this.state.keys[apiKey];
+    if (!key) throw new Error('unknown api key');
+    key.dailyCap = cap;
+    this.save();
+  }
+
+  private account(email: string) {
+    const account = this.state.accounts[email];
+    if (!account) throw new Error(`no account ${email}`);
+    return account;
+  }
+  private move(email: string, delta: number, kind: LedgerEntry['kind'], jobId?: string): void {
+    this.account(email).balance += delta;
+    this.state.ledger.push({ at: new Date().toISOString(), email, delta, kind, ...(jobId ? { jobId } : {}) });
+  }
+
+  // ---- gate: spec 5 and 8, before any other work --------------------------------------------
+
+  gate(authorization: string | undefined): { caller: Caller } | { reply: Reply } {
+    const match = /^Bearer ([^\s]+)$/.exec(authorization ?? '');
+    const key = match ? this.state.keys[match[1]!] : undefined;
+    if (!match || !key) return { reply: fail(401, 'Missing, malformed or invalid API key') };
+    const limit = this.options.rateLimit;
+    if (limit && this.rng.chance(limit.probability)) {
+      this.save();
+      return { reply: fail(429, `Too many requests right now; retry after ${limit.retryAfterSeconds} seconds`, { 'retry-after': String(limit.retryAfterSeconds) }) };
+    }
+    const today = utcDay(Date.now());
+    const count = this.state.counts[match[1]!];
+    const used = count && count.day === today ? count.n : 0;
+    this.state.counts[match[1]!] = { day: today, n: used + 1 };
+    this.save();
+    if (used >= key.dailyCap) return { reply: fail(429, `Daily request cap of ${key.dailyCap} reached for this key; it resets at 00:00 UTC`) };
+    return { caller: { apiKey: match[1]!, email: key.email } };
+  }
+
+  // ---- endpoints ------------------------------------------------------------------------------
+
+  async handle(caller: Caller, method: string, pathname: string, query: URLSearchParams, body: Buffer, headers: Record<string, string | undefined>): Promise<Reply> {
+    try {
+      const seg = pathname.split('/').filter(Boolean).map(decodeURIComponent); // ['v1', ...]
+      const route = `${method} /${seg.slice(0, 2).join('/')}${seg.length > 2 ? '/:id' : ''}`;
+      const id = seg[2] ?? '';
+      if (seg.length > 3) return fail(404, 'Not found');
+      switch (route) {
+        case 'GET /v1/models':
+          return this.ok({ models: TOOLS.map((t) => ({ id: t.id, inputShape: t.inputShape, promptMode: t.promptMode, fallbackPriceDiamonds: t.fallbackPriceDiamonds })) });
+        case 'GET /v1/fashion-models': {
+          const gender = query.get('gender');
+          if (gender !== null && gender !== 'male' && gender !== 'female') return fail(400, 'gender must be male or female');
+          const list = FASHION_MODELS.filter((m) => !gender || m.gender === gender);
+          return this.ok({ fashionModels: list.slice(0, this.limit(query)).map((m) => ({ ...m, imageUrl: `${this.urls.base}/catalog/${m.id}` })) });
+        }
+        case 'GET /v1/venues':
+          return this.ok({ venues: VENUES.slice(0, this.limit(query)).map((v) => ({ ...v, imageUrl: `${this.urls.base}/catalog/${v.id}` })) });
+        case 'GET /v1/poses': {
+          const type = query.get('type');
+          if (type !== null && !['ring', 'necklace', 'earring', 'bracelet'].includes(type)) return fail(400, 'type must be ring, necklace, earring or bracelet');
+          return this.ok({ poses: POSES.filter((p) => p.type === type).slice(0, this.limit(query)).map((p) => ({ id: p.id, type: p.type ?? 'default' })) });
+        }
+        case 'POST /v1/uploads':
+          return this.upload(caller, body);
+        case 'POST /v1/generations':
+          return await this.idempotently(caller, headers, body, () => this.createGeneration(caller, this.json(body)));
+        case 'GET /v1/generations/:id':
+          return this.poll(caller, id);
+        case 'POST /v1/template-sets':
+          return this.createTemplateSet(caller, this.json(body));
+        case 'GET /v1/template-sets':
+          return this.ok({ templateSets: this.state.templateSets.filter((t) => t.email === caller.email).map((t) => this.templateEntry(t)) });
+        case 'DELETE /v1/template-sets/:id': {
+          const index = this.state.templateSets.findIndex((t) => t.id === id && t.email === caller.email);
+          if (index < 0) return fail(404, `Template set ${id} not found`);
+          this.state.templateSets.splice(index, 1);
+          this.save();
+          return this.ok({ deleted: true });
+        }
+        case 'GET /v1/account':
+          return this.account_(caller);
+        case 'GET /v1/ready-template-sets':
+          return this.readySets(query);
+        case 'GET /v1/ready-template-sets/:id': {
+          const set = readySetById(id);
+          if (!set) return fail(404, `Ready template set ${id} not found`);
+          return this.ok({ templateSet: this.readySetEntry(set) });
+        }
+        case 'POST /v1/catalog-jobs':
+          return await this.idempotently(caller, headers, body, () => this.createCatalogJob(caller, this.json(body)));
+        default:
+          return fail(404, `No such endpoint: ${method} ${pathname}`);
+      }
+    } catch (err) {
+      if (err instanceof BadRequest) return fail(err.status, err.message);
+      throw err;
+    }
+  }
+
+  private ok(body: Record<string, unknown>, status = 200): Reply {
+    return { status, body: { success: true, ...body } };
+  }
+  private json(body: Buffer): unknown {
+    try {
+      return JSON.parse(body.toString('utf8')) as unknown;
+    } catch {
+      throw new BadRequest(400, 'Invalid request: the body is not JSON');
+    }
+  }
+  private limit(query: URLSearchParams): number {
+    const raw = query.get('limit');
+    if (raw === null) return 20;
+    if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 100) throw new BadRequest(400, 'limit must be an integer from 1 to 100');
+    return Number(raw);
+  }
+
+  /** Only when honourIdempotencyKey: the same key replays the first answer (no echo header). */
+  private async idempotently(caller: Caller, headers: Record<string, string | undefined>, body: Buffer, create: () => Promise<Reply>): Promise<Reply> {
+    const key = headers['idempotency-key'];
+    if (!this.options.honourIdempotencyKey || !key) return create();
+    const slot = `${caller.apiKey}\n${key}\n${body.toString('utf8')}`;
+    const earlier = this.idempotent.get(slot);
+    if (earlier) return earlier;
+    const reply = await create();
+    if (reply.status < 300) this.idempotent.set(slot, { ...reply, delayMs: 0 });
+    return reply;
+  }
+
+  private upload(caller: Caller, body: Buffer): Reply {
+    if (body.length > DEFAULTS.uploadBytes) return fail(413, 'Upload larger than 8 MB');
+    const kind = sniffImage(body);
+    if (!kind) return fail(415, 'Not a JPEG, PNG or WebP image (judged by the file signature)');
+    const id = this.newId();
+    const fileId = this.newId();
+    this.store.putFile(fileId, body, kind.mime, kind.ext);
+    this.state.uploads[id] = { email: caller.email, fileId };
+    this.save();
+    return this.ok({ id, url: this.fileUrl(fileId, 'upload') });
+  }
+
+  fileUrl(fileId: string, role: 'upload' | 'result'): string {
+    if (role === 'result' && this.options.resultsOnOtherHost) return `${this.urls.results}/blob/${fileId}`;
+    const file = this.state.files[fileId];
+    return `${this.urls.base}/${role === 'upload' ? 'files' : 'results'}/${fileId}.${file?.ext ?? 'bin'}`;
+  }
+
+  /** An own file referenced by any URL form this service hands out, or null. */
+  private ownFileId(url: string): string | null {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return null;
+    }
+    const m = /^\/(?:files|results|blob)\/([A-Za-z0-9-]+)(?:\.[a-z]+)?$/.exec(parsed.pathname);
+    return m && this.state.files[m[1]!] ? m[1]! : null;
+  }
+
+  /** Resolves every image value (catalog id, own URL or fetched URL); returns the product photo bytes. */
+  private async resolveImages(toolId: string, images: Record<string, string | string[]>): Promise<{ productFileId: string | null; productBytes: Buffer | null }> {
+    let productBytes: Buffer | null = null;
+    let productFileId: string | null = null;
+    const product = productImage(images);
+    for (const [field, value] of Object.entries(images)) {
+      for (const ref of Array.isArray(value) ? value : [value]) {
+        if (field === 'fashion_model' && FASHION_MODELS.some((m) => m.id === ref)) continue;
+        if (field === 'venue' && VENUES.some((v) => v.id === ref)) continue;
+        const own = this.ownFileId(ref);
+        let bytes: Buffer | null = own ? this.store.readFile(own) : null;
+        if (!bytes) bytes = await fetchImage(ref);
+        if (!bytes) throw new BadRequest(400, `${toolId}: missing required image images.${field} (could not be resolved: ${ref.slice(0, 200)})`);
+        if (product && field === product.field && ref === product.url && !productBytes) {
+          productBytes = bytes;
+          productFileId = own;
+        }
+      }
+    }
+    return { productFileId, productBytes };
+  }
+
+  private storeProduct(resolved: { productFileId: string | null; productBytes: Buffer | null }): string | null {
+    if (resolved.productFileId) return resolved.productFileId;
+    if (!resolved.productBytes) return null;
+    const kind = sniffImage(resolved.productBytes);
+    const fileId = this.newId();
+    this.store.putFile(fileId, resolved.productBytes, kind?.mime ?? 'application/octet-stream', kind?.ext ?? 'bin');
+    return fileId;
+  }
+
+  private duration(): number {
+    const [lo, hi] = this.options.jobSeconds ?? DEFAULTS.jobSeconds;
+    return this.rng.between(lo, hi) * 1000 * (this.options.timeScale ?? DEFAULTS.timeScale);
+  }
+
+  private async createGeneration(caller: Caller, raw: unknown): Promise<Reply> {
+    let request: GenerationRequest = parseBody(GenerationRequestSchema, raw);
+    if (request.templateSetId !== undefined) {
+      const template = this.state.templateSets.find((t) => t.id === request.templateSetId && t.email === caller.email);
+      if (!template) return fail(404, `Template set ${request.templateSetId} not found`);
+      if (request.toolId !== undefined && request.toolId !== template.toolId) {
+        return fail(400, `Template set was saved for toolId '${template.toolId}', not '${request.toolId}'`);
+      }
+      request = { ...template.fields, ...request, toolId: template.toolId, images: { ...(template.images as Record<string, string | string[]>), ...(request.images ?? {}) } };
+    }
+    const tool = checkGeneration(request);
+    const images = request.images ?? {};
+    const resolved = await this.resolveImages(tool.id, images);
+    const extra = this.options.chargeExtra ?? DEFAULTS.chargeExtra;
+    const price = tool.fallbackPriceDiamonds + extra * tool.results;
+    const balance = this.account(caller.email).balance;
+    if (balance < price) return fail(402, `Insufficient diamonds: required ${price}, balance ${balance}`);
+
+    const id = this.newId();
+    const finishAt = Date.now() + this.duration();
+    const job: Job = {
+      id,
+      email: caller.email,
+      kind: 'generation',
+      toolId: tool.id,
+      readySetId: null,
+      status: 'processing',
+      charged: price,
+      refunded: 0,
+      createdAt: new Date().toISOString(),
+      request,
+      styling: pick(request, ['pose', 'shotType', 'stylePreset', 'ratio']),
+      inputFileId: this.storeProduct(resolved),
+      output: tool.video ? 'video' : tool.id === 'remove_background' ? 'png' : 'jpeg',
+      fails: this.rng.chance(this.options.failJobs),
+      errorMessage: null,
+      pieces: Array.from({ length: tool.results }, (_, i) => ({ id: `result-${i + 1}`, finishAt, fails: false, state: 'pending' as const, fileId: null })),
+    };
+    this.state.jobs.push(job);
+    this.move(caller.email, -price, 'charge', id);
+    if (this.rng.chance(this.options.fail500AfterCharge)) {
+      this.endJob(job, 'The generation could not be started after charging; the diamonds were refunded');
+      this.save();
+      return { ...fail(500, `Generation ${id} failed after the charge; ${price} diamonds refunded`), delayMs: this.options.createDelayMs ?? 0 };
+    }
+    this.save();
+    return { ...this.ok({ id, status: 'processing' }, 202), delayMs: this.options.createDelayMs ?? 0 };
+  }
+
+  private async createCatalogJob(caller: Caller, raw: unknown): Promise<Reply> {
+    const request = parseBody(CatalogJobRequestSchema, raw);
+    if (!request.readyTemplateSetId) return fail(400, 'readyTemplateSetId is required');
+    const images = request.images ?? {};
+    const product = productImage(images) ?? Object.entries(images).map(([field, v]) => ({ field, url: Array.isArray(v) ? v[0] : v })).find((p) => typeof p.url === 'string');
+    if (!product?.url) return fail(400, 'catalog job: missing required image images.garment_photo');
+    const set = readySetById(request.readyTemplateSetId);
+    if (!set) return fail(404, `Ready template set ${request.readyTemplateSetId} not found`);
+    const unknownShots = (request.shotIds ?? []).filter((s) => !set.shots.some((shot) => shot.id === s));
+    if (unknownShots.length) return fail(400, `Unknown shotIds for ${set.id}: ${unknownShots.join(', ')}`);
+    const shots = request.shotIds?.length ? set.shots.filter((s) => request.shotIds!.includes(s.id)) : set.shots;
+    const resolved = await this.resolveImages('catalog job', images);
+    const price = shots.length * (SHOT_PRICE + (this.options.chargeExtra ?? DEFAULTS.chargeExtra));
+    const balance = this.account(caller.email).balance;
+    if (balance < price) return fail(402, `Insufficient diamonds: required ${price}, balance ${balance}`);
+
+    const id = this.newId();
+    const created = Date.now();
+    const job: Job = {
+      id,
+      email: caller.email,
+      kind: 'catalog',
+      toolId: null,
+      readySetId: set.id,
+      status: 'processing',
+      charged: price,
+      refunded: 0,
+      createdAt: new Date(created).toISOString(),
+      request,
+      styling: {},
+      inputFileId: this.storeProduct(resolved.productBytes ? resolved : { productFileId: this.ownFileId(product.url), productBytes: null }),
+      output: 'jpeg',
+      fails: false,
+      errorMessage: null,
+      pieces: shots.map((s) => ({ id: s.id, finishAt: created + this.duration(), fails: this.rng.chance(this.options.failShots), state: 'pending' as const, fileId: null })),
+    };
+    this.state.jobs.push(job);
+    this.move(caller.email, -price, 'charge', id);
+    this.save();
+    const reply = this.ok({ mediaItemId: id, status: 'pack_processing', packTotal: shots.length, diamondCost: price, readyTemplateSetId: set.id });
+    return { ...reply, delayMs: this.options.createDelayMs ?? 0 };
+  }
+
+  private statusOf(job: Job): string {
+    if (job.kind !== 'catalog' || (this.options.catalogStatus ?? DEFAULTS.catalogStatus) === 'spec') return job.status;
+    return `pack_${job.status}`;
+  }
+
+  private poll(caller: Caller, id: string): Reply {
+    const job = this.state.jobs.find((j) => j.id === id && j.email === caller.email);
+    if (!job) return fail(404, `Generation ${id} not found`);
+    // In completion order, so earlier entries never move as more shots finish.
+    const done = job.pieces.filter((p) => p.state === 'done').sort((a, b) => a.finishAt - b.finishAt);
+    const body: Record<string, unknown> = {
+      id: job.id,
+      status: this.statusOf(job),
+      // A failed generation has no results; a catalog job keeps the shots it made.
+      resultUrls: job.kind === 'generation' && job.status !== 'completed' ? [] : done.map((p) => this.fileUrl(p.fileId!, 'result')),
+      errorMessage: job.status === 'failed' ? job.errorMessage : null,
+    };
+    if (job.kind === 'catalog' || job.pieces.length > 1) {
+      body.packTotal = job.pieces.length;
+      body.packCompleted = done.length;
+      body.packFailed = job.pieces.filter((p) => p.state === 'failed').length;
+    }
+    return this.ok(body);
+  }
+
+  private createTemplateSet(caller: Caller, raw: unknown): Reply {
+    const input = parseBody(TemplateSetCreateSchema, raw);
+    if (!input.label?.trim()) return fail(400, 'label is required');
+    const id = this.newId();
+    const createdAt = new Date().toISOString();
+    if (input.sourceMediaId !== undefined) {
+      const job = this.state.jobs.find((j) => j.id === input.sourceMediaId && j.email === caller.email);
+      if (!job) return fail(404, `sourceMediaId ${input.sourceMediaId} not found`);
+      if (job.status !== 'completed') return fail(400, `sourceMediaId ${job.id} has not completed`);
+      if (!job.toolId || !SAVEABLE.includes(job.toolId)) return fail(400, `toolId ${job.toolId ?? '(catalog job)'} cannot be saved as a template set`);
+      const req = job.request as GenerationRequest;
+      const styling = Object.fromEntries(Object.entries(req.images ?? {}).filter(([k]) => k === 'fashion_model' || k === 'venue'));
+      this.state.templateSets.push({ id, email: caller.email, label: input.label, toolId: job.toolId, images: styling, fields: job.styling, coverFileId: job.pieces[0]?.fileId ?? null, createdAt });
+    } else {
+      if (!input.toolId || !SAVEABLE.includes(input.toolId)) return fail(400, `toolId must be one of the saveable tools: ${SAVEABLE.join(', ')}`);
+      const model = input.images?.fashion_model;
+      if (typeof model !== 'string' || !model) return fail(400, 'images.fashion_model is required');
+      const venue = input.images?.venue;
+      this.state.templateSets.push({
+        id,
+        email: caller.email,
+        label: input.label,
+        toolId: input.toolId,
+        images: { fashion_model: model, ...(typeof venue === 'string' ? { venue } : {}) },
+        fields: input.pose ? { pose: input.pose } : {},
+        coverFileId: null,
+        createdAt,
+      });
+    }
+    this.save();
+    return this.ok({ id }, 201);
+  }
+
+  private templateEntry(t: State['templateSets'][number]) {
+    const asUrl = (v: unknown) => (typeof v === 'string' && !/^https?:/.test(v) ? `${this.urls.base}/catalog/${v}` : v);
+    return {
+      id: t.id,
+      label: t.label,
+      toolId: t.toolId,
+      images: Object.fromEntries(Object.entries(t.images).map(([k, v]) => [k, asUrl(v)])),
+      pose: (t.fields.pose as string | undefined) ?? null,
+      coverUrl: t.coverFileId ? this.fileUrl(t.coverFileId, 'result') : `${this.urls.base}/catalog/${String(t.images.fashion_model)}`,
+      ...t.fields,
+    };
+  }
+
+  private account_(caller: Caller): Reply {
+    const account = this.account(caller.email);
+    const renews = new Date(account.createdAt);
+    renews.setUTCMonth(renews.getUTCMonth() + 1);
+    return this.ok({
+      email: account.email,
+      diamondBalance: account.balance,
+      plan: { isPremium: true, status: 'active', planProductId: 'ref-pro-monthly', provider: 'reference-billing', cancelAtPeriodEnd: false, renewsAt: renews.toISOString() },
+    });
+  }
+
+  private readySetEntry(set: (typeof READY_SETS)[number]) {
+    return { id: set.id, category: set.category, shotCount: set.shots.length, shots: set.shots, coverUrl: `${this.urls.base}/catalog/${set.id}` };
+  }
+
+  /** Cursor: opaque base64 of the next index, read from the `cursorParam` query name only. */
+  private readySets(query: URLSearchParams): Reply {
+    const category = query.get('category');
+    const all = READY_SETS.filter((s) => s.active && (!category || s.category === category));
+    const rawLimit = query.get('limit');
+    const size = rawLimit !== null && /^\d+$/.test(rawLimit) ? Math.min(Math.max(Number(rawLimit), 1), 50) : (this.options.readySetPageSize ?? DEFAULTS.readySetPageSize);
+    const cursor = query.get(this.options.cursorParam ?? DEFAULTS.cursorParam);
+    let start = 0;
+    if (cursor !== null) {
+      const decoded = Number(Buffer.from(cursor, 'base64url').toString('utf8').replace(/^pos:/, ''));
+      if (!Number.isInteger(decoded) || decoded < 0) return fail(400, 'Invalid cursor');
+      start = decoded;
+    }
+    const page = all.slice(start, start + size);
+    const next = start + size < all.length ? Buffer.from(`pos:${start + size}`).toString('base64url') : null;
+    return this.ok({ templateSets: page.map((s) => this.readySetEntry(s)), nextCursor: next });
+  }
+
+  // ---- jobs --------------------------------------------------------------------------------
+
+  private endJob(job: Job, errorMessage: string | null): void {
+    const allFailed = job.pieces.every((p) => p.state === 'failed') || job.fails || errorMessage !== null;
+    if (allFailed) {
+      for (const p of job.pieces) if (p.state === 'pending') p.state = 'failed';
+      job.status = 'failed';
+      job.errorMessage = errorMessage ?? (job.kind === 'catalog' ? 'Every shot failed; the whole charge was refunded' : 'The generation failed: the model could not render this product');
+      job.refunded = job.charged;
+      this.move(job.email, job.charged, 'refund', job.id);
+    } else {
+      job.status = 'completed';
+    }
+  }
+
+  /** Finishes every due piece (results written before the job is reported complete). */
+  advance(): void {
+    const now = Date.now();
+    for (const job of this.state.jobs) {
+      if (job.status !== 'processing' || this.finalizing.has(job.id)) continue;
+      const due = job.pieces.filter((p) => p.state === 'pending' && p.finishAt <= now).sort((a, b) => a.finishAt - b.finishAt);
+      if (!due.length) continue;
+      this.finalizing.add(job.id);
+      const work = this.finish(job, due).finally(() => {
+        this.finalizing.delete(job.id);
+        this.inFlight.delete(work);
+      });
+      this.inFlight.add(work);
+    }
+  }
+
+  private async finish(job: Job, due: Piece[]): Promise<void> {
+    if (job.kind === 'generation' && job.fails) {
+      this.endJob(job, null);
+      this.save();
+      return;
+    }
+    const input = job.inputFileId ? this.store.readFile(job.inputFileId) : null;
+    for (const piece of due) {
+      if (piece.fails) {
+        piece.state = 'failed';
+        continue;
+      }
+      const fileId = this.newId();
+      const bytes = job.output === 'video' ? makeVideoBytes(job.id) : await makeResultImage(input, `${job.id}/${piece.id}`, job.pieces.indexOf(piece), job.output === 'png' ? 'png' : 'jpeg');
+      const ext = job.output === 'video' ? 'mp4' : job.output === 'png' ? 'png' : 'jpg';
+      this.store.putFile(fileId, bytes, job.output === 'video' ? 'video/mp4' : `image/${job.output}`, ext);
+      piece.fileId = fileId;
+      piece.state = 'done';
+    }
+    if (job.pieces.every((p) => p.state !== 'pending')) this.endJob(job, null);
+    this.save();
+  }
+
+  async drain(): Promise<void> {
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+  }
+}
+
+type State = Store['state'];
+
+function pick(request: Record<string, unknown>, fields: string[]): Record<string, unknown> {
+  return Object.fromEntries(fields.filter((f) => request[f] !== undefined).map((f) => [f, request[f]]));
+}
+
+async function fetchImage(url: string): Promise<Buffer | null> {
+  if (!/^https?:\/\//i.test(url)) return null;
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+    if (!response.ok) return null;
+    const bytes = Buffer.from(await response.arrayBuffer());
+    return sniffImage(bytes) ? bytes : null;
+  } catch {
+    return null;
+  }
+}

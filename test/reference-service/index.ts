@@ -1,0 +1,168 @@
+/**
+ * A /v1 service written from /work/shared/spec/service-api.md alone (nothing from src/), with
+ * switches for what a production service may do where the spec is silent or loose. Tests and
+ * the soak campaign run Dropshoot's studio against it.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import sharp from 'sharp';
+import { ReferenceCore, type Reply } from './core';
+import { DEFAULTS, ReferenceServiceOptionsSchema, type ReferenceServiceOptions } from './options';
+import type { LedgerEntry } from './state';
+import { adminRoutes } from './admin';
+
+export type { ReferenceServiceOptions } from './options';
+export type { LedgerEntry } from './state';
+
+export type ReferenceService = {
+  /** Base URL without /v1. */
+  url: string;
+  /** Where results are served when `resultsOnOtherHost` (another loopback port). */
+  resultsUrl: string;
+  createAccount(input: { email: string; diamonds: number; dailyCap?: number }): { apiKey: string };
+  grant(email: string, diamonds: number): void;
+  balance(email: string): number;
+  ledger(email: string): LedgerEntry[];
+  jobs(email: string): { id: string; kind: 'generation' | 'catalog'; toolId: string | null; status: string; charged: number; refunded: number; createdAt: string; request: unknown }[];
+  requestsToday(apiKey: string): number;
+  setDailyCap(apiKey: string, cap: number): void;
+  /** Switch faults on/off mid-test (seed and statePath are fixed at start). */
+  setOptions(patch: Partial<ReferenceServiceOptions>): void;
+  close(): Promise<void>;
+};
+
+/** For main.ts: fixed ports (so URLs survive a restart) and the /_ref admin routes. */
+export type ServeOptions = { host?: string; port?: number; resultsPort?: number; adminToken?: string };
+
+const send = (res: http.ServerResponse, reply: Reply, extraFields: boolean) => {
+  const body = extraFields ? withExtraFields(reply.body) : reply.body;
+  res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', ...(reply.headers ?? {}) });
+  res.end(JSON.stringify(body));
+};
+
+/** Unknown fields on the body and on every entry of its lists (never inside `images`). */
+function withExtraFields(body: Record<string, unknown>): Record<string, unknown> {
+  const tag = (o: Record<string, unknown>) => ({ ...o, _rev: 7, region: 'ref-eu-1', links: { self: null } });
+  return tag(
+    Object.fromEntries(
+      Object.entries(body).map(([k, v]) => [k, Array.isArray(v) ? v.map((e) => (e && typeof e === 'object' && !Array.isArray(e) ? tag(e as Record<string, unknown>) : e)) : v]),
+    ),
+  );
+}
+
+/** The body, keeping at most limit + 1 bytes (enough to tell that it was too large). */
+function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      // Past the limit, keep reading (so the 413 reaches the client) but keep nothing more.
+      const kept = size - chunk.length;
+      if (kept <= limit) chunks.push(chunk.subarray(0, limit + 1 - kept));
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+const listen = (server: http.Server, host: string, port: number) =>
+  new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
+  });
+
+export async function startReferenceService(options: ReferenceServiceOptions = {}, serve: ServeOptions = {}): Promise<ReferenceService> {
+  const opts = ReferenceServiceOptionsSchema.parse(options);
+  const host = serve.host ?? '127.0.0.1';
+  const core = new ReferenceCore(opts, { base: '', results: '' });
+  const catalogImages = new Map<string, Buffer>();
+
+  const serveFile = async (res: http.ServerResponse, pathname: string, octet: boolean) => {
+    const m = /^\/(?:files|results|blob)\/([A-Za-z0-9-]+)(?:\.([a-z0-9]+))?$/.exec(pathname);
+    const meta = m ? core.store.state.files[m[1]!] : undefined;
+    const bytes = m && meta ? core.store.readFile(m[1]!) : null;
+    if (!bytes || !meta) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ success: false, error: 'Not found' }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': octet ? 'application/octet-stream' : meta.mime, 'content-length': bytes.length }).end(bytes);
+  };
+
+  const admin = serve.adminToken ? adminRoutes(core, serve.adminToken) : null;
+
+  const main = http.createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://ref.invalid');
+      core.advance();
+      if (url.pathname.startsWith('/_ref/') && admin) return admin(req, res, url, await readBody(req, DEFAULTS.jsonBytes));
+      if (url.pathname.startsWith('/files/') || url.pathname.startsWith('/results/')) return serveFile(res, url.pathname, false);
+      if (url.pathname.startsWith('/catalog/')) {
+        const id = url.pathname.slice('/catalog/'.length);
+        let png = catalogImages.get(id);
+        if (!png) {
+          let h = 0;
+          for (const ch of id) h = (Math.imul(h, 33) + ch.charCodeAt(0)) >>> 0;
+          png = await sharp({ create: { width: 64, height: 80, channels: 3, background: { r: h & 255, g: (h >> 8) & 255, b: (h >> 16) & 255 } } }).png().toBuffer();
+          catalogImages.set(id, png);
+        }
+        res.writeHead(200, { 'content-type': 'image/png' }).end(png);
+        return;
+      }
+      if (!url.pathname.startsWith('/v1/')) return send(res, { status: 404, body: { success: false, error: 'Not found' } }, false);
+      const gate = core.gate(req.headers.authorization);
+      if ('reply' in gate) {
+        req.resume();
+        return send(res, gate.reply, core.options.extraFields === true);
+      }
+      const isUpload = req.method === 'POST' && url.pathname === '/v1/uploads';
+      const body = await readBody(req, isUpload ? DEFAULTS.uploadBytes : DEFAULTS.jsonBytes);
+      if (!isUpload && body.length > DEFAULTS.jsonBytes) return send(res, { status: 413, body: { success: false, error: 'Request body too large' } }, core.options.extraFields === true);
+      const headers = { 'idempotency-key': typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined };
+      const reply = await core.handle(gate.caller, req.method ?? 'GET', url.pathname, url.searchParams, body, headers);
+      if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+      send(res, reply, core.options.extraFields === true);
+    })().catch((err: unknown) => {
+      if (!res.headersSent) send(res, { status: 500, body: { success: false, error: `internal error: ${err instanceof Error ? err.message : String(err)}` } }, false);
+      else res.destroy();
+    });
+  });
+  const results = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://ref.invalid');
+    void serveFile(res, url.pathname, true);
+  });
+
+  const mainPort = await listen(main, host, serve.port ?? 0);
+  const resultsPort = await listen(results, host, serve.resultsPort ?? 0);
+  core.urls = { base: `http://${host}:${mainPort}`, results: `http://${host}:${resultsPort}` };
+  const ticker = setInterval(() => core.advance(), 20);
+  core.advance();
+
+  const close = (server: http.Server) =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+
+  return {
+    url: core.urls.base,
+    resultsUrl: core.urls.results,
+    createAccount: (input) => core.createAccount(input),
+    grant: (email, diamonds) => core.grant(email, diamonds),
+    balance: (email) => core.balance(email),
+    ledger: (email) => core.ledger(email),
+    jobs: (email) => core.jobsOf(email),
+    requestsToday: (apiKey) => core.requestsToday(apiKey),
+    setDailyCap: (apiKey, cap) => core.setDailyCap(apiKey, cap),
+    setOptions: (patch) => {
+      const checked = ReferenceServiceOptionsSchema.partial().parse(patch);
+      core.options = { ...core.options, ...checked, seed: core.options.seed, statePath: core.options.statePath };
+    },
+    close: async () => {
+      clearInterval(ticker);
+      await Promise.all([close(main), close(results)]);
+      await core.drain();
+      core.store.dispose();
+    },
+  };
+}
