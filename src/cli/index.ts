@@ -23,22 +23,45 @@ const USAGE = `Usage: dropshoot <command> [flags]
       Run the studio engine (hot folders, queue, review, export) and serve the studio contract
       over HTTP + server-sent events, with the UI when built. Prints {"studio": URL} when ready.
   generate --tool TOOL --image PHOTO [--request FILE.json] [--out DIR] [--data DIR]
-      One photo through one tool on the embedded core. --request is a POST /v1/generations body
-      whose "{photo}" image values are replaced by PHOTO (default: {"images":{"user_photo":"{photo}"}}).
+      One photo through one tool on the embedded core; the results are written next to PHOTO, or
+      into --out. --request is a POST /v1/generations body whose "{photo}" image values are
+      replaced by PHOTO (default: {"images":{"user_photo":"{photo}"}}).
+
+  --data DIR defaults to ~/.dropshoot: studio.db, library/ and, in embedded mode, the core in core/.
+  Every error names the problem in one line; \`dropshoot --help\` (or COMMAND --help) prints this.
 `;
 
 class UsageError extends Error {}
+
+/** What each required flag is, so that a missing one is named with what to give. */
+const FLAG_HINTS: Record<string, string> = {
+  in: 'the folder of photos',
+  out: 'the folder to export to',
+  recipe: 'the recipe file, e.g. resources/samples/recipes/cutout-amazon.json',
+  data: 'the data folder',
+  email: "the account's e-mail",
+  diamonds: 'a whole number of diamonds',
+  port: 'a port, 0 for any free one',
+  'key-id': 'the id create-key printed',
+  image: 'the photo to process',
+};
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 function flags<O extends Options>(args: string[], options: O) {
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    const message = err instanceof Error ? err.message : String(err);
+    const option = /Option '([^']+)'/.exec(message)?.[1];
+    if ((err as { code?: string }).code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) {
+      throw new UsageError(`${option} needs a value (one that starts with a dash goes as ${option}=VALUE)`);
+    }
+    // node's own message, to its first sentence ("Unknown option '--x'.")
+    throw new UsageError(message.split(/(?<=\.)\s/)[0]!.replace(/\.$/, ''));
   }
 }
 function required(value: string | boolean | undefined, flag: string): string {
-  if (typeof value !== 'string' || value === '') throw new UsageError(`missing --${flag}`);
+  if (typeof value !== 'string' || value === '') throw new UsageError(`missing --${flag}${FLAG_HINTS[flag] ? ` (${FLAG_HINTS[flag]})` : ''}`);
   return value;
 }
 function integer(value: string | boolean | undefined, flag: string): number | undefined {
@@ -136,6 +159,7 @@ async function generate(args: string[]): Promise<void> {
   const photo = path.resolve(required(f.image, 'image'));
   const { GenerationRequestSchema } = await import('../shared/api');
   const fs = await import('node:fs');
+  if (!fs.existsSync(photo) || !fs.statSync(photo).isFile()) throw new UsageError(`--image ${photo} is not a file; give the photo to process`);
   let template: unknown = { images: { user_photo: '{photo}' } };
   if (typeof f.request === 'string') {
     try {
@@ -146,27 +170,48 @@ async function generate(args: string[]): Promise<void> {
   }
   const parsed = GenerationRequestSchema.safeParse({ ...(template as object), ...(typeof f.tool === 'string' ? { toolId: f.tool } : {}) });
   if (!parsed.success) throw new UsageError(`--request: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-  const { InProcessClient } = await import('../client');
   const { generateOne } = await import('../studio/one-shot');
-  const client = InProcessClient.open({ dataDir: path.resolve(typeof f.data === 'string' ? f.data : DEFAULT_DATA_DIR) });
+  // The same data folder and core as `run` and `studio` (one ledger), locked like theirs.
+  const dataDir = dataDirOf(f);
+  const unlock = await lockFirst(dataDir);
   try {
-    const result = await generateOne(client, { photo, request: parsed.data, outDir: path.resolve(typeof f.out === 'string' ? f.out : 'out') });
-    const account = await client.getAccount();
-    print({ ...result, diamondBalance: account.diamondBalance });
+    const client = await openClient({}, dataDir);
+    try {
+      // Next to the photo unless a folder is named: never into the working directory's out/ (the build output).
+      const outDir = typeof f.out === 'string' ? path.resolve(f.out) : path.dirname(photo);
+      const result = await generateOne(client, { photo, request: parsed.data, outDir });
+      const account = await client.getAccount();
+      print({ ...result, diamondBalance: account.diamondBalance });
+    } finally {
+      await client.close();
+    }
   } finally {
-    await client.close();
+    unlock();
   }
 }
 
-async function openClient(f: { data?: string | boolean; remote?: string | boolean; key?: string | boolean }) {
-  const dataDir = path.resolve(typeof f.data === 'string' ? f.data : DEFAULT_DATA_DIR);
+function dataDirOf(f: { data?: string | boolean }): string {
+  return path.resolve(typeof f.data === 'string' ? f.data : DEFAULT_DATA_DIR);
+}
+
+/**
+ * Locks the data folder before anything opens in it: the embedded core resumes its unfinished
+ * jobs as it opens, so a second process must be refused before that, not after.
+ */
+async function lockFirst(dataDir: string): Promise<() => void> {
+  const { lockDataFolder } = await import('../studio/lock');
+  return lockDataFolder(dataDir);
+}
+
+async function openClient(f: { remote?: string | boolean; key?: string | boolean }, dataDir: string) {
   const { InProcessClient, HttpClient } = await import('../client');
   if (typeof f.remote === 'string') {
     const apiKey = typeof f.key === 'string' ? f.key : process.env.DROPSHOOT_API_KEY;
-    if (!apiKey) throw new UsageError('--remote needs --key (or DROPSHOOT_API_KEY)');
-    return { dataDir, client: new HttpClient({ baseUrl: f.remote, apiKey }) };
+    if (!apiKey) throw new UsageError('--remote needs --key KEY (or DROPSHOOT_API_KEY in the environment)');
+    return new HttpClient({ baseUrl: f.remote, apiKey });
   }
-  return { dataDir, client: InProcessClient.open({ dataDir: path.join(dataDir, 'core') }) };
+  const { embeddedCoreDir } = await import('./data-folder');
+  return InProcessClient.open({ dataDir: embeddedCoreDir(dataDir) });
 }
 
 async function run(args: string[]): Promise<void> {
@@ -186,36 +231,70 @@ async function run(args: string[]): Promise<void> {
   const outDir = path.resolve(required(f.out, 'out'));
   const recipeFile = required(f.recipe, 'recipe');
   const fs = await import('node:fs');
-  if (!fs.existsSync(inDir) || !fs.statSync(inDir).isDirectory()) throw new UsageError(`--in ${inDir} is not a folder`);
+  if (!fs.existsSync(inDir) || !fs.statSync(inDir).isDirectory()) throw new UsageError(`--in ${inDir} is not a folder; give the folder of photos`);
   const { RecipeSchema } = await import('../shared/studio');
+  if (!fs.existsSync(recipeFile) || !fs.statSync(recipeFile).isFile()) throw new UsageError(`--recipe ${recipeFile} is not a file; give a recipe such as resources/samples/recipes/cutout-amazon.json`);
   let recipeJson: unknown;
   try {
     recipeJson = JSON.parse(fs.readFileSync(recipeFile, 'utf8'));
   } catch (err) {
-    throw new UsageError(`--recipe: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UsageError(`--recipe ${recipeFile} is not valid JSON (${err instanceof Error ? err.message : String(err)}); fix the file`);
   }
   const recipe = RecipeSchema.safeParse(recipeJson);
   if (!recipe.success) {
     const issue = recipe.error.issues[0];
     throw new UsageError(`--recipe: ${issue ? `${issue.path.join('.') || 'recipe'}: ${issue.message}` : 'invalid'}`);
   }
-  const { dataDir, client } = await openClient(f);
-  const { StudioEngine } = await import('../studio/engine');
-  const { checkRecipe } = await import('../studio/recipe-check');
-  const { runBatch } = await import('../studio/run-batch');
-  const { prepareForUpload } = await import('../studio/prepare');
   const concurrency = integer(f.concurrency, 'concurrency');
-  const engine = new StudioEngine({ dataDir, client, prepareUpload: prepareForUpload, ...(concurrency ? { concurrency } : {}) });
+  const dataDir = dataDirOf(f);
+  const interrupt = stopOnSignal();
+  const unlock = await lockFirst(dataDir);
   try {
-    const problem = await checkRecipe(engine.client, recipe.data);
-    if (problem) throw new Error(`recipe: ${problem}`);
-    const summary = await runBatch(engine, { inDir, recipe: recipe.data, outDir, ...(maxDiamonds !== undefined ? { maxDiamonds } : {}) });
-    print(summary);
-    process.exitCode = summary.exported + summary.skipped === summary.photos ? 0 : 1;
+    const client = await openClient(f, dataDir);
+    try {
+      const { StudioEngine } = await import('../studio/engine');
+      const { checkRecipe } = await import('../studio/recipe-check');
+      const { runBatch } = await import('../studio/run-batch');
+      const { prepareForUpload } = await import('../studio/prepare');
+      const engine = new StudioEngine({ dataDir, client, prepareUpload: prepareForUpload, ...(concurrency ? { concurrency } : {}) });
+      try {
+        const problem = await checkRecipe(engine.client, recipe.data);
+        if (problem) throw new Error(`recipe: ${problem}`);
+        const summary = await runBatch(engine, { inDir, recipe: recipe.data, outDir, signal: interrupt.signal, ...(maxDiamonds !== undefined ? { maxDiamonds } : {}) });
+        print(summary);
+        process.exitCode = interrupt.signal.aborted ? exitCodeOf(interrupt.signal.reason) : summary.exported + summary.skipped === summary.photos ? 0 : 1;
+      } finally {
+        await engine.close();
+      }
+    } finally {
+      await client.close();
+    }
   } finally {
-    await engine.close();
-    await client.close();
+    unlock();
   }
+  // Stopped by a signal: nothing must keep the process (the unfinished batch's wait, say).
+  if (interrupt.signal.aborted) process.exit();
+}
+
+const exitCodeOf = (signal: unknown): number => (signal === 'SIGTERM' ? 143 : 130);
+
+/**
+ * Ctrl-C or SIGTERM: the batch stops at a safe point (the next run resumes it) and prints its
+ * summary; a second signal ends the process at once (the journal makes that safe too).
+ */
+function stopOnSignal(): AbortController {
+  const interrupt = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupt.signal.aborted) {
+      process.stderr.write(`dropshoot: ${signal} again: stopping now; run the same command again to go on.\n`);
+      process.exit(exitCodeOf(signal));
+    }
+    process.stderr.write(`dropshoot: ${signal}: stopping at a safe point and printing the summary (${signal} again stops at once).\n`);
+    interrupt.abort(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return interrupt;
 }
 
 async function studio(args: string[]): Promise<void> {
@@ -228,7 +307,12 @@ async function studio(args: string[]): Promise<void> {
   });
   const port = integer(f.port, 'port') ?? 5170;
   const settleMs = integer(f['settle-ms'], 'settle-ms');
-  const { dataDir, client } = await openClient(f);
+  const dataDir = dataDirOf(f);
+  const unlock = await lockFirst(dataDir);
+  const client = await openClient(f, dataDir).catch((err: unknown) => {
+    unlock();
+    throw err;
+  });
   const { openStudio } = await import('../studio');
   const { buildStudioWeb } = await import('../studio/web');
   const log = (message: string) => process.stderr.write(`${message}\n`);
@@ -243,6 +327,7 @@ async function studio(args: string[]): Promise<void> {
       .close()
       .then(() => opened.close())
       .then(() => client.close())
+      .then(() => unlock())
       .then(() => process.exit(0));
   };
   process.once('SIGINT', stop);
@@ -251,6 +336,10 @@ async function studio(args: string[]): Promise<void> {
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(USAGE);
+    return;
+  }
   switch (command) {
     case 'serve':
       return serve(rest);
@@ -268,13 +357,13 @@ async function main(argv: string[]): Promise<void> {
       process.stdout.write(USAGE);
       return;
     default:
-      throw new UsageError(command ? `unknown command '${command}'` : 'missing command');
+      throw new UsageError(command ? `unknown command '${command}'; the commands are run, studio, generate, serve and admin` : 'missing command: give run, studio, generate, serve or admin');
   }
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof UsageError) {
-    process.stderr.write(`dropshoot: ${err.message}\n\n${USAGE}`);
+    process.stderr.write(`dropshoot: ${err.message}; see \`dropshoot --help\` for usage.\n`);
     process.exit(2);
   }
   const message = err instanceof AdminError || err instanceof Error ? err.message : String(err);

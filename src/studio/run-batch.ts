@@ -19,6 +19,10 @@ export type BatchSummary = {
   uncertain: { name: string; reason: string }[];
   /** Photos not started because the batch reached its diamond ceiling (`--max-diamonds`). */
   held: { name: string; reason: string }[];
+  /** Why each skipped photo was skipped (already exported to this folder, and when). */
+  skippedPhotos: { name: string; reason: string }[];
+  /** Set when a signal stopped the run: the photos it left for the next run, with their state. */
+  interrupted?: { signal: string; unfinished: { name: string; state: string }[] };
   diamondsSpent: number;
   apiRequests: number;
   files: string[];
@@ -42,18 +46,25 @@ async function sha256Of(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-export async function runBatch(engine: StudioEngine, input: { inDir: string; recipe: Recipe; outDir: string; maxDiamonds?: number }): Promise<BatchSummary> {
+export async function runBatch(engine: StudioEngine, input: { inDir: string; recipe: Recipe; outDir: string; maxDiamonds?: number; signal?: AbortSignal }): Promise<BatchSummary> {
   const day = engine.now().toISOString().slice(0, 10);
   const requestsBefore = store.requestsOn(engine.db, engine.client.origin, day);
   const batchId = engine.createBatch({ kind: 'run', outputDir: input.outDir, autoApprove: true, ceiling: input.maxDiamonds ?? null });
   let photos = 0;
+  const { signal } = input;
   for await (const file of imagesUnder(input.inDir)) {
+    if (signal?.aborted) break;
     engine.enqueue({ batchId, sourcePath: file, rootDir: input.inDir, sha256: await sha256Of(file), recipe: input.recipe });
     photos++;
   }
-  engine.start();
-  // Headless, nobody can lift a ceiling: photos it holds back end the run (a rerun continues them).
-  await engine.waitForBatch(batchId, undefined, ['ceiling']);
+  if (!signal?.aborted) {
+    engine.start();
+    // Headless, nobody can lift a ceiling: photos it holds back end the run (a rerun continues them).
+    const stopped = new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
+    await Promise.race([engine.waitForBatch(batchId, undefined, ['ceiling']), stopped]);
+  }
+  // Stopped by a signal: running steps reach a safe point before the summary is read.
+  if (signal?.aborted) await engine.stop();
   const { items } = store.listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 });
   const reason = (i: store.ItemRow) => i.error ?? i.note ?? i.waitReason ?? 'unknown';
   return {
@@ -67,6 +78,10 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
     held: items
       .filter((i) => i.state === 'queued' && i.waitReason === 'ceiling')
       .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: `not started: the batch reached its ceiling of ${input.maxDiamonds} diamonds` })),
+    skippedPhotos: items.filter((i) => i.state === 'skipped').map((i) => ({ name: path.join(i.relativeDir, i.name), reason: i.note ?? 'skipped' })),
+    ...(signal?.aborted
+      ? { interrupted: { signal: String(signal.reason), unfinished: items.filter((i) => !engine.isTerminal(i.state) && i.state !== 'review').map((i) => ({ name: path.join(i.relativeDir, i.name), state: i.state })) } }
+      : {}),
     diamondsSpent: items.reduce((sum, i) => sum + i.diamonds, 0),
     apiRequests: store.requestsOn(engine.db, engine.client.origin, day) - requestsBefore,
     files: items.flatMap((i) => store.resultsOf(engine.db, i.id).map((r) => r.exportedPath).filter((p): p is string => p !== null)),

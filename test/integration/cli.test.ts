@@ -112,16 +112,30 @@ describe('usage errors', () => {
     ['serve with a non-numeric port', ['serve', '--port', 'http', '--data', '/tmp/x']],
   ];
 
-  it.each(cases)('exits non-zero and prints usage for %s', async (_label, args) => {
+  it.each(cases)('exits non-zero with one line naming the problem and --help for %s', async (_label, args) => {
     const res = await runCli(args);
     expect(res.code).not.toBe(0);
     expect(res.code).not.toBeNull();
-    const all = `${res.stdout}\n${res.stderr}`;
-    expect(all).toMatch(/usage/i);
-    expect(all).toContain('serve');
-    expect(all).toContain('admin');
+    const lines = res.stderr.split('\n').filter((l) => l.trim() !== '');
+    expect(lines, res.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/^dropshoot: .+; see `dropshoot --help` for usage\.$/);
+    // The usage text itself is not repeated on every error.
+    expect(res.stderr).not.toContain('Usage:');
     // No JSON result line for a failed command.
-    expect(res.stdout.split('\n').some((l) => l.trim().startsWith('{'))).toBe(false);
+    expect(res.stdout.trim()).toBe('');
+  });
+
+  it('names a missing flag with what to give', async () => {
+    const res = await runCli(['run', '--in', 'resources/samples/photos', '--out', '/tmp/x']);
+    expect(res.stderr).toBe('dropshoot: missing --recipe (the recipe file, e.g. resources/samples/recipes/cutout-amazon.json); see `dropshoot --help` for usage.\n');
+  });
+
+  it.each([['--help'], ['-h'], ['help'], ['run', '--help'], ['generate', '-h']])('prints the usage on stdout and exits 0 for %s', async (...args) => {
+    const res = await runCli(args);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^Usage: dropshoot <command>/);
+    for (const command of ['serve', 'admin', 'run', 'studio', 'generate']) expect(res.stdout).toContain(`  ${command} `);
+    expect(res.stderr).toBe('');
   });
 
   it('fails with a clear message for grant/create-key on an unknown e-mail', async () => {
