@@ -14,6 +14,16 @@ type Memoized = (typeof MEMOIZED)[number];
 
 export type CatalogMemoOptions = { ttlMs?: number; now?: () => number };
 
+const unmemoized = new WeakMap<ServiceClient, ServiceClient>();
+
+/**
+ * The client under the memory, for a caller that has decided for itself that it needs a fresh
+ * answer (the on-disk catalog cache, when its copy is a day old or a refresh is asked for).
+ */
+export function withoutCatalogMemo(client: ServiceClient): ServiceClient {
+  return unmemoized.get(client) ?? client;
+}
+
 export function withCatalogMemo(inner: ServiceClient, options: CatalogMemoOptions = {}): ServiceClient {
   const ttlMs = options.ttlMs ?? CATALOG_MEMO_MS;
   const now = options.now ?? Date.now;
@@ -33,11 +43,13 @@ export function withCatalogMemo(inner: ServiceClient, options: CatalogMemoOption
     };
   const wrappers = new Map<PropertyKey, unknown>(MEMOIZED.map((name) => [name, memo(name)]));
 
-  return new Proxy(inner, {
+  const memoized = new Proxy(inner, {
     get(target, prop, receiver) {
       if (wrappers.has(prop)) return wrappers.get(prop);
       const value = Reflect.get(target, prop, receiver) as unknown;
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
+  unmemoized.set(memoized, inner);
+  return memoized;
 }

@@ -154,7 +154,15 @@ export type CatalogView = {
   venues: VenueEntry[];
   poses: PoseEntry[];
   readySets: ReadyTemplateSetEntry[];
+  /** Where the copy came from: the studio keeps the catalog on disk for a day. */
+  cache?: CatalogCacheInfo;
 };
+
+/**
+ * The age of a cached catalog. `stale` with an `error`: the service could not be asked (offline,
+ * 429, 5xx) and this is the last copy; `warnings`: lists that could not be read whole.
+ */
+export type CatalogCacheInfo = { fetchedAt: string; ageSeconds: number; stale: boolean; error: string | null; warnings: string[] };
 
 export type AccountView = Omit<AccountBody, 'success'> & { mode: 'embedded' | 'remote'; serviceUrl: string | null };
 
@@ -202,8 +210,8 @@ export const StudioCommandSchemas = {
   'budget.get': z.object({}),
   'account.get': z.object({}),
   'connection.check': z.strictObject({ baseUrl: z.url({ protocol: /^https?$/ }), apiKey: z.string().trim().min(8).max(300) }),
-  'catalog.get': z.object({}),
-  'looks.list': z.object({}),
+  'catalog.get': z.object({ refresh: z.boolean().optional() }),
+  'looks.list': z.object({ refresh: z.boolean().optional() }),
   'looks.save': z.strictObject({ resultId: Id, label: z.string().trim().min(1).max(120) }),
   'looks.delete': z.strictObject({ id: Id }),
   'recipe.estimate': z.strictObject({ recipe: RecipeSchema, photos: z.number().int().min(0) }),

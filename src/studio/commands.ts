@@ -16,6 +16,7 @@ import {
 } from '../shared/studio';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
+import { CatalogCache } from './catalog-cache';
 import type { HotFolders } from './folders';
 import { checkRecipe } from './recipe-check';
 import { typicalPollRequests } from './poll';
@@ -34,6 +35,8 @@ type Handlers = { [K in StudioCommandName]: (args: z.output<(typeof StudioComman
 
 export function createCommands(engine: StudioEngine, folders: HotFolders): Handlers {
   const db = engine.db;
+  // The studio data folder holds studio.db; the catalog cache file sits next to it.
+  const catalogCache = new CatalogCache(engine.client, { dataDir: path.dirname(db.name), now: () => engine.now() });
   const now = () => engine.now();
   const itemIds = (ids: string[], states: readonly string[]) =>
     ids.map((id) => store.getItem(db, id)).filter((i): i is store.ItemRow => i !== undefined && states.includes(i.state));
@@ -228,28 +231,20 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
         await candidate.close();
       }
     },
-    'catalog.get': async () => {
-      const client = engine.client;
-      const [tools, fashionModels, venues, poses, readySets] = await Promise.all([
-        client.listModels(),
-        client.listFashionModels({ limit: 100 }),
-        client.listVenues({ limit: 100 }),
-        Promise.all([undefined, 'ring', 'necklace', 'earring', 'bracelet'] as const).then((types) =>
-          Promise.all(types.map((type) => client.listPoses({ ...(type ? { type } : {}), limit: 100 }))).then((lists) => lists.flat()),
-        ),
-        allReadySets(client),
-      ]);
-      return { tools, fashionModels, venues, poses, readySets };
-    },
-    'looks.list': async () => engine.client.listTemplateSets(),
+    // The recipe builder's reads: from the on-disk catalog cache (a day; the last copy when offline).
+    'catalog.get': async (args) => catalogCache.catalog(args),
+    'looks.list': async (args) => catalogCache.looks(args),
     'looks.save': async (args) => {
       const result = store.getResult(db, args.resultId);
       const item = result && store.getItem(db, result.itemId);
       if (!item?.jobId) throw new CommandError('not_found', `result ${args.resultId} has no finished job to save as a look`);
-      return engine.client.createTemplateSet({ label: args.label, sourceMediaId: item.jobId });
+      const saved = await engine.client.createTemplateSet({ label: args.label, sourceMediaId: item.jobId });
+      await catalogCache.forgetLooks();
+      return saved;
     },
     'looks.delete': async (args) => {
       await engine.client.deleteTemplateSet(args.id);
+      await catalogCache.forgetLooks();
       return { deleted: true };
     },
     'recipe.estimate': async (args) => {
@@ -284,17 +279,6 @@ const SAMPLE_ITEMS = [
   { name: 'look-042.jpg', relativeDir: 'spring', toolId: 'virtual_model' },
   { name: 'look-043.jpg', relativeDir: '', toolId: 'virtual_model' },
 ];
-
-async function allReadySets(client: StudioEngine['client']) {
-  const sets = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listReadySets({ limit: 100, ...(cursor ? { cursor } : {}) });
-    sets.push(...page.templateSets);
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor);
-  return sets;
-}
 
 /** Validates and runs one command; every failure becomes `{ code, message }`. */
 export async function runCommand(handlers: Handlers, name: string, args: unknown): Promise<{ ok: true; result: unknown } | { ok: false; error: StudioError }> {

@@ -1,13 +1,18 @@
 /**
  * Wraps a ServiceClient so that every /v1 call is counted (the engine keeps its own count of
  * requests per key and UTC day against the daily cap); downloads of result files are not API
- * calls and are not counted.
+ * calls and are not counted. Catalog reads go through a single-flight memory placed outside the
+ * count, so concurrent callers share one request and an answer from memory is not counted.
  */
-import type { ServiceClient } from '../client';
+import { withCatalogMemo, type ServiceClient } from '../client';
 
 const NOT_COUNTED = new Set<keyof ServiceClient>(['origin', 'download', 'close']);
 
 export function countingClient(inner: ServiceClient, onRequest: () => void): ServiceClient {
+  return withCatalogMemo(counted(inner, onRequest));
+}
+
+function counted(inner: ServiceClient, onRequest: () => void): ServiceClient {
   return new Proxy(inner, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;

@@ -28,6 +28,8 @@ export type StandInOptions = {
   pollsBeforeDone?: number;
   diamonds?: number;
   price?: number;
+  /** Requests this key may make today (spec 8); the next one gets the spec's 429. */
+  dailyCap?: number;
 };
 
 export type StandIn = {
@@ -38,6 +40,7 @@ export type StandIn = {
   count(method: string, path: string | RegExp): number;
   /** Every download served by the result host. */
   downloads: string[];
+  lookIds(): string[];
   close(): Promise<void>;
 };
 
@@ -77,6 +80,7 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
     shots: [{ id: randomUUID() }, { id: randomUUID() }],
     extraFieldThisServiceAdds: true,
   }));
+  const looks = [{ id: randomUUID(), label: 'Spring look', toolId: 'virtual_model', images: { fashion_model: 'fm-1' }, pose: null, coverUrl: null }];
   const uploads = new Map<string, Buffer>();
   const jobs = new Map<string, { polls: number; resultUrls: string[] }>();
 
@@ -116,6 +120,9 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
       const route = url.pathname;
       log.push({ method: req.method ?? '', path: route, query: url.searchParams, contentType: req.headers['content-type'] ?? null, at: Date.now() });
       if (req.headers.authorization !== `Bearer ${apiKey}`) return send(res, 401, { error: 'Invalid API key' });
+      if (options.dailyCap !== undefined && log.length > options.dailyCap) {
+        return send(res, 429, { error: `Daily request cap of ${options.dailyCap} reached for this API key` });
+      }
       if (options.strictQuery && known[route]) {
         const unknown = [...url.searchParams.keys()].filter((k) => !known[route]!.includes(k));
         if (unknown.length) return send(res, 400, { error: `Unknown query parameter: ${unknown.join(', ')}` });
@@ -128,7 +135,14 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
       if (req.method === 'GET' && route === '/v1/fashion-models') return send(res, 200, { fashionModels: [{ id: 'fm-1', name: 'Ada' }] });
       if (req.method === 'GET' && route === '/v1/venues') return send(res, 200, { venues: [{ id: 'v-1', name: 'Loft' }] });
       if (req.method === 'GET' && route === '/v1/poses') return send(res, 200, { poses: [{ id: `pose-${url.searchParams.get('type') ?? 'default'}`, name: 'Pose' }] });
-      if (req.method === 'GET' && route === '/v1/template-sets') return send(res, 200, { templateSets: [] });
+      if (req.method === 'GET' && route === '/v1/template-sets') return send(res, 200, { templateSets: looks });
+      const look = /^\/v1\/template-sets\/([^/]+)$/.exec(route);
+      if (req.method === 'DELETE' && look) {
+        const at = looks.findIndex((l) => l.id === decodeURIComponent(look[1]!));
+        if (at < 0) return send(res, 404, { error: 'Template set not found' });
+        looks.splice(at, 1);
+        return send(res, 200, {});
+      }
       if (req.method === 'GET' && route === '/v1/account') {
         return send(res, 200, { email: 'studio@example.com', diamondBalance: balance, plan: { isPremium: false, status: 'none', planProductId: '', provider: '', cancelAtPeriodEnd: false, renewsAt: new Date().toISOString() } });
       }
@@ -177,6 +191,7 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
     apiKey,
     log,
     downloads,
+    lookIds: () => looks.map((l) => l.id),
     count: (method, path) => log.filter((r) => r.method === method && (typeof path === 'string' ? r.path === path : path.test(r.path))).length,
     async close() {
       api.closeAllConnections();
