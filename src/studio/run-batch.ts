@@ -9,6 +9,7 @@ import type { Recipe } from '../shared/studio';
 import type { StudioEngine } from './engine';
 import * as store from './db/store';
 import { isIgnored } from './watch/ignore';
+import { exportAgainIfMissing } from './export/destination';
 
 export type BatchSummary = {
   batchId: string;
@@ -54,7 +55,9 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
   const { signal } = input;
   for await (const file of imagesUnder(input.inDir)) {
     if (signal?.aborted) break;
-    engine.enqueue({ batchId, sourcePath: file, rootDir: input.inDir, sha256: await sha256Of(file), recipe: input.recipe });
+    const queued = engine.enqueue({ batchId, sourcePath: file, rootDir: input.inDir, sha256: await sha256Of(file), recipe: input.recipe });
+    // Done before with this recipe: skipped only if its files are in --out; else exported again, for nothing.
+    if (queued.state === 'skipped') exportAgainIfMissing(engine.db, queued.id, input.outDir, engine.now());
     photos++;
   }
   if (!signal?.aborted) {
