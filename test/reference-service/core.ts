@@ -78,7 +78,19 @@ export class ReferenceCore {
   jobsOf(email: string) {
     return this.state.jobs
       .filter((j) => j.email === email)
-      .map((j) => ({ id: j.id, kind: j.kind, toolId: j.toolId, status: j.status, charged: j.charged, refunded: j.refunded, createdAt: j.createdAt, request: j.request }));
+      .map((j) => ({
+        id: j.id,
+        kind: j.kind,
+        toolId: j.toolId,
+        status: j.status,
+        charged: j.charged,
+        refunded: j.refunded,
+        createdAt: j.createdAt,
+        request: j.request,
+        /** Results the job produced (catalog: completed shots). */
+        results: j.pieces.filter((p) => p.state === 'done').length,
+        errorMessage: j.errorMessage,
+      }));
   }
   requestsToday(apiKey: string): number {
     const count = this.state.counts[apiKey];

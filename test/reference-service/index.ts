@@ -23,12 +23,26 @@ export type ReferenceService = {
   grant(email: string, diamonds: number): void;
   balance(email: string): number;
   ledger(email: string): LedgerEntry[];
-  jobs(email: string): { id: string; kind: 'generation' | 'catalog'; toolId: string | null; status: string; charged: number; refunded: number; createdAt: string; request: unknown }[];
+  jobs(email: string): ReferenceJob[];
   requestsToday(apiKey: string): number;
   setDailyCap(apiKey: string, cap: number): void;
   /** Switch faults on/off mid-test (seed and statePath are fixed at start). */
   setOptions(patch: Partial<ReferenceServiceOptions>): void;
   close(): Promise<void>;
+};
+
+export type ReferenceJob = {
+  id: string;
+  kind: 'generation' | 'catalog';
+  toolId: string | null;
+  status: string;
+  charged: number;
+  refunded: number;
+  createdAt: string;
+  request: unknown;
+  /** Results made (catalog jobs: completed shots). */
+  results: number;
+  errorMessage: string | null;
 };
 
 /** For main.ts: fixed ports (so URLs survive a restart) and the /_ref admin routes. */
