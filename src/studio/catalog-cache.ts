@@ -98,7 +98,8 @@ export class CatalogCache {
     const entry = data.entries[this.key];
     if (!entry?.looks) return;
     delete entry.looks;
-    await this.persist();
+    // The delete or save itself succeeded; a cache file that cannot be written must not undo that.
+    await this.persist().catch(() => undefined);
   }
 
   private async cached(kind: Kind, fetch: () => Promise<unknown>, refresh = false): Promise<{ value: unknown; cache: Omit<CatalogCacheInfo, 'warnings'> }> {
