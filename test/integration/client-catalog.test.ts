@@ -174,6 +174,26 @@ describe('catalog cache behind the recipe builder (item 7)', () => {
     await s.close();
   });
 
+  it('a damaged cache file is read as empty and rewritten; one that cannot be written costs only the cache', async () => {
+    const service = await standIn();
+    const damaged = tempDir();
+    fs.writeFileSync(path.join(damaged, CATALOG_CACHE_FILE), '{"version":1,"entries":{"x":{"catalog":{"fetchedAt":"yesterday"');
+    const s = studio(damaged, httpClient(service));
+    expect((await s.call<CatalogView>('catalog.get')).tools.length).toBeGreaterThan(0);
+    await s.close();
+    expect(JSON.parse(fs.readFileSync(path.join(damaged, CATALOG_CACHE_FILE), 'utf8'))).toMatchObject({ version: 1 });
+
+    const unwritable = tempDir();
+    fs.mkdirSync(path.join(unwritable, CATALOG_CACHE_FILE)); // a folder where the file should go
+    const t = studio(unwritable, httpClient(service));
+    const before = service.log.length;
+    expect((await t.call<CatalogView>('catalog.get')).tools.length).toBeGreaterThan(0);
+    const [look] = await t.call<LookView[]>('looks.list');
+    expect(await t.call('looks.delete', { id: look!.id })).toEqual({ deleted: true });
+    await t.close();
+    expect(service.log.length - before).toBe(11);
+  });
+
   it('says when the ready shoots could not be read whole', async () => {
     const service = await standIn({ cursorParam: 'pageCursor', readySets: 250 });
     const s = studio(tempDir(), httpClient(service));
