@@ -6,6 +6,7 @@ import { imageOpsEmbedded, imageOpsHttp } from './image-ops';
 import { ingest } from './ingest';
 import { pollThroughput } from './poll-throughput';
 import { reviewUi } from './review-ui';
+import { requests } from './requests';
 import type { Row } from './shared';
 
 const BENCHES: Record<string, () => Promise<Row[]>> = {
@@ -14,6 +15,7 @@ const BENCHES: Record<string, () => Promise<Row[]>> = {
   embedded: () => imageOpsEmbedded(),
   ingest: () => ingest(),
   ui: () => reviewUi(),
+  requests: () => requests(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');

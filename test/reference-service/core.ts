@@ -32,6 +32,8 @@ export class ReferenceCore {
   private readonly finalizing = new Set<string>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly idempotent = new Map<string, Reply>();
+  /** First poll that reported each job final: when the client collected it (not persisted). */
+  private readonly collectedAt = new Map<string, number>();
 
   constructor(
     public options: ReferenceServiceOptions,
@@ -389,6 +391,7 @@ export class ReferenceCore {
   private poll(caller: Caller, id: string): Reply {
     const job = this.state.jobs.find((j) => j.id === id && j.email === caller.email);
     if (!job) return fail(404, `Generation ${id} not found`);
+    if (job.status !== 'processing' && !this.collectedAt.has(job.id)) this.collectedAt.set(job.id, Date.now());
     // In completion order, so earlier entries never move as more shots finish.
     const done = job.pieces.filter((p) => p.state === 'done').sort((a, b) => a.finishAt - b.finishAt);
     const body: Record<string, unknown> = {
@@ -487,7 +490,18 @@ export class ReferenceCore {
 
   // ---- jobs --------------------------------------------------------------------------------
 
+  /** Per job: how long it ran and how long the client took to see it done (for benchmarks). */
+  timings(email: string): { id: string; durationMs: number; collectedAfterMs: number | null }[] {
+    return this.state.jobs
+      .filter((j) => j.email === email && j.status !== 'processing' && typeof j.endedAt === 'number')
+      .map((j) => {
+        const collected = this.collectedAt.get(j.id);
+        return { id: j.id, durationMs: j.endedAt! - Date.parse(j.createdAt), collectedAfterMs: collected === undefined ? null : collected - j.endedAt! };
+      });
+  }
+
   private endJob(job: Job, errorMessage: string | null): void {
+    job.endedAt = Date.now();
     const allFailed = job.pieces.every((p) => p.state === 'failed') || job.fails || errorMessage !== null;
     if (allFailed) {
       for (const p of job.pieces) if (p.state === 'pending') p.state = 'failed';

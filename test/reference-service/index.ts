@@ -26,6 +26,8 @@ export type ReferenceService = {
   jobs(email: string): ReferenceJob[];
   requestsToday(apiKey: string): number;
   setDailyCap(apiKey: string, cap: number): void;
+  /** Finished jobs: run time, and the delay until a poll first reported them final (null: never). */
+  timings(email: string): { id: string; durationMs: number; collectedAfterMs: number | null }[];
   /** Switch faults on/off mid-test (seed and statePath are fixed at start). */
   setOptions(patch: Partial<ReferenceServiceOptions>): void;
   close(): Promise<void>;
@@ -168,6 +170,7 @@ export async function startReferenceService(options: ReferenceServiceOptions = {
     jobs: (email) => core.jobsOf(email),
     requestsToday: (apiKey) => core.requestsToday(apiKey),
     setDailyCap: (apiKey, cap) => core.setDailyCap(apiKey, cap),
+    timings: (email) => core.timings(email),
     setOptions: (patch) => {
       const checked = ReferenceServiceOptionsSchema.partial().parse(patch);
       core.options = { ...core.options, ...checked, seed: core.options.seed, statePath: core.options.statePath };

@@ -45,6 +45,8 @@ const JobSchema = z.object({
   fails: z.boolean(),
   errorMessage: z.string().nullable(),
   pieces: z.array(PieceSchema),
+  /** When the job reached its final state (ms since epoch). */
+  endedAt: z.number().nullable().optional(),
 });
 export type Job = z.infer<typeof JobSchema>;
 

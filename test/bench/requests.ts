@@ -1,0 +1,100 @@
+/**
+ * `npm run bench -- requests`: the studio's request budget and collection delay against the
+ * reference service (test/reference-service, written from the spec alone), `dropshoot run` as a
+ * child process on a fresh data folder, as a user would run it:
+ * 1. 60 mixed photos with a daily cap of 200: requests per exported photo (target <= 3.3; the
+ *    floor is 3: upload, create, one poll after completion), and how many were exported;
+ * 2. 20 photos well inside the budget: median delay from a job's completion to the poll that
+ *    saw it, as a share of the job's duration (target <= 25%);
+ * 3. the same kind of batch twice on one data folder: second wall time / first (target <= 1.05).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { startReferenceService, type ReferenceService } from '../reference-service';
+import { runCli, type CliOutcome } from '../soak/processes';
+import { tempDir, type Row } from './shared';
+
+const RECIPE = { request: { toolId: 'remove_background', images: { user_photo: '{photo}' } }, export: { preset: 'original', format: 'png', naming: '{name}-{n}' } };
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2) : NaN;
+};
+
+/** Distinct photos in JPEG, PNG and WebP, of a few sizes. */
+async function mixedPhotos(dir: string, count: number, offset: number): Promise<void> {
+  fs.mkdirSync(dir, { recursive: true });
+  for (let i = 0; i < count; i++) {
+    const n = i + offset;
+    const [w, h] = ([[300, 400], [640, 480], [500, 500]] as const)[n % 3]!;
+    const square = await sharp({ create: { width: 40, height: 40, channels: 3, background: { r: (n * 37) % 256, g: (n * 91) % 256, b: (n * 53) % 256 } } }).png().toBuffer();
+    const image = sharp({ create: { width: w, height: h, channels: 3, background: { r: 235, g: 230, b: 220 } } }).composite([{ input: square, left: (n * 7) % (w - 40), top: (n * 11) % (h - 40) }]);
+    const format = (['jpeg', 'png', 'webp'] as const)[n % 3]!;
+    await image.toFormat(format).toFile(path.join(dir, `photo-${String(n).padStart(3, '0')}.${format === 'jpeg' ? 'jpg' : format}`));
+  }
+}
+
+async function batch(service: ReferenceService, input: { root: string; name: string; apiKey: string; dataDir: string; photos: number; offset: number; timeoutMs: number }): Promise<{ outcome: CliOutcome; exported: number }> {
+  const inDir = path.join(input.root, `${input.name}-in`);
+  const outDir = path.join(input.root, `${input.name}-out`);
+  await mixedPhotos(inDir, input.photos, input.offset);
+  fs.mkdirSync(outDir, { recursive: true });
+  const recipe = path.join(input.root, 'recipe.json');
+  fs.writeFileSync(recipe, JSON.stringify(RECIPE));
+  const outcome = await runCli(['--in', inDir, '--recipe', recipe, '--out', outDir, '--data', input.dataDir, '--remote', service.url, '--key', input.apiKey], { killAtMs: null, timeoutMs: input.timeoutMs });
+  return { outcome, exported: fs.readdirSync(outDir).length };
+}
+
+const describe = (o: CliOutcome) => (o.timedOut ? `did not end within ${(o.ms / 1000).toFixed(0)} s` : `exit ${o.code}, ${(o.ms / 1000).toFixed(1)} s`);
+
+export async function requests(): Promise<Row[]> {
+  const root = tempDir('requests');
+  const rows: Row[] = [];
+  // Jobs of 0.5 to 4 s (the spec's 5-40 s, scaled by 0.1).
+  const service = await startReferenceService({ seed: 11, timeScale: 0.1, idStyle: 'uuid' });
+  try {
+    // 1. over budget
+    const capped = service.createAccount({ email: 'capped@bench.test', diamonds: 10_000, dailyCap: 200 });
+    const first = await batch(service, { root, name: 'capped', apiKey: capped.apiKey, dataDir: path.join(root, 'data-capped'), photos: 60, offset: 0, timeoutMs: 300_000 });
+    const used = service.requestsToday(capped.apiKey);
+    const perPhoto = first.exported ? used / first.exported : Infinity;
+    rows.push({
+      name: `60 mixed photos, cap 200: requests per exported photo (${used} requests, ${first.exported}/60 exported, ${describe(first.outcome)})`,
+      measured: perPhoto.toFixed(2),
+      ratio: perPhoto / 3.3,
+      target: '<= 3.3',
+      // 60 photos at 3.3 requests each fit in 200: every one must be exported.
+      pass: perPhoto <= 3.3 && first.exported === 60,
+    });
+
+    // 2. inside the budget: completion-to-collection delay
+    const roomy = service.createAccount({ email: 'roomy@bench.test', diamonds: 10_000, dailyCap: 100_000 });
+    const dataDir = path.join(root, 'data-roomy');
+    const one = await batch(service, { root, name: 'roomy-1', apiKey: roomy.apiKey, dataDir, photos: 20, offset: 100, timeoutMs: 300_000 });
+    const timings = service.timings('roomy@bench.test').filter((t) => t.collectedAfterMs !== null);
+    const share = median(timings.map((t) => t.collectedAfterMs! / t.durationMs));
+    const roomyRequests = service.requestsToday(roomy.apiKey);
+    rows.push({
+      name: `20 photos inside the budget: median completion-to-collection delay / job duration (${timings.length} jobs, median job ${(median(timings.map((t) => t.durationMs)) / 1000).toFixed(1)} s, ${(roomyRequests / Math.max(one.exported, 1)).toFixed(2)} requests per exported photo, ${describe(one.outcome)})`,
+      measured: `${(share * 100).toFixed(0)}%`,
+      ratio: share / 0.25,
+      target: '<= 25%',
+      pass: share <= 0.25,
+    });
+
+    // 3. the same kind of batch again on the same data folder
+    const two = await batch(service, { root, name: 'roomy-2', apiKey: roomy.apiKey, dataDir, photos: 20, offset: 200, timeoutMs: 300_000 });
+    const ratio = two.outcome.ms / one.outcome.ms;
+    rows.push({
+      name: `same 20-photo batch twice on one data folder: second / first wall time (${(one.outcome.ms / 1000).toFixed(1)} s then ${(two.outcome.ms / 1000).toFixed(1)} s; ${one.exported} and ${two.exported} exported)`,
+      measured: ratio.toFixed(2),
+      ratio: ratio / 1.05,
+      target: '<= 1.05',
+      pass: ratio <= 1.05 && !two.outcome.timedOut,
+    });
+    return rows;
+  } finally {
+    await service.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
