@@ -1,49 +1,167 @@
 /**
- * Why work waits, engine-wide: the service said the daily cap is reached (429: until the next UTC
- * day) or the balance is short (402: until a balance check shows enough). Items waiting on a gate
- * are not failed and spend nothing; the gates open by themselves.
+ * Why work waits, engine-wide, and every rule about 402 and 429 in one place:
+ * - 402 (short of diamonds): the service's message is kept, the gate reopens at the amount the
+ *   402 named ("required N"), and the balance is re-read with backoff, not at a fixed pace.
+ * - 429 naming the daily cap: the day is closed until 00:00 UTC, with a probe now and then in
+ *   case the cap was raised.
+ * - any other 429: a rate limit; `Retry-After` (or a short backoff) and then on.
+ * Items waiting on a gate are not failed and spend nothing; the gates open by themselves.
  */
-export type DiamondGate = { needed: number; checkedAt: number };
+import { ApiError } from '../client';
+
+export type DiamondGate = {
+  /** Diamonds the refused submission needed (from the 402's message when it named them). */
+  needed: number;
+  /** The balance the 402 named, or the last one read. */
+  balance: number | null;
+  /** The service's own words, shown as the wait's text and in `run`'s summary. */
+  message: string;
+  /** When the balance is read next, and how many reads came back short. */
+  nextCheckAt: number;
+  checks: number;
+};
+
+export type CapGate = { until: number; message: string; probeAt: number };
+
+/** "Insufficient diamonds: 12 required, balance is 5" and the like, read loosely. */
+export function parseInsufficient(message: string): { required: number | null; balance: number | null } {
+  const number = (re: RegExp) => {
+    const m = re.exec(message);
+    return m ? Number(m[1]) : null;
+  };
+  return {
+    // "12 required", "required: 12", "required 12 diamonds", "needs 12"
+    required: number(/(\d+)\s*(?:diamonds?\s*)?(?:are\s*)?required/i) ?? number(/required[\s:=]*(\d+)/i) ?? number(/needs?[\s:=]*(\d+)/i),
+    balance: number(/balance(?:\s+(?:is|of|held))?[\s:=]*(\d+)/i) ?? number(/(\d+)\s*(?:diamonds?\s*)?(?:held|available|left)/i),
+  };
+}
+
+/** A 429 that names the daily cap (the spec's form) rather than a short-term rate limit. */
+export function isDailyCap(message: string): boolean {
+  return /daily|per day|\bcap\b|quota/i.test(message);
+}
+
+/** Seconds from a `Retry-After` the client passed on (header value or number), if any. */
+export function retryAfterMs(err: ApiError, now: Date): number | null {
+  const carried = err as unknown as { retryAfterMs?: unknown; retryAfterSeconds?: unknown; retryAfter?: unknown; headers?: unknown };
+  if (typeof carried.retryAfterMs === 'number') return Math.max(0, carried.retryAfterMs);
+  if (typeof carried.retryAfterSeconds === 'number') return Math.max(0, carried.retryAfterSeconds * 1000);
+  let raw: unknown = carried.retryAfter;
+  if (raw === undefined && carried.headers instanceof Headers) raw = carried.headers.get('retry-after');
+  if (typeof raw === 'number') return Math.max(0, raw * 1000);
+  if (typeof raw === 'string' && raw.trim()) {
+    if (/^\d+(\.\d+)?$/.test(raw.trim())) return Number(raw) * 1000;
+    const at = Date.parse(raw);
+    if (!Number.isNaN(at)) return Math.max(0, at - now.getTime());
+  }
+  // Some services say it in words: "retry after 3 seconds".
+  const m = /retry\D{0,12}?(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|sec|seconds?)\b/i.exec(err.message);
+  if (m) return Number(m[1]) * (m[2]!.toLowerCase().startsWith('m') ? 1 : 1000);
+  return null;
+}
+
+export type GateOptions = {
+  /** While the daily cap is reached, how often one request is let through to see if it was raised. */
+  capProbeMs?: number;
+  /** First re-read of a short balance; later reads back off up to `balanceRecheckMaxMs`. */
+  balanceRecheckMs?: number;
+  balanceRecheckMaxMs?: number;
+  /** A 429 without Retry-After and without naming the daily cap waits this long. */
+  rateLimitMs?: number;
+};
 
 export class Gates {
-  capUntil: number | null = null;
-  private capProbeAt = 0;
+  cap: CapGate | null = null;
   diamonds: DiamondGate | null = null;
+  /** A transient rate limit: nothing goes out before this moment. */
+  rateLimitedUntil = 0;
 
-  /** `capProbeMs`: while capped, let work through this often in case the cap was raised. */
-  constructor(private readonly capProbeMs = 15 * 60_000) {}
+  constructor(private readonly opts: GateOptions = {}) {}
 
   /** Next 00:00 UTC after `now`. */
   static nextUtcDay(now: Date): number {
     return Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
   }
 
-  capReached(now: Date): void {
-    this.capUntil = Gates.nextUtcDay(now);
-    this.capProbeAt = now.getTime() + this.capProbeMs;
+  /**
+   * A 429: the daily cap (closes the day) or a rate limit (wait Retry-After). Returns the kind
+   * and, for a rate limit, until when.
+   */
+  tooManyRequests(err: ApiError, now: Date): { kind: 'daily_cap'; until: number } | { kind: 'rate_limit'; until: number } {
+    const retryAfter = retryAfterMs(err, now);
+    if (isDailyCap(err.message) && (retryAfter === null || retryAfter > 10 * 60_000)) {
+      this.capReached(now, err.message);
+      return { kind: 'daily_cap', until: this.cap!.until };
+    }
+    const until = now.getTime() + Math.min(retryAfter ?? this.opts.rateLimitMs ?? 2000, 10 * 60_000);
+    this.rateLimitedUntil = Math.max(this.rateLimitedUntil, until);
+    return { kind: 'rate_limit', until };
+  }
+
+  capReached(now: Date, message = 'the daily request cap is reached'): void {
+    this.cap = { until: Gates.nextUtcDay(now), message, probeAt: now.getTime() + (this.opts.capProbeMs ?? 2 * 60_000) };
   }
 
   /** A call went through: whatever cap there was has been lifted. */
   apiSucceeded(): void {
-    this.capUntil = null;
+    this.cap = null;
   }
 
+  /** Whether API work may go out now; while capped, one probe per `capProbeMs`. */
   capOpen(now: Date): boolean {
-    if (this.capUntil === null) return true;
-    if (now.getTime() >= this.capUntil) {
-      this.capUntil = null;
+    if (!this.cap) return true;
+    if (now.getTime() >= this.cap.until) {
+      this.cap = null;
       return true;
     }
-    if (now.getTime() >= this.capProbeAt) {
-      // A 429 is not counted by the service, so an occasional probe costs nothing.
-      this.capProbeAt = now.getTime() + this.capProbeMs;
+    if (now.getTime() >= this.cap.probeAt) {
+      this.cap.probeAt = now.getTime() + (this.opts.capProbeMs ?? 2 * 60_000);
       return true;
     }
     return false;
   }
 
-  shortOfDiamonds(needed: number, now: Date): void {
-    this.diamonds = { needed: Math.max(needed, this.diamonds?.needed ?? 0), checkedAt: now.getTime() };
+  rateLimited(now: Date): boolean {
+    return now.getTime() < this.rateLimitedUntil;
+  }
+
+  /** A 402: what it said, and the amount to wait for (named in the message, else `price`). */
+  shortOfDiamonds(err: ApiError, price: number, now: Date): DiamondGate {
+    const said = parseInsufficient(err.message);
+    const needed = Math.max(said.required ?? price, 1);
+    const checks = this.diamonds?.checks ?? 0;
+    this.diamonds = {
+      needed: Math.max(needed, this.diamonds?.needed ?? 0),
+      balance: said.balance ?? this.diamonds?.balance ?? null,
+      message: err.message,
+      nextCheckAt: now.getTime() + this.recheckDelay(checks),
+      checks,
+    };
+    return this.diamonds;
+  }
+
+  /** Whether the short balance is due for a re-read; if so the next read is scheduled further out. */
+  balanceCheckDue(now: Date): DiamondGate | null {
+    const gate = this.diamonds;
+    if (!gate || now.getTime() < gate.nextCheckAt) return null;
+    gate.checks++;
+    gate.nextCheckAt = now.getTime() + this.recheckDelay(gate.checks);
+    return gate;
+  }
+
+  /** A balance read while short: opens the gate when it covers what the 402 asked for. */
+  balanceRead(gate: DiamondGate, balance: number): boolean {
+    gate.balance = balance;
+    if (balance >= gate.needed && this.diamonds === gate) {
+      this.diamonds = null;
+      return true;
+    }
+    return false;
+  }
+
+  private recheckDelay(checks: number): number {
+    const base = this.opts.balanceRecheckMs ?? 30_000;
+    return Math.min(this.opts.balanceRecheckMaxMs ?? 30 * 60_000, base * 2 ** Math.min(checks, 16));
   }
 }
 

@@ -1,0 +1,208 @@
+/**
+ * What the studio may spend: requests per key and UTC day against the daily cap (the API does
+ * not report it, so it is configured: `--daily-cap`, default 500), and diamonds: the price of
+ * every item before it starts, one reservation per batch ceiling that concurrent starts are
+ * admitted against, and spend reconciled from the balance (the charged price can differ from
+ * `fallbackPriceDiamonds` and is reported nowhere).
+ */
+import { createHash } from 'node:crypto';
+import type { ServiceClient } from '../client';
+import { isCatalogRecipe, type Recipe } from '../shared/studio';
+import type { StudioDB } from './db/open';
+import * as store from './db/store';
+
+export const DEFAULT_DAILY_CAP = 500;
+
+/** Identifies a key without storing it: origin plus a short hash of the key. */
+export function budgetKey(origin: string, apiKey?: string): string {
+  return apiKey ? `${origin}#${createHash('sha256').update(apiKey).digest('hex').slice(0, 12)}` : origin;
+}
+
+/** Requests one photo costs: upload, create, and the polls it usually needs (at least one). */
+export function requestsPerPhoto(expectedPolls: number): number {
+  return 2 + Math.max(1, expectedPolls);
+}
+
+export type PriceQuote = { diamonds: number; sure: boolean };
+
+export class Budget {
+  private readonly toolPrices = new Map<string, number>();
+  private pricesLoading: Promise<void> | null = null;
+  private readonly shotCounts = new Map<string, number>();
+  /** Balance read before the charges since then; the difference is what those charges cost. */
+  private anchor: { balance: number; at: number } | null = null;
+  private reconciling: Promise<void> | null = null;
+
+  constructor(
+    private readonly db: StudioDB,
+    private readonly client: ServiceClient,
+    readonly key: string,
+    readonly dailyCap: number | null,
+    private readonly now: () => Date,
+  ) {}
+
+  // ---- requests ------------------------------------------------------------------------------
+
+  private day(): string {
+    return this.now().toISOString().slice(0, 10);
+  }
+
+  countRequest(): void {
+    store.countRequest(this.db, this.key, this.day());
+  }
+
+  requestsUsedToday(): number {
+    return store.requestsOn(this.db, this.key, this.day());
+  }
+
+  requestsLeftToday(): number | null {
+    return this.dailyCap === null ? null : Math.max(0, this.dailyCap - this.requestsUsedToday());
+  }
+
+  // ---- prices --------------------------------------------------------------------------------
+
+  /** Loads tool prices once (concurrent callers share the one request). */
+  loadPrices(): Promise<void> {
+    if (this.toolPrices.size > 0) return Promise.resolve();
+    this.pricesLoading ??= this.client
+      .listModels()
+      .then((models) => {
+        for (const m of models) this.toolPrices.set(m.id, m.fallbackPriceDiamonds);
+      })
+      .finally(() => {
+        this.pricesLoading = null;
+      });
+    return this.pricesLoading;
+  }
+
+  get pricesKnown(): boolean {
+    return this.toolPrices.size > 0;
+  }
+
+  /** The price we believe a tool is charged at: learnt from the balance or a 402, else the fallback. */
+  toolPrice(toolId: string): PriceQuote {
+    const learnt = Number(store.getSetting(this.db, `price:${this.key}:${toolId}`));
+    if (learnt > 0) return { diamonds: learnt, sure: true };
+    return { diamonds: this.toolPrices.get(toolId) ?? 0, sure: false };
+  }
+
+  /** A catalog shot: learnt from a job's diamondCost, else the dearest image tool (never under). */
+  shotPrice(): PriceQuote {
+    const learnt = Number(store.getSetting(this.db, `price:${this.key}:catalog-shot`));
+    if (learnt > 0) return { diamonds: learnt, sure: true };
+    const image = ['virtual_model', 'outfit_photo', 'pro_studio', 'jewelry_on_model'].map((t) => this.toolPrices.get(t) ?? 0);
+    return { diamonds: Math.max(1, ...image), sure: false };
+  }
+
+  learnPrice(toolId: string, diamonds: number): void {
+    if (diamonds > 0 && Number.isFinite(diamonds)) store.setSetting(this.db, `price:${this.key}:${toolId}`, String(Math.round(diamonds)));
+  }
+
+  /** Shots of a ready set (read once per set; the recipe's own shot list wins). */
+  async shotCount(readySetId: string): Promise<number> {
+    const cached = this.shotCounts.get(readySetId) ?? Number(store.getSetting(this.db, `shots:${readySetId}`));
+    if (cached > 0) return cached;
+    const set = await this.client.getReadySet(readySetId);
+    this.shotCounts.set(readySetId, set.shotCount);
+    store.setSetting(this.db, `shots:${readySetId}`, String(set.shotCount));
+    return set.shotCount;
+  }
+
+  /** Price of one photo with this recipe before anything starts (null: shot count not known yet). */
+  quote(recipe: Recipe): PriceQuote | null {
+    const request = recipe.request;
+    if (isCatalogRecipe(request)) {
+      const shots = request.shotIds?.length ?? (this.shotCounts.get(request.readyTemplateSetId) || Number(store.getSetting(this.db, `shots:${request.readyTemplateSetId}`)));
+      if (!shots) return null;
+      const shot = this.shotPrice();
+      return { diamonds: shots * shot.diamonds, sure: shot.sure };
+    }
+    return this.toolPrice(request.toolId ?? 'template');
+  }
+
+  /** Until a price is confirmed, a ceiling keeps this margin (a quarter, at least one diamond). */
+  static margin(quote: PriceQuote): number {
+    return quote.sure ? 0 : Math.max(1, Math.ceil(quote.diamonds * 0.25));
+  }
+
+  // ---- reconciliation ------------------------------------------------------------------------
+
+  /** Reads the balance before charges start (batch start), so later reads tell what they cost. */
+  async setAnchor(): Promise<number | null> {
+    try {
+      const account = await this.client.getAccount();
+      this.anchor = { balance: account.diamondBalance, at: this.now().getTime() };
+      return account.diamondBalance;
+    } catch {
+      return null;
+    }
+  }
+
+  get anchored(): boolean {
+    return this.anchor !== null;
+  }
+
+  /** Charges since the balance was last read whose price is not confirmed. */
+  hasUnsureCharges(): boolean {
+    if (!this.anchor) return false;
+    return this.db.prepare('SELECT 1 FROM items WHERE price_sure = 0 AND diamonds > 0 AND submitted_at >= ? LIMIT 1').get(new Date(this.anchor.at).toISOString()) !== undefined;
+  }
+
+  get reconcilePending(): boolean {
+    return this.reconciling !== null;
+  }
+
+  /**
+   * Reads the balance and attributes what was spent since the anchor to the charges made since
+   * (items charged after it, refunds excluded): each gets its share, and when they are all of one
+   * tool the real price is learnt. Only call with no submission in flight.
+   */
+  reconcile(): Promise<void> {
+    this.reconciling ??= this.doReconcile().finally(() => {
+      this.reconciling = null;
+    });
+    return this.reconciling;
+  }
+
+  private async doReconcile(): Promise<void> {
+    const anchor = this.anchor;
+    let balance: number;
+    try {
+      balance = (await this.client.getAccount()).diamondBalance;
+    } catch {
+      return;
+    }
+    if (!this.db.open) return;
+    const nowIso = this.now().toISOString();
+    if (anchor) {
+      const since = this.db
+        .prepare('SELECT id, tool_id AS toolId, diamonds, price_sure AS sure FROM items WHERE diamonds > 0 AND submitted_at >= ?')
+        .all(new Date(anchor.at).toISOString()) as { id: string; toolId: string; diamonds: number; sure: number }[];
+      const charged = since.filter((c) => c.sure === 0);
+      // Charges whose price is already known take their part first; the rest is the unknown's.
+      const spent = anchor.balance - balance - since.filter((c) => c.sure === 1).reduce((sum, c) => sum + c.diamonds, 0);
+      const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
+      if (charged.length > 0 && spent > 0 && estimated > 0) {
+        const tools = new Set(charged.map((c) => c.toolId));
+        const update = this.db.prepare('UPDATE items SET diamonds = ?, price = ?, price_sure = 1 WHERE id = ?');
+        this.db.transaction(() => {
+          if (tools.size === 1 && spent % charged.length === 0) {
+            const each = spent / charged.length;
+            const tool = charged[0]!.toolId;
+            if (tool !== 'catalog') this.learnPrice(tool, each);
+            for (const c of charged) update.run(each, each, c.id);
+          } else {
+            // Mixed tools: shares in proportion to what each was expected to cost.
+            let left = spent;
+            charged.forEach((c, i) => {
+              const share = i === charged.length - 1 ? left : Math.round((spent * c.diamonds) / estimated);
+              left -= share;
+              update.run(share, share, c.id);
+            });
+          }
+        })();
+      }
+    }
+    this.anchor = { balance, at: Date.parse(nowIso) };
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * When to poll each job, and what a poll's answer means.
+ *
+ * A job waiting for its next poll holds no concurrency slot: the scheduler wakes it when its
+ * `poll_at` is due. The first poll is aimed at the moment most jobs of the tool are done, from
+ * the observed job times (a bounded window, robust to outliers); later polls come at a fraction
+ * of the typical time, so collection follows completion closely without spending many requests.
+ */
+import type { GenerationBody } from '../shared/api';
+import type { StudioDB } from './db/open';
+import { typicalJobMs } from './poll';
+
+type Job = Omit<GenerationBody, 'success'>;
+
+/** What a poll answer means for the photo (statuses beyond the spec's are tolerated). */
+export type JobOutcome = { kind: 'running' } | { kind: 'delivered' } | { kind: 'failed'; message: string };
+
+export function jobOutcome(job: Job): JobOutcome {
+  const status = String(job.status);
+  const urls = Array.isArray(job.resultUrls) ? job.resultUrls : [];
+  if (status === 'processing' || status === 'pack_processing' || status === 'pending' || status === 'queued' || status === 'running') return { kind: 'running' };
+  const total = typeof job.packTotal === 'number' ? job.packTotal : null;
+  const settled = (job.packCompleted ?? 0) + (job.packFailed ?? 0);
+  // A catalog job is still running while shots are outstanding, whatever its status says.
+  if (total !== null && settled < total && !/fail/i.test(status)) return { kind: 'running' };
+  if (urls.length > 0) return { kind: 'delivered' };
+  return { kind: 'failed', message: job.errorMessage ?? `the service reported the job as ${status || 'failed'} with no results` };
+}
+
+const WINDOW = 20;
+const MIN_MS = 300;
+const MAX_MS = 15 * 60_000;
+
+export class Poller {
+  constructor(
+    private readonly db: StudioDB,
+    private readonly tuning: { maxGapMs?: number } = {},
+  ) {}
+
+  /** Last observed job times of a tool, newest first (at most 20). */
+  private samples(toolId: string): number[] {
+    return (this.db.prepare('SELECT ms FROM job_times WHERE tool_id = ? ORDER BY at DESC, rowid DESC LIMIT ?').all(toolId, WINDOW) as { ms: number }[]).map((r) => r.ms);
+  }
+
+  /** The typical (median) job time of a tool, clamped; the built-in guess before any sample. */
+  typicalMs(toolId: string): number {
+    const s = this.samples(toolId).sort((a, b) => a - b);
+    if (s.length === 0) return typicalJobMs(toolId);
+    return clamp(s[Math.floor((s.length - 1) / 2)]!);
+  }
+
+  /**
+   * When to poll first. With requests to spare: at the time by which about 3 jobs in 5 of this
+   * tool were done (quick collection). When requests are scarce: by which 9 in 10 were (about one
+   * poll per job).
+   */
+  firstPollDelayMs(toolId: string, sparse = false): number {
+    const s = this.samples(toolId).sort((a, b) => a - b);
+    if (s.length === 0) return typicalJobMs(toolId);
+    return clamp(s[Math.min(s.length - 1, Math.floor(s.length * (sparse ? 0.9 : 0.6)))]!);
+  }
+
+  /**
+   * The gap before the next poll of a job still running: a quarter of how long it has run (or of
+   * the typical time), so a job is collected within about a quarter of its duration after it is
+   * done; half of it when requests are scarce.
+   */
+  nextGapMs(toolId: string, elapsedMs: number, sparse = false): number {
+    const gap = Math.max(500, (sparse ? 0.5 : 0.25) * Math.max(elapsedMs, this.typicalMs(toolId)));
+    return Math.min(gap, this.maxGapMs());
+  }
+
+  maxGapMs(): number {
+    return this.tuning.maxGapMs ?? 20_000;
+  }
+
+  /**
+   * A job was seen done. It finished between the last poll that saw it running and this one: the
+   * midpoint is the estimate. A sample is
+   * kept only when the job was followed by this process from submission on and the interval was
+   * not stretched by a gate, a pause or the process being down.
+   */
+  learn(toolId: string, input: { submittedAt: number; seenRunningAt: number | null; doneAt: number; followedSince: number; plannedFirstPollMs: number }): void {
+    if (input.submittedAt < input.followedSince) return;
+    const from = input.seenRunningAt ?? input.submittedAt;
+    const width = input.doneAt - from;
+    // Seen done at its first poll, it finished at some point before: most of the way, not halfway,
+    // so the estimate shrinks slowly until some jobs are seen running again.
+    const estimate = input.seenRunningAt === null ? (input.doneAt - input.submittedAt) * 0.8 : (from + input.doneAt) / 2 - input.submittedAt;
+    if (estimate <= 0) return;
+    const slack = 1500 + this.nextGapMs(toolId, input.doneAt - input.submittedAt);
+    const onTime =
+      input.seenRunningAt === null
+        ? width <= input.plannedFirstPollMs * 1.5 + slack
+        : width <= estimate * 0.5 + slack;
+    if (!onTime) return;
+    this.db.prepare('INSERT INTO job_times (tool_id, ms, at) VALUES (?, ?, ?)').run(toolId, Math.round(clamp(estimate)), new Date(input.doneAt).toISOString());
+    this.db.prepare('DELETE FROM job_times WHERE tool_id = ? AND rowid NOT IN (SELECT rowid FROM job_times WHERE tool_id = ? ORDER BY at DESC, rowid DESC LIMIT ?)').run(toolId, toolId, WINDOW);
+  }
+}
+
+function clamp(ms: number): number {
+  return Math.min(MAX_MS, Math.max(MIN_MS, ms));
+}

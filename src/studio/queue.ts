@@ -1,0 +1,108 @@
+/**
+ * The durable queue: items with a snapshot of their recipe, deduplicated by photo and recipe, and
+ * the one rule that keeps a photo from being paid twice: once it has a job the service charged
+ * (and did not report `failed`), it is never submitted again for the same recipe. A retry, a
+ * re-run or a duplicate goes back to collecting what was paid for: poll, download, export.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { isCatalogRecipe, RecipeSchema, type ItemState, type Recipe } from '../shared/studio';
+import type { StudioDB } from './db/open';
+import * as store from './db/store';
+
+export const ACTIVE_STATES: readonly ItemState[] = ['queued', 'uploading', 'submitting', 'processing', 'downloading', 'exporting'];
+
+/** Stable hash of a recipe, for "same photo + same recipe already done". */
+export function recipeHash(recipe: Recipe): string {
+  const canonical = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(canonical)
+      : value && typeof value === 'object'
+        ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, canonical(v)]))
+        : value;
+  return createHash('sha256').update(JSON.stringify(canonical(recipe))).digest('hex');
+}
+
+/**
+ * Where a paid item goes back to, to deliver what was paid for: poll the job if its results are
+ * not known, download what is missing, then review or export.
+ */
+export function collectState(db: StudioDB, item: store.ItemRow, autoApprove: boolean): store.ItemPatch {
+  const urls = item.resultUrls ? (JSON.parse(item.resultUrls) as string[]) : null;
+  const base: store.ItemPatch = { error: null, waitReason: null, waitUntil: null, attempts: 0, uncertain: 0, reserved: 0 };
+  if (!urls) return { ...base, state: 'processing', pollAt: null };
+  const results = store.resultsOf(db, item.id);
+  if (results.length < urls.length) return { ...base, state: 'downloading' };
+  if (results.some((r) => r.review === 'pending') && !autoApprove) return { ...base, state: 'review' };
+  return { ...base, state: 'exporting' };
+}
+
+export type EnqueueInput = { batchId: string; folderId?: string | null; sourcePath: string; rootDir: string; sha256: string; recipe: Recipe; reprocess?: boolean };
+
+/**
+ * Queues one photo with a snapshot of its recipe, in one transaction. Returns the id of the item
+ * that now stands for the photo: a new one, or an earlier one adopted (an interrupted `run`'s, or
+ * any whose job was paid for and not delivered).
+ */
+export function enqueue(db: StudioDB, input: EnqueueInput, now: Date): { id: string; adopted: boolean } {
+  const recipe = RecipeSchema.parse(input.recipe);
+  const hash = recipeHash(recipe);
+  const rel = path.relative(input.rootDir, path.dirname(input.sourcePath));
+  const id = `item_${randomUUID()}`;
+  return db
+    .transaction((): { id: string; adopted: boolean } => {
+      const twin = input.reprocess ? undefined : store.findEquivalent(db, input.sha256, hash);
+      const batch = store.getBatch(db, input.batchId);
+      const twinBatch = twin && store.getBatch(db, twin.batchId);
+      if (twin && twin.state === 'failed') {
+        // Paid for and not delivered (export failed, outage...): collect it, do not pay again.
+        db.prepare('UPDATE items SET batch_id = ?, source_path = ? WHERE id = ?').run(input.batchId, input.sourcePath, twin.id);
+        store.updateItem(db, twin.id, { ...collectState(db, twin, batch?.autoApprove === 1), note: 'already paid for in an earlier attempt: collecting that job, not submitting again' }, now);
+        return { id: twin.id, adopted: true };
+      }
+      if (twin && twin.state !== 'exported' && twinBatch?.kind === 'run' && batch?.kind === 'run') {
+        // A `run` interrupted earlier: this batch takes the unfinished item over instead of
+        // queueing the photo again (its journal says how far it got).
+        db.prepare('UPDATE items SET batch_id = ?, wait_reason = NULL, wait_until = NULL WHERE id = ?').run(input.batchId, twin.id);
+        return { id: twin.id, adopted: true };
+      }
+      store.insertItem(db, {
+        id,
+        batchId: input.batchId,
+        folderId: input.folderId ?? null,
+        sourcePath: input.sourcePath,
+        rootDir: input.rootDir,
+        relativeDir: rel === '' ? '' : rel.split(path.sep).join('/'),
+        name: path.basename(input.sourcePath),
+        sha256: input.sha256,
+        recipe: JSON.stringify(recipe),
+        recipeHash: hash,
+        toolId: isCatalogRecipe(recipe.request) ? 'catalog' : (recipe.request.toolId ?? 'template'),
+        state: twin ? 'skipped' : 'queued',
+        waitReason: null,
+        note: twin ? `same photo and recipe already ${twin.state === 'exported' ? 'exported' : 'queued'} as ${twin.name} (${twin.id}); nothing spent` : null,
+        createdAt: now.toISOString(),
+      });
+      return { id, adopted: false };
+    })
+    .immediate();
+}
+
+/**
+ * `queue.retry` for one failed or cancelled item: a paid job is collected again (re-poll,
+ * re-download, re-export); only an item with no job, or whose job the service itself reported
+ * failed (refunded), starts over from the upload.
+ */
+export function retryItem(db: StudioDB, item: store.ItemRow, sourcePath: string, now: Date): void {
+  const batch = store.getBatch(db, item.batchId);
+  if (store.isPaid(item)) {
+    store.updateItem(db, item.id, { ...collectState(db, item, batch?.autoApprove === 1), sourcePath, note: 'retrying what was paid for: collecting the same job' }, now);
+    return;
+  }
+  store.updateItem(
+    db,
+    item.id,
+    { sourcePath, state: 'queued', error: null, waitReason: null, waitUntil: null, attempts: 0, uploadKey: null, uploadUrl: null, submitKey: null, submitRequest: null, submittedAt: null, jobId: null, jobStatus: null, resultUrls: null, shotMap: null, uncertain: 0, pollAt: null, seenRunningAt: null, reserved: 0, priceSure: 0, resubmits: 0, diamonds: 0 },
+    now,
+  );
+}

@@ -1,0 +1,324 @@
+/**
+ * One step of one photo: upload -> submit -> (poll, when due) -> download -> export. Every step
+ * writes its journal entry before the network call it guards, so a crash at any point resumes
+ * without losing the photo or paying twice. Errors are sorted here: what was paid for is never
+ * given up (it waits and is collected again), and only the service's own answer decides whether a
+ * submission can be sent again.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ApiError } from '../client';
+import type { ServiceClient } from '../client';
+import { isCatalogRecipe, RecipeSchema, type Recipe } from '../shared/studio';
+import * as store from './db/store';
+import { exportApproved } from './export-step';
+import { backoffMs } from './gates';
+import { fillPhoto } from './one-shot';
+import { jobOutcome } from './poller';
+import type { StudioEngine } from './engine';
+
+/** Submissions refused with a 500 (charged, then refunded) are sent again at most this often. */
+const MAX_RESUBMITS = 5;
+
+export class Runner {
+  constructor(private readonly engine: StudioEngine) {}
+
+  private get db() {
+    return this.engine.db;
+  }
+  private get client(): ServiceClient {
+    return this.engine.client;
+  }
+  private now(): Date {
+    return this.engine.now();
+  }
+  private transition(id: string, patch: store.ItemPatch): void {
+    this.engine.transition(id, patch);
+  }
+  private recipeOf(item: store.ItemRow): Recipe {
+    return RecipeSchema.parse(JSON.parse(item.recipe));
+  }
+
+  async runStep(item: store.ItemRow): Promise<void> {
+    switch (item.state) {
+      case 'queued':
+      case 'uploading':
+        return this.upload(item);
+      case 'submitting':
+        return this.submit(item);
+      case 'processing':
+        return this.poll(item);
+      case 'downloading':
+        return this.download(item);
+      case 'exporting':
+        return this.exportItem(item);
+      default:
+        return;
+    }
+  }
+
+  private honoursIdempotency(): boolean {
+    return store.getSetting(this.db, `idempotency:${this.client.origin}`) === 'yes';
+  }
+
+  private learnIdempotency(honoured: boolean): void {
+    store.setSetting(this.db, `idempotency:${this.client.origin}`, honoured ? 'yes' : 'no');
+  }
+
+  private async upload(item: store.ItemRow): Promise<void> {
+    let uploadKey = item.uploadKey;
+    if (!uploadKey) {
+      uploadKey = `upload-${item.id}`;
+      this.transition(item.id, { uploadKey, state: 'uploading' });
+    }
+    const prepare = this.engine.options.prepareUpload;
+    const data = prepare ? await prepare(item.sourcePath) : await fs.promises.readFile(item.sourcePath);
+    const uploaded = await this.client.upload(data, { idempotencyKey: uploadKey });
+    this.learnIdempotency(uploaded.idempotencyHonoured);
+    const recipe = this.recipeOf(item);
+    const request = isCatalogRecipe(recipe.request) ? { ...recipe.request, images: fillImages(recipe.request.images, uploaded.url) } : fillPhoto(recipe.request, uploaded.url);
+    // Journal before the spending call: the request and its idempotency key.
+    this.transition(item.id, { uploadUrl: uploaded.url, state: 'submitting', submitKey: `submit-${item.id}-${randomUUID()}`, submitRequest: JSON.stringify(request), submittedAt: null, attempts: 0 });
+    const next = store.getItem(this.db, item.id);
+    // The charge waits while the balance is being reconciled (its difference must be ours alone).
+    if (next && !this.engine.stopping && !this.engine.spending.reconcilePending) await this.submit(next);
+  }
+
+  private async submit(item: store.ItemRow): Promise<void> {
+    if (!item.submitRequest || !item.submitKey) throw new Error('submission journal is missing');
+    if (item.submittedAt && !this.honoursIdempotency()) {
+      // An earlier attempt may have reached the service and been charged; only a person can tell.
+      this.markUncertain(item, 'the answer to the submission was lost and this service does not confirm Idempotency-Key');
+      return;
+    }
+    const submittedAt = this.now().toISOString();
+    this.transition(item.id, { submittedAt });
+    const request = JSON.parse(item.submitRequest) as Record<string, unknown>;
+    const recipe = this.recipeOf(item);
+    if (isCatalogRecipe(recipe.request)) {
+      const created = await this.client.createCatalogJob(request as Parameters<ServiceClient['createCatalogJob']>[0], { idempotencyKey: item.submitKey });
+      this.learnIdempotency(created.idempotencyHonoured);
+      const cost = Number(created.diamondCost);
+      const total = Number(created.packTotal) || null;
+      if (cost > 0 && total && cost % total === 0) this.engine.spending.learnPrice('catalog-shot', cost / total);
+      this.charged(item, created.mediaItemId, Number.isFinite(cost) && cost >= 0 ? { diamonds: cost, sure: true } : (this.engine.quoteOf(item) ?? { diamonds: 0, sure: false }), total, String(created.status ?? 'pack_processing'));
+    } else {
+      const created = await this.client.createGeneration(request as Parameters<ServiceClient['createGeneration']>[0], { idempotencyKey: item.submitKey });
+      this.learnIdempotency(created.idempotencyHonoured);
+      await this.engine.spending.loadPrices().catch(() => undefined);
+      this.charged(item, created.id, this.engine.spending.toolPrice(String(request.toolId ?? item.toolId)), null, String(created.status ?? 'processing'));
+    }
+  }
+
+  private charged(item: store.ItemRow, jobId: string, price: { diamonds: number; sure: boolean }, packTotal: number | null, status: string): void {
+    const pollAt = new Date(this.now().getTime() + this.engine.poller.firstPollDelayMs(item.toolId, this.engine.requestsScarce())).toISOString();
+    this.transition(item.id, { jobId, jobStatus: status, price: price.diamonds, diamonds: price.diamonds, priceSure: price.sure ? 1 : 0, reserved: 0, packTotal, state: 'processing', attempts: 0, pollAt, seenRunningAt: null, error: null });
+    this.engine.balanceMoved(-price.diamonds);
+  }
+
+  private markUncertain(item: store.ItemRow, why: string): void {
+    const cost = item.price || this.engine.quoteOf(item)?.diamonds || 0;
+    this.transition(item.id, {
+      uncertain: 1,
+      waitReason: 'uncertain',
+      note: `${why}; check the service before resubmitting (resubmitting may cost ${cost} more diamond${cost === 1 ? '' : 's'} if the first one was charged)`,
+    });
+  }
+
+  /** One poll; a job still running is given its next poll time and releases everything it held. */
+  private async poll(item: store.ItemRow): Promise<void> {
+    if (!item.jobId) throw new Error('no job id recorded');
+    const job = await this.client.getGeneration(item.jobId);
+    const now = this.now();
+    const outcome = jobOutcome(job);
+    const progress = job.packTotal !== undefined ? { packTotal: job.packTotal, packCompleted: job.packCompleted ?? null, packFailed: job.packFailed ?? null } : {};
+    if (outcome.kind === 'running') {
+      const elapsed = item.submittedAt ? now.getTime() - Date.parse(item.submittedAt) : 0;
+      const gap = this.engine.poller.nextGapMs(item.toolId, elapsed, this.engine.requestsScarce());
+      this.transition(item.id, { ...progress, jobStatus: String(job.status), seenRunningAt: now.toISOString(), pollAt: new Date(now.getTime() + gap).toISOString(), attempts: 0, error: null });
+      return;
+    }
+    if (item.submittedAt) {
+      this.engine.poller.learn(item.toolId, {
+        submittedAt: Date.parse(item.submittedAt),
+        seenRunningAt: item.seenRunningAt ? Date.parse(item.seenRunningAt) : null,
+        doneAt: now.getTime(),
+        followedSince: this.engine.startedAt,
+        plannedFirstPollMs: this.engine.poller.firstPollDelayMs(item.toolId, true),
+      });
+    }
+    if (outcome.kind === 'failed') {
+      // The service's own `failed`: it refunded the charge; nothing stays spent.
+      this.transition(item.id, { ...progress, state: 'failed', jobStatus: 'failed', error: outcome.message, diamonds: 0, priceSure: 1, pollAt: null });
+      this.engine.balanceMoved(item.diamonds);
+      return;
+    }
+    const shotMap = job.shots?.flatMap((s) => s.resultUrls.map(() => s.shotId)) ?? null;
+    const failedShots = job.shots?.filter((s) => s.status === 'failed').map((s) => s.shotId) ?? [];
+    const packFailed = failedShots.length === 0 && (job.packFailed ?? 0) > 0 ? `${job.packFailed} shot(s) failed${job.errorMessage ? `: ${job.errorMessage}` : ''}` : null;
+    this.transition(item.id, {
+      ...progress,
+      state: 'downloading',
+      jobStatus: 'completed',
+      pollAt: null,
+      resultUrls: JSON.stringify(job.resultUrls),
+      shotMap: shotMap ? JSON.stringify(shotMap) : null,
+      failedShots: failedShots.length ? JSON.stringify(failedShots) : null,
+      note: failedShots.length ? `${failedShots.length} shot(s) failed: ${failedShots.join(', ')} (retry them alone)` : (packFailed ?? item.note),
+    });
+  }
+
+  private async download(item: store.ItemRow): Promise<void> {
+    const urls = JSON.parse(item.resultUrls ?? '[]') as string[];
+    const shots = JSON.parse(item.shotMap ?? 'null') as string[] | null;
+    const have = new Set(store.resultsOf(this.db, item.id).map((r) => r.n));
+    for (const [n, url] of urls.entries()) {
+      if (have.has(n)) continue;
+      const { data, mime } = await this.client.download(url);
+      const stored = await this.engine.library.store(data, mime, {
+        sourceSha256: item.sha256,
+        sourceName: item.name,
+        recipe: JSON.parse(item.recipe) as unknown,
+        jobId: item.jobId ?? '',
+        shotId: shots?.[n] ?? null,
+        service: this.client.origin,
+        diamonds: item.diamonds,
+        submittedAt: item.submittedAt,
+        completedAt: this.now().toISOString(),
+        downloadedAt: this.now().toISOString(),
+      });
+      const resultId = `res_${createHash('sha256').update(`${item.id}:${n}`).digest('hex').slice(0, 24)}`;
+      store.insertResult(this.db, { id: resultId, itemId: item.id, n, shotId: shots?.[n] ?? null, sha256: stored.sha256, mime: stored.mime, file: stored.file, thumb: stored.thumb, createdAt: this.now().toISOString() });
+      const row = store.getResult(this.db, resultId);
+      if (row) this.engine.events.emit('result.added', store.resultView(row));
+    }
+    const batch = store.getBatch(this.db, item.batchId);
+    if (batch?.autoApprove === 1) {
+      this.db
+        .transaction(() => {
+          for (const r of store.resultsOf(this.db, item.id)) if (r.review === 'pending') store.setReview(this.db, r.id, 'approved');
+          store.updateItem(this.db, item.id, { state: 'exporting' }, this.now());
+        })
+        .immediate();
+      this.engine.emitItem(item.id);
+      const next = store.getItem(this.db, item.id);
+      if (next && !this.engine.stopping) await this.exportItem(next);
+    } else {
+      this.transition(item.id, { state: 'review' });
+    }
+  }
+
+  private async exportItem(item: store.ItemRow): Promise<void> {
+    const batch = store.getBatch(this.db, item.batchId);
+    const results = store.resultsOf(this.db, item.id);
+    if (results.some((r) => r.review === 'pending')) {
+      this.transition(item.id, { state: 'review' });
+      return;
+    }
+    const exported = await exportApproved({
+      db: this.db,
+      library: this.engine.library,
+      item,
+      recipe: this.recipeOf(item),
+      outputDir: batch?.outputDir ?? path.dirname(item.sourcePath),
+      now: this.now(),
+      onResult: (row) => this.engine.events.emit('result.changed', store.resultView(row)),
+    });
+    if (exported > 0 || results.some((r) => r.exportedPath)) this.transition(item.id, { state: 'exported', error: null });
+    else this.transition(item.id, { state: 'failed', error: results.length ? 'every result was rejected in review' : 'the job delivered no results' });
+  }
+
+  // ---- errors -------------------------------------------------------------------------------
+
+  handleError(item: store.ItemRow, err: unknown): void {
+    const now = this.now();
+    const message = err instanceof Error ? err.message : String(err);
+    const paid = store.isPaid(item);
+    if (!(err instanceof ApiError)) {
+      // Export folder not writable, disk full...: a paid job stays paid (retry collects it).
+      this.transition(item.id, { state: 'failed', error: message, reserved: 0 });
+      return;
+    }
+    const inSubmission = item.state === 'submitting';
+    const gates = this.engine.gates;
+    if (err.status === 402) {
+      // Nothing was charged: the submission can safely be made again when diamonds arrive.
+      const quote = this.engine.quoteOf(item);
+      const gate = gates.shortOfDiamonds(err, quote?.diamonds ?? 1, now);
+      this.engine.learnFrom402(item, gate.needed);
+      this.transition(item.id, { submittedAt: null, waitReason: 'no_diamonds', error: `short of diamonds: ${err.message}` });
+      this.engine.setFolderWait(item, 'no_diamonds');
+      return;
+    }
+    if (err.status === 429) {
+      // A 429 is refused before any work: nothing was submitted or charged.
+      const limit = gates.tooManyRequests(err, now);
+      const sent = inSubmission ? { submittedAt: null } : {};
+      if (limit.kind === 'daily_cap') {
+        this.transition(item.id, { ...sent, waitReason: 'daily_cap', error: err.message });
+        this.engine.setFolderWait(item, 'daily_cap');
+      } else {
+        const until = new Date(limit.until).toISOString();
+        this.transition(item.id, { ...sent, waitReason: 'service_error', waitUntil: until, error: `rate limited by the service: trying again at ${until}` });
+      }
+      return;
+    }
+    const { baseMs, maxMs } = this.engine.options.backoff ?? { baseMs: 1000, maxMs: 60_000 };
+    const attempts = item.attempts + 1;
+    const wait = backoffMs(attempts, baseMs, maxMs, this.engine.options.random ?? Math.random);
+    const waitUntil = new Date(now.getTime() + wait).toISOString();
+    if (inSubmission) {
+      const lostAnswer = err.status === 0 || err.status >= 502;
+      const neverSent = err.status === 0 && /ECONNREFUSED|ENOTFOUND|EAI_AGAIN/i.test(`${message} ${String((err as { cause?: unknown }).cause ?? '')}`);
+      if (err.status === 500 && this.honoursIdempotency() && attempts < 3) {
+        // A service that keeps its answers per key tells what became of the first attempt: the
+        // same key again, and only a 500 it keeps giving for that key counts as its answer.
+        this.transition(item.id, { attempts, waitReason: 'service_error', waitUntil, error: `the service answered 500; asking again under the same Idempotency-Key: ${message}` });
+        return;
+      }
+      if (err.status === 500 && !isCatalogRecipe(this.recipeOf(item).request)) {
+        // The spec's 500: failure after the charge, job failed, diamonds refunded. An answer, so
+        // the photo is sent again (bounded), under a new key.
+        if (item.resubmits + 1 > MAX_RESUBMITS) {
+          this.transition(item.id, { state: 'failed', submittedAt: null, reserved: 0, error: `the service failed ${item.resubmits + 1} times after charging (each refunded): ${message}` });
+          return;
+        }
+        this.transition(item.id, { submittedAt: null, submitKey: `submit-${item.id}-${randomUUID()}`, resubmits: item.resubmits + 1, attempts: 0, waitReason: 'service_error', waitUntil, error: `the service failed after charging (refunded), sending again: ${message}` });
+        return;
+      }
+      if (neverSent) {
+        this.transition(item.id, { submittedAt: null, attempts, waitReason: 'offline', waitUntil, error: message });
+        return;
+      }
+      if (lostAnswer || err.status === 500) {
+        if (this.honoursIdempotency()) {
+          // The same key again: the service answers with the first attempt's job, no second charge.
+          this.transition(item.id, { attempts, waitReason: err.status === 0 ? 'offline' : 'service_error', waitUntil, error: message });
+          return;
+        }
+        this.markUncertain(store.getItem(this.db, item.id) ?? item, `the answer to the submission was lost (${message}) and this service does not confirm Idempotency-Key`);
+        return;
+      }
+    }
+    if (err.retryable) {
+      // A paid job is never given up because the service is unreachable for a while.
+      if (!paid && attempts >= (this.engine.options.maxAttempts ?? 12) && err.status !== 0) {
+        this.transition(item.id, { state: 'failed', reserved: 0, error: `gave up after ${attempts} attempts: ${message}` });
+        return;
+      }
+      const patch: store.ItemPatch = { attempts, waitReason: err.status === 0 ? 'offline' : 'service_error', waitUntil, error: message };
+      if (item.state === 'processing') patch.pollAt = waitUntil;
+      this.transition(item.id, patch);
+      return;
+    }
+    // 400, 404, 413, 415…: this photo or recipe cannot succeed as it is; the batch goes on. A paid
+    // job keeps its id: a retry collects it again instead of paying anew.
+    this.transition(item.id, { state: 'failed', error: message, reserved: 0, ...(inSubmission ? { submittedAt: null } : {}) });
+  }
+}
+
+export function fillImages(images: Record<string, string | string[]> | undefined, url: string): Record<string, string | string[]> {
+  return Object.fromEntries(Object.entries(images ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => (x === '{photo}' ? url : x)) : v === '{photo}' ? url : v]));
+}
+

@@ -1,0 +1,166 @@
+/**
+ * Admission: which items may take a step now. Concurrency limits uploads, submissions, downloads
+ * and exports; a job waiting for its next poll holds no slot (it is woken when due, and polls have
+ * their own bound). Photos start only when their price fits the batch's ceiling (one reservation
+ * per batch, written on the item, so concurrent starts can never overshoot it, with a margin while
+ * the real price is unconfirmed), when today's request budget can carry them to the end, and while
+ * no gate (402, daily cap, rate limit) is closed.
+ */
+import type { WaitReason } from '../shared/studio';
+import { Budget, requestsPerPhoto } from './budget';
+import * as store from './db/store';
+import type { StudioEngine } from './engine';
+import { ACTIVE_STATES } from './queue';
+import { typicalPollRequests } from './poll';
+
+/** A batch's ceiling: what counts against it, how much of that is safety margin, how many items are admitted and not yet charged. */
+type Ceiling = { max: number; committed: number; margins: number; inFlight: number };
+
+/** Requests an item still needs to be collected, by where it is. */
+function requestsStillNeeded(item: store.ItemRow, perPhoto: number): number {
+  switch (item.state) {
+    case 'queued':
+    case 'uploading':
+      return perPhoto;
+    case 'submitting':
+      return perPhoto - 1;
+    case 'processing':
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+export class Scheduler {
+  constructor(private readonly engine: StudioEngine) {}
+
+  tick(): void {
+    const engine = this.engine;
+    const db = engine.db;
+    const now = engine.now();
+    const gates = engine.gates;
+    const capOpen = gates.capOpen(now);
+    const rateLimited = gates.rateLimited(now);
+    engine.maybeRecheckBalance(now);
+    if (!engine.spending.pricesKnown) engine.loadPrices();
+    let slots = (engine.options.concurrency ?? 4) - engine.running.size;
+    let pollSlots = (engine.options.pollConcurrency ?? 16) - engine.polling.size;
+    const pausedFolders = new Set(store.listFolders(db).filter((f) => f.paused === 1).map((f) => f.id));
+    const ceilings = new Map<string, Ceiling | null>();
+    const active = store.itemsInStates(db, ACTIVE_STATES);
+    const submitting = active.some((i) => i.state === 'submitting' && engine.running.has(i.id));
+    // Today's requests: what admitted items still need comes first; queued photos take the rest
+    // in queue order, each only if it can be carried to the end (a couple kept for balance reads).
+    let requestsLeft = engine.spending.requestsLeftToday();
+    if (requestsLeft !== null) {
+      requestsLeft -= 2;
+      for (const i of active) if (i.state !== 'queued' || i.reserved > 0) requestsLeft -= requestsStillNeeded(i, this.perPhoto(i.toolId));
+    }
+    for (const item of active) {
+      if (slots <= 0 && pollSlots <= 0) break;
+      if (engine.running.has(item.id) || engine.polling.has(item.id)) continue;
+      if (item.folderId && pausedFolders.has(item.folderId)) {
+        if (item.state === 'queued') engine.setWait(item, 'paused', null);
+        continue;
+      }
+      if (item.uncertain === 1) continue;
+      if (item.waitUntil && Date.parse(item.waitUntil) > now.getTime()) continue;
+      const needsApi = item.state !== 'exporting';
+      if (needsApi && !capOpen) {
+        // The gate, not the item, knows when to try again (next UTC day, or a probe).
+        engine.setWait(item, 'daily_cap', null);
+        continue;
+      }
+      if (needsApi && rateLimited) continue;
+      if (item.state === 'processing') {
+        if (item.pollAt && Date.parse(item.pollAt) > now.getTime()) continue;
+        if (pollSlots <= 0) continue;
+        pollSlots--;
+        engine.startStep(item, 'poll');
+        continue;
+      }
+      if (slots <= 0) continue;
+      if (item.state === 'queued' || item.state === 'uploading' || item.state === 'submitting') {
+        if (gates.diamonds) {
+          this.wait(item, 'no_diamonds', `short of diamonds: ${gates.diamonds.message}`);
+          continue;
+        }
+        if (item.state === 'submitting' && engine.spending.reconcilePending) continue;
+        if (item.state === 'queued') {
+          const quote = engine.quoteOf(item);
+          if (!quote) {
+            engine.loadPrices(item);
+            continue;
+          }
+          if (requestsLeft !== null && item.reserved === 0) {
+            const perPhoto = this.perPhoto(item.toolId);
+            if (requestsLeft < perPhoto) {
+              this.wait(item, 'daily_cap', `not started: today's request budget (${engine.spending.dailyCap} a day) cannot carry this photo to the end`);
+              continue;
+            }
+            requestsLeft -= perPhoto;
+          }
+          const ceiling = this.ceilingOf(item.batchId, ceilings);
+          const price = quote.diamonds + Budget.margin(quote);
+          if (ceiling && item.reserved === 0) {
+            if (!engine.spending.anchored) {
+              // A ceiling is kept against the balance: read it once before the first charge.
+              engine.anchorBalance();
+              continue;
+            }
+            if (ceiling.committed + price > ceiling.max) {
+              if (ceiling.committed - ceiling.margins + quote.diamonds <= ceiling.max) {
+                // Only safety margins are in the way: the balance tells the real prices (then exact).
+                if (!submitting && engine.spending.hasUnsureCharges()) engine.reconcile();
+                if (engine.spending.reconcilePending || ceiling.inFlight > 0 || engine.spending.hasUnsureCharges()) continue;
+              }
+              this.wait(item, 'ceiling', null);
+              continue;
+            }
+            ceiling.committed += price;
+            ceiling.margins += price - quote.diamonds;
+            ceiling.inFlight++;
+          }
+          if (item.reserved === 0) store.updateItem(db, item.id, { reserved: price }, now);
+        }
+      }
+      slots--;
+      engine.startStep(item, 'slot');
+    }
+  }
+
+  private wait(item: store.ItemRow, reason: WaitReason, text: string | null): void {
+    this.engine.setWait(item, reason, null, text);
+  }
+
+  /** Upload, create and the polls a job usually needs (one when the first poll is well aimed). */
+  perPhoto(toolId: string): number {
+    return requestsPerPhoto(typicalPollRequests(toolId) - 1);
+  }
+
+  /**
+   * A batch's diamond ceiling and what counts against it: what its items were charged, a margin
+   * on charges whose price is not confirmed, and the reservations of items admitted but not yet
+   * charged. Read once per tick and batch.
+   */
+  private ceilingOf(batchId: string, cache: Map<string, Ceiling | null>): Ceiling | null {
+    if (!cache.has(batchId)) {
+      const batch = store.getBatch(this.engine.db, batchId);
+      if (!batch || batch.ceiling === null) cache.set(batchId, null);
+      else {
+        const row = this.engine.db
+          .prepare(
+            `SELECT COALESCE(SUM(diamonds), 0) AS charged,
+               COALESCE(SUM(CASE WHEN diamonds > 0 AND price_sure = 0 THEN MAX(1, (diamonds + 3) / 4) ELSE 0 END), 0) AS chargeMargins,
+               COALESCE(SUM(CASE WHEN diamonds = 0 AND job_id IS NULL AND state IN ('queued', 'uploading', 'submitting') THEN reserved ELSE 0 END), 0) AS reserved,
+               COALESCE(SUM(CASE WHEN diamonds = 0 AND job_id IS NULL AND state IN ('queued', 'uploading', 'submitting') AND reserved > 0 THEN 1 ELSE 0 END), 0) AS inFlight
+             FROM items WHERE batch_id = ?`,
+          )
+          .get(batchId) as { charged: number; chargeMargins: number; reserved: number; inFlight: number };
+        // Reservations carry their own margin; they are counted whole until the charge replaces them.
+        cache.set(batchId, { max: batch.ceiling, committed: row.charged + row.chargeMargins + row.reserved, margins: row.chargeMargins, inFlight: row.inFlight });
+      }
+    }
+    return cache.get(batchId) ?? null;
+  }
+}
