@@ -54,6 +54,16 @@ export class DailyCapReached extends ServiceError {
     super(429, `Daily request cap of ${cap} requests reached for this API key (resets at 00:00 UTC)`);
   }
 }
+/**
+ * Uploaded and fetched images an account keeps are bounded (server mode); past the bound a new
+ * one is refused with 413 and nothing is charged. Not in the spec, which leaves storage unstated.
+ */
+export class StorageLimitReached extends ServiceError {
+  constructor(held: number, added: number, limit: number) {
+    const mb = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MB`;
+    super(413, `Storage limit reached: this account keeps ${mb(held)} of uploaded and fetched images, ${mb(added)} more would pass its ${mb(limit)} limit; nothing was charged`);
+  }
+}
 /** The spec's "failure after the deduction": the job is failed and the charge refunded. */
 export class FailedAfterCharge extends ServiceError {
   constructor(message: string) {

@@ -1,8 +1,9 @@
 /**
  * Idempotency-Key support (beyond the spec): the same key with the same body within 24 hours
- * returns the first success response; with a different body it is refused (409). Lookups and the
- * record are written inside the caller's charge transaction, so two racing requests with one key
- * can never both charge.
+ * returns the first success response; with a different body it is refused (409). The service
+ * looks the key up right after authentication (before balance or image checks) and makes
+ * duplicates in flight wait for the first answer; the record is written inside the charge
+ * transaction and checked again there, so two racing requests with one key can never both charge.
  */
 import { createHash } from 'node:crypto';
 import type { WritableDB } from './db/types';
@@ -41,4 +42,9 @@ export function remember(db: WritableDB, accountId: string, idem: Idempotency, r
     `INSERT OR REPLACE INTO idempotency (account_id, endpoint, idem_key, body_hash, status, response, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?)`,
   ).run(accountId, idem.endpoint, idem.key, idem.bodyHash, response.status, JSON.stringify(response.body), now.toISOString());
+}
+
+/** Frees a key whose request ended in a refunded failure, so a retry with it is a new request. */
+export function forget(db: WritableDB, accountId: string, idem: Idempotency): void {
+  db.prepare('DELETE FROM idempotency WHERE account_id = ? AND endpoint = ? AND idem_key = ?').run(accountId, idem.endpoint, idem.key);
 }

@@ -38,6 +38,13 @@ export type CoreOptions = {
   fetchTimeoutMs?: number;
   /** Resume jobs left `processing` by a previous process (default true). */
   resumeJobs?: boolean;
+  /**
+   * Bytes of uploaded and fetched images one account may keep (413 past it); unbounded when
+   * absent (embedded mode: the disk is the user's own). `startServer` sets a default.
+   */
+  storageQuotaBytes?: number;
+  /** Blob files no row names are removed at start-up and hourly once older than this (default 1 h). */
+  orphanGraceMs?: number;
   log?: (message: string) => void;
 };
 
@@ -71,7 +78,17 @@ export function openCore(opts: CoreOptions): Core {
   const runner = new JobRunner({ db, blobs, resolver, provider, clock, concurrency: opts.concurrency ?? os.availableParallelism(), log: opts.log });
   const requests = new RequestCounter(db);
   const keyCache = new KeyCache(db);
-  const service = new Service({ db, blobs, catalog, resolver, runner, provider, clock, requests, keys: keyCache, log: opts.log });
+  const service = new Service({
+    db, blobs, catalog, resolver, runner, provider, clock, requests, keys: keyCache, log: opts.log,
+    ...(opts.storageQuotaBytes !== undefined ? { storageQuotaBytes: opts.storageQuotaBytes } : {}),
+  });
+  // What a crash left between writing a file and recording it, and files of refused requests.
+  const sweep = () => {
+    const removed = blobs.sweepOrphans(opts.orphanGraceMs ?? 60 * 60_000);
+    if (removed.files > 0) opts.log?.(`removed ${removed.files} unreferenced blob files (${removed.bytes} bytes)`);
+  };
+  sweep();
+  const sweeper = setInterval(sweep, 60 * 60_000).unref();
   if (opts.resumeJobs !== false) runner.resumeAll();
   return {
     db,
@@ -82,6 +99,7 @@ export function openCore(opts: CoreOptions): Core {
     service,
     admin: adminFor(db, clock, () => keyCache.forget()),
     async close() {
+      clearInterval(sweeper);
       await runner.close();
       requests.flush();
       db.close();

@@ -17,8 +17,10 @@ import type { KeyCache } from './key-cache';
 import type { RequestCounter } from './request-counter';
 import { balanceOf, charge } from './ledger';
 import { newId } from './ids';
-import { BadRequest, Unauthorized, FailedAfterCharge, InsufficientDiamonds, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType } from './errors';
-import { replay, remember, type Idempotency } from './idempotency';
+import { BadRequest, Conflict, Unauthorized, FailedAfterCharge, InsufficientDiamonds, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType } from './errors';
+import { forget, replay, remember, type Idempotency } from './idempotency';
+import { assertPixelLimit } from './media/image-header';
+import { assertQuota, StagedImages } from './media/staged-images';
 import { parseOr400 } from './validation';
 import { applyTemplate, RuleViolation, validateGeneration, type TemplateStyling } from './generation-request';
 import { CATALOG_SHOT_PRICE, getTool, isToolId, toolEntries } from './tools';
@@ -57,6 +59,8 @@ export type ServiceDeps = {
   clock: Clock;
   requests: RequestCounter;
   keys: KeyCache;
+  /** Bytes of uploaded and fetched images one account may keep; unbounded when absent. */
+  storageQuotaBytes?: number;
   log?: (message: string) => void;
 };
 
@@ -66,6 +70,8 @@ const ok = (body: object, status = 200): ServiceResponse => ({ status, body: { s
 
 export class Service {
   private readonly finishedJobs = new FinishedJobCache(10_000);
+  /** Requests with an Idempotency-Key still being answered: duplicates wait for the same answer. */
+  private readonly inFlight = new Map<string, { bodyHash: string; answer: Promise<ServiceResponse> }>();
 
   constructor(private readonly deps: ServiceDeps) {}
 
@@ -96,13 +102,43 @@ export class Service {
     return { authorized: key };
   }
 
-  /** Auth, then the daily cap, then the endpoint; every error becomes a JSON error body. */
-  private async call(auth: Auth, endpoint: (key: AuthenticatedKey) => Promise<ServiceResponse> | ServiceResponse): Promise<ServiceResponse> {
+  /**
+   * Auth, then the daily cap, then (with an Idempotency-Key) the replay, then the endpoint; every
+   * error becomes a JSON error body.
+   */
+  private async call(
+    auth: Auth,
+    endpoint: (key: AuthenticatedKey) => Promise<ServiceResponse> | ServiceResponse,
+    idem?: Idempotency,
+  ): Promise<ServiceResponse> {
     try {
       const key = typeof auth === 'object' ? auth.authorized : this.authorize(auth).authorized;
-      return await endpoint(key);
+      return await (idem ? this.once(key, idem, () => endpoint(key)) : endpoint(key));
     } catch (err) {
       return errorResponse(err, this.deps.log);
+    }
+  }
+
+  /**
+   * The replay comes before any check that spending could change (balance, quota, images): a
+   * retry of a request that spent the last diamonds gets its 202, not a 402. A duplicate that
+   * arrives while the first is still being answered waits for it and gets the same answer.
+   */
+  private async once(key: AuthenticatedKey, idem: Idempotency, endpoint: () => Promise<ServiceResponse> | ServiceResponse): Promise<ServiceResponse> {
+    const slot = `${key.accountId}\n${idem.endpoint}\n${idem.key}`;
+    const running = this.inFlight.get(slot);
+    if (running) {
+      if (running.bodyHash !== idem.bodyHash) throw new Conflict('This Idempotency-Key was already used with a different request body');
+      return running.answer;
+    }
+    const prior = replay(this.deps.db, key.accountId, idem, this.now());
+    if (prior) return prior;
+    const answer = Promise.resolve().then(endpoint);
+    this.inFlight.set(slot, { bodyHash: idem.bodyHash, answer });
+    try {
+      return await answer;
+    } finally {
+      this.inFlight.delete(slot);
     }
   }
 
@@ -144,62 +180,81 @@ export class Service {
   }
 
   upload(auth: Auth, data: Buffer, idem?: Idempotency): Promise<ServiceResponse> {
-    return this.call(auth, async (key) => {
-      if (data.length > LIMITS.uploadBytes) throw new PayloadTooLarge(`Upload is larger than the 8 MB (${LIMITS.uploadBytes} bytes) limit`);
-      const mime = sniffImage(data);
-      if (!mime) throw new UnsupportedMediaType();
-      const { db, blobs } = this.deps;
-      const sha256 = blobs.writeFile(data);
-      return db.transaction((): ServiceResponse => {
-        const prior = idem && replay(db, key.accountId, idem, this.now());
-        if (prior) return prior;
-        const id = newId('b');
-        db.prepare("INSERT INTO blobs (id, sha256, mime, size, account_id, origin, created_at) VALUES (?, ?, ?, ?, ?, 'upload', ?)").run(
-          id, sha256, mime, data.length, key.accountId, this.now().toISOString(),
-        );
-        const response = ok({ id, url: this.deps.resolver.fileUrl(id) });
-        if (idem) remember(db, key.accountId, idem, response, this.now());
-        return response;
-      }).immediate();
-    });
+    return this.call(
+      auth,
+      (key) => {
+        if (data.length > LIMITS.uploadBytes) throw new PayloadTooLarge(`Upload is larger than the 8 MB (${LIMITS.uploadBytes} bytes) limit`);
+        const mime = sniffImage(data);
+        if (!mime) throw new UnsupportedMediaType();
+        assertPixelLimit(data, 'The upload');
+        const { db, blobs } = this.deps;
+        const sha256 = blobs.stage(data);
+        try {
+          return db.transaction((): ServiceResponse => {
+            const prior = idem && replay(db, key.accountId, idem, this.now());
+            if (prior) return prior;
+            if (!blobs.accountHolds(key.accountId, sha256)) assertQuota(blobs, key.accountId, data.length, this.deps.storageQuotaBytes);
+            const id = blobs.record(sha256, mime, data.length, 'upload', key.accountId, this.now());
+            const response = ok({ id, url: this.deps.resolver.fileUrl(id) });
+            if (idem) remember(db, key.accountId, idem, response, this.now());
+            return response;
+          }).immediate();
+        } finally {
+          blobs.release(sha256);
+        }
+      },
+      idem,
+    );
   }
 
   createGeneration(auth: Auth, body: unknown, idem?: Idempotency): Promise<ServiceResponse> {
-    return this.call(auth, async (key) => {
-      let request = parseOr400(GenerationRequestSchema, body, 'request body');
-      let templateSetId: string | null = null;
-      if (request.templateSetId) {
-        const template = templates.get(this.deps.db, key.accountId, request.templateSetId);
-        if (!template) throw new NotFound(`Template set ${request.templateSetId} not found`);
-        request = applyTemplate(request, template);
-        templateSetId = template.id;
-      }
-      const valid = validateGeneration(request);
-      const price = valid.tool.price;
-      this.requireBalance(key.accountId, price);
+    return this.call(auth, (key) => this.withStaging((staged) => this.generation(key, body, idem, staged)), idem);
+  }
 
-      const images: Record<string, StoredImage[]> = {};
-      for (const [field, refs] of Object.entries(valid.images)) {
-        images[field] = [];
-        for (const ref of refs) images[field].push(await this.deps.resolver.resolve(ref, field, valid.tool.id, key.accountId, this.now()));
-      }
-      const unit = this.unit(valid.tool.id, images, valid.request, null);
-      const input: JobInput = {
-        units: [unit],
-        styling: {
-          images: Object.fromEntries(
-            Object.entries(valid.images).filter(([k]) => k === 'fashion_model' || k === 'venue').map(([k, v]) => [k, v[0]!]),
-          ),
-          pose: valid.request.pose ?? null,
-          shotType: valid.request.shotType ?? null,
-          stylePreset: valid.request.stylePreset ?? null,
-          ratio: valid.request.ratio ?? null,
-        },
-      };
-      return this.submit(key, { kind: 'generation', toolId: valid.tool.id, price, input, templateSetId, readySetId: null, idem }, (id) =>
-        ok({ id, status: 'processing' }, 202),
-      );
-    });
+  /** Runs `work` with a place for fetched images; whatever its transaction did not record is dropped. */
+  private async withStaging(work: (staged: StagedImages) => Promise<ServiceResponse>): Promise<ServiceResponse> {
+    const staged = new StagedImages(this.deps.blobs);
+    try {
+      return await work(staged);
+    } finally {
+      staged.release();
+    }
+  }
+
+  private async generation(key: AuthenticatedKey, body: unknown, idem: Idempotency | undefined, staged: StagedImages): Promise<ServiceResponse> {
+    let request = parseOr400(GenerationRequestSchema, body, 'request body');
+    let templateSetId: string | null = null;
+    if (request.templateSetId) {
+      const template = templates.get(this.deps.db, key.accountId, request.templateSetId);
+      if (!template) throw new NotFound(`Template set ${request.templateSetId} not found`);
+      request = applyTemplate(request, template);
+      templateSetId = template.id;
+    }
+    const valid = validateGeneration(request);
+    const price = valid.tool.price;
+    this.requireBalance(key.accountId, price);
+
+    const images: Record<string, StoredImage[]> = {};
+    for (const [field, refs] of Object.entries(valid.images)) {
+      images[field] = [];
+      for (const ref of refs) images[field].push(await this.deps.resolver.resolve(ref, field, valid.tool.id, staged));
+    }
+    const unit = this.unit(valid.tool.id, images, valid.request, null);
+    const input: JobInput = {
+      units: [unit],
+      styling: {
+        images: Object.fromEntries(
+          Object.entries(valid.images).filter(([k]) => k === 'fashion_model' || k === 'venue').map(([k, v]) => [k, v[0]!]),
+        ),
+        pose: valid.request.pose ?? null,
+        shotType: valid.request.shotType ?? null,
+        stylePreset: valid.request.stylePreset ?? null,
+        ratio: valid.request.ratio ?? null,
+      },
+    };
+    return this.submit(key, { kind: 'generation', toolId: valid.tool.id, price, input, templateSetId, readySetId: null, idem, staged }, (id) =>
+      ok({ id, status: 'processing' }, 202),
+    );
   }
 
   getGeneration(auth: Auth, id: string): Promise<ServiceResponse> {
@@ -252,7 +307,7 @@ export class Service {
         for (const [field, value] of Object.entries(req.images ?? {})) {
           if (field !== 'fashion_model' && field !== 'venue') throw new BadRequest(`images.${field}: a template set saves only fashion_model and venue`);
           if (Array.isArray(value)) throw new BadRequest(`images.${field} takes one catalog id or URL`);
-          await this.deps.resolver.resolve(value, field, req.toolId, key.accountId, this.now());
+          await this.deps.resolver.resolve(value, field, req.toolId, null); // checked, not kept: the template saves the reference
           images[field] = value;
         }
         if (!images.fashion_model) throw new BadRequest('images.fashion_model is required');
@@ -346,45 +401,47 @@ export class Service {
   }
 
   createCatalogJob(auth: Auth, body: unknown, idem?: Idempotency): Promise<ServiceResponse> {
-    return this.call(auth, async (key) => {
-      const req = parseOr400(CatalogJobRequestSchema, body, 'request body');
-      if (!req.readyTemplateSetId) throw new BadRequest('readyTemplateSetId is required');
-      const productField = (['garment_photo', 'user_photo', 'jewelry_image'] as const).find((f) => req.images?.[f] !== undefined);
-      for (const field of Object.keys(req.images ?? {})) {
-        if (field !== productField) throw new BadRequest(`catalog job: image field '${field}' is not accepted (give one product image in garment_photo)`);
-      }
-      if (!productField) throw new BadRequest("catalog job: missing required image 'garment_photo'");
-      const set = this.deps.catalog.readySets.find((s) => s.id === req.readyTemplateSetId && s.active);
-      if (!set) throw new NotFound(`Ready template set ${req.readyTemplateSetId} not found`);
-      const wanted = req.shotIds ? [...new Set(req.shotIds)] : set.shots.map((s) => s.id);
-      const shots = wanted.map((shotId) => {
-        const shot = set.shots.find((s) => s.id === shotId);
-        if (!shot) throw new BadRequest(`shot '${shotId}' is not part of ready template set ${set.id}`);
-        return shot;
-      });
-      const price = CATALOG_SHOT_PRICE * shots.length;
-      this.requireBalance(key.accountId, price);
-      const productRef = req.images![productField]!;
-      if (Array.isArray(productRef)) throw new BadRequest(`images.${productField} takes one URL`);
-      const product = await this.deps.resolver.resolve(productRef, productField, 'catalog job', key.accountId, this.now());
-      const units = shots.map((shot, variant) =>
-        this.unit(
-          'virtual_model',
-          { garment_photo: [product], fashion_model: [this.catalogFileOf('fashion_model', shot.fashionModel)], venue: [this.catalogFileOf('venue', shot.venue)] },
-          { pose: shot.pose, ratio: req.ratio ?? shot.ratio, images: { fashion_model: shot.fashionModel, venue: shot.venue } },
-          shot.id,
-          { variant, modelId: req.modelId },
-        ),
-      );
-      const first = shots[0]!;
-      const input: JobInput = {
-        units,
-        styling: { images: { fashion_model: first.fashionModel, venue: first.venue }, pose: first.pose, shotType: null, stylePreset: null, ratio: req.ratio ?? null },
-      };
-      return this.submit(key, { kind: 'catalog', toolId: 'virtual_model', price, input, templateSetId: null, readySetId: set.id, idem }, (id) =>
-        ok({ mediaItemId: id, status: 'pack_processing', packTotal: shots.length, diamondCost: price, readyTemplateSetId: set.id, shotIds: shots.map((s) => s.id) }, 202),
-      );
+    return this.call(auth, (key) => this.withStaging((staged) => this.catalogJob(key, body, idem, staged)), idem);
+  }
+
+  private async catalogJob(key: AuthenticatedKey, body: unknown, idem: Idempotency | undefined, staged: StagedImages): Promise<ServiceResponse> {
+    const req = parseOr400(CatalogJobRequestSchema, body, 'request body');
+    if (!req.readyTemplateSetId) throw new BadRequest('readyTemplateSetId is required');
+    const productField = (['garment_photo', 'user_photo', 'jewelry_image'] as const).find((f) => req.images?.[f] !== undefined);
+    for (const field of Object.keys(req.images ?? {})) {
+      if (field !== productField) throw new BadRequest(`catalog job: image field '${field}' is not accepted (give one product image in garment_photo)`);
+    }
+    if (!productField) throw new BadRequest("catalog job: missing required image 'garment_photo'");
+    const set = this.deps.catalog.readySets.find((s) => s.id === req.readyTemplateSetId && s.active);
+    if (!set) throw new NotFound(`Ready template set ${req.readyTemplateSetId} not found`);
+    const wanted = req.shotIds ? [...new Set(req.shotIds)] : set.shots.map((s) => s.id);
+    const shots = wanted.map((shotId) => {
+      const shot = set.shots.find((s) => s.id === shotId);
+      if (!shot) throw new BadRequest(`shot '${shotId}' is not part of ready template set ${set.id}`);
+      return shot;
     });
+    const price = CATALOG_SHOT_PRICE * shots.length;
+    this.requireBalance(key.accountId, price);
+    const productRef = req.images![productField]!;
+    if (Array.isArray(productRef)) throw new BadRequest(`images.${productField} takes one URL`);
+    const product = await this.deps.resolver.resolve(productRef, productField, 'catalog job', staged);
+    const units = shots.map((shot, variant) =>
+      this.unit(
+        'virtual_model',
+        { garment_photo: [product], fashion_model: [this.catalogFileOf('fashion_model', shot.fashionModel)], venue: [this.catalogFileOf('venue', shot.venue)] },
+        { pose: shot.pose, ratio: req.ratio ?? shot.ratio, images: { fashion_model: shot.fashionModel, venue: shot.venue } },
+        shot.id,
+        { variant, modelId: req.modelId },
+      ),
+    );
+    const first = shots[0]!;
+    const input: JobInput = {
+      units,
+      styling: { images: { fashion_model: first.fashionModel, venue: first.venue }, pose: first.pose, shotType: null, stylePreset: null, ratio: req.ratio ?? null },
+    };
+    return this.submit(key, { kind: 'catalog', toolId: 'virtual_model', price, input, templateSetId: null, readySetId: set.id, idem, staged }, (id) =>
+      ok({ mediaItemId: id, status: 'pack_processing', packTotal: shots.length, diamondCost: price, readyTemplateSetId: set.id, shotIds: shots.map((s) => s.id) }, 202),
+    );
   }
 
   // ---- helpers -----------------------------------------------------------------------------
@@ -396,19 +453,26 @@ export class Service {
   }
 
   /**
-   * Charges and records the job in one transaction (with the idempotency record), lets the
-   * provider accept it, then queues it. A provider refusal after the charge is the spec's 500.
+   * Charges and records the job in one transaction (with its fetched images and the idempotency
+   * record), lets the provider accept it, then queues it. A provider refusal after the charge is
+   * the spec's 500: the job fails, the charge is refunded once, and the Idempotency-Key is freed
+   * so a retry with it is a new request rather than a replay of the failed job.
    */
   private async submit(
     key: AuthenticatedKey,
-    job: { kind: 'generation' | 'catalog'; toolId: ToolId; price: number; input: JobInput; templateSetId: string | null; readySetId: string | null; idem: Idempotency | undefined },
+    job: {
+      kind: 'generation' | 'catalog'; toolId: ToolId; price: number; input: JobInput; templateSetId: string | null; readySetId: string | null;
+      idem: Idempotency | undefined; staged: StagedImages;
+    },
     respond: (jobId: string) => ServiceResponse,
   ): Promise<ServiceResponse> {
     const { db } = this.deps;
     const jobId = newId('job');
     const outcome = db.transaction((): { replayed: ServiceResponse } | { created: ServiceResponse } => {
+      // Another process may have answered this key meanwhile (this process's duplicates wait in once()).
       const prior = job.idem && replay(db, key.accountId, job.idem, this.now());
       if (prior) return { replayed: prior };
+      job.staged.record(key.accountId, this.deps.storageQuotaBytes, this.now());
       jobs.insertJob(db, { id: jobId, accountId: key.accountId, keyId: key.keyId, ...job }, this.now());
       charge(db, key.accountId, jobId, job.price, this.now());
       const response = respond(jobId);
@@ -422,8 +486,10 @@ export class Service {
         for (const unit of job.input.units) await this.deps.provider.start(this.deps.runner.providerJob(jobId, unit));
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
-        failAndRefund(db, jobId, `the generation could not start: ${reason}`, this.now());
-        throw new FailedAfterCharge(`Generation ${jobId} failed after the charge (${reason}); ${job.price} diamonds were refunded`);
+        const refunded = failAndRefund(db, jobId, `the generation could not start: ${reason}`, this.now(), () => {
+          if (job.idem) forget(db, key.accountId, job.idem);
+        });
+        throw new FailedAfterCharge(`Generation ${jobId} failed after the charge (${reason}); ${refunded} diamonds were refunded`);
       }
     }
     this.deps.runner.enqueue(jobId);

@@ -1,9 +1,15 @@
 /**
  * The /v1 HTTP transport over the core's Service. Every /v1 request is authenticated and counted
  * in `onRequest`, before its body is read; bodies are size-limited while they stream in (1 MiB
- * JSON, 8 MiB uploads). Files and catalog assets are public GETs at unguessable URLs.
+ * JSON, 8 MiB uploads) and time-limited (headers, whole request, idle socket, keep-alive), so a
+ * stalled or trickling client, authenticated or not, cannot hold a connection. Every error this
+ * transport produces itself (bad URL, over-long id, timeout, header overflow, JSON nested too
+ * deep) has the spec's `{success: false, error}` shape. Files and catalog assets are public GETs
+ * at unguessable URLs.
  */
 import fs from 'node:fs';
+import http from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Core } from '../core';
 import { errorResponse, type Authorized, type ServiceResponse } from '../core/service';
@@ -30,10 +36,106 @@ const idemHeader = (request: FastifyRequest): string | undefined => {
 const ackIdempotency = (reply: FastifyReply, idem: { key: string } | undefined) =>
   idem ? reply.header('idempotency-key', idem.key) : reply;
 
-export function buildApp(core: Core, opts: { log?: (message: string) => void } = {}): FastifyInstance {
-  // Long ids reach the route (and get a JSON 404) instead of the router's own 414.
-  const app = Fastify({ bodyLimit: LIMITS.jsonBodyBytes, logger: false, return503OnClosing: true, routerOptions: { maxParamLength: 8192 } });
+/** Connection limits; every one is a bound on how long a client may hold a socket. */
+export type HttpTimeouts = {
+  /** Until the request line and headers are complete. */
+  headersMs: number;
+  /** Until the whole request (headers and body) is received. */
+  requestMs: number;
+  /** A socket with no traffic at all in either direction. */
+  idleMs: number;
+  /** An idle keep-alive connection between requests. */
+  keepAliveMs: number;
+  /** Requests served on one keep-alive connection before it is closed. */
+  maxRequestsPerSocket: number;
+  /** How often incomplete requests are checked against headersMs and requestMs. */
+  checkEveryMs: number;
+};
+
+export const DEFAULT_TIMEOUTS: HttpTimeouts = {
+  headersMs: 15_000,
+  // An 8 MB upload at 1 Mbit/s takes 64 s.
+  requestMs: 120_000,
+  // Above the time a create can spend fetching the caller's image URLs (10 s each).
+  idleMs: 120_000,
+  // Long enough that pooled client connections rarely race the close; clients hear it in Keep-Alive.
+  keepAliveMs: 30_000,
+  maxRequestsPerSocket: 10_000,
+  checkEveryMs: 1_000,
+};
+
+/** Deeper JSON than this is refused before parsing (no request of ours nests more than 4). */
+export const MAX_JSON_DEPTH = 64;
+
+const failure = (error: string) => JSON.stringify({ success: false, error });
+
+export function buildApp(core: Core, opts: { log?: (message: string) => void; timeouts?: Partial<HttpTimeouts> } = {}): FastifyInstance {
+  const limits = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
   const { service } = core;
+  const app = Fastify({
+    bodyLimit: LIMITS.jsonBodyBytes,
+    logger: false,
+    return503OnClosing: true,
+    // Ids up to 8 KiB reach the route (and get a JSON 404); longer ones get frameworkErrors' 414.
+    routerOptions: { maxParamLength: 8192 },
+    // Fastify applies its own timeout options only to servers it creates; this one sets them all.
+    serverFactory: (handler) => {
+      const server = http.createServer(
+        {
+          headersTimeout: limits.headersMs,
+          requestTimeout: limits.requestMs,
+          connectionsCheckingInterval: limits.checkEveryMs,
+          keepAliveTimeout: limits.keepAliveMs,
+        },
+        handler,
+      );
+      server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
+      server.setTimeout(limits.idleMs);
+      return server;
+    },
+    // Errors the router raises before any route runs: authenticated and counted like any /v1 call.
+    frameworkErrors: (err, request, reply) => {
+      if (request.url.startsWith('/v1/')) {
+        try {
+          service.authorize(request.headers.authorization);
+        } catch (authError) {
+          return send(reply, errorResponse(authError, opts.log));
+        }
+      }
+      const tooLong = err.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      return send(reply, {
+        status: tooLong ? 414 : 400,
+        body: { success: false, error: tooLong ? 'The path is too long: ids are at most 8192 characters' : 'The URL is malformed' },
+      });
+    },
+    // Errors of the HTTP parser and the timeouts above, before Fastify sees a request.
+    clientErrorHandler: (err: Error & { code?: string }, socket: Socket) => {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const [status, message] =
+        err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'Request timeout: the request was not received in time']
+          : err.code === 'HPE_HEADER_OVERFLOW'
+            ? [431, 'Request headers (or the URL) are too large']
+            : [400, 'Malformed HTTP request'];
+      const body = failure(message);
+      if (socket.writable) {
+        socket.write(
+          `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      }
+      socket.destroy();
+    },
+  });
+
+  // JSON nested thousands deep overflows the parser's stack (a 500); count the depth first.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) return done(new BadRequest(`Malformed JSON: nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    return parseJson(request, text, done);
+  });
 
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, request, reply) => {
     if (err instanceof ServiceError) return send(reply, errorResponse(err));
@@ -145,4 +247,21 @@ export function buildApp(core: Core, opts: { log?: (message: string) => void } =
     { prefix: '/v1' },
   );
   return app;
+}
+
+/** Whether `text` opens more than `max` arrays or objects inside each other (strings skipped). */
+export function jsonDepthExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }

@@ -1,20 +1,41 @@
 /** Starts the core behind the /v1 HTTP transport (`dropshoot serve`). */
 import { openCore, type CoreOptions } from '../core';
-import { buildApp } from './app';
+import { buildApp, type HttpTimeouts } from './app';
+
+/**
+ * Uploaded and fetched images one account may keep on a server (10 GiB): past it, uploads and
+ * requests that fetch a new image get 413 and nothing is charged. DROPSHOOT_ACCOUNT_STORAGE_MB
+ * changes it.
+ */
+export const DEFAULT_ACCOUNT_STORAGE_BYTES = 10 * 1024 * 1024 * 1024;
+
+function storageQuota(env: NodeJS.ProcessEnv): number {
+  const mb = env.DROPSHOOT_ACCOUNT_STORAGE_MB;
+  if (mb === undefined || mb === '') return DEFAULT_ACCOUNT_STORAGE_BYTES;
+  const n = Number(mb);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error('DROPSHOOT_ACCOUNT_STORAGE_MB must be a whole number of megabytes >= 1');
+  return n * 1024 * 1024;
+}
 
 export type ServerOptions = Omit<CoreOptions, 'publicBaseUrl'> & {
   host?: string;
   port?: number;
   /** The origin clients reach this server at, when behind a proxy; default http://host:port. */
   publicBaseUrl?: string;
+  /** Connection time limits (tests shorten them); defaults in DEFAULT_TIMEOUTS. */
+  timeouts?: Partial<HttpTimeouts>;
 };
 
 export type RunningServer = { url: string; close(): Promise<void> };
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
-  const core = openCore({ ...opts, allowPrivateUrls: opts.allowPrivateUrls ?? false });
-  const app = buildApp(core, { log: opts.log });
+  const core = openCore({
+    ...opts,
+    allowPrivateUrls: opts.allowPrivateUrls ?? false,
+    storageQuotaBytes: opts.storageQuotaBytes ?? storageQuota(process.env),
+  });
+  const app = buildApp(core, { log: opts.log, ...(opts.timeouts ? { timeouts: opts.timeouts } : {}) });
   try {
     await app.listen({ host, port: opts.port ?? 8787 });
   } catch (err) {
@@ -29,6 +50,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   return {
     url,
     async close() {
+      // Shutting down is not a crash: stop the jobs first, before waiting on open connections.
+      core.runner.stop();
       await app.close();
       await core.close();
     },

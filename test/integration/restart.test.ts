@@ -2,10 +2,16 @@
  * Crash safety: jobs accepted by a `serve` process that is killed with SIGKILL are finished (or
  * failed and refunded) by the next process on the same data dir; the ledger ends exactly at
  * start minus the prices of completed jobs, never refunded twice, never stuck in processing.
+ * Restarts, clean or not, never fail queued work: only a crash that cuts a running shot counts
+ * against it, and an interrupted shot runs again.
  */
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, download, makeTempDir, removeDir, sleep, type Json } from './helpers/api';
-import { crashServe, createAccount, spawnServe, stopServe, type Account, type ServeProcess } from './helpers/cli';
+import { Api, download, expectSuccess, makeTempDir, removeDir, sleep, type Json } from './helpers/api';
+import { crashServe, createAccount, createKey, spawnServe, stopServe, type Account, type ServeProcess } from './helpers/cli';
+import { openCore } from '../../src/core';
+import { delayedProvider } from './helpers/providers';
 import { garmentJpeg, garmentPng, isImage, isMp4 } from './helpers/images';
 import { PRICES, type Tool } from './helpers/tools';
 
@@ -61,7 +67,8 @@ describe('kill -9 and restart on the same data dir', () => {
     const ids = submitted.map((r) => r.body.id as string);
     const second = await spawnServe(dir);
     procs.push(second);
-    api = new Api(second.url, acct.apiKey);
+    // Polls go through a key with a high cap: a slow machine must not turn this into a cap test.
+    api = new Api(second.url, (await createKey(dir, acct.email, 100_000)).apiKey);
 
     const charged = plan.reduce((acc, [tool]) => acc + PRICES[tool], 0);
     const midway = await api.balance();
@@ -98,4 +105,134 @@ describe('kill -9 and restart on the same data dir', () => {
       expect(again.body.status).toBe(jobs.get(id)!.status);
     }
   }, 200_000);
+});
+
+describe('restarts never fail queued work', () => {
+  it('finishes every job and every shot of a catalog job across clean and kill -9 restarts, charged once, nothing refunded', async () => {
+    const data = makeTempDir('restarts-');
+    try {
+      const START = 1000;
+      let proc = await spawnServe(data, ['--concurrency', '1']);
+      procs.push(proc);
+      const acct = await createAccount(data, START);
+      const pollKey = (await createKey(data, acct.email, 100_000)).apiKey;
+      let api = new Api(proc.url, acct.apiKey);
+      const photo = await api.uploadUrl(await garmentPng(), 'image/png');
+      const sets = await api.get('/v1/ready-template-sets?limit=100');
+      expectSuccess(sets, 200);
+      const set = (sets.body.templateSets as Json[]).find((x) => (x.shotCount as number) >= 3)!;
+      const shotIds = (set.shots as Json[]).slice(0, 3).map((x) => x.id as string);
+
+      const plan: [Tool, Json][] = [
+        ['ai_videos', { toolId: 'ai_videos', images: { user_photo: photo }, motionPrompt: 'slow pan', duration: 3 }],
+        ['clothing_ecom_pack', { toolId: 'clothing_ecom_pack', images: { user_photo: photo } }],
+        ...(['photo_enhance', 'remove_background', 'amateur_to_pro', 'photo_enhance', 'remove_background', 'amateur_to_pro'] as const).map(
+          (tool): [Tool, Json] => [tool, { toolId: tool, images: { user_photo: photo } }],
+        ),
+      ];
+      const ids: string[] = [];
+      for (const [, body] of plan) {
+        const res = await api.generate(body);
+        expectSuccess(res, 202);
+        ids.push(res.body.id as string);
+      }
+      const catalog = await api.post('/v1/catalog-jobs', { readyTemplateSetId: set.id, images: { garment_photo: photo }, shotIds });
+      expectSuccess(catalog, 202);
+      const catalogId = catalog.body.mediaItemId as string;
+      const charged = plan.reduce((sum, [tool]) => sum + PRICES[tool], 0) + 4 * shotIds.length;
+
+      // Six restarts, two of them kill -9 (a shot cut twice still runs a third time).
+      for (const how of ['SIGTERM', 'SIGTERM', 'SIGKILL', 'SIGTERM', 'SIGKILL', 'SIGTERM'] as const) {
+        await stopServe(proc, how);
+        proc = await spawnServe(data, ['--concurrency', '1']);
+        procs.push(proc);
+      }
+      api = new Api(proc.url, pollKey);
+      const jobs = await pollAll(api, [...ids, catalogId], 240_000);
+      for (const id of ids) {
+        const job = jobs.get(id)!;
+        expect(job.status, `${id}: ${job.errorMessage as string}`).toBe('completed');
+        expect((job.resultUrls as string[]).length).toBeGreaterThanOrEqual(1);
+      }
+      const pack = jobs.get(catalogId)!;
+      expect(pack.status, String(pack.errorMessage)).toBe('completed');
+      expect(pack).toMatchObject({ packTotal: 3, packCompleted: 3, packFailed: 0 });
+      expect(pack.resultUrls as string[]).toHaveLength(3);
+      for (const url of pack.resultUrls as string[]) {
+        const got = await download(url);
+        expect(got.status).toBe(200);
+        expect(isImage(got.bytes)).toBe(true);
+      }
+      expect(await api.balance()).toBe(START - charged);
+      await stopServe(proc, 'SIGTERM');
+      const db = new Database(path.join(data, 'core.db'), { readonly: true });
+      try {
+        expect(db.prepare("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'refund'").get()).toEqual({ n: 0 });
+        expect(db.prepare("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'charge'").get()).toEqual({ n: plan.length + 1 });
+      } finally {
+        db.close();
+      }
+    } finally {
+      removeDir(data);
+    }
+  }, 420_000);
+
+  it('counts an interruption only for a shot a crash cut, runs it again, and fails it at the third', async () => {
+    const data = makeTempDir('interrupt-');
+    try {
+      // A provider slow enough that every job is still queued or running when the core closes.
+      let core = openCore({ dataDir: data, provider: delayedProvider(60_000), concurrency: 1 });
+      const { apiKey } = core.admin.createAccount({ email: 'crash@example.test', diamonds: 100 });
+      const auth = `Bearer ${apiKey}`;
+      const upload = await core.service.upload(auth, await garmentPng());
+      const url = (upload.body as { url: string }).url;
+      const created = await Promise.all(
+        [0, 1, 2].map(() => core.service.createGeneration(auth, { toolId: 'remove_background', images: { user_photo: url } })),
+      );
+      const ids = created.map((r) => (r.body as { id: string }).id);
+      await sleep(200); // the first unit has started
+      const units = (sql: string) => {
+        const db = new Database(path.join(data, 'core.db'), { readonly: true });
+        try {
+          return db.prepare(sql).all();
+        } finally {
+          db.close();
+        }
+      };
+      // Clean closes and re-opens count nothing, running or queued.
+      for (let i = 0; i < 4; i++) {
+        await core.close();
+        core = openCore({ dataDir: data, provider: delayedProvider(60_000), concurrency: 1 });
+        await sleep(100);
+      }
+      await core.close();
+      expect(units('SELECT job_id, interruptions FROM job_units WHERE interruptions > 0')).toEqual([]);
+
+      // What a crash leaves: the running unit still marked started. Three such starts fail it.
+      const mark = () => {
+        const db = new Database(path.join(data, 'core.db'));
+        db.prepare('UPDATE job_units SET started_at = ? WHERE job_id = ?').run(new Date().toISOString(), ids[0]);
+        db.close();
+      };
+      for (let crash = 1; crash <= 3; crash++) {
+        mark();
+        core = openCore({ dataDir: data, provider: delayedProvider(60_000), concurrency: 1 });
+        await sleep(100); // a job with no unit left to run is finalized right after resuming
+        const polled = await core.service.getGeneration(auth, ids[0]!);
+        await core.close();
+        if (crash < 3) expect((polled.body as { status: string }).status).toBe('processing');
+        else expect(polled.body).toMatchObject({ status: 'failed', errorMessage: expect.stringContaining('cut 3 times') });
+      }
+      expect(units(`SELECT interruptions FROM job_units WHERE job_id = '${ids[1]}' OR job_id = '${ids[2]}'`)).toEqual([
+        { interruptions: 0 },
+        { interruptions: 0 },
+      ]);
+      // The failed one was refunded; the other two are still paid for and queued.
+      core = openCore({ dataDir: data, provider: delayedProvider(60_000), concurrency: 1, resumeJobs: false });
+      expect((await core.service.getAccount(auth)).body).toMatchObject({ diamondBalance: 98 });
+      await core.close();
+    } finally {
+      removeDir(data);
+    }
+  }, 60_000);
 });

@@ -92,7 +92,7 @@ describe('migrations', () => {
   });
 
   it('records the applied schema version and reopens without re-running', () => {
-    expect(db.pragma('user_version', { simple: true })).toBe(20); // the newest migration
+    expect(db.pragma('user_version', { simple: true })).toBe(30); // the newest migration
     createAccount(db, { email: 'a@example.com', diamonds: 3 }, now);
     db.close();
     db = openDatabase(path.join(dir, 'core.db'));

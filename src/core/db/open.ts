@@ -9,11 +9,13 @@ import { cacheStatements } from './statement-cache';
 import type { WritableDB } from './types';
 import * as m0010 from './migrations/0010-initial';
 import * as m0020 from './migrations/0020-provider-cost';
+import * as m0030 from './migrations/0030-interruptions-and-storage';
 
 type Migration = { version: number; up(db: WritableDB): void };
 const MIGRATIONS: readonly Migration[] = [
   { version: 10, up: m0010.up },
   { version: 20, up: m0020.up },
+  { version: 30, up: m0030.up },
 ];
 
 export class DatabaseTooNew extends Error {

@@ -16,7 +16,6 @@ export type JobRow = {
   price: number;
   input: string;
   errorMessage: string | null;
-  attempts: number;
   readySetId: string | null;
   createdAt: string;
 };
@@ -24,7 +23,7 @@ export type UnitRow = { idx: number; shotId: string | null; status: 'pending' | 
 export type ResultRow = { unitIdx: number; n: number; blobId: string };
 
 const JOB_COLUMNS = `id, account_id AS accountId, key_id AS keyId, kind, tool_id AS toolId, status, price, input,
-  error_message AS errorMessage, attempts, ready_set_id AS readySetId, created_at AS createdAt`;
+  error_message AS errorMessage, ready_set_id AS readySetId, created_at AS createdAt`;
 
 export function insertJob(
   db: WritableDB,
@@ -70,14 +69,34 @@ export function recordProviderCost(db: WritableDB, jobId: string, provider: stri
   ).run(provider, costUsd, costUsd, jobId);
 }
 
-export function incrementAttempts(db: WritableDB, jobId: string): number {
-  const row = db.prepare('UPDATE jobs SET attempts = attempts + 1 WHERE id = ? RETURNING attempts').get(jobId) as { attempts: number };
-  return row.attempts;
+/** Marks a unit as being worked on: if the process dies before the mark is cleared, a crash cut it. */
+export function markUnitStarted(db: WritableDB, jobId: string, idx: number, now: Date): void {
+  db.prepare("UPDATE job_units SET started_at = ? WHERE job_id = ? AND idx = ? AND status = 'pending'").run(now.toISOString(), jobId, idx);
+}
+
+/** Clean shutdown: these units were stopped on purpose, not cut by a crash. */
+export function clearUnitsStarted(db: WritableDB, units: readonly { jobId: string; idx: number }[]): void {
+  const clear = db.prepare('UPDATE job_units SET started_at = NULL WHERE job_id = ? AND idx = ?');
+  for (const u of units) clear.run(u.jobId, u.idx);
+}
+
+/**
+ * At start-up: every pending unit still marked started was cut by a crash. Counts one
+ * interruption for each, clears the mark, and returns them with their new counts.
+ */
+export function countInterruptions(db: WritableDB): { jobId: string; idx: number; interruptions: number }[] {
+  return db
+    .prepare(
+      `UPDATE job_units SET interruptions = interruptions + 1, started_at = NULL
+       WHERE started_at IS NOT NULL AND status = 'pending'
+       RETURNING job_id AS jobId, idx, interruptions`,
+    )
+    .all() as { jobId: string; idx: number; interruptions: number }[];
 }
 
 export function completeUnit(db: WritableDB, jobId: string, idx: number, blobIds: string[]): boolean {
   const changed = db
-    .prepare("UPDATE job_units SET status = 'completed' WHERE job_id = ? AND idx = ? AND status = 'pending'")
+    .prepare("UPDATE job_units SET status = 'completed', started_at = NULL WHERE job_id = ? AND idx = ? AND status = 'pending'")
     .run(jobId, idx).changes;
   if (changed === 0) return false;
   const insert = db.prepare('INSERT INTO job_results (job_id, unit_idx, n, blob_id) VALUES (?, ?, ?, ?)');
@@ -88,7 +107,7 @@ export function completeUnit(db: WritableDB, jobId: string, idx: number, blobIds
 export function failUnit(db: WritableDB, jobId: string, idx: number, message: string): boolean {
   return (
     db
-      .prepare("UPDATE job_units SET status = 'failed', error_message = ? WHERE job_id = ? AND idx = ? AND status = 'pending'")
+      .prepare("UPDATE job_units SET status = 'failed', error_message = ?, started_at = NULL WHERE job_id = ? AND idx = ? AND status = 'pending'")
       .run(message, jobId, idx).changes === 1
   );
 }

@@ -2,7 +2,8 @@
  * Runs jobs in the background with bounded concurrency. Every unit's outcome is written in one
  * transaction; a job leaves `processing` exactly once, and a job that ends failed is refunded in
  * the same transaction (the ledger's unique index makes a second refund impossible). At start,
- * jobs left `processing` by a crash are resumed from their first unfinished unit.
+ * jobs left `processing` are resumed: every unfinished unit runs (again). Only a unit a crash cut
+ * while it ran counts as interrupted; queued units and a clean shutdown count nothing.
  */
 import pLimit from 'p-limit';
 import type { WritableDB } from '../db/types';
@@ -22,8 +23,8 @@ export type RunnerOptions = {
   provider: ProviderAdapter;
   clock: Clock;
   concurrency: number;
-  /** A job interrupted this many times (crash loops) fails with a refund instead of retrying. */
-  maxAttempts?: number;
+  /** A unit cut by this many crashes (a crash loop) fails instead of running again. */
+  maxInterruptions?: number;
   unitTimeoutMs?: number;
   log?: (message: string) => void;
 };
@@ -32,6 +33,8 @@ export class JobRunner {
   private readonly limit;
   private readonly active = new Map<string, Promise<void>>();
   private readonly abort = new AbortController();
+  /** Units whose provider call is under way in this process (`jobId\nidx`). */
+  private readonly running = new Map<string, { jobId: string; idx: number }>();
 
   constructor(private readonly opts: RunnerOptions) {
     this.limit = pLimit(Math.max(1, opts.concurrency));
@@ -52,9 +55,21 @@ export class JobRunner {
     };
   }
 
-  /** Resumes every job a previous process left `processing`. */
+  /**
+   * Resumes every job a previous process left `processing`. Units that were running when it died
+   * count one interruption; a unit at the limit fails (its job finalizes as usual).
+   */
   resumeAll(): number {
-    const ids = store.processingJobIds(this.opts.db);
+    const { db } = this.opts;
+    const limit = this.opts.maxInterruptions ?? 3;
+    db.transaction(() => {
+      for (const cut of store.countInterruptions(db)) {
+        if (cut.interruptions >= limit) {
+          store.failUnit(db, cut.jobId, cut.idx, `the shot was cut ${cut.interruptions} times by a service crash`);
+        }
+      }
+    }).immediate();
+    const ids = store.processingJobIds(db);
     for (const id of ids) this.enqueue(id);
     return ids.length;
   }
@@ -72,11 +87,22 @@ export class JobRunner {
     while (this.active.size > 0) await Promise.allSettled([...this.active.values()]);
   }
 
-  /** Stops taking work and aborts running units; unfinished jobs resume at next start. */
-  async close(): Promise<void> {
+  /**
+   * Stops taking work and aborts running units, at once; unfinished jobs resume at next start.
+   * Their marks are cleared now, so a process killed while it winds down counts nothing either.
+   */
+  stop(): void {
+    if (this.abort.signal.aborted) return;
     // Queued units see the abort and return at once (p-limit's clearQueue would leave their
-    // promises pending forever, and this wait with them).
+    // promises pending forever, and close()'s wait with them).
     this.abort.abort();
+    this.opts.db.transaction(() => store.clearUnitsStarted(this.opts.db, [...this.running.values()])).immediate();
+    this.running.clear();
+  }
+
+  /** stop(), then waits for the units under way to return. */
+  async close(): Promise<void> {
+    this.stop();
     await Promise.allSettled([...this.active.values()]);
   }
 
@@ -88,12 +114,8 @@ export class JobRunner {
     const { db } = this.opts;
     const job = store.getJob(db, jobId);
     if (!job || job.status !== 'processing') return;
-    const attempts = store.incrementAttempts(db, jobId);
     const parsed = JobInputSchema.safeParse(JSON.parse(job.input));
     if (!parsed.success) return this.finalize(jobId, 'the job record is unreadable');
-    if (attempts > (this.opts.maxAttempts ?? 3)) {
-      return this.finalize(jobId, 'the job was interrupted too many times');
-    }
     const pending = store.unitsOf(db, jobId).filter((u) => u.status === 'pending');
     await Promise.all(
       pending.map((unit) =>
@@ -110,6 +132,9 @@ export class JobRunner {
 
   private async runUnit(jobId: string, idx: number, unit: StoredUnit): Promise<void> {
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.opts.unitTimeoutMs ?? 10 * 60_000)]);
+    const slot = `${jobId}\n${idx}`;
+    store.markUnitStarted(this.opts.db, jobId, idx, this.now());
+    this.running.set(slot, { jobId, idx });
     try {
       const outputs = await this.opts.provider.run(this.providerJob(jobId, unit), { signal });
       if (this.abort.signal.aborted) return; // shutting down: resume this unit at next start
@@ -133,6 +158,8 @@ export class JobRunner {
     } catch (err) {
       if (this.abort.signal.aborted) return;
       this.failUnit(jobId, idx, describeFailure(err));
+    } finally {
+      this.running.delete(slot);
     }
   }
 
@@ -176,10 +203,15 @@ function describeFailure(err: unknown): string {
   return 'the generation failed';
 }
 
-/** Used by the service for the spec's "failure after the deduction". */
-export function failAndRefund(db: WritableDB, jobId: string, message: string, now: Date): void {
-  db.transaction(() => {
+/**
+ * Used by the service for the spec's "failure after the deduction": fails the job and refunds its
+ * charge once, with `alsoDo` in the same transaction. Returns the diamonds refunded.
+ */
+export function failAndRefund(db: WritableDB, jobId: string, message: string, now: Date, alsoDo: () => void = () => {}): number {
+  return db.transaction(() => {
     for (const u of store.unitsOf(db, jobId)) store.failUnit(db, jobId, u.idx, message);
-    if (store.finishJob(db, jobId, 'failed', message, now)) refund(db, jobId, now, message);
+    const refunded = store.finishJob(db, jobId, 'failed', message, now) ? refund(db, jobId, now, message) : 0;
+    alsoDo();
+    return refunded;
   }).immediate();
 }

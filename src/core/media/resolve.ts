@@ -1,9 +1,11 @@
 /**
  * Turns the strings in a request's `images` into stored images: the service's own file URLs and
  * catalog asset URLs resolve locally, catalog ids resolve for fashion_model and venue, and any
- * other http(s) URL is fetched once and kept in the blob store. Unresolvable means 400, before
- * anything is charged.
+ * other http(s) URL is fetched once and staged in the blob store, kept only if the request is
+ * accepted. Unresolvable, or over the pixel limit, means 400, before anything is charged.
  */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Catalog } from '../catalog';
 import { BadRequest } from '../errors';
@@ -11,6 +13,8 @@ import type { InputImage } from '../providers/types';
 import type { BlobStore } from './blob-store';
 import { fetchRemote, RemoteFetchError } from './remote-fetch';
 import { sniffImage, type ImageMime } from './sniff';
+import { assertPixelLimit, imageDimensions } from './image-header';
+import type { StagedImages } from './staged-images';
 import { LIMITS } from '../../shared/api';
 
 /** What a job records: content hash or catalog file, never an absolute path. */
@@ -40,6 +44,19 @@ export function catalogImage(file: string): StoredImage {
   const mime = MIME_BY_EXT[path.extname(file).toLowerCase()];
   if (!mime) throw new Error(`catalog asset ${file} is not a JPEG, PNG or WebP file`);
   return { source: 'catalog', file, mime };
+}
+
+/** The start of a file, enough for its dimensions; the whole file when a JPEG's frame header comes late. */
+function headerBytes(file: string): Buffer {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(64 * 1024);
+    const read = fs.readSync(fd, head, 0, head.length, 0);
+    const start = head.subarray(0, read);
+    return read < head.length || imageDimensions(start) ? start : fs.readFileSync(file);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 export class ImageResolver {
@@ -108,7 +125,11 @@ export class ImageResolver {
     return { path: file, mime: image.mime };
   }
 
-  async resolve(ref: string, field: string, toolId: string, accountId: string, now: Date): Promise<StoredImage> {
+  /**
+   * Resolves one image reference. Fetched images are staged in `staging` (recorded only if the
+   * request is accepted); with `staging` null they are checked and dropped (validation only).
+   */
+  async resolve(ref: string, field: string, toolId: string, staging: StagedImages | null): Promise<StoredImage> {
     const fail = (why: string) =>
       new BadRequest(`${toolId}: required image '${field}' could not be resolved: ${why}`);
     const catalogEntry =
@@ -131,7 +152,7 @@ export class ImageResolver {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw fail('only http(s) URLs are accepted');
 
-    if (this.isOwnOrigin(url)) return this.resolveOwn(url, fail);
+    if (this.isOwnOrigin(url)) return this.resolveOwn(url, `${toolId}: image '${field}'`, fail);
 
     let data: Buffer;
     try {
@@ -145,15 +166,18 @@ export class ImageResolver {
     }
     const mime = sniffImage(data);
     if (!mime) throw fail('the URL does not serve a JPEG, PNG or WebP image');
-    const blob = this.opts.blobs.put(data, mime, 'fetched', accountId, now);
-    return { source: 'blob', sha256: blob.sha256, mime };
+    assertPixelLimit(data, `${toolId}: image '${field}'`);
+    const sha256 = staging ? staging.add(data, mime) : createHash('sha256').update(data).digest('hex');
+    return { source: 'blob', sha256, mime };
   }
 
-  private resolveOwn(url: URL, fail: (why: string) => BadRequest): StoredImage {
+  private resolveOwn(url: URL, what: string, fail: (why: string) => BadRequest): StoredImage {
     const fileMatch = /^\/files\/([A-Za-z0-9_-]{1,64})$/.exec(url.pathname);
     if (fileMatch?.[1]) {
       const blob = this.opts.blobs.get(fileMatch[1]);
       if (!blob || !blob.mime.startsWith('image/')) throw fail('no such uploaded image');
+      // Files stored before the pixel limit existed, and results fed back in, are checked here too.
+      assertPixelLimit(headerBytes(this.opts.blobs.pathOf(blob.sha256)), what);
       return { source: 'blob', sha256: blob.sha256, mime: blob.mime as ImageMime };
     }
     const file = this.catalogFile(url.pathname);

@@ -4,6 +4,7 @@
 import { expect } from 'vitest';
 import { startServer } from '../../../src/server';
 import type { ProviderAdapter } from '../../../src/core/providers/types';
+import type { HttpTimeouts } from '../../../src/server/app';
 import { Api, makeTempDir, removeDir } from './api';
 
 export type TestServer = { url: string; dataDir: string; api: (key: string | null) => Api; close(): Promise<void> };
@@ -12,6 +13,8 @@ export type TestServerOptions = {
   allowPrivateUrls?: boolean;
   concurrency?: number;
   provider?: ProviderAdapter;
+  storageQuotaBytes?: number;
+  timeouts?: Partial<HttpTimeouts>;
 };
 
 /** Starts the programmatic server on 127.0.0.1:0 with a fresh temp data dir; `close` removes it. */
