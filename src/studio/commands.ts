@@ -282,7 +282,7 @@ const SAMPLE_ITEMS = [
 
 /** Validates and runs one command; every failure becomes `{ code, message }`. */
 export async function runCommand(handlers: Handlers, name: string, args: unknown): Promise<{ ok: true; result: unknown } | { ok: false; error: StudioError }> {
-  if (!(name in StudioCommandSchemas)) return { ok: false, error: { code: 'unknown_command', message: `unknown command '${name}'` } };
+  if (!Object.hasOwn(StudioCommandSchemas, name)) return { ok: false, error: { code: 'unknown_command', message: `unknown command '${name}'` } };
   const key = name as StudioCommandName;
   const parsed = StudioCommandSchemas[key].safeParse(args ?? {});
   if (!parsed.success) {

@@ -46,7 +46,7 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
   app.post<{ Params: { name: string } }>('/api/command/:name', async (request, reply) => {
     const outcome = await runCommand(opts.commands, request.params.name, request.body);
     if (outcome.ok) for (const url of mediaUrlsIn(request.params.name, outcome.result)) listedMedia.add(url);
-    return reply.code(outcome.ok ? 200 : outcome.error.code === 'internal' ? 500 : 400).send(outcome);
+    return reply.code(outcome.ok ? 200 : outcome.error.code === 'internal' ? 500 : outcome.error.code === 'unknown_command' ? 404 : 400).send(outcome);
   });
 
   app.get<{ Querystring: { url?: string } }>('/api/media', async (request, reply) => {
