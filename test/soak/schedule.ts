@@ -39,7 +39,9 @@ export type Schedule = {
   rerunAfterSuccess: boolean;
 };
 
-const FAULT_MENU: (keyof Faults)[] = ['error500Before', 'error500After', 'dropAfter', 'resetBefore', 'stallMs', 'rateLimit429', 'insufficient402'];
+// No 'insufficient402': a made-up 402 names a price and a balance the service does not have,
+// which misleads any client that learns prices from 402s (a short balance is tested for real).
+const FAULT_MENU: (keyof Faults)[] = ['error500Before', 'error500After', 'dropAfter', 'resetBefore', 'stallMs', 'rateLimit429'];
 
 export function makeSchedule(seed: number): Schedule {
   const rng = new SeededRandom(seed * 7919 + 17);
