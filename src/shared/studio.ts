@@ -59,11 +59,13 @@ export const ITEM_STATES = [
   'exporting',
   'exported',
   'failed',
+  /** Not a usable photo (the hot folder's check), or every result declined in review: not a failure. */
+  'rejected',
   'skipped',
   'cancelled',
 ] as const;
 export type ItemState = (typeof ITEM_STATES)[number];
-export const TERMINAL_STATES: readonly ItemState[] = ['exported', 'failed', 'skipped', 'cancelled'];
+export const TERMINAL_STATES: readonly ItemState[] = ['exported', 'failed', 'rejected', 'skipped', 'cancelled'];
 
 /** Why an item is not moving; shown to the operator next to it. */
 export const WAIT_REASONS = ['paused', 'no_diamonds', 'daily_cap', 'offline', 'service_error', 'ceiling', 'uncertain'] as const;
@@ -89,6 +91,8 @@ export type ItemView = {
   failedShots: string[];
   uncertain: boolean;
   toolId: string;
+  /** The recipe snapshot this photo was queued with (a folder's later edits do not change it). */
+  recipe: Recipe;
   jobId: string | null;
   diamonds: number;
   packTotal: number | null;
@@ -189,7 +193,10 @@ export const StudioCommandSchemas = {
   }),
   'queue.pause': z.strictObject({ paused: z.boolean() }),
   'queue.cancel': z.strictObject({ ids: z.array(Id).min(1) }),
+  /** Generates again: costs diamonds (the UI shows the price and asks first). */
   'queue.retry': z.strictObject({ ids: z.array(Id).min(1) }),
+  /** Exports results already paid for again, with the folder's current export settings: free. */
+  'queue.exportAgain': z.strictObject({ ids: z.array(Id).min(1) }),
   'queue.reprocess': z.strictObject({ ids: z.array(Id).min(1) }),
   'queue.moveToFront': z.strictObject({ ids: z.array(Id).min(1) }),
   'queue.resolveUncertain': z.strictObject({ id: Id, action: z.enum(['resubmit', 'fail']) }),
@@ -199,6 +206,7 @@ export const StudioCommandSchemas = {
     limit: z.number().int().min(1).max(10_000).default(500),
     offset: z.number().int().min(0).default(0),
   }),
+  /** Setting an exported result back to pending or rejected un-exports it (its files are removed). */
   'review.set': z.strictObject({ ids: z.array(Id).min(1), review: z.enum(['approved', 'rejected', 'pending']) }),
   'review.redo': z.strictObject({ resultIds: z.array(Id).min(1), recipe: RecipeSchema.optional() }),
   'export.run': z.strictObject({ itemIds: z.array(Id).optional() }),
@@ -206,6 +214,11 @@ export const StudioCommandSchemas = {
     naming: z.string().min(1).max(200),
     format: z.enum(EXPORT_FORMATS).default('jpeg'),
     itemIds: z.array(Id).max(50).optional(),
+    /** A folder not yet added: its own photos (the first few) name the preview. */
+    folderPath: z.string().min(1).max(4096).optional(),
+    /** What the recipe makes: the tool id, or the shot ids of a ready shoot (one name per shot). */
+    tool: z.string().min(1).max(100).optional(),
+    shots: z.array(z.string().min(1).max(100)).max(50).optional(),
   }),
   'budget.get': z.object({}),
   'account.get': z.object({}),
@@ -227,15 +240,16 @@ export type StudioCommandResults = {
   'folders.setRecipe': FolderView;
   'folders.pause': FolderView;
   'folders.setCeiling': FolderView;
-  'queue.list': { items: ItemView[]; total: number };
+  'queue.list': { items: ItemView[]; total: number; paused: boolean };
   'queue.pause': { paused: boolean };
   'queue.cancel': { changed: number };
   'queue.retry': { changed: number };
+  'queue.exportAgain': { changed: number };
   'queue.reprocess': { changed: number };
   'queue.moveToFront': { changed: number };
   'queue.resolveUncertain': { changed: number };
   'results.list': { results: ResultView[]; total: number };
-  'review.set': { changed: number };
+  'review.set': { changed: number; unexported: number };
   'review.redo': { queued: number };
   'export.run': { exported: number; failed: number };
   'export.preview': { names: string[] } | { error: string };

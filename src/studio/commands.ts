@@ -3,7 +3,6 @@
  * validated here, once, for every transport (Electron IPC, HTTP, CLI); errors leave as
  * `{ code, message }`.
  */
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { ApiError, HttpClient } from '../client';
@@ -15,12 +14,25 @@ import {
   type StudioError,
 } from '../shared/studio';
 import * as store from './db/store';
+import { retryItem } from './queue';
 import type { StudioEngine } from './engine';
 import { CatalogCache } from './catalog-cache';
-import type { HotFolders } from './folders';
-import { checkRecipe } from './recipe-check';
+import { FolderRefused, type HotFolders } from './folders';
+import { checkRecipe as checkRequest } from './recipe-check';
 import { typicalPollRequests } from './poll';
-import { previewNames } from './export/naming';
+import { previewNames, validatePattern } from './export/naming';
+import { setReviews, settleItem } from './review';
+import type { Recipe } from '../shared/studio';
+import fs from 'node:fs';
+
+/** The request and the export settings, both checked before anything is saved or charged. */
+async function checkRecipe(client: StudioEngine['client'], recipe: Recipe): Promise<string | null> {
+  const naming = validatePattern(recipe.export.naming);
+  if (!naming.ok) return `the file-name pattern is not valid: ${naming.error}.`;
+  return checkRequest(client, recipe);
+}
+
+const PHOTO_EXTENSIONS = /\.(jpe?g|png|webp|heic|heif|avif|tiff?)$/i;
 
 export class CommandError extends Error {
   constructor(
@@ -46,7 +58,12 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
     'folders.add': async (args) => {
       const problem = await checkRecipe(engine.client, args.recipe);
       if (problem) throw new CommandError('invalid_recipe', problem);
-      return folders.add({ path: path.resolve(args.path), outputDir: path.resolve(args.outputDir), recipe: args.recipe, maxDiamonds: args.maxDiamonds ?? null });
+      try {
+        return await folders.add({ path: path.resolve(args.path), outputDir: path.resolve(args.outputDir), recipe: args.recipe, maxDiamonds: args.maxDiamonds ?? null });
+      } catch (err) {
+        if (err instanceof FolderRefused) throw new CommandError('folder_refused', err.message);
+        throw err;
+      }
     },
     'folders.remove': async (args) => {
       await folders.remove(args.id);
@@ -61,7 +78,7 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
     'folders.setCeiling': async (args) => folders.setCeiling(args.id, args.maxDiamonds),
     'queue.list': async (args) => {
       const { items, total } = store.listItems(db, { ...args, ...(args.states ? { states: args.states } : {}) });
-      return { items: items.map(store.itemView), total };
+      return { items: items.map(store.itemView), total, paused: engine.paused };
     },
     'queue.pause': async (args) => {
       engine.setPaused(args.paused);
@@ -90,12 +107,30 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
           engine.emitItem(item.id);
           engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe: { ...recipe, request: { ...recipe.request, shotIds: failedShots } }, reprocess: true });
         } else if (item.state === 'failed' || item.state === 'cancelled') {
-          const sourcePath = await folders.restoreSource(item.id);
-          store.updateItem(db, item.id, { sourcePath, state: 'queued', error: null, waitReason: null, waitUntil: null, attempts: 0, uploadKey: null, uploadUrl: null, submitKey: null, submitRequest: null, submittedAt: null, jobId: null, resultUrls: null, shotMap: null, uncertain: 0 }, now());
+          // A job already paid for is collected again (poll, download, export), never resubmitted.
+          retryItem(db, item, await folders.restoreSource(item.id), now());
           engine.emitItem(item.id);
         } else {
           continue;
         }
+        changed++;
+      }
+      engine.kick();
+      return { changed };
+    },
+    'queue.exportAgain': async (args) => {
+      // Results already paid for are written again; nothing is sent to the service.
+      let changed = 0;
+      for (const item of itemIds(args.ids, ['failed'])) {
+        const results = store.resultsOf(db, item.id);
+        if (results.length === 0) continue;
+        const folder = item.folderId ? store.getFolder(db, item.folderId) : undefined;
+        // The folder's current export settings (a fixed naming pattern, say); the look stays the snapshot's.
+        const recipe = folder ? { ...(JSON.parse(item.recipe) as Recipe), export: store.folderView(folder).recipe.export } : undefined;
+        const sourcePath = await folders.restoreSource(item.id);
+        store.updateItem(db, item.id, { state: 'review', sourcePath, error: null, waitReason: null, waitUntil: null, ...(recipe ? { recipe: JSON.stringify(recipe) } : {}) }, now());
+        engine.emitItem(item.id);
+        settleItem(engine, item.id);
         changed++;
       }
       engine.kick();
@@ -119,47 +154,12 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
       engine.kick();
       return { changed: args.ids.length };
     },
-    'queue.resolveUncertain': async (args) => {
-      const item = store.getItem(db, args.id);
-      if (!item || item.uncertain !== 1) return { changed: 0 };
-      if (args.action === 'resubmit') {
-        // The operator checked the service: the first attempt was not charged.
-        store.updateItem(db, item.id, { uncertain: 0, waitReason: null, submittedAt: null, submitKey: `submit-${item.id}-${randomUUID()}` }, now());
-      } else {
-        store.updateItem(db, item.id, { uncertain: 0, waitReason: null, state: 'failed', error: 'marked failed by the operator after an uncertain submission' }, now());
-      }
-      engine.emitItem(item.id);
-      engine.kick();
-      return { changed: 1 };
-    },
+    'queue.resolveUncertain': async (args) => ({ changed: engine.resolveUncertain(args.id, args.action) ? 1 : 0 }),
     'results.list': async (args) => {
       const { results, total } = store.listResults(db, args);
       return { results: results.map(store.resultView), total };
     },
-    'review.set': async (args) => {
-      let changed = 0;
-      const touched = new Set<string>();
-      for (const id of args.ids) {
-        if (store.setReview(db, id, args.review)) {
-          changed++;
-          const row = store.getResult(db, id);
-          if (row) {
-            touched.add(row.itemId);
-            engine.events.emit('result.changed', store.resultView(row));
-          }
-        }
-      }
-      // An item whose results are all decided moves on to export.
-      for (const itemId of touched) {
-        const item = store.getItem(db, itemId);
-        if (item?.state === 'review' && store.resultsOf(db, itemId).every((r) => r.review !== 'pending')) {
-          store.updateItem(db, itemId, { state: 'exporting' }, now());
-          engine.emitItem(itemId);
-        }
-      }
-      engine.kick();
-      return { changed };
-    },
+    'review.set': async (args) => setReviews(engine, folders, args.ids, args.review),
     'review.redo': async (args) => {
       if (args.recipe) {
         const problem = await checkRecipe(engine.client, args.recipe);
@@ -170,13 +170,15 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
         const result = store.getResult(db, id);
         const item = result && store.getItem(db, result.itemId);
         if (!result || !item) continue;
-        store.setReview(db, id, 'rejected');
+        // The old result is declined, and says so at once: "approve all" must never export it.
+        if (store.setReview(db, id, 'rejected')) engine.events.emit('result.changed', store.resultView(store.getResult(db, id)!));
         let recipe = args.recipe ?? (JSON.parse(item.recipe) as NonNullable<typeof args.recipe>);
         if (!args.recipe && result.shotId && isCatalogRecipe(recipe.request)) {
           recipe = { ...recipe, request: { ...recipe.request, shotIds: [result.shotId] } };
         }
         const sourcePath = await folders.restoreSource(item.id);
         engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe, reprocess: true });
+        settleItem(engine, item.id);
         queued++;
       }
       return { queued };
@@ -187,29 +189,34 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
         : store.itemsInStates(db, ['review']);
       let moved = 0;
       for (const item of items) {
-        if (store.resultsOf(db, item.id).every((r) => r.review !== 'pending')) {
-          store.updateItem(db, item.id, { state: 'exporting' }, now());
-          engine.emitItem(item.id);
-          moved++;
-        }
+        settleItem(engine, item.id);
+        if (store.getItem(db, item.id)?.state === 'exporting') moved++;
       }
       engine.kick();
       return { exported: moved, failed: items.length - moved };
     },
     'export.preview': async (args) => {
       const ext = args.format === 'jpeg' ? 'jpg' : args.format;
+      // The folder's own photos, never another folder's; example names only when it has none yet.
       const items = args.itemIds
         ? args.itemIds.map((id) => store.getItem(db, id)).filter((i): i is store.ItemRow => i !== undefined)
-        : store.listItems(db, { limit: 3, offset: 0 }).items;
-      const samples = (items.length ? items : SAMPLE_ITEMS).map((item, i) => ({
-        name: item.name,
-        folder: item.relativeDir,
-        tool: item.toolId,
-        shot: i + 1,
-        n: 1,
-        date: now(),
-        ext,
-      }));
+        : args.folderPath
+          ? photosIn(args.folderPath).map((name) => ({ name, relativeDir: '', toolId: args.tool ?? 'virtual_model' }))
+          : [];
+      const photos = (items.length ? items : SAMPLE_ITEMS).slice(0, 3);
+      const tool = (item: { toolId: string }) => args.tool ?? item.toolId;
+      // A ready shoot names one file per shot (the real shot ids); a tool makes one result per photo.
+      const samples = photos.flatMap((item) =>
+        (args.shots?.length ? args.shots.slice(0, 3) : [null]).map((shot, i) => ({
+          name: item.name,
+          folder: item.relativeDir,
+          tool: tool(item),
+          shot: shot ?? '1',
+          n: i + 1,
+          date: now(),
+          ext,
+        })),
+      );
       const preview = previewNames(args.naming, samples);
       return preview.ok ? { names: preview.names } : { error: preview.error };
     },
@@ -273,6 +280,20 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
       };
     },
   };
+}
+
+/** The first few photo files at the top of a folder (by name), for previews; none if unreadable. */
+function photosIn(dir: string): string[] {
+  try {
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isFile() && !e.name.startsWith('.') && PHOTO_EXTENSIONS.test(e.name))
+      .map((e) => e.name)
+      .sort()
+      .slice(0, 3);
+  } catch {
+    return [];
+  }
 }
 
 const SAMPLE_ITEMS = [

@@ -3,14 +3,32 @@
  * are queued with a snapshot of the folder's recipe; when an item is finished its source moves
  * to `done/` (or `failed/` with a reason file).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import type { FolderView, ItemView, Recipe } from '../shared/studio';
 import { TERMINAL_STATES } from '../shared/studio';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
 import { moveNoClobber, moveSourceToDone, moveSourceToFailed } from './export/source-files';
-import { watchHotFolder, type HotFolderWatch } from './watch/hot-folder';
+import { watchHotFolder, type HotFileRejection, type HotFolderWatch } from './watch/hot-folder';
+
+/** A folder the studio will not watch (nested, duplicate, missing); the message is for the operator. */
+export class FolderRefused extends Error {}
+
+/** The real location of a path (symlinks and `..` resolved); the path itself when it is gone. */
+function realLocation(p: string): string {
+  try {
+    return fs.realpathSync.native(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+const isInside = (child: string, parent: string): boolean => {
+  const relative = path.relative(parent, child);
+  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
+};
 
 export type HotFoldersOptions = { settleMs?: number; log?: (message: string) => void };
 
@@ -38,26 +56,45 @@ export class HotFolders {
   }
 
   async add(input: { path: string; outputDir: string; recipe: Recipe; maxDiamonds?: number | null }): Promise<FolderView> {
-    if (!fs.existsSync(input.path) || !fs.statSync(input.path).isDirectory()) throw new Error(`${input.path} is not a folder`);
+    if (!fs.existsSync(input.path) || !fs.statSync(input.path).isDirectory()) throw new FolderRefused(`${input.path} is not a folder on this computer.`);
     const db = this.engine.db;
-    if (db.prepare('SELECT 1 FROM folders WHERE path = ?').get(input.path)) throw new Error(`${input.path} is already a hot folder`);
+    const real = realLocation(input.path);
+    const outputDir = path.resolve(input.outputDir);
+    this.refuseOverlap(real, realLocation(outputDir));
     const id = `folder_${randomUUID()}`;
     db.prepare('INSERT INTO folders (id, path, output_dir, recipe, created_at) VALUES (?, ?, ?, ?, ?)').run(
       id,
-      input.path,
-      input.outputDir,
+      real,
+      outputDir,
       JSON.stringify(input.recipe),
       this.engine.now().toISOString(),
     );
-    this.engine.createBatch({ kind: 'folder', outputDir: input.outputDir, folderId: id, ceiling: input.maxDiamonds ?? null });
+    this.engine.createBatch({ kind: 'folder', outputDir, folderId: id, ceiling: input.maxDiamonds ?? null });
     await this.watch(id);
     return this.view(id);
+  }
+
+  /**
+   * One photo must belong to one hot folder: a folder inside another (or the same one reached by
+   * a symlink or a relative path) would have its photos taken, and charged, twice. An output
+   * folder inside a hot folder would feed exports back in as new photos.
+   */
+  private refuseOverlap(real: string, output: string): void {
+    for (const other of store.listFolders(this.engine.db)) {
+      const existing = realLocation(other.path);
+      if (existing === real) throw new FolderRefused(`${real} is already a hot folder${other.path !== real ? ` (as ${other.path})` : ''}.`);
+      if (isInside(real, existing)) throw new FolderRefused(`${real} is inside the hot folder ${existing}, which already takes its photos. Use a folder outside it, or stop watching ${existing} first.`);
+      if (isInside(existing, real)) throw new FolderRefused(`${real} contains the hot folder ${existing}: its photos would be taken twice. Stop watching ${existing} first, or pick another folder.`);
+      if (output === existing || isInside(output, existing)) throw new FolderRefused(`The output folder ${output} is inside the hot folder ${existing}: exported files would come back as new photos.`);
+    }
+    if (output === real || isInside(output, real)) throw new FolderRefused(`The output folder ${output} is inside the folder to watch: exported files would come back as new photos. Pick a folder next to it.`);
   }
 
   async remove(id: string): Promise<void> {
     await this.watches.get(id)?.close();
     this.watches.delete(id);
     const db = this.engine.db;
+    const cancelled = db.prepare("SELECT id FROM items WHERE folder_id = ? AND state = 'queued'").all(id) as { id: string }[];
     db.transaction(() => {
       // Queued items of a removed folder are cancelled; finished ones keep their history.
       db.prepare("UPDATE items SET state = 'cancelled', folder_id = NULL WHERE folder_id = ? AND state = 'queued'").run(id);
@@ -65,12 +102,15 @@ export class HotFolders {
       db.prepare('UPDATE batches SET folder_id = NULL WHERE folder_id = ?').run(id);
       db.prepare('DELETE FROM folders WHERE id = ?').run(id);
     }).immediate();
+    for (const item of cancelled) this.engine.emitItem(item.id);
   }
 
   /** New photos use the new recipe; queued items keep the snapshot they were queued with. */
   setRecipe(id: string, recipe: Recipe): FolderView {
     this.engine.db.prepare('UPDATE folders SET recipe = ? WHERE id = ?').run(JSON.stringify(recipe), id);
-    return this.view(id);
+    const view = this.view(id);
+    this.engine.events.emit('folder.changed', view);
+    return view;
   }
 
   setPaused(id: string, paused: boolean): FolderView {
@@ -140,10 +180,50 @@ export class HotFolders {
           recipe: store.folderView(current).recipe,
         });
       },
+      onReject: (rejection) => this.reject(id, rejection),
       onError: (err) => this.opts.log?.(`hot folder ${folder.path}: ${err instanceof Error ? err.message : String(err)}`),
     });
     this.watches.set(id, watch);
     await watch.ready;
+  }
+
+  /**
+   * A file that is not a usable photo: recorded as a rejected item (nothing is sent or spent), so
+   * the board says why, and moved to failed/ with a reason file like any other photo that failed.
+   */
+  private reject(folderId: string, rejection: HotFileRejection): void {
+    const folder = store.getFolder(this.engine.db, folderId);
+    if (!folder || !fs.existsSync(rejection.path)) return;
+    let sha256: string;
+    try {
+      sha256 = createHash('sha256').update(fs.readFileSync(rejection.path)).digest('hex');
+    } catch {
+      return; // gone meanwhile
+    }
+    const db = this.engine.db;
+    if (db.prepare("SELECT 1 FROM items WHERE source_path = ? AND sha256 = ? AND state = 'rejected' AND moved_to IS NULL").get(rejection.path, sha256)) return;
+    const id = `item_${randomUUID()}`;
+    const recipe = store.folderView(folder).recipe;
+    const now = this.engine.now().toISOString();
+    store.insertItem(db, {
+      id,
+      batchId: this.batchOf(folderId, folder.outputDir),
+      folderId,
+      sourcePath: rejection.path,
+      rootDir: folder.path,
+      relativeDir: rejection.relativeDir,
+      name: rejection.name,
+      sha256,
+      recipe: JSON.stringify(recipe),
+      recipeHash: '',
+      toolId: 'readyTemplateSetId' in recipe.request ? 'catalog' : (recipe.request.toolId ?? 'template'),
+      state: 'rejected',
+      waitReason: null,
+      error: rejection.reason,
+      note: null,
+      createdAt: now,
+    });
+    this.engine.emitItem(id);
   }
 
   private onItemChanged(item: ItemView): void {

@@ -4,7 +4,8 @@ import type { ItemView } from '../../src/shared/studio';
 
 const item = (patch: Partial<ItemView>): ItemView => ({
   id: 'item_1', batchId: 'b', folderId: null, name: 'a.jpg', relativeDir: '', sourcePath: '/a.jpg', sha256: 'x', state: 'queued', waitReason: null, waitUntil: null,
-  error: null, note: null, failedShots: [], uncertain: false, toolId: 'remove_background', jobId: null, diamonds: 0, packTotal: null, packCompleted: null, packFailed: null,
+  error: null, note: null, failedShots: [], uncertain: false, toolId: 'remove_background',
+  recipe: { request: { toolId: 'remove_background', images: { product_photo: '{photo}' } }, export: { preset: 'original', format: 'png', quality: 90, naming: '{name}' } }, jobId: null, diamonds: 0, packTotal: null, packCompleted: null, packFailed: null,
   position: 0, createdAt: '', updatedAt: '', ...patch,
 });
 

@@ -112,8 +112,8 @@ describe('stable-file check', () => {
       checkStableFile(path.join(dir, 'half.jpg'), { settleMs: 50, decodeRetries: 2 }),
       checkStableFile(path.join(dir, 'cut.png'), { settleMs: 50, decodeRetries: 2 }),
     ]);
-    expect(half).toMatchObject({ kind: 'rejected', reason: expect.stringMatching(/Cannot decode JPEG/) as string });
-    expect(cut).toMatchObject({ kind: 'rejected', reason: 'Incomplete PNG file' });
+    expect(half).toMatchObject({ kind: 'rejected', reason: expect.stringMatching(/The JPEG file is damaged or incomplete/) as string });
+    expect(cut).toMatchObject({ kind: 'rejected', reason: 'The PNG file is incomplete (the copy may have been cut short).' });
     // 50 + 100 + 150 ms of settling: it retried before giving up.
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
   });

@@ -1,5 +1,7 @@
 import { useEffect } from 'react';
 import { Notice } from './components/Notice';
+import { PreviewBanner } from './components/PreviewBanner';
+import { useCatalog } from './stores/catalog-store';
 import { AccountScreen } from './screens/AccountScreen';
 import { BatchBoard } from './screens/BatchBoard';
 import { ExportScreen } from './screens/ExportScreen';
@@ -28,7 +30,17 @@ export function App() {
   const pending = useResults((s) => Object.values(s.results).filter((r) => r.review === 'pending').length);
 
   useEffect(() => {
-    act(() => Promise.all([useFolders.getState().load(), useQueue.getState().load(), useResults.getState().load()]));
+    act(() =>
+      Promise.all([
+        useFolders.getState().load(),
+        useQueue.getState().load(),
+        useResults.getState().load(),
+        useCatalog.getState().loadAccount(),
+        // Names instead of ids (ready shoots, looks) on every screen.
+        useCatalog.getState().loadCatalog(),
+        useCatalog.getState().loadLooks(),
+      ]),
+    );
   }, []);
 
   return (
@@ -44,6 +56,7 @@ export function App() {
       </nav>
       <main className="main" aria-labelledby="screen-title">
         <h1 id="screen-title">{TITLES[screen]}</h1>
+        <PreviewBanner />
         <Notice />
         {screen === 'folders' && <FoldersScreen />}
         {screen === 'batch' && <BatchBoard />}

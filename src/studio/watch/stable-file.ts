@@ -106,13 +106,14 @@ export async function inspectImage(file: string, stats: Stats): Promise<Inspecti
   if (!after) return { kind: 'gone' };
   if (data.length !== stats.size || !sameStats(stats, after)) return { kind: 'changed' };
   // Some copiers preallocate the full size and fill it in later: a blank header may still come.
+  if (data.length === 0) return { kind: 'invalid', reason: 'The file is empty (0 bytes).', retry: true };
   const format = sniffFormat(data.subarray(0, 64));
-  if (!format) return { kind: 'invalid', reason: 'Not a supported image (unknown file signature)', retry: true };
+  if (!format) return { kind: 'invalid', reason: 'Not a photo: Dropshoot takes JPEG, PNG, WebP, HEIC, AVIF and TIFF images, and this file is none of them.', retry: true };
   if (!hasCompleteTrailer(data, format)) {
-    return { kind: 'invalid', reason: `Incomplete ${format.toUpperCase()} file`, retry: true };
+    return { kind: 'invalid', reason: `The ${format.toUpperCase()} file is incomplete (the copy may have been cut short).`, retry: true };
   }
   if ((format === 'heic' || format === 'avif') && !isobmffComplete(data)) {
-    return { kind: 'invalid', reason: `Incomplete ${format.toUpperCase()} file`, retry: true };
+    return { kind: 'invalid', reason: `The ${format.toUpperCase()} file is incomplete (the copy may have been cut short).`, retry: true };
   }
   // libvips cannot decode HEIC: its box structure (every box, mdat included, complete) was
   // checked above, and the picture is decoded apart (WebAssembly libheif) once, at upload.
@@ -123,7 +124,7 @@ export async function inspectImage(file: string, stats: Stats): Promise<Inspecti
     } catch (error) {
       return {
         kind: 'invalid',
-        reason: `Cannot decode ${format.toUpperCase()}: ${(error as Error).message}`,
+        reason: `The ${format.toUpperCase()} file is damaged or incomplete and cannot be read (${(error as Error).message.trim()}).`,
         retry: true,
       };
     }

@@ -25,7 +25,7 @@ export function CatalogPicker(props: {
   const activeIndex = Math.max(0, shown.findIndex((o) => o.id === props.value));
 
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
-    const columns = Math.max(1, Math.round((listRef.current?.clientWidth ?? 600) / 104));
+    const columns = Math.max(1, Math.round((listRef.current?.clientWidth ?? 600) / 166));
     const step = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: columns, ArrowUp: -columns }[event.key];
     if (step === undefined || shown.length === 0) return;
     event.preventDefault();
@@ -67,7 +67,7 @@ export function CatalogPicker(props: {
               className="picker-option"
               onClick={() => props.onChange(option.id)}
             >
-              {option.imageUrl ? <img src={studio().mediaUrl(option.imageUrl)} alt="" loading="lazy" width={88} height={110} /> : <div className="placeholder" />}
+              {option.imageUrl ? <img src={studio().mediaUrl(option.imageUrl)} alt="" loading="lazy" width={148} height={185} /> : <div className="placeholder" />}
               <span>{option.name}</span>
               {option.detail ? <small>{option.detail}</small> : null}
             </div>

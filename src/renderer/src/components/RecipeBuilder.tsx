@@ -3,7 +3,7 @@
  * export settings. Validated as you type against the same rules the service applies, with the
  * price per photo.
  */
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useState, type ReactNode } from 'react';
 import { JEWELRY_TYPES, RATIOS, SHOT_TYPES, STYLE_PRESETS, VIRTUAL_MODEL_RATIOS, type GenerationRequest, type ToolId } from '../../../shared/api';
 import { validateGeneration } from '../../../shared/generation-rules';
 import { EXPORT_FORMATS, EXPORT_PRESETS, PHOTO_PLACEHOLDER, RecipeSchema, type ExportSettings, type RecipeInput } from '../../../shared/studio';
@@ -51,7 +51,22 @@ function requestForTool(toolId: ToolId, previous: Request): Request {
   return request;
 }
 
-/** Why a recipe cannot run, in words, or null. */
+/** The names the form shows, for messages about request fields. */
+const FIELD_LABELS: Record<string, string> = {
+  customPrompt: 'Instructions',
+  motionPrompt: 'Camera motion',
+  targetRatio: 'Target ratio',
+  backgroundColor: 'Background',
+  shotType: 'Shot type',
+  stylePreset: 'Style',
+  jewelryType: 'Jewelry type',
+  fashion_model: 'Fashion model',
+};
+
+/** A required text field, e.g. photo_edit's instructions: the recipe says so up front. */
+const isRequiredField = (toolId: ToolId | null, field: string) => (toolId ? getTool(toolId).requiredFields.includes(field as never) : false);
+
+/** Why a recipe cannot run, in words (with the form's own field names), or null. */
 export function recipeProblem(recipe: RecipeInput): string | null {
   const parsed = RecipeSchema.safeParse(recipe);
   if (!parsed.success) {
@@ -64,11 +79,32 @@ export function recipeProblem(recipe: RecipeInput): string | null {
     validateGeneration(request as GenerationRequest);
     return null;
   } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+    const message = error instanceof Error ? error.message : String(error);
+    const missing = /missing required field '(\w+)'/.exec(message);
+    if (missing) return `“${FIELD_LABELS[missing[1]!] ?? missing[1]}” is required for this tool: fill it in.`;
+    return message.replace(/'(\w+)'/g, (whole, field: string) => (FIELD_LABELS[field] ? `“${FIELD_LABELS[field]}”` : whole));
   }
 }
 
-export function RecipeBuilder({ value, onChange }: { value: RecipeInput; onChange(recipe: RecipeInput): void }) {
+/** The naming pattern a ready shoot starts with: one file per shot, named by the shot. */
+export const READY_SHOOT_NAMING = '{name}-{shot}-{n}';
+
+export function RecipeBuilder({
+  value,
+  onChange,
+  folderPath,
+  footer,
+  onProblem,
+}: {
+  value: RecipeInput;
+  onChange(recipe: RecipeInput): void;
+  /** The folder the recipe is for: its own photos name the preview. */
+  folderPath?: string;
+  /** Buttons kept in view with the validation status, at the bottom of a long form. */
+  footer?: ReactNode;
+  /** The problem shown in the status (request or naming pattern), for the form's submit button. */
+  onProblem?(problem: string | null): void;
+}) {
   const catalog = useCatalog((s) => s.catalog);
   const looks = useCatalog((s) => s.looks);
   const [gender, setGender] = useState<'all' | 'female' | 'male'>('all');
@@ -94,7 +130,10 @@ export function RecipeBuilder({ value, onChange }: { value: RecipeInput; onChang
   };
   const setExport = (patch: Partial<ExportSettings>) => onChange({ ...value, export: { ...exportSettings, ...patch } });
 
-  const problem = useMemo(() => recipeProblem(value), [value]);
+  const [namingError, setNamingError] = useState<string | null>(null);
+  const requestProblem = useMemo(() => recipeProblem(value), [value]);
+  const problem = requestProblem ?? (namingError ? `the file-name pattern: ${namingError}` : null);
+  useEffect(() => onProblem?.(problem), [problem, onProblem]);
   const toolId = typeof request.toolId === 'string' && isToolId(request.toolId) ? request.toolId : null;
   const tool = toolId ? getTool(toolId) : null;
   const readySet = kind === 'ready' ? catalog?.readySets.find((r) => r.id === request.readyTemplateSetId) : undefined;
@@ -122,7 +161,11 @@ export function RecipeBuilder({ value, onChange }: { value: RecipeInput; onChang
             onChange={(e) => {
               const next = e.target.value as Kind;
               if (next === 'tool') setRequest(requestForTool('virtual_model', {}));
-              if (next === 'ready') setRequest({ readyTemplateSetId: catalog?.readySets[0]?.id ?? 'rts_studio_basics', images: { garment_photo: PHOTO_PLACEHOLDER } });
+              if (next === 'ready') {
+                // Several shots per photo: the default names say which shot each file is.
+                const naming = exportSettings.naming === DEFAULT_RECIPE.export?.naming ? READY_SHOOT_NAMING : exportSettings.naming;
+                onChange({ ...value, request: { readyTemplateSetId: catalog?.readySets[0]?.id ?? 'rts_studio_basics', images: { garment_photo: PHOTO_PLACEHOLDER } } as RecipeInput['request'], export: { ...exportSettings, naming } });
+              }
               if (next === 'look') setRequest({ templateSetId: looks[0]?.id ?? '', images: { garment_photo: PHOTO_PLACEHOLDER } });
             }}
           >
@@ -217,12 +260,24 @@ export function RecipeBuilder({ value, onChange }: { value: RecipeInput; onChang
               <input value={String(request.motionPrompt ?? '')} onChange={(e) => setField('motionPrompt', e.target.value)} placeholder="slow zoom in" />
             </label>
           )}
-          {tool.fields.includes('customPrompt') && (
-            <label className="block">
-              Extra instructions (optional)
-              <textarea rows={2} value={String(request.customPrompt ?? '')} onChange={(e) => setField('customPrompt', e.target.value)} />
-            </label>
-          )}
+          {tool.fields.includes('customPrompt') &&
+            (isRequiredField(toolId, 'customPrompt') ? (
+              <label className="block">
+                Instructions (required)
+                <textarea
+                  rows={2}
+                  value={String(request.customPrompt ?? '')}
+                  onChange={(e) => setField('customPrompt', e.target.value.trim() ? e.target.value : undefined)}
+                  aria-invalid={request.customPrompt === undefined}
+                  placeholder="What to change, e.g. remove the creases"
+                />
+              </label>
+            ) : (
+              <label className="block">
+                Extra instructions (optional)
+                <textarea rows={2} value={String(request.customPrompt ?? '')} onChange={(e) => setField('customPrompt', e.target.value.trim() ? e.target.value : undefined)} />
+              </label>
+            ))}
         </>
       )}
 
@@ -291,12 +346,24 @@ export function RecipeBuilder({ value, onChange }: { value: RecipeInput; onChang
             <input value={exportSettings.naming} onChange={(e) => setExport({ naming: e.target.value })} aria-describedby="naming-preview" />
           </label>
         </div>
-        <NamingPreview id="naming-preview" naming={exportSettings.naming} format={exportSettings.format} />
+        <NamingPreview
+          id="naming-preview"
+          naming={exportSettings.naming}
+          format={exportSettings.format}
+          {...(folderPath ? { folderPath } : {})}
+          tool={kind === 'ready' ? 'catalog' : kind === 'look' ? (looks.find((l) => l.id === request.templateSetId)?.toolId ?? 'template') : (toolId ?? 'tool')}
+          {...(readySet ? { shots: Array.isArray(request.shotIds) ? (request.shotIds as string[]) : readySet.shots.map((s) => s.id) } : {})}
+          onError={setNamingError}
+        />
+        {kind === 'ready' && !/\{(shot|n)\}/.test(exportSettings.naming) ? <p className="problem">Every shot of a photo would get the same name: add {'{shot}'} to the pattern.</p> : null}
       </fieldset>
 
-      <p className={problem ? 'problem' : 'ok'} role="status" aria-live="polite">
-        {problem ? `Not ready: ${problem}` : 'Recipe is valid.'}
-      </p>
+      <div className="form-footer">
+        <p className={problem ? 'problem' : 'ok'} role="status" aria-live="polite">
+          {problem ? `Not ready: ${problem}` : 'Recipe is valid.'}
+        </p>
+        {footer}
+      </div>
     </div>
   );
 }

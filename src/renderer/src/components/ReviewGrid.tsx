@@ -16,6 +16,12 @@ export function ReviewGrid(props: {
   selected: Record<string, true>;
   onFocus(id: string): void;
   onToggle(id: string): void;
+  /** Shift-click: everything from the highlighted tile to this one, both included. */
+  onRange(id: string): void;
+  /** The source photo's file name of an item, shown on every tile. */
+  nameOf(itemId: string): string;
+  /** Results are offline previews (embedded, no AI provider): every tile says so. */
+  preview: boolean;
   /** Returns true when it handled the key; gets the current column count for up/down. */
   onKey(key: string, columns: number): boolean;
 }) {
@@ -30,7 +36,7 @@ export function ReviewGrid(props: {
   }, []);
   const columns = Math.max(1, Math.floor((width + GAP) / (CARD + GAP)));
   const rows = Math.ceil(props.results.length / columns);
-  const virtualizer = useVirtualizer({ count: rows, getScrollElement: () => scrollRef.current, estimateSize: () => CARD + 44 + GAP, overscan: 3 });
+  const virtualizer = useVirtualizer({ count: rows, getScrollElement: () => scrollRef.current, estimateSize: () => CARD + 62 + GAP, overscan: 3 });
 
   const focusedIndex = props.results.findIndex((r) => r.id === props.focusedId);
   useEffect(() => {
@@ -64,16 +70,20 @@ export function ReviewGrid(props: {
                 id={`result-${result.id}`}
                 role="option"
                 aria-selected={Boolean(props.selected[result.id]) || result.id === props.focusedId}
-                aria-label={`${result.shotId ?? `result ${result.n + 1}`}, ${result.review}`}
+                aria-label={`${props.nameOf(result.itemId)}, ${result.shotId ?? `result ${result.n + 1}`}, ${result.review}${props.preview ? ', offline preview' : ''}`}
                 className={`result-card${result.id === props.focusedId ? ' focused' : ''}${props.selected[result.id] ? ' selected' : ''}`}
                 data-review={result.review}
-                onClick={(e) => (e.shiftKey || e.metaKey || e.ctrlKey ? props.onToggle(result.id) : props.onFocus(result.id))}
+                onClick={(e) => (e.shiftKey ? props.onRange(result.id) : e.metaKey || e.ctrlKey ? props.onToggle(result.id) : props.onFocus(result.id))}
               >
                 {result.mime.startsWith('video/') ? (
                   <video src={studio().libraryUrl(result.file)} muted width={CARD} height={CARD} />
                 ) : (
-                  <img src={studio().libraryUrl(result.thumb ?? result.file)} alt="" width={CARD} height={CARD} loading="lazy" decoding="async" />
+                  <img className="checker" src={studio().libraryUrl(result.thumb ?? result.file)} alt="" width={CARD} height={CARD} loading="lazy" decoding="async" />
                 )}
+                {props.preview ? <span className="preview-tag">preview</span> : null}
+                <span className="tile-name" title={props.nameOf(result.itemId)}>
+                  {props.nameOf(result.itemId)} · {result.shotId ?? `#${result.n + 1}`}
+                </span>
                 <span className={`review-tag review-${result.review}`}>{result.review}</span>
                 {result.compliance && !result.compliance.ok ? <span className="problem small">fails export checks</span> : null}
               </div>

@@ -1,39 +1,105 @@
-import { useMemo } from 'react';
+import { useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { ITEM_STATES, TERMINAL_STATES, type ItemState, type ItemView, type WaitReason } from '../../../shared/studio';
+import { ConfirmDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
 import { Progress } from '../components/Progress';
+import { folderName, itemPrice, recipeName, sentence } from '../names';
+import { etaText, progressOf } from '../progress';
+import { useCatalog } from '../stores/catalog-store';
+import { useFolders } from '../stores/folders-store';
 import { selectOrderedItems, useQueue } from '../stores/queue-store';
-import { act } from '../stores/ui-store';
+import { useResults } from '../stores/results-store';
+import { act, useUi } from '../stores/ui-store';
+import { studio } from '../transport';
 
-const STEP: Record<ItemState, number> = { queued: 0, uploading: 1, submitting: 2, processing: 3, downloading: 4, review: 5, exporting: 6, exported: 7, failed: 7, skipped: 7, cancelled: 7 };
+const STEP: Record<ItemState, number> = { queued: 0, uploading: 1, submitting: 2, processing: 3, downloading: 4, review: 5, exporting: 6, exported: 7, failed: 7, rejected: 7, skipped: 7, cancelled: 7 };
 const WAIT_TEXT: Record<WaitReason, string> = {
-  paused: 'paused',
-  no_diamonds: 'not enough diamonds: resumes when the balance allows',
-  daily_cap: 'daily request cap reached: resumes at the next UTC day',
-  offline: 'service unreachable: retrying',
-  service_error: 'service error: retrying with backoff',
-  ceiling: 'batch diamond ceiling reached',
-  uncertain: 'submission uncertain: check the service, then resubmit or fail',
+  paused: 'Paused: its folder is paused.',
+  no_diamonds: 'Not enough diamonds: resumes when the balance allows.',
+  daily_cap: 'Daily request cap reached: resumes at the next UTC day.',
+  offline: 'Service unreachable: retrying.',
+  service_error: 'Service error: retrying with backoff.',
+  ceiling: 'The folder’s diamond ceiling is reached: raise it to go on.',
+  uncertain: 'Submission uncertain: check the service, then resubmit or fail.',
 };
-/** Rough seconds per remaining step, for the ETA; the engine learns the real job times. */
-const SECONDS_PER_ITEM = 6;
+const WORKING_TEXT: Partial<Record<ItemState, string>> = {
+  uploading: 'Uploading the photo.',
+  submitting: 'Sending the job.',
+  processing: 'At the service: being made.',
+  downloading: 'Downloading the results.',
+  review: 'Waiting for your review.',
+  exporting: 'Writing the approved files.',
+};
+/** The state filter's groups: what an operator looks for in a long queue. */
+const STATE_FILTERS = {
+  all: { label: 'All states', states: ITEM_STATES },
+  waiting: { label: 'Waiting', states: ['queued'] },
+  working: { label: 'Working', states: ['uploading', 'submitting', 'processing', 'downloading', 'exporting'] },
+  review: { label: 'To review', states: ['review'] },
+  exported: { label: 'Exported', states: ['exported'] },
+  rejected: { label: 'Rejected', states: ['rejected'] },
+  failed: { label: 'Failed', states: ['failed'] },
+  other: { label: 'Skipped or cancelled', states: ['skipped', 'cancelled'] },
+} as const satisfies Record<string, { label: string; states: readonly ItemState[] }>;
+type StateFilter = keyof typeof STATE_FILTERS;
+const UNPAID: readonly ItemState[] = ['queued', 'uploading', 'submitting'];
+const PAGE = 300;
 
 export function BatchBoard() {
   const items = useQueue(useShallow(selectOrderedItems));
   const budget = useQueue((s) => s.budget);
   const paused = useQueue((s) => s.paused);
+  const folders = useFolders((s) => s.folders);
+  const catalog = useCatalog((s) => s.catalog);
+  const looks = useCatalog((s) => s.looks);
+  const results = useResults((s) => s.results);
+  const [stateFilter, setStateFilter] = useState<StateFilter>('all');
+  const [folderFilter, setFolderFilter] = useState<string>('all');
+  const [limit, setLimit] = useState(PAGE);
+  const [confirming, setConfirming] = useState<{ ids: string[]; diamonds: number } | null>(null);
+
+  // First result thumbnail per item, and which items hold results already paid for.
+  const resultOf = useMemo(() => {
+    const map = new Map<string, { thumb: string | null; file: string }>();
+    for (const r of Object.values(results)) if (!map.has(r.itemId)) map.set(r.itemId, { thumb: r.thumb, file: r.file });
+    return map;
+  }, [results]);
+  const price = (item: ItemView) => itemPrice(item, catalog, looks);
+  const unpaid = (item: ItemView) => UNPAID.includes(item.state) && !item.jobId && item.diamonds === 0;
+  const spent = items.reduce((sum, i) => sum + i.diamonds, 0);
+  const toSpend = items.filter(unpaid).reduce((sum, i) => sum + (price(i) ?? 0), 0);
+  const progress = progressOf(items);
+  const capReached = items.some((i) => i.waitReason === 'daily_cap');
+  const requestsLeft =
+    budget?.dailyCap != null ? `${Math.max(0, budget.dailyCap - budget.requestsUsedToday)} of ${budget.dailyCap}` : capReached ? 'none (the service’s cap is reached)' : `no cap set · ${budget?.requestsUsedToday ?? 0} used`;
+  const failed = items.filter((i) => i.state === 'failed' || i.failedShots.length > 0);
+  const exportable = failed.filter((i) => i.state === 'failed' && resultOf.has(i.id));
+  const regenerable = failed.filter((i) => !exportable.includes(i));
+  const queuedAhead = useMemo(() => {
+    const ahead = new Map<string, number>();
+    let n = 0;
+    for (const item of items) if (item.state === 'queued' && !item.waitReason) ahead.set(item.id, n++);
+    return ahead;
+  }, [items]);
   const counts = useMemo(() => {
     const c = Object.fromEntries(ITEM_STATES.map((s) => [s, 0])) as Record<ItemState, number>;
     for (const item of items) c[item.state]++;
     return c;
   }, [items]);
-  const active = items.filter((i) => !TERMINAL_STATES.includes(i.state) && i.state !== 'review');
-  const spent = items.reduce((sum, i) => sum + (i.jobId ? i.diamonds : 0), 0);
-  const toSpend = active.reduce((sum, i) => sum + (i.jobId ? 0 : i.diamonds), 0);
-  // Failed photos, and pack photos whose shots partly failed (retried alone).
-  const failed = items.filter((i) => i.state === 'failed' || i.failedShots.length > 0);
-  const requestsLeft = budget?.dailyCap == null ? null : Math.max(0, budget.dailyCap - budget.requestsUsedToday);
+  const shown = items.filter(
+    (i) => (STATE_FILTERS[stateFilter].states as readonly ItemState[]).includes(i.state) && (folderFilter === 'all' || (folderFilter === 'none' ? i.folderId === null : i.folderId === folderFilter)),
+  );
+
+  const generateAgain = (ids: string[]) => {
+    const diamonds = items.filter((i) => ids.includes(i.id)).reduce((sum, i) => sum + (itemPrice({ ...i, diamonds: 0, jobId: null }, catalog, looks) ?? 0), 0);
+    setConfirming({ ids, diamonds });
+  };
+  const exportAgain = (ids: string[]) =>
+    act(async () => {
+      const changed = await useQueue.getState().exportAgain(ids);
+      useUi.getState().notify(`${changed} photo${changed === 1 ? '' : 's'} exported again with the folder’s current export settings; nothing charged.`);
+    });
 
   if (items.length === 0) {
     return <EmptyState title="Nothing in the queue">Photos dropped into a hot folder appear here as they are picked up.</EmptyState>;
@@ -44,61 +110,221 @@ export function BatchBoard() {
         <Stat label="Diamonds left" value={budget?.diamondBalance ?? '—'} />
         <Stat label="Spent" value={spent} />
         <Stat label="To spend" value={toSpend} />
-        <Stat label="Requests left today" value={requestsLeft ?? 'no cap'} />
-        <Stat label="ETA" value={active.length ? `~${Math.ceil((active.length * SECONDS_PER_ITEM) / 60)} min` : 'done'} />
+        <Stat label="Requests left today" value={requestsLeft} />
+        <Stat label="ETA" value={etaText(progress, paused)} />
       </div>
+      <div className="folder-stats">
+        <Progress value={progress.done} max={progress.total} label={`All photos: ${progress.done} of ${progress.total} through`} />
+        <span>
+          {progress.done} of {progress.total} through
+        </span>
+      </div>
+      <BatchSummaries items={items} paused={paused} />
       <div className="toolbar">
         <button type="button" onClick={() => act(() => useQueue.getState().setPaused(!paused))}>
           {paused ? 'Resume all' : 'Pause all'}
         </button>
-        <button type="button" disabled={failed.length === 0} onClick={() => act(() => useQueue.getState().retry(failed.map((i) => i.id)))}>
-          Retry failed ({failed.length})
+        <button type="button" disabled={exportable.length === 0} onClick={() => exportAgain(exportable.map((i) => i.id))}>
+          Export again ({exportable.length}, free)
         </button>
+        <button type="button" disabled={regenerable.length === 0} onClick={() => generateAgain(regenerable.map((i) => i.id))}>
+          Generate again ({regenerable.length})…
+        </button>
+        <div className="filters">
+          <label>
+            State
+            <select value={stateFilter} onChange={(e) => setStateFilter(e.target.value as StateFilter)}>
+              {Object.entries(STATE_FILTERS).map(([value, f]) => (
+                <option key={value} value={value}>
+                  {f.label}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Folder
+            <select value={folderFilter} onChange={(e) => setFolderFilter(e.target.value)}>
+              <option value="all">All folders</option>
+              {folders.map((f) => (
+                <option key={f.id} value={f.id}>
+                  {folderName(f.path)}
+                </option>
+              ))}
+              <option value="none">No folder (runs, removed folders)</option>
+            </select>
+          </label>
+        </div>
         <span className="muted">
           {ITEM_STATES.filter((s) => counts[s] > 0)
             .map((s) => `${counts[s]} ${s}`)
             .join(' · ')}
         </span>
       </div>
-      <table className="items">
+      <table className="items" aria-label="Photos">
         <thead>
           <tr>
+            <th scope="col">
+              <span className="visually-hidden">Thumbnail</span>
+            </th>
             <th scope="col">Photo</th>
+            <th scope="col">Folder · recipe</th>
             <th scope="col">State</th>
             <th scope="col">Progress</th>
             <th scope="col">Why it waits / what happened</th>
             <th scope="col">Diamonds</th>
+            <th scope="col">Actions</th>
           </tr>
         </thead>
         <tbody>
-          {items.slice(0, 2000).map((item) => (
-            <ItemRow key={item.id} item={item} />
-          ))}
+          {shown.slice(0, limit).map((item) => {
+            const folder = folders.find((f) => f.id === item.folderId);
+            const result = resultOf.get(item.id);
+            const reason = item.waitReason
+              ? WAIT_TEXT[item.waitReason]
+              : item.state === 'queued'
+                ? paused
+                  ? 'Paused: press “Resume all”.'
+                  : folder?.paused
+                    ? 'Paused: its folder is paused.'
+                    : queuedAhead.get(item.id)
+                      ? `In line: ${queuedAhead.get(item.id)} photo${queuedAhead.get(item.id) === 1 ? '' : 's'} ahead.`
+                      : 'Next in line.'
+                : item.error
+                  ? sentence(item.error)
+                  : item.note
+                    ? sentence(item.note)
+                    : (WORKING_TEXT[item.state] ?? '');
+            const cost = price(item);
+            return (
+              <tr key={item.id} data-state={item.state} data-item={item.id}>
+                <td>
+                  {result ? (
+                    <img className="thumb checker" src={studio().libraryUrl(result.thumb ?? result.file)} alt="" width={48} height={48} loading="lazy" />
+                  ) : TERMINAL_STATES.includes(item.state) ? (
+                    <span className="thumb" />
+                  ) : (
+                    <img className="thumb" src={studio().sourceUrl(item.id)} alt="" width={48} height={48} loading="lazy" onError={(e) => (e.currentTarget.style.visibility = 'hidden')} />
+                  )}
+                </td>
+                <td>
+                  {item.relativeDir ? <span className="muted">{item.relativeDir}/</span> : null}
+                  {item.name}
+                </td>
+                <td>
+                  {folder ? folderName(folder.path) : <span className="muted">no folder</span>}
+                  <div className="muted small">{recipeName(item.recipe, catalog, looks)}</div>
+                </td>
+                <td>
+                  <span className={`state state-${item.state}`}>{item.state}</span>
+                </td>
+                <td>
+                  <Progress value={STEP[item.state]} max={7} label={`${item.name} progress`} />
+                  {item.packTotal ? (
+                    <small className="muted">
+                      {' '}
+                      {item.packCompleted ?? 0}/{item.packTotal} shots
+                    </small>
+                  ) : null}
+                </td>
+                <td className={item.state === 'failed' ? 'problem' : ''}>{reason}</td>
+                <td>{item.diamonds > 0 || item.jobId ? `${item.diamonds} spent` : UNPAID.includes(item.state) ? `${cost ?? '?'} to pay` : '0'}</td>
+                <td>
+                  <div className="row-actions">
+                    {item.state === 'queued' && (
+                      <button type="button" aria-label={`Move ${item.name} to the front`} onClick={() => act(() => useQueue.getState().moveToFront([item.id]))}>
+                        Move to front
+                      </button>
+                    )}
+                    {(item.state === 'queued' || item.state === 'uploading' || item.state === 'review') && (
+                      <button type="button" aria-label={`Cancel ${item.name}`} onClick={() => act(() => useQueue.getState().cancel([item.id]))}>
+                        Cancel
+                      </button>
+                    )}
+                    {item.state === 'failed' && resultOf.has(item.id) && (
+                      <button type="button" aria-label={`Export ${item.name} again`} onClick={() => exportAgain([item.id])}>
+                        Export again
+                      </button>
+                    )}
+                    {(item.state === 'failed' || item.state === 'cancelled' || item.failedShots.length > 0) && (
+                      <button type="button" aria-label={`Generate ${item.name} again`} onClick={() => generateAgain([item.id])}>
+                        Generate again…
+                      </button>
+                    )}
+                  </div>
+                </td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
-      {items.length > 2000 && <p className="muted">Showing the first 2,000 of {items.length} items.</p>}
+      {shown.length > limit && (
+        <p>
+          <button type="button" onClick={() => setLimit(limit + PAGE)}>
+            Show {Math.min(PAGE, shown.length - limit)} more of {shown.length - limit}
+          </button>
+        </p>
+      )}
+      {confirming && (
+        <ConfirmDialog
+          title={`Generate ${confirming.ids.length} photo${confirming.ids.length === 1 ? '' : 's'} again?`}
+          confirmLabel={`Generate again for ${confirming.diamonds} diamonds`}
+          onCancel={() => setConfirming(null)}
+          onConfirm={() => {
+            const { ids } = confirming;
+            setConfirming(null);
+            act(async () => {
+              await useQueue.getState().retry(ids);
+              useUi.getState().notify(`${ids.length} photo${ids.length === 1 ? '' : 's'} queued to be generated again.`);
+            });
+          }}
+        >
+          <p>
+            This sends the photos to the service again and costs about <strong>{confirming.diamonds} diamonds</strong>. Results already made are kept. To write files that were
+            already made, use “Export again”, which is free.
+          </p>
+        </ConfirmDialog>
+      )}
     </section>
   );
 }
 
-function ItemRow({ item }: { item: ItemView }) {
-  const reason = item.waitReason ? WAIT_TEXT[item.waitReason] : (item.error ?? item.note ?? '');
+/** Progress, spend and time left per folder (and per run without a folder). */
+function BatchSummaries({ items, paused }: { items: ItemView[]; paused: boolean }) {
+  const folders = useFolders((s) => s.folders);
+  const groups = useMemo(() => {
+    const byBatch = new Map<string, ItemView[]>();
+    for (const item of items) byBatch.set(item.batchId, [...(byBatch.get(item.batchId) ?? []), item]);
+    return [...byBatch.entries()];
+  }, [items]);
+  if (groups.length < 1) return null;
   return (
-    <tr data-state={item.state}>
-      <td>
-        {item.relativeDir ? <span className="muted">{item.relativeDir}/</span> : null}
-        {item.name}
-      </td>
-      <td>
-        <span className={`state state-${item.state}`}>{item.state}</span>
-      </td>
-      <td>
-        <Progress value={STEP[item.state]} max={7} label={`${item.name} progress`} />
-        {item.packTotal ? <small className="muted"> {item.packCompleted ?? 0}/{item.packTotal} shots</small> : null}
-      </td>
-      <td className={item.state === 'failed' ? 'problem' : ''}>{reason}</td>
-      <td>{item.diamonds}</td>
-    </tr>
+    <table className="items" aria-label="Batches">
+      <thead>
+        <tr>
+          <th scope="col">Batch</th>
+          <th scope="col">Progress</th>
+          <th scope="col">Spent</th>
+          <th scope="col">ETA</th>
+        </tr>
+      </thead>
+      <tbody>
+        {groups.map(([batchId, batchItems]) => {
+          const folder = folders.find((f) => f.id === batchItems[0]?.folderId);
+          const name = folder ? folderName(folder.path) : 'Run';
+          const progress = progressOf(batchItems);
+          return (
+            <tr key={batchId}>
+              <td>{name}</td>
+              <td>
+                <Progress value={progress.done} max={progress.total} label={`${name}: ${progress.done} of ${progress.total} through`} /> {progress.done}/{progress.total}
+              </td>
+              <td>{batchItems.reduce((sum, i) => sum + i.diamonds, 0)}</td>
+              <td>{etaText(progress, paused || Boolean(folder?.paused))}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
   );
 }
 

@@ -6,6 +6,7 @@ import { NamingPreview } from '../components/NamingPreview';
 import { useFolders } from '../stores/folders-store';
 import { useQueue } from '../stores/queue-store';
 import { useResults } from '../stores/results-store';
+import { folderName } from '../names';
 import { act, useUi } from '../stores/ui-store';
 import { studio } from '../transport';
 
@@ -16,6 +17,7 @@ export function ExportScreen() {
   const [folderId, setFolderId] = useState<string>('');
   const folder = folders.find((f) => f.id === folderId) ?? folders[0];
   const [draft, setDraft] = useState<ExportSettings | null>(null);
+  const [namingError, setNamingError] = useState<string | null>(null);
   const settings = draft ?? folder?.recipe.export ?? null;
   const sampleItems = useQueue(useShallow((s) => Object.values(s.items).filter((i) => i.folderId === folder?.id).slice(0, 3).map((i) => i.id)));
 
@@ -41,7 +43,7 @@ export function ExportScreen() {
             act(async () => {
               await useFolders.getState().setRecipe(folder.id, { ...folder.recipe, export: settings });
               setDraft(null);
-              useUi.getState().notify('Export settings saved; they apply to photos dropped from now on.');
+              useUi.getState().notify('Export settings saved: they apply to photos dropped from now on, and to “Export again”.');
             });
           }}
         >
@@ -57,7 +59,7 @@ export function ExportScreen() {
               >
                 {folders.map((f) => (
                   <option key={f.id} value={f.id}>
-                    {f.path}
+                    {folderName(f.path)}
                   </option>
                 ))}
               </select>
@@ -75,11 +77,12 @@ export function ExportScreen() {
               Naming pattern
               <input value={settings.naming} onChange={(e) => setDraft({ ...settings, naming: e.target.value })} aria-describedby="export-naming-preview" />
             </label>
-            <button type="submit" disabled={!draft}>
+            <button type="submit" disabled={!draft || namingError !== null}>
               Save
             </button>
           </div>
-          <NamingPreview id="export-naming-preview" naming={settings.naming} format={settings.format} itemIds={sampleItems} />
+          <NamingPreview id="export-naming-preview" naming={settings.naming} format={settings.format} itemIds={sampleItems} folderPath={folder.path} onError={setNamingError} />
+          {namingError && draft ? <p className="problem">Not saved: fix the pattern first. Nothing is charged for photos until it is valid.</p> : null}
           <p className="muted">Tokens: {'{name} {folder} {tool} {shot} {n} {date} {ext}'}</p>
         </form>
       ) : null}

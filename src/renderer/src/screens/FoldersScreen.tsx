@@ -1,16 +1,17 @@
-import { useEffect, useState, type DragEvent, type FormEvent } from 'react';
-import type { FolderView, RecipeInput } from '../../../shared/studio';
+import { useEffect, useRef, useState, type DragEvent, type FormEvent } from 'react';
+import { useShallow } from 'zustand/react/shallow';
+import type { FolderView, ItemState, RecipeInput } from '../../../shared/studio';
+import { ConfirmDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
-import { DEFAULT_RECIPE, RecipeBuilder, recipeProblem } from '../components/RecipeBuilder';
+import { Progress } from '../components/Progress';
+import { DEFAULT_RECIPE, RecipeBuilder } from '../components/RecipeBuilder';
+import { folderName, recipeName } from '../names';
+import { etaText, progressOf } from '../progress';
+import { useCatalog } from '../stores/catalog-store';
 import { useFolders } from '../stores/folders-store';
+import { useQueue } from '../stores/queue-store';
 import { act, useUi } from '../stores/ui-store';
-
-const describe = (recipe: RecipeInput): string => {
-  const r = recipe.request as Record<string, unknown>;
-  if (typeof r.readyTemplateSetId === 'string') return `ready shoot ${r.readyTemplateSetId}`;
-  if (typeof r.templateSetId === 'string') return `look ${r.templateSetId}`;
-  return String(r.toolId ?? 'tool').replaceAll('_', ' ');
-};
+import { errorText } from '../transport';
 
 export function FoldersScreen() {
   const folders = useFolders((s) => s.folders);
@@ -36,28 +37,135 @@ export function FoldersScreen() {
       ) : (
         <ul className="cards" aria-label="Watched folders">
           {folders.map((folder) => (
-            <li key={folder.id} className="card">
-              <div>
-                <strong>{folder.path}</strong>
-                <div className="muted">
-                  {describe(folder.recipe)} → {folder.outputDir}
-                </div>
-                {folder.waitReason && <div className="wait">Waiting: {folder.waitReason.replaceAll('_', ' ')}</div>}
-                <CeilingForm folder={folder} />
-              </div>
-              <div className="actions">
-                <button type="button" onClick={() => act(() => useFolders.getState().setPaused(folder.id, !folder.paused))}>
-                  {folder.paused ? 'Resume' : 'Pause'}
-                </button>
-                <button type="button" onClick={() => act(() => useFolders.getState().remove(folder.id))}>
-                  Stop watching
-                </button>
-              </div>
-            </li>
+            <FolderCard key={folder.id} folder={folder} />
           ))}
         </ul>
       )}
     </section>
+  );
+}
+
+const WORKING: ItemState[] = ['queued', 'uploading', 'submitting', 'processing', 'downloading', 'exporting'];
+
+/** One watched folder: its name, recipe and output, live counts, spend and time left. */
+function FolderCard({ folder }: { folder: FolderView }) {
+  const catalog = useCatalog((s) => s.catalog);
+  const looks = useCatalog((s) => s.looks);
+  const items = useQueue(useShallow((s) => Object.values(s.items).filter((i) => i.folderId === folder.id)));
+  const queuePaused = useQueue((s) => s.paused);
+  const [editing, setEditing] = useState(false);
+  const [confirmStop, setConfirmStop] = useState(false);
+  const name = folderName(folder.path);
+  const current = JSON.stringify(folder.recipe);
+  const count = (states: ItemState[]) => items.filter((i) => states.includes(i.state)).length;
+  const queued = items.filter((i) => i.state === 'queued');
+  const olderRecipe = queued.filter((i) => JSON.stringify(i.recipe) !== current).length;
+  const progress = progressOf(items);
+  const spent = items.reduce((sum, i) => sum + i.diamonds, 0);
+  return (
+    <li className="card folder-card" aria-label={`Folder ${name}`}>
+      <div>
+        <strong>{name}</strong> <span className="muted small">{folder.path}</span>
+        <div>
+          {recipeName(folder.recipe, catalog, looks)} <span className="muted">→ {folder.outputDir}</span>
+        </div>
+        <div className="folder-stats">
+          <Progress value={progress.done} max={progress.total} label={`${name}: ${progress.done} of ${progress.total} photos through`} />
+          <span data-testid="folder-counts">
+            {progress.done}/{progress.total} through · {count(WORKING)} working · {count(['review'])} to review · {count(['exported'])} exported · {count(['rejected'])} rejected ·{' '}
+            {count(['failed'])} failed · {spent} diamonds spent · ETA {etaText(progress, folder.paused || queuePaused)}
+          </span>
+        </div>
+        {folder.paused && <div className="wait">Paused: new photos wait until you resume.</div>}
+        {folder.waitReason && folder.waitReason !== 'paused' && <div className="wait">Waiting: {folder.waitReason.replaceAll('_', ' ')}</div>}
+        {olderRecipe > 0 && (
+          <div className="muted">
+            {olderRecipe} queued photo{olderRecipe === 1 ? '' : 's'} keep{olderRecipe === 1 ? 's' : ''} the recipe {olderRecipe === 1 ? 'it was' : 'they were'} queued with.
+          </div>
+        )}
+        <CeilingForm folder={folder} />
+        {editing && <EditRecipe folder={folder} queued={queued.length} onDone={() => setEditing(false)} />}
+      </div>
+      <div className="actions">
+        <button type="button" onClick={() => act(() => useFolders.getState().setPaused(folder.id, !folder.paused))}>
+          {folder.paused ? 'Resume' : 'Pause'}
+        </button>
+        <button type="button" onClick={() => setEditing(true)} disabled={editing}>
+          Edit recipe
+        </button>
+        <button type="button" onClick={() => setConfirmStop(true)}>
+          Stop watching
+        </button>
+      </div>
+      {confirmStop && (
+        <ConfirmDialog
+          title={`Stop watching ${name}?`}
+          confirmLabel="Stop watching"
+          onCancel={() => setConfirmStop(false)}
+          onConfirm={() => {
+            setConfirmStop(false);
+            act(async () => {
+              await useFolders.getState().remove(folder.id);
+              useUi.getState().notify(`Stopped watching ${name}. Its files stay where they are.`);
+            });
+          }}
+        >
+          <p>
+            New photos dropped into {folder.path} will not be picked up.{' '}
+            {queued.length ? `${queued.length} photo${queued.length === 1 ? '' : 's'} still queued will be cancelled (nothing is charged for them). ` : ''}
+            Results already made stay in Review and Export.
+          </p>
+        </ConfirmDialog>
+      )}
+    </li>
+  );
+}
+
+/** A folder's recipe, edited in place: new photos use the new one; queued ones keep theirs. */
+function EditRecipe({ folder, queued, onDone }: { folder: FolderView; queued: number; onDone(): void }) {
+  const [recipe, setRecipe] = useState<RecipeInput>(folder.recipe);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const ref = useRef<HTMLFormElement>(null);
+  useEffect(() => ref.current?.querySelector<HTMLElement>('select, input')?.focus(), []);
+  const keep = queued ? `The ${queued} photo${queued === 1 ? '' : 's'} already queued keep the recipe they were queued with.` : '';
+  return (
+    <form
+      ref={ref}
+      className="panel"
+      aria-label={`Recipe of ${folderName(folder.path)}`}
+      onSubmit={(event) => {
+        event.preventDefault();
+        setBusy(true);
+        act(async () => {
+          try {
+            await useFolders.getState().setRecipe(folder.id, recipe);
+            useUi.getState().notify(`Recipe saved: new photos in ${folderName(folder.path)} use it. ${keep}`.trim());
+            onDone();
+          } finally {
+            setBusy(false);
+          }
+        });
+      }}
+    >
+      <RecipeBuilder
+        value={recipe}
+        onChange={setRecipe}
+        folderPath={folder.path}
+        onProblem={setProblem}
+        footer={
+          <div className="toolbar">
+            <button type="submit" className="primary" disabled={busy || problem !== null}>
+              Save recipe
+            </button>
+            <button type="button" onClick={onDone}>
+              Cancel
+            </button>
+            <span className="muted">New photos use the saved recipe. {keep}</span>
+          </div>
+        }
+      />
+    </form>
   );
 }
 
@@ -76,7 +184,7 @@ function CeilingForm({ folder }: { folder: FolderView }) {
   return (
     <form
       className="row inline"
-      aria-label={`Diamond ceiling for ${folder.path}`}
+      aria-label={`Diamond ceiling for ${folderName(folder.path)}`}
       onSubmit={(event) => {
         event.preventDefault();
         if (parsed !== 'invalid') act(() => useFolders.getState().setCeiling(folder.id, parsed));
@@ -100,8 +208,12 @@ function AddFolderForm({ onDone }: { onDone(): void }) {
   const [ceiling, setCeiling] = useState('');
   const maxDiamonds = parseCeiling(ceiling);
   const [recipe, setRecipe] = useState<RecipeInput>(draft ?? DEFAULT_RECIPE);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [refused, setRefused] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const problem = recipeProblem(recipe);
+  const first = useRef<HTMLInputElement>(null);
+  // The form opens where the operator's attention goes next: into it.
+  useEffect(() => first.current?.focus(), []);
 
   const onDrop = (event: DragEvent) => {
     event.preventDefault();
@@ -116,12 +228,17 @@ function AddFolderForm({ onDone }: { onDone(): void }) {
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setBusy(true);
+    setRefused(null);
     act(async () => {
       try {
         await useFolders.getState().add({ path, outputDir: outputDir || `${path.replace(/[\\/]+$/, '')}-export`, recipe, maxDiamonds: maxDiamonds === 'invalid' ? null : maxDiamonds });
         useUi.getState().clearDraft();
         useUi.getState().notify(`Watching ${path}. Drop photos into it.`);
         onDone();
+      } catch (error) {
+        // Said next to the button too: the banner may be scrolled far above a long form.
+        setRefused(errorText(error));
+        throw error;
       } finally {
         setBusy(false);
       }
@@ -134,7 +251,7 @@ function AddFolderForm({ onDone }: { onDone(): void }) {
       <div className="row">
         <label>
           Folder to watch
-          <input required value={path} onChange={(e) => setPath(e.target.value)} placeholder="/Volumes/Studio/incoming" />
+          <input ref={first} required value={path} onChange={(e) => setPath(e.target.value)} placeholder="/Volumes/Studio/incoming" />
         </label>
         <label>
           Output folder
@@ -145,21 +262,30 @@ function AddFolderForm({ onDone }: { onDone(): void }) {
           <input inputMode="numeric" value={ceiling} onChange={(e) => setCeiling(e.target.value)} placeholder="no limit" aria-invalid={maxDiamonds === 'invalid'} />
         </label>
       </div>
-      <RecipeBuilder value={recipe} onChange={setRecipe} />
-      <div className="toolbar">
-        <button type="submit" className="primary" disabled={busy || !path || problem !== null || maxDiamonds === 'invalid'}>
-          {busy ? 'Checking…' : 'Start watching'}
-        </button>
-        <button
-          type="button"
-          onClick={() => {
-            useUi.getState().clearDraft();
-            onDone();
-          }}
-        >
-          Cancel
-        </button>
-      </div>
+      <RecipeBuilder
+        value={recipe}
+        onChange={setRecipe}
+        {...(path ? { folderPath: path } : {})}
+        onProblem={setProblem}
+        footer={
+          <div className="toolbar">
+            <button type="submit" className="primary" disabled={busy || !path || problem !== null || maxDiamonds === 'invalid'}>
+              {busy ? 'Checking…' : 'Start watching'}
+            </button>
+            <button
+              type="button"
+              onClick={() => {
+                useUi.getState().clearDraft();
+                onDone();
+              }}
+            >
+              Cancel
+            </button>
+            {!path && <span className="muted">Type the folder to watch first.</span>}
+            {refused && <span className="problem">{refused}</span>}
+          </div>
+        }
+      />
     </form>
   );
 }

@@ -2,38 +2,69 @@ import { useEffect, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { REVIEW_STATES, type ResultView, type ReviewState } from '../../../shared/studio';
 import { CompareView } from '../components/CompareView';
+import { PromptDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
+import { usePreviewMode } from '../components/PreviewBanner';
 import { ReviewGrid } from '../components/ReviewGrid';
 import { useCatalog } from '../stores/catalog-store';
+import { useQueue } from '../stores/queue-store';
 import { useResults, visibleResults, type ReviewFilter } from '../stores/results-store';
 import { act, useUi } from '../stores/ui-store';
+
+/** The last decision, for Undo (the notice's button, or U). */
+type Decision = { ids: string[]; review: ReviewState };
+
+const focusGrid = () => document.querySelector<HTMLElement>('[data-testid="review-grid"]')?.focus();
 
 export function ReviewScreen() {
   const filter = useResults((s) => s.filter);
   const shown = useResults(useShallow((s) => visibleResults(s.results, s.filter)));
   const focusedId = useResults((s) => s.focusedId);
   const selected = useResults((s) => s.selected);
+  const names = useQueue(useShallow((s) => Object.fromEntries(Object.values(s.items).map((i) => [i.id, i.name]))));
+  const preview = usePreviewMode();
   const [zoomed, setZoomed] = useState(false);
+  const [naming, setNaming] = useState(false);
+  const [last, setLast] = useState<Decision | null>(null);
   const focused = shown.find((r) => r.id === focusedId) ?? null;
 
   // Keep a focused result whenever there is one to show (after culling, the next one).
   useEffect(() => {
     if (!focused && shown.length) useResults.getState().focus(shown[0]!.id);
   }, [focused, shown]);
+  // The loupe closes by itself when nothing is left to show; the keys go back to the grid.
+  useEffect(() => {
+    if (zoomed && !focused) {
+      setZoomed(false);
+      focusGrid();
+    }
+  }, [zoomed, focused]);
 
   const targets = (): string[] => {
     const ids = Object.keys(selected);
     return ids.length ? ids : focused ? [focused.id] : [];
   };
-  const decide = (review: ReviewState) => {
-    const ids = targets();
+  const undo = (decision: Decision) =>
+    act(async () => {
+      const { unexported } = await useResults.getState().review(decision.ids, 'pending');
+      setLast(null);
+      useUi.getState().notify(`Undone: ${decision.ids.length} result${decision.ids.length === 1 ? '' : 's'} back to pending${unexported ? `; ${unexported} exported file${unexported === 1 ? '' : 's'} removed` : ''}.`);
+    });
+  const record = (ids: string[], review: ReviewState) => {
+    const decision = { ids, review };
+    setLast(decision);
+    const count = `${ids.length} result${ids.length === 1 ? '' : 's'}`;
+    useUi.getState().notify(review === 'approved' ? `Approved ${count}: exported when its photo is fully decided.` : `Rejected ${count}.`, { label: 'Undo (U)', run: () => undo(decision) });
+  };
+  const decide = (review: ReviewState, ids = targets()) => {
     if (ids.length === 0) return;
     const index = shown.findIndex((r) => r.id === focused?.id);
     const next = filter === 'all' || filter === review ? shown[index + 1] : shown.filter((r) => !ids.includes(r.id))[index];
     act(async () => {
       await useResults.getState().review(ids, review);
       useResults.getState().clearSelection();
-      useResults.getState().focus(next?.id ?? null);
+      useResults.getState().focus(next?.id ?? focused?.id ?? null);
+      record(ids, review);
     });
   };
   const redo = () => {
@@ -42,16 +73,15 @@ export function ReviewScreen() {
     act(async () => {
       const queued = await useResults.getState().redo(ids);
       useResults.getState().clearSelection();
-      useUi.getState().notify(`${queued} photo${queued === 1 ? '' : 's'} queued again with the same recipe`);
+      useUi.getState().notify(`${queued} photo${queued === 1 ? '' : 's'} queued again with the same recipe; the old result${ids.length === 1 ? ' is' : 's are'} now rejected.`);
     });
   };
-  const saveLook = () => {
+  const saveLook = (label: string) => {
     if (!focused) return;
-    const label = window.prompt('Name this look', `Look ${new Date().toLocaleDateString()}`);
-    if (!label) return;
+    setNaming(false);
     act(async () => {
       await useCatalog.getState().saveLook(focused.id, label);
-      useUi.getState().notify(`Saved the look “${label}”`);
+      useUi.getState().notify(`Saved the look “${label}”.`);
     });
   };
   const move = (step: number) => {
@@ -59,7 +89,19 @@ export function ReviewScreen() {
     const next = shown[Math.min(shown.length - 1, Math.max(0, index + step))];
     if (next) useResults.getState().focus(next.id);
   };
+  const range = (id: string) => {
+    const from = shown.findIndex((r) => r.id === focused?.id);
+    const to = shown.findIndex((r) => r.id === id);
+    if (to < 0) return;
+    const [a, b] = from < 0 ? [to, to] : [Math.min(from, to), Math.max(from, to)];
+    useResults.getState().selectMany(shown.slice(a, b + 1).map((r) => r.id));
+  };
   const pendingShown = useMemo(() => shown.filter((r) => r.review === 'pending').map((r) => r.id), [shown]);
+  const closeLoupe = () => {
+    setZoomed(false);
+    // Keyboard culling goes on where it left off, without a click.
+    setTimeout(focusGrid, 0);
+  };
 
   return (
     <section aria-label="Review" className="review">
@@ -86,30 +128,41 @@ export function ReviewScreen() {
         <button type="button" disabled={!focused} onClick={() => setZoomed(true)}>
           Compare <kbd>Space</kbd>
         </button>
-        <button type="button" disabled={pendingShown.length === 0} onClick={() => act(() => useResults.getState().review(pendingShown, 'approved'))}>
+        <button type="button" disabled={!last} onClick={() => last && undo(last)}>
+          Undo <kbd>U</kbd>
+        </button>
+        <button type="button" disabled={pendingShown.length === 0} onClick={() => decide('approved', pendingShown)}>
           Approve all shown ({pendingShown.length})
         </button>
-        <button type="button" disabled={!focused} onClick={saveLook}>
+        <button type="button" disabled={!focused} onClick={() => setNaming(true)}>
           Save look
         </button>
         <span className="muted">{Object.keys(selected).length ? `${Object.keys(selected).length} selected` : `${shown.length} ${filter === 'all' ? 'results' : filter}`}</span>
       </div>
       {shown.length === 0 ? (
         <EmptyState title={filter === 'pending' ? 'Nothing to review' : `No ${filter} results`}>
-          {filter === 'pending' ? 'Finished shots land here. Approve with A, reject with X; approved shots are exported.' : 'Choose another filter above.'}
+          {filter === 'pending' ? 'Finished shots land here. Approve with A, reject with X; approved shots are exported, and U undoes the last decision.' : 'Choose another filter above.'}
         </EmptyState>
       ) : (
         <ReviewGrid
           results={shown}
           focusedId={focused?.id ?? null}
           selected={selected}
-          onFocus={(id) => useResults.getState().focus(id)}
+          nameOf={(itemId) => names[itemId] ?? 'photo'}
+          preview={preview}
+          onFocus={(id) => {
+            useResults.getState().clearSelection();
+            useResults.getState().focus(id);
+          }}
           onToggle={(id) => useResults.getState().toggleSelected(id)}
+          onRange={range}
           onKey={(key, columns) => {
             if (key === 'a') decide('approved');
             else if (key === 'x') decide('rejected');
             else if (key === 'r') redo();
-            else if (key === ' ') setZoomed(true);
+            else if (key === 'u') {
+              if (last) undo(last);
+            } else if (key === ' ') setZoomed(true);
             else if (key === 'ArrowRight') move(1);
             else if (key === 'ArrowLeft') move(-1);
             else if (key === 'ArrowDown') move(columns);
@@ -119,7 +172,26 @@ export function ReviewScreen() {
           }}
         />
       )}
-      {zoomed && focused && <CompareView result={focused} onClose={() => setZoomed(false)} onDecide={decide} />}
+      {last && shown.length === 0 ? (
+        <p className="muted">
+          <button type="button" onClick={() => undo(last)}>
+            Undo the last decision
+          </button>
+        </p>
+      ) : null}
+      {zoomed && focused && (
+        <CompareView
+          result={focused}
+          position={{ index: shown.findIndex((r) => r.id === focused.id), total: shown.length }}
+          preview={preview}
+          onClose={closeLoupe}
+          onDecide={(review) => decide(review, [focused.id])}
+          onMove={move}
+        />
+      )}
+      {naming && focused && (
+        <PromptDialog title="Save this look" label="Name" initial={`Look ${new Date().toLocaleDateString()}`} submitLabel="Save look" onSubmit={saveLook} onCancel={() => setNaming(false)} />
+      )}
     </section>
   );
 }

@@ -28,6 +28,13 @@ export function SettingsScreen() {
       <p>
         Now using: <strong>{account ? (account.mode === 'embedded' ? 'the embedded service on this computer' : account.serviceUrl) : '…'}</strong>
       </p>
+      {account?.mode === 'embedded' && (
+        <p className="panel" role="note" aria-label="About preview mode">
+          The embedded service makes <strong>offline previews</strong> on this computer (composites, not AI photos). For AI photos,{' '}
+          {desktop ? 'save an AI provider key below (tools are routed in providers.json in the data folder), ' : 'start the studio with AI provider keys (DROPSHOOT_FAL_KEY or DROPSHOOT_OPENAI_KEY, routes in providers.json), '}
+          or check and use a remote service.
+        </p>
+      )}
       {restartNeeded && desktop && (
         <div className="banner" role="status">
           <span>Saved. Dropshoot uses the new settings after a restart; the queue is kept.</span>

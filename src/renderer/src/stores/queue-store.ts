@@ -12,7 +12,10 @@ type QueueState = {
   applyItem(item: ItemView): void;
   setBudget(budget: BudgetView): void;
   setPaused(paused: boolean): Promise<void>;
+  /** Generates again: costs diamonds. */
   retry(ids: string[]): Promise<void>;
+  /** Exports results already paid for again: free. */
+  exportAgain(ids: string[]): Promise<number>;
   cancel(ids: string[]): Promise<void>;
   moveToFront(ids: string[]): Promise<void>;
 };
@@ -23,11 +26,12 @@ export const useQueue = create<QueueState>()((set) => ({
   paused: false,
   loaded: false,
   async load() {
-    const [{ items }, budget] = await Promise.all([
+    const [{ items, paused }, budget] = await Promise.all([
       studio().call('queue.list', { limit: 10_000 }),
       studio().call('budget.get', {}),
     ]);
-    set({ items: Object.fromEntries(items.map((i) => [i.id, i])), budget, loaded: true });
+    // Paused survives a reload: the engine's own setting, not a default.
+    set({ items: Object.fromEntries(items.map((i) => [i.id, i])), budget, paused, loaded: true });
   },
   applyItem: (item) => set((s) => ({ items: { ...s.items, [item.id]: item } })),
   setBudget: (budget) => set({ budget }),
@@ -37,6 +41,9 @@ export const useQueue = create<QueueState>()((set) => ({
   },
   async retry(ids) {
     await studio().call('queue.retry', { ids });
+  },
+  async exportAgain(ids) {
+    return (await studio().call('queue.exportAgain', { ids })).changed;
   },
   async cancel(ids) {
     await studio().call('queue.cancel', { ids });

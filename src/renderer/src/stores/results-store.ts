@@ -16,8 +16,10 @@ type ResultsState = {
   setFilter(filter: ReviewFilter): void;
   focus(id: string | null): void;
   toggleSelected(id: string): void;
+  /** Selects every id given (a shift-click range), keeping what was selected. */
+  selectMany(ids: string[]): void;
   clearSelection(): void;
-  review(ids: string[], review: ReviewState): Promise<void>;
+  review(ids: string[], review: ReviewState): Promise<{ unexported: number }>;
   redo(ids: string[], recipe?: Recipe): Promise<number>;
 };
 
@@ -41,14 +43,18 @@ export const useResults = create<ResultsState>()((set) => ({
       else selected[id] = true;
       return { selected };
     }),
+  selectMany: (ids) => set((s) => ({ selected: { ...s.selected, ...Object.fromEntries(ids.map((id) => [id, true as const])) } })),
   clearSelection: () => set({ selected: {} }),
   async review(ids, review) {
-    if (ids.length === 0) return;
+    if (ids.length === 0) return { unexported: 0 };
     // Optimistic: culling must feel instant; the engine's result.changed events confirm it.
     set((s) => ({ results: { ...s.results, ...Object.fromEntries(ids.filter((id) => s.results[id]).map((id) => [id, { ...s.results[id]!, review }])) } }));
-    await studio().call('review.set', { ids, review });
+    const { unexported } = await studio().call('review.set', { ids, review });
+    return { unexported };
   },
   async redo(ids, recipe) {
+    // The old result is declined at once (the engine's event confirms): it must not be approved by a bulk action.
+    set((s) => ({ results: { ...s.results, ...Object.fromEntries(ids.filter((id) => s.results[id]).map((id) => [id, { ...s.results[id]!, review: 'rejected' as const }])) } }));
     const { queued } = await studio().call('review.redo', { resultIds: ids, ...(recipe ? { recipe } : {}) });
     return queued;
   },

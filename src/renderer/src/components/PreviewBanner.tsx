@@ -1,0 +1,37 @@
+import { useEffect, useState } from 'react';
+import { useCatalog } from '../stores/catalog-store';
+import { act, useUi } from '../stores/ui-store';
+import { desktopSettings } from '../transport';
+
+/**
+ * Said up front: on the embedded service with no AI provider, every result is an offline preview
+ * (composited on this computer), not a generated photo. One click to Settings changes that.
+ */
+export function usePreviewMode(): boolean {
+  const account = useCatalog((s) => s.account);
+  const [providerKeys, setProviderKeys] = useState(false);
+  useEffect(() => {
+    const desktop = desktopSettings();
+    if (desktop) act(async () => {
+      const view = await desktop.get();
+      setProviderKeys(view.providerKeys.fal || view.providerKeys.openai);
+    });
+  }, []);
+  return account?.mode === 'embedded' && !providerKeys;
+}
+
+export function PreviewBanner() {
+  const preview = usePreviewMode();
+  const screen = useUi((s) => s.screen);
+  if (!preview || screen === 'settings') return null;
+  return (
+    <div className="banner banner-preview" role="note" aria-label="Preview mode">
+      <span>
+        <strong>Preview mode.</strong> Results are offline previews made on this computer, not AI photos, until an AI provider or a remote service is set.
+      </span>
+      <button type="button" onClick={() => useUi.getState().show('settings')}>
+        Open Settings
+      </button>
+    </div>
+  );
+}
