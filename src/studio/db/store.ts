@@ -44,6 +44,18 @@ export type ItemRow = {
   packCompleted: number | null;
   packFailed: number | null;
   submittedAt: string | null;
+  /** What the service last said of the job; only its own `failed` means the charge was refunded. */
+  jobStatus: string | null;
+  /** When the job is next due for a poll (it holds no slot until then). */
+  pollAt: string | null;
+  /** The last poll that saw the job still running (for the job-time estimate). */
+  seenRunningAt: string | null;
+  /** Diamonds held for this item against its batch's ceiling until it is charged. */
+  reserved: number;
+  /** 1 when `diamonds` is the confirmed charge (from the service or the balance). */
+  priceSure: number;
+  /** Submissions sent again after the service answered 500 (refunded). */
+  resubmits: number;
   createdAt: string;
   updatedAt: string;
 };
@@ -53,7 +65,8 @@ const ITEM_COLUMNS = `id, batch_id AS batchId, folder_id AS folderId, source_pat
   wait_reason AS waitReason, wait_until AS waitUntil, error, note, uncertain, attempts, position,
   upload_key AS uploadKey, upload_url AS uploadUrl, submit_key AS submitKey, submit_request AS submitRequest,
   job_id AS jobId, result_urls AS resultUrls, shot_map AS shotMap, failed_shots AS failedShots, price, diamonds, pack_total AS packTotal, pack_completed AS packCompleted,
-  pack_failed AS packFailed, submitted_at AS submittedAt, created_at AS createdAt, updated_at AS updatedAt`;
+  pack_failed AS packFailed, submitted_at AS submittedAt, job_status AS jobStatus, poll_at AS pollAt, seen_running_at AS seenRunningAt,
+  reserved, price_sure AS priceSure, resubmits, created_at AS createdAt, updated_at AS updatedAt`;
 
 const COLUMN_OF: Record<string, string> = {
   state: 'state', waitReason: 'wait_reason', waitUntil: 'wait_until', error: 'error', note: 'note',
@@ -61,7 +74,8 @@ const COLUMN_OF: Record<string, string> = {
   uploadUrl: 'upload_url', submitKey: 'submit_key', submitRequest: 'submit_request', jobId: 'job_id', resultUrls: 'result_urls', shotMap: 'shot_map',
   price: 'price', diamonds: 'diamonds', packTotal: 'pack_total', packCompleted: 'pack_completed',
   packFailed: 'pack_failed', submittedAt: 'submitted_at', recipe: 'recipe', recipeHash: 'recipe_hash',
-  toolId: 'tool_id', sourcePath: 'source_path', failedShots: 'failed_shots',
+  toolId: 'tool_id', sourcePath: 'source_path', failedShots: 'failed_shots', jobStatus: 'job_status', pollAt: 'poll_at',
+  seenRunningAt: 'seen_running_at', reserved: 'reserved', priceSure: 'price_sure', resubmits: 'resubmits', batchId: 'batch_id',
 };
 export type ItemPatch = Partial<Pick<ItemRow, keyof typeof COLUMN_OF & keyof ItemRow>>;
 
@@ -79,7 +93,8 @@ export function updateItem(db: StudioDB, id: string, patch: ItemPatch, now: Date
   );
 }
 
-export function insertItem(db: StudioDB, item: Omit<ItemRow, 'updatedAt' | 'position' | 'attempts' | 'uncertain' | 'waitUntil' | 'uploadKey' | 'uploadUrl' | 'submitKey' | 'submitRequest' | 'jobId' | 'resultUrls' | 'shotMap' | 'failedShots' | 'price' | 'diamonds' | 'packTotal' | 'packCompleted' | 'packFailed' | 'submittedAt' | 'error'> & { error?: string | null }): void {
+type InsertedLater = 'updatedAt' | 'position' | 'attempts' | 'uncertain' | 'waitUntil' | 'uploadKey' | 'uploadUrl' | 'submitKey' | 'submitRequest' | 'jobId' | 'resultUrls' | 'shotMap' | 'failedShots' | 'price' | 'diamonds' | 'packTotal' | 'packCompleted' | 'packFailed' | 'submittedAt' | 'error' | 'jobStatus' | 'pollAt' | 'seenRunningAt' | 'reserved' | 'priceSure' | 'resubmits';
+export function insertItem(db: StudioDB, item: Omit<ItemRow, InsertedLater> & { error?: string | null }): void {
   const { maxPos } = db.prepare('SELECT COALESCE(MAX(position), 0) AS maxPos FROM items').get() as { maxPos: number };
   db.prepare(
     `INSERT INTO items (id, batch_id, folder_id, source_path, root_dir, relative_dir, name, sha256, recipe, recipe_hash, tool_id,
@@ -91,14 +106,24 @@ export function insertItem(db: StudioDB, item: Omit<ItemRow, 'updatedAt' | 'posi
   );
 }
 
-/** An item with the same photo and recipe that is done or on its way (dedup). */
+/**
+ * An item with the same photo and recipe that is done or on its way (dedup); or, failing that, one
+ * that failed after its job was paid for (a job the service did not report as
+ * failed): that one is adopted, never submitted again.
+ */
 export function findEquivalent(db: StudioDB, sha256: string, recipeHash: string): ItemRow | undefined {
   return db
     .prepare(
       `SELECT ${ITEM_COLUMNS} FROM items WHERE sha256 = ? AND recipe_hash = ?
-       AND state NOT IN ('failed', 'skipped', 'cancelled') ORDER BY created_at LIMIT 1`,
+       AND (state NOT IN ('failed', 'skipped', 'cancelled') OR (state = 'failed' AND job_id IS NOT NULL AND COALESCE(job_status, '') != 'failed'))
+       ORDER BY state = 'failed', created_at LIMIT 1`,
     )
     .get(sha256, recipeHash) as ItemRow | undefined;
+}
+
+/** Whether an item holds a job the service charged and did not refund. */
+export function isPaid(item: Pick<ItemRow, 'jobId' | 'jobStatus'>): boolean {
+  return item.jobId !== null && item.jobStatus !== 'failed';
 }
 
 export function itemsInStates(db: StudioDB, states: readonly ItemState[]): ItemRow[] {
