@@ -82,4 +82,12 @@ describe('request overhead (item 12)', () => {
     const service = await headlessRun();
     expect(service.count('GET', '/v1/models')).toBe(1);
   });
+
+  it('a headless run does not read the account while it charges (a charge is no reason to ask for the balance)', async () => {
+    const service = await headlessRun();
+    const charges = service.log.filter((r) => r.method === 'POST' && r.path === '/v1/generations').map((r) => r.at);
+    expect(charges).toHaveLength(8);
+    const readsWhileCharging = service.log.filter((r) => r.path === '/v1/account' && r.at >= Math.min(...charges) && r.at <= Math.max(...charges));
+    expect(readsWhileCharging).toEqual([]);
+  });
 });
