@@ -101,6 +101,17 @@ describe('malformed and mistyped JSON', () => {
     await expectUnchargedAndAlive(api, before);
   });
 
+  it.each(posts)('answers 400 (not 500) to JSON nested 10,000 levels deep on POST %s', async (p) => {
+    const before = await api.balance();
+    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+    for (const raw of [deep, `{"toolId":${deep}}`, `{"label":"x","images":{"a":${'{"b":'.repeat(5000)}1${'}'.repeat(5000)}}}`]) {
+      expectError(await rawPost(p, raw), 400, 'nested');
+    }
+    // Brackets inside strings are text, not depth.
+    expectError(await rawPost(p, JSON.stringify({ unknownField: '['.repeat(10_000) })), 400, 'unknown');
+    await expectUnchargedAndAlive(api, before);
+  });
+
   it('answers 413 to a JSON body over 1 MiB and keeps serving', async () => {
     const before = await api.balance();
     const huge = { toolId: 'photo_edit', images: { user_photo: photo }, customPrompt: 'x'.repeat(1024 * 1024 + 10) };
@@ -139,6 +150,22 @@ describe('hostile ids', () => {
         }
       }
     }
+  });
+
+  it('answers an id over 8 KiB with 414 in the {success:false,error} shape, after authentication', async () => {
+    const long = 'a'.repeat(9000);
+    for (const res of [await api.get(`/v1/generations/${long}`), await api.delete(`/v1/template-sets/${long}`), await api.get(`/v1/ready-template-sets/${long}`)]) {
+      expectError(res, 414, 'too long');
+      expect(Object.keys(res.body).sort()).toEqual(['error', 'success']);
+    }
+    expectError(await api.withAuth(null).get(`/v1/generations/${long}`), 401);
+  });
+
+  it('answers a URL larger than the header limit with 431 in the {success:false,error} shape', async () => {
+    const res = await api.get(`/v1/generations/${'a'.repeat(20_000)}`);
+    expectError(res, 431);
+    expect(Object.keys(res.body).sort()).toEqual(['error', 'success']);
+    expectSuccess(await api.get('/v1/models'), 200);
   });
 
   it('answers 404 or 400 for literal traversal paths too', async () => {
