@@ -264,6 +264,14 @@ async function run(args: string[]): Promise<void> {
         print(summary);
         process.exitCode = interrupt.signal.aborted ? exitCodeOf(interrupt.signal.reason) : summary.exported + summary.skipped === summary.photos ? 0 : 1;
       } finally {
+        if (interrupt.signal.aborted) {
+          // The unfinished batch's wait still reads the studio database on a timer: the core
+          // closes first, then the engine (stopped already), and the process ends in that tick.
+          await client.close();
+          await engine.close();
+          unlock();
+          process.exit(process.exitCode ?? exitCodeOf(interrupt.signal.reason));
+        }
         await engine.close();
       }
     } finally {
@@ -272,8 +280,6 @@ async function run(args: string[]): Promise<void> {
   } finally {
     unlock();
   }
-  // Stopped by a signal: nothing must keep the process (the unfinished batch's wait, say).
-  if (interrupt.signal.aborted) process.exit();
 }
 
 const exitCodeOf = (signal: unknown): number => (signal === 'SIGTERM' ? 143 : 130);
