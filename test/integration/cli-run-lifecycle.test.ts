@@ -98,6 +98,8 @@ describe('run: SIGINT and SIGTERM', () => {
     const stopped = await first.done;
     expect(stopped.code, stopped.stderr).toBe(signal === 'SIGINT' ? 130 : 143);
     expect(stopped.stderr).toContain(`dropshoot: ${signal}: stopping at a safe point`);
+    // Nothing but the CLI's own one-line messages: no stack trace after the summary.
+    expect(stopped.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('dropshoot: '))).toEqual([]);
     const summary = json<Summary>(stopped.stdout);
     expect(summary.interrupted?.signal).toBe(signal);
     expect(summary.photos).toBe(photos);
