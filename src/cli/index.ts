@@ -16,9 +16,13 @@ const USAGE = `Usage: dropshoot <command> [flags]
   admin revoke-key --data DIR --key-id ID
   admin grant --data DIR --email E --diamonds N
   run --in DIR --recipe FILE.json --out DIR [--data DIR] [--remote URL --key KEY] [--concurrency N] [--max-diamonds N]
+      [--daily-cap N] [--wait] [--uncertain resubmit|fail]
       One batch over every image under --in (recursively), approved automatically and exported
       to --out. Prints a summary; exits 0 when every photo was exported or skipped, 1 otherwise.
       --max-diamonds: start no photo that could take the batch's spend over N (run again to go on).
+      --daily-cap: the key's daily request cap (the API does not report it; default 500 remote).
+      --wait: wait out a short balance (402) or a reached daily cap instead of ending the run.
+      --uncertain: a submission whose answer was lost: send it again (may cost twice) or fail it.
   studio --data DIR [--port 5170] [--remote URL --key KEY]
       Run the studio engine (hot folders, queue, review, export) and serve the studio contract
       over HTTP + server-sent events, with the UI when built. Prints {"studio": URL} when ready.
@@ -224,8 +228,15 @@ async function run(args: string[]): Promise<void> {
     key: { type: 'string' },
     concurrency: { type: 'string' },
     'max-diamonds': { type: 'string' },
+    'daily-cap': { type: 'string' },
+    wait: { type: 'boolean' },
+    uncertain: { type: 'string' },
   });
   const maxDiamonds = integer(f['max-diamonds'], 'max-diamonds');
+  const dailyCap = integer(f['daily-cap'], 'daily-cap');
+  if (dailyCap !== undefined && dailyCap < 1) throw new UsageError('--daily-cap must be at least 1');
+  const uncertain = f.uncertain;
+  if (uncertain !== undefined && uncertain !== 'resubmit' && uncertain !== 'fail') throw new UsageError('--uncertain takes resubmit or fail');
   if (maxDiamonds !== undefined && maxDiamonds < 1) throw new UsageError('--max-diamonds must be at least 1');
   const inDir = path.resolve(required(f.in, 'in'));
   const outDir = path.resolve(required(f.out, 'out'));
@@ -256,11 +267,21 @@ async function run(args: string[]): Promise<void> {
       const { checkRecipe } = await import('../studio/recipe-check');
       const { runBatch } = await import('../studio/run-batch');
       const { prepareForUpload } = await import('../studio/prepare');
-      const engine = new StudioEngine({ dataDir, client, prepareUpload: prepareForUpload, ...(concurrency ? { concurrency } : {}) });
+      const apiKey = typeof f.remote === 'string' ? (typeof f.key === 'string' ? f.key : process.env.DROPSHOOT_API_KEY) : undefined;
+      const engine = new StudioEngine({ dataDir, client, prepareUpload: prepareForUpload, ...(concurrency ? { concurrency } : {}), ...(dailyCap ? { dailyCap } : {}), ...(apiKey ? { apiKey } : {}) });
       try {
         const problem = await checkRecipe(engine.client, recipe.data);
         if (problem) throw new Error(`recipe: ${problem}`);
-        const summary = await runBatch(engine, { inDir, recipe: recipe.data, outDir, signal: interrupt.signal, ...(maxDiamonds !== undefined ? { maxDiamonds } : {}) });
+        const summary = await runBatch(engine, {
+          inDir,
+          recipe: recipe.data,
+          outDir,
+          signal: interrupt.signal,
+          ...(maxDiamonds !== undefined ? { maxDiamonds } : {}),
+          ...(uncertain === 'resubmit' || uncertain === 'fail' ? { uncertain } : {}),
+          ...(f.wait === true ? { wait: true } : {}),
+          onNotice: (line) => process.stderr.write(`dropshoot: ${line}\n`),
+        });
         print(summary);
         process.exitCode = interrupt.signal.aborted ? exitCodeOf(interrupt.signal.reason) : summary.exported + summary.skipped === summary.photos ? 0 : 1;
       } finally {

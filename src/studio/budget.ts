@@ -178,7 +178,9 @@ export class Budget {
       const since = this.db
         .prepare('SELECT id, tool_id AS toolId, diamonds, price_sure AS sure FROM items WHERE diamonds > 0 AND submitted_at >= ?')
         .all(new Date(anchor.at).toISOString()) as { id: string; toolId: string; diamonds: number; sure: number }[];
-      const charged = since.filter((c) => c.sure === 0);
+      // A submission whose answer was lost may or may not be in the difference: attribute nothing.
+      const unknown = this.db.prepare("SELECT 1 FROM items WHERE state = 'submitting' AND submitted_at >= ? LIMIT 1").get(new Date(anchor.at).toISOString()) !== undefined;
+      const charged = unknown ? [] : since.filter((c) => c.sure === 0);
       // Charges whose price is already known take their part first; the rest is the unknown's.
       const spent = anchor.balance - balance - since.filter((c) => c.sure === 1).reduce((sum, c) => sum + c.diamonds, 0);
       const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);

@@ -17,7 +17,7 @@ import { Gates } from './gates';
 import { Library } from './library';
 import { lockDataFolder } from './lock';
 import { Poller } from './poller';
-import { ACTIVE_STATES, enqueue as enqueueItem, recipeHash, type EnqueueInput } from './queue';
+import { ACTIVE_STATES, enqueue as enqueueItem, recipeHash, resolveUncertain, type EnqueueInput } from './queue';
 import { Runner } from './runner';
 import { Scheduler } from './scheduler';
 
@@ -161,6 +161,38 @@ export class StudioEngine {
     this.emitItem(id);
     this.kick();
     return store.itemView(store.getItem(this.db, id)!);
+  }
+
+  /** Settles an uncertain submission (UI command and `run --uncertain`). */
+  resolveUncertain(id: string, action: 'resubmit' | 'fail'): boolean {
+    const item = store.getItem(this.db, id);
+    if (!item || !resolveUncertain(this.db, item, action, this.now())) return false;
+    this.emitItem(id);
+    this.kick();
+    return true;
+  }
+
+  /**
+   * Before a batch starts: tool prices and the ready set's shot count (so every photo is priced
+   * before anything is spent), and the balance (so the batch's spend can be reconciled from it).
+   */
+  async prepareBatch(recipe: Recipe, ceiling: number | null = null): Promise<{ perPhotoDiamonds: number | null; perPhotoRequests: number; requestsLeftToday: number | null; balance: number | null }> {
+    await this.spending.loadPrices().catch(() => undefined);
+    if (isCatalogRecipe(recipe.request) && !recipe.request.shotIds?.length) await this.spending.shotCount(recipe.request.readyTemplateSetId).catch(() => undefined);
+    // A remote service's charge can differ from its price list: its balance is the truth (the
+    // embedded core charges its list price, so there a read is spent only to keep a ceiling).
+    const remote = this.client.origin !== 'embedded';
+    const balance = remote || ceiling !== null ? await this.spending.setAnchor() : null;
+    if (balance !== null) this.balanceCache = { value: balance, at: this.now().getTime() };
+    const quote = this.spending.pricesKnown ? this.spending.quote(recipe) : null;
+    const toolId = isCatalogRecipe(recipe.request) ? 'catalog' : (recipe.request.toolId ?? 'template');
+    return { perPhotoDiamonds: quote?.diamonds ?? null, perPhotoRequests: this.scheduler.perPhoto(toolId), requestsLeftToday: this.spending.requestsLeftToday(), balance };
+  }
+
+  /** After a batch: the balance read once more, so what was spent is what the balance says. */
+  async settleSpend(): Promise<void> {
+    if (!this.spending.anchored || this.running.size > 0) return;
+    await this.spending.reconcile();
   }
 
   // ---- scheduling -----------------------------------------------------------------------------

@@ -106,3 +106,18 @@ export function retryItem(db: StudioDB, item: store.ItemRow, sourcePath: string,
     now,
   );
 }
+
+/**
+ * An uncertain submission (its answer was lost and the service does not confirm Idempotency-Key)
+ * settled by the operator: `resubmit` sends it again under a new key (it may cost the price a
+ * second time if the first one was charged); `fail` gives the photo up.
+ */
+export function resolveUncertain(db: StudioDB, item: store.ItemRow, action: 'resubmit' | 'fail', now: Date): boolean {
+  if (item.uncertain !== 1) return false;
+  if (action === 'resubmit') {
+    store.updateItem(db, item.id, { uncertain: 0, waitReason: null, submittedAt: null, submitKey: `submit-${item.id}-${randomUUID()}`, note: `${item.note ?? 'uncertain submission'}; resubmitted by the operator` }, now);
+  } else {
+    store.updateItem(db, item.id, { uncertain: 0, waitReason: null, state: 'failed', reserved: 0, error: 'marked failed by the operator after an uncertain submission (it may have been charged once)' }, now);
+  }
+  return true;
+}

@@ -27,7 +27,16 @@ export type BatchSummary = {
   diamondsSpent: number;
   apiRequests: number;
   files: string[];
+  /** What `run` has to tell about money and requests: the plan, a short balance, a closed day. */
+  notices?: string[];
+  /** Diamonds still missing for the photos held by a short balance (402), when it ended the run. */
+  diamondsMissing?: number;
+  /** Paid jobs left at the service when the daily cap ended the run: collected by the next run. */
+  collectTomorrow?: { name: string; jobId: string }[];
 };
+
+/** `--uncertain`: what to do with a submission whose answer was lost; `--wait`: wait out 402 and the daily cap. */
+export type RunOptions = { uncertain?: 'resubmit' | 'fail'; wait?: boolean; onNotice?: (line: string) => void };
 
 const IMAGE_EXT = /\.(jpe?g|png|webp|tiff?|heic|heif|avif)$/i;
 
@@ -47,9 +56,13 @@ async function sha256Of(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-export async function runBatch(engine: StudioEngine, input: { inDir: string; recipe: Recipe; outDir: string; maxDiamonds?: number; signal?: AbortSignal }): Promise<BatchSummary> {
-  const day = engine.now().toISOString().slice(0, 10);
-  const requestsBefore = store.requestsOn(engine.db, engine.client.origin, day);
+export async function runBatch(engine: StudioEngine, input: { inDir: string; recipe: Recipe; outDir: string; maxDiamonds?: number; signal?: AbortSignal } & RunOptions): Promise<BatchSummary> {
+  const requestsBefore = engine.spending.requestsUsedToday();
+  const notices: string[] = [];
+  const notice = (line: string) => {
+    notices.push(line);
+    input.onNotice?.(line);
+  };
   const batchId = engine.createBatch({ kind: 'run', outputDir: input.outDir, autoApprove: true, ceiling: input.maxDiamonds ?? null });
   let photos = 0;
   const { signal } = input;
@@ -61,15 +74,57 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
     photos++;
   }
   if (!signal?.aborted) {
+    // Every photo priced and today's requests counted before anything is spent.
+    const plan = await engine.prepareBatch(input.recipe, input.maxDiamonds ?? null);
+    const queued = store.listItems(engine.db, { batchId, states: ['queued'], limit: 1_000_000, offset: 0 }).total;
+    if (plan.perPhotoDiamonds !== null) notice(`${queued} photo(s) to start at about ${plan.perPhotoDiamonds} diamond(s) each${plan.balance !== null ? `; balance ${plan.balance}` : ''}`);
+    if (plan.requestsLeftToday !== null) {
+      const fit = Math.max(0, Math.floor((plan.requestsLeftToday - 2) / plan.perPhotoRequests));
+      notice(`requests left today: ${plan.requestsLeftToday} of ${engine.spending.dailyCap} (about ${plan.perPhotoRequests} per photo): ${Math.min(fit, queued)} of ${queued} photo(s) fit today`);
+    }
     engine.start();
     // Headless, nobody can lift a ceiling: photos it holds back end the run (a rerun continues them).
+    // A short balance or a closed day ends it too, with the reason, unless --wait.
+    const heldBy = input.wait ? (['ceiling'] as const) : (['ceiling', 'no_diamonds', 'daily_cap'] as const);
     const stopped = new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
-    await Promise.race([engine.waitForBatch(batchId, undefined, ['ceiling']), stopped]);
+    for (;;) {
+      await Promise.race([engine.waitForBatch(batchId, undefined, heldBy), stopped]);
+      if (signal?.aborted || !input.uncertain) break;
+      const open = store.listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 }).items.filter((i) => i.uncertain === 1);
+      if (open.length === 0) break;
+      for (const item of open) {
+        notice(`${path.join(item.relativeDir, item.name)}: uncertain submission ${input.uncertain === 'resubmit' ? `resubmitted (--uncertain resubmit; may cost ${item.price || plan.perPhotoDiamonds || 0} more diamonds if the first was charged)` : 'marked failed (--uncertain fail)'}`);
+        engine.resolveUncertain(item.id, input.uncertain);
+      }
+    }
+    if (!signal?.aborted) await engine.settleSpend();
   }
   // Stopped by a signal: running steps reach a safe point before the summary is read.
   if (signal?.aborted) await engine.stop();
   const { items } = store.listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 });
   const reason = (i: store.ItemRow) => i.error ?? i.note ?? i.waitReason ?? 'unknown';
+  const name = (i: store.ItemRow) => path.join(i.relativeDir, i.name);
+  const unfinished = (i: store.ItemRow) => !engine.isTerminal(i.state) && i.state !== 'review' && i.uncertain === 0;
+  // Short of diamonds: the service's words, and how many diamonds the held photos still need.
+  const short = items.filter((i) => unfinished(i) && i.waitReason === 'no_diamonds' && !i.jobId);
+  const gate = engine.gates.diamonds;
+  let diamondsMissing: number | undefined;
+  if (short.length && gate) {
+    const perPhoto = Math.max(gate.needed, ...short.map((i) => i.price || i.reserved || 0));
+    diamondsMissing = Math.max(0, perPhoto * short.length - (gate.balance ?? 0));
+    notice(`short of diamonds: ${gate.message} (${short.length} photo(s) held; about ${diamondsMissing} diamond(s) missing). Add diamonds and run again, or use --wait`);
+  }
+  // The daily cap: paid jobs stay at the service and are collected by the next run.
+  const capped = items.filter((i) => unfinished(i) && i.waitReason === 'daily_cap');
+  const collectTomorrow = capped.filter((i) => i.jobId !== null && store.isPaid(i)).map((i) => ({ name: name(i), jobId: i.jobId! }));
+  if (capped.length) {
+    const reopens = engine.gates.cap ? new Date(engine.gates.cap.until).toISOString() : 'the next UTC day (00:00 UTC)';
+    notice(
+      `daily request cap reached (${engine.gates.cap?.message ?? `--daily-cap ${engine.spending.dailyCap}`}); it reopens at ${reopens}. ` +
+        `${collectTomorrow.length} paid job(s) will be collected by the next run: ${collectTomorrow.map((c) => c.name).join(', ') || 'none'}; ` +
+        `${capped.length - collectTomorrow.length} photo(s) not started. Use --wait to wait instead`,
+    );
+  }
   return {
     batchId,
     photos,
@@ -78,15 +133,20 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
     failed: items.filter((i) => i.state === 'failed' || i.state === 'cancelled').map((i) => ({ name: path.join(i.relativeDir, i.name), reason: reason(i) })),
     // Why it is uncertain (the note) matters more than the network error that led there.
     uncertain: items.filter((i) => i.uncertain === 1).map((i) => ({ name: path.join(i.relativeDir, i.name), reason: i.note ?? reason(i) })),
-    held: items
-      .filter((i) => i.state === 'queued' && i.waitReason === 'ceiling')
-      .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: `not started: the batch reached its ceiling of ${input.maxDiamonds} diamonds` })),
+    held: [
+      ...items.filter((i) => i.state === 'queued' && i.waitReason === 'ceiling').map((i) => ({ name: name(i), reason: `not started: the batch reached its ceiling of ${input.maxDiamonds} diamonds` })),
+      ...short.map((i) => ({ name: name(i), reason: `not started: short of diamonds: ${gate?.message ?? i.error ?? 'insufficient diamonds'}` })),
+      ...capped.map((i) => ({ name: name(i), reason: i.jobId ? `paid (job ${i.jobId}); to be collected after the daily cap reopens` : `not started: ${i.error ?? 'the daily request cap is reached'}` })),
+    ],
     skippedPhotos: items.filter((i) => i.state === 'skipped').map((i) => ({ name: path.join(i.relativeDir, i.name), reason: i.note ?? 'skipped' })),
     ...(signal?.aborted
       ? { interrupted: { signal: String(signal.reason), unfinished: items.filter((i) => !engine.isTerminal(i.state) && i.state !== 'review').map((i) => ({ name: path.join(i.relativeDir, i.name), state: i.state })) } }
       : {}),
     diamondsSpent: items.reduce((sum, i) => sum + i.diamonds, 0),
-    apiRequests: store.requestsOn(engine.db, engine.client.origin, day) - requestsBefore,
+    apiRequests: engine.spending.requestsUsedToday() - requestsBefore,
     files: items.flatMap((i) => store.resultsOf(engine.db, i.id).map((r) => r.exportedPath).filter((p): p is string => p !== null)),
+    notices,
+    ...(diamondsMissing !== undefined ? { diamondsMissing } : {}),
+    ...(capped.length ? { collectTomorrow } : {}),
   };
 }

@@ -271,10 +271,11 @@ export class Runner {
     if (inSubmission) {
       const lostAnswer = err.status === 0 || err.status >= 502;
       const neverSent = err.status === 0 && /ECONNREFUSED|ENOTFOUND|EAI_AGAIN/i.test(`${message} ${String((err as { cause?: unknown }).cause ?? '')}`);
-      if (err.status === 500 && this.honoursIdempotency() && attempts < 3) {
+      const same500 = Number(/^the service answered 500 \((\d+)\)/.exec(item.error ?? '')?.[1] ?? 0) + 1;
+      if (err.status === 500 && this.honoursIdempotency() && same500 < 4) {
         // A service that keeps its answers per key tells what became of the first attempt: the
-        // same key again, and only a 500 it keeps giving for that key counts as its answer.
-        this.transition(item.id, { attempts, waitReason: 'service_error', waitUntil, error: `the service answered 500; asking again under the same Idempotency-Key: ${message}` });
+        // same key again, and only a 500 it keeps giving for that key (its stored answer) counts.
+        this.transition(item.id, { attempts, waitReason: 'service_error', waitUntil, error: `the service answered 500 (${same500}) under this Idempotency-Key; asking again: ${message}` });
         return;
       }
       if (err.status === 500 && !isCatalogRecipe(this.recipeOf(item).request)) {

@@ -105,14 +105,14 @@ describe('hot folder to export', () => {
       expect(sidecar).toMatchObject({ sourceSha256: item.sha256, sourceName: item.name, jobId: item.jobId, diamonds: 1, recipe: recipeFor('remove_background') });
     }
     const byName = (name: string) => results.find((r) => inReview.find((i) => i.id === r.itemId)?.name === name)!;
-    expect(await call(studio, 'review.set', { ids: [byName('a.jpg').id, byName('c.jpg').id], review: 'approved' })).toEqual({ changed: 2 });
-    expect(await call(studio, 'review.set', { ids: [byName('b.jpg').id], review: 'rejected' })).toEqual({ changed: 1 });
+    expect(await call(studio, 'review.set', { ids: [byName('a.jpg').id, byName('c.jpg').id], review: 'approved' })).toEqual({ changed: 2, unexported: 0 });
+    expect(await call(studio, 'review.set', { ids: [byName('b.jpg').id], review: 'rejected' })).toEqual({ changed: 1, unexported: 0 });
 
-    // Approved results are exported; a photo whose every result was rejected fails, saying so.
-    const done = await until('all three finished', allIn(studio, 3, (i) => i.state === 'exported' || i.state === 'failed'));
+    // Approved results are exported; a photo whose every result was declined is `rejected` (a decision, not a failure).
+    const done = await until('all three finished', allIn(studio, 3, (i) => i.state === 'exported' || i.state === 'rejected'));
     expect(done.map((i) => [i.name, i.state, i.error]).sort()).toEqual([
       ['a.jpg', 'exported', null],
-      ['b.jpg', 'failed', 'every result was rejected in review'],
+      ['b.jpg', 'rejected', null],
       ['c.jpg', 'exported', null],
     ]);
     const written = fs.readdirSync(outDir, { recursive: true }).map(String).filter((f) => f.endsWith('.png')).sort();
@@ -123,7 +123,7 @@ describe('hot folder to export', () => {
     await until('sources moved to done/', async () => fs.existsSync(path.join(inDir, 'done', 'looks', 'c.jpg')) && !fs.existsSync(path.join(inDir, 'a.jpg')));
     expect(fs.existsSync(path.join(inDir, 'done', 'a.jpg'))).toBe(true);
     await until('the rejected source in failed/', async () => fs.existsSync(path.join(inDir, 'failed', 'b.jpg.reason.txt')));
-    expect(fs.readFileSync(path.join(inDir, 'failed', 'b.jpg.reason.txt'), 'utf8')).toContain('every result was rejected in review');
+    expect(fs.readFileSync(path.join(inDir, 'failed', 'b.jpg.reason.txt'), 'utf8')).toContain('every result was declined in review');
   });
 
   it('skips a photo already done with the same recipe (nothing spent) until reprocessed; redo queues again with a changed recipe', async () => {

@@ -1,0 +1,275 @@
+/**
+ * The studio's money path against the reference /v1 service (written from the spec alone, not
+ * our core): the remote path exactly as `dropshoot run` drives it (HttpClient, StudioEngine,
+ * runBatch), with the service making the choices a production service may make where the spec is
+ * silent. Every claim is checked from the service's own ledger: each photo charged once (plus
+ * charges the service itself refunded), every paid result delivered, the run's summary true.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpClient } from '../../src/client';
+import type { Recipe } from '../../src/shared/studio';
+import { StudioEngine, type EngineOptions } from '../../src/studio/engine';
+import { runBatch, type RunOptions } from '../../src/studio/run-batch';
+import { startReferenceService, type ReferenceService, type ReferenceServiceOptions } from '../reference-service';
+import { startFaultProxy, type FaultProxyOptions } from '../reference-service/fault-proxy';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'studio@example.com';
+
+type World = { root: string; service: ReferenceService; apiKey: string; url: string; inDir: string };
+
+async function world(options: ReferenceServiceOptions, account: { diamonds: number; dailyCap?: number }, photos: number, proxy?: Omit<FaultProxyOptions, 'target'>): Promise<World & { proxy?: Awaited<ReturnType<typeof startFaultProxy>> }> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-money-'));
+  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  const service = await startReferenceService({ seed: 3, timeScale: 0.01, ...options });
+  cleanups.push(() => service.close());
+  const { apiKey } = service.createAccount({ email: EMAIL, ...account });
+  let url = service.url;
+  let fault: Awaited<ReturnType<typeof startFaultProxy>> | undefined;
+  if (proxy) {
+    fault = await startFaultProxy({ target: service.url, ...proxy });
+    cleanups.push(() => fault!.close());
+    url = fault.url;
+  }
+  const inDir = path.join(root, 'in');
+  fs.mkdirSync(inDir);
+  for (let i = 0; i < photos; i++) {
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="320" height="400"><rect width="100%" height="100%" fill="#f0efe9"/><rect x="${60 + i * 7}" y="80" width="180" height="240" rx="24" fill="hsl(${i * 37},65%,45%)"/></svg>`;
+    await sharp(Buffer.from(svg)).jpeg({ quality: 90 }).toFile(path.join(inDir, `p${String(i).padStart(2, '0')}.jpg`));
+  }
+  return { root, service, apiKey, url, inDir, ...(fault ? { proxy: fault } : {}) };
+}
+
+/** `dropshoot run` against the world, on a data folder that may be reused by the next call. */
+async function run(w: World, recipe: Recipe, opts: { out?: string; data?: string; maxDiamonds?: number; engine?: Partial<EngineOptions> } & RunOptions = {}) {
+  const client = new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
+  const engine = new StudioEngine({
+    dataDir: opts.data ?? path.join(w.root, 'data'),
+    client,
+    apiKey: w.apiKey,
+    concurrency: 3,
+    backoff: { baseMs: 50, maxMs: 400 },
+    capProbeMs: 300,
+    balanceRecheckMs: 100,
+    ...opts.engine,
+  });
+  try {
+    const { out, data: _data, maxDiamonds, engine: _engine, ...runOptions } = opts;
+    return await runBatch(engine, { inDir: w.inDir, recipe, outDir: out ?? path.join(w.root, 'out'), ...(maxDiamonds !== undefined ? { maxDiamonds } : {}), ...runOptions });
+  } finally {
+    await engine.close();
+    await client.close();
+  }
+}
+
+const cutout: Recipe = { request: { toolId: 'remove_background', images: { user_photo: '{photo}' } }, export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{n}' } };
+const onModel: Recipe = { request: { toolId: 'virtual_model', images: { fashion_model: 'person-001', garment_photo: '{photo}' } }, export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' } };
+const readyShoot = (id: string): Recipe => ({ request: { readyTemplateSetId: id, images: { garment_photo: '{photo}' } }, export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{shot}' } });
+
+function money(service: ReferenceService) {
+  const ledger = service.ledger(EMAIL);
+  const charges = ledger.filter((e) => e.kind === 'charge');
+  const refunds = ledger.filter((e) => e.kind === 'refund');
+  return {
+    charges: charges.length,
+    refunds: refunds.length,
+    /** Diamonds that stayed charged. */
+    net: ledger.filter((e) => e.kind !== 'grant').reduce((sum, e) => sum - e.delta, 0),
+    /** Photos charged more than once without a refund in between: must be none. */
+    jobs: service.jobs(EMAIL),
+  };
+}
+
+const filesIn = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => /\.(png|jpe?g|webp)$/.test(f)).sort() : []);
+
+describe('a job once paid is collected, never paid again (item 1)', () => {
+  it('export folder not writable: the run fails the photos, and the re-run delivers the same paid jobs', async () => {
+    const w = await world({}, { diamonds: 50 }, 3);
+    const blocked = path.join(w.root, 'blocked');
+    fs.writeFileSync(blocked, 'a file where a folder should be');
+    const first = await run(w, cutout, { out: path.join(blocked, 'out') });
+    expect(first.exported).toBe(0);
+    expect(first.failed).toHaveLength(3);
+    expect(money(w.service)).toMatchObject({ charges: 3, refunds: 0 });
+
+    const again = await run(w, cutout);
+    expect(again).toMatchObject({ photos: 3, exported: 3, failed: [] });
+    expect(filesIn(path.join(w.root, 'out'))).toEqual(['p00-1.png', 'p01-1.png', 'p02-1.png']);
+    // The same three jobs: nothing uploaded or submitted a second time.
+    expect(money(w.service)).toMatchObject({ charges: 3, refunds: 0, net: 3 });
+    expect(money(w.service).jobs).toHaveLength(3);
+  }, 60_000);
+
+  it('polls failing for a while (an outage) never fail a paid photo, even with a small attempt limit', async () => {
+    let outage = false;
+    const w = await world({ jobSeconds: [60, 80] }, { diamonds: 50 }, 3, {
+      seed: 5,
+      faults: { error500Before: 1 },
+      // Only polls fail, and only during the outage.
+      allow: (_fault, method, p) => outage && method === 'GET' && p.startsWith('/v1/generations/'),
+    });
+    const charged = new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (money(w.service).charges === 3) {
+          clearInterval(timer);
+          outage = true;
+          setTimeout(() => {
+            outage = false;
+            resolve();
+          }, 1500);
+        }
+      }, 20);
+    });
+    const [summary] = await Promise.all([run(w, cutout, { engine: { maxAttempts: 2 } }), charged]);
+    expect(w.proxy!.log.filter((e) => e.fault === 'error500Before').length).toBeGreaterThan(2);
+    expect(summary).toMatchObject({ photos: 3, exported: 3, failed: [] });
+    expect(money(w.service)).toMatchObject({ charges: 3, refunds: 0, net: 3 });
+  }, 60_000);
+});
+
+describe('statuses the spec leaves open (item 2)', () => {
+  it('a ready shoot answering pack_processing / pack_completed is collected shot by shot, paid once', async () => {
+    const w = await world({ catalogStatus: 'pack', resultsOnOtherHost: true, extraFields: true, idStyle: 'opaque' }, { diamonds: 100 }, 2);
+    const summary = await run(w, readyShoot('shoot-02'));
+    expect(summary).toMatchObject({ photos: 2, exported: 2, failed: [] });
+    // shoot-02 has 3 shots: every one delivered for both photos.
+    expect(filesIn(path.join(w.root, 'out'))).toHaveLength(6);
+    const m = money(w.service);
+    expect(m).toMatchObject({ charges: 2, refunds: 0 });
+    expect(summary.diamondsSpent).toBe(m.net);
+  }, 60_000);
+
+  it("a failed job shows the service's errorMessage and its refunded diamonds are not counted as spent", async () => {
+    const w = await world({ catalogStatus: 'pack', failJobs: 1 }, { diamonds: 100 }, 2);
+    const summary = await run(w, cutout);
+    expect(summary.exported).toBe(0);
+    expect(summary.failed).toHaveLength(2);
+    const job = money(w.service).jobs[0]!;
+    expect(summary.failed[0]!.reason).toBe(job.errorMessage);
+    expect(money(w.service)).toMatchObject({ charges: 2, refunds: 2, net: 0 });
+    expect(summary.diamondsSpent).toBe(0);
+  }, 60_000);
+});
+
+describe('500 and lost answers on create (item 4)', () => {
+  it('a 500 after the charge (refunded, per the spec) is sent again by itself; no photo is left uncertain', async () => {
+    const w = await world({ fail500AfterCharge: 0.6 }, { diamonds: 100 }, 8);
+    const summary = await run(w, cutout);
+    expect(summary).toMatchObject({ photos: 8, exported: 8, failed: [], uncertain: [] });
+    const m = money(w.service);
+    expect(m.refunds).toBeGreaterThan(0);
+    expect(m.charges - m.refunds).toBe(8);
+    expect(summary.diamondsSpent).toBe(m.net);
+  }, 60_000);
+
+  it('a truly lost answer stays uncertain with its possible cost and ends the run; --uncertain resubmit settles it', async () => {
+    let dropped = 0;
+    const w = await world({}, { diamonds: 100 }, 2, {
+      seed: 1,
+      faults: { dropAfter: 1 },
+      allow: (_fault, method, p) => method === 'POST' && p === '/v1/generations' && dropped++ === 0,
+    });
+    const first = await run(w, cutout);
+    expect(first.exported).toBe(1);
+    expect(first.uncertain).toEqual([{ name: 'p00.jpg', reason: expect.stringMatching(/may cost 1 more diamond/) }]);
+    expect(money(w.service).charges).toBe(2); // the lost one was charged; it was not sent again
+
+    const settled = await run(w, cutout, { uncertain: 'resubmit' });
+    expect(settled).toMatchObject({ exported: 1, skipped: 1, uncertain: [] });
+    expect(settled.notices).toContainEqual(expect.stringMatching(/p00\.jpg: uncertain submission resubmitted .*may cost 1 more/));
+    // The stated cost was paid: the lost job's charge stays, one more for the resubmission.
+    expect(money(w.service)).toMatchObject({ charges: 3, refunds: 0 });
+  }, 60_000);
+});
+
+describe('short of diamonds (item 5)', () => {
+  it("keeps the 402's message, waits for the amount it named (not the fallback), and ends the run with the truth", async () => {
+    // The real price is 5 (fallback 4); the balance of 4 covers the fallback but not the charge.
+    const w = await world({ chargeExtra: 1 }, { diamonds: 9 }, 3);
+    const summary = await run(w, onModel);
+    expect(summary.exported).toBe(1);
+    expect(summary.held).toHaveLength(2);
+    expect(summary.held[0]!.reason).toContain('Insufficient diamonds: required 5, balance 4');
+    expect(summary.diamondsMissing).toBe(2 * 5 - 4);
+    expect(summary.notices?.some((n) => n.includes('short of diamonds: Insufficient diamonds: required 5, balance 4'))).toBe(true);
+    // Not a burst of futile 402s: the balance of 4 never reopened the gate.
+    const creates402 = w.service.requestsToday(w.apiKey);
+    expect(creates402).toBeLessThan(20);
+    expect(money(w.service)).toMatchObject({ charges: 1, net: 5 });
+    expect(summary.diamondsSpent).toBe(5);
+
+    w.service.grant(EMAIL, 10);
+    const rest = await run(w, onModel);
+    expect(rest).toMatchObject({ exported: 2, skipped: 1, held: [] });
+    expect(money(w.service)).toMatchObject({ charges: 3, net: 15 });
+  }, 60_000);
+});
+
+describe('429: rate limits and the daily cap (item 6)', () => {
+  it('a rate limit with Retry-After is waited out and the run goes on; no day is closed', async () => {
+    const w = await world({ rateLimit: { probability: 0.3, retryAfterSeconds: 1 } }, { diamonds: 50 }, 4);
+    const summary = await run(w, cutout);
+    expect(summary).toMatchObject({ photos: 4, exported: 4, failed: [], held: [] });
+    expect(summary.notices?.some((n) => n.includes('daily request cap'))).toBe(false);
+    expect(money(w.service)).toMatchObject({ charges: 4, net: 4 });
+  }, 60_000);
+
+  it('the daily cap ends the run saying so and which paid jobs the next run collects; a raised cap lets it finish, nothing paid twice', async () => {
+    const w = await world({ jobSeconds: [20, 30] }, { diamonds: 50, dailyCap: 12 }, 4);
+    const first = await run(w, cutout);
+    const capNotice = first.notices?.find((n) => n.includes('daily request cap reached'));
+    expect(capNotice).toContain('Daily request cap of 12 reached');
+    const paid = money(w.service).jobs.length;
+    expect(paid).toBeGreaterThan(0);
+    expect(first.exported).toBeLessThan(4);
+    expect((first.collectTomorrow ?? []).length + first.exported).toBe(paid);
+    expect(capNotice).toContain(`${first.collectTomorrow?.length} paid job(s) will be collected by the next run`);
+
+    w.service.setDailyCap(w.apiKey, 200);
+    const next = await run(w, cutout);
+    expect(next.exported + next.skipped).toBe(4);
+    expect(filesIn(path.join(w.root, 'out'))).toHaveLength(4);
+    expect(money(w.service)).toMatchObject({ charges: 4, refunds: 0, net: 4 });
+  }, 60_000);
+});
+
+describe('requests budget (item 7)', () => {
+  it('--daily-cap: the run says how many photos fit today and starts no more; the service never answers 429', async () => {
+    const w = await world({}, { diamonds: 50 }, 6);
+    const summary = await run(w, cutout, { engine: { dailyCap: 14 } });
+    const plan = summary.notices?.find((n) => n.startsWith('requests left today'));
+    // Two requests went on prices and the balance before the plan was made.
+    expect(plan).toBe('requests left today: 12 of 14 (about 3 per photo): 3 of 6 photo(s) fit today');
+    expect(summary.exported).toBeGreaterThanOrEqual(3);
+    expect(summary.exported + summary.held.length).toBe(6);
+    expect(w.service.requestsToday(w.apiKey)).toBeLessThanOrEqual(14);
+    expect(money(w.service).charges).toBe(summary.exported);
+  }, 60_000);
+});
+
+describe('diamond ceilings against the real charge (items 9, 10)', () => {
+  it('--max-diamonds is never crossed when the charge is above the fallback price; spend is reconciled from the balance', async () => {
+    const w = await world({ chargeExtra: 1 }, { diamonds: 100 }, 6);
+    const summary = await run(w, onModel, { maxDiamonds: 20, engine: { concurrency: 6 } });
+    const m = money(w.service);
+    expect(m.net).toBeLessThanOrEqual(20);
+    expect(summary.exported).toBe(4);
+    expect(summary.held).toHaveLength(2);
+    expect(summary.diamondsSpent).toBe(m.net);
+  }, 60_000);
+
+  it('a ready shoot is priced before it starts: a ceiling below one shoot spends nothing', async () => {
+    const w = await world({ catalogStatus: 'pack' }, { diamonds: 100 }, 3);
+    const summary = await run(w, readyShoot('shoot-04'), { maxDiamonds: 10, engine: { concurrency: 3 } });
+    expect(money(w.service).net).toBeLessThanOrEqual(10);
+    expect(summary.exported + summary.held.length).toBe(3);
+  }, 60_000);
+});
