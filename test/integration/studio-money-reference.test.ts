@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
 import type { Recipe } from '../../src/shared/studio';
 import { StudioEngine, type EngineOptions } from '../../src/studio/engine';
+import { openStudio, runCommand } from '../../src/studio';
 import { runBatch, type RunOptions } from '../../src/studio/run-batch';
 import { startReferenceService, type ReferenceService, type ReferenceServiceOptions } from '../reference-service';
 import { startFaultProxy, type FaultProxyOptions } from '../reference-service/fault-proxy';
@@ -271,5 +272,46 @@ describe('diamond ceilings against the real charge (items 9, 10)', () => {
     const summary = await run(w, readyShoot('shoot-04'), { maxDiamonds: 10, engine: { concurrency: 3 } });
     expect(money(w.service).net).toBeLessThanOrEqual(10);
     expect(summary.exported + summary.held.length).toBe(3);
+  }, 60_000);
+});
+
+describe('retry from the UI (item 1)', () => {
+  it('queue.retry of a photo whose export failed collects the paid job again: no upload, no second charge', async () => {
+    const w = await world({}, { diamonds: 50 }, 2);
+    const blocked = path.join(w.root, 'blocked');
+    fs.writeFileSync(blocked, 'a file where a folder should be');
+    const first = await run(w, cutout, { out: path.join(blocked, 'out') });
+    expect(first.failed).toHaveLength(2);
+    const requestsBefore = w.service.requestsToday(w.apiKey);
+    fs.rmSync(blocked); // the folder can be written now
+
+    const client = new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
+    const studio = await openStudio({ dataDir: path.join(w.root, 'data'), client, apiKey: w.apiKey });
+    cleanups.push(async () => {
+      await studio.close();
+      await client.close();
+    });
+    const listed = await runCommand(studio.commands, 'queue.list', {});
+    const ids = (listed.ok ? (listed.result as { items: { id: string }[] }).items : []).map((i) => i.id);
+    expect(await runCommand(studio.commands, 'queue.retry', { ids })).toEqual({ ok: true, result: { changed: 2 } });
+    const deadline = Date.now() + 30_000;
+    while (filesIn(path.join(blocked, 'out')).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(filesIn(path.join(blocked, 'out'))).toEqual(['p00-1.png', 'p01-1.png']);
+    expect(money(w.service)).toMatchObject({ charges: 2, refunds: 0 });
+    // Nothing was uploaded or created again (at most a poll or a price read).
+    expect(w.service.requestsToday(w.apiKey) - requestsBefore).toBeLessThanOrEqual(2);
+  }, 60_000);
+});
+
+describe('polls hold no slot (item 8)', () => {
+  it('with one slot, every photo is submitted while the first job still runs', async () => {
+    const w = await world({ timeScale: 0.1, jobSeconds: [20, 25] }, { diamonds: 50 }, 4);
+    const summary = await run(w, cutout, { engine: { concurrency: 1 } });
+    expect(summary.exported).toBe(4);
+    const jobs = w.service.jobs(EMAIL);
+    const timings = new Map(w.service.timings(EMAIL).map((t) => [t.id, t]));
+    const firstDone = Math.min(...jobs.map((j) => Date.parse(j.createdAt) + timings.get(j.id)!.durationMs));
+    const lastCreated = Math.max(...jobs.map((j) => Date.parse(j.createdAt)));
+    expect(lastCreated).toBeLessThan(firstDone);
   }, 60_000);
 });
