@@ -1,0 +1,171 @@
+/** Binary-mask helpers on row-major w x h grids (1 = set): flood, components, distances, box sums. */
+
+/** 4-neighbours of pixel i, or -1 past the edge. */
+function neighbours4(i: number, w: number, n: number, out: Int32Array): Int32Array {
+  const x = i % w;
+  out[0] = x > 0 ? i - 1 : -1;
+  out[1] = x < w - 1 ? i + 1 : -1;
+  out[2] = i >= w ? i - w : -1;
+  out[3] = i + w < n ? i + w : -1;
+  return out;
+}
+
+/** Sets `into[j] = 1` for every pixel reachable from `seeds` through pixels where `allowed(j)`. */
+export function flood(into: Uint8Array, seeds: Iterable<number>, w: number, allowed: (j: number) => boolean): void {
+  const n = into.length;
+  const stack: number[] = [];
+  for (const s of seeds) {
+    if (!into[s] && allowed(s)) {
+      into[s] = 1;
+      stack.push(s);
+    }
+  }
+  const nb = new Int32Array(4);
+  while (stack.length) {
+    const i = stack.pop()!;
+    neighbours4(i, w, n, nb);
+    for (let k = 0; k < 4; k++) {
+      const j = nb[k]!;
+      if (j >= 0 && !into[j] && allowed(j)) {
+        into[j] = 1;
+        stack.push(j);
+      }
+    }
+  }
+}
+
+/** Indices of the frame's pixels. */
+export function borderPixels(w: number, h: number): number[] {
+  const out: number[] = [];
+  for (let x = 0; x < w; x++) out.push(x, (h - 1) * w + x);
+  for (let y = 1; y < h - 1; y++) out.push(y * w, y * w + w - 1);
+  return out;
+}
+
+/** Connected components (4-connected) of the set pixels: a label per pixel (-1 unset) and sizes. */
+export function components(mask: Uint8Array, w: number): { label: Int32Array; sizes: number[] } {
+  const n = mask.length;
+  const label = new Int32Array(n).fill(-1);
+  const sizes: number[] = [];
+  const stack: number[] = [];
+  const nb = new Int32Array(4);
+  for (let start = 0; start < n; start++) {
+    if (!mask[start] || label[start] !== -1) continue;
+    const id = sizes.length;
+    let size = 0;
+    label[start] = id;
+    stack.push(start);
+    while (stack.length) {
+      const i = stack.pop()!;
+      size++;
+      neighbours4(i, w, n, nb);
+      for (let k = 0; k < 4; k++) {
+        const j = nb[k]!;
+        if (j >= 0 && mask[j] && label[j] === -1) {
+          label[j] = id;
+          stack.push(j);
+        }
+      }
+    }
+    sizes.push(size);
+  }
+  return { label, sizes };
+}
+
+/** Chamfer (3-4) distance in pixels from every pixel to the nearest pixel where `mask` is 0. */
+export function distanceToUnset(mask: Uint8Array, w: number, h: number): Float32Array {
+  const big = 1e9;
+  const d = new Float32Array(w * h);
+  for (let i = 0; i < d.length; i++) d[i] = mask[i] ? big : 0;
+  const a = 1;
+  const b = Math.SQRT2;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      if (!d[i]) continue;
+      let v = d[i]!;
+      if (x > 0) v = Math.min(v, d[i - 1]! + a);
+      if (y > 0) {
+        v = Math.min(v, d[i - w]! + a);
+        if (x > 0) v = Math.min(v, d[i - w - 1]! + b);
+        if (x < w - 1) v = Math.min(v, d[i - w + 1]! + b);
+      }
+      d[i] = v;
+    }
+  }
+  for (let y = h - 1; y >= 0; y--) {
+    for (let x = w - 1; x >= 0; x--) {
+      const i = y * w + x;
+      if (!d[i]) continue;
+      let v = d[i]!;
+      if (x < w - 1) v = Math.min(v, d[i + 1]! + a);
+      if (y < h - 1) {
+        v = Math.min(v, d[i + w]! + a);
+        if (x < w - 1) v = Math.min(v, d[i + w + 1]! + b);
+        if (x > 0) v = Math.min(v, d[i + w - 1]! + b);
+      }
+      d[i] = v;
+    }
+  }
+  return d;
+}
+
+/** Square dilation by `r` (separable max filter). */
+export function dilate(mask: Uint8Array, w: number, h: number, r: number): Uint8Array {
+  if (r <= 0) return Uint8Array.from(mask);
+  const tmp = new Uint8Array(mask.length);
+  for (let y = 0; y < h; y++) {
+    let last = -1e9; // last set x seen scanning right
+    const row = y * w;
+    for (let x = 0; x < w + r; x++) {
+      if (x < w && mask[row + x]) last = x;
+      const out = x - r;
+      if (out >= 0 && out < w && x - last <= 2 * r) tmp[row + out] = 1;
+    }
+  }
+  const out = new Uint8Array(mask.length);
+  for (let x = 0; x < w; x++) {
+    let last = -1e9;
+    for (let y = 0; y < h + r; y++) {
+      if (y < h && tmp[y * w + x]) last = y;
+      const o = y - r;
+      if (o >= 0 && o < h && y - last <= 2 * r) out[o * w + x] = 1;
+    }
+  }
+  return out;
+}
+
+/** Square erosion by `r`; the frame counts as set, so masks touching it are not eaten from there. */
+export function erode(mask: Uint8Array, w: number, h: number, r: number): Uint8Array {
+  const inv = new Uint8Array(mask.length);
+  for (let i = 0; i < mask.length; i++) inv[i] = mask[i] ? 0 : 1;
+  const grown = dilate(inv, w, h, r);
+  for (let i = 0; i < grown.length; i++) grown[i] = grown[i] ? 0 : 1;
+  return grown;
+}
+
+/** Sum of `values` over the (2r+1)^2 box around each pixel, clipped at the frame. */
+export function boxSum(values: Float32Array, w: number, h: number, r: number): Float32Array {
+  const tmp = new Float32Array(values.length);
+  for (let y = 0; y < h; y++) {
+    const row = y * w;
+    let acc = 0;
+    for (let x = 0; x <= Math.min(r, w - 1); x++) acc += values[row + x]!;
+    for (let x = 0; x < w; x++) {
+      tmp[row + x] = acc;
+      if (x + r + 1 < w) acc += values[row + x + r + 1]!;
+      if (x - r >= 0) acc -= values[row + x - r]!;
+    }
+  }
+  const out = new Float32Array(values.length);
+  for (let x = 0; x < w; x++) {
+    let acc = 0;
+    for (let y = 0; y <= Math.min(r, h - 1); y++) acc += tmp[y * w + x]!;
+    for (let y = 0; y < h; y++) {
+      out[y * w + x] = acc;
+      if (y + r + 1 < h) acc += tmp[(y + r + 1) * w + x]!;
+      if (y - r >= 0) acc -= tmp[(y - r) * w + x]!;
+    }
+  }
+  return out;
+}

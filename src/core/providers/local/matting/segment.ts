@@ -1,0 +1,416 @@
+/**
+ * Which pixels are backdrop: a flood from the frame through pixels that match a modelled backdrop
+ * surface (refitted as the flood grows), through cast shadows (a smooth, neutral darkening of the
+ * backdrop, stopped by edges), plus enclosed pockets of clear backdrop (between arm and body).
+ * Everything else connected and sizeable is the subject.
+ */
+import { fitBackdrop, renderBackdrop, type Backdrop } from './backdrop';
+import { borderPixels, components, dilate, distanceToUnset, erode, flood } from './morphology';
+
+export type Segmentation = {
+  /** 1 = subject, at working resolution. */
+  fg: Uint8Array;
+  backdrop: Backdrop;
+  /** The backdrop colour per pixel (RGB floats) at working resolution. */
+  surface: Float32Array;
+  /** Per-pixel distance to the backdrop (max over channels, in levels). */
+  distance: Float32Array;
+  /** Levels of difference the backdrop's own noise reaches. */
+  tolerance: number;
+};
+
+const maxChannelDistance = (rgb: Uint8Array, surface: Float32Array, n: number): Float32Array => {
+  const d = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const o = i * 3;
+    d[i] = Math.max(Math.abs(rgb[o]! - surface[o]!), Math.abs(rgb[o + 1]! - surface[o + 1]!), Math.abs(rgb[o + 2]! - surface[o + 2]!));
+  }
+  return d;
+};
+
+/**
+ * The frame pixels that show backdrop: the ring is cut into runs at sharp steps; the longest run
+ * is backdrop, and so is every run of similar colour or long enough to be a backdrop band (a
+ * padding strip). Runs where the subject touches the frame are left out.
+ */
+function frameSeeds(rgb: Uint8Array, w: number, h: number): number[] {
+  const ring: number[] = [];
+  for (let x = 0; x < w; x++) ring.push(x);
+  for (let y = 1; y < h; y++) ring.push(y * w + w - 1);
+  for (let x = w - 2; x >= 0; x--) ring.push((h - 1) * w + x);
+  for (let y = h - 2; y >= 1; y--) ring.push(y * w);
+  const n = ring.length;
+  const step = (a: number, b: number) => Math.max(Math.abs(rgb[a * 3]! - rgb[b * 3]!), Math.abs(rgb[a * 3 + 1]! - rgb[b * 3 + 1]!), Math.abs(rgb[a * 3 + 2]! - rgb[b * 3 + 2]!));
+  const cut = new Uint8Array(n);
+  for (let k = 0; k < n; k++) if (step(ring[k]!, ring[(k + 2) % n]!) > 10) cut[(k + 1) % n] = 1;
+  const runs: number[][] = [];
+  let current: number[] = [];
+  const first = cut.indexOf(1);
+  for (let k = 0; k < n; k++) {
+    const at = (k + Math.max(0, first)) % n;
+    if (cut[at]) {
+      if (current.length) runs.push(current);
+      current = [];
+      continue;
+    }
+    current.push(ring[at]!);
+  }
+  if (current.length) runs.push(current);
+  if (!runs.length) return ring;
+  const median = (run: number[]) =>
+    [0, 1, 2].map((c) => {
+      const v = run.map((i) => rgb[i * 3 + c]!).sort((a, b) => a - b);
+      return v[v.length >> 1]!;
+    });
+  const longest = runs.reduce((a, b) => (b.length > a.length ? b : a));
+  const ref = median(longest);
+  const seeds: number[] = [];
+  for (const run of runs) {
+    const m = median(run);
+    const close = Math.max(...m.map((v, c) => Math.abs(v - ref[c]!))) <= 12;
+    if (run === longest || close || run.length >= n * 0.1) seeds.push(...run);
+  }
+  return seeds;
+}
+
+/**
+ * The level the backdrop's residual stays under, from pixels well inside the background: taken
+ * over 3x3 neighbourhoods, since the flood's core test asks all nine to match.
+ */
+function noiseTolerance(distance: Float32Array, background: Uint8Array, w: number, h: number): number {
+  const inner = erode(background, w, h, 4);
+  const hist = new Uint32Array(256);
+  let total = 0;
+  for (let y = 1; y < h - 1; y++) {
+    for (let x = 1; x < w - 1; x++) {
+      const i = y * w + x;
+      if (!inner[i]) continue;
+      let m = 0;
+      for (let dy = -w; dy <= w; dy += w) for (let dx = -1; dx <= 1; dx++) m = Math.max(m, distance[i + dy + dx]!);
+      hist[Math.min(255, Math.round(m))]!++;
+      total++;
+    }
+  }
+  if (!total) return 3;
+  let acc = 0;
+  let p = 0;
+  while (p < 255 && (acc += hist[p]!) < total * 0.99) p++;
+  return Math.max(0.5, Math.min(16, p + 0.5));
+}
+
+/**
+ * Sensor and compression noise, measured where it cannot be confused with the subject: the
+ * differences between neighbouring frame-seed pixels (90th percentile, in levels).
+ */
+function frameNoise(rgb: Uint8Array, w: number, seeds: number[]): number {
+  const hist = new Uint32Array(256);
+  let total = 0;
+  for (const i of seeds) {
+    const j = i % w < w - 1 ? i + 1 : i - 1;
+    const k = i >= w ? i - w : i + w;
+    for (const o of [j, k]) {
+      for (let c = 0; c < 3; c++) {
+        hist[Math.abs(rgb[i * 3 + c]! - rgb[o * 3 + c]!)]!++;
+        total++;
+      }
+    }
+  }
+  let acc = 0;
+  let p = 0;
+  while (p < 255 && (acc += hist[p]!) < total * 0.9) p++;
+  return p;
+}
+
+export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
+  const n = w * h;
+  const cell = Math.max(8, Math.round(Math.max(w, h) / 64));
+  const seeds = frameSeeds(rgb, w, h);
+  let known = new Uint8Array(n);
+  for (const i of seeds) known[i] = 1;
+  let backdrop = fitBackdrop(rgb, w, h, dilate(known, w, h, 1), cell);
+  let surface = renderBackdrop(backdrop, w, h);
+  let distance = maxChannelDistance(rgb, surface, n);
+  const noise = frameNoise(rgb, w, seeds);
+  let tolerance = noise === 0 ? 0.5 : Math.max(4, Math.min(16, 2 * noise + 0.5));
+  // Grow and refit: each pass's background teaches the surface where the next pass may go.
+  let found = 0;
+  for (let pass = 0; pass < 10; pass++) {
+    const background = new Uint8Array(n);
+    const t = tolerance;
+    const d = distance;
+    flood(background, seeds, w, (j) => d[j]! <= t);
+    known = background;
+    backdrop = fitBackdrop(rgb, w, h, erode(background, w, h, 1), cell);
+    surface = renderBackdrop(backdrop, w, h);
+    distance = maxChannelDistance(rgb, surface, n);
+    // A noiseless frame is a digital backdrop (a cut-out pasted on flat grey): exact matches only.
+    tolerance = noise === 0 ? 0.5 : Math.max(noiseTolerance(distance, background, w, h), Math.min(16, 2 * noise + 0.5));
+    const count = background.reduce((a, b) => a + b, 0);
+    if (pass >= 2 && count - found < n * 0.002) break;
+    found = count;
+  }
+  const t = tolerance;
+  const like = new Uint8Array(n);
+  for (let i = 0; i < n; i++) like[i] = distance[i]! <= t ? 1 : 0;
+  const core = erode(like, w, h, 1);
+  // Perfectly flat patches near the backdrop colour are backdrop too (a pasted patch, a padding
+  // strip of another white): fabric, even white fabric, has texture.
+  const range = localRange(rgb, w, h, 2);
+  for (let i = 0; i < n; i++) if (range[i]! <= 2 && distance[i]! <= 8) core[i] = 1;
+  const background = driftFlood(rgb, w, h, seeds, core, like, surface, t);
+  // The surface refitted on everything found, for the shadow test and the edge unmixing.
+  backdrop = fitBackdrop(rgb, w, h, erode(background, w, h, 1), cell);
+  surface = renderBackdrop(backdrop, w, h);
+  distance = maxChannelDistance(rgb, surface, n);
+  trimEdge(background, distance, w, h, Math.max(4, 2 * t + 2), Math.max(3, Math.round(Math.max(w, h) / 170)));
+  addShadows(background, rgb, surface, w, h, t);
+  {
+    // Pockets may sit in the subject's shade: a looser match, but flat and ringed by subject.
+    const fine = localRange(rgb, w, h, 1);
+    const loose = new Uint8Array(n);
+    for (let i = 0; i < n; i++) loose[i] = distance[i]! <= Math.max(10, 3 * t) && fine[i]! <= 4 ? 1 : 0;
+    addEnclosedBackdrop(background, erode(loose, w, h, 1), distance, w, h);
+  }
+  const fg = new Uint8Array(n);
+  for (let i = 0; i < n; i++) fg[i] = background[i] ? 0 : 1;
+  return { fg: keepSubject(fg, w, h), backdrop, surface, distance, tolerance };
+}
+
+/** Per pixel, the largest (max - min) over channels in the (2r+1)^2 box around it. */
+function localRange(rgb: Uint8Array, w: number, h: number, r: number): Uint8Array {
+  const n = w * h;
+  const out = new Uint8Array(n);
+  const hi = new Uint8Array(n);
+  const lo = new Uint8Array(n);
+  const hi2 = new Uint8Array(n);
+  const lo2 = new Uint8Array(n);
+  for (let c = 0; c < 3; c++) {
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        let mx = 0;
+        let mn = 255;
+        for (let k = Math.max(0, x - r); k <= Math.min(w - 1, x + r); k++) {
+          const v = rgb[(y * w + k) * 3 + c]!;
+          if (v > mx) mx = v;
+          if (v < mn) mn = v;
+        }
+        hi[y * w + x] = mx;
+        lo[y * w + x] = mn;
+      }
+    }
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        let mx = 0;
+        let mn = 255;
+        for (let k = Math.max(0, y - r); k <= Math.min(h - 1, y + r); k++) {
+          if (hi[k * w + x]! > mx) mx = hi[k * w + x]!;
+          if (lo[k * w + x]! < mn) mn = lo[k * w + x]!;
+        }
+        hi2[y * w + x] = mx;
+        lo2[y * w + x] = mn;
+      }
+    }
+    for (let i = 0; i < n; i++) out[i] = Math.max(out[i]!, hi2[i]! - lo2[i]!);
+  }
+  return out;
+}
+
+/**
+ * The backdrop flood. A pixel joins when its 3x3 neighbourhood matches the fitted surface (so
+ * the flood cannot squeeze through gaps under 3 px where fabric equals the backdrop), or matches
+ * the backdrop colour carried along the flood's path from the last pixel that matched the
+ * surface: a flat backdrop the surface cannot follow (a padding strip in another white) is still
+ * followed, and an edge still stops it. Then one pixel of growth back to the exact edge.
+ */
+function driftFlood(rgb: Uint8Array, w: number, h: number, seeds: number[], core: Uint8Array, like: Uint8Array, surface: Float32Array, t: number): Uint8Array {
+  const n = w * h;
+  const background = new Uint8Array(n);
+  const ref = new Float32Array(n * 3);
+  const queue = new Int32Array(n);
+  let head = 0;
+  let tail = 0;
+  for (const s of seeds) {
+    if (background[s]) continue;
+    background[s] = 1;
+    for (let c = 0; c < 3; c++) ref[s * 3 + c] = rgb[s * 3 + c]!;
+    queue[tail++] = s;
+  }
+  const near = (k: number, i: number) =>
+    Math.abs(rgb[k * 3]! - ref[i * 3]!) <= t && Math.abs(rgb[k * 3 + 1]! - ref[i * 3 + 1]!) <= t && Math.abs(rgb[k * 3 + 2]! - ref[i * 3 + 2]!) <= t;
+  const neighbourhoodNear = (j: number, i: number) => {
+    const x = j % w;
+    const y = (j - x) / w;
+    for (let dy = -1; dy <= 1; dy++) {
+      const yy = y + dy;
+      if (yy < 0 || yy >= h) continue;
+      for (let dx = -1; dx <= 1; dx++) {
+        const xx = x + dx;
+        if (xx >= 0 && xx < w && !near(yy * w + xx, i)) return false;
+      }
+    }
+    return true;
+  };
+  while (head < tail) {
+    const i = queue[head++]!;
+    const x = i % w;
+    for (const j of [x > 0 ? i - 1 : -1, x < w - 1 ? i + 1 : -1, i - w, i + w]) {
+      if (j < 0 || j >= n || background[j]) continue;
+      if (core[j]) {
+        for (let c = 0; c < 3; c++) ref[j * 3 + c] = surface[j * 3 + c]!;
+      } else if (neighbourhoodNear(j, i)) {
+        for (let c = 0; c < 3; c++) ref[j * 3 + c] = ref[i * 3 + c]!;
+      } else continue;
+      background[j] = 1;
+      queue[tail++] = j;
+    }
+  }
+  const grown = dilate(background, w, h, 1);
+  for (let j = 0; j < n; j++) {
+    if (!grown[j] || background[j]) continue;
+    if (like[j]) {
+      background[j] = 1;
+      continue;
+    }
+    const x = j % w;
+    for (const i of [x > 0 ? j - 1 : -1, x < w - 1 ? j + 1 : -1, j - w, j + w]) {
+      if (i >= 0 && i < n && background[i] === 1 && near(j, i)) {
+        background[j] = 2; // marked apart so this pass does not chain
+        break;
+      }
+    }
+  }
+  for (let j = 0; j < n; j++) if (background[j] === 2) background[j] = 1;
+  return background;
+}
+
+/**
+ * JPEG ringing and the last mixed pixels: the background grows up to `steps` pixels further
+ * through pixels within `limit` levels of the backdrop. Bounded, so faint fabric stays.
+ */
+function trimEdge(background: Uint8Array, distance: Float32Array, w: number, h: number, limit: number, steps: number): void {
+  let frontier: number[] = [];
+  const n = w * h;
+  for (let i = 0; i < n; i++) {
+    if (!background[i]) continue;
+    const x = i % w;
+    if ((x > 0 && !background[i - 1]) || (x < w - 1 && !background[i + 1]) || (i >= w && !background[i - w]) || (i + w < n && !background[i + w])) frontier.push(i);
+  }
+  for (let step = 0; step < steps && frontier.length; step++) {
+    const next: number[] = [];
+    for (const i of frontier) {
+      const x = i % w;
+      for (const j of [x > 0 ? i - 1 : -1, x < w - 1 ? i + 1 : -1, i - w, i + w]) {
+        if (j >= 0 && j < n && !background[j] && distance[j]! <= limit) {
+          background[j] = 1;
+          next.push(j);
+        }
+      }
+    }
+    frontier = next;
+  }
+}
+
+/**
+ * Cast shadows: the backdrop darkened evenly across channels (a neutral gain under 1) with no
+ * edge inside. Grown from the background, so a grey garment (which ends at an edge) stays.
+ */
+function addShadows(background: Uint8Array, rgb: Uint8Array, surface: Float32Array, w: number, h: number, t: number): void {
+  const n = w * h;
+  const shadow = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const o = i * 3;
+    const by = 0.299 * surface[o]! + 0.587 * surface[o + 1]! + 0.114 * surface[o + 2]!;
+    const iy = 0.299 * rgb[o]! + 0.587 * rgb[o + 1]! + 0.114 * rgb[o + 2]!;
+    const s = (iy + 1) / (by + 1);
+    if (s < 0.45 || s > 1) continue;
+    let dev = 0;
+    for (let c = 0; c < 3; c++) dev = Math.max(dev, Math.abs(rgb[o + c]! - s * surface[o + c]!));
+    if (dev <= t + 2 + 10 * (1 - s)) shadow[i] = 1;
+  }
+  const seeds: number[] = [];
+  for (let i = 0; i < n; i++) if (background[i]) seeds.push(i);
+  const reach = new Uint8Array(n);
+  flood(reach, seeds, w, (j) => background[j] === 1 || shadow[j] === 1);
+  const added = new Uint8Array(n);
+  for (let i = 0; i < n; i++) if (reach[i] && !background[i]) added[i] = 1;
+  // Cast shadows are strips along the outline; a thick region that looks like a shadow is pale
+  // fabric the flood got into, so regions (spots closed) thicker than a strip are given back.
+  const r = Math.max(6, Math.round(Math.max(w, h) / 50));
+  const closed = erode(dilate(added, w, h, 3), w, h, 3);
+  const depth = distanceToUnset(closed, w, h);
+  const { label, sizes } = components(closed, w);
+  const deepest = new Float32Array(sizes.length);
+  for (let i = 0; i < n; i++) if (label[i]! >= 0) deepest[label[i]!] = Math.max(deepest[label[i]!]!, depth[i]!);
+  const thick = new Uint8Array(n);
+  for (let i = 0; i < n; i++) if (label[i]! >= 0 && deepest[label[i]!]! > r) thick[i] = 1;
+  for (let i = 0; i < n; i++) if (added[i] && !thick[i]) background[i] = 1;
+}
+
+/**
+ * Enclosed pockets of clear backdrop (core pixels the frame flood did not reach) that are not
+ * tiny and are ringed by clearly-not-backdrop pixels (an arm and the body): inside pale fabric,
+ * a patch equal to the backdrop is ringed by more pale fabric and stays.
+ */
+function addEnclosedBackdrop(background: Uint8Array, core: Uint8Array, distance: Float32Array, w: number, h: number): void {
+  const n = w * h;
+  const pocket = new Uint8Array(n);
+  for (let i = 0; i < n; i++) pocket[i] = core[i] && !background[i] ? 1 : 0;
+  const { label, sizes } = components(pocket, w);
+  const minArea = n * 0.0005;
+  const owner = new Int32Array(n).fill(-1);
+  let frontier: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (label[i]! >= 0 && sizes[label[i]!]! >= minArea) {
+      owner[i] = label[i]!;
+      frontier.push(i);
+    }
+  }
+  if (!frontier.length) return;
+  // Ring of each pocket: pixels 2 to 5 steps outside it.
+  const ringTotal = new Float64Array(sizes.length);
+  const ringClear = new Float64Array(sizes.length);
+  for (let step = 1; step <= 5 && frontier.length; step++) {
+    const next: number[] = [];
+    for (const i of frontier) {
+      const x = i % w;
+      for (const j of [x > 0 ? i - 1 : -1, x < w - 1 ? i + 1 : -1, i - w, i + w]) {
+        if (j < 0 || j >= n || owner[j] !== -1 || pocket[j]) continue;
+        owner[j] = owner[i]!;
+        next.push(j);
+        if (step >= 2) {
+          ringTotal[owner[j]!]!++;
+          if (distance[j]! > 10) ringClear[owner[j]!]!++;
+        }
+      }
+    }
+    frontier = next;
+  }
+  const take = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const l = label[i]!;
+    if (l >= 0 && sizes[l]! >= minArea && ringClear[l]! >= 0.6 * ringTotal[l]!) take[i] = 1;
+  }
+  const grown = dilate(take, w, h, 1);
+  for (let i = 0; i < n; i++) if (take[i] || (grown[i] && !background[i] && core[i])) background[i] = 1;
+}
+
+/** Drops specks (components under 2% of the largest) and fills tiny holes in the subject. */
+function keepSubject(fg: Uint8Array, w: number, h: number): Uint8Array {
+  const n = w * h;
+  const { label, sizes } = components(fg, w);
+  if (!sizes.length) return fg;
+  const largest = Math.max(...sizes);
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = label[i]! >= 0 && sizes[label[i]!]! >= largest * 0.02 ? 1 : 0;
+  const holes = new Uint8Array(n);
+  for (let i = 0; i < n; i++) holes[i] = out[i] ? 0 : 1;
+  const bg = components(holes, w);
+  const touchesFrame = new Set<number>();
+  for (const i of borderPixels(w, h)) if (bg.label[i]! >= 0) touchesFrame.add(bg.label[i]!);
+  const minHole = n * 0.0002;
+  for (let i = 0; i < n; i++) {
+    const l = bg.label[i]!;
+    if (l >= 0 && !touchesFrame.has(l) && bg.sizes[l]! < minHole) out[i] = 1;
+  }
+  return out;
+}
