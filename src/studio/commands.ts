@@ -258,16 +258,13 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
       const problem = await checkRecipe(engine.client, args.recipe);
       if (problem) throw new CommandError('invalid_recipe', problem);
       const request = args.recipe.request;
-      let perPhoto: number;
-      if (isCatalogRecipe(request)) {
-        const set = await engine.client.getReadySet(request.readyTemplateSetId);
-        perPhoto = 4 * (request.shotIds?.length ?? set.shotCount);
-      } else {
-        perPhoto = await engine.toolPrice(request.toolId ?? '');
-      }
+      // The same price the scheduler admits photos at: learnt from the balance or a 402 when known.
+      await engine.spending.loadPrices();
+      if (isCatalogRecipe(request) && !request.shotIds?.length) await engine.spending.shotCount(request.readyTemplateSetId);
+      const perPhoto = engine.spending.quote(args.recipe)?.diamonds ?? 0;
       const budget = await engine.budget();
       const diamonds = perPhoto * args.photos;
-      const requests = args.photos * (2 + typicalPollRequests(isCatalogRecipe(request) ? 'catalog' : (request.toolId ?? '')));
+      const requests = args.photos * (2 + typicalPollRequests(isCatalogRecipe(request) ? 'catalog' : (request.toolId ?? '')) - 1);
       const requestsLeftToday = budget.dailyCap === null ? null : Math.max(0, budget.dailyCap - budget.requestsUsedToday);
       return {
         photos: args.photos,

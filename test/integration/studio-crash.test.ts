@@ -16,7 +16,11 @@ afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
 const repo = path.resolve(import.meta.dirname, '../..');
 
-function runCli(args: string[], killAfterMs: number | null): Promise<{ code: number | null; killed: boolean; stdout: string; stderr: string }> {
+/**
+ * Runs the CLI; `killWhen` is checked every 50 ms and SIGKILLs the process once it says so (by
+ * progress, not by the clock, so the kills land mid-batch however loaded the machine is).
+ */
+function runCli(args: string[], killWhen: (() => boolean) | null): Promise<{ code: number | null; killed: boolean; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     // One process (tsx as a loader, not as a wrapper that forks): SIGKILL must hit the engine itself.
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'src/cli/index.ts'), ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -25,11 +29,14 @@ function runCli(args: string[], killAfterMs: number | null): Promise<{ code: num
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     let killed = false;
-    const timer = killAfterMs === null ? null : setTimeout(() => {
-      killed = child.kill('SIGKILL');
-    }, killAfterMs);
+    const timer =
+      killWhen === null
+        ? null
+        : setInterval(() => {
+            if (!killed && killWhen()) killed = child.kill('SIGKILL');
+          }, 50);
     child.on('exit', (code) => {
-      if (timer) clearTimeout(timer);
+      if (timer) clearInterval(timer);
       resolve({ code, killed, stdout, stderr });
     });
   });
@@ -50,16 +57,21 @@ it('survives ten SIGKILLs during a 50-photo batch: each photo exported once, cha
   // One photo at a time keeps the batch long enough for the kills to land mid-flight.
   const args = ['run', '--in', inDir, '--recipe', recipe, '--out', outDir, '--data', dataDir, '--concurrency', '1'];
 
-  // Seeded kill moments between 1.5 s (start-up) and 6 s into each run.
+  // Seeded kill moments: after 1 to 5 more photos were exported in that run (or, should a run
+  // make no progress, after 60 s), so each kill lands mid-batch at any machine speed.
   let seed = 42;
   const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const exportedNow = () => (fs.existsSync(outDir) ? fs.readdirSync(outDir).length : 0);
   let kills = 0;
   const exportedAfterKill: number[] = [];
   for (let i = 0; i < 10; i++) {
-    const outcome = await runCli(args, 1500 + Math.floor(random() * 2500));
+    const start = exportedNow();
+    const more = 1 + Math.floor(random() * 5);
+    const startedAt = Date.now();
+    const outcome = await runCli(args, () => exportedNow() >= Math.min(photos, start + more) || Date.now() - startedAt > 60_000);
     if (outcome.killed) kills++;
     else expect(outcome.code, outcome.stderr).toBe(0);
-    exportedAfterKill.push(fs.existsSync(outDir) ? fs.readdirSync(outDir).length : 0);
+    exportedAfterKill.push(exportedNow());
   }
   console.log(`kills: ${kills}; photos exported after each run: ${exportedAfterKill.join(', ')}`);
   // The kills landed mid-batch: progress was partial after most of them.
@@ -88,4 +100,4 @@ it('survives ten SIGKILLs during a 50-photo batch: each photo exported once, cha
   } finally {
     core.close();
   }
-}, 300_000);
+}, 600_000);
