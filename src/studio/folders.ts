@@ -34,7 +34,8 @@ export type HotFoldersOptions = { settleMs?: number; log?: (message: string) => 
 
 export class HotFolders {
   private readonly watches = new Map<string, HotFolderWatch>();
-  private readonly moving = new Set<string>();
+  /** Source moves in flight, by item: a restore waits for the move it would otherwise miss. */
+  private readonly moving = new Map<string, Promise<void>>();
 
   constructor(
     private readonly engine: StudioEngine,
@@ -139,6 +140,7 @@ export class HotFolders {
    * Returns the path to use; the item's record follows the file.
    */
   async restoreSource(itemId: string): Promise<string> {
+    await this.moving.get(itemId);
     const db = this.engine.db;
     const row = db.prepare('SELECT source_path AS sourcePath, moved_to AS movedTo FROM items WHERE id = ?').get(itemId) as { sourcePath: string; movedTo: string | null } | undefined;
     if (!row) throw new Error(`no item ${itemId}`);
@@ -235,14 +237,16 @@ export class HotFolders {
       .prepare(`SELECT 1 FROM items WHERE source_path = ? AND id != ? AND state NOT IN (${TERMINAL_STATES.map(() => '?').join(',')})`)
       .get(item.sourcePath, item.id, ...TERMINAL_STATES);
     if (busy) return;
-    this.moving.add(item.id);
     const move =
       item.state === 'exported' || item.state === 'skipped'
         ? moveSourceToDone({ root: folder.path, file: item.sourcePath })
         : moveSourceToFailed({ root: folder.path, file: item.sourcePath, reason: item.error ?? item.note ?? item.state, now: this.engine.now() }).then((moved) => moved.path);
-    void move
-      .then((movedTo) => this.engine.db.prepare('UPDATE items SET moved_to = ? WHERE id = ?').run(movedTo, item.id))
+    const done = move
+      .then((movedTo) => {
+        this.engine.db.prepare('UPDATE items SET moved_to = ? WHERE id = ?').run(movedTo, item.id);
+      })
       .catch((err: unknown) => this.opts.log?.(`could not move ${item.sourcePath}: ${err instanceof Error ? err.message : String(err)}`))
       .finally(() => this.moving.delete(item.id));
+    this.moving.set(item.id, done);
   }
 }

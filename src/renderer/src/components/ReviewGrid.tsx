@@ -70,7 +70,6 @@ export function ReviewGrid(props: {
                 id={`result-${result.id}`}
                 role="option"
                 aria-selected={Boolean(props.selected[result.id]) || result.id === props.focusedId}
-                aria-label={`${props.nameOf(result.itemId)}, ${result.shotId ?? `result ${result.n + 1}`}, ${result.review}${props.preview ? ', offline preview' : ''}`}
                 className={`result-card${result.id === props.focusedId ? ' focused' : ''}${props.selected[result.id] ? ' selected' : ''}`}
                 data-review={result.review}
                 onClick={(e) => (e.shiftKey ? props.onRange(result.id) : e.metaKey || e.ctrlKey ? props.onToggle(result.id) : props.onFocus(result.id))}

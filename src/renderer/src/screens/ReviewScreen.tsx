@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { REVIEW_STATES, type ResultView, type ReviewState } from '../../../shared/studio';
+import { getTool, isToolId } from '../../../shared/tools';
 import { CompareView } from '../components/CompareView';
 import { PromptDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
@@ -27,6 +28,9 @@ export function ReviewScreen() {
   const [naming, setNaming] = useState(false);
   const [last, setLast] = useState<Decision | null>(null);
   const focused = shown.find((r) => r.id === focusedId) ?? null;
+  const focusedTool = useQueue((s) => (focused ? s.items[focused.itemId]?.toolId : undefined));
+  // Only some tools' results can become a look (the service's rule): say so instead of failing.
+  const saveable = focusedTool !== undefined && isToolId(focusedTool) && getTool(focusedTool).saveable;
 
   // Keep a focused result whenever there is one to show (after culling, the next one).
   useEffect(() => {
@@ -134,9 +138,14 @@ export function ReviewScreen() {
         <button type="button" disabled={pendingShown.length === 0} onClick={() => decide('approved', pendingShown)}>
           Approve all shown ({pendingShown.length})
         </button>
-        <button type="button" disabled={!focused} onClick={() => setNaming(true)}>
+        <button type="button" disabled={!focused || !saveable} onClick={() => setNaming(true)} aria-describedby="save-look-hint">
           Save look
         </button>
+        {focused && !saveable ? (
+          <span id="save-look-hint" className="muted small">
+            {focusedTool === 'catalog' ? 'Ready-shoot results' : 'This tool’s results'} cannot be saved as a look.
+          </span>
+        ) : null}
         <span className="muted">{Object.keys(selected).length ? `${Object.keys(selected).length} selected` : `${shown.length} ${filter === 'all' ? 'results' : filter}`}</span>
       </div>
       {shown.length === 0 ? (

@@ -1,0 +1,132 @@
+/**
+ * Issue 12, items 2 and 1: a loupe for checking results (zoom, pan, next/previous, file names,
+ * cut-outs on a checkerboard, keys back on the grid after it closes, shift-click ranges) and
+ * review decisions that stay true to the store (redo declines the old result at once, approvals
+ * can be undone and their files are removed, a photo whose results are all rejected is not a
+ * failure). Real garment photos, cut out by remove_background.
+ */
+import { expect, test } from '@playwright/test';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ItemView, ResultView } from '../../src/shared/studio';
+import { addFolder, checkScreen, command, drop, filesIn, garments, hasGarments, isFocused, openScreen, tabTo } from './helpers';
+import { startStudio, type RunningStudio } from './studio';
+
+let studio: RunningStudio;
+test.beforeAll(async () => {
+  studio = await startStudio();
+});
+test.afterAll(async () => studio?.stop());
+test.skip(!hasGarments, 'needs the real photos in ../shared/eval/garments');
+
+const results = async () => (await command<{ results: ResultView[] }>(studio.url, 'results.list', {})).results;
+const items = async () => (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
+
+test('loupe, undo, redo and rejections on real cut-outs', async ({ page }) => {
+  const hot = path.join(studio.root, 'cutouts');
+  const out = path.join(studio.root, 'cutouts-export');
+  fs.mkdirSync(hot);
+  await page.goto(studio.url);
+  await addFolder(page, hot, out, async () => {
+    const tool = page.getByRole('combobox', { name: 'Tool', exact: true });
+    await tabTo(page, tool);
+    await tool.selectOption('remove_background');
+  });
+  const photos = garments(3, 3).map((f) => path.basename(f));
+  drop(garments(3, 3), hot);
+  await openScreen(page, 'Batch');
+  await expect(page.locator('tr[data-state="review"]')).toHaveCount(3, { timeout: 120_000 });
+
+  await openScreen(page, 'Review');
+  const grid = page.getByRole('listbox', { name: 'Results to review' });
+  const tiles = grid.getByRole('option');
+  await expect(tiles).toHaveCount(3);
+  // Every tile names its photo; cut-outs sit on a checkerboard.
+  for (const name of photos) await expect(grid.getByText(`${name} ·`)).toBeVisible();
+  await expect(grid.locator('img.checker')).toHaveCount(3);
+  await checkScreen(page, 'review-grid');
+
+  // The loupe: zoom, pan, next/previous, background, all by keyboard.
+  await tabTo(page, grid);
+  await page.keyboard.press(' ');
+  const loupe = page.getByRole('dialog', { name: 'Compare before and after' });
+  await expect(loupe).toBeVisible();
+  await expect(loupe).toContainText('1 of 3');
+  const after = loupe.locator('figure').nth(1).locator('img');
+  await expect(after).toHaveJSProperty('complete', true);
+  const natural = await after.evaluate((img: HTMLImageElement) => img.naturalWidth);
+  await page.keyboard.press('1');
+  await expect.poll(() => after.evaluate((img: HTMLImageElement) => img.getBoundingClientRect().width)).toBe(natural);
+  await page.keyboard.press('2');
+  await expect.poll(() => after.evaluate((img: HTMLImageElement) => img.getBoundingClientRect().width)).toBe(natural * 2);
+  const pane = loupe.locator('.loupe-pane').nth(1);
+  await page.keyboard.press('Shift+ArrowRight');
+  await page.keyboard.press('Shift+ArrowDown');
+  await expect.poll(() => pane.evaluate((el) => el.scrollLeft + el.scrollTop)).toBeGreaterThan(0);
+  // Both panes show the same region.
+  await expect.poll(() => loupe.locator('.loupe-pane').nth(0).evaluate((el) => el.scrollLeft)).toBe(await pane.evaluate((el) => el.scrollLeft));
+  await expect(pane).toHaveClass(/checker/);
+  await page.keyboard.press('ArrowRight');
+  await expect(loupe).toContainText('2 of 3');
+  await page.keyboard.press('ArrowLeft');
+  await expect(loupe).toContainText('1 of 3');
+  await page.keyboard.press('f');
+  await checkScreen(page, 'review-loupe');
+  await loupe.getByLabel('Background').selectOption('black');
+  await expect(pane).toHaveCSS('background-color', 'rgb(0, 0, 0)');
+  await loupe.getByRole('button', { name: /^Close/ }).focus();
+  await page.keyboard.press('Escape');
+  await expect(loupe).toHaveCount(0);
+  // Keys work again at once, without a click.
+  await expect.poll(() => isFocused(grid)).toBe(true);
+  await page.keyboard.press('a');
+  await expect(tiles).toHaveCount(2);
+  await expect.poll(async () => (await results()).filter((r) => r.review === 'approved').length).toBe(1);
+  const first = (await results()).find((r) => r.review === 'approved')!;
+
+  // Approved: exported; Undo (U) takes the decision back and removes the file it wrote.
+  await expect.poll(() => filesIn(out).length, { timeout: 60_000 }).toBe(1);
+  await expect.poll(async () => (await results()).find((r) => r.exportedPath)?.id).toBeTruthy();
+  await page.keyboard.press('u');
+  await expect(tiles).toHaveCount(3);
+  await expect.poll(() => filesIn(out).length, { timeout: 30_000 }).toBe(0);
+  const undone = (await results()).find((r) => r.id === first.id);
+  expect(undone?.review).toBe('pending');
+  expect(undone?.exportedPath).toBeNull();
+  expect(fs.existsSync(path.join(hot, (await items()).find((i) => i.id === undone?.itemId)!.name))).toBe(true); // source back in place
+
+  // Redo: the old result is declined at once, so "Approve all shown" can never export it.
+  await tabTo(page, grid);
+  const redone = { id: (await grid.getAttribute('aria-activedescendant'))!.replace(/^result-/, '') };
+  await page.keyboard.press('r');
+  await expect(tiles).toHaveCount(2);
+  await expect.poll(async () => (await results()).find((r) => r.id === redone.id)?.review).toBe('rejected');
+  await expect(page.getByRole('button', { name: 'Approve all shown (2)' })).toBeVisible();
+
+  // Shift-click ranges include the highlighted tile.
+  await tiles.nth(0).click();
+  await tiles.nth(1).click({ modifiers: ['Shift'] });
+  await expect(page.getByText('2 selected')).toBeVisible();
+  await page.keyboard.press('x');
+  // All results of those photos rejected (and the one replaced by its redo): rejected, not failed.
+  await openScreen(page, 'Batch');
+  await expect(page.locator('tr[data-state="rejected"]')).toHaveCount(3, { timeout: 30_000 });
+  await expect(page.locator('tr[data-state="failed"]')).toHaveCount(0);
+  await expect(page.getByRole('button', { name: /Generate again \(0\)/ })).toBeDisabled();
+  await checkScreen(page, 'batch-after-review');
+
+  // The redo's new result arrives; approving all shown exports it alone.
+  await openScreen(page, 'Review');
+  await expect(tiles).toHaveCount(1, { timeout: 120_000 });
+  await tabTo(page, page.getByRole('button', { name: 'Approve all shown (1)' }));
+  await page.keyboard.press('Enter');
+  await expect.poll(() => filesIn(out).length, { timeout: 60_000 }).toBe(1);
+  const final = await results();
+  expect(final.find((r) => r.id === redone.id)?.exportedPath).toBeNull();
+  expect(final.filter((r) => r.exportedPath)).toHaveLength(1);
+
+  // A cut-out cannot become a look (the service's rule): the button says so instead of failing.
+  await page.getByRole('combobox', { name: 'Show' }).selectOption('approved');
+  await expect(page.getByRole('button', { name: 'Save look' })).toBeDisabled();
+  await expect(page.getByText('This tool’s results cannot be saved as a look.')).toBeVisible();
+});
