@@ -41,6 +41,24 @@ export class Budget {
     private readonly now: () => Date,
   ) {}
 
+  /**
+   * A daily-cap 429 that names its number ("Daily request cap of 200 reached"): for the rest of
+   * the UTC day, polling plans with it (admission keeps the configured cap, so a cap raised
+   * meanwhile is found by the gate's probe, not hidden behind a remembered number).
+   */
+  learnCap(message: string): void {
+    const m = /cap\D{0,20}?(\d+)|(\d+)\s*(?:requests?\s*)?(?:a|per)\s*day/i.exec(message);
+    const cap = Number(m?.[1] ?? m?.[2]);
+    if (cap > 0) store.setSetting(this.db, `cap:${this.key}`, `${this.day()}:${cap}`);
+  }
+
+  /** Requests left today as far as planning polls goes: the smaller of the configured and the named cap. */
+  requestsLeftForPlanning(): number | null {
+    const [day, named] = (store.getSetting(this.db, `cap:${this.key}`) ?? '').split(':');
+    const caps = [this.dailyCap, day === this.day() ? Number(named) : null].filter((c): c is number => typeof c === 'number' && c > 0);
+    return caps.length ? Math.max(0, Math.min(...caps) - this.requestsUsedToday()) : null;
+  }
+
   // ---- requests ------------------------------------------------------------------------------
 
   private day(): string {

@@ -361,13 +361,13 @@ export class StudioEngine {
 
   /**
    * Whether requests are to be saved (fewer polls, later collection): no known cap to plan with,
-   * or today's requests left are under twice what the photos on their way still need.
+   * or today's requests left are under four times what the photos on their way still need.
    */
   requestsScarce(): boolean {
-    const left = this.spending.requestsLeftToday();
+    const left = this.spending.requestsLeftForPlanning();
     if (left === null) return true;
     const need = (this.db.prepare("SELECT COUNT(*) AS n FROM items WHERE state IN ('queued', 'uploading', 'submitting', 'processing')").get() as { n: number }).n * 3;
-    return left < need * 2;
+    return left < need * 4;
   }
 
   // ---- budget and views -----------------------------------------------------------------------

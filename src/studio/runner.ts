@@ -13,7 +13,7 @@ import type { ServiceClient } from '../client';
 import { isCatalogRecipe, RecipeSchema, type Recipe } from '../shared/studio';
 import * as store from './db/store';
 import { exportApproved } from './export-step';
-import { backoffMs } from './gates';
+import { backoffMs, parseInsufficient } from './gates';
 import { fillPhoto } from './one-shot';
 import { jobOutcome } from './poller';
 import type { StudioEngine } from './engine';
@@ -245,8 +245,9 @@ export class Runner {
     if (err.status === 402) {
       // Nothing was charged: the submission can safely be made again when diamonds arrive.
       const quote = this.engine.quoteOf(item);
-      const gate = gates.shortOfDiamonds(err, quote?.diamonds ?? 1, now);
-      this.engine.learnFrom402(item, gate.needed);
+      gates.shortOfDiamonds(err, quote?.diamonds ?? 1, now);
+      const required = parseInsufficient(err.message).required;
+      if (required !== null) this.engine.learnFrom402(item, required);
       this.transition(item.id, { submittedAt: null, waitReason: 'no_diamonds', error: `short of diamonds: ${err.message}` });
       this.engine.setFolderWait(item, 'no_diamonds');
       return;
@@ -256,6 +257,7 @@ export class Runner {
       const limit = gates.tooManyRequests(err, now);
       const sent = inSubmission ? { submittedAt: null } : {};
       if (limit.kind === 'daily_cap') {
+        this.engine.spending.learnCap(err.message);
         this.transition(item.id, { ...sent, waitReason: 'daily_cap', error: err.message });
         this.engine.setFolderWait(item, 'daily_cap');
       } else {

@@ -39,7 +39,10 @@ export class Scheduler {
     const db = engine.db;
     const now = engine.now();
     const gates = engine.gates;
+    const capped = gates.cap !== null;
     const capOpen = gates.capOpen(now);
+    // While the day is closed, a probe lets one request through, not the whole queue.
+    let probeLeft = capped && capOpen ? 1 : Infinity;
     const rateLimited = gates.rateLimited(now);
     engine.maybeRecheckBalance(now);
     if (!engine.spending.pricesKnown) engine.loadPrices();
@@ -72,6 +75,8 @@ export class Scheduler {
         continue;
       }
       if (needsApi && rateLimited) continue;
+      if (needsApi && probeLeft <= 0) continue;
+      if (needsApi) probeLeft--;
       if (item.state === 'processing') {
         if (item.pollAt && Date.parse(item.pollAt) > now.getTime()) continue;
         if (pollSlots <= 0) continue;
