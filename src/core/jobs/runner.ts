@@ -64,6 +64,7 @@ export class JobRunner {
     const limit = this.opts.maxInterruptions ?? 3;
     db.transaction(() => {
       for (const cut of store.countInterruptions(db)) {
+        this.opts.log?.(`job ${cut.jobId} unit ${cut.idx}: cut by a crash (${cut.interruptions} of ${limit})`);
         if (cut.interruptions >= limit) {
           store.failUnit(db, cut.jobId, cut.idx, `the shot was cut ${cut.interruptions} times by a service crash`);
         }
