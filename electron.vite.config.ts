@@ -8,7 +8,8 @@ const external = ['better-sqlite3', 'sharp', '@ffmpeg-installer/ffmpeg'];
 
 export default defineConfig({
   main: {
-    build: { rollupOptions: { input: resolve('src/main/index.ts'), external } },
+    // engine.js: the studio engine's utility process (the same entry `child_process.fork` runs in tests).
+    build: { rollupOptions: { input: { index: resolve('src/main/index.ts'), engine: resolve('src/studio/host/child-entry.ts') }, external } },
   },
   preload: {
     // Sandboxed preloads cannot be ES modules: CommonJS it is.

@@ -6,6 +6,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import path from 'node:path';
 import { AdminError } from '../core/errors';
+import type { EngineService } from '../shared/engine-process';
 
 const USAGE = `Usage: dropshoot <command> [flags]
 
@@ -207,15 +208,18 @@ async function lockFirst(dataDir: string): Promise<() => void> {
   return lockDataFolder(dataDir);
 }
 
+/** The service the flags name: a remote /v1 (its key from --key or DROPSHOOT_API_KEY) or the embedded core. */
+function serviceOf(f: { remote?: string | boolean; key?: string | boolean }): EngineService {
+  if (typeof f.remote !== 'string') return { mode: 'embedded', providerKeys: {} };
+  const apiKey = typeof f.key === 'string' ? f.key : process.env.DROPSHOOT_API_KEY;
+  if (!apiKey) throw new UsageError('--remote needs --key KEY (or DROPSHOOT_API_KEY in the environment)');
+  return { mode: 'remote', baseUrl: f.remote, apiKey };
+}
+
 async function openClient(f: { remote?: string | boolean; key?: string | boolean }, dataDir: string) {
-  const { InProcessClient, HttpClient } = await import('../client');
-  if (typeof f.remote === 'string') {
-    const apiKey = typeof f.key === 'string' ? f.key : process.env.DROPSHOOT_API_KEY;
-    if (!apiKey) throw new UsageError('--remote needs --key KEY (or DROPSHOOT_API_KEY in the environment)');
-    return new HttpClient({ baseUrl: f.remote, apiKey });
-  }
-  const { embeddedCoreDir } = await import('./data-folder');
-  return InProcessClient.open({ dataDir: embeddedCoreDir(dataDir) });
+  const service = serviceOf(f);
+  const { openServiceClient } = await import('../client/open');
+  return openServiceClient(dataDir, service);
 }
 
 async function run(args: string[]): Promise<void> {
@@ -335,26 +339,21 @@ async function studio(args: string[]): Promise<void> {
   const port = integer(f.port, 'port') ?? 5170;
   const settleMs = integer(f['settle-ms'], 'settle-ms');
   const dataDir = dataDirOf(f);
-  const unlock = await lockFirst(dataDir);
-  const client = await openClient(f, dataDir).catch((err: unknown) => {
-    unlock();
-    throw err;
-  });
-  const { openStudio } = await import('../studio');
-  const { buildStudioWeb } = await import('../studio/web');
+  const service = serviceOf(f);
   const log = (message: string) => process.stderr.write(`${message}\n`);
-  const opened = await openStudio({ dataDir, client, log, ...(settleMs !== undefined ? { settleMs } : {}) });
+  // The same host the desktop app's engine process opens: lock, service client, studio.
+  const { openStudioHost } = await import('../studio/host/open-host');
+  const host = await openStudioHost({ dataDir, service, ...(settleMs !== undefined ? { settleMs } : {}) }, log);
+  const { buildStudioWeb } = await import('../studio/web');
   const uiDir = path.resolve(import.meta.dirname, '../../out/renderer');
-  const app = buildStudioWeb({ engine: opened.engine, commands: opened.commands, uiDir });
+  const app = buildStudioWeb({ engine: host.studio.engine, commands: host.studio.commands, uiDir });
   await app.listen({ host: '127.0.0.1', port });
   const address = app.server.address();
   print({ studio: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}` });
   const stop = () => {
     void app
       .close()
-      .then(() => opened.close())
-      .then(() => client.close())
-      .then(() => unlock())
+      .then(() => host.close())
       .then(() => process.exit(0));
   };
   process.once('SIGINT', stop);

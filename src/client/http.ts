@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError, type Download, type ServiceClient, type WriteOptions } from './service-client';
-import { fetchDownload } from './in-process';
+import { fetchDownload } from './download';
 import { sniffUploadMime } from './media-type';
 
 /**

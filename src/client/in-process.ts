@@ -6,10 +6,12 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { openCore, type Core, type CoreOptions } from '../core';
+import { loadCatalog } from '../core/catalog';
 import type { Authorized, ServiceResponse } from '../core/service';
 import { idempotencyFor } from '../core/idempotency';
 import { ApiError, type Download, type ServiceClient, type WriteOptions } from './service-client';
 import { judgeMedia } from './media-type';
+import { fetchDownload } from './download';
 
 export const LOCAL_ACCOUNT_EMAIL = 'local@dropshoot.invalid';
 /** The embedded account starts with enough diamonds for a day's work; admins can grant more. */
@@ -23,15 +25,10 @@ function unwrap<T>(response: ServiceResponse): T {
   return rest as T;
 }
 
-/** Finds (or creates) the embedded account's key id. */
+/** Finds (or creates) the embedded account's key id, through the core's admin operations. */
 function localKeyId(core: Core): string {
-  const row = core.db
-    .prepare(
-      `SELECT k.id FROM api_keys k JOIN accounts a ON a.id = k.account_id
-       WHERE a.email = ? AND k.revoked_at IS NULL ORDER BY k.created_at LIMIT 1`,
-    )
-    .get(LOCAL_ACCOUNT_EMAIL) as { id: string } | undefined;
-  if (row) return row.id;
+  const existing = core.admin.firstActiveKeyId(LOCAL_ACCOUNT_EMAIL);
+  if (existing) return existing;
   return core.admin.createAccount({ email: LOCAL_ACCOUNT_EMAIL, diamonds: LOCAL_STARTING_DIAMONDS, dailyCap: LOCAL_DAILY_CAP }).keyId;
 }
 
@@ -48,9 +45,12 @@ export class InProcessClient implements ServiceClient {
     this.keyFingerprint = createHash('sha256').update(`dropshoot/embedded-key/v1\0${this.keyId}`).digest('hex').slice(0, 24);
   }
 
-  static open(options: CoreOptions): InProcessClient {
+  /** `catalogDir`: where the packaged app keeps the catalog (the core's default is the source tree's). */
+  static open(options: CoreOptions & { catalogDir?: string }): InProcessClient {
+    const { catalogDir, ...coreOptions } = options;
+    const catalog = catalogDir ? { catalog: loadCatalog(catalogDir) } : {};
     // Embedded mode fetches images for this machine's own user: private addresses are fine.
-    return new InProcessClient(openCore({ allowPrivateUrls: true, ...options }), true);
+    return new InProcessClient(openCore({ allowPrivateUrls: true, ...catalog, ...coreOptions }), true);
   }
 
   private auth(): Authorized {
@@ -138,23 +138,4 @@ export class InProcessClient implements ServiceClient {
   async close(): Promise<void> {
     if (this.ownsCore) await this.core.close();
   }
-}
-
-/**
- * Fetches a file and types it by its bytes: the Content-Type a CDN or object store sends
- * (often `application/octet-stream`) is kept as `servedAs` and never trusted.
- */
-export async function fetchDownload(url: string, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<Download> {
-  let response: Response;
-  let data: Buffer;
-  try {
-    response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
-    if (!response.ok) throw new ApiError(response.status, `download of ${url} answered ${response.status}`);
-    data = Buffer.from(await response.arrayBuffer());
-  } catch (err) {
-    if (err instanceof ApiError) throw err;
-    throw new ApiError(0, `could not download ${url}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  const servedAs = response.headers.get('content-type');
-  return { data, servedAs, ...judgeMedia(data, { what: `the file at ${url}`, servedAs }) };
 }

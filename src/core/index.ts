@@ -121,6 +121,10 @@ export function adminFor(db: WritableDB, clock: Clock, onKeysChanged: () => void
     createKey(input: { email: string; dailyCap?: number }) {
       return keys.createKey(db, input, clock.now());
     },
+    /** The oldest unrevoked key of an account, or null: how the embedded client finds its own. */
+    firstActiveKeyId(email: string): string | null {
+      return keys.firstActiveKeyId(db, email);
+    },
     revokeKey(keyId: string) {
       const revoked = keys.revokeKey(db, keyId, clock.now());
       onKeysChanged();

@@ -55,6 +55,17 @@ export function accountIdByEmail(db: ReadableDB, email: string): string {
   return row.id;
 }
 
+/** The account's oldest key still in force, or null (the embedded client's own key). */
+export function firstActiveKeyId(db: ReadableDB, email: string): string | null {
+  const row = db
+    .prepare(
+      `SELECT k.id FROM api_keys k JOIN accounts a ON a.id = k.account_id
+       WHERE a.email = ? AND k.revoked_at IS NULL ORDER BY k.created_at LIMIT 1`,
+    )
+    .get(email) as { id: string } | undefined;
+  return row?.id ?? null;
+}
+
 export function createKey(
   db: WritableDB,
   input: { email: string; dailyCap?: number },

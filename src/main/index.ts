@@ -1,17 +1,18 @@
 /**
- * Electron main: one window on the embedded studio (or a remote service from settings), the
- * studio contract over IPC (validated by the same handler map as every other transport), the
- * `dropshoot://` protocol for images, notifications, menu and updates. The engine runs here,
- * asynchronously; nothing in it blocks the window.
+ * Electron main, a thin shell: the window, menu, notifications, updates, the keychain-sealed
+ * settings and the `dropshoot://` protocol. The studio engine and the embedded core run in a
+ * utility process (src/studio/host/child-entry.ts); main hands it the settings (provider keys
+ * and API key over the message channel) and passes the studio contract through: the window's
+ * calls in, the engine's events out, each call from our own frame only.
  */
 import path from 'node:path';
 import { app, dialog, ipcMain, Menu, Notification, safeStorage, type BrowserWindow, type IpcMainInvokeEvent } from 'electron';
-import { HttpClient, InProcessClient, type ServiceClient } from '../client';
-import { loadCatalog } from '../core/catalog';
-import type { StudioEventName } from '../shared/studio';
-import { openStudio, runCommand, type Studio } from '../studio';
+import type { EngineService, EngineStart } from '../shared/engine-process';
+import { STUDIO_EVENT_NAMES } from '../shared/engine-process';
+import type { EngineProcess } from '../studio/host/engine-process';
 import { AttentionNotifier } from './attention';
-import { IPC } from './ipc-channels';
+import { IPC } from '../shared/ipc-channels';
+import { startEngineProcess } from './engine-port';
 import { handleScheme, registerScheme } from './protocol';
 import { DesktopSettingsUpdateSchema } from '../shared/desktop-settings';
 import { readSettings, settingsView, updateSettings, type Cipher } from './settings';
@@ -19,7 +20,6 @@ import { startUpdates } from './updates';
 import { createWindow, hardenSession } from './window';
 import { isOwnFrame } from './own-frame';
 
-const EVENTS: readonly StudioEventName[] = ['item.changed', 'result.added', 'result.changed', 'budget.changed', 'folder.changed', 'batch.finished'];
 const rendererUrl = process.env.ELECTRON_RENDERER_URL;
 const rendererFile = path.join(import.meta.dirname, '../renderer/index.html');
 const appPage = { devServerUrl: rendererUrl, rendererFile };
@@ -29,8 +29,8 @@ registerScheme();
 if (!app.requestSingleInstanceLock()) app.quit();
 
 let window: BrowserWindow | null = null;
-let studio: Studio | null = null;
-let client: ServiceClient | null = null;
+let engine: EngineProcess | null = null;
+let quitting = false;
 
 /** Secrets in settings.json are sealed by the operating system's keychain. */
 const keychain: Cipher = {
@@ -39,11 +39,15 @@ const keychain: Cipher = {
   decrypt: (data) => safeStorage.decryptString(data),
 };
 
-function openClient(userData: string): ServiceClient {
+/** What the engine process is told at start: the data folder and the service, secrets included. */
+function engineConfig(userData: string): EngineStart {
   const settings = readSettings(userData, keychain);
-  if (settings.mode === 'remote') return new HttpClient({ baseUrl: settings.baseUrl, apiKey: settings.apiKey });
   const catalogDir = app.isPackaged ? path.join(process.resourcesPath, 'catalog') : path.join(app.getAppPath(), 'resources', 'catalog');
-  return InProcessClient.open({ dataDir: path.join(userData, 'data', 'core'), catalog: loadCatalog(catalogDir), providerKeys: settings.providerKeys });
+  const service: EngineService =
+    settings.mode === 'remote'
+      ? { mode: 'remote', baseUrl: settings.baseUrl, apiKey: settings.apiKey }
+      : { mode: 'embedded', catalogDir, providerKeys: settings.providerKeys };
+  return { dataDir: path.join(userData, 'data'), service };
 }
 
 /** Settings changes and restarts, from the Dropshoot window only; updates validated here. */
@@ -73,35 +77,43 @@ function handleSettings(userData: string): void {
   });
 }
 
+type CatalogUrls = { fashionModels: { imageUrl: string }[]; venues: { imageUrl: string }[]; poses: { imageUrl: string }[]; readySets: { coverUrl: string }[] };
+
 async function start(): Promise<void> {
   hardenSession();
   const userData = app.getPath('userData');
-  client = openClient(userData);
-  studio = await openStudio({ dataDir: path.join(userData, 'data'), client, log });
-  const opened = studio;
+  engine = await startEngineProcess(engineConfig(userData));
+  const opened = engine;
+  opened.events.on('exit', (code) => {
+    if (quitting) return;
+    // The queue is durable: a restart picks up where the engine stopped.
+    log(`the studio engine stopped (exit code ${code ?? 'none'})`);
+    dialog.showErrorBox('Dropshoot stopped working', 'The studio engine ended unexpectedly. Your queue is kept; start Dropshoot again to go on.');
+    app.exit(1);
+  });
 
   handleSettings(userData);
   const listedMedia = new Set<string>();
   handleScheme(opened, (url) => listedMedia.has(url));
   ipcMain.handle(IPC.call, async (event, name: unknown, args: unknown) => {
     if (!isOwnFrame(event.senderFrame?.url, appPage)) return { ok: false, error: { code: 'forbidden', message: 'not the Dropshoot window' } };
-    const outcome = await runCommand(opened.commands, String(name), args);
+    const outcome = await opened.call(String(name), args);
     if (outcome.ok && name === 'catalog.get') {
-      const c = outcome.result as { fashionModels: { imageUrl: string }[]; venues: { imageUrl: string }[]; poses: { imageUrl: string }[]; readySets: { coverUrl: string }[] };
+      const c = outcome.result as CatalogUrls;
       for (const url of [...c.fashionModels, ...c.venues, ...c.poses].map((e) => e.imageUrl).concat(c.readySets.map((r) => r.coverUrl))) listedMedia.add(url);
     }
     if (outcome.ok && name === 'looks.list') for (const look of outcome.result as { coverUrl: string | null }[]) if (look.coverUrl) listedMedia.add(look.coverUrl);
     return outcome;
   });
-  for (const name of EVENTS) {
-    opened.engine.events.on(name, (data: unknown) => window?.webContents.send(IPC.event, { type: name, data }));
+  for (const name of STUDIO_EVENT_NAMES) {
+    opened.events.on(name, (data: unknown) => window?.webContents.send(IPC.event, { type: name, data }));
   }
   const notify = (title: string, body: string) => {
     if (Notification.isSupported()) new Notification({ title, body }).show();
   };
-  opened.engine.events.on('batch.finished', ({ exported, failed }) => notify('Batch finished', `${exported} exported, ${failed} need attention`));
+  opened.events.on('batch.finished', ({ exported, failed }) => notify('Batch finished', `${exported} exported, ${failed} need attention`));
   const attention = new AttentionNotifier(notify);
-  opened.engine.events.on('item.changed', (item) => attention.onItem(item));
+  opened.events.on('item.changed', (item) => attention.onItem(item));
 
   window = createWindow(rendererUrl, rendererFile);
   Menu.setApplicationMenu(
@@ -114,7 +126,7 @@ async function start(): Promise<void> {
     ]),
   );
   if (app.isPackaged) {
-    startUpdates(window, () => opened.engine.hasActiveItems(), log);
+    startUpdates(window, () => opened.busy(), log);
   }
 }
 
@@ -124,15 +136,13 @@ app.on('second-instance', () => {
 });
 app.on('window-all-closed', () => app.quit());
 app.on('will-quit', (event) => {
-  if (!studio) return;
-  // Drain the engine (journal is already durable) before the process goes.
+  if (!engine?.running) return;
+  // The engine drains to its journal (already durable) and releases the data folder first.
   event.preventDefault();
-  const closing = studio;
-  studio = null;
-  void closing
-    .close()
-    .then(() => client?.close())
-    .finally(() => app.exit(0));
+  quitting = true;
+  const closing = engine;
+  engine = null;
+  void closing.stop().finally(() => app.exit(0));
 });
 app
   .whenReady()

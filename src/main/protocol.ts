@@ -1,14 +1,13 @@
 /**
  * `dropshoot://` serves the renderer's images without a broad file:// grant: `library/<path>`
  * only inside the studio library, `source/<itemId>` only an item's own source photo, and
- * `media/?url=` only catalog images the service listed, fetched through the service client.
+ * `media/?url=` only catalog images the service listed, fetched by the engine's service client.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { net, protocol } from 'electron';
-import type { Studio } from '../studio';
-import { getItem } from '../studio/db/store';
+import type { EngineProcess } from '../studio/host/engine-process';
 
 export const SCHEME = 'dropshoot';
 
@@ -17,26 +16,29 @@ export function registerScheme(): void {
   protocol.registerSchemesAsPrivileged([{ scheme: SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, stream: true } }]);
 }
 
-export function handleScheme(studio: Studio, isListedMedia: (url: string) => boolean): void {
+const notFound = () => new Response('not found', { status: 404 });
+
+export function handleScheme(engine: EngineProcess, isListedMedia: (url: string) => boolean): void {
   protocol.handle(SCHEME, async (request) => {
     const url = new URL(request.url);
     if (url.host === 'library') {
-      const root = path.resolve(studio.engine.library.root);
+      const root = path.resolve(engine.libraryRoot);
       const file = path.resolve(root, decodeURIComponent(url.pathname.slice(1)));
-      if (!file.startsWith(root + path.sep) || !fs.existsSync(file)) return new Response('not found', { status: 404 });
+      if (!file.startsWith(root + path.sep) || !fs.existsSync(file)) return notFound();
       return net.fetch(pathToFileURL(file).toString());
     }
     if (url.host === 'source') {
-      const item = getItem(studio.engine.db, decodeURIComponent(url.pathname.slice(1)));
-      if (!item || !fs.existsSync(item.sourcePath)) return new Response('not found', { status: 404 });
-      return net.fetch(pathToFileURL(item.sourcePath).toString());
+      const sourcePath = await engine.sourcePath(decodeURIComponent(url.pathname.slice(1)));
+      if (!sourcePath || !fs.existsSync(sourcePath)) return notFound();
+      return net.fetch(pathToFileURL(sourcePath).toString());
     }
     if (url.host === 'media') {
       const target = url.searchParams.get('url') ?? '';
-      if (!isListedMedia(target)) return new Response('not found', { status: 404 });
-      const media = await studio.engine.client.download(target);
+      if (!isListedMedia(target)) return notFound();
+      const media = await engine.media(target);
+      if (!media) return notFound();
       return new Response(new Uint8Array(media.data), { headers: { 'content-type': media.mime } });
     }
-    return new Response('not found', { status: 404 });
+    return notFound();
   });
 }

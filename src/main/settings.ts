@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { DesktopSettingsUpdate, DesktopSettingsView } from '../shared/desktop-settings';
+import type { ProviderKeys } from '../shared/engine-process';
 
 export type Cipher = { available(): boolean; encrypt(text: string): Buffer; decrypt(data: Buffer): string };
 
@@ -20,7 +21,7 @@ const SettingsFileSchema = z.object({
 });
 type SettingsFile = z.infer<typeof SettingsFileSchema>;
 
-export type ProviderKeys = { fal?: string; openai?: string };
+export type { ProviderKeys };
 export type DesktopSettings = { mode: 'embedded'; providerKeys: ProviderKeys } | { mode: 'remote'; baseUrl: string; apiKey: string; providerKeys: ProviderKeys };
 
 const fileOf = (dir: string) => path.join(dir, 'settings.json');

@@ -7,14 +7,15 @@ import electronUpdater from 'electron-updater';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-export function startUpdates(window: BrowserWindow, batchRunning: () => boolean, log: (m: string) => void): () => void {
+/** `batchRunning` asks the engine process (false once it is gone). */
+export function startUpdates(window: BrowserWindow, batchRunning: () => Promise<boolean>, log: (m: string) => void): () => void {
   const { autoUpdater } = electronUpdater;
   autoUpdater.autoDownload = true;
   autoUpdater.autoInstallOnAppQuit = false;
   autoUpdater.on('error', (error) => log(`update check failed: ${error.message}`));
   autoUpdater.on('update-downloaded', (info) => {
     const ask = async () => {
-      if (batchRunning()) {
+      if (await batchRunning()) {
         setTimeout(() => void ask(), 10 * 60 * 1000);
         return;
       }

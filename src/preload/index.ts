@@ -4,7 +4,7 @@
  */
 import { contextBridge, ipcRenderer, webUtils, type IpcRendererEvent } from 'electron';
 import type { StudioEvent } from '../shared/studio';
-import { IPC } from '../main/ipc-channels';
+import { IPC } from '../shared/ipc-channels';
 
 contextBridge.exposeInMainWorld('dropshoot', {
   call: (name: string, args: unknown) => ipcRenderer.invoke(IPC.call, name, args),

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { InProcessClient } from '../../src/client';
+import { InProcessClient } from '../../src/client/in-process';
 import { openStudio } from '../../src/studio';
 import { fmt, tempDir, writePhotos, type Row } from './shared';
 

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { InProcessClient } from '../../src/client';
+import { InProcessClient } from '../../src/client/in-process';
 import { openStudio } from '../../src/studio';
 import { buildStudioWeb } from '../../src/studio/web';
 import { httpTransport, setTransport } from '../../src/renderer/src/transport';

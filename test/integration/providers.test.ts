@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InProcessClient } from '../../src/client';
+import { InProcessClient } from '../../src/client/in-process';
 import { FIDELITY } from '../../src/core/providers/prompts';
 
 const FAL_KEY = 'fal-secret-key-1234567890';

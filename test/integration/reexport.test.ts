@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InProcessClient } from '../../src/client';
+import { InProcessClient } from '../../src/client/in-process';
 import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
 import { prepareForUpload } from '../../src/studio/prepare';

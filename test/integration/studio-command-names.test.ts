@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InProcessClient } from '../../src/client';
+import { InProcessClient } from '../../src/client/in-process';
 import { openStudio, type Studio } from '../../src/studio';
 import { buildStudioWeb } from '../../src/studio/web';
 

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InProcessClient, LOCAL_ACCOUNT_EMAIL } from '../../src/client';
+import { InProcessClient, LOCAL_ACCOUNT_EMAIL } from '../../src/client/in-process';
 import { openCore } from '../../src/core';
 import { loadCatalog } from '../../src/core/catalog';
 import { createLocalProvider } from '../../src/core/providers/local';

@@ -5,7 +5,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cacheStatements } from './statement-cache';
+import { cacheStatements } from '../../infra/statement-cache';
 import type { WritableDB } from './types';
 import * as m0010 from './migrations/0010-initial';
 import * as m0020 from './migrations/0020-provider-cost';

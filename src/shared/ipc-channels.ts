@@ -1,4 +1,4 @@
-/** The IPC channels between preload and main; nothing else is listened to. */
+/** The IPC channels between preload and main (both import them from here); nothing else is listened to. */
 export const IPC = {
   call: 'studio:call',
   event: 'studio:event',

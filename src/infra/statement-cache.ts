@@ -1,3 +1,7 @@
+/**
+ * Node-only building block shared by the core's and the studio's SQLite files (src/infra holds
+ * such helpers: no domain knowledge, nothing of ours imported).
+ */
 import type Database from 'better-sqlite3';
 
 const MAX_CACHED = 512;

@@ -1,0 +1,39 @@
+/**
+ * Everything one engine process holds on a data folder, opened in the one safe order and closed
+ * in reverse: the folder's lock, the service client, the studio (engine, hot folders, commands).
+ * The CLI's `studio` command and the engine child process (the desktop app's) both start here.
+ */
+import { openServiceClient } from '../../client/open';
+import type { ServiceClient } from '../../client';
+import type { EngineStart } from '../../shared/engine-process';
+import { openStudio, type Studio } from '..';
+import { lockDataFolder } from '../lock';
+
+export type StudioHost = { studio: Studio; client: ServiceClient; close(): Promise<void> };
+
+export async function openStudioHost(config: EngineStart, log: (message: string) => void): Promise<StudioHost> {
+  // Locked before anything opens: the embedded core resumes its unfinished jobs as it opens.
+  const unlock = lockDataFolder(config.dataDir);
+  let client: ServiceClient | null = null;
+  try {
+    client = await openServiceClient(config.dataDir, config.service);
+    const studio = await openStudio({ dataDir: config.dataDir, client, log, ...(config.settleMs !== undefined ? { settleMs: config.settleMs } : {}) });
+    const opened = client;
+    let closing: Promise<void> | null = null;
+    return {
+      studio,
+      client: opened,
+      close() {
+        closing ??= studio
+          .close()
+          .then(() => opened.close())
+          .finally(unlock);
+        return closing;
+      },
+    };
+  } catch (err) {
+    await client?.close();
+    unlock();
+    throw err;
+  }
+}
