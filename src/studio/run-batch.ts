@@ -58,6 +58,9 @@ async function sha256Of(file: string): Promise<string> {
 
 export async function runBatch(engine: StudioEngine, input: { inDir: string; recipe: Recipe; outDir: string; maxDiamonds?: number; signal?: AbortSignal } & RunOptions): Promise<BatchSummary> {
   const requestsBefore = engine.spending.requestsUsedToday();
+  // What this run spent: charges made from now on (a photo taken over from an interrupted run was
+  // charged by that run).
+  const startedAt = engine.now().toISOString();
   const notices: string[] = [];
   const notice = (line: string) => {
     notices.push(line);
@@ -142,7 +145,7 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
     ...(signal?.aborted
       ? { interrupted: { signal: String(signal.reason), unfinished: items.filter((i) => !engine.isTerminal(i.state) && i.state !== 'review').map((i) => ({ name: path.join(i.relativeDir, i.name), state: i.state })) } }
       : {}),
-    diamondsSpent: items.reduce((sum, i) => sum + i.diamonds, 0),
+    diamondsSpent: items.filter((i) => i.submittedAt !== null && i.submittedAt >= startedAt).reduce((sum, i) => sum + i.diamonds, 0),
     apiRequests: engine.spending.requestsUsedToday() - requestsBefore,
     files: items.flatMap((i) => store.resultsOf(engine.db, i.id).map((r) => r.exportedPath).filter((p): p is string => p !== null)),
     notices,

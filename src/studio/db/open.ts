@@ -9,12 +9,14 @@ import { cacheStatements } from '../../infra/statement-cache';
 import * as m0010 from './migrations/0010-initial';
 import * as m0020 from './migrations/0020-moved-sources';
 import * as m0040 from './migrations/0040-money-path';
+import * as m0050 from './migrations/0050-refunded-jobs';
 
 export type StudioDB = Database.Database;
 const MIGRATIONS = [
   { version: 10, up: m0010.up },
   { version: 20, up: m0020.up },
   { version: 40, up: m0040.up },
+  { version: 50, up: m0050.up },
 ] as const;
 
 export function openStudioDatabase(file: string): StudioDB {
