@@ -67,6 +67,20 @@ export function sentence(message: string | null): string {
       // not JSON after all
     }
   }
+  text = systemError(text) ?? text;
   text = text.charAt(0).toUpperCase() + text.slice(1);
   return /[.!?)]$/.test(text) ? text : `${text}.`;
+}
+
+/** Node's file-system errors (`EEXIST: file already exists, mkdir '/out'`) said as what happened. */
+function systemError(text: string): string | null {
+  const match = /^(E[A-Z]+): [^,]*(?:, (\w+) '([^']*)')?/.exec(text);
+  if (!match) return null;
+  const [, code, operation, target = 'the file'] = match;
+  if (code === 'EEXIST' && operation === 'mkdir') return `Cannot create the output folder ${target}: a file of that name is in the way. Move it, then export again`;
+  if (code === 'ENOTDIR') return `Cannot write into ${target}: part of that path is a file, not a folder. Fix the output folder, then export again`;
+  if (code === 'EACCES' || code === 'EPERM') return `No permission to write ${target}. Fix the folder's permissions, then export again`;
+  if (code === 'ENOSPC') return `The disk is full while writing ${target}. Free some space, then export again`;
+  if (code === 'ENOENT') return `${target} is missing (moved or deleted)`;
+  return null;
 }

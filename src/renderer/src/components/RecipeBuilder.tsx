@@ -177,7 +177,16 @@ export function RecipeBuilder({
         {kind === 'tool' && (
           <label>
             Tool
-            <select value={toolId ?? ''} onChange={(e) => isToolId(e.target.value) && setRequest(requestForTool(e.target.value, request))}>
+            <select
+              value={toolId ?? ''}
+              onChange={(e) => {
+                const next = e.target.value;
+                if (!isToolId(next)) return;
+                // A cut-out keeps its transparency only in PNG or WebP: never flatten it into a JPEG by default.
+                const format = next === 'remove_background' && exportSettings.format === 'jpeg' ? 'png' : exportSettings.format;
+                onChange({ ...value, request: requestForTool(next, request) as RecipeInput['request'], export: { ...exportSettings, format } });
+              }}
+            >
               {[...TOOLS.values()].map((t) => (
                 <option key={t.id} value={t.id}>
                   {t.id.replaceAll('_', ' ')} · {t.price} diamonds

@@ -231,7 +231,7 @@ export function BatchBoard() {
                 <td>
                   <div className="row-actions">
                     {item.state === 'queued' && (
-                      <button type="button" aria-label={`Move ${item.name} to the front`} onClick={() => act(() => useQueue.getState().moveToFront([item.id]))}>
+                      <button type="button" aria-label={`Move to front ${item.name}`} onClick={() => act(() => useQueue.getState().moveToFront([item.id]))}>
                         Move to front
                       </button>
                     )}
@@ -241,12 +241,12 @@ export function BatchBoard() {
                       </button>
                     )}
                     {item.state === 'failed' && resultOf.has(item.id) && (
-                      <button type="button" aria-label={`Export ${item.name} again`} onClick={() => exportAgain([item.id])}>
+                      <button type="button" aria-label={`Export again ${item.name}`} onClick={() => exportAgain([item.id])}>
                         Export again
                       </button>
                     )}
                     {(item.state === 'failed' || item.state === 'cancelled' || item.failedShots.length > 0) && (
-                      <button type="button" aria-label={`Generate ${item.name} again`} onClick={() => generateAgain([item.id])}>
+                      <button type="button" aria-label={`Generate again… ${item.name}`} onClick={() => generateAgain([item.id])}>
                         Generate again…
                       </button>
                     )}

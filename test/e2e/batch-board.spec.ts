@@ -1,0 +1,155 @@
+/**
+ * Issue 12, items 7, 5 and 3 (UI side): the batch board works for many photos (folder and
+ * recipe column, thumbnails, state and folder filters, per-photo Cancel and Move to front, a
+ * reason on every waiting row, paused state kept across a reload, live folder cards), settings
+ * are checked when saved, "export again" (free) is apart from "generate again" (priced and
+ * confirmed), and the money shown adds up: every queued row's price, to spend = their sum,
+ * spent = what the account was charged.
+ */
+import { expect, test } from '@playwright/test';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AccountView, ItemView } from '../../src/shared/studio';
+import { addFolder, checkScreen, command, drop, filesIn, garments, hasGarments, openScreen, tabTo } from './helpers';
+import { startStudio, type RunningStudio } from './studio';
+
+let studio: RunningStudio;
+test.beforeAll(async () => {
+  studio = await startStudio();
+});
+test.afterAll(async () => studio?.stop());
+test.skip(!hasGarments, 'needs the real photos in ../shared/eval/garments');
+
+const items = async () => (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
+const balance = async () => (await command<AccountView>(studio.url, 'account.get')).diamondBalance;
+const stat = (page: import('@playwright/test').Page, label: string) => page.getByRole('group', { name: 'Budget' }).locator('.stat', { hasText: label }).locator('strong');
+
+test('a paused board of two folders with the same file names: prices, reasons, filters, reload, cancel, move to front, then spend', async ({ page }) => {
+  const north = path.join(studio.root, 'north');
+  const south = path.join(studio.root, 'south');
+  fs.mkdirSync(north);
+  fs.mkdirSync(south);
+  await page.goto(studio.url);
+  await addFolder(page, north, `${north}-export`);
+  await addFolder(page, south, `${south}-export`);
+  const start = await balance();
+
+  // An empty board has no toolbar yet: the queue is paused through the contract, before the drop.
+  await command(studio.url, 'queue.pause', { paused: true });
+  // Different photos under the same three names (the same bytes twice would be skipped, and say so).
+  const photos = garments(3, 20);
+  drop(photos, north);
+  garments(3, 23).forEach((file, i) => fs.copyFileSync(file, path.join(south, path.basename(photos[i]!))));
+  await expect.poll(async () => (await items()).filter((i) => i.state === 'queued').length, { timeout: 60_000 }).toBe(6);
+  await page.reload();
+  await openScreen(page, 'Batch');
+
+  // Paused survives the reload: the button offers Resume, the ETA says paused.
+  await expect(page.getByRole('button', { name: 'Resume all' })).toBeVisible();
+  await expect(stat(page, 'ETA')).toHaveText('paused');
+  const rows = page.locator('table[aria-label="Photos"] tbody tr');
+  await expect(rows).toHaveCount(6);
+  // Same names, told apart by their folder; each row has its price and a reason.
+  for (const row of await rows.all()) {
+    await expect(row).toContainText('4 to pay');
+    await expect(row).toContainText('Paused: press “Resume all”.');
+    await expect(row).toContainText(/north|south/);
+    await expect(row).toContainText('Virtual model');
+  }
+  await expect(stat(page, 'To spend')).toHaveText('24');
+  await expect(stat(page, 'Spent')).toHaveText('0');
+  await expect(page.locator('table[aria-label="Photos"] img.thumb')).toHaveCount(6);
+  await checkScreen(page, 'batch-board-paused');
+
+  // Filters: by folder, by state.
+  await page.getByRole('combobox', { name: 'Folder' }).selectOption({ label: 'south' });
+  await expect(rows).toHaveCount(3);
+  await page.getByRole('combobox', { name: 'State' }).selectOption('failed');
+  await expect(rows).toHaveCount(0);
+  await page.getByRole('combobox', { name: 'State' }).selectOption('waiting');
+  await expect(rows).toHaveCount(3);
+  await page.getByRole('combobox', { name: 'Folder' }).selectOption('all');
+  await page.getByRole('combobox', { name: 'State' }).selectOption('all');
+  await expect(rows).toHaveCount(6);
+
+  // Move to front and Cancel, per photo, by keyboard.
+  const last = rows.last();
+  const lastId = await last.getAttribute('data-item');
+  await tabTo(page, last.getByRole('button', { name: /^Move to front / }));
+  await page.keyboard.press('Enter');
+  await expect(rows.first()).toHaveAttribute('data-item', lastId!);
+  const second = rows.nth(1);
+  const cancelledId = await second.getAttribute('data-item');
+  await tabTo(page, second.getByRole('button', { name: /^Cancel / }));
+  await page.keyboard.press('Enter');
+  await expect(page.locator(`tr[data-item="${cancelledId}"]`)).toHaveAttribute('data-state', 'cancelled');
+  await expect(stat(page, 'To spend')).toHaveText('20');
+
+  // Resume: the board and the folder cards follow live; spent is what the account was charged.
+  await tabTo(page, page.getByRole('button', { name: 'Resume all' }));
+  await page.keyboard.press('Enter');
+  await expect(page.locator('tr[data-state="review"]')).toHaveCount(5, { timeout: 180_000 });
+  await expect(stat(page, 'To spend')).toHaveText('0');
+  await expect(stat(page, 'Spent')).toHaveText(String(start - (await balance())));
+  await expect(stat(page, 'Spent')).toHaveText('20');
+  await expect(page.getByRole('table', { name: 'Batches' })).toContainText('north');
+  await checkScreen(page, 'batch-board');
+  await openScreen(page, 'Hot folders');
+  await expect(page.getByRole('listitem', { name: 'Folder south' }).getByTestId('folder-counts')).toContainText('3/3 through');
+  await expect(page.getByRole('listitem', { name: 'Folder north' }).getByTestId('folder-counts')).toContainText('2/2 through');
+  await checkScreen(page, 'folders-live');
+});
+
+test('settings are checked at save; an export that failed is exported again for free, generating again is priced and confirmed', async ({ page }) => {
+  const west = path.join(studio.root, 'west');
+  const blocked = path.join(studio.root, 'west-export');
+  fs.mkdirSync(west);
+  fs.writeFileSync(blocked, 'a file where the output folder should be');
+  await page.goto(studio.url);
+  await addFolder(page, west, blocked);
+
+  // Export settings: a pattern with an unknown token is refused before anything is charged.
+  await openScreen(page, 'Export');
+  await page.getByRole('combobox', { name: 'Folder' }).selectOption({ label: 'west' });
+  await tabTo(page, page.getByLabel('Naming pattern'));
+  await page.keyboard.press('Control+a');
+  await page.keyboard.type('{sku}');
+  await expect(page.locator('#export-naming-preview .problem')).toContainText('Unknown token {sku}');
+  await expect(page.getByRole('button', { name: 'Save' })).toBeDisabled();
+  await checkScreen(page, 'export-invalid-naming');
+  await page.keyboard.press('Control+a');
+  await page.keyboard.type('{name}-{tool}-{n}');
+
+  drop(garments(1, 30), west);
+  await openScreen(page, 'Review');
+  const grid = page.getByRole('listbox', { name: 'Results to review' });
+  await expect(grid.getByRole('option', { name: new RegExp(path.basename(garments(1, 30)[0]!)) })).toBeVisible({ timeout: 120_000 });
+  await grid.getByRole('option', { name: new RegExp(path.basename(garments(1, 30)[0]!)) }).click();
+  await page.keyboard.press('a');
+  const spentBefore = await balance();
+
+  await openScreen(page, 'Batch');
+  const failed = page.locator('tr[data-state="failed"]');
+  await expect(failed).toHaveCount(1, { timeout: 60_000 });
+  // A sentence that says what to do, not a raw system error.
+  await expect(failed.locator('td').nth(5)).toHaveText(/^Cannot create the output folder .*west-export: a file of that name is in the way\. Move it, then export again\.$/);
+  await expect(failed.getByRole('button', { name: /^Export again / })).toBeVisible();
+
+  // Generate again: priced and confirmed; cancelled here.
+  await tabTo(page, failed.getByRole('button', { name: /^Generate again… / }));
+  await page.keyboard.press('Enter');
+  const confirm = page.getByRole('alertdialog', { name: 'Generate 1 photo again?' });
+  await expect(confirm).toContainText('4 diamonds');
+  await expect(confirm.getByRole('button', { name: 'Generate again for 4 diamonds' })).toBeFocused();
+  await checkScreen(page, 'batch-generate-again-confirm');
+  await page.keyboard.press('Escape');
+  await expect(confirm).toHaveCount(0);
+
+  // Export again, free: fix the folder, write the files already paid for.
+  fs.rmSync(blocked);
+  await tabTo(page, failed.getByRole('button', { name: /^Export again / }));
+  await page.keyboard.press('Enter');
+  await expect(page.locator('tr[data-state="exported"]').filter({ hasText: path.basename(garments(1, 30)[0]!) })).toHaveCount(1, { timeout: 60_000 });
+  expect(filesIn(blocked)).toHaveLength(1);
+  expect(await balance()).toBe(spentBefore);
+});
