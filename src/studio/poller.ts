@@ -63,10 +63,12 @@ export class Poller {
   /**
    * The gap before the next poll of a job still running: a quarter of how long it has run (or of
    * the typical time), so a job is collected within about a quarter of its duration after it is
-   * done; half of it when requests are scarce.
+   * done; half of it when requests are scarce (all of it while the tool has no job times yet).
    */
   nextGapMs(toolId: string, elapsedMs: number, sparse = false): number {
-    const gap = Math.max(500, (sparse ? 0.5 : 0.25) * Math.max(elapsedMs, this.typicalMs(toolId)));
+    // Sparse with no job times yet: doubling, as the first guess may be far off either way.
+    const share = sparse ? (this.samples(toolId).length === 0 ? 1 : 0.5) : 0.25;
+    const gap = Math.max(500, share * Math.max(elapsedMs, this.typicalMs(toolId)));
     return Math.min(gap, this.maxGapMs());
   }
 
