@@ -5,6 +5,7 @@
 import { imageOpsEmbedded, imageOpsHttp } from './image-ops';
 import { ingest } from './ingest';
 import { pollThroughput } from './poll-throughput';
+import { quality } from './quality';
 import { reviewUi } from './review-ui';
 import { requests } from './requests';
 import type { Row } from './shared';
@@ -15,6 +16,7 @@ const BENCHES: Record<string, () => Promise<Row[]>> = {
   embedded: () => imageOpsEmbedded(),
   ingest: () => ingest(),
   ui: () => reviewUi(),
+  quality: () => quality(),
   requests: () => requests(),
 };
 

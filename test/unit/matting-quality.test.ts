@@ -10,7 +10,7 @@ import { removeBackground } from '../../src/core/providers/local/remove-backgrou
 import { iou, renderScene, SCENES } from '../fixtures/matting-scenes';
 
 describe('remove_background quality', () => {
-  it('cuts out ten product photos with a mean IoU of at least 0.95 and none below 0.85', async () => {
+  it('cuts out ten product photos with a mean IoU of at least 0.95 and none below 0.85', { timeout: 300_000 }, async () => {
     const scores: number[] = [];
     for (const scene of SCENES) {
       const { photo, mask } = await renderScene(scene);

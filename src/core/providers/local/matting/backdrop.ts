@@ -84,22 +84,36 @@ export function renderBackdrop(b: Backdrop, width: number, height: number): Floa
   const out = new Float32Array(width * height * 3);
   const sx = b.width / width;
   const sy = b.height / height;
+  // Cell centres sit at (g + 0.5) * cell; column weights are the same on every row.
+  const x0s = new Int32Array(width);
+  const x1s = new Int32Array(width);
+  const txs = new Float32Array(width);
+  for (let x = 0; x < width; x++) {
+    const fx = Math.min(b.gw - 1, Math.max(0, ((x + 0.5) * sx) / b.cell - 0.5));
+    x0s[x] = Math.floor(fx);
+    x1s[x] = Math.min(b.gw - 1, x0s[x]! + 1);
+    txs[x] = fx - x0s[x]!;
+  }
+  const rowTop = new Float32Array(b.gw * 3);
+  const rowBottom = new Float32Array(b.gw * 3);
   for (let y = 0; y < height; y++) {
-    // Cell centres sit at (g + 0.5) * cell.
     const fy = Math.min(b.gh - 1, Math.max(0, ((y + 0.5) * sy) / b.cell - 0.5));
     const y0 = Math.floor(fy);
     const y1 = Math.min(b.gh - 1, y0 + 1);
     const ty = fy - y0;
+    for (let k = 0; k < b.gw * 3; k++) {
+      rowTop[k] = b.grid[y0 * b.gw * 3 + k]!;
+      rowBottom[k] = b.grid[y1 * b.gw * 3 + k]!;
+    }
     for (let x = 0; x < width; x++) {
-      const fx = Math.min(b.gw - 1, Math.max(0, ((x + 0.5) * sx) / b.cell - 0.5));
-      const x0 = Math.floor(fx);
-      const x1 = Math.min(b.gw - 1, x0 + 1);
-      const tx = fx - x0;
+      const a0 = x0s[x]! * 3;
+      const a1 = x1s[x]! * 3;
+      const tx = txs[x]!;
       const o = (y * width + x) * 3;
       for (let c = 0; c < 3; c++) {
-        const a = b.grid[(y0 * b.gw + x0) * 3 + c]! * (1 - tx) + b.grid[(y0 * b.gw + x1) * 3 + c]! * tx;
-        const d = b.grid[(y1 * b.gw + x0) * 3 + c]! * (1 - tx) + b.grid[(y1 * b.gw + x1) * 3 + c]! * tx;
-        out[o + c] = a * (1 - ty) + d * ty;
+        const top = rowTop[a0 + c]! + (rowTop[a1 + c]! - rowTop[a0 + c]!) * tx;
+        const bottom = rowBottom[a0 + c]! + (rowBottom[a1 + c]! - rowBottom[a0 + c]!) * tx;
+        out[o + c] = top + (bottom - top) * ty;
       }
     }
   }

@@ -145,7 +145,8 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
     distance = maxChannelDistance(rgb, surface, n);
     // A noiseless frame is a digital backdrop (a cut-out pasted on flat grey): exact matches only.
     tolerance = noise === 0 ? 0.5 : Math.max(noiseTolerance(distance, background, w, h), Math.min(16, 2 * noise + 0.5));
-    const count = background.reduce((a, b) => a + b, 0);
+    let count = 0;
+    for (let i = 0; i < n; i++) count += background[i]!;
     if (pass >= 2 && count - found < n * 0.002) break;
     found = count;
   }
@@ -155,8 +156,8 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
   const core = erode(like, w, h, 1);
   // Perfectly flat patches near the backdrop colour are backdrop too (a pasted patch, a padding
   // strip of another white): fabric, even white fabric, has texture.
-  const range = localRange(rgb, w, h, 2);
-  for (let i = 0; i < n; i++) if (range[i]! <= 2 && distance[i]! <= 8) core[i] = 1;
+  const ranges = localRanges(rgb, w, h);
+  for (let i = 0; i < n; i++) if (ranges.r2[i]! <= 2 && distance[i]! <= 8) core[i] = 1;
   const background = driftFlood(rgb, w, h, seeds, core, like, surface, t);
   // The surface refitted on everything found, for the shadow test and the edge unmixing.
   backdrop = fitBackdrop(rgb, w, h, erode(background, w, h, 1), cell);
@@ -166,7 +167,7 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
   addShadows(background, rgb, surface, w, h, t);
   {
     // Pockets may sit in the subject's shade: a looser match, but flat and ringed by subject.
-    const fine = localRange(rgb, w, h, 1);
+    const fine = ranges.r1;
     const loose = new Uint8Array(n);
     for (let i = 0; i < n; i++) loose[i] = distance[i]! <= Math.max(10, 3 * t) && fine[i]! <= 4 ? 1 : 0;
     addEnclosedBackdrop(background, erode(loose, w, h, 1), distance, w, h);
@@ -176,43 +177,76 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
   return { fg: keepSubject(fg, w, h), backdrop, surface, distance, tolerance };
 }
 
-/** Per pixel, the largest (max - min) over channels in the (2r+1)^2 box around it. */
-function localRange(rgb: Uint8Array, w: number, h: number, r: number): Uint8Array {
+/**
+ * Per pixel, the largest (max - min) over channels in the 3x3 and the 5x5 box around it (the 5-wide
+ * extremes are the 3-wide ones either side, so one pass serves both).
+ */
+function localRanges(rgb: Uint8Array, w: number, h: number): { r1: Uint8Array; r2: Uint8Array } {
   const n = w * h;
-  const out = new Uint8Array(n);
-  const hi = new Uint8Array(n);
-  const lo = new Uint8Array(n);
-  const hi2 = new Uint8Array(n);
-  const lo2 = new Uint8Array(n);
+  const r1 = new Uint8Array(n);
+  const r2 = new Uint8Array(n);
+  const hi3 = new Uint8Array(n);
+  const lo3 = new Uint8Array(n);
+  const hi5 = new Uint8Array(n);
+  const lo5 = new Uint8Array(n);
+  const colHi3 = new Uint8Array(n);
+  const colLo3 = new Uint8Array(n);
   for (let c = 0; c < 3; c++) {
+    // Vertical 3-extremes, then horizontal 3- and 5-extremes of those.
     for (let y = 0; y < h; y++) {
+      const up = y > 0 ? y - 1 : y;
+      const down = y < h - 1 ? y + 1 : y;
       for (let x = 0; x < w; x++) {
-        let mx = 0;
-        let mn = 255;
-        for (let k = Math.max(0, x - r); k <= Math.min(w - 1, x + r); k++) {
-          const v = rgb[(y * w + k) * 3 + c]!;
-          if (v > mx) mx = v;
-          if (v < mn) mn = v;
-        }
-        hi[y * w + x] = mx;
-        lo[y * w + x] = mn;
+        const a = rgb[(up * w + x) * 3 + c]!;
+        const b = rgb[(y * w + x) * 3 + c]!;
+        const d = rgb[(down * w + x) * 3 + c]!;
+        let mx = a > b ? a : b;
+        let mn = a < b ? a : b;
+        if (d > mx) mx = d;
+        if (d < mn) mn = d;
+        colHi3[y * w + x] = mx;
+        colLo3[y * w + x] = mn;
       }
     }
     for (let y = 0; y < h; y++) {
+      const row = y * w;
       for (let x = 0; x < w; x++) {
-        let mx = 0;
-        let mn = 255;
-        for (let k = Math.max(0, y - r); k <= Math.min(h - 1, y + r); k++) {
-          if (hi[k * w + x]! > mx) mx = hi[k * w + x]!;
-          if (lo[k * w + x]! < mn) mn = lo[k * w + x]!;
-        }
-        hi2[y * w + x] = mx;
-        lo2[y * w + x] = mn;
+        const l = x > 0 ? x - 1 : x;
+        const r = x < w - 1 ? x + 1 : x;
+        let mx = colHi3[row + l]!;
+        let mn = colLo3[row + l]!;
+        if (colHi3[row + x]! > mx) mx = colHi3[row + x]!;
+        if (colLo3[row + x]! < mn) mn = colLo3[row + x]!;
+        if (colHi3[row + r]! > mx) mx = colHi3[row + r]!;
+        if (colLo3[row + r]! < mn) mn = colLo3[row + r]!;
+        hi3[row + x] = mx;
+        lo3[row + x] = mn;
       }
     }
-    for (let i = 0; i < n; i++) out[i] = Math.max(out[i]!, hi2[i]! - lo2[i]!);
+    for (let y = 0; y < h; y++) {
+      const up = y > 0 ? y - 1 : y;
+      const down = y < h - 1 ? y + 1 : y;
+      for (let x = 0; x < w; x++) {
+        const l = x > 0 ? x - 1 : x;
+        const r = x < w - 1 ? x + 1 : x;
+        let mx = hi3[up * w + l]!;
+        let mn = lo3[up * w + l]!;
+        for (const k of [up * w + r, down * w + l, down * w + r]) {
+          if (hi3[k]! > mx) mx = hi3[k]!;
+          if (lo3[k]! < mn) mn = lo3[k]!;
+        }
+        hi5[y * w + x] = mx;
+        lo5[y * w + x] = mn;
+      }
+    }
+    for (let i = 0; i < n; i++) {
+      const d1 = hi3[i]! - lo3[i]!;
+      const d2 = hi5[i]! - lo5[i]!;
+      if (d1 > r1[i]!) r1[i] = d1;
+      if (d2 > r2[i]!) r2[i] = d2;
+    }
   }
-  return out;
+  return { r1, r2 };
 }
 
 /**
