@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError, type Download, type ServiceClient, type WriteOptions } from './service-client';
 import { fetchDownload } from './download';
+import { certainlyNotSent, describeFailure, retryAfterFrom } from './failure';
 import { sniffUploadMime } from './media-type';
 
 /**
@@ -84,17 +85,21 @@ export class HttpClient implements ServiceClient {
     try {
       response = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 60_000) });
     } catch (err) {
-      throw new ApiError(0, `the service at ${this.base} could not be reached: ${err instanceof Error ? err.message : String(err)}`);
+      // No answer: the transport says whether the request certainly never went out.
+      const notSent = certainlyNotSent(err);
+      const what = notSent ? 'could not be reached' : `${method} ${path} got no answer`;
+      throw new ApiError(0, `the service at ${this.base} ${what}: ${describeFailure(err)}`, { notSent, cause: err });
     }
+    const retryAfterMs = retryAfterFrom(response.headers);
     const text = await response.text().catch(() => '');
     let parsed: { success?: boolean; error?: string } & Record<string, unknown>;
     try {
       parsed = JSON.parse(text) as typeof parsed;
     } catch {
-      throw new ApiError(response.status >= 400 ? response.status : 502, `the service answered ${response.status} with a non-JSON body`);
+      throw new ApiError(response.status >= 400 ? response.status : 502, `the service answered ${response.status} with a non-JSON body`, { retryAfterMs });
     }
     if (!response.ok || parsed.success !== true) {
-      throw new ApiError(response.ok ? 502 : response.status, parsed.error ?? `the service answered ${response.status}`);
+      throw new ApiError(response.ok ? 502 : response.status, parsed.error ?? `the service answered ${response.status}`, { retryAfterMs });
     }
     const { success: _success, ...rest } = parsed;
     return { body: rest as T, headers: response.headers };

@@ -65,17 +65,39 @@ export type ServiceClient = {
   close(): Promise<void>;
 };
 
+/** What a client knows about a failure beyond its status and words. */
+export type ApiErrorDetails = {
+  /**
+   * How long the service asked to wait (`Retry-After`, in seconds or as an HTTP date), in ms
+   * from when the answer arrived; null when it said nothing.
+   */
+  retryAfterMs?: number | null;
+  /**
+   * The request certainly never left: the connection was refused, the name did not resolve, or
+   * TLS failed before anything was written. A write that was not sent can simply be sent again;
+   * one whose answer was lost (timeout, reset after the request went out) may have been done.
+   */
+  notSent?: boolean;
+  cause?: unknown;
+};
+
 /**
- * Every failure a client reports. `status` is the HTTP status (0 when the service could not be
- * reached); `retryable` tells the scheduler whether waiting and trying again can help.
+ * Every failure a client reports. `status` is the HTTP status (0 when no answer came);
+ * `retryable` tells the scheduler whether waiting and trying again can help, `retryAfterMs` how
+ * long the service asked it to wait, `notSent` whether the request certainly never went out.
  */
 export class ApiError extends Error {
   override name = 'ApiError';
+  readonly retryAfterMs: number | null;
+  readonly notSent: boolean;
   constructor(
     readonly status: number,
     message: string,
+    details: ApiErrorDetails = {},
   ) {
-    super(message);
+    super(message, details.cause !== undefined ? { cause: details.cause } : undefined);
+    this.retryAfterMs = details.retryAfterMs ?? null;
+    this.notSent = details.notSent ?? false;
   }
   get retryable(): boolean {
     return this.status === 0 || this.status === 429 || this.status >= 500;

@@ -41,23 +41,9 @@ export function isDailyCap(message: string): boolean {
   return /daily|per day|\bcap\b|quota/i.test(message);
 }
 
-/** Seconds from a `Retry-After` the client passed on (header value or number), if any. */
-export function retryAfterMs(err: ApiError, now: Date): number | null {
-  const carried = err as unknown as { retryAfterMs?: unknown; retryAfterSeconds?: unknown; retryAfter?: unknown; headers?: unknown };
-  if (typeof carried.retryAfterMs === 'number') return Math.max(0, carried.retryAfterMs);
-  if (typeof carried.retryAfterSeconds === 'number') return Math.max(0, carried.retryAfterSeconds * 1000);
-  let raw: unknown = carried.retryAfter;
-  if (raw === undefined && carried.headers instanceof Headers) raw = carried.headers.get('retry-after');
-  if (typeof raw === 'number') return Math.max(0, raw * 1000);
-  if (typeof raw === 'string' && raw.trim()) {
-    if (/^\d+(\.\d+)?$/.test(raw.trim())) return Number(raw) * 1000;
-    const at = Date.parse(raw);
-    if (!Number.isNaN(at)) return Math.max(0, at - now.getTime());
-  }
-  // Some services say it in words: "retry after 3 seconds".
-  const m = /retry\D{0,12}?(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|sec|seconds?)\b/i.exec(err.message);
-  if (m) return Number(m[1]) * (m[2]!.toLowerCase().startsWith('m') ? 1 : 1000);
-  return null;
+/** How long a 429 asked to wait (the client read its `Retry-After`), if it said. */
+export function retryAfterMs(err: ApiError): number | null {
+  return err.retryAfterMs === null ? null : Math.max(0, err.retryAfterMs);
 }
 
 export type GateOptions = {
@@ -88,7 +74,7 @@ export class Gates {
    * and, for a rate limit, until when.
    */
   tooManyRequests(err: ApiError, now: Date): { kind: 'daily_cap'; until: number } | { kind: 'rate_limit'; until: number } {
-    const retryAfter = retryAfterMs(err, now);
+    const retryAfter = retryAfterMs(err);
     if (isDailyCap(err.message) && (retryAfter === null || retryAfter > 10 * 60_000)) {
       this.capReached(now, err.message);
       return { kind: 'daily_cap', until: this.cap!.until };

@@ -271,8 +271,10 @@ export class Runner {
     const wait = backoffMs(attempts, baseMs, maxMs, this.engine.options.random ?? Math.random);
     const waitUntil = new Date(now.getTime() + wait).toISOString();
     if (inSubmission) {
-      const lostAnswer = err.status === 0 || err.status >= 502;
-      const neverSent = err.status === 0 && /ECONNREFUSED|ENOTFOUND|EAI_AGAIN/i.test(`${message} ${String((err as { cause?: unknown }).cause ?? '')}`);
+      // The client tells a request that never left (refused, unresolved, TLS) from an answer lost
+      // after it went out (timeout, reset): only the first is safe to send again as it is.
+      const lostAnswer = (err.status === 0 && !err.notSent) || err.status >= 502;
+      const neverSent = err.status === 0 && err.notSent;
       const same500 = Number(/^the service answered 500 \((\d+)\)/.exec(item.error ?? '')?.[1] ?? 0) + 1;
       if (err.status === 500 && this.honoursIdempotency() && same500 < 4) {
         // A service that keeps its answers per key tells what became of the first attempt: the
@@ -291,6 +293,7 @@ export class Runner {
         return;
       }
       if (neverSent) {
+        // Nothing reached the service: not uncertain, simply sent again (same key) once it is back.
         this.transition(item.id, { submittedAt: null, attempts, waitReason: 'offline', waitUntil, error: message });
         return;
       }

@@ -10,7 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { HttpClient, type ServiceClient } from '../../src/client';
 import type { Recipe } from '../../src/shared/studio';
 import { StudioEngine, type EngineOptions } from '../../src/studio/engine';
 import { openStudio, runCommand } from '../../src/studio';
@@ -50,8 +52,8 @@ async function world(options: ReferenceServiceOptions, account: { diamonds: numb
 }
 
 /** `dropshoot run` against the world, on a data folder that may be reused by the next call. */
-async function run(w: World, recipe: Recipe, opts: { out?: string; data?: string; maxDiamonds?: number; engine?: Partial<EngineOptions> } & RunOptions = {}) {
-  const client = new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
+async function run(w: World, recipe: Recipe, opts: { out?: string; data?: string; maxDiamonds?: number; engine?: Partial<EngineOptions>; client?: ServiceClient } & RunOptions = {}) {
+  const client = opts.client ?? new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
   const engine = new StudioEngine({
     dataDir: opts.data ?? path.join(w.root, 'data'),
     client,
@@ -63,7 +65,7 @@ async function run(w: World, recipe: Recipe, opts: { out?: string; data?: string
     ...opts.engine,
   });
   try {
-    const { out, data: _data, maxDiamonds, engine: _engine, ...runOptions } = opts;
+    const { out, data: _data, maxDiamonds, engine: _engine, client: _client, ...runOptions } = opts;
     return await runBatch(engine, { inDir: w.inDir, recipe, outDir: out ?? path.join(w.root, 'out'), ...(maxDiamonds !== undefined ? { maxDiamonds } : {}), ...runOptions });
   } finally {
     await engine.close();
@@ -190,6 +192,28 @@ describe('500 and lost answers on create (item 4)', () => {
     expect(settled.notices).toContainEqual(expect.stringMatching(new RegExp(`^${lost.replace('.', '\\.')}: uncertain submission resubmitted .*may cost 1 more`)));
     // The stated cost was paid: the lost job's charge stays, one more for the resubmission.
     expect(money(w.service)).toMatchObject({ charges: 3, refunds: 0 });
+  }, 60_000);
+});
+
+describe('a create that certainly never went out is sent again (issue 10 open end 1)', () => {
+  it('refused at a closed port: not uncertain, sent again once the service is there, charged once', async () => {
+    const w = await world({}, { diamonds: 100 }, 2);
+    // A port nothing listens on; the first create of the run goes there (a real refused connection).
+    const probe = net.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const closed = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const service = new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
+    const nowhere = new HttpClient({ baseUrl: `http://127.0.0.1:${closed}`, apiKey: w.apiKey, timeoutMs: 5000 });
+    let refused = 0;
+    const client: ServiceClient = Object.assign(Object.create(service) as ServiceClient, {
+      createGeneration: (...args: Parameters<ServiceClient['createGeneration']>) => (refused++ === 0 ? nowhere.createGeneration(...args) : service.createGeneration(...args)),
+    });
+    const summary = await run(w, cutout, { client });
+    expect(refused).toBe(3);
+    expect(summary).toMatchObject({ photos: 2, exported: 2, failed: [], uncertain: [] });
+    expect(money(w.service)).toMatchObject({ charges: 2, refunds: 0, net: 2 });
+    expect(money(w.service).jobs).toHaveLength(2);
   }, 60_000);
 });
 

@@ -37,7 +37,7 @@ describe('429', () => {
   it('a rate limit waits Retry-After and leaves the day open; the daily cap closes it until 00:00 UTC', () => {
     const gates = new Gates({ capProbeMs: 60_000 });
     const now = new Date('2026-01-01T10:00:00Z');
-    const limited = Object.assign(new ApiError(429, 'Too many requests'), { retryAfterSeconds: 3 });
+    const limited = new ApiError(429, 'Too many requests', { retryAfterMs: 3000 });
     expect(gates.tooManyRequests(limited, now)).toEqual({ kind: 'rate_limit', until: now.getTime() + 3000 });
     expect(gates.capOpen(now)).toBe(true);
     expect(gates.rateLimited(new Date(now.getTime() + 2999))).toBe(true);
@@ -51,9 +51,11 @@ describe('429', () => {
     expect(gates.capOpen(new Date(now.getTime() + 61_000))).toBe(false);
   });
 
-  it('reads Retry-After said in words when the client passes no header', () => {
-    const gates = new Gates();
+  it('a 429 without Retry-After waits the short default; one naming the cap with a short Retry-After is a rate limit', () => {
+    const gates = new Gates({ rateLimitMs: 2000 });
     const now = new Date('2026-01-01T10:00:00Z');
-    expect(gates.tooManyRequests(new ApiError(429, 'rate limited, retry after 7 seconds'), now)).toEqual({ kind: 'rate_limit', until: now.getTime() + 7000 });
+    expect(gates.tooManyRequests(new ApiError(429, 'rate limited, retry after 7 seconds'), now)).toEqual({ kind: 'rate_limit', until: now.getTime() + 2000 });
+    expect(gates.tooManyRequests(new ApiError(429, 'Daily quota: slow down', { retryAfterMs: 5000 }), now)).toEqual({ kind: 'rate_limit', until: now.getTime() + 5000 });
+    expect(gates.cap).toBeNull();
   });
 });
