@@ -24,7 +24,7 @@ const USAGE = `Usage: dropshoot <command> [flags]
       --daily-cap: the key's daily request cap (the API does not report it; default 500 remote).
       --wait: wait out a short balance (402) or a reached daily cap instead of ending the run.
       --uncertain: a submission whose answer was lost: send it again (may cost twice) or fail it.
-  studio --data DIR [--port 5170] [--remote URL --key KEY]
+  studio --data DIR [--port 5170] [--remote URL --key KEY] [--daily-cap N]
       Run the studio engine (hot folders, queue, review, export) and serve the studio contract
       over HTTP + server-sent events, with the UI when built. Prints {"studio": URL} when ready.
   generate --tool TOOL --image PHOTO [--request FILE.json] [--out DIR] [--data DIR]
@@ -268,15 +268,18 @@ async function run(args: string[]): Promise<void> {
     const client = await openClient(f, dataDir);
     try {
       const { StudioEngine } = await import('../studio/engine');
-      const { checkRecipe } = await import('../studio/recipe-check');
-      const { runBatch } = await import('../studio/run-batch');
+      const { runBatch, checkBeforeRun, unreachableSummary } = await import('../studio/run-batch');
       const { prepareForUpload } = await import('../studio/prepare');
       const apiKey = typeof f.remote === 'string' ? (typeof f.key === 'string' ? f.key : process.env.DROPSHOOT_API_KEY) : undefined;
       const engine = new StudioEngine({ dataDir, client, prepareUpload: prepareForUpload, ...(concurrency ? { concurrency } : {}), ...(dailyCap ? { dailyCap } : {}), ...(apiKey ? { apiKey } : {}) });
       try {
-        const problem = await checkRecipe(engine.client, recipe.data);
-        if (problem) throw new Error(`recipe: ${problem}`);
-        const summary = await runBatch(engine, {
+        const requestsBefore = engine.spending.requestsUsedToday();
+        const onNotice = (line: string) => process.stderr.write(`dropshoot: ${line}\n`);
+        // A service that does not answer the check (reset, refused, 5xx) is asked again briefly;
+        // if it still does not, the run ends with its summary saying so.
+        const check = await checkBeforeRun(engine, recipe.data, { signal: interrupt.signal });
+        if (check.kind === 'invalid') throw new Error(`recipe: ${check.problem}`);
+        const summary = check.kind === 'unreachable' ? await unreachableSummary(engine, { inDir, recipe: recipe.data, outDir, reason: check.reason, apiRequests: engine.spending.requestsUsedToday() - requestsBefore, onNotice }) : await runBatch(engine, {
           inDir,
           recipe: recipe.data,
           outDir,
@@ -284,7 +287,7 @@ async function run(args: string[]): Promise<void> {
           ...(maxDiamonds !== undefined ? { maxDiamonds } : {}),
           ...(uncertain === 'resubmit' || uncertain === 'fail' ? { uncertain } : {}),
           ...(f.wait === true ? { wait: true } : {}),
-          onNotice: (line) => process.stderr.write(`dropshoot: ${line}\n`),
+          onNotice,
         });
         print(summary);
         process.exitCode = interrupt.signal.aborted ? exitCodeOf(interrupt.signal.reason) : summary.exported + summary.skipped === summary.photos ? 0 : 1;
@@ -335,15 +338,18 @@ async function studio(args: string[]): Promise<void> {
     remote: { type: 'string' },
     key: { type: 'string' },
     'settle-ms': { type: 'string' },
+    'daily-cap': { type: 'string' },
   });
   const port = integer(f.port, 'port') ?? 5170;
   const settleMs = integer(f['settle-ms'], 'settle-ms');
+  const dailyCap = integer(f['daily-cap'], 'daily-cap');
+  if (dailyCap !== undefined && dailyCap < 1) throw new UsageError('--daily-cap must be at least 1');
   const dataDir = dataDirOf(f);
   const service = serviceOf(f);
   const log = (message: string) => process.stderr.write(`${message}\n`);
   // The same host the desktop app's engine process opens: lock, service client, studio.
   const { openStudioHost } = await import('../studio/host/open-host');
-  const host = await openStudioHost({ dataDir, service, ...(settleMs !== undefined ? { settleMs } : {}) }, log);
+  const host = await openStudioHost({ dataDir, service, ...(settleMs !== undefined ? { settleMs } : {}), ...(dailyCap !== undefined ? { dailyCap } : {}) }, log);
   const { buildStudioWeb } = await import('../studio/web');
   const uiDir = path.resolve(import.meta.dirname, '../../out/renderer');
   const app = buildStudioWeb({ engine: host.studio.engine, commands: host.studio.commands, uiDir });

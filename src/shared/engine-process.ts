@@ -30,6 +30,8 @@ export const EngineStartSchema = z.strictObject({
   service: EngineServiceSchema,
   /** How long a hot-folder file must keep its size before it is taken (tests shorten it). */
   settleMs: z.number().int().min(0).optional(),
+  /** The key's daily request cap (the API does not report it; remote default 500). */
+  dailyCap: z.number().int().min(1).max(100_000_000).optional(),
 });
 export type EngineStart = z.infer<typeof EngineStartSchema>;
 

@@ -14,7 +14,11 @@ function mentionsPhoto(images: Record<string, string | string[]> | undefined): b
   return Object.values(images ?? {}).some((v) => (Array.isArray(v) ? v.includes(PHOTO_PLACEHOLDER) : v === PHOTO_PLACEHOLDER));
 }
 
-export async function checkRecipe(client: ServiceClient, recipe: Recipe): Promise<string | null> {
+/**
+ * `transientThrows`: a failure that waiting may cure (no answer, 429, 5xx) is thrown as the
+ * ApiError instead of being returned as the recipe's problem (`run` retries it, then says so).
+ */
+export async function checkRecipe(client: ServiceClient, recipe: Recipe, options: { transientThrows?: boolean } = {}): Promise<string | null> {
   const request = recipe.request;
   if (!mentionsPhoto(request.images)) return `no image field is "${PHOTO_PLACEHOLDER}": say where each photo goes`;
   try {
@@ -32,6 +36,7 @@ export async function checkRecipe(client: ServiceClient, recipe: Recipe): Promis
     validateGeneration({ ...request, images });
     return null;
   } catch (err) {
+    if (options.transientThrows && err instanceof ApiError && err.retryable) throw err;
     if (err instanceof RuleViolation || err instanceof ApiError) return err.message;
     throw err;
   }

@@ -5,9 +5,13 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ApiError } from '../client';
 import type { Recipe } from '../shared/studio';
 import type { StudioEngine } from './engine';
 import * as store from './db/store';
+import { isDailyCap } from './gates';
+import { recipeHash } from './queue';
+import { checkRecipe } from './recipe-check';
 import { isIgnored } from './watch/ignore';
 import { exportAgainIfMissing } from './export/destination';
 
@@ -33,6 +37,8 @@ export type BatchSummary = {
   diamondsMissing?: number;
   /** Paid jobs left at the service when the daily cap ended the run: collected by the next run. */
   collectTomorrow?: { name: string; jobId: string }[];
+  /** Set when the service could not be reached at the start: why (nothing was started). */
+  unreachable?: string;
 };
 
 /** `--uncertain`: what to do with a submission whose answer was lost; `--wait`: wait out 402 and the daily cap. */
@@ -151,5 +157,74 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
     notices,
     ...(diamondsMissing !== undefined ? { diamondsMissing } : {}),
     ...(capped.length ? { collectTomorrow } : {}),
+  };
+}
+
+/** What the recipe check at the start of `run` found. */
+export type StartCheck = { kind: 'ok' } | { kind: 'invalid'; problem: string } | { kind: 'unreachable'; reason: string };
+
+/**
+ * The recipe check at the start of `run`, asked again briefly (bounded: about 7 s, a
+ * `Retry-After` honoured up to 10 s) when the service does not answer, resets, or answers 429 or
+ * 5xx. A daily cap is not waited for here. The recipe's own problems are not retried.
+ */
+export async function checkBeforeRun(engine: StudioEngine, recipe: Recipe, opts: { signal?: AbortSignal; delaysMs?: readonly number[] } = {}): Promise<StartCheck> {
+  const delays = opts.delaysMs ?? [1000, 2000, 4000];
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const problem = await checkRecipe(engine.client, recipe, { transientThrows: true });
+      return problem ? { kind: 'invalid', problem } : { kind: 'ok' };
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      const capped = err.status === 429 && isDailyCap(err.message) && (err.retryAfterMs === null || err.retryAfterMs > 10_000);
+      if (capped || attempt >= delays.length || opts.signal?.aborted) {
+        const reason = err.status === 0 ? err.message : `the service answered ${err.status}: ${err.message}`;
+        return { kind: 'unreachable', reason: capped ? err.message : `${reason} (asked ${attempt + 1} times)` };
+      }
+      const wait = Math.min(10_000, Math.max(delays[attempt]!, err.retryAfterMs ?? 0));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        opts.signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+    }
+  }
+}
+
+/**
+ * `run`'s summary when the service could not be reached to check the recipe: nothing is queued or
+ * spent; each photo is told as already delivered to --out (skipped) or not started, with a paid
+ * job of an earlier run named (the next run collects it, never pays again).
+ */
+export async function unreachableSummary(engine: StudioEngine, input: { inDir: string; recipe: Recipe; outDir: string; reason: string; apiRequests: number; onNotice?: (line: string) => void }): Promise<BatchSummary> {
+  const hash = recipeHash(input.recipe);
+  const line = `the service could not be reached to check the recipe: ${input.reason}; nothing was started or spent. Run again when it answers`;
+  input.onNotice?.(line);
+  const held: BatchSummary['held'] = [];
+  const skippedPhotos: BatchSummary['skippedPhotos'] = [];
+  let photos = 0;
+  for await (const file of imagesUnder(input.inDir)) {
+    photos++;
+    const name = path.relative(input.inDir, file);
+    const twin = store.findEquivalent(engine.db, await sha256Of(file), hash);
+    const files = twin?.state === 'exported' ? store.resultsOf(engine.db, twin.id).map((r) => r.exportedPath) : [];
+    const here = files.length > 0 && files.every((f) => f !== null && !path.relative(input.outDir, f).startsWith('..') && fs.existsSync(f));
+    if (here) skippedPhotos.push({ name, reason: `already exported to ${input.outDir}; nothing spent` });
+    else if (twin && store.isPaid(twin) && twin.state !== 'exported') held.push({ name, reason: `paid in an earlier run (job ${twin.jobId}); not collected: the service could not be reached (${input.reason}); the next run collects it` });
+    else held.push({ name, reason: `not started: the service could not be reached (${input.reason})` });
+  }
+  return {
+    batchId: '',
+    photos,
+    exported: 0,
+    skipped: skippedPhotos.length,
+    failed: [],
+    uncertain: [],
+    held,
+    skippedPhotos,
+    diamondsSpent: 0,
+    apiRequests: input.apiRequests,
+    files: [],
+    notices: [line],
+    unreachable: input.reason,
   };
 }

@@ -17,7 +17,15 @@ export async function openStudioHost(config: EngineStart, log: (message: string)
   let client: ServiceClient | null = null;
   try {
     client = await openServiceClient(config.dataDir, config.service);
-    const studio = await openStudio({ dataDir: config.dataDir, client, log, ...(config.settleMs !== undefined ? { settleMs: config.settleMs } : {}) });
+    const studio = await openStudio({
+      dataDir: config.dataDir,
+      client,
+      log,
+      ...(config.settleMs !== undefined ? { settleMs: config.settleMs } : {}),
+      ...(config.dailyCap !== undefined ? { dailyCap: config.dailyCap } : {}),
+      // Requests are counted per key (a hash is stored, never the key).
+      ...(config.service.mode === 'remote' ? { apiKey: config.service.apiKey } : {}),
+    });
     const opened = client;
     let closing: Promise<void> | null = null;
     return {
