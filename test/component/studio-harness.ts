@@ -10,6 +10,11 @@ import { openStudio } from '../../src/studio';
 import { buildStudioWeb } from '../../src/studio/web';
 import { httpTransport, setTransport } from '../../src/renderer/src/transport';
 
+import { configure } from '@testing-library/react';
+
+// The harness is a real studio on a machine shared with other work: wait for it, not for a clock.
+configure({ asyncUtilTimeout: 15_000 });
+
 // jsdom has no layout, hence no scrollIntoView; pickers call it to keep the choice in view.
 if (typeof Element !== 'undefined') Element.prototype.scrollIntoView ??= function scrollIntoView() {};
 

@@ -76,9 +76,10 @@ test('the builder: focus, required and optional fields, status in view, this fol
   await expect(page.getByLabel('File names')).toHaveValue('{name}-{shot}-{n}');
   const shots = await page.getByRole('group', { name: /Shots/ }).getByRole('checkbox').count();
   expect(shots).toBeGreaterThan(1);
-  const names = await page.locator('#naming-preview code').allTextContents();
-  expect(names[0]).toMatch(new RegExp(`^${stem}-[a-z0-9_]+-1\\.jpg$`));
-  expect(new Set(names.map((n) => n.split('-').slice(-2, -1)[0])).size).toBeGreaterThan(1);
+  // One name per shot of the set (the preview follows the form after a short pause).
+  const names = () => page.locator('#naming-preview code').allTextContents();
+  await expect.poll(async () => new Set((await names()).map((n) => n.split('-').slice(-2, -1)[0])).size).toBeGreaterThan(1);
+  expect((await names())[0]).toMatch(new RegExp(`^${stem}-[a-z0-9_]+-1\\.jpg$`));
 
   // A bad pattern is refused before anything is saved or charged, in a sentence.
   await tabTo(page, page.getByLabel('File names'));

@@ -31,6 +31,11 @@ const WORKING_TEXT: Partial<Record<ItemState, string>> = {
   review: 'Waiting for your review.',
   exporting: 'Writing the approved files.',
 };
+const DONE_TEXT: Partial<Record<ItemState, string>> = {
+  exported: 'Exported.',
+  cancelled: 'Cancelled: nothing more is charged for it.',
+  skipped: 'Skipped: nothing spent.',
+};
 /** The state filter's groups: what an operator looks for in a long queue. */
 const STATE_FILTERS = {
   all: { label: 'All states', states: ITEM_STATES },
@@ -193,7 +198,7 @@ export function BatchBoard() {
                   ? sentence(item.error)
                   : item.note
                     ? sentence(item.note)
-                    : (WORKING_TEXT[item.state] ?? '');
+                    : (WORKING_TEXT[item.state] ?? DONE_TEXT[item.state] ?? '');
             const cost = price(item);
             return (
               <tr key={item.id} data-state={item.state} data-item={item.id}>
