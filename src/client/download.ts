@@ -8,16 +8,24 @@ import { judgeMedia } from './media-type';
  * Fetches a file and types it by its bytes: the Content-Type a CDN or object store sends
  * (often `application/octet-stream`) is kept as `servedAs` and never trusted.
  */
-export async function fetchDownload(url: string, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<Download> {
+export async function fetchDownload(
+  url: string,
+  headers: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<Download> {
   let response: Response;
   let data: Buffer;
   try {
     response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
-    if (!response.ok) throw new ApiError(response.status, `download of ${url} answered ${response.status}`);
+    if (!response.ok)
+      throw new ApiError(response.status, `download of ${url} answered ${response.status}`);
     data = Buffer.from(await response.arrayBuffer());
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    throw new ApiError(0, `could not download ${url}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ApiError(
+      0,
+      `could not download ${url}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   const servedAs = response.headers.get('content-type');
   return { data, servedAs, ...judgeMedia(data, { what: `the file at ${url}`, servedAs }) };

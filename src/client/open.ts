@@ -8,8 +8,12 @@ import { HttpClient } from './http';
 import type { ServiceClient } from './service-client';
 
 /** Call with the data folder locked: the embedded core resumes its unfinished jobs as it opens. */
-export async function openServiceClient(dataDir: string, service: EngineService): Promise<ServiceClient> {
-  if (service.mode === 'remote') return new HttpClient({ baseUrl: service.baseUrl, apiKey: service.apiKey });
+export async function openServiceClient(
+  dataDir: string,
+  service: EngineService,
+): Promise<ServiceClient> {
+  if (service.mode === 'remote')
+    return new HttpClient({ baseUrl: service.baseUrl, apiKey: service.apiKey });
   const { InProcessClient } = await import('./in-process');
   return InProcessClient.open({
     dataDir: embeddedCoreDir(dataDir),

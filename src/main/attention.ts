@@ -8,7 +8,8 @@ const MESSAGES = {
   no_diamonds: 'Not enough diamonds: photos wait and go on by themselves once the balance allows.',
   daily_cap: "Today's request cap is reached: photos wait for the next UTC day.",
   ceiling: 'A folder reached its diamond ceiling: raise it in Hot folders to go on.',
-  uncertain: 'A submission may or may not have been charged: check it on the batch board before it is sent again.',
+  uncertain:
+    'A submission may or may not have been charged: check it on the batch board before it is sent again.',
 } as const;
 type Reason = keyof typeof MESSAGES;
 

@@ -9,7 +9,10 @@ import type { EngineStart } from '../shared/engine-process';
 import { EngineProcess, type EnginePort } from '../studio/host/engine-process';
 
 export function startEngineProcess(config: EngineStart): Promise<EngineProcess> {
-  const child = utilityProcess.fork(path.join(import.meta.dirname, 'engine.js'), [], { serviceName: 'Dropshoot engine', stdio: 'inherit' });
+  const child = utilityProcess.fork(path.join(import.meta.dirname, 'engine.js'), [], {
+    serviceName: 'Dropshoot engine',
+    stdio: 'inherit',
+  });
   const port: EnginePort = {
     send: (message) => child.postMessage(message),
     onMessage: (listener) => child.on('message', listener),

@@ -6,7 +6,16 @@
  * calls in, the engine's events out, each call from our own frame only.
  */
 import path from 'node:path';
-import { app, dialog, ipcMain, Menu, Notification, safeStorage, type BrowserWindow, type IpcMainInvokeEvent } from 'electron';
+import {
+  app,
+  dialog,
+  ipcMain,
+  Menu,
+  Notification,
+  safeStorage,
+  type BrowserWindow,
+  type IpcMainInvokeEvent,
+} from 'electron';
 import type { EngineService, EngineStart } from '../shared/engine-process';
 import { STUDIO_EVENT_NAMES } from '../shared/engine-process';
 import type { EngineProcess } from '../studio/host/engine-process';
@@ -42,7 +51,9 @@ const keychain: Cipher = {
 /** What the engine process is told at start: the data folder and the service, secrets included. */
 function engineConfig(userData: string): EngineStart {
   const settings = readSettings(userData, keychain);
-  const catalogDir = app.isPackaged ? path.join(process.resourcesPath, 'catalog') : path.join(app.getAppPath(), 'resources', 'catalog');
+  const catalogDir = app.isPackaged
+    ? path.join(process.resourcesPath, 'catalog')
+    : path.join(app.getAppPath(), 'resources', 'catalog');
   const service: EngineService =
     settings.mode === 'remote'
       ? { mode: 'remote', baseUrl: settings.baseUrl, apiKey: settings.apiKey }
@@ -53,19 +64,38 @@ function engineConfig(userData: string): EngineStart {
 /** Settings changes and restarts, from the Dropshoot window only; updates validated here. */
 function handleSettings(userData: string): void {
   const own = (event: IpcMainInvokeEvent) => isOwnFrame(event.senderFrame?.url, appPage);
-  const forbidden = { ok: false, error: { code: 'forbidden', message: 'not the Dropshoot window' } } as const;
-  ipcMain.handle(IPC.settingsGet, (event) => (own(event) ? { ok: true, result: settingsView(userData, keychain) } : forbidden));
+  const forbidden = {
+    ok: false,
+    error: { code: 'forbidden', message: 'not the Dropshoot window' },
+  } as const;
+  ipcMain.handle(IPC.settingsGet, (event) =>
+    own(event) ? { ok: true, result: settingsView(userData, keychain) } : forbidden,
+  );
   ipcMain.handle(IPC.settingsSave, (event, update: unknown) => {
     if (!own(event)) return forbidden;
     const parsed = DesktopSettingsUpdateSchema.safeParse(update);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      return { ok: false, error: { code: 'invalid_arguments', message: issue ? `${issue.path.join('.') || 'settings'}: ${issue.message}` : 'invalid settings' } };
+      return {
+        ok: false,
+        error: {
+          code: 'invalid_arguments',
+          message: issue
+            ? `${issue.path.join('.') || 'settings'}: ${issue.message}`
+            : 'invalid settings',
+        },
+      };
     }
     try {
       return { ok: true, result: updateSettings(userData, keychain, parsed.data) };
     } catch (error) {
-      return { ok: false, error: { code: 'not_saved', message: error instanceof Error ? error.message : String(error) } };
+      return {
+        ok: false,
+        error: {
+          code: 'not_saved',
+          message: error instanceof Error ? error.message : String(error),
+        },
+      };
     }
   });
   ipcMain.handle(IPC.relaunch, (event) => {
@@ -77,7 +107,12 @@ function handleSettings(userData: string): void {
   });
 }
 
-type CatalogUrls = { fashionModels: { imageUrl: string }[]; venues: { imageUrl: string }[]; poses: { imageUrl: string }[]; readySets: { coverUrl: string }[] };
+type CatalogUrls = {
+  fashionModels: { imageUrl: string }[];
+  venues: { imageUrl: string }[];
+  poses: { imageUrl: string }[];
+  readySets: { coverUrl: string }[];
+};
 
 async function start(): Promise<void> {
   hardenSession();
@@ -88,7 +123,10 @@ async function start(): Promise<void> {
     if (quitting) return;
     // The queue is durable: a restart picks up where the engine stopped.
     log(`the studio engine stopped (exit code ${code ?? 'none'})`);
-    dialog.showErrorBox('Dropshoot stopped working', 'The studio engine ended unexpectedly. Your queue is kept; start Dropshoot again to go on.');
+    dialog.showErrorBox(
+      'Dropshoot stopped working',
+      'The studio engine ended unexpectedly. Your queue is kept; start Dropshoot again to go on.',
+    );
     app.exit(1);
   });
 
@@ -96,22 +134,32 @@ async function start(): Promise<void> {
   const listedMedia = new Set<string>();
   handleScheme(opened, (url) => listedMedia.has(url));
   ipcMain.handle(IPC.call, async (event, name: unknown, args: unknown) => {
-    if (!isOwnFrame(event.senderFrame?.url, appPage)) return { ok: false, error: { code: 'forbidden', message: 'not the Dropshoot window' } };
+    if (!isOwnFrame(event.senderFrame?.url, appPage))
+      return { ok: false, error: { code: 'forbidden', message: 'not the Dropshoot window' } };
     const outcome = await opened.call(String(name), args);
     if (outcome.ok && name === 'catalog.get') {
       const c = outcome.result as CatalogUrls;
-      for (const url of [...c.fashionModels, ...c.venues, ...c.poses].map((e) => e.imageUrl).concat(c.readySets.map((r) => r.coverUrl))) listedMedia.add(url);
+      for (const url of [...c.fashionModels, ...c.venues, ...c.poses]
+        .map((e) => e.imageUrl)
+        .concat(c.readySets.map((r) => r.coverUrl)))
+        listedMedia.add(url);
     }
-    if (outcome.ok && name === 'looks.list') for (const look of outcome.result as { coverUrl: string | null }[]) if (look.coverUrl) listedMedia.add(look.coverUrl);
+    if (outcome.ok && name === 'looks.list')
+      for (const look of outcome.result as { coverUrl: string | null }[])
+        if (look.coverUrl) listedMedia.add(look.coverUrl);
     return outcome;
   });
   for (const name of STUDIO_EVENT_NAMES) {
-    opened.events.on(name, (data: unknown) => window?.webContents.send(IPC.event, { type: name, data }));
+    opened.events.on(name, (data: unknown) =>
+      window?.webContents.send(IPC.event, { type: name, data }),
+    );
   }
   const notify = (title: string, body: string) => {
     if (Notification.isSupported()) new Notification({ title, body }).show();
   };
-  opened.events.on('batch.finished', ({ exported, failed }) => notify('Batch finished', `${exported} exported, ${failed} need attention`));
+  opened.events.on('batch.finished', ({ exported, failed }) =>
+    notify('Batch finished', `${exported} exported, ${failed} need attention`),
+  );
   const attention = new AttentionNotifier(notify);
   opened.events.on('item.changed', (item) => attention.onItem(item));
 

@@ -20,7 +20,11 @@ export function isOwnFrame(frameUrl: string | undefined, page: AppPage): boolean
   if (!frame) return false;
   if (page.devServerUrl) {
     const dev = parse(page.devServerUrl);
-    return dev !== null && (frame.protocol === 'http:' || frame.protocol === 'https:') && frame.origin === dev.origin;
+    return (
+      dev !== null &&
+      (frame.protocol === 'http:' || frame.protocol === 'https:') &&
+      frame.origin === dev.origin
+    );
   }
   if (frame.protocol !== 'file:' || frame.host !== '') return false;
   // Query and fragment are the page's own routing; the file itself must be ours exactly.

@@ -13,7 +13,12 @@ export const SCHEME = 'dropshoot';
 
 /** Must run before the app is ready. */
 export function registerScheme(): void {
-  protocol.registerSchemesAsPrivileged([{ scheme: SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, stream: true } }]);
+  protocol.registerSchemesAsPrivileged([
+    {
+      scheme: SCHEME,
+      privileges: { standard: true, secure: true, supportFetchAPI: true, stream: true },
+    },
+  ]);
 }
 
 const notFound = () => new Response('not found', { status: 404 });

@@ -10,19 +10,27 @@ import { z } from 'zod';
 import type { DesktopSettingsUpdate, DesktopSettingsView } from '../shared/desktop-settings';
 import type { ProviderKeys } from '../shared/engine-process';
 
-export type Cipher = { available(): boolean; encrypt(text: string): Buffer; decrypt(data: Buffer): string };
+export type Cipher = {
+  available(): boolean;
+  encrypt(text: string): Buffer;
+  decrypt(data: Buffer): string;
+};
 
 const Encrypted = z.string().min(1); // base64 of Cipher.encrypt(secret)
 const SettingsFileSchema = z.object({
   mode: z.enum(['embedded', 'remote']).default('embedded'),
   baseUrl: z.url().optional(),
   encryptedKey: Encrypted.optional(),
-  encryptedProviderKeys: z.object({ fal: Encrypted.optional(), openai: Encrypted.optional() }).default({}),
+  encryptedProviderKeys: z
+    .object({ fal: Encrypted.optional(), openai: Encrypted.optional() })
+    .default({}),
 });
 type SettingsFile = z.infer<typeof SettingsFileSchema>;
 
 export type { ProviderKeys };
-export type DesktopSettings = { mode: 'embedded'; providerKeys: ProviderKeys } | { mode: 'remote'; baseUrl: string; apiKey: string; providerKeys: ProviderKeys };
+export type DesktopSettings =
+  | { mode: 'embedded'; providerKeys: ProviderKeys }
+  | { mode: 'remote'; baseUrl: string; apiKey: string; providerKeys: ProviderKeys };
 
 const fileOf = (dir: string) => path.join(dir, 'settings.json');
 
@@ -59,7 +67,8 @@ function settingsOf(file: SettingsFile, cipher: Cipher): DesktopSettings {
   if (fal) providerKeys.fal = fal;
   if (openai) providerKeys.openai = openai;
   const apiKey = decrypt(cipher, file.encryptedKey);
-  if (file.mode === 'remote' && file.baseUrl && apiKey) return { mode: 'remote', baseUrl: file.baseUrl, apiKey, providerKeys };
+  if (file.mode === 'remote' && file.baseUrl && apiKey)
+    return { mode: 'remote', baseUrl: file.baseUrl, apiKey, providerKeys };
   return { mode: 'embedded', providerKeys };
 }
 
@@ -73,15 +82,25 @@ function viewOf(file: SettingsFile, cipher: Cipher): DesktopSettingsView {
     mode: settings.mode,
     baseUrl: file.baseUrl ?? null,
     encryptionAvailable: cipher.available(),
-    providerKeys: { fal: Boolean(settings.providerKeys.fal), openai: Boolean(settings.providerKeys.openai) },
+    providerKeys: {
+      fal: Boolean(settings.providerKeys.fal),
+      openai: Boolean(settings.providerKeys.openai),
+    },
   };
 }
 
 /** Applies a validated update (secrets encrypted) and writes the file atomically, owner-only. */
-export function updateSettings(dir: string, cipher: Cipher, update: DesktopSettingsUpdate): DesktopSettingsView {
+export function updateSettings(
+  dir: string,
+  cipher: Cipher,
+  update: DesktopSettingsUpdate,
+): DesktopSettingsView {
   const file = readFile(dir);
   const encrypt = (secret: string) => {
-    if (!cipher.available()) throw new Error('This computer offers no keychain to protect keys, so Dropshoot will not save them. Start Dropshoot with DROPSHOOT_* variables instead.');
+    if (!cipher.available())
+      throw new Error(
+        'This computer offers no keychain to protect keys, so Dropshoot will not save them. Start Dropshoot with DROPSHOOT_* variables instead.',
+      );
     return cipher.encrypt(secret).toString('base64');
   };
   const next: SettingsFile = { ...file, encryptedProviderKeys: { ...file.encryptedProviderKeys } };

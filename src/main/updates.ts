@@ -8,7 +8,11 @@ import electronUpdater from 'electron-updater';
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** `batchRunning` asks the engine process (false once it is gone). */
-export function startUpdates(window: BrowserWindow, batchRunning: () => Promise<boolean>, log: (m: string) => void): () => void {
+export function startUpdates(
+  window: BrowserWindow,
+  batchRunning: () => Promise<boolean>,
+  log: (m: string) => void,
+): () => void {
   const { autoUpdater } = electronUpdater;
   autoUpdater.autoDownload = true;
   autoUpdater.autoInstallOnAppQuit = false;
@@ -30,7 +34,10 @@ export function startUpdates(window: BrowserWindow, batchRunning: () => Promise<
     };
     void ask();
   });
-  const check = () => void autoUpdater.checkForUpdates().catch((error: unknown) => log(`update check failed: ${String(error)}`));
+  const check = () =>
+    void autoUpdater
+      .checkForUpdates()
+      .catch((error: unknown) => log(`update check failed: ${String(error)}`));
   check();
   const timer = setInterval(check, DAY_MS);
   return () => clearInterval(timer);

@@ -10,7 +10,10 @@ import type { StudioError, StudioEventName } from './studio';
 
 const Secret = z.string().min(1).max(500);
 
-export const ProviderKeysSchema = z.strictObject({ fal: Secret.optional(), openai: Secret.optional() });
+export const ProviderKeysSchema = z.strictObject({
+  fal: Secret.optional(),
+  openai: Secret.optional(),
+});
 export type ProviderKeys = z.infer<typeof ProviderKeysSchema>;
 
 /** Which service the engine talks to: the embedded core (in the engine's process) or a remote /v1. */
@@ -21,7 +24,11 @@ export const EngineServiceSchema = z.discriminatedUnion('mode', [
     catalogDir: z.string().min(1).optional(),
     providerKeys: ProviderKeysSchema.default({}),
   }),
-  z.strictObject({ mode: z.literal('remote'), baseUrl: z.url({ protocol: /^https?$/ }), apiKey: Secret }),
+  z.strictObject({
+    mode: z.literal('remote'),
+    baseUrl: z.url({ protocol: /^https?$/ }),
+    apiKey: Secret,
+  }),
 ]);
 export type EngineService = z.infer<typeof EngineServiceSchema>;
 
@@ -39,8 +46,17 @@ const RequestId = z.number().int().min(0);
 
 export const ToEngineSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('start'), config: EngineStartSchema }),
-  z.strictObject({ type: z.literal('call'), id: RequestId, name: z.string().max(200), args: z.unknown() }),
-  z.strictObject({ type: z.literal('sourcePath'), id: RequestId, itemId: z.string().min(1).max(200) }),
+  z.strictObject({
+    type: z.literal('call'),
+    id: RequestId,
+    name: z.string().max(200),
+    args: z.unknown(),
+  }),
+  z.strictObject({
+    type: z.literal('sourcePath'),
+    id: RequestId,
+    itemId: z.string().min(1).max(200),
+  }),
   z.strictObject({ type: z.literal('media'), id: RequestId, url: z.string().min(1).max(8192) }),
   z.strictObject({ type: z.literal('busy'), id: RequestId }),
   z.strictObject({ type: z.literal('stop') }),
@@ -48,7 +64,10 @@ export const ToEngineSchema = z.discriminatedUnion('type', [
 export type ToEngine = z.infer<typeof ToEngineSchema>;
 export type EngineRequest = Extract<ToEngine, { id: number }>;
 
-const ErrorSchema = z.strictObject({ code: z.string(), message: z.string() }) satisfies z.ZodType<StudioError>;
+const ErrorSchema = z.strictObject({
+  code: z.string(),
+  message: z.string(),
+}) satisfies z.ZodType<StudioError>;
 export const OutcomeSchema = z.discriminatedUnion('ok', [
   z.strictObject({ ok: z.literal(true), result: z.unknown() }),
   z.strictObject({ ok: z.literal(false), error: ErrorSchema }),
@@ -71,7 +90,13 @@ export const FromEngineSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('ready'), libraryRoot: z.string() }),
   z.strictObject({ type: z.literal('startFailed'), message: z.string() }),
   z.strictObject({ type: z.literal('reply'), id: RequestId, outcome: OutcomeSchema }),
-  z.strictObject({ type: z.literal('event'), event: z.strictObject({ type: z.enum(STUDIO_EVENT_NAMES as [StudioEventName, ...StudioEventName[]]), data: z.unknown() }) }),
+  z.strictObject({
+    type: z.literal('event'),
+    event: z.strictObject({
+      type: z.enum(STUDIO_EVENT_NAMES as [StudioEventName, ...StudioEventName[]]),
+      data: z.unknown(),
+    }),
+  }),
   z.strictObject({ type: z.literal('stopped') }),
 ]);
 export type FromEngine = z.infer<typeof FromEngineSchema>;

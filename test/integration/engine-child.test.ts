@@ -14,7 +14,9 @@ import { EngineStartError, type EngineProcess } from '../../src/studio/host/engi
 import { forkEngine } from '../../src/studio/host/fork';
 
 const repo = path.resolve(import.meta.dirname, '../..');
-const recipe = JSON.parse(fs.readFileSync(path.join(repo, 'resources/samples/recipes/cutout-amazon.json'), 'utf8')) as RecipeInput;
+const recipe = JSON.parse(
+  fs.readFileSync(path.join(repo, 'resources/samples/recipes/cutout-amazon.json'), 'utf8'),
+) as RecipeInput;
 const samplePhoto = path.join(repo, 'resources/samples/photos/red-tee.jpg');
 
 let root: string;
@@ -24,22 +26,33 @@ const started: ChildProcess[] = [];
 beforeEach(() => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-engine-child-'));
   fs.mkdirSync(path.join(root, 'in'));
-  config = { dataDir: path.join(root, 'data'), service: { mode: 'embedded', providerKeys: {} }, settleMs: 100 };
+  config = {
+    dataDir: path.join(root, 'data'),
+    service: { mode: 'embedded', providerKeys: {} },
+    settleMs: 100,
+  };
 });
 
 afterEach(() => {
-  for (const child of started.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of started.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-async function startEngine(start: EngineStart = config): Promise<{ engine: EngineProcess; child: ChildProcess }> {
+async function startEngine(
+  start: EngineStart = config,
+): Promise<{ engine: EngineProcess; child: ChildProcess }> {
   const forked = await forkEngine(start);
   started.push(forked.child);
   return forked;
 }
 
 /** Resolves with the first event of that name the predicate accepts. */
-function nextEvent<T>(engine: EngineProcess, name: 'item.changed' | 'folder.changed', accept: (data: T) => boolean): Promise<T> {
+function nextEvent<T>(
+  engine: EngineProcess,
+  name: 'item.changed' | 'folder.changed',
+  accept: (data: T) => boolean,
+): Promise<T> {
   return new Promise((resolve) => {
     const listener = (data: unknown) => {
       if (!accept(data as T)) return;
@@ -88,16 +101,30 @@ describe('engine child process', () => {
     expect(budget.ok && budget.result.diamondBalance).toBeGreaterThan(0);
 
     const inDir = path.join(root, 'in');
-    const added = await engine.command('folders.add', { path: inDir, outputDir: path.join(root, 'out'), recipe });
+    const added = await engine.command('folders.add', {
+      path: inDir,
+      outputDir: path.join(root, 'out'),
+      recipe,
+    });
     expect(added).toMatchObject({ ok: true, result: { path: inDir, paused: false } });
     const folderId = added.ok ? added.result.id : '';
 
-    const paused = nextEvent<FolderView>(engine, 'folder.changed', (folder) => folder.id === folderId && folder.paused);
-    expect(await engine.command('folders.pause', { id: folderId, paused: true })).toMatchObject({ ok: true });
+    const paused = nextEvent<FolderView>(
+      engine,
+      'folder.changed',
+      (folder) => folder.id === folderId && folder.paused,
+    );
+    expect(await engine.command('folders.pause', { id: folderId, paused: true })).toMatchObject({
+      ok: true,
+    });
     expect((await paused).paused).toBe(true);
 
     // A photo dropped into the hot folder becomes an item, announced by an event from the child.
-    const queued = nextEvent<ItemView>(engine, 'item.changed', (item) => item.name === 'red-tee.jpg');
+    const queued = nextEvent<ItemView>(
+      engine,
+      'item.changed',
+      (item) => item.name === 'red-tee.jpg',
+    );
     fs.copyFileSync(samplePhoto, path.join(inDir, 'red-tee.jpg'));
     const item = await queued;
     expect(item.folderId).toBe(folderId);
@@ -113,7 +140,10 @@ describe('engine child process', () => {
   it('refuses an unknown command, invalid arguments and a malformed message with typed errors', async () => {
     const { engine, child } = await startEngine();
 
-    expect(await engine.call('folders.explode', {})).toEqual({ ok: false, error: { code: 'unknown_command', message: "unknown command 'folders.explode'" } });
+    expect(await engine.call('folders.explode', {})).toEqual({
+      ok: false,
+      error: { code: 'unknown_command', message: "unknown command 'folders.explode'" },
+    });
     const invalid = await engine.call('folders.add', { path: '', outputDir: 'x', recipe });
     expect(invalid).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
     expect(!invalid.ok && invalid.error.message).toMatch(/^path: /);
@@ -125,7 +155,11 @@ describe('engine child process', () => {
       });
     });
     child.send({ type: 'call', id: 424242, name: 7, args: {} });
-    expect(await reply).toMatchObject({ type: 'reply', id: 424242, outcome: { ok: false, error: { code: 'invalid_message' } } });
+    expect(await reply).toMatchObject({
+      type: 'reply',
+      id: 424242,
+      outcome: { ok: false, error: { code: 'invalid_message' } },
+    });
 
     // The engine still works after refusing all three.
     expect(await engine.command('folders.list', {})).toEqual({ ok: true, result: [] });
@@ -135,13 +169,22 @@ describe('engine child process', () => {
   it('stops cleanly on request: lock released, work kept for the next start', async () => {
     const first = await startEngine();
     const inDir = path.join(root, 'in');
-    expect(await first.engine.command('folders.add', { path: inDir, outputDir: path.join(root, 'out'), recipe })).toMatchObject({ ok: true });
+    expect(
+      await first.engine.command('folders.add', {
+        path: inDir,
+        outputDir: path.join(root, 'out'),
+        recipe,
+      }),
+    ).toMatchObject({ ok: true });
     expect(fs.existsSync(lockFile())).toBe(true);
 
     expect(await first.engine.stop()).toBe(0);
     expect(first.engine.running).toBe(false);
     expect(fs.existsSync(lockFile())).toBe(false);
-    expect(await first.engine.call('folders.list', {})).toEqual({ ok: false, error: { code: 'engine_gone', message: 'the studio engine is not running' } });
+    expect(await first.engine.call('folders.list', {})).toEqual({
+      ok: false,
+      error: { code: 'engine_gone', message: 'the studio engine is not running' },
+    });
 
     const second = await startEngine();
     const folders = await second.engine.command('folders.list', {});
@@ -173,7 +216,11 @@ process.stdout.write(JSON.stringify({ enginePid: child.pid }) + '\\n');
 setInterval(() => {}, 60_000);
 `,
     );
-    const parent = spawn(process.execPath, ['--import', 'tsx', parentScript, JSON.stringify(config)], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] });
+    const parent = spawn(
+      process.execPath,
+      ['--import', 'tsx', parentScript, JSON.stringify(config)],
+      { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     started.push(parent);
     const enginePid = await new Promise<number>((resolve, reject) => {
       let out = '';
@@ -192,14 +239,20 @@ setInterval(() => {}, 60_000);
     expect(fs.existsSync(lockFile())).toBe(false);
   });
 
-  it.runIf(process.platform === 'linux')('receives provider keys over the message channel, never in argv or the environment', async () => {
-    const secret = 'fal-secret-7f3a9c1e5b';
-    const { engine, child } = await startEngine({ ...config, service: { mode: 'embedded', providerKeys: { fal: secret } } });
-    const cmdline = fs.readFileSync(`/proc/${child.pid}/cmdline`, 'utf8');
-    const environ = fs.readFileSync(`/proc/${child.pid}/environ`, 'utf8');
-    expect(cmdline).toContain('child-entry.ts');
-    expect(cmdline).not.toContain(secret);
-    expect(environ).not.toContain(secret);
-    expect(await engine.stop()).toBe(0);
-  });
+  it.runIf(process.platform === 'linux')(
+    'receives provider keys over the message channel, never in argv or the environment',
+    async () => {
+      const secret = 'fal-secret-7f3a9c1e5b';
+      const { engine, child } = await startEngine({
+        ...config,
+        service: { mode: 'embedded', providerKeys: { fal: secret } },
+      });
+      const cmdline = fs.readFileSync(`/proc/${child.pid}/cmdline`, 'utf8');
+      const environ = fs.readFileSync(`/proc/${child.pid}/environ`, 'utf8');
+      expect(cmdline).toContain('child-entry.ts');
+      expect(cmdline).not.toContain(secret);
+      expect(environ).not.toContain(secret);
+      expect(await engine.stop()).toBe(0);
+    },
+  );
 });

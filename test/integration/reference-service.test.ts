@@ -11,6 +11,7 @@ import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startReferenceService, type ReferenceService, type ReferenceServiceOptions } from '../reference-service';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are read deep in assertions, checked by the expectations themselves
 type Body = Record<string, any>;
 const running: ReferenceService[] = [];
 const children: ChildProcess[] = [];

@@ -23,7 +23,11 @@ type ElectronParentPort = {
   postMessage(message: unknown): void;
 };
 
-type Channel = { send(message: FromEngine): void; onMessage(listener: (message: unknown) => void): void; onParentGone(listener: () => void): void };
+type Channel = {
+  send(message: FromEngine): void;
+  onMessage(listener: (message: unknown) => void): void;
+  onParentGone(listener: () => void): void;
+};
 
 function parentChannel(): Channel {
   const electronPort = (process as unknown as { parentPort?: ElectronParentPort }).parentPort;
@@ -35,7 +39,8 @@ function parentChannel(): Channel {
       onParentGone: () => {},
     };
   }
-  if (!process.send) throw new Error('the engine process runs as a child: fork it with an IPC channel');
+  if (!process.send)
+    throw new Error('the engine process runs as a child: fork it with an IPC channel');
   return {
     send: (message) => {
       if (process.connected) process.send?.(message);
@@ -46,7 +51,10 @@ function parentChannel(): Channel {
 }
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
-const refused = (code: string, message: string): Outcome => ({ ok: false, error: { code, message } });
+const refused = (code: string, message: string): Outcome => ({
+  ok: false,
+  error: { code, message },
+});
 
 async function answer(host: StudioHost, request: EngineRequest): Promise<Outcome> {
   const { engine, commands } = host.studio;
@@ -96,7 +104,9 @@ function serve(channel: Channel): void {
     }
     const opened = host;
     for (const name of STUDIO_EVENT_NAMES) {
-      opened.studio.engine.events.on(name, (data: unknown) => send({ type: 'event', event: { type: name, data } }));
+      opened.studio.engine.events.on(name, (data: unknown) =>
+        send({ type: 'event', event: { type: name, data } }),
+      );
     }
     send({ type: 'ready', libraryRoot: opened.studio.engine.library.root });
   };
@@ -109,7 +119,8 @@ function serve(channel: Channel): void {
       const id = (raw as { id?: unknown } | null)?.id;
       const issue = parsed.error.issues[0];
       const message = `not an engine message: ${issue ? `${issue.path.join('.') || 'message'}: ${issue.message}` : 'invalid'}`;
-      if (typeof id === 'number' && Number.isInteger(id) && id >= 0) send({ type: 'reply', id, outcome: refused('invalid_message', message) });
+      if (typeof id === 'number' && Number.isInteger(id) && id >= 0)
+        send({ type: 'reply', id, outcome: refused('invalid_message', message) });
       else log(`engine: ${message}`);
       return;
     }
@@ -120,12 +131,24 @@ function serve(channel: Channel): void {
       return void start(message.config);
     }
     if (!host || stopping) {
-      send({ type: 'reply', id: message.id, outcome: refused('not_ready', stopping ? 'the engine is stopping' : 'the engine has not started') });
+      send({
+        type: 'reply',
+        id: message.id,
+        outcome: refused(
+          'not_ready',
+          stopping ? 'the engine is stopping' : 'the engine has not started',
+        ),
+      });
       return;
     }
     answer(host, message).then(
       (outcome) => send({ type: 'reply', id: message.id, outcome }),
-      (err: unknown) => send({ type: 'reply', id: message.id, outcome: refused('internal', err instanceof Error ? err.message : String(err)) }),
+      (err: unknown) =>
+        send({
+          type: 'reply',
+          id: message.id,
+          outcome: refused('internal', err instanceof Error ? err.message : String(err)),
+        }),
     );
   });
 }

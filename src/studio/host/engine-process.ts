@@ -12,7 +12,13 @@ import {
   type Outcome,
   type ToEngine,
 } from '../../shared/engine-process';
-import type { StudioCommandArgs, StudioCommandName, StudioCommandResults, StudioEvent, StudioEvents } from '../../shared/studio';
+import type {
+  StudioCommandArgs,
+  StudioCommandName,
+  StudioCommandResults,
+  StudioEvent,
+  StudioEvents,
+} from '../../shared/studio';
 
 /** How messages reach the engine process and come back; `onExit` fires once, when it is gone. */
 export type EnginePort = {
@@ -31,7 +37,9 @@ type Pending = (outcome: Outcome) => void;
 type Distributive<T> = T extends unknown ? Omit<T, 'id'> : never;
 type RequestBody = Distributive<EngineRequest>;
 
-export type EngineEvents = { [K in keyof StudioEvents]: [StudioEvents[K]] } & { exit: [number | null] };
+export type EngineEvents = { [K in keyof StudioEvents]: [StudioEvents[K]] } & {
+  exit: [number | null];
+};
 
 export class EngineProcess {
   /** The studio's events as the engine emits them, plus `exit` when the process ends. */
@@ -61,12 +69,23 @@ export class EngineProcess {
         } else if (message.type === 'startFailed') {
           reject(new EngineStartError(message.message));
         } else if (engine) {
-          engine.receive(message.type === 'event' ? { event: message.event as StudioEvent } : message.type === 'reply' ? { reply: message } : {});
+          engine.receive(
+            message.type === 'event'
+              ? { event: message.event as StudioEvent }
+              : message.type === 'reply'
+                ? { reply: message }
+                : {},
+          );
         }
       });
       port.onExit((code) => {
         if (engine) engine.gone(code);
-        else reject(new EngineStartError(`the engine process ended before it was ready (exit code ${code ?? 'none'})`));
+        else
+          reject(
+            new EngineStartError(
+              `the engine process ended before it was ready (exit code ${code ?? 'none'})`,
+            ),
+          );
       });
       port.send({ type: 'start', config });
     });
@@ -128,7 +147,10 @@ export class EngineProcess {
     });
   }
 
-  private receive(message: { event?: StudioEvent; reply?: { id: number; outcome: Outcome } }): void {
+  private receive(message: {
+    event?: StudioEvent;
+    reply?: { id: number; outcome: Outcome };
+  }): void {
     if (message.event) {
       const { type, data } = message.event;
       (this.events.emit as (name: string, data: unknown) => boolean)(type, data);
@@ -150,4 +172,7 @@ export class EngineProcess {
   }
 }
 
-const gone = (): Outcome => ({ ok: false, error: { code: 'engine_gone', message: 'the studio engine is not running' } });
+const gone = (): Outcome => ({
+  ok: false,
+  error: { code: 'engine_gone', message: 'the studio engine is not running' },
+});

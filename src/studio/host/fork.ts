@@ -23,7 +23,10 @@ export function forkPort(child: ChildProcess): EnginePort {
 
 export type ForkedEngine = { engine: EngineProcess; child: ChildProcess };
 
-export async function forkEngine(config: EngineStart, options: { stdio?: 'inherit' | 'pipe' } = {}): Promise<ForkedEngine> {
+export async function forkEngine(
+  config: EngineStart,
+  options: { stdio?: 'inherit' | 'pipe' } = {},
+): Promise<ForkedEngine> {
   const child = fork(CHILD_ENTRY, [], {
     execArgv: ['--import', 'tsx'],
     serialization: 'advanced',

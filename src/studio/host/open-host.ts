@@ -11,7 +11,10 @@ import { lockDataFolder } from '../lock';
 
 export type StudioHost = { studio: Studio; client: ServiceClient; close(): Promise<void> };
 
-export async function openStudioHost(config: EngineStart, log: (message: string) => void): Promise<StudioHost> {
+export async function openStudioHost(
+  config: EngineStart,
+  log: (message: string) => void,
+): Promise<StudioHost> {
   // Locked before anything opens: the embedded core resumes its unfinished jobs as it opens.
   const unlock = lockDataFolder(config.dataDir);
   let client: ServiceClient | null = null;

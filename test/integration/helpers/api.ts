@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are read deep in assertions, checked by the expectations themselves
 export type Json = Record<string, any>;
 
 export type ApiResponse = {
