@@ -199,9 +199,20 @@ describe('unicode text', () => {
     const id = await api.submit({
       toolId: 'photo_edit',
       images: { user_photo: photo },
-      customPrompt: 'Färbe das Hemd 🌊 blau — 把衬衫变成蓝色 — اجعل القميص أزرق',
+      customPrompt: 'make the background light grey ☁️✨ (très clair 浅灰色)',
     });
     expect((await api.waitForJob(id)).status).toBe('completed');
+  });
+
+  it('answers an instruction the offline editor cannot read (other scripts) with a failed, refunded job, not a 500', async () => {
+    const id = await api.submit({
+      toolId: 'photo_edit',
+      images: { user_photo: photo },
+      customPrompt: 'Färbe das Hemd 🌊 blau — 把衬衫变成蓝色 — اجعل القميص أزرق',
+    });
+    const job = await api.waitForJob(id);
+    expect(job.status).toBe('failed');
+    expect(job.errorMessage).toContain('把衬衫变成蓝色');
   });
 
   it('accepts a unicode motionPrompt on ai_videos', async () => {

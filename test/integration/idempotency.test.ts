@@ -46,7 +46,7 @@ const freshKey = (): string => `idem-${process.pid}-${Date.now()}-${++n}`;
 describe('POST /v1/generations', () => {
   it('replays the same response for the same key and body and charges once', async () => {
     const key = freshKey();
-    const body = { toolId: 'photo_edit', images: { user_photo: url }, customPrompt: 'add a soft shadow' };
+    const body = { toolId: 'photo_edit', images: { user_photo: url }, customPrompt: 'make the background light grey' };
     const before = await api.balance();
     const first = await api.generate(body, { 'Idempotency-Key': key });
     expectSuccess(first, 202);

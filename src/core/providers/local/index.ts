@@ -44,7 +44,7 @@ export function createLocalProvider(opts: { catalog: Catalog }): ProviderAdapter
       case 'amateur_to_pro':
         return [jpeg(await retouchPhoto(await read(firstImage(job))))];
       case 'photo_edit':
-        return [jpeg(await editPhoto(await read(firstImage(job)), job.params.customPrompt ?? ''))];
+        return [await editPhoto(await read(firstImage(job)), job.params.customPrompt ?? '')];
       case 'ai_videos':
         return [{ data: await renderVideo(await read(firstImage(job)), { motionPrompt: job.params.motionPrompt ?? '', duration: job.params.duration, ratio: job.params.ratio }, signal), mime: 'video/mp4' }];
       case 'virtual_model':

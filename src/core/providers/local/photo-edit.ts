@@ -1,67 +1,183 @@
 /**
- * photo_edit offline: a visible edit steered by words in the instruction (warmer, cooler,
- * brighter, darker, black and white, vivid, muted, sharper, "background <colour>"); anything
- * else gets a general enhancement.
+ * photo_edit offline: performs the edits the instruction names (background colour or removal,
+ * brightness, recolouring the garment, crop to a ratio, tone) on the real photo, through the
+ * product's matte. An instruction it cannot perform is a ProviderError: the job fails and its
+ * charge is refunded, so nobody pays for an unchanged photo.
  */
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
+import { ProviderError } from '../types';
+import { parseInstruction, OFFLINE_EDITS, type Edit, type Rgb } from './edit-instruction';
 import { decodeMeta, open } from './image-io';
-import { computeMatte, matteAt } from './remove-background';
+import { removeBackground } from './remove-background';
 
-const COLOURS: Record<string, string> = {
-  white: '#ffffff', black: '#111111', grey: '#9a9a9a', gray: '#9a9a9a', blue: '#3f6fb5', red: '#c0392b',
-  green: '#4e8f4a', pink: '#f2b8c6', beige: '#e8dcc4', yellow: '#f1d36b', cream: '#f5efe0', navy: '#1f2d4d',
-};
+export type EditedPhoto = { data: Buffer; mime: 'image/jpeg' | 'image/png' };
 
-export async function editPhoto(input: Buffer, instruction: string): Promise<Buffer> {
+type Pixels = { rgb: Buffer; width: number; height: number };
+
+const MATTE_EDITS: ReadonlySet<Edit['kind']> = new Set(['background', 'remove-background', 'background-brightness', 'recolour', 'crop']);
+
+export async function editPhoto(input: Buffer, instruction: string): Promise<EditedPhoto> {
   await decodeMeta(input);
-  const text = instruction.toLowerCase();
-  let img = open(input).removeAlpha();
-  let matched = false;
-  const bg = /background\s+(?:to\s+|in\s+)?(?:pure\s+)?([a-z]+)/.exec(text) ?? /([a-z]+)\s+background/.exec(text);
-  const colour = bg?.[1] ? COLOURS[bg[1]] : undefined;
-  if (colour) {
-    const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
-    const alpha = await matteAt(await computeMatte(input), info.width, info.height);
-    const subject = await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
-      .joinChannel(alpha, { raw: { width: info.width, height: info.height, channels: 1 } })
-      .png()
-      .toBuffer();
-    img = sharp({ create: { width: info.width, height: info.height, channels: 3, background: colour } }).composite([{ input: subject }]);
-    img = sharp(await img.png().toBuffer());
-    matched = true;
+  const { edits, unsupported } = parseInstruction(instruction);
+  if (unsupported.length > 0 || edits.length === 0) {
+    const what = unsupported.length > 0 ? unsupported.map((u) => `"${u}"`).join(', ') : `"${instruction.trim()}"`;
+    throw new ProviderError(`the offline editor cannot do ${what} (the charge is refunded). It can: ${OFFLINE_EDITS}`);
   }
-  if (/black\s*(and|&)\s*white|monochrome|gr[ae]yscale|b\s*&\s*w/.test(text)) {
-    img = img.grayscale();
-    matched = true;
+  const { data: original, info } = await open(input).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+  const { width, height } = info;
+  let rgb = original;
+  let alpha: Buffer | null = null;
+  const replacesBackground = edits.some((e) => e.kind === 'background' || e.kind === 'remove-background');
+  if (edits.some((e) => MATTE_EDITS.has(e.kind))) {
+    // The cut-out's colours are decontaminated at the edge: no halo of the old backdrop on a new one.
+    const cut = await sharp(await removeBackground(input)).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    alpha = Buffer.alloc(width * height);
+    const decontaminated = Buffer.alloc(width * height * 3);
+    for (let i = 0; i < width * height; i++) {
+      for (let c = 0; c < 3; c++) decontaminated[i * 3 + c] = cut.data[i * 4 + c]!;
+      alpha[i] = cut.data[i * 4 + 3]!;
+    }
+    if (replacesBackground) rgb = decontaminated;
   }
-  if (/warm/.test(text)) {
-    img = img.tint({ r: 255, g: 232, b: 205 });
-    matched = true;
+  for (const edit of edits) if (edit.kind === 'recolour') rgb = recolour(rgb, alpha!, edit.colour);
+  rgb = await tone({ rgb, width, height }, edits);
+
+  let out: Buffer = rgb;
+  let channels: 3 | 4 = 3;
+  for (const edit of edits) {
+    if (edit.kind === 'background') out = overColour(out, alpha!, edit.colour);
+    if (edit.kind === 'background-brightness') out = scaleBackground(out, alpha!, edit.factor);
+    if (edit.kind === 'remove-background') {
+      out = withAlpha(out, alpha!);
+      channels = 4;
+    }
   }
-  if (/cool|cold/.test(text)) {
-    img = img.tint({ r: 215, g: 232, b: 255 });
-    matched = true;
+  let img = sharp(out, { raw: { width, height, channels } });
+  const crop = edits.find((e): e is Extract<Edit, { kind: 'crop' }> => e.kind === 'crop');
+  if (crop) img = sharp(await img.raw().toBuffer(), { raw: { width, height, channels } }).extract(cropWindow(alpha!, width, height, crop.ratio));
+  if (channels === 4) return { data: await img.png().toBuffer(), mime: 'image/png' };
+  return { data: await img.jpeg({ quality: 92, chromaSubsampling: '4:4:4' }).toBuffer(), mime: 'image/jpeg' };
+}
+
+/** Tone edits on the whole photo, in the order they were asked. */
+async function tone(px: Pixels, edits: Edit[]): Promise<Buffer> {
+  const steps = edits.filter((e) => ['brightness', 'contrast', 'saturation', 'temperature', 'monochrome', 'sharpen'].includes(e.kind));
+  if (steps.length === 0) return px.rgb;
+  let img: Sharp = sharp(px.rgb, { raw: { width: px.width, height: px.height, channels: 3 } });
+  for (const step of steps) {
+    // Each step is materialised: sharp would otherwise reorder chained operations its own way.
+    img = sharp(await apply(img, step).raw().toBuffer(), { raw: { width: px.width, height: px.height, channels: 3 } });
   }
-  if (/bright|lighter|lift/.test(text)) {
-    img = img.modulate({ brightness: 1.18 });
-    matched = true;
+  return img.raw().toBuffer();
+}
+
+function apply(img: Sharp, edit: Edit): Sharp {
+  switch (edit.kind) {
+    case 'brightness':
+      return img.modulate({ brightness: edit.factor });
+    case 'contrast':
+      return img.linear(edit.factor, 128 * (1 - edit.factor));
+    case 'saturation':
+      return img.modulate({ saturation: edit.factor });
+    case 'temperature':
+      return img.recomb(
+        edit.warmer
+          ? [[1.06, 0, 0], [0, 1.01, 0], [0, 0, 0.9]]
+          : [[0.92, 0, 0], [0, 0.99, 0], [0, 0, 1.08]],
+      );
+    case 'monochrome':
+      return img.recomb([[0.299, 0.587, 0.114], [0.299, 0.587, 0.114], [0.299, 0.587, 0.114]]);
+    case 'sharpen':
+      return img.sharpen({ sigma: 1.2 });
+    default:
+      return img;
   }
-  if (/dark|moody/.test(text)) {
-    img = img.modulate({ brightness: 0.8 });
-    matched = true;
+}
+
+const luma = (r: number, g: number, b: number) => 0.299 * r + 0.587 * g + 0.114 * b;
+
+/** The subject takes the colour; its own shading (folds, seams, print contrast) is kept as lightness. */
+function recolour(rgb: Buffer, alpha: Buffer, colour: Rgb): Buffer {
+  const n = alpha.length;
+  const lumas: number[] = [];
+  for (let i = 0; i < n; i += 7) if (alpha[i]! >= 200) lumas.push(luma(rgb[i * 3]!, rgb[i * 3 + 1]!, rgb[i * 3 + 2]!));
+  if (lumas.length === 0) throw new ProviderError('the garment could not be found in the photo to recolour it (the charge is refunded)');
+  lumas.sort((a, b) => a - b);
+  const median = Math.max(8, lumas[lumas.length >> 1]!);
+  const out = Buffer.from(rgb);
+  for (let i = 0; i < n; i++) {
+    const a = alpha[i]! / 255;
+    if (a === 0) continue;
+    const shade = luma(rgb[i * 3]!, rgb[i * 3 + 1]!, rgb[i * 3 + 2]!) / median;
+    for (let c = 0; c < 3; c++) {
+      const v = Math.min(255, colour[c]! * shade);
+      out[i * 3 + c] = Math.round(v * a + rgb[i * 3 + c]! * (1 - a));
+    }
   }
-  if (/vivid|saturat|vibrant|pop/.test(text)) {
-    img = img.modulate({ saturation: 1.45 });
-    matched = true;
+  return out;
+}
+
+function overColour(rgb: Buffer, alpha: Buffer, colour: Rgb): Buffer {
+  const out = Buffer.alloc(rgb.length);
+  for (let i = 0; i < alpha.length; i++) {
+    const a = alpha[i]! / 255;
+    for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(rgb[i * 3 + c]! * a + colour[c]! * (1 - a));
   }
-  if (/muted|desaturat|faded|matte look/.test(text)) {
-    img = img.modulate({ saturation: 0.6 });
-    matched = true;
+  return out;
+}
+
+function scaleBackground(rgb: Buffer, alpha: Buffer, factor: number): Buffer {
+  const out = Buffer.alloc(rgb.length);
+  for (let i = 0; i < alpha.length; i++) {
+    const k = alpha[i]! / 255 + (1 - alpha[i]! / 255) * factor;
+    for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.min(255, Math.round(rgb[i * 3 + c]! * k));
   }
-  if (/sharp|crisp|detail/.test(text)) {
-    img = img.sharpen({ sigma: 1.4 });
-    matched = true;
+  return out;
+}
+
+function withAlpha(rgb: Buffer, alpha: Buffer): Buffer {
+  const out = Buffer.alloc(alpha.length * 4);
+  for (let i = 0; i < alpha.length; i++) {
+    out[i * 4] = rgb[i * 3]!;
+    out[i * 4 + 1] = rgb[i * 3 + 1]!;
+    out[i * 4 + 2] = rgb[i * 3 + 2]!;
+    out[i * 4 + 3] = alpha[i]!;
   }
-  if (!matched) img = img.normalise({ lower: 1, upper: 99 }).modulate({ saturation: 1.08 }).sharpen({ sigma: 0.8 });
-  return img.jpeg({ quality: 92 }).toBuffer();
+  return out;
+}
+
+/**
+ * The crop: for a ratio, the largest window of that ratio inside the photo, centred on the
+ * product (moved inwards at the edges); without one, the product's box with a 5% margin.
+ */
+export function cropWindow(alpha: Buffer, width: number, height: number, ratio: number | null): { left: number; top: number; width: number; height: number } {
+  let minX = width, minY = height, maxX = -1, maxY = -1;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      if (alpha[y * width + x]! < 128) continue;
+      if (x < minX) minX = x;
+      if (x > maxX) maxX = x;
+      if (y < minY) minY = y;
+      if (y > maxY) maxY = y;
+    }
+  }
+  const found = maxX >= 0;
+  const cx = found ? (minX + maxX + 1) / 2 : width / 2;
+  const cy = found ? (minY + maxY + 1) / 2 : height / 2;
+  let w: number;
+  let h: number;
+  if (ratio === null) {
+    if (!found) throw new ProviderError('no product was found in the photo to crop around (the charge is refunded)');
+    const margin = 0.05 * Math.max(maxX - minX, maxY - minY);
+    w = Math.min(width, maxX - minX + 1 + 2 * margin);
+    h = Math.min(height, maxY - minY + 1 + 2 * margin);
+  } else {
+    w = Math.min(width, height * ratio);
+    h = w / ratio;
+  }
+  const cw = Math.max(1, Math.round(w));
+  const ch = Math.max(1, Math.min(height, Math.round(h)));
+  const left = Math.round(Math.min(width - cw, Math.max(0, cx - cw / 2)));
+  const top = Math.round(Math.min(height - ch, Math.max(0, cy - ch / 2)));
+  return { left, top, width: cw, height: ch };
 }
