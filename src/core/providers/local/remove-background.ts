@@ -45,13 +45,13 @@ export function toLab(img: RawImage): Float32Array {
   return lab;
 }
 
-type Analysis = Matte & { backdrop: Backdrop };
+type Analysis = Matte & { backdrop: Backdrop; surface: Float32Array };
 
 async function analyse(input: Buffer | string): Promise<Analysis> {
   const img = await rawPixels(input, WORK_SIDE, 3);
   if (img.width < 8 || img.height < 8) throw new ProviderError('the image is too small to cut out');
   const seg = segment(img.data, img.width, img.height);
-  return { alpha: edgeAlpha(img.data, img.width, img.height, seg), width: img.width, height: img.height, backdrop: seg.backdrop };
+  return { alpha: edgeAlpha(img.data, img.width, img.height, seg), width: img.width, height: img.height, backdrop: seg.backdrop, surface: seg.surface };
 }
 
 /** The subject's matte at working resolution (long side 1024). */
@@ -111,7 +111,8 @@ export async function removeBackground(input: Buffer): Promise<Buffer> {
   const base = open(input).removeAlpha().toColourspace('srgb');
   const { data, info } = await base.raw().toBuffer({ resolveWithObject: true });
   const alpha = await matteAt(matte, info.width, info.height);
-  decontaminate(data, alpha, renderBackdrop(matte.backdrop, info.width, info.height));
+  const surface = matte.width === info.width && matte.height === info.height ? matte.surface : renderBackdrop(matte.backdrop, info.width, info.height);
+  decontaminate(data, alpha, surface);
   return sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
     .joinChannel(alpha, { raw: { width: info.width, height: info.height, channels: 1 } })
     .png({ compressionLevel: 4, adaptiveFiltering: false })

@@ -13,22 +13,23 @@ function neighbours4(i: number, w: number, n: number, out: Int32Array): Int32Arr
 /** Sets `into[j] = 1` for every pixel reachable from `seeds` through pixels where `allowed(j)`. */
 export function flood(into: Uint8Array, seeds: Iterable<number>, w: number, allowed: (j: number) => boolean): void {
   const n = into.length;
-  const stack: number[] = [];
+  const stack = new Int32Array(n);
+  let top = 0;
   for (const s of seeds) {
     if (!into[s] && allowed(s)) {
       into[s] = 1;
-      stack.push(s);
+      stack[top++] = s;
     }
   }
   const nb = new Int32Array(4);
-  while (stack.length) {
-    const i = stack.pop()!;
+  while (top) {
+    const i = stack[--top]!;
     neighbours4(i, w, n, nb);
     for (let k = 0; k < 4; k++) {
       const j = nb[k]!;
       if (j >= 0 && !into[j] && allowed(j)) {
         into[j] = 1;
-        stack.push(j);
+        stack[top++] = j;
       }
     }
   }
@@ -47,25 +48,22 @@ export function components(mask: Uint8Array, w: number): { label: Int32Array; si
   const n = mask.length;
   const label = new Int32Array(n).fill(-1);
   const sizes: number[] = [];
-  const stack: number[] = [];
-  const nb = new Int32Array(4);
+  const stack = new Int32Array(n);
   for (let start = 0; start < n; start++) {
     if (!mask[start] || label[start] !== -1) continue;
     const id = sizes.length;
     let size = 0;
+    let top = 0;
     label[start] = id;
-    stack.push(start);
-    while (stack.length) {
-      const i = stack.pop()!;
+    stack[top++] = start;
+    while (top) {
+      const i = stack[--top]!;
       size++;
-      neighbours4(i, w, n, nb);
-      for (let k = 0; k < 4; k++) {
-        const j = nb[k]!;
-        if (j >= 0 && mask[j] && label[j] === -1) {
-          label[j] = id;
-          stack.push(j);
-        }
-      }
+      const x = i % w;
+      if (x > 0 && mask[i - 1] && label[i - 1] === -1) (label[i - 1] = id), (stack[top++] = i - 1);
+      if (x < w - 1 && mask[i + 1] && label[i + 1] === -1) (label[i + 1] = id), (stack[top++] = i + 1);
+      if (i >= w && mask[i - w] && label[i - w] === -1) (label[i - w] = id), (stack[top++] = i - w);
+      if (i + w < n && mask[i + w] && label[i + w] === -1) (label[i + w] = id), (stack[top++] = i + w);
     }
     sizes.push(size);
   }
@@ -157,14 +155,20 @@ export function boxSum(values: Float32Array, w: number, h: number, r: number): F
       if (x - r >= 0) acc -= values[row + x - r]!;
     }
   }
+  // Vertical pass row by row (a running sum of rows), so memory is read in order.
   const out = new Float32Array(values.length);
-  for (let x = 0; x < w; x++) {
-    let acc = 0;
-    for (let y = 0; y <= Math.min(r, h - 1); y++) acc += tmp[y * w + x]!;
-    for (let y = 0; y < h; y++) {
-      out[y * w + x] = acc;
-      if (y + r + 1 < h) acc += tmp[(y + r + 1) * w + x]!;
-      if (y - r >= 0) acc -= tmp[(y - r) * w + x]!;
+  const acc = new Float64Array(w); // integer sums stay exact
+  for (let y = 0; y <= Math.min(r, h - 1); y++) for (let x = 0; x < w; x++) acc[x]! += tmp[y * w + x]!;
+  for (let y = 0; y < h; y++) {
+    const row = y * w;
+    for (let x = 0; x < w; x++) out[row + x] = acc[x]!;
+    if (y + r + 1 < h) {
+      const add = (y + r + 1) * w;
+      for (let x = 0; x < w; x++) acc[x]! += tmp[add + x]!;
+    }
+    if (y - r >= 0) {
+      const sub = (y - r) * w;
+      for (let x = 0; x < w; x++) acc[x]! -= tmp[sub + x]!;
     }
   }
   return out;
