@@ -30,6 +30,26 @@ export function jobOutcome(job: Job): JobOutcome {
 const WINDOW = 20;
 const MIN_MS = 300;
 const MAX_MS = 15 * 60_000;
+/** No two polls of one job are closer than this. */
+const MIN_GAP_MS = 500;
+/** The smallest share of a job's elapsed time that the gap to its next poll ever is. */
+const MIN_GAP_SHARE = 0.25;
+
+/**
+ * The most polls this schedule can make for a job collected `durationMs` after it was submitted:
+ * the earliest first poll and the shortest gaps it ever uses, whatever it has learnt. Polls only
+ * come later than planned on a loaded machine, never earlier, so this bounds them under any load
+ * (a guard against runaway polling; how few polls it takes in practice is `npm run bench`'s).
+ */
+export function maxPollsFor(durationMs: number, maxGapMs = 20_000): number {
+  let at = MIN_MS;
+  let polls = 1;
+  while (at < durationMs) {
+    at += Math.min(maxGapMs, Math.max(MIN_GAP_MS, MIN_GAP_SHARE * at));
+    polls++;
+  }
+  return polls;
+}
 
 export class Poller {
   constructor(
@@ -67,8 +87,8 @@ export class Poller {
    */
   nextGapMs(toolId: string, elapsedMs: number, sparse = false): number {
     // Sparse with no job times yet: doubling, as the first guess may be far off either way.
-    const share = sparse ? (this.samples(toolId).length === 0 ? 1 : 0.5) : 0.25;
-    const gap = Math.max(500, share * Math.max(elapsedMs, this.typicalMs(toolId)));
+    const share = sparse ? (this.samples(toolId).length === 0 ? 1 : 0.5) : MIN_GAP_SHARE;
+    const gap = Math.max(MIN_GAP_MS, share * Math.max(elapsedMs, this.typicalMs(toolId)));
     return Math.min(gap, this.maxGapMs());
   }
 

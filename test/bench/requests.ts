@@ -34,14 +34,14 @@ async function mixedPhotos(dir: string, count: number, offset: number): Promise<
   }
 }
 
-async function batch(service: ReferenceService, input: { root: string; name: string; apiKey: string; dataDir: string; photos: number; offset: number; timeoutMs: number }): Promise<{ outcome: CliOutcome; exported: number }> {
+async function batch(service: ReferenceService, input: { root: string; name: string; apiKey: string; dataDir: string; photos: number; offset: number; timeoutMs: number; flags?: string[] }): Promise<{ outcome: CliOutcome; exported: number }> {
   const inDir = path.join(input.root, `${input.name}-in`);
   const outDir = path.join(input.root, `${input.name}-out`);
   await mixedPhotos(inDir, input.photos, input.offset);
   fs.mkdirSync(outDir, { recursive: true });
   const recipe = path.join(input.root, 'recipe.json');
   fs.writeFileSync(recipe, JSON.stringify(RECIPE));
-  const outcome = await runCli(['--in', inDir, '--recipe', recipe, '--out', outDir, '--data', input.dataDir, '--remote', service.url, '--key', input.apiKey], { killAtMs: null, timeoutMs: input.timeoutMs });
+  const outcome = await runCli(['--in', inDir, '--recipe', recipe, '--out', outDir, '--data', input.dataDir, '--remote', service.url, '--key', input.apiKey, ...(input.flags ?? [])], { killAtMs: null, timeoutMs: input.timeoutMs });
   return { outcome, exported: fs.readdirSync(outDir).length };
 }
 
@@ -55,7 +55,7 @@ export async function requests(): Promise<Row[]> {
   try {
     // 1. over budget
     const capped = service.createAccount({ email: 'capped@bench.test', diamonds: 10_000, dailyCap: 200 });
-    const first = await batch(service, { root, name: 'capped', apiKey: capped.apiKey, dataDir: path.join(root, 'data-capped'), photos: 60, offset: 0, timeoutMs: 300_000 });
+    const first = await batch(service, { root, name: 'capped', apiKey: capped.apiKey, dataDir: path.join(root, 'data-capped'), photos: 60, offset: 0, timeoutMs: 300_000, flags: ['--daily-cap', '200'] });
     const used = service.requestsToday(capped.apiKey);
     const perPhoto = first.exported ? used / first.exported : Infinity;
     rows.push({
