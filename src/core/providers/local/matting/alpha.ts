@@ -4,7 +4,7 @@
  * a pixel is half subject, not where it first differs from the backdrop. Where the subject's
  * colour is too close to the backdrop to unmix (white on white), the segmentation's edge stands.
  */
-import { boxSum, distanceToUnset } from './morphology';
+import { distanceToUnset } from './morphology';
 import type { Segmentation } from './segment';
 
 /** Below this contrast (levels) the unmixing ratio is mostly noise. */
@@ -14,15 +14,27 @@ export function edgeAlpha(rgb: Uint8Array, w: number, h: number, seg: Segmentati
   const n = w * h;
   const { fg, surface } = seg;
   const inside = distanceToUnset(fg, w, h);
-  const interior = new Float32Array(n);
-  for (let i = 0; i < n; i++) interior[i] = inside[i]! >= 3 ? 1 : 0;
-  const colourSums = [0, 1, 2].map((c) => {
-    const v = new Float32Array(n);
-    for (let i = 0; i < n; i++) v[i] = interior[i] ? rgb[i * 3 + c]! : 0;
-    return v;
-  });
-  const near = { count: boxSum(interior, w, h, 4), sums: colourSums.map((v) => boxSum(v, w, h, 4)) };
-  const far = { count: boxSum(interior, w, h, 9), sums: colourSums.map((v) => boxSum(v, w, h, 9)) };
+  // The mean colour of clearly-inside pixels (>= 3 px in) in a box around an edge pixel: 9x9,
+  // or 19x19 where the small box has none. Summed directly, since only the outline needs it.
+  const sum = new Float64Array(3);
+  const boxMean = (x0: number, y0: number, r: number): number => {
+    let count = 0;
+    sum[0] = sum[1] = sum[2] = 0;
+    const ya = Math.max(0, y0 - r);
+    const yb = Math.min(h - 1, y0 + r);
+    const xa = Math.max(0, x0 - r);
+    const xb = Math.min(w - 1, x0 + r);
+    for (let y = ya; y <= yb; y++) {
+      for (let j = y * w + xa, end = y * w + xb; j <= end; j++) {
+        if (inside[j]! < 3) continue;
+        count++;
+        sum[0]! += rgb[j * 3]!;
+        sum[1]! += rgb[j * 3 + 1]!;
+        sum[2]! += rgb[j * 3 + 2]!;
+      }
+    }
+    return count;
+  };
   const alpha = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
     if (!fg[i]) continue;
@@ -30,8 +42,10 @@ export function edgeAlpha(rgb: Uint8Array, w: number, h: number, seg: Segmentati
       alpha[i] = 255;
       continue;
     }
-    const src = near.count[i]! > 0 ? near : far;
-    const count = src.count[i]!;
+    const x = i % w;
+    const y = (i - x) / w;
+    let count = boxMean(x, y, 4);
+    if (!count) count = boxMean(x, y, 9);
     if (!count) {
       alpha[i] = 255;
       continue;
@@ -40,7 +54,7 @@ export function edgeAlpha(rgb: Uint8Array, w: number, h: number, seg: Segmentati
     let norm = 0;
     for (let c = 0; c < 3; c++) {
       const b = surface[i * 3 + c]!;
-      const f = src.sums[c]![i]! / count - b;
+      const f = sum[c]! / count - b;
       dot += (rgb[i * 3 + c]! - b) * f;
       norm += f * f;
     }

@@ -16,42 +16,51 @@ export type Backdrop = {
   height: number;
 };
 
-/** Median of each cell's pixels where `known` is set; cells with too few stay unknown. */
-export function fitBackdrop(rgb: Uint8Array, w: number, h: number, known: Uint8Array, cell: number): Backdrop {
+/**
+ * Median of each cell's pixels where `known` is set; cells with too few stay unknown and are
+ * filled from their neighbours, starting from `start` (an earlier fit of the same grid) when given.
+ */
+export function fitBackdrop(rgb: Uint8Array, w: number, h: number, known: Uint8Array, cell: number, start?: Backdrop): Backdrop {
   const gw = Math.ceil(w / cell);
   const gh = Math.ceil(h / cell);
   const cells = gw * gh;
-  const hist = new Uint32Array(cells * 3 * 256);
-  const count = new Uint32Array(cells);
-  for (let y = 0; y < h; y++) {
-    const gy = Math.floor(y / cell);
-    for (let x = 0; x < w; x++) {
-      const i = y * w + x;
-      if (!known[i]) continue;
-      const g = gy * gw + Math.floor(x / cell);
-      count[g]!++;
-      for (let c = 0; c < 3; c++) hist[(g * 3 + c) * 256 + rgb[i * 3 + c]!]!++;
-    }
-  }
   const grid = new Float32Array(cells * 3);
   const fixed = new Uint8Array(cells);
   const minCount = Math.max(4, (cell * cell) / 8);
   let fixedCount = 0;
   const sum = [0, 0, 0];
-  for (let g = 0; g < cells; g++) {
-    if (count[g]! < minCount) continue;
-    fixed[g] = 1;
-    fixedCount++;
-    for (let c = 0; c < 3; c++) {
-      const base = (g * 3 + c) * 256;
-      let acc = 0;
-      let v = 0;
-      while (v < 255 && (acc += hist[base + v]!) * 2 < count[g]!) v++;
-      grid[g * 3 + c] = v;
-      sum[c]! += v;
+  // One cell at a time: its known values per channel, sorted (a cell holds at most cell^2).
+  const values = [new Uint8Array(cell * cell), new Uint8Array(cell * cell), new Uint8Array(cell * cell)];
+  for (let gy = 0; gy < gh; gy++) {
+    const y0 = gy * cell;
+    const y1 = Math.min(h, y0 + cell);
+    for (let gx = 0; gx < gw; gx++) {
+      const x0 = gx * cell;
+      const x1 = Math.min(w, x0 + cell);
+      let count = 0;
+      for (let y = y0; y < y1; y++) {
+        for (let i = y * w + x0, end = y * w + x1; i < end; i++) {
+          if (!known[i]) continue;
+          values[0]![count] = rgb[i * 3]!;
+          values[1]![count] = rgb[i * 3 + 1]!;
+          values[2]![count] = rgb[i * 3 + 2]!;
+          count++;
+        }
+      }
+      if (count < minCount) continue;
+      const g = gy * gw + gx;
+      fixed[g] = 1;
+      fixedCount++;
+      for (let c = 0; c < 3; c++) {
+        // The lower median: the first value whose cumulative count reaches half.
+        const v = values[c]!.subarray(0, count).sort()[Math.ceil(count / 2) - 1]!;
+        grid[g * 3 + c] = v;
+        sum[c]! += v;
+      }
     }
   }
-  for (let g = 0; g < cells; g++) if (!fixed[g]) for (let c = 0; c < 3; c++) grid[g * 3 + c] = fixedCount ? sum[c]! / fixedCount : 255;
+  const warm = start && start.gw === gw && start.gh === gh ? start.grid : null;
+  for (let g = 0; g < cells; g++) if (!fixed[g]) for (let c = 0; c < 3; c++) grid[g * 3 + c] = warm ? warm[g * 3 + c]! : fixedCount ? sum[c]! / fixedCount : 255;
   // Harmonic fill of the unknown cells (Gauss-Seidel; the grid is small).
   if (fixedCount && fixedCount < cells) {
     for (let iter = 0; iter < 4 * (gw + gh); iter++) {
@@ -94,27 +103,22 @@ export function renderBackdrop(b: Backdrop, width: number, height: number): Floa
     x1s[x] = Math.min(b.gw - 1, x0s[x]! + 1);
     txs[x] = fx - x0s[x]!;
   }
-  const rowTop = new Float32Array(b.gw * 3);
-  const rowBottom = new Float32Array(b.gw * 3);
+  // Each output row interpolates between two grid rows: blend those once, then only along x.
+  const row = new Float32Array(b.gw * 3);
   for (let y = 0; y < height; y++) {
     const fy = Math.min(b.gh - 1, Math.max(0, ((y + 0.5) * sy) / b.cell - 0.5));
-    const y0 = Math.floor(fy);
-    const y1 = Math.min(b.gh - 1, y0 + 1);
-    const ty = fy - y0;
-    for (let k = 0; k < b.gw * 3; k++) {
-      rowTop[k] = b.grid[y0 * b.gw * 3 + k]!;
-      rowBottom[k] = b.grid[y1 * b.gw * 3 + k]!;
-    }
-    for (let x = 0; x < width; x++) {
+    const top = Math.floor(fy) * b.gw * 3;
+    const bottom = Math.min(b.gh - 1, Math.floor(fy) + 1) * b.gw * 3;
+    const ty = fy - Math.floor(fy);
+    for (let k = 0; k < b.gw * 3; k++) row[k] = b.grid[top + k]! + (b.grid[bottom + k]! - b.grid[top + k]!) * ty;
+    let o = y * width * 3;
+    for (let x = 0; x < width; x++, o += 3) {
       const a0 = x0s[x]! * 3;
       const a1 = x1s[x]! * 3;
       const tx = txs[x]!;
-      const o = (y * width + x) * 3;
-      for (let c = 0; c < 3; c++) {
-        const top = rowTop[a0 + c]! + (rowTop[a1 + c]! - rowTop[a0 + c]!) * tx;
-        const bottom = rowBottom[a0 + c]! + (rowBottom[a1 + c]! - rowBottom[a0 + c]!) * tx;
-        out[o + c] = top + (bottom - top) * ty;
-      }
+      out[o] = row[a0]! + (row[a1]! - row[a0]!) * tx;
+      out[o + 1] = row[a0 + 1]! + (row[a1 + 1]! - row[a0 + 1]!) * tx;
+      out[o + 2] = row[a0 + 2]! + (row[a1 + 2]! - row[a0 + 2]!) * tx;
     }
   }
   return out;

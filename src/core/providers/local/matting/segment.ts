@@ -143,7 +143,7 @@ function decimate(rgb: Uint8Array, w: number, h: number): { rgb: Uint8Array; w: 
  * refitted on what the flood found, until it stops growing; each pass's background teaches the
  * surface where the next pass may go.
  */
-function growBackdrop(rgb: Uint8Array, w: number, h: number, cell: number, noise: number): { backdrop: Backdrop; background: Uint8Array } {
+function growBackdrop(rgb: Uint8Array, w: number, h: number, cell: number, noise: number): { backdrop: Backdrop; background: Uint8Array; tolerance: number } {
   const n = w * h;
   const seeds = frameSeeds(rgb, w, h);
   const known = new Uint8Array(n);
@@ -158,7 +158,7 @@ function growBackdrop(rgb: Uint8Array, w: number, h: number, cell: number, noise
     const t = tolerance;
     const d = distance;
     flood(background, seeds, w, (j) => d[j]! <= t);
-    backdrop = fitBackdrop(rgb, w, h, erode(background, w, h, 1), cell);
+    backdrop = fitBackdrop(rgb, w, h, erode(background, w, h, 1), cell, backdrop);
     distance = maxChannelDistance(rgb, renderBackdrop(backdrop, w, h), n);
     // A noiseless frame is a digital backdrop (a cut-out pasted on flat grey): exact matches only.
     tolerance = noise === 0 ? 0.5 : Math.max(noiseTolerance(distance, background, w, h), Math.min(16, 2 * noise + 0.5));
@@ -167,7 +167,7 @@ function growBackdrop(rgb: Uint8Array, w: number, h: number, cell: number, noise
     if (pass >= 2 && count - found < n * 0.002) break;
     found = count;
   }
-  return { backdrop, background };
+  return { backdrop, background, tolerance };
 }
 
 export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
@@ -178,13 +178,10 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
   // The surface is smooth, so the grow-and-refit passes run on every other pixel (decimated, not
   // averaged, so the noise the tolerances are measured from keeps its level): a quarter the work.
   const half = decimate(rgb, w, h);
-  const { backdrop: fitted, background: grown } = growBackdrop(half.rgb, half.w, half.h, cell / 2, noise);
+  const { backdrop: fitted, tolerance } = growBackdrop(half.rgb, half.w, half.h, cell / 2, noise);
   let backdrop: Backdrop = { ...fitted, width: w, height: h, cell };
   let surface = renderBackdrop(backdrop, w, h);
   let distance = maxChannelDistance(rgb, surface, n);
-  const found = new Uint8Array(n);
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) found[y * w + x] = grown[(y >> 1) * half.w + (x >> 1)]!;
-  const tolerance = noise === 0 ? 0.5 : Math.max(noiseTolerance(distance, found, w, h), Math.min(16, 2 * noise + 0.5));
   const t = tolerance;
   const like = new Uint8Array(n);
   for (let i = 0; i < n; i++) like[i] = distance[i]! <= t ? 1 : 0;
@@ -377,7 +374,7 @@ function trimEdge(background: Uint8Array, distance: Float32Array, w: number, h: 
     for (const i of frontier) {
       const x = i % w;
       for (let k = 0; k < 4; k++) {
-        const j = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < w - 1 ? i + 1 : -1) : k === 2 ? i - w : i + w;
+      const j = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < w - 1 ? i + 1 : -1) : k === 2 ? i - w : i + w;
         if (j >= 0 && j < n && !background[j] && distance[j]! <= limit) {
           background[j] = 1;
           next.push(j);
@@ -455,7 +452,7 @@ function addEnclosedBackdrop(background: Uint8Array, core: Uint8Array, distance:
     for (const i of frontier) {
       const x = i % w;
       for (let k = 0; k < 4; k++) {
-        const j = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < w - 1 ? i + 1 : -1) : k === 2 ? i - w : i + w;
+      const j = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < w - 1 ? i + 1 : -1) : k === 2 ? i - w : i + w;
         if (j < 0 || j >= n || owner[j] !== -1 || pocket[j]) continue;
         owner[j] = owner[i]!;
         next.push(j);
