@@ -132,12 +132,19 @@ describe('marketplace presets', () => {
       image: out.data,
       settings: { preset: 'amazon', format: 'webp' },
       notes: out.notes,
+      upscale: out.upscale,
+      preview: out.preview,
     });
     expect(report.ok).toBe(true);
     const check = (id: string) => report.checks.find((c) => c.id === id);
     expect(Number(check('fill')?.value)).toBeGreaterThanOrEqual(0.85);
     expect(Math.abs(Number(check('fill')?.value) - fill)).toBeLessThan(0.02);
-    expect(check('background')?.value).toBe('1');
+    // Whole background measured: nothing but pure white outside the product (JPEG edge ring aside).
+    expect(check('background')?.ok).toBe(true);
+    expect(check('background')?.value).toMatch(/^0\.0\d\d% impure$/);
+    // The 900 px dress is enlarged about 2× to fill 2000 px: said as a warning, not refused.
+    expect(check('upscale')).toMatchObject({ ok: false, severity: 'warning' });
+    expect(report.verdict).toBe('warn');
     expect(check('icc-profile')?.ok).toBe(true);
     // The user asked for WebP; amazon forces JPEG and the report says so.
     expect(report.notes.join(' ')).toMatch(/amazon requires JPEG: WEBP was requested/);

@@ -2,13 +2,9 @@ import sharp from 'sharp';
 import { z } from 'zod';
 import { isSrgbProfile, iccDescription } from './icc';
 import { effectiveFormat, PresetIdSchema, PRESETS, type ExportSettings } from './presets';
-import {
-  estimateBackground,
-  fillRatio,
-  forEachBorderPixel,
-  productBox,
-  type RawImage,
-} from './product-bbox';
+import { backgroundPurity, MAX_IMPURE_SHARE, WHITE_FLOOR } from './background-purity';
+import { MAX_SMEAR_PX, SIDES, smearBands } from './edge-band';
+import { estimateBackground, fillRatio, productBox, type RawImage } from './product-bbox';
 
 export const CHECK_IDS = [
   'format',
@@ -17,31 +13,44 @@ export const CHECK_IDS = [
   'icc-profile',
   'background',
   'fill',
+  'preview',
+  'upscale',
+  'padding',
 ] as const;
 
 export const ComplianceCheckSchema = z.object({
   id: z.enum(CHECK_IDS),
   ok: z.boolean(),
+  /** A failed `error` check makes the file not ready to upload; a failed `warning` says why to look. */
+  severity: z.enum(['error', 'warning']),
   value: z.string(),
   expected: z.string(),
   message: z.string(),
 });
 export type ComplianceCheck = z.infer<typeof ComplianceCheckSchema>;
 
-/** Assignable to the studio contract's `ComplianceReport`; adds the preset and notes. */
+export const VerdictSchema = z.enum(['pass', 'warn', 'fail']);
+export type Verdict = z.infer<typeof VerdictSchema>;
+
+/** Assignable to the studio contract's `ComplianceReport`; adds the preset, verdict and notes. */
 export const ComplianceReportSchema = z.object({
   preset: PresetIdSchema,
+  /** Ready to upload: every `error` check passed. */
   ok: z.boolean(),
+  /** fail: an error check failed; warn: only warnings failed; pass: nothing failed. */
+  verdict: VerdictSchema,
   checks: z.array(ComplianceCheckSchema),
   /** Things the user should know that are not failures (forced JPEG, upscaling...). */
   notes: z.array(z.string()),
 });
 export type ComplianceReport = z.infer<typeof ComplianceReportSchema>;
 
-/** A border pixel counts as pure white when every channel is within this of 255. */
-export const WHITE_TOLERANCE = 2;
-/** Share of border pixels that must be pure white for a white-background preset. */
-export const MIN_WHITE_BORDER = 0.99;
+/** A pixel counts as pure white when every channel is within this of 255. */
+export const WHITE_TOLERANCE = 255 - WHITE_FLOOR;
+/** Enlarging more than this softens detail visibly: a warning. */
+export const UPSCALE_WARN = 1.5;
+/** Enlarging more than this is not ready to upload. */
+export const UPSCALE_FAIL = 3;
 
 export type ComplianceInput = {
   /** The exported file or its bytes, read back as a marketplace would read it. */
@@ -49,19 +58,26 @@ export type ComplianceInput = {
   settings: Pick<ExportSettings, 'preset' | 'format'>;
   /** Source size, for the `original` preset (which keeps it). */
   sourceSize?: { width: number; height: number };
+  /** How much the export enlarged the photo, when known (from the render). */
+  upscale?: number;
+  /** Whether the source was an offline preview, when known (from the render). */
+  preview?: boolean;
   notes?: string[];
 };
+
+type CheckInput = Omit<ComplianceCheck, 'severity'> & { severity?: ComplianceCheck['severity'] };
 
 /** Checks an exported image against its preset's requirements, from the written bytes. */
 export async function checkCompliance(input: ComplianceInput): Promise<ComplianceReport> {
   const preset = PRESETS[input.settings.preset];
   const meta = await sharp(input.image).metadata();
   const checks: ComplianceCheck[] = [];
+  const add = (check: CheckInput) => checks.push({ ...check, severity: check.severity ?? 'error' });
   const { format: expectedFormat, note } = effectiveFormat(input.settings);
   const notes = [...(input.notes ?? [])];
   if (note && !notes.includes(note)) notes.push(note);
 
-  checks.push({
+  add({
     id: 'format',
     ok: meta.format === expectedFormat,
     value: String(meta.format),
@@ -80,7 +96,7 @@ export async function checkCompliance(input: ComplianceInput): Promise<Complianc
       const expected = input.sourceSize
         ? `${input.sourceSize.width}x${input.sourceSize.height}`
         : size;
-      checks.push({
+      add({
         id: 'size',
         ok: expected === size,
         value: size,
@@ -91,7 +107,7 @@ export async function checkCompliance(input: ComplianceInput): Promise<Complianc
     }
     case 'fill': {
       const ok = Math.max(width, height) === framing.longestSide;
-      checks.push({
+      add({
         id: 'size',
         ok,
         value: size,
@@ -104,7 +120,7 @@ export async function checkCompliance(input: ComplianceInput): Promise<Complianc
     }
     case 'canvas': {
       const expected = `${framing.width}x${framing.height}`;
-      checks.push({
+      add({
         id: 'size',
         ok: size === expected,
         value: size,
@@ -115,7 +131,7 @@ export async function checkCompliance(input: ComplianceInput): Promise<Complianc
     }
   }
 
-  checks.push({
+  add({
     id: 'colour-space',
     ok: meta.space === 'srgb',
     value: String(meta.space),
@@ -124,7 +140,7 @@ export async function checkCompliance(input: ComplianceInput): Promise<Complianc
   });
   const description = meta.icc ? iccDescription(meta.icc) : null;
   const iccOk = meta.hasProfile && meta.icc !== undefined && isSrgbProfile(meta.icc);
-  checks.push({
+  add({
     id: 'icc-profile',
     ok: iccOk,
     value: description ?? (meta.hasProfile ? 'unnamed profile' : 'none'),
@@ -136,56 +152,86 @@ export async function checkCompliance(input: ComplianceInput): Promise<Complianc
         : 'No embedded ICC profile',
   });
 
-  if (preset.whiteBackground || preset.minFill !== null) {
-    const raw = await readRgb(input.image);
-    if (preset.whiteBackground) {
-      const purity = borderWhiteShare(raw);
-      const ok = purity >= MIN_WHITE_BORDER;
-      checks.push({
-        id: 'background',
-        ok,
-        value: round(purity),
-        expected: `≥ ${MIN_WHITE_BORDER} of border pixels pure white (255 ± ${WHITE_TOLERANCE})`,
-        message: ok
-          ? 'Pure white background'
-          : `Only ${(purity * 100).toFixed(1)}% of the border is pure white`,
-      });
-    }
-    if (preset.minFill !== null) {
-      // Measured against the image's own background, so an off-white sweep is not "product".
-      const fill = fillRatio(productBox(raw, estimateBackground(raw), 12), raw.width, raw.height);
-      const ok = fill >= preset.minFill;
-      checks.push({
-        id: 'fill',
-        ok,
-        value: round(fill),
-        expected: `≥ ${preset.minFill}`,
-        message: ok
-          ? `Product fills ${(fill * 100).toFixed(1)}% of the frame`
-          : `Product fills only ${(fill * 100).toFixed(1)}% of the frame (needs ${preset.minFill * 100}%)`,
-      });
-    }
+  const marketplace = preset.id !== 'original';
+  if (input.preview !== undefined) {
+    add({
+      id: 'preview',
+      ok: !input.preview,
+      severity: marketplace ? 'error' : 'warning',
+      value: input.preview ? 'offline preview' : 'finished photo',
+      expected: 'a finished photo',
+      message: input.preview
+        ? `An offline PREVIEW (watermarked, made without an AI provider): not for ${marketplace ? preset.label : 'publication'}`
+        : 'Not a preview',
+    });
+  }
+  if (input.upscale !== undefined) {
+    const factor = input.upscale;
+    add({
+      id: 'upscale',
+      ok: factor <= UPSCALE_WARN,
+      severity: factor > UPSCALE_FAIL ? 'error' : 'warning',
+      value: `${factor.toFixed(2)}×`,
+      expected: `≤ ${UPSCALE_WARN}× enlargement`,
+      message:
+        factor <= UPSCALE_WARN
+          ? factor > 1
+            ? `Enlarged ${factor.toFixed(2)}×`
+            : 'Not enlarged'
+          : `Enlarged ${factor.toFixed(2)}× to fit the preset: detail will look soft; use a larger photo`,
+    });
   }
 
-  return { preset: preset.id, ok: checks.every((c) => c.ok), checks, notes };
-}
+  const needsPixels = preset.whiteBackground || preset.minFill !== null || framing.kind === 'canvas';
+  const raw = needsPixels ? await readRgb(input.image) : null;
+  if (raw && preset.whiteBackground) {
+    const purity = backgroundPurity(raw);
+    const ok = purity.share <= MAX_IMPURE_SHARE;
+    const where = purity.largest
+      ? `; the largest patch is ${purity.largest.width}×${purity.largest.height} px at (${purity.largest.left}, ${purity.largest.top})`
+      : '';
+    add({
+      id: 'background',
+      ok,
+      value: `${(purity.share * 100).toFixed(3)}% impure`,
+      expected: `≤ ${MAX_IMPURE_SHARE * 100}% of the background (every pixel outside the product) off pure white (255 ± ${WHITE_TOLERANCE})`,
+      message: ok
+        ? `Pure white background (${purity.background} background pixels checked${purity.neutralProduct ? '; the product is white or grey, so a shadow on it cannot be told apart' : ''})`
+        : `${purity.impure} background pixels (${(purity.share * 100).toFixed(2)}%) are not pure white: shadow, backdrop or specks left around the product${where}`,
+    });
+  }
+  if (raw && preset.minFill !== null) {
+    // Measured against the image's own background, so an off-white sweep is not "product".
+    const fill = fillRatio(productBox(raw, estimateBackground(raw), 12), raw.width, raw.height);
+    const ok = fill >= preset.minFill;
+    add({
+      id: 'fill',
+      ok,
+      value: round(fill),
+      expected: `≥ ${preset.minFill}`,
+      message: ok
+        ? `Product fills ${(fill * 100).toFixed(1)}% of the frame`
+        : `Product fills only ${(fill * 100).toFixed(1)}% of the frame (needs ${preset.minFill * 100}%)`,
+    });
+  }
+  if (raw && framing.kind === 'canvas') {
+    const bands = smearBands(raw);
+    const smeared = SIDES.filter((side) => bands[side] >= MAX_SMEAR_PX);
+    add({
+      id: 'padding',
+      ok: smeared.length === 0,
+      value: SIDES.map((side) => `${side} ${bands[side]} px`).join(', '),
+      expected: `no smeared band (edge pixels repeated ${MAX_SMEAR_PX} px or more)`,
+      message:
+        smeared.length === 0
+          ? 'No smeared padding at the edges'
+          : `Smeared padding band: ${smeared.map((side) => `${bands[side]} px at the ${side}`).join(', ')} (edge pixels repeated outwards)`,
+    });
+  }
 
-/** Share of the outermost ring of pixels that is 255,255,255 within WHITE_TOLERANCE. */
-export function borderWhiteShare(img: RawImage): number {
-  let white = 0;
-  let total = 0;
-  forEachBorderPixel(img, (i) => {
-    total++;
-    const d = img.data;
-    if (
-      (d[i] ?? 0) >= 255 - WHITE_TOLERANCE &&
-      (d[i + 1] ?? 0) >= 255 - WHITE_TOLERANCE &&
-      (d[i + 2] ?? 0) >= 255 - WHITE_TOLERANCE
-    ) {
-      white++;
-    }
-  });
-  return total === 0 ? 0 : white / total;
+  const ok = checks.every((c) => c.ok || c.severity === 'warning');
+  const verdict: Verdict = !ok ? 'fail' : checks.some((c) => !c.ok) ? 'warn' : 'pass';
+  return { preset: preset.id, ok, verdict, checks, notes };
 }
 
 async function readRgb(image: string | Buffer): Promise<RawImage> {

@@ -98,6 +98,8 @@ export async function exportResult(input: ExportResultInput): Promise<ExportResu
     settings,
     sourceSize: { width: rendered.sourceWidth, height: rendered.sourceHeight },
     notes: rendered.notes,
+    upscale: rendered.upscale,
+    preview: rendered.preview,
   });
   return { path: placed.path, status: placed.status, report };
 }
@@ -129,10 +131,12 @@ async function reportExisting(
     return {
       preset: settings.preset,
       ok: false,
+      verdict: 'fail',
       checks: [
         {
           id: 'format',
           ok: false,
+          severity: 'error',
           value: 'unreadable',
           expected: effectiveFormat(settings).format,
           message: `The existing file cannot be read: ${(error as Error).message}`,
@@ -146,6 +150,7 @@ async function reportExisting(
 const videoReport = (settings: ExportSettings): ComplianceReport => ({
   preset: settings.preset,
   ok: true,
+  verdict: 'pass',
   checks: [],
   notes: ['Copied as it is: marketplace presets apply to still images'],
 });

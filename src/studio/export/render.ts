@@ -13,7 +13,9 @@ import {
   whitenBackground,
   type Box,
   type RawImage,
+  type Rgb,
 } from './product-bbox';
+import { edgeBackdrop, SIDES, type Side } from './edge-band';
 
 export type RenderSettings = Pick<ExportSettings, 'preset' | 'format' | 'quality'>;
 
@@ -27,7 +29,20 @@ export type RenderResult = {
   sourceHeight: number;
   /** What the preset did that the user did not ask for (forced JPEG, upscaling, padding...). */
   notes: string[];
+  /** How much the photo was enlarged to fill the preset (1: not enlarged). */
+  upscale: number;
+  /** The source is an offline preview (marked by the renderer), not a finished photo. */
+  preview: boolean;
 };
+
+/** The offline renderer writes this into every preview's EXIF description (core/providers/local/compose.ts). */
+export const PREVIEW_MARK = 'PREVIEW: Dropshoot offline renderer';
+
+/** Whether an image carries the offline renderer's preview mark in its metadata. */
+export async function isPreview(input: string | Buffer): Promise<boolean> {
+  const { exif, xmp } = await sharp(input).metadata();
+  return [exif, xmp].some((b) => b !== undefined && b.toString('latin1').includes(PREVIEW_MARK));
+}
 
 // Results are moved and deleted by the studio; libvips' file cache would keep them open.
 sharp.cache({ files: 0 });
@@ -43,7 +58,9 @@ export async function renderForPreset(
   // JPEG has no alpha: flatten onto white, the marketplace default, never onto black.
   const flatten = format === 'jpeg' || preset.whiteBackground;
   const raw = await decode(input, flatten);
+  const preview = await isPreview(input);
   const { width: sw, height: sh } = raw;
+  let upscale = 1;
   const pixels = sharp(raw.data, { raw: { width: sw, height: sh, channels: raw.channels } });
   let pipeline: Sharp;
   let width = sw;
@@ -56,9 +73,12 @@ export async function renderForPreset(
       break;
     case 'fill': {
       const bg = estimateBackground(raw);
-      whitenBackground(raw, bg);
+      // A cut-out's transparency is its background, already flattened to white; whitening by
+      // colour as well would erase white and light garments.
+      if (!(await isCutout(input))) whitenBackground(raw, bg);
       const box = productBox(raw, { r: 255, g: 255, b: 255 }, 8) ?? fullBox(sw, sh);
       const scale = (framing.fill * framing.longestSide) / Math.max(box.width, box.height);
+      upscale = Math.max(1, scale);
       if (scale > 1) notes.push(`Upscaled ${scale.toFixed(2)}× to reach ${framing.longestSide} px`);
       const pw = Math.max(1, Math.round(box.width * scale));
       const ph = Math.max(1, Math.round(box.height * scale));
@@ -85,38 +105,57 @@ export async function renderForPreset(
     case 'canvas': {
       const bg = estimateBackground(raw);
       const box = productBox(raw, bg, DEFAULT_TOLERANCE);
-      const w = canvasWindow(sw, sh, box, framing.width / framing.height);
+      const aspect = framing.width / framing.height;
+      let w = canvasWindow(sw, sh, box, aspect);
+      let crop = intersect(w, sw, sh);
+      const short = {
+        top: crop.top - w.top,
+        left: crop.left - w.left,
+        bottom: w.top + w.height - (crop.top + crop.height),
+        right: w.left + w.width - (crop.left + crop.width),
+      };
+      const needed = SIDES.filter((side) => short[side] > 0);
+      const edges = new Map(needed.map((side) => [side, edgeBackdrop(raw, side)]));
+      if (needed.some((side) => !edges.get(side)!.plain)) {
+        // Extending a busy edge smears it: fit the canvas ratio inside the photo and crop instead.
+        w = insideWindow(sw, sh, box, aspect);
+        crop = w;
+        edges.clear();
+        const cut = box && (box.left < w.left || box.top < w.top || box.left + box.width > w.left + w.width || box.top + box.height > w.top + w.height);
+        notes.push(`Cropped to ${framing.width}×${framing.height}: the photo's edge is not plain backdrop, so it was not extended${cut ? ' (the product is cut at the frame)' : ''}`);
+      }
       const scale = framing.width / w.width;
-      const crop = intersect(w, sw, sh);
-      const cw = Math.max(1, Math.round(crop.width * scale));
-      const ch = Math.max(1, Math.round(crop.height * scale));
-      const left = Math.round((crop.left - w.left) * scale);
-      const top = Math.round((crop.top - w.top) * scale);
-      const right = Math.max(0, framing.width - cw - left);
-      const bottom = Math.max(0, framing.height - ch - top);
-      if (left + right + top + bottom > 0) notes.push('Background continued to pad the frame');
+      upscale = Math.max(1, scale);
+      const cw = Math.max(1, Math.min(framing.width, Math.round(crop.width * scale)));
+      const ch = Math.max(1, Math.min(framing.height, Math.round(crop.height * scale)));
+      const left = Math.min(framing.width - cw, Math.max(0, Math.round((crop.left - w.left) * scale)));
+      const top = Math.min(framing.height - ch, Math.max(0, Math.round((crop.top - w.top) * scale)));
+      if (edges.size > 0) notes.push(`Padded with the backdrop's own colour (${[...edges.keys()].join(', ')})`);
       if (scale > 1) notes.push(`Upscaled ${scale.toFixed(2)}×`);
-      pipeline = pixels
+      const photo = await sharp(raw.data, { raw: { width: sw, height: sh, channels: raw.channels } })
         .extract(crop)
         .resize(cw, ch, { fit: 'fill' })
-        // `copy` repeats the edge pixels: the studio sweep continues instead of a hard band.
-        .extend({ top, bottom, left, right, extendWith: 'copy' });
-      width = cw + left + right;
-      height = ch + top + bottom;
-      if (width !== framing.width || height !== framing.height) {
-        // Rounding overshoot of a pixel: trim back to the exact canvas.
-        const buffer = await pipeline.raw().toBuffer({ resolveWithObject: true });
-        pipeline = sharp(buffer.data, {
-          raw: { width: buffer.info.width, height: buffer.info.height, channels: raw.channels },
-        }).extract({ left: 0, top: 0, width: framing.width, height: framing.height });
-        width = framing.width;
-        height = framing.height;
-      }
+        .raw()
+        .toBuffer();
+      const canvas = backdropCanvas(framing.width, framing.height, raw.channels, { left, top, width: cw, height: ch }, edges);
+      pipeline = sharp(canvas, { raw: { width: framing.width, height: framing.height, channels: raw.channels } }).composite([
+        { input: photo, raw: { width: cw, height: ch, channels: raw.channels }, left, top },
+      ]);
+      width = framing.width;
+      height = framing.height;
       break;
     }
   }
   const data = await encode(pipeline, format, settings.quality).toBuffer();
-  return { data, format, width, height, sourceWidth: sw, sourceHeight: sh, notes };
+  return { data, format, width, height, sourceWidth: sw, sourceHeight: sh, notes, upscale, preview };
+}
+
+/** Whether the image has transparent pixels (a cut-out), not only an alpha channel. */
+async function isCutout(input: string | Buffer): Promise<boolean> {
+  const image = sharp(input);
+  if (!(await image.metadata()).hasAlpha) return false;
+  const { channels } = await image.stats();
+  return (channels[3]?.min ?? 255) < 255;
 }
 
 /** Decodes once to 8-bit sRGB pixels, honouring EXIF orientation; rejects corrupt input. */
@@ -164,6 +203,41 @@ export function canvasWindow(sw: number, sh: number, box: Box | null, aspect: nu
     width,
     height,
   };
+}
+
+/** The largest window of `aspect` inside the photo, centred on the product as far as the frame allows. */
+export function insideWindow(sw: number, sh: number, box: Box | null, aspect: number): Box {
+  const b = box ?? fullBox(sw, sh);
+  const width = Math.max(1, Math.round(Math.min(sw, sh * aspect)));
+  const height = Math.max(1, Math.min(sh, Math.round(width / aspect)));
+  const left = Math.round(Math.min(sw - width, Math.max(0, b.left + b.width / 2 - width / 2)));
+  const top = Math.round(Math.min(sh - height, Math.max(0, b.top + b.height / 2 - height / 2)));
+  return { left, top, width, height };
+}
+
+/**
+ * The canvas behind the photo: each padded side in its own edge's backdrop colour (the corners take
+ * the top or bottom colour), so padding continues the backdrop instead of repeating edge pixels.
+ */
+function backdropCanvas(
+  width: number,
+  height: number,
+  channels: 3 | 4,
+  photo: Box,
+  edges: Map<Side, { colour: Rgb & { alpha: number } }>,
+): Buffer {
+  const out = Buffer.alloc(width * height * channels, 255);
+  const paint = (x0: number, y0: number, x1: number, y1: number, side: Side) => {
+    const c = edges.get(side)?.colour;
+    if (!c) return;
+    const px = [c.r, c.g, c.b, c.alpha];
+    for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) for (let k = 0; k < channels; k++) out[(y * width + x) * channels + k] = px[k]!;
+  };
+  paint(0, 0, photo.left, height, 'left');
+  paint(photo.left + photo.width, 0, width, height, 'right');
+  paint(0, 0, width, photo.top, 'top');
+  paint(0, photo.top + photo.height, width, height, 'bottom');
+  return out;
 }
 
 function place(centre: number, size: number, total: number, low: boolean, high: boolean): number {

@@ -14,6 +14,11 @@ import { canvasFor, checkAborted, decodeMeta, open, ratioOf } from './image-io';
 import { removeBackground } from './remove-background';
 
 const LONG_SIDE = 1280;
+/**
+ * Written into every preview's EXIF description next to the visible mark, so an export can tell a
+ * preview from a finished photo and refuse it for a marketplace (the studio matches this text).
+ */
+export const PREVIEW_MARK = 'PREVIEW: Dropshoot offline renderer, not for publication';
 
 const AppearanceSchema = z.object({
   skin: z.string(),
@@ -160,7 +165,11 @@ export class Compositor {
     }
     img = grade(sharp(buffer), job.params.stylePreset);
     const mark = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><text x="${width - 12}" y="${height - 12}" text-anchor="end" font-family="sans-serif" font-size="${Math.round(height / 60)}" fill="#000" fill-opacity="0.35">PREVIEW · offline renderer</text></svg>`);
-    return sharp(await img.png().toBuffer()).composite([{ input: mark }]).jpeg({ quality: 90 }).toBuffer();
+    return sharp(await img.png().toBuffer())
+      .composite([{ input: mark }])
+      .withExif({ IFD0: { ImageDescription: PREVIEW_MARK, Software: 'Dropshoot offline renderer' } })
+      .jpeg({ quality: 90 })
+      .toBuffer();
   }
 
   private async canvas(job: ProviderJob, productRatio: number): Promise<{ width: number; height: number }> {

@@ -25,7 +25,7 @@ export async function editPhoto(input: Buffer, instruction: string): Promise<Edi
   }
   const { data: original, info } = await open(input).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
   const { width, height } = info;
-  let rgb = original;
+  let rgb: Buffer = original;
   let alpha: Buffer | null = null;
   const replacesBackground = edits.some((e) => e.kind === 'background' || e.kind === 'remove-background');
   if (edits.some((e) => MATTE_EDITS.has(e.kind))) {
