@@ -14,6 +14,7 @@ import { recipeHash } from './queue';
 import { checkRecipe } from './recipe-check';
 import { isIgnored } from './watch/ignore';
 import { exportAgainIfMissing } from './export/destination';
+import { fileVerdict, type FileVerdict } from './export/compliance';
 
 export type BatchSummary = {
   batchId: string;
@@ -31,6 +32,8 @@ export type BatchSummary = {
   diamondsSpent: number;
   apiRequests: number;
   files: string[];
+  /** Each exported file's compliance verdict (pass / warn / fail) and the checks behind it. */
+  compliance?: FileVerdict[];
   /** What `run` has to tell about money and requests: the plan, a short balance, a closed day. */
   notices?: string[];
   /** Diamonds still missing for the photos held by a short balance (402), when it ended the run. */
@@ -154,6 +157,7 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
     diamondsSpent: items.filter((i) => i.submittedAt !== null && i.submittedAt >= startedAt).reduce((sum, i) => sum + i.diamonds, 0),
     apiRequests: engine.spending.requestsUsedToday() - requestsBefore,
     files: items.flatMap((i) => store.resultsOf(engine.db, i.id).map((r) => r.exportedPath).filter((p): p is string => p !== null)),
+    compliance: items.flatMap((i) => store.resultsOf(engine.db, i.id).flatMap((r) => (r.exportedPath === null ? [] : [fileVerdict(r.exportedPath, r.compliance)]))),
     notices,
     ...(diamondsMissing !== undefined ? { diamondsMissing } : {}),
     ...(capped.length ? { collectTomorrow } : {}),

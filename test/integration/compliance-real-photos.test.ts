@@ -9,12 +9,16 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
+import { InProcessClient } from '../../src/client/in-process';
 import { loadCatalog } from '../../src/core/catalog';
+import { StudioEngine } from '../../src/studio/engine';
+import { prepareForUpload } from '../../src/studio/prepare';
+import { runBatch } from '../../src/studio/run-batch';
 import { createLocalProvider } from '../../src/core/providers/local';
 import { checkCompliance, type ComplianceReport } from '../../src/studio/export/compliance';
 import { MAX_SMEAR_PX, smearBands } from '../../src/studio/export/edge-band';
 import { renderForPreset, type RenderSettings } from '../../src/studio/export/render';
-import { edgeDistance, evalPresent, garmentMask, garmentPhoto, rgbOf } from './preview-tools-eval';
+import { EVAL_DIR, edgeDistance, evalPresent, garmentMask, garmentPhoto, rgbOf } from './preview-tools-eval';
 
 const present = evalPresent();
 if (!present) console.log('compliance on real photos skipped: ../shared/eval is missing');
@@ -190,5 +194,44 @@ describe.skipIf(!present)('Zalando: no smeared padding band', () => {
     const report = await checkCompliance({ image: smeared, settings: { preset: 'zalando', format: 'jpeg' } });
     expect(check(report, 'padding')).toMatchObject({ ok: false, severity: 'error' });
     expect(check(report, 'padding')!.message).toMatch(/Smeared padding band: \d+ px at the top/);
+  });
+});
+
+describe.skipIf(!present)('run prints each file\'s verdict', () => {
+  it('a run of real photos to Amazon lists every exported file with its verdict and the checks behind it', { timeout: 300_000 }, async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-run-verdict-'));
+    try {
+      const inDir = path.join(root, 'in');
+      fs.mkdirSync(inDir);
+      // Read in place from ../shared/eval, copied only into this temporary hot folder.
+      for (const id of ['051946_1', '00055_00']) fs.copyFileSync(path.join(EVAL_DIR, 'garments', `${id}.jpg`), path.join(inDir, `${id}.jpg`));
+      const client = InProcessClient.open({ dataDir: path.join(root, 'data', 'core') });
+      const engine = new StudioEngine({ dataDir: path.join(root, 'data'), client, prepareUpload: prepareForUpload, concurrency: 2 });
+      try {
+        const summary = await runBatch(engine, {
+          inDir,
+          outDir: path.join(root, 'out'),
+          recipe: {
+            request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
+            export: { preset: 'amazon', format: 'jpeg', quality: 90, naming: '{name}-{tool}-{n}' },
+          },
+        });
+        console.log(JSON.stringify(summary.compliance, null, 1));
+        expect(summary.exported).toBe(2);
+        expect(summary.compliance).toHaveLength(summary.files.length);
+        for (const file of summary.compliance!) {
+          expect(summary.files).toContain(file.path);
+          expect(['pass', 'warn', 'fail']).toContain(file.verdict);
+          if (file.verdict !== 'pass') expect(file.checks.length).toBeGreaterThan(0);
+          // 768×1024 photos filled to 2000 px: the enlargement is said for each file.
+          expect(file.checks.join(' ')).toMatch(/warning: upscale: Enlarged \d\.\d\d×/);
+        }
+      } finally {
+        await engine.close();
+        client.close();
+      }
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });

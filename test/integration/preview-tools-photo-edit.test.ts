@@ -31,7 +31,7 @@ async function measure(id: string, output: Buffer, rgb: [number, number, number]
   for (let i = 0; i < mask.mask.length; i++) {
     if (!mask.mask[i] && dist[i]! > band) {
       far++;
-      if ([0, 1, 2].every((c) => Math.abs(edited.data[i * 3 + c]! - rgb[c]) <= 4)) coloured++;
+      if ([0, 1, 2].every((c) => Math.abs(edited.data[i * 3 + c]! - rgb[c]!) <= 4)) coloured++;
     } else if (mask.mask[i] && dist[i]! > 4) {
       inside++;
       for (let c = 0; c < 3; c++) diff += Math.abs(edited.data[i * 3 + c]! - photo.data[i * 3 + c]!);

@@ -244,3 +244,27 @@ async function readRgb(image: string | Buffer): Promise<RawImage> {
 }
 
 const round = (n: number): string => String(Math.round(n * 10_000) / 10_000);
+
+/** One exported file's verdict for `run`'s summary: the checks that failed or warned, in words. */
+export type FileVerdict = { path: string; verdict: Verdict | 'unchecked'; checks: string[] };
+
+/** Reads a stored report (JSON, possibly written before verdicts existed) into a file's verdict. */
+export function fileVerdict(path: string, stored: string | null): FileVerdict {
+  if (stored === null) return { path, verdict: 'unchecked', checks: [] };
+  const parsed = StoredReportSchema.safeParse(JSON.parse(stored));
+  if (!parsed.success) return { path, verdict: 'unchecked', checks: ['the stored compliance report is unreadable'] };
+  const { ok, checks, verdict } = parsed.data;
+  const flagged = checks.filter((c) => !c.ok);
+  return {
+    path,
+    verdict: verdict ?? (!ok ? 'fail' : flagged.length > 0 ? 'warn' : 'pass'),
+    checks: flagged.map((c) => `${c.severity === 'warning' ? 'warning' : 'error'}: ${c.id}: ${c.message}`),
+  };
+}
+
+/** What every stored report has had; severity and verdict came later. */
+const StoredReportSchema = z.object({
+  ok: z.boolean(),
+  verdict: VerdictSchema.optional(),
+  checks: z.array(z.object({ id: z.string(), ok: z.boolean(), severity: z.enum(['error', 'warning']).optional(), message: z.string() })),
+});
