@@ -359,6 +359,34 @@ export class StudioEngine {
     return this.spending.toolPrice(toolId).diamonds;
   }
 
+  /** A remote service (job times unknown to us; the embedded core's are ours). */
+  get remote(): boolean {
+    return this.client.origin !== 'embedded';
+  }
+
+  /** Per tool, the one job polled on the quick schedule while no job time is known. */
+  private readonly probes = new Map<string, string>();
+
+  /** Whether the item is its tool's probe (asks only; `isProbe` appoints one). */
+  probeOf(toolId: string, itemId: string): boolean {
+    return this.probes.get(toolId) === itemId;
+  }
+
+  /**
+   * Whether this item is (or now becomes) its tool's probe: the first job of a tool with no known
+   * job time, polled early to learn it while the others wait for the prior.
+   */
+  isProbe(item: store.ItemRow): boolean {
+    const current = this.probes.get(item.toolId);
+    if (current === item.id) return true;
+    if (this.poller.sampleCount(item.toolId) > 0) return false;
+    const holder = current ? store.getItem(this.db, current) : undefined;
+    if (holder && holder.state === 'processing') return false;
+    if (item.state !== 'submitting' && item.state !== 'processing') return false;
+    this.probes.set(item.toolId, item.id);
+    return true;
+  }
+
   /**
    * Whether requests are to be saved (fewer polls, later collection): no known cap to plan with,
    * or today's requests left are under four times what the photos on their way still need.

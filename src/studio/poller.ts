@@ -30,6 +30,8 @@ export function jobOutcome(job: Job): JobOutcome {
 const WINDOW = 20;
 const MIN_MS = 300;
 const MAX_MS = 15 * 60_000;
+/** The spec: "most jobs finish in 10 to 60 seconds"; a remote job's first poll when nothing is known and requests are scarce. */
+export const REMOTE_PRIOR_MS = 10_000;
 /** No two polls of one job are closer than this. */
 const MIN_GAP_MS = 500;
 /** The smallest share of a job's elapsed time that the gap to its next poll ever is. */
@@ -69,14 +71,26 @@ export class Poller {
     return clamp(s[Math.floor((s.length - 1) / 2)]!);
   }
 
+  /** How many job times of the tool are known. */
+  sampleCount(toolId: string): number {
+    return this.samples(toolId).length;
+  }
+
   /**
    * When to poll first. With requests to spare: at the time by which about 3 jobs in 5 of this
    * tool were done (quick collection). When requests are scarce: by which 9 in 10 were (about one
-   * poll per job).
+   * poll per job). With no job times yet and requests scarce, a remote job waits for the spec's
+   * prior (most jobs finish in 10 to 60 s), except the one `probe` job polled on the quick
+   * schedule to learn the real time. Jobs already waiting keep their poll (requests come first
+   * while they are scarce); jobs submitted once a time is known are aimed by it.
    */
-  firstPollDelayMs(toolId: string, sparse = false): number {
+  firstPollDelayMs(toolId: string, sparse = false, context: { remote?: boolean; probe?: boolean } = {}): number {
     const s = this.samples(toolId).sort((a, b) => a - b);
-    if (s.length === 0) return typicalJobMs(toolId);
+    if (s.length === 0) return sparse && context.remote && !context.probe ? REMOTE_PRIOR_MS : typicalJobMs(toolId);
+    // Too few times for a 9-in-10 quantile: a new job outlasts the longest of n with chance
+    // 1/(n+1), and job times spread about sixfold (the spec's 10 to 60 s), so the longest is
+    // stretched, the more the fewer they are (x5 for one, x1.4 for nine).
+    if (sparse && s.length < 10) return clamp(s[s.length - 1]! * (1 + 4 / s.length));
     return clamp(s[Math.min(s.length - 1, Math.floor(s.length * (sparse ? 0.9 : 0.6)))]!);
   }
 
@@ -108,7 +122,11 @@ export class Poller {
     const width = input.doneAt - from;
     // Seen done at its first poll, it finished at some point before: most of the way, not halfway,
     // so the estimate shrinks slowly until some jobs are seen running again.
-    const estimate = input.seenRunningAt === null ? (input.doneAt - input.submittedAt) * 0.8 : (from + input.doneAt) / 2 - input.submittedAt;
+    let estimate = input.seenRunningAt === null ? (input.doneAt - input.submittedAt) * 0.8 : (from + input.doneAt) / 2 - input.submittedAt;
+    // While few times are known the first poll is stretched past the longest (firstPollDelayMs): a
+    // job seen done there says only that it took less, so it never raises the longest (no growth).
+    const known = this.samples(toolId);
+    if (input.seenRunningAt === null && known.length > 0 && known.length < 10) estimate = Math.min(estimate, Math.max(...known));
     if (estimate <= 0) return;
     const slack = 1500 + this.nextGapMs(toolId, input.doneAt - input.submittedAt);
     const onTime =

@@ -15,7 +15,7 @@ import * as store from './db/store';
 import { exportApproved } from './export-step';
 import { backoffMs, parseInsufficient } from './gates';
 import { fillPhoto } from './one-shot';
-import { jobOutcome } from './poller';
+import { jobOutcome, REMOTE_PRIOR_MS } from './poller';
 import type { StudioEngine } from './engine';
 
 /** Submissions refused with a 500 (charged, then refunded) are sent again at most this often. */
@@ -112,7 +112,8 @@ export class Runner {
   }
 
   private charged(item: store.ItemRow, jobId: string, price: { diamonds: number; sure: boolean }, packTotal: number | null, status: string): void {
-    const pollAt = new Date(this.now().getTime() + this.engine.poller.firstPollDelayMs(item.toolId, this.engine.requestsScarce())).toISOString();
+    const delay = this.engine.poller.firstPollDelayMs(item.toolId, this.engine.requestsScarce(), { remote: this.engine.remote, probe: this.engine.isProbe(item) });
+    const pollAt = new Date(this.now().getTime() + delay).toISOString()
     this.transition(item.id, { jobId, jobStatus: status, price: price.diamonds, diamonds: price.diamonds, priceSure: price.sure ? 1 : 0, reserved: 0, packTotal, state: 'processing', attempts: 0, pollAt, seenRunningAt: null, error: null });
     this.engine.balanceMoved(-price.diamonds);
   }
@@ -139,13 +140,18 @@ export class Runner {
       this.transition(item.id, { ...progress, jobStatus: String(job.status), seenRunningAt: now.toISOString(), pollAt: new Date(now.getTime() + gap).toISOString(), attempts: 0, error: null });
       return;
     }
-    if (item.submittedAt) {
+    const poller = this.engine.poller;
+    const firstSample = poller.sampleCount(item.toolId) === 0;
+    // Seen done at a first poll aimed by the prior, a job says only that it took less: no sample.
+    const waitedForPrior = item.submittedAt !== null && now.getTime() - Date.parse(item.submittedAt) >= REMOTE_PRIOR_MS;
+    const informative = !(firstSample && item.seenRunningAt === null && this.engine.remote && waitedForPrior && !this.engine.probeOf(item.toolId, item.id));
+    if (item.submittedAt && informative) {
       this.engine.poller.learn(item.toolId, {
         submittedAt: Date.parse(item.submittedAt),
         seenRunningAt: item.seenRunningAt ? Date.parse(item.seenRunningAt) : null,
         doneAt: now.getTime(),
         followedSince: this.engine.startedAt,
-        plannedFirstPollMs: this.engine.poller.firstPollDelayMs(item.toolId, true),
+        plannedFirstPollMs: this.engine.poller.firstPollDelayMs(item.toolId, true, { remote: this.engine.remote, probe: this.engine.probeOf(item.toolId, item.id) }),
       });
     }
     if (outcome.kind === 'failed') {

@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStudioDatabase, type StudioDB } from '../../src/studio/db/open';
-import { jobOutcome, Poller } from '../../src/studio/poller';
+import { jobOutcome, maxPollsFor, Poller, REMOTE_PRIOR_MS } from '../../src/studio/poller';
+import { typicalJobMs } from '../../src/studio/poll';
 
 const dbs: StudioDB[] = [];
 afterEach(() => {
@@ -80,5 +81,35 @@ describe('learned job time', () => {
     for (let i = 0; i < 20; i++) p.learn('ai_videos', { submittedAt: later + i, seenRunningAt: later + i + 29_000, doneAt: later + i + 31_000, followedSince: t0, plannedFirstPollMs: 29_000 });
     expect(p.typicalMs('ai_videos')).toBe(30_000);
     expect(p.typicalMs('photo_enhance')).toBe(800); // untouched by another tool's samples
+  });
+});
+
+describe('first polls when nothing is known yet, and the most polls a job can take', () => {
+  it("a remote tool with no job times and scarce requests waits for the spec's prior, except its probe", () => {
+    const p = poller();
+    expect(p.firstPollDelayMs('remove_background', true, { remote: true })).toBe(REMOTE_PRIOR_MS);
+    expect(p.firstPollDelayMs('remove_background', true, { remote: true, probe: true })).toBe(typicalJobMs('remove_background'));
+    // Requests to spare, or our own core: the quick schedule.
+    expect(p.firstPollDelayMs('remove_background', false, { remote: true })).toBe(typicalJobMs('remove_background'));
+    expect(p.firstPollDelayMs('remove_background', true, { remote: false })).toBe(typicalJobMs('remove_background'));
+    // One job time known (2 s): the prior is no longer used; with so few times the longest is
+    // stretched while requests are scarce (x5 for one), and used as it is when they are not.
+    p.learn('remove_background', { submittedAt: 0, seenRunningAt: 1000, doneAt: 3000, followedSince: 0, plannedFirstPollMs: 800 });
+    expect(p.firstPollDelayMs('remove_background', true, { remote: true })).toBe(10_000);
+    expect(p.firstPollDelayMs('remove_background', false, { remote: true })).toBe(2000);
+  });
+
+  it('maxPollsFor bounds the schedule: no gap the poller plans is shorter than the one it assumes', () => {
+    const p = poller();
+    for (const [elapsed, sparse] of [[0, false], [400, false], [3000, true], [60_000, false], [600_000, true]] as const) {
+      const gap = p.nextGapMs('remove_background', elapsed, sparse);
+      expect(gap).toBeGreaterThanOrEqual(Math.min(p.maxGapMs(), Math.max(500, 0.25 * elapsed)));
+    }
+    expect(p.firstPollDelayMs('remove_background')).toBeGreaterThanOrEqual(300);
+    expect(maxPollsFor(0)).toBe(1);
+    expect(maxPollsFor(1000)).toBe(3); // 0.3, 0.8, 1.3 s
+    // Grows slowly with the job's duration: about 20 polls for a 30 s job at most.
+    expect(maxPollsFor(30_000)).toBeLessThan(25);
+    expect(maxPollsFor(30_000)).toBeGreaterThan(maxPollsFor(10_000));
   });
 });
