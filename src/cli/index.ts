@@ -10,8 +10,11 @@ import type { EngineService } from '../shared/engine-process';
 
 const USAGE = `Usage: dropshoot <command> [flags]
 
-  serve --port P --data DIR [--host 127.0.0.1] [--allow-private-urls] [--concurrency N] [--public-url URL]
-      Run the /v1 HTTP service on DIR. Prints {"listening": URL} when ready.
+  serve --port P --data DIR [--host 127.0.0.1] [--allow-private-urls] [--concurrency N] [--public-url URL] [--blobs s3://BUCKET?endpoint=…]
+      Run the /v1 HTTP service on DIR. Prints {"listening": URL} when ready; JSON logs on stderr.
+      --blobs (or DROPSHOOT_BLOBS_URL): files in an S3-compatible bucket, e.g.
+      s3://BUCKET?endpoint=http://127.0.0.1:9000&region=us-east-1&forcePathStyle=true, with
+      AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set; DIR then keeps the database and scratch copies.
   admin create-account --data DIR --email E --diamonds N [--daily-cap N]
   admin create-key --data DIR --email E [--daily-cap N]
   admin revoke-key --data DIR --key-id ID
@@ -129,23 +132,31 @@ async function serve(args: string[]): Promise<void> {
     'allow-private-urls': { type: 'boolean' },
     concurrency: { type: 'string' },
     'public-url': { type: 'string' },
+    blobs: { type: 'string' },
   });
   const port = integer(required(f.port, 'port'), 'port')!;
+  // Files in an S3-compatible bucket (credentials from AWS_*), else under --data.
+  const blobsUrl = typeof f.blobs === 'string' ? f.blobs : process.env.DROPSHOOT_BLOBS_URL || undefined;
   if (port > 65535) throw new UsageError('--port must be 0-65535');
   const concurrency = integer(f.concurrency, 'concurrency');
   const { startServer } = await import('../server');
+  const { createLogger } = await import('../server/logging');
+  const logger = createLogger();
   const server = await startServer({
     dataDir: path.resolve(required(f.data, 'data')),
+    ...(blobsUrl ? { blobsUrl } : {}),
+    logger,
     host: typeof f.host === 'string' ? f.host : '127.0.0.1',
     port,
     allowPrivateUrls: f['allow-private-urls'] === true,
     ...(concurrency ? { concurrency } : {}),
     ...(typeof f['public-url'] === 'string' ? { publicBaseUrl: f['public-url'] } : {}),
-    log: (message) => process.stderr.write(`${message}\n`),
+    log: (message) => logger.info(message),
   });
   print({ listening: server.url });
   const stop = () => {
-    void server.close().then(() => process.exit(0));
+    // Drains in-flight requests, stops the jobs (resumed at next start), then flushes the log.
+    void server.close().then(() => logger.flush(() => process.exit(0)));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { openDatabase } from './db/open';
 import type { WritableDB } from './db/types';
 import { BlobStore } from './media/blob-store';
+import { openBlobContent } from './media/blobs-url';
 import { EMBEDDED_ORIGIN, ImageResolver } from './media/resolve';
 import { JobRunner } from './jobs/runner';
 import { Service } from './service';
@@ -25,7 +26,10 @@ import { AdminError } from './errors';
 export { EMBEDDED_ORIGIN as EMBEDDED_BASE_URL } from './media/resolve';
 
 export type CoreOptions = {
+  /** The SQLite file and, unless `blobsUrl` is set, the blob files; with it, scratch copies only. */
   dataDir: string;
+  /** `s3://bucket?endpoint=…&region=…&forcePathStyle=true` (credentials from AWS_*); files under dataDir when absent. */
+  blobsUrl?: string;
   publicBaseUrl?: string;
   /** Server mode refuses image URLs to private networks unless this is set (SSRF). */
   allowPrivateUrls?: boolean;
@@ -65,7 +69,14 @@ export function openCore(opts: CoreOptions): Core {
   const clock = opts.clock ?? systemClock;
   const db = openDatabase(path.join(opts.dataDir, 'core.db'));
   const catalog = opts.catalog ?? loadCatalog();
-  const blobs = new BlobStore(db, path.join(opts.dataDir, 'blobs'));
+  let content;
+  try {
+    content = openBlobContent({ blobsUrl: opts.blobsUrl, dataDir: opts.dataDir });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  const blobs = new BlobStore(db, content, opts.log);
   const resolver = new ImageResolver({
     blobs,
     catalog,
@@ -83,9 +94,17 @@ export function openCore(opts: CoreOptions): Core {
     ...(opts.storageQuotaBytes !== undefined ? { storageQuotaBytes: opts.storageQuotaBytes } : {}),
   });
   // What a crash left between writing a file and recording it, and files of refused requests.
+  // One sweep at a time; close waits for the one under way.
+  let sweeping: Promise<void> = Promise.resolve();
   const sweep = () => {
-    const removed = blobs.sweepOrphans(opts.orphanGraceMs ?? 60 * 60_000);
-    if (removed.files > 0) opts.log?.(`removed ${removed.files} unreferenced blob files (${removed.bytes} bytes)`);
+    sweeping = sweeping.then(async () => {
+      try {
+        const removed = await blobs.sweepOrphans(opts.orphanGraceMs ?? 60 * 60_000);
+        if (removed.files > 0) opts.log?.(`removed ${removed.files} unreferenced blob files (${removed.bytes} bytes)`);
+      } catch (err) {
+        opts.log?.(`blob sweep failed (next one in an hour): ${err instanceof Error ? err.message : String(err)}`);
+      }
+    });
   };
   sweep();
   const sweeper = setInterval(sweep, 60 * 60_000).unref();
@@ -101,8 +120,10 @@ export function openCore(opts: CoreOptions): Core {
     async close() {
       clearInterval(sweeper);
       await runner.close();
+      await sweeping;
       requests.flush();
       db.close();
+      await content.close();
     },
   };
 }

@@ -182,13 +182,13 @@ export class Service {
   upload(auth: Auth, data: Buffer, idem?: Idempotency): Promise<ServiceResponse> {
     return this.call(
       auth,
-      (key) => {
+      async (key) => {
         if (data.length > LIMITS.uploadBytes) throw new PayloadTooLarge(`Upload is larger than the 8 MB (${LIMITS.uploadBytes} bytes) limit`);
         const mime = sniffImage(data);
         if (!mime) throw new UnsupportedMediaType();
         assertPixelLimit(data, 'The upload');
         const { db, blobs } = this.deps;
-        const sha256 = blobs.stage(data);
+        const sha256 = await blobs.stage(data);
         try {
           return db.transaction((): ServiceResponse => {
             const prior = idem && replay(db, key.accountId, idem, this.now());
@@ -200,7 +200,7 @@ export class Service {
             return response;
           }).immediate();
         } finally {
-          blobs.release(sha256);
+          await blobs.release(sha256);
         }
       },
       idem,
@@ -217,7 +217,7 @@ export class Service {
     try {
       return await work(staged);
     } finally {
-      staged.release();
+      await staged.release();
     }
   }
 

@@ -9,13 +9,17 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
+import type { Readable } from 'node:stream';
 import type { Socket } from 'node:net';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Core } from '../core';
 import { errorResponse, type Authorized, type ServiceResponse } from '../core/service';
 import { idempotencyFor } from '../core/idempotency';
 import { PayloadTooLarge, BadRequest, ServiceError } from '../core/errors';
 import { LIMITS } from '../shared/api';
+import { BlobMissing } from '../core/media/blob-content';
+import { readiness } from './health';
+import { requestIdFrom, type Logger } from './logging';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -69,12 +73,25 @@ export const MAX_JSON_DEPTH = 64;
 
 const failure = (error: string) => JSON.stringify({ success: false, error });
 
-export function buildApp(core: Core, opts: { log?: (message: string) => void; timeouts?: Partial<HttpTimeouts> } = {}): FastifyInstance {
+export type AppOptions = {
+  log?: (message: string) => void;
+  timeouts?: Partial<HttpTimeouts>;
+  /** JSON request logs (one line per request, with its id); none when absent. */
+  logger?: Logger;
+};
+
+export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
   const limits = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
   const { service } = core;
+  const logger: FastifyBaseLogger | undefined = opts.logger;
   const app = Fastify({
     bodyLimit: LIMITS.jsonBodyBytes,
-    logger: false,
+    ...(logger
+      ? { loggerInstance: logger, logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }) }
+      : { logger: false }),
+    // A caller's x-request-id ties our log lines to theirs: the server factory below checks it
+    // (or makes one when it is absent or malformed) and echoes it, and Fastify takes it from there.
+    requestIdHeader: 'x-request-id',
     return503OnClosing: true,
     // Ids up to 8 KiB reach the route (and get a JSON 404); longer ones get frameworkErrors' 414.
     routerOptions: { maxParamLength: 8192 },
@@ -87,7 +104,13 @@ export function buildApp(core: Core, opts: { log?: (message: string) => void; ti
           connectionsCheckingInterval: limits.checkEveryMs,
           keepAliveTimeout: limits.keepAliveMs,
         },
-        handler,
+        (req, res) => {
+          // Here rather than in a Fastify hook: every response carries it, at no per-hook cost.
+          const id = requestIdFrom(req.headers['x-request-id']);
+          req.headers['x-request-id'] = id;
+          res.setHeader('x-request-id', id);
+          handler(req, res);
+        },
       );
       server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
       server.setTimeout(limits.idleMs);
@@ -167,18 +190,50 @@ export function buildApp(core: Core, opts: { log?: (message: string) => void; ti
     reply.code(404).send({ success: false, error: `Not found: ${request.method} ${request.url.split('?')[0]}` }),
   );
 
+  // Draining: requests under way when close began are answered; Fastify closes only connections
+  // idle at that moment, so the others are let go right after their answer, not kept alive 30 s.
+  app.addHook('preClose', async () => {
+    app.server.keepAliveTimeout = 1;
+  });
+  if (opts.logger) {
+    // One line per request (Fastify's own logging writes two); never headers, so never a key.
+    app.addHook('onResponse', async (request, reply) => {
+      request.log.info(
+        { method: request.method, url: request.url.length > 256 ? `${request.url.slice(0, 256)}…` : request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request',
+      );
+    });
+  }
+
   app.get('/healthz', async () => ({ success: true, status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const state = await readiness(core);
+    if (state.ready) return { success: true, status: 'ready', checks: state.checks };
+    const reasons = Object.entries(state.checks).filter(([, v]) => v !== 'ok').map(([k, v]) => `${k} ${v}`);
+    return reply.code(503).send({ success: false, error: `Not ready: ${reasons.join('; ')}`, checks: state.checks });
+  });
 
   // Public files: random ids, immutable content.
   app.get<{ Params: { id: string } }>('/files/:id', async (request, reply) => {
     const blob = /^[A-Za-z0-9_-]{1,64}$/.test(request.params.id) ? core.blobs.get(request.params.id) : undefined;
     if (!blob) return reply.code(404).send({ success: false, error: 'File not found' });
+    let body: Readable;
+    try {
+      body = await core.blobs.open(blob.sha256); // streamed from the store, never held whole
+    } catch (err) {
+      if (err instanceof BlobMissing) {
+        opts.log?.(`file ${blob.id} has a row but no content: ${err.message}`);
+        return reply.code(404).send({ success: false, error: 'File not found' });
+      }
+      opts.log?.(`file ${blob.id} could not be read: ${err instanceof Error ? err.message : String(err)}`);
+      return reply.code(503).send({ success: false, error: 'File storage is unavailable; try again shortly' });
+    }
     return reply
       .header('content-type', blob.mime)
       .header('content-length', blob.size)
       .header('cache-control', 'public, max-age=31536000, immutable')
       .header('x-content-type-options', 'nosniff')
-      .send(fs.createReadStream(core.blobs.pathOf(blob.sha256)));
+      .send(body);
   });
   app.get<{ Params: { '*': string } }>('/catalog/*', async (request, reply) => {
     const file = core.resolver.catalogFile(`/catalog/${request.params['*']}`);

@@ -1,6 +1,7 @@
 /** Starts the core behind the /v1 HTTP transport (`dropshoot serve`). */
 import { openCore, type CoreOptions } from '../core';
 import { buildApp, type HttpTimeouts } from './app';
+import type { Logger } from './logging';
 
 /**
  * Uploaded and fetched images one account may keep on a server (10 GiB): past it, uploads and
@@ -24,6 +25,8 @@ export type ServerOptions = Omit<CoreOptions, 'publicBaseUrl'> & {
   publicBaseUrl?: string;
   /** Connection time limits (tests shorten them); defaults in DEFAULT_TIMEOUTS. */
   timeouts?: Partial<HttpTimeouts>;
+  /** JSON request logs with request ids (`serve` passes one); none when absent. */
+  logger?: Logger;
 };
 
 export type RunningServer = { url: string; close(): Promise<void> };
@@ -35,7 +38,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     storageQuotaBytes: opts.storageQuotaBytes ?? storageQuota(process.env),
   });
-  const app = buildApp(core, { log: opts.log, ...(opts.timeouts ? { timeouts: opts.timeouts } : {}) });
+  const app = buildApp(core, {
+    log: opts.log,
+    ...(opts.timeouts ? { timeouts: opts.timeouts } : {}),
+    ...(opts.logger ? { logger: opts.logger } : {}),
+  });
   try {
     await app.listen({ host, port: opts.port ?? 8787 });
   } catch (err) {

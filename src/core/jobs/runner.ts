@@ -55,6 +55,16 @@ export class JobRunner {
     };
   }
 
+  /** Providers read files: blobs kept elsewhere (a bucket) are copied to this machine first. */
+  private async copyInputsHere(unit: StoredUnit): Promise<void> {
+    const named = [
+      ...Object.values(unit.images).flat(),
+      ...[unit.fashionModel?.image, unit.venue?.image, unit.pose?.image].filter((i) => i !== undefined),
+    ];
+    const shas = new Set(named.flatMap((i) => (i.source === 'blob' ? [i.sha256] : [])));
+    await Promise.all([...shas].map((sha) => this.opts.blobs.localCopy(sha)));
+  }
+
   /**
    * Resumes every job a previous process left `processing`. Units that were running when it died
    * count one interruption; a unit at the limit fails (its job finalizes as usual).
@@ -137,13 +147,14 @@ export class JobRunner {
     store.markUnitStarted(this.opts.db, jobId, idx, this.now());
     this.running.set(slot, { jobId, idx });
     try {
+      await this.copyInputsHere(unit);
       const outputs = await this.opts.provider.run(this.providerJob(jobId, unit), { signal });
       if (this.abort.signal.aborted) return; // shutting down: resume this unit at next start
       if (outputs.length === 0 || outputs.some((o) => o.data.length === 0)) {
         throw new Error('the provider returned no usable output');
       }
       const { db, blobs } = this.opts;
-      const shas = outputs.map((o) => blobs.writeFile(o.data));
+      const shas = await Promise.all(outputs.map((o) => blobs.writeFile(o.data)));
       db.transaction(() => {
         const blobIds = outputs.map((o, n) => {
           const id = newId('r');

@@ -1,21 +1,20 @@
 /**
- * Content-addressed files on disk (`blobs/ab/abcdef…`), with a row per public blob id. The id in
- * the public URL is random, so knowing an image's hash never reveals its URL.
+ * Content-addressed blobs: the bytes in a `BlobContentStore` (files under `blobs/ab/abcdef…`, or
+ * an S3-compatible bucket), with a row per public blob id. The id in the public URL is random, so
+ * knowing an image's hash never reveals its URL.
  *
- * A file is kept only while a row names it. Request paths `stage` bytes before their transaction
- * decides (charge, quota, idempotency) and `release` them after it, whatever it decided: a file
- * no row names is removed then, and `sweepOrphans` collects what a crash left between the two.
+ * Content is kept only while a row names it. Request paths `stage` bytes before their transaction
+ * decides (charge, quota, idempotency) and `release` them after it, whatever it decided: content
+ * no row names is removed then (by a store of this process alone; a shared store leaves it to the
+ * sweep), and `sweepOrphans` collects what a crash left between the two.
  */
-import { createHash } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
+import type { Readable } from 'node:stream';
 import type { ReadableDB, WritableDB } from '../db/types';
 import { newId } from '../ids';
+import { sha256Of, type BlobContentStore, type ByteRange } from './blob-content';
 
 export type BlobOrigin = 'upload' | 'result' | 'fetched';
 export type BlobRecord = { id: string; sha256: string; mime: string; size: number };
-
-const CONTENT_NAME = /^[0-9a-f]{64}$/;
 
 export class BlobStore {
   /** Staged hashes held by requests of this process (content is shared, so counted). */
@@ -23,18 +22,27 @@ export class BlobStore {
 
   constructor(
     private readonly db: WritableDB,
-    readonly root: string,
-  ) {
-    fs.mkdirSync(root, { recursive: true });
+    readonly content: BlobContentStore,
+    private readonly log?: (message: string) => void,
+  ) {}
+
+  /** Where a provider finds the content as a file; call `localCopy` first (a no-op for local files). */
+  pathOf(sha256: string): string {
+    return this.content.localPath(sha256);
   }
 
-  pathOf(sha256: string): string {
-    return path.join(this.root, sha256.slice(0, 2), sha256);
+  localCopy(sha256: string): Promise<string> {
+    return this.content.localCopy(sha256);
+  }
+
+  /** The stored bytes as a stream (`range` inclusive); throws BlobMissing. */
+  open(sha256: string, range?: ByteRange): Promise<Readable> {
+    return this.content.get(sha256, range);
   }
 
   /** Writes the bytes (once per content) and records a new public id for them. */
-  put(data: Buffer, mime: string, origin: BlobOrigin, accountId: string | null, now: Date): BlobRecord {
-    const sha256 = this.writeFile(data);
+  async put(data: Buffer, mime: string, origin: BlobOrigin, accountId: string | null, now: Date): Promise<BlobRecord> {
+    const sha256 = await this.writeFile(data);
     const id = this.record(sha256, mime, data.length, origin, accountId, now);
     return { id, sha256, mime, size: data.length };
   }
@@ -48,35 +56,46 @@ export class BlobStore {
     return id;
   }
 
-  /** Stores the file only (no row); for callers that insert the row in their own transaction. */
-  writeFile(data: Buffer): string {
-    const sha256 = createHash('sha256').update(data).digest('hex');
-    const file = this.pathOf(sha256);
-    if (!fs.existsSync(file)) {
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      // Write aside and rename so a crash never leaves a truncated file under its final name.
-      const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-      fs.writeFileSync(tmp, data);
-      fs.renameSync(tmp, file);
+  /** Stores the content only (no row); for callers that insert the row in their own transaction. */
+  async writeFile(data: Buffer): Promise<string> {
+    const sha256 = sha256Of(data);
+    await this.content.put(sha256, data);
+    return sha256;
+  }
+
+  /** Writes the bytes and holds them until `release`; they stay only if a row names them by then. */
+  async stage(data: Buffer): Promise<string> {
+    const sha256 = sha256Of(data);
+    // Held before the write, so a sweep of this process running meanwhile spares it.
+    this.staged.set(sha256, (this.staged.get(sha256) ?? 0) + 1);
+    try {
+      await this.content.put(sha256, data);
+    } catch (err) {
+      this.unhold(sha256);
+      throw err;
     }
     return sha256;
   }
 
-  /** Writes the bytes and holds them until `release`; the file stays only if a row names it by then. */
-  stage(data: Buffer): string {
-    const sha256 = this.writeFile(data);
-    this.staged.set(sha256, (this.staged.get(sha256) ?? 0) + 1);
-    return sha256;
+  /** Never throws: content left behind is the sweep's to collect. */
+  async release(sha256: string): Promise<void> {
+    if (!this.unhold(sha256) || this.content.shared || this.isRecorded(sha256)) return;
+    try {
+      await this.content.delete(sha256);
+    } catch (err) {
+      this.log?.(`could not remove unrecorded blob content (the sweep will): ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
-  release(sha256: string): void {
+  /** Drops one hold; true when it was the last. */
+  private unhold(sha256: string): boolean {
     const holders = (this.staged.get(sha256) ?? 1) - 1;
     if (holders > 0) {
       this.staged.set(sha256, holders);
-      return;
+      return false;
     }
     this.staged.delete(sha256);
-    if (!this.isRecorded(sha256)) fs.rmSync(this.pathOf(sha256), { force: true });
+    return true;
   }
 
   isRecorded(sha256: string): boolean {
@@ -84,30 +103,20 @@ export class BlobStore {
   }
 
   /**
-   * Removes files no row names and temp files a crash left, if older than `graceMs` (a request
+   * Removes content no row names and temp files a crash left, if older than `graceMs` (a request
    * of another process may be between its write and its row). Returns what was removed.
    */
-  sweepOrphans(graceMs: number, now = Date.now()): { files: number; bytes: number } {
+  async sweepOrphans(graceMs: number, now = Date.now()): Promise<{ files: number; bytes: number }> {
     const recorded = new Set((this.db.prepare('SELECT DISTINCT sha256 FROM blobs').all() as { sha256: string }[]).map((r) => r.sha256));
     const removed = { files: 0, bytes: 0 };
-    for (const dir of fs.readdirSync(this.root, { withFileTypes: true })) {
-      if (!dir.isDirectory() || !/^[0-9a-f]{2}$/.test(dir.name)) continue;
-      const folder = path.join(this.root, dir.name);
-      for (const name of fs.readdirSync(folder)) {
-        const kept = CONTENT_NAME.test(name) && (recorded.has(name) || this.staged.has(name));
-        if (kept) continue;
-        const file = path.join(folder, name);
-        let stat: fs.Stats;
-        try {
-          stat = fs.statSync(file);
-        } catch {
-          continue; // removed meanwhile
-        }
-        if (!stat.isFile() || now - stat.mtimeMs < graceMs) continue;
-        fs.rmSync(file, { force: true });
-        removed.files++;
-        removed.bytes += stat.size;
-      }
+    for await (const entry of this.content.list()) {
+      if (now - entry.modifiedMs < graceMs) continue;
+      if (entry.sha256 === null) await this.content.deleteListed(entry.name);
+      // Asked again just before deleting: a row may have come since the listing started.
+      else if (recorded.has(entry.sha256) || this.staged.has(entry.sha256) || this.isRecorded(entry.sha256)) continue;
+      else await this.content.delete(entry.sha256);
+      removed.files++;
+      removed.bytes += entry.size;
     }
     return removed;
   }

@@ -5,8 +5,8 @@
  * accepted. Unresolvable, or over the pixel limit, means 400, before anything is charged.
  */
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Catalog } from '../catalog';
 import { BadRequest } from '../errors';
 import type { InputImage } from '../providers/types';
@@ -46,17 +46,18 @@ export function catalogImage(file: string): StoredImage {
   return { source: 'catalog', file, mime };
 }
 
-/** The start of a file, enough for its dimensions; the whole file when a JPEG's frame header comes late. */
-function headerBytes(file: string): Buffer {
-  const fd = fs.openSync(file, 'r');
-  try {
-    const head = Buffer.alloc(64 * 1024);
-    const read = fs.readSync(fd, head, 0, head.length, 0);
-    const start = head.subarray(0, read);
-    return read < head.length || imageDimensions(start) ? start : fs.readFileSync(file);
-  } finally {
-    fs.closeSync(fd);
-  }
+const HEADER_BYTES = 64 * 1024;
+
+/** The start of a blob, enough for its dimensions; the whole blob when a JPEG's frame header comes late. */
+async function headerBytes(blobs: BlobStore, sha256: string, size: number): Promise<Buffer> {
+  const start = await collect(await blobs.open(sha256, { start: 0, end: Math.max(0, Math.min(size, HEADER_BYTES) - 1) }));
+  return size <= HEADER_BYTES || imageDimensions(start) ? start : collect(await blobs.open(sha256));
+}
+
+async function collect(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 export class ImageResolver {
@@ -152,7 +153,7 @@ export class ImageResolver {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw fail('only http(s) URLs are accepted');
 
-    if (this.isOwnOrigin(url)) return this.resolveOwn(url, `${toolId}: image '${field}'`, fail);
+    if (this.isOwnOrigin(url)) return await this.resolveOwn(url, `${toolId}: image '${field}'`, fail);
 
     let data: Buffer;
     try {
@@ -167,17 +168,17 @@ export class ImageResolver {
     const mime = sniffImage(data);
     if (!mime) throw fail('the URL does not serve a JPEG, PNG or WebP image');
     assertPixelLimit(data, `${toolId}: image '${field}'`);
-    const sha256 = staging ? staging.add(data, mime) : createHash('sha256').update(data).digest('hex');
+    const sha256 = staging ? await staging.add(data, mime) : createHash('sha256').update(data).digest('hex');
     return { source: 'blob', sha256, mime };
   }
 
-  private resolveOwn(url: URL, what: string, fail: (why: string) => BadRequest): StoredImage {
+  private async resolveOwn(url: URL, what: string, fail: (why: string) => BadRequest): Promise<StoredImage> {
     const fileMatch = /^\/files\/([A-Za-z0-9_-]{1,64})$/.exec(url.pathname);
     if (fileMatch?.[1]) {
       const blob = this.opts.blobs.get(fileMatch[1]);
       if (!blob || !blob.mime.startsWith('image/')) throw fail('no such uploaded image');
       // Files stored before the pixel limit existed, and results fed back in, are checked here too.
-      assertPixelLimit(headerBytes(this.opts.blobs.pathOf(blob.sha256)), what);
+      assertPixelLimit(await headerBytes(this.opts.blobs, blob.sha256, blob.size), what);
       return { source: 'blob', sha256: blob.sha256, mime: blob.mime as ImageMime };
     }
     const file = this.catalogFile(url.pathname);

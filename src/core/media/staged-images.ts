@@ -1,5 +1,5 @@
 /**
- * Images a request fetched, held on disk until its transaction decides. `record` (inside that
+ * Images a request fetched, held in the blob store until its transaction decides. `record` (inside that
  * transaction) checks the account's storage quota and adds the rows that keep the files;
  * `release` (in a `finally`) drops whatever was not recorded, so a refused request stores nothing.
  */
@@ -14,8 +14,8 @@ export class StagedImages {
 
   constructor(private readonly blobs: BlobStore) {}
 
-  add(data: Buffer, mime: ImageMime): string {
-    const sha256 = this.blobs.stage(data);
+  async add(data: Buffer, mime: ImageMime): Promise<string> {
+    const sha256 = await this.blobs.stage(data);
     this.files.push({ sha256, mime, size: data.length });
     return sha256;
   }
@@ -30,8 +30,9 @@ export class StagedImages {
     for (const f of fresh.values()) this.blobs.record(f.sha256, f.mime, f.size, 'fetched', accountId, now);
   }
 
-  release(): void {
-    for (const f of this.files.splice(0)) this.blobs.release(f.sha256);
+  /** Never throws (see BlobStore.release). */
+  async release(): Promise<void> {
+    await Promise.all(this.files.splice(0).map((f) => this.blobs.release(f.sha256)));
   }
 }
 

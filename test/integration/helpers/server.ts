@@ -6,6 +6,7 @@ import { startServer } from '../../../src/server';
 import type { ProviderAdapter } from '../../../src/core/providers/types';
 import type { HttpTimeouts } from '../../../src/server/app';
 import { Api, makeTempDir, removeDir } from './api';
+import { testBlobsUrl } from './s3';
 
 export type TestServer = { url: string; dataDir: string; api: (key: string | null) => Api; close(): Promise<void> };
 
@@ -15,13 +16,16 @@ export type TestServerOptions = {
   provider?: ProviderAdapter;
   storageQuotaBytes?: number;
   timeouts?: Partial<HttpTimeouts>;
+  /** Blobs in a bucket; by default, one on a test S3 server when DROPSHOOT_TEST_BLOBS=s3. */
+  blobsUrl?: string;
 };
 
 /** Starts the programmatic server on 127.0.0.1:0 with a fresh temp data dir; `close` removes it. */
 export async function startTestServer(opts: TestServerOptions = {}, tag = ''): Promise<TestServer> {
   const dataDir = makeTempDir(tag);
   try {
-    const server = await startServer({ dataDir, host: '127.0.0.1', port: 0, ...opts });
+    const blobsUrl = opts.blobsUrl ?? (await testBlobsUrl());
+    const server = await startServer({ dataDir, host: '127.0.0.1', port: 0, ...opts, ...(blobsUrl ? { blobsUrl } : {}) });
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     return {
       url: server.url,
