@@ -87,7 +87,7 @@ export class HttpClient implements ServiceClient {
     } catch (err) {
       // No answer: the transport says whether the request certainly never went out.
       const notSent = certainlyNotSent(err);
-      const what = notSent ? 'could not be reached' : `${method} ${path} got no answer`;
+      const what = notSent ? 'could not be reached' : `could not be reached (no answer to ${method} ${path}; the request may have arrived)`;
       throw new ApiError(0, `the service at ${this.base} ${what}: ${describeFailure(err)}`, { notSent, cause: err });
     }
     const retryAfterMs = retryAfterFrom(response.headers);

@@ -67,7 +67,7 @@ describe('HttpClient failures', () => {
     const { service, proxy, create } = await behindProxy({ dropAfter: 1 });
     const err = await failureOf(create());
     expect(err).toMatchObject({ status: 0, notSent: false });
-    expect(err.message).toMatch(/POST \/v1\/generations got no answer/);
+    expect(err.message).toMatch(/no answer to POST \/v1\/generations; the request may have arrived/);
     expect(proxy.log.filter((e) => e.path === '/v1/generations')).toMatchObject([{ fault: 'dropAfter', forwarded: true }]);
     expect(service.jobs('failures@example.com')).toHaveLength(1);
   });

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InProcessClient, LOCAL_ACCOUNT_EMAIL } from '../../src/client/in-process';
 import { openCore } from '../../src/core';
 import { loadCatalog } from '../../src/core/catalog';
@@ -16,6 +16,10 @@ import type { ProviderAdapter } from '../../src/core/providers/types';
 import { openStudio, runCommand, type Studio } from '../../src/studio';
 import type { ItemView, Recipe, ResultView, StudioCommandName, StudioCommandResults } from '../../src/shared/studio';
 import { requestBound } from './helpers/poll-bound';
+
+// Hot folders and local jobs run slowly on a loaded machine: the waits below get room (no
+// speed is asserted here; speed is `npm run bench`'s).
+vi.setConfig({ testTimeout: 180_000 });
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
