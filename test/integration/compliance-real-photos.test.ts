@@ -228,7 +228,7 @@ describe.skipIf(!present)('run prints each file\'s verdict', () => {
         }
       } finally {
         await engine.close();
-        client.close();
+        await client.close();
       }
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
