@@ -4,8 +4,9 @@
  * the same with timings.
  *
  * Not met yet, so guarded at today's level instead of the issue's target (raise as it improves):
- * the minimum IoU (target 0.92), the halo (target <= 8/255) and bleaching (target: none; today
- * up to 13% of a white-on-white garment, where the cut-out took fabric for backdrop).
+ * the minimum IoU (target 0.92; 0.835 reached), the halo (target <= 8/255; 30.6 reached) and
+ * bleaching (target: none; today up to 13% of a white-on-white garment, where the cut-out took
+ * fabric for backdrop).
  */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -31,7 +32,7 @@ describe.skipIf(!present)('real garment photos', () => {
     expect(scores.length).toBeGreaterThanOrEqual(40);
     expect(mean(ious)).toBeGreaterThanOrEqual(0.97);
     expect(Math.min(...ious)).toBeGreaterThanOrEqual(0.83); // issue target 0.92
-    expect(mean(halos)).toBeLessThanOrEqual(45); // issue target 8
+    expect(mean(halos)).toBeLessThanOrEqual(32); // issue target 8
   });
 
   it('amateur_to_pro: white backdrop, garment colours kept (median dE2000 <= 3), nothing bleached wholesale', { timeout: 900_000 }, async () => {

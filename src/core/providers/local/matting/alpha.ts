@@ -9,13 +9,16 @@ import type { Segmentation } from './segment';
 
 /** Below this contrast (levels) the unmixing ratio is mostly noise. */
 const MIN_CONTRAST = 14;
+/** A fringe pixel unmixes as less than half subject and sits this many levels off the mixing line. */
+const PEEL_BELOW = 0.5;
+const OFF_LINE = 6;
 
-export function edgeAlpha(rgb: Uint8Array, w: number, h: number, seg: Segmentation): Uint8Array {
-  const n = w * h;
-  const { fg, surface } = seg;
-  const inside = distanceToUnset(fg, w, h);
-  // The mean colour of clearly-inside pixels (>= 3 px in) in a box around an edge pixel: 9x9,
-  // or 19x19 where the small box has none. Summed directly, since only the outline needs it.
+/**
+ * Unmixing of one pixel against the backdrop and the mean colour of the subject pixels around it
+ * (those `inside` >= `depth`, in a 9x9 box, or 19x19 where the small box has none): the share of
+ * subject colour in the pixel, or NaN where the two colours are too close to tell apart.
+ */
+function unmixer(rgb: Uint8Array, w: number, h: number, surface: Float32Array, inside: Float32Array, depth: number, offLine = new Float64Array(1)): (i: number) => number {
   const sum = new Float64Array(3);
   const boxMean = (x0: number, y0: number, r: number): number => {
     let count = 0;
@@ -26,7 +29,7 @@ export function edgeAlpha(rgb: Uint8Array, w: number, h: number, seg: Segmentati
     const xb = Math.min(w - 1, x0 + r);
     for (let y = ya; y <= yb; y++) {
       for (let j = y * w + xa, end = y * w + xb; j <= end; j++) {
-        if (inside[j]! < 3) continue;
+        if (inside[j]! < depth) continue;
         count++;
         sum[0]! += rgb[j * 3]!;
         sum[1]! += rgb[j * 3 + 1]!;
@@ -35,21 +38,12 @@ export function edgeAlpha(rgb: Uint8Array, w: number, h: number, seg: Segmentati
     }
     return count;
   };
-  const alpha = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    if (!fg[i]) continue;
-    if (inside[i]! >= 3) {
-      alpha[i] = 255;
-      continue;
-    }
+  return (i) => {
     const x = i % w;
     const y = (i - x) / w;
     let count = boxMean(x, y, 4);
     if (!count) count = boxMean(x, y, 9);
-    if (!count) {
-      alpha[i] = 255;
-      continue;
-    }
+    if (!count) return NaN;
     let dot = 0;
     let norm = 0;
     for (let c = 0; c < 3; c++) {
@@ -58,11 +52,92 @@ export function edgeAlpha(rgb: Uint8Array, w: number, h: number, seg: Segmentati
       dot += (rgb[i * 3 + c]! - b) * f;
       norm += f * f;
     }
-    if (Math.sqrt(norm) < MIN_CONTRAST) {
+    if (Math.sqrt(norm) < MIN_CONTRAST) return NaN;
+    const a = Math.max(0, Math.min(1, dot / norm));
+    let off = 0;
+    for (let c = 0; c < 3; c++) {
+      const b = surface[i * 3 + c]!;
+      off += (rgb[i * 3 + c]! - b - a * (sum[c]! / count - b)) ** 2;
+    }
+    offLine[0] = Math.sqrt(off);
+    return dot / norm;
+  };
+}
+
+/**
+ * The outline's fringe: pixels that unmix as mostly backdrop (JPEG ringing, the bright rim an
+ * earlier cut-out left, a pale halo) are peeled off from the background side, a few pixels deep
+ * at most, so fabric of another colour further in is never reached. Changes `fg` in place.
+ */
+export function peelFringe(rgb: Uint8Array, w: number, h: number, seg: Segmentation, steps: number): void {
+  const n = w * h;
+  const { fg, surface } = seg;
+  const depth = steps + 2;
+  const inside = distanceToUnset(fg, w, h);
+  const offLine = new Float64Array(1);
+  const unmix = unmixer(rgb, w, h, surface, inside, depth, offLine);
+  // A stripe of white fabric reaching the outline has white further in; a fringe has not. So a
+  // pixel is peeled only when the backdrop is nearer its colour than any subject pixel nearby.
+  const closerToBackdrop = (i: number): boolean => {
+    const x0 = i % w;
+    const y0 = (i - x0) / w;
+    const r = 4;
+    let nearest = Infinity;
+    const [pr, pg, pb] = [rgb[i * 3]!, rgb[i * 3 + 1]!, rgb[i * 3 + 2]!];
+    for (let y = Math.max(0, y0 - r); y <= Math.min(h - 1, y0 + r); y++) {
+      for (let j = y * w + Math.max(0, x0 - r), end = y * w + Math.min(w - 1, x0 + r); j <= end; j++) {
+        if (inside[j]! < depth) continue;
+        const d = (rgb[j * 3]! - pr) ** 2 + (rgb[j * 3 + 1]! - pg) ** 2 + (rgb[j * 3 + 2]! - pb) ** 2;
+        if (d < nearest) nearest = d;
+      }
+    }
+    const back = (surface[i * 3]! - pr) ** 2 + (surface[i * 3 + 1]! - pg) ** 2 + (surface[i * 3 + 2]! - pb) ** 2;
+    return back < nearest;
+  };
+  // A mixed edge pixel lies between the backdrop and the subject and is left to the soft alpha; a
+  // fringe pixel does not: brighter than the backdrop (an earlier cut-out's rim, JPEG overshoot).
+  const brighterThanBackdrop = (i: number): boolean => {
+    const o = i * 3;
+    return rgb[o]! + rgb[o + 1]! + rgb[o + 2]! > surface[o]! + surface[o + 1]! + surface[o + 2]! + 3;
+  };
+  const isEdge = (i: number) => {
+    const x = i % w;
+    return (x > 0 && !fg[i - 1]) || (x < w - 1 && !fg[i + 1]) || (i >= w && !fg[i - w]) || (i + w < n && !fg[i + w]);
+  };
+  let frontier: number[] = [];
+  for (let i = 0; i < n; i++) if (fg[i] && isEdge(i)) frontier.push(i);
+  for (let step = 0; step < steps && frontier.length; step++) {
+    const peel = frontier.filter((i) => unmix(i) < PEEL_BELOW && (offLine[0]! > OFF_LINE || brighterThanBackdrop(i)) && closerToBackdrop(i));
+    for (const i of peel) fg[i] = 0;
+    const next = new Set<number>();
+    for (const i of peel) {
+      const x = i % w;
+      if (x > 0 && fg[i - 1]) next.add(i - 1);
+      if (x < w - 1 && fg[i + 1]) next.add(i + 1);
+      if (i >= w && fg[i - w]) next.add(i - w);
+      if (i + w < n && fg[i + w]) next.add(i + w);
+    }
+    frontier = [...next];
+  }
+}
+
+export function edgeAlpha(rgb: Uint8Array, w: number, h: number, seg: Segmentation): Uint8Array {
+  const n = w * h;
+  const { fg, surface } = seg;
+  const inside = distanceToUnset(fg, w, h);
+  const unmix = unmixer(rgb, w, h, surface, inside, 3);
+  const alpha = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    if (!fg[i]) continue;
+    if (inside[i]! >= 3) {
       alpha[i] = 255;
       continue;
     }
-    let a = dot / norm;
+    let a = unmix(i);
+    if (Number.isNaN(a)) {
+      alpha[i] = 255;
+      continue;
+    }
     // Clean the tails: JPEG ringing on the backdrop side, texture on the subject side.
     if (a < 0.15) a = 0;
     else if (a > 0.9) a = 1;
