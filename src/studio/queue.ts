@@ -60,7 +60,7 @@ export function enqueue(db: StudioDB, input: EnqueueInput, now: Date): { id: str
         store.updateItem(db, twin.id, { ...collectState(db, twin, batch?.autoApprove === 1), note: 'already paid for in an earlier attempt: collecting that job, not submitting again' }, now);
         return { id: twin.id, adopted: true };
       }
-      if (twin && twin.state !== 'exported' && twinBatch?.kind === 'run' && batch?.kind === 'run') {
+      if (twin && twin.state !== 'exported' && twin.state !== 'rejected' && twinBatch?.kind === 'run' && batch?.kind === 'run') {
         // A `run` interrupted earlier: this batch takes the unfinished item over instead of
         // queueing the photo again (its journal says how far it got).
         db.prepare('UPDATE items SET batch_id = ?, wait_reason = NULL, wait_until = NULL WHERE id = ?').run(input.batchId, twin.id);
@@ -80,12 +80,27 @@ export function enqueue(db: StudioDB, input: EnqueueInput, now: Date): { id: str
         toolId: isCatalogRecipe(recipe.request) ? 'catalog' : (recipe.request.toolId ?? 'template'),
         state: twin ? 'skipped' : 'queued',
         waitReason: null,
-        note: twin ? `same photo and recipe already ${twin.state === 'exported' ? 'exported' : 'queued'} as ${twin.name} (${twin.id}); nothing spent` : null,
+        note: twin ? `same photo and recipe already ${twinState(twin)} as ${twin.name} (${twin.id}); nothing spent` : null,
         createdAt: now.toISOString(),
       });
       return { id, adopted: false };
     })
     .immediate();
+}
+
+/** How far the earlier item for the same photo and recipe got, for the skipped one's note. */
+function twinState(twin: store.ItemRow): string {
+  switch (twin.state) {
+    case 'exported':
+      return 'exported';
+    case 'review':
+      return 'generated and waiting for review';
+    case 'rejected':
+      // Paid for and turned down by a person: only a deliberate Redo pays for it again.
+      return 'generated and rejected in review (use Redo to generate it again)';
+    default:
+      return 'queued';
+  }
 }
 
 /**

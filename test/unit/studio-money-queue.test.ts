@@ -74,3 +74,23 @@ it('items failed before job statuses were kept: refunded ones (0 diamonds) are m
   expect(store.getItem(db, refunded.id)?.jobStatus).toBe('failed');
   expect(store.getItem(db, paid.id)?.jobStatus).toBeNull();
 });
+
+it('a photo dropped again after every result was rejected is skipped with the reason, not paid again', () => {
+  const { db, photo } = setup();
+  const first = photo('ddd', 'batch_1');
+  store.updateItem(db, first.id, { state: 'rejected', jobId: 'job-4', jobStatus: 'completed', diamonds: 1, resultUrls: JSON.stringify(['https://cdn.example/r4']) }, now);
+  const again = photo('ddd', 'batch_2');
+  expect(again.adopted).toBe(false);
+  const skipped = store.getItem(db, again.id)!;
+  expect(skipped.state).toBe('skipped');
+  expect(skipped.note).toContain('rejected in review (use Redo to generate it again)');
+});
+
+it('a file rejected as not a photo does not hold the same bytes: they are looked at again', () => {
+  const { db, photo } = setup();
+  const first = photo('eee', 'batch_1');
+  store.updateItem(db, first.id, { state: 'rejected', error: 'Not a photo: the file is empty (0 bytes).' }, now);
+  const again = photo('eee', 'batch_2');
+  expect(again.adopted).toBe(false);
+  expect(store.getItem(db, again.id)).toMatchObject({ state: 'queued' });
+});

@@ -115,7 +115,8 @@ export function findEquivalent(db: StudioDB, sha256: string, recipeHash: string)
   return db
     .prepare(
       `SELECT ${ITEM_COLUMNS} FROM items WHERE sha256 = ? AND recipe_hash = ?
-       AND (state NOT IN ('failed', 'skipped', 'cancelled') OR (state = 'failed' AND job_id IS NOT NULL AND COALESCE(job_status, '') != 'failed'))
+       AND (state NOT IN ('failed', 'skipped', 'cancelled', 'rejected')
+            OR (state IN ('failed', 'rejected') AND job_id IS NOT NULL AND COALESCE(job_status, '') != 'failed'))
        ORDER BY state = 'failed', created_at LIMIT 1`,
     )
     .get(sha256, recipeHash) as ItemRow | undefined;
