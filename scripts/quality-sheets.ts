@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import sharp from 'sharp';
+import sharp, { type OverlayOptions } from 'sharp';
 import { removeBackground } from '../src/core/providers/local/remove-background';
 
 const repo = path.resolve(import.meta.dirname, '..');
@@ -49,7 +49,7 @@ async function sheet(tiles: Buffer[], file: string): Promise<void> {
   );
   const width = Math.max(...rowWidths);
   const height = rows * (TILE_HEIGHT + GAP) + GAP;
-  const placed: sharp.OverlayOptions[] = [];
+  const placed: OverlayOptions[] = [];
   let x = GAP;
   tiles.forEach((input, k) => {
     if (k % PER_ROW === 0) x = GAP;
