@@ -76,7 +76,10 @@ describe('the built app', () => {
 
     // Every bare import of main and preload is Electron, a Node built-in or a production dependency.
     const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`), 'electron']);
-    for (const bundle of ['main/index.js', 'preload/index.cjs']) {
+    // The engine process (main/engine.js) and shared chunks are loaded at run time too.
+    const mainBundles = fs.readdirSync(path.join(out, 'main'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'));
+    expect(mainBundles).toEqual(expect.arrayContaining(['index.js', 'engine.js']));
+    for (const bundle of [...mainBundles.map((f) => `main/${f}`), 'preload/index.cjs']) {
       const code = fs.readFileSync(path.join(out, bundle), 'utf8');
       const specifiers = [...code.matchAll(/(?:from\s+|import\s*\(\s*|require\(\s*)["']([^"'./][^"']*)["']/g)].map((m) => m[1]!);
       expect(specifiers.length, bundle).toBeGreaterThan(0);
@@ -98,7 +101,7 @@ describe('the built app', () => {
     expect(html).toContain('Content-Security-Policy');
 
     // The catalog travels as extraResources to process.resourcesPath/catalog.
-    expect(main).toContain("'catalog'");
+    expect(main).toMatch(/resourcesPath, ["']catalog["']/);
     expect(config.extraResources).toContainEqual({ from: 'resources/catalog', to: 'catalog' });
     expect(fs.existsSync(path.join(repo, 'resources/catalog/catalog.json'))).toBe(true);
 
