@@ -32,6 +32,8 @@ function localKeyId(core: Core): string {
   return core.admin.createAccount({ email: LOCAL_ACCOUNT_EMAIL, diamonds: LOCAL_STARTING_DIAMONDS, dailyCap: LOCAL_DAILY_CAP }).keyId;
 }
 
+const EMBEDDED_MAX_INTERRUPTIONS = 20;
+
 export class InProcessClient implements ServiceClient {
   readonly origin = 'embedded';
   readonly keyFingerprint: string;
@@ -49,8 +51,10 @@ export class InProcessClient implements ServiceClient {
   static open(options: CoreOptions & { catalogDir?: string }): InProcessClient {
     const { catalogDir, ...coreOptions } = options;
     const catalog = catalogDir ? { catalog: loadCatalog(catalogDir) } : {};
-    // Embedded mode fetches images for this machine's own user: private addresses are fine.
-    return new InProcessClient(openCore({ allowPrivateUrls: true, ...catalog, ...coreOptions }), true);
+    // Embedded mode fetches images for this machine's own user: private addresses are fine. The
+    // embedded core dies with the app (quit, sleep, kill), which says nothing about the shot it
+    // was making, so only a long crash loop fails a shot here.
+    return new InProcessClient(openCore({ allowPrivateUrls: true, maxInterruptions: EMBEDDED_MAX_INTERRUPTIONS, ...catalog, ...coreOptions }), true);
   }
 
   private auth(): Authorized {

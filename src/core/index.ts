@@ -40,6 +40,8 @@ export type CoreOptions = {
   catalog?: Catalog;
   clock?: Clock;
   fetchTimeoutMs?: number;
+  /** A shot cut by this many crashes of the process running it fails (a crash loop); default 3. */
+  maxInterruptions?: number;
   /** Resume jobs left `processing` by a previous process (default true). */
   resumeJobs?: boolean;
   /**
@@ -86,7 +88,7 @@ export function openCore(opts: CoreOptions): Core {
   });
   // Real AI backends per tool from <data>/providers.json and DROPSHOOT_* variables; local otherwise.
   const provider = opts.provider ?? createRoutedProvider(loadProviderConfig(opts.dataDir, process.env, opts.providerKeys), createLocalProvider({ catalog }));
-  const runner = new JobRunner({ db, blobs, resolver, provider, clock, concurrency: opts.concurrency ?? os.availableParallelism(), log: opts.log });
+  const runner = new JobRunner({ db, blobs, resolver, provider, clock, concurrency: opts.concurrency ?? os.availableParallelism(), ...(opts.maxInterruptions !== undefined ? { maxInterruptions: opts.maxInterruptions } : {}), log: opts.log });
   const requests = new RequestCounter(db);
   const keyCache = new KeyCache(db);
   const service = new Service({

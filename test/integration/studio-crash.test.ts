@@ -77,7 +77,7 @@ it('survives ten SIGKILLs during a 50-photo batch: each photo exported once, cha
   // The kills landed mid-batch: progress was partial after most of them.
   expect(exportedAfterKill.filter((n) => n > 0 && n < photos).length).toBeGreaterThanOrEqual(5);
   const final = await runCli(args, null);
-  expect(final.code, final.stderr).toBe(0);
+  expect(final.code, `${final.stderr}\n${final.stdout}`).toBe(0);
   const summary = JSON.parse(final.stdout.trim().split('\n').at(-1)!) as { photos: number; exported: number; skipped: number };
   expect(summary.photos).toBe(photos);
   expect(kills).toBeGreaterThan(0);
