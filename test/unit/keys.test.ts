@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, DatabaseTooNew } from '../../src/core/db/open';
+import { CORE_SCHEMA_VERSION, openDatabase, DatabaseTooNew } from '../../src/core/db/open';
 import type { WritableDB } from '../../src/core/db/types';
 import { authenticate, createAccount, createKey, revokeKey } from '../../src/core/keys';
 import { RequestCounter } from '../../src/core/request-counter';
@@ -92,7 +92,7 @@ describe('migrations', () => {
   });
 
   it('records the applied schema version and reopens without re-running', () => {
-    expect(db.pragma('user_version', { simple: true })).toBe(30); // the newest migration
+    expect(db.pragma('user_version', { simple: true })).toBe(CORE_SCHEMA_VERSION);
     createAccount(db, { email: 'a@example.com', diamonds: 3 }, now);
     db.close();
     db = openDatabase(path.join(dir, 'core.db'));

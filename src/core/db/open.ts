@@ -6,29 +6,23 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { cacheStatements } from '../../infra/statement-cache';
+import { latestVersion, migrate, type Migration } from '../../infra/sqlite-migrations';
 import type { WritableDB } from './types';
 import * as m0010 from './migrations/0010-initial';
 import * as m0020 from './migrations/0020-provider-cost';
 import * as m0030 from './migrations/0030-interruptions-and-storage';
 
-type Migration = { version: number; up(db: WritableDB): void };
-const MIGRATIONS: readonly Migration[] = [
+const MIGRATIONS: readonly Migration<WritableDB>[] = [
   { version: 10, up: m0010.up },
   { version: 20, up: m0020.up },
   { version: 30, up: m0030.up },
 ];
+/** The schema version a core file is at once opened by this build. */
+export const CORE_SCHEMA_VERSION = latestVersion(MIGRATIONS);
 
-export class DatabaseTooNew extends Error {
-  constructor(file: string, found: number, known: number) {
-    super(
-      `${file} was written by a newer Dropshoot (schema ${found}, this build knows ${known}); ` +
-        'upgrade Dropshoot instead of opening it with this version',
-    );
-    this.name = 'DatabaseTooNew';
-  }
-}
+export { DatabaseTooNew } from '../../infra/sqlite-migrations';
 
-export function openDatabase(file: string, migrations: readonly Migration[] = MIGRATIONS): WritableDB {
+export function openDatabase(file: string, migrations: readonly Migration<WritableDB>[] = MIGRATIONS): WritableDB {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file) as WritableDB;
   db.pragma('journal_mode = WAL');
@@ -38,20 +32,4 @@ export function openDatabase(file: string, migrations: readonly Migration[] = MI
   db.pragma('busy_timeout = 10000');
   migrate(db, file, migrations);
   return cacheStatements(db);
-}
-
-function migrate(db: WritableDB, file: string, migrations: readonly Migration[]): void {
-  const latest = migrations.at(-1)?.version ?? 0;
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > latest) {
-    db.close();
-    throw new DatabaseTooNew(file, current, latest);
-  }
-  for (const migration of migrations) {
-    if (migration.version <= current) continue;
-    db.transaction(() => {
-      migration.up(db);
-      db.pragma(`user_version = ${migration.version}`);
-    }).immediate();
-  }
 }
