@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { openDatabase } from '../../src/core/db/open';
+import { CORE_SCHEMA_VERSION, openDatabase } from '../../src/core/db/open';
 import * as m0010 from '../../src/core/db/migrations/0010-initial';
 import * as m0020 from '../../src/core/db/migrations/0020-provider-cost';
 
@@ -43,7 +43,7 @@ it('drops fetched blob rows no job names and keeps the rest', () => {
 
   const db = openDatabase(file);
   try {
-    expect(db.pragma('user_version', { simple: true })).toBe(30);
+    expect(db.pragma('user_version', { simple: true })).toBe(CORE_SCHEMA_VERSION); // 0030 ran, and every later step
     const ids = (db.prepare('SELECT id FROM blobs ORDER BY id').all() as { id: string }[]).map((r) => r.id);
     expect(ids).toEqual(['b_upload', 'b_used', 'r_result']);
     expect(db.prepare('SELECT started_at, interruptions FROM job_units').get()).toEqual({ started_at: null, interruptions: 0 });

@@ -11,11 +11,13 @@ import type { WritableDB } from './types';
 import * as m0010 from './migrations/0010-initial';
 import * as m0020 from './migrations/0020-provider-cost';
 import * as m0030 from './migrations/0030-interruptions-and-storage';
+import * as m0040 from './migrations/0040-job-leases';
 
 const MIGRATIONS: readonly Migration<WritableDB>[] = [
   { version: 10, up: m0010.up },
   { version: 20, up: m0020.up },
   { version: 30, up: m0030.up },
+  { version: 40, up: m0040.up },
 ];
 /** The schema version a core file is at once opened by this build. */
 export const CORE_SCHEMA_VERSION = latestVersion(MIGRATIONS);
