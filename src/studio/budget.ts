@@ -6,12 +6,17 @@
  * `fallbackPriceDiamonds` and is reported nowhere).
  */
 import { createHash } from 'node:crypto';
-import type { ServiceClient } from '../client';
+import { ApiError, type ServiceClient } from '../client';
 import { isCatalogRecipe, type Recipe } from '../shared/studio';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
 
 export const DEFAULT_DAILY_CAP = 500;
+
+/** The words of a request refused by the studio's own count (read as a daily cap, like the service's 429). */
+export function ownCapMessage(cap: number): string {
+  return `Daily request cap of ${cap} reached (counted by this studio, --daily-cap ${cap}); it reopens at 00:00 UTC`;
+}
 
 /** Identifies a key without storing it: origin plus a short hash of the key. */
 export function budgetKey(origin: string, apiKey?: string): string {
@@ -67,6 +72,21 @@ export class Budget {
 
   countRequest(): void {
     store.countRequest(this.db, this.key, this.day());
+  }
+
+  /**
+   * Counts a request about to go out, or refuses it when today's count has reached the configured
+   * cap: the (cap+1)th request of a UTC day is never sent. The refusal is the spec's daily-cap 429
+   * (nothing sent), so every caller treats it exactly as the service's own.
+   */
+  takeRequest(): void {
+    if (this.ownCapReached()) throw new ApiError(429, ownCapMessage(this.dailyCap!), { notSent: true });
+    this.countRequest();
+  }
+
+  /** Whether this studio has sent today all the requests its configured cap allows. */
+  ownCapReached(): boolean {
+    return this.dailyCap !== null && this.requestsUsedToday() >= this.dailyCap;
   }
 
   requestsUsedToday(): number {

@@ -1,7 +1,8 @@
 /**
  * Wraps a ServiceClient so that every /v1 call is counted (the engine keeps its own count of
- * requests per key and UTC day against the daily cap); downloads of result files are not API
- * calls and are not counted. Catalog reads go through a single-flight memory placed outside the
+ * requests per key and UTC day against the daily cap) and none goes out once the count has reached
+ * it: `onRequest` throws then, and the call fails with that error without sending anything.
+ * Downloads of result files are not API calls and are not counted. Catalog reads go through a single-flight memory placed outside the
  * count, so concurrent callers share one request and an answer from memory is not counted.
  */
 import { withCatalogMemo, type ServiceClient } from '../client';
@@ -20,7 +21,12 @@ function counted(inner: ServiceClient, onRequest: () => void): ServiceClient {
         return typeof value === 'function' ? value.bind(target) : value;
       }
       return (...args: unknown[]) => {
-        onRequest();
+        try {
+          onRequest();
+        } catch (err) {
+          // Every counted call returns a promise: the refusal is a rejection, never a throw.
+          return Promise.reject(err);
+        }
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
     },

@@ -92,8 +92,9 @@ export class StudioEngine {
     this.gates = new Gates({ ...(options.capProbeMs !== undefined ? { capProbeMs: options.capProbeMs } : {}), balanceRecheckMs: options.balanceRecheckMs ?? 10_000 });
     const remote = options.client.origin !== 'embedded';
     const key = budgetKey(options.client.origin, options.apiKey);
-    // Counted before the call goes out, in the studio's own store, per key and UTC day.
-    this.client = countingClient(options.client, () => this.spending.countRequest());
+    // Counted before the call goes out, in the studio's own store, per key and UTC day; refused
+    // without being sent once the configured cap is reached.
+    this.client = countingClient(options.client, () => this.spending.takeRequest());
     this.spending = new Budget(this.db, this.client, key, options.dailyCap ?? (remote ? DEFAULT_DAILY_CAP : null), () => this.now());
     this.poller = new Poller(this.db, options.maxPollGapMs !== undefined ? { maxGapMs: options.maxPollGapMs } : {});
     this.runner = new Runner(this);

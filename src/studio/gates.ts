@@ -88,6 +88,15 @@ export class Gates {
     this.cap = { until: Gates.nextUtcDay(now), message, probeAt: now.getTime() + (this.opts.capProbeMs ?? 2 * 60_000) };
   }
 
+  /**
+   * The studio's own count reached the configured cap: the day is closed until 00:00 UTC with no
+   * probe (no answer of the service can raise our own count's limit).
+   */
+  ownCapReached(now: Date, message: string): void {
+    const until = Gates.nextUtcDay(now);
+    this.cap = { until, message: this.cap?.message ?? message, probeAt: until };
+  }
+
   /** A call went through: whatever cap there was has been lifted. */
   apiSucceeded(): void {
     this.cap = null;

@@ -7,7 +7,7 @@
  * no gate (402, daily cap, rate limit) is closed.
  */
 import type { WaitReason } from '../shared/studio';
-import { Budget, requestsPerPhoto } from './budget';
+import { Budget, ownCapMessage, requestsPerPhoto } from './budget';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
 import { ACTIVE_STATES } from './queue';
@@ -39,6 +39,9 @@ export class Scheduler {
     const db = engine.db;
     const now = engine.now();
     const gates = engine.gates;
+    // Today's own count at the configured cap: closed to 00:00 UTC before any step asks (the
+    // client refuses such a request anyway; this keeps items from trying).
+    if (engine.spending.ownCapReached()) gates.ownCapReached(now, ownCapMessage(engine.spending.dailyCap!));
     const capped = gates.cap !== null;
     const capOpen = gates.capOpen(now);
     // While the day is closed, a probe lets one request through, not the whole queue.
@@ -68,7 +71,8 @@ export class Scheduler {
       }
       if (item.uncertain === 1) continue;
       if (item.waitUntil && Date.parse(item.waitUntil) > now.getTime()) continue;
-      const needsApi = item.state !== 'exporting';
+      // Result files are not /v1 requests: a paid result already done is downloaded and exported.
+      const needsApi = item.state !== 'exporting' && item.state !== 'downloading';
       if (needsApi && !capOpen) {
         // The gate, not the item, knows when to try again (next UTC day, or a probe).
         engine.setWait(item, 'daily_cap', null);

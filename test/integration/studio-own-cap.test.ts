@@ -1,0 +1,131 @@
+/**
+ * The studio's own request count against its configured daily cap (issue 10 items 6-7), against
+ * the reference /v1 service whose own cap is far away (it never answers 429 here): the studio
+ * itself never sends the (cap+1)th request of a UTC day, whether `run` drives it (submissions and
+ * polls stop, paid jobs are listed for the next run, which collects them without paying again) or
+ * the studio does (hot folders, the UI's budget and catalog reads).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpClient } from '../../src/client';
+import type { Recipe } from '../../src/shared/studio';
+import { openStudio, runCommand } from '../../src/studio';
+import { StudioEngine } from '../../src/studio/engine';
+import { runBatch } from '../../src/studio/run-batch';
+import { startReferenceService, type ReferenceService } from '../reference-service';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'own-cap@example.com';
+const DAY_MS = 86_400_000;
+const cutout: Recipe = { request: { toolId: 'remove_background', images: { user_photo: '{photo}' } }, export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{n}' } };
+
+async function photos(dir: string, n: number): Promise<void> {
+  fs.mkdirSync(dir, { recursive: true });
+  for (let i = 0; i < n; i++) {
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="320" height="400"><rect width="100%" height="100%" fill="#f0efe9"/><rect x="${60 + i * 7}" y="80" width="180" height="240" rx="24" fill="hsl(${i * 37},65%,45%)"/></svg>`;
+    await sharp(Buffer.from(svg)).jpeg({ quality: 90 }).toFile(path.join(dir, `p${String(i).padStart(2, '0')}.jpg`));
+  }
+}
+
+/** Jobs of 12-18 s: far longer than the first polls, so polling alone would cross a low cap. */
+async function world(): Promise<{ root: string; service: ReferenceService; apiKey: string }> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-own-cap-'));
+  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  const service = await startReferenceService({ seed: 4, timeScale: 0.2, jobSeconds: [60, 90] });
+  cleanups.push(() => service.close());
+  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 50 });
+  return { root, service, apiKey };
+}
+
+const filesIn = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.png')).sort() : []);
+
+describe("the studio's own count at --daily-cap", () => {
+  it('run stops submitting and polling at the cap, lists the paid jobs; the next day collects them, nothing paid twice', async () => {
+    const w = await world();
+    const inDir = path.join(w.root, 'in');
+    const outDir = path.join(w.root, 'out');
+    await photos(inDir, 6);
+    const cap = 15;
+    const runOnce = async (offsetMs: number) => {
+      const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
+      const engine = new StudioEngine({ dataDir: path.join(w.root, 'data'), client, apiKey: w.apiKey, dailyCap: cap, concurrency: 3, capProbeMs: 200, now: () => new Date(Date.now() + offsetMs) });
+      try {
+        return await runBatch(engine, { inDir, recipe: cutout, outDir });
+      } finally {
+        await engine.close();
+        await client.close();
+      }
+    };
+
+    const first = await runOnce(0);
+    const sentFirst = w.service.requestsToday(w.apiKey);
+    // The service saw exactly what the studio counted, and never more than the cap.
+    expect(sentFirst).toBe(first.apiRequests);
+    expect(sentFirst).toBeLessThanOrEqual(cap);
+    const paid = w.service.jobs(EMAIL);
+    expect(paid.length).toBeGreaterThan(0);
+    // Jobs still running when the count ran out: listed for the next run, as for a service 429.
+    expect(first.collectTomorrow?.length).toBeGreaterThan(0);
+    expect(first.exported + (first.collectTomorrow?.length ?? 0)).toBe(paid.length);
+    expect(first.exported + first.skipped).toBeLessThan(first.photos); // exit code 1
+    const notice = first.notices?.find((n) => n.startsWith('daily request cap reached'));
+    expect(notice).toContain(`Daily request cap of ${cap} reached (counted by this studio`);
+    expect(notice).toContain(`${first.collectTomorrow?.length} paid job(s) will be collected by the next run`);
+    for (const c of first.collectTomorrow ?? []) expect(first.held).toContainEqual({ name: c.name, reason: expect.stringContaining(`paid (job ${c.jobId})`) });
+
+    // The next UTC day (the studio's clock a day on): the paid jobs are collected, not paid again.
+    const next = await runOnce(DAY_MS);
+    expect(w.service.requestsToday(w.apiKey) - sentFirst).toBeLessThanOrEqual(cap);
+    const exported = new Set(filesIn(outDir).map((f) => f.replace(/-1\.png$/, '.jpg')));
+    for (const c of first.collectTomorrow ?? []) expect(exported.has(c.name)).toBe(true);
+    const jobs = w.service.jobs(EMAIL);
+    // Each photo charged at most once, no refunds: the first day's jobs were collected as they were.
+    expect(new Set(jobs.map((j) => j.id)).size).toBe(jobs.length);
+    expect(jobs.length).toBeLessThanOrEqual(6);
+    expect(w.service.ledger(EMAIL).filter((e) => e.kind === 'charge')).toHaveLength(jobs.length);
+    expect(next.exported + first.exported).toBe(exported.size);
+  }, 240_000);
+
+  it('the studio (hot folder, budget and catalog reads) never sends the (cap+1)th request of the day', async () => {
+    const w = await world();
+    const inDir = path.join(w.root, 'hot');
+    const outDir = path.join(w.root, 'out');
+    const cap = 14;
+    const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
+    const studio = await openStudio({ dataDir: path.join(w.root, 'data'), client, apiKey: w.apiKey, dailyCap: cap, concurrency: 3, capProbeMs: 200, settleMs: 100 });
+    cleanups.push(async () => {
+      await studio.close();
+      await client.close();
+    });
+    fs.mkdirSync(inDir);
+    const added = await runCommand(studio.commands, 'folders.add', { path: inDir, outputDir: outDir, recipe: cutout });
+    expect(added.ok).toBe(true);
+    await photos(inDir, 6);
+    // Wait until the count is spent: the studio keeps polling its running jobs until then.
+    const deadline = Date.now() + 60_000;
+    while (studio.engine.spending.requestsUsedToday() < cap && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(studio.engine.spending.requestsUsedToday()).toBe(cap);
+    // The UI goes on asking: balance, catalog refresh. Answered from what is known, nothing sent.
+    await runCommand(studio.commands, 'budget.get', {});
+    await runCommand(studio.commands, 'catalog.get', { refresh: true });
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(w.service.requestsToday(w.apiKey)).toBe(cap);
+    expect(studio.engine.spending.requestsUsedToday()).toBe(cap);
+    // Unfinished photos wait for the day to reopen (not failed; a delivered one waits for review).
+    const waits = async () => {
+      const listed = await runCommand(studio.commands, 'queue.list', {});
+      return (listed.ok ? (listed.result as { items: { name: string; state: string; waitReason: string | null }[] }).items : []).map((i) => `${i.name} ${i.state} ${i.waitReason}`);
+    };
+    const settled = Date.now() + 10_000;
+    while ((await waits()).some((i) => !/ (exported \S+|review \S+|\S+ daily_cap)$/.test(i)) && Date.now() < settled) await new Promise((r) => setTimeout(r, 200));
+    expect((await waits()).filter((i) => !/ (exported \S+|review \S+|\S+ daily_cap)$/.test(i))).toEqual([]);
+    expect(w.service.requestsToday(w.apiKey)).toBe(cap);
+  }, 120_000);
+});
