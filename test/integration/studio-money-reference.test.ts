@@ -196,6 +196,76 @@ describe('500 and lost answers on create (item 4)', () => {
   }, 60_000);
 });
 
+describe('an uncertain submission is settled by the operator (item 4)', () => {
+  /** A run whose first create is charged and its answer dropped: one photo exported, one uncertain. */
+  async function lostOne() {
+    let dropped = 0;
+    const w = await world({}, { diamonds: 100 }, 2, {
+      seed: 1,
+      faults: { dropAfter: 1 },
+      allow: (_fault, method, p) => method === 'POST' && p === '/v1/generations' && dropped++ === 0,
+    });
+    const first = await run(w, cutout);
+    expect(first.uncertain).toHaveLength(1);
+    expect(money(w.service).charges).toBe(2);
+    return { w, first };
+  }
+
+  it('--uncertain fail: the photo is failed with the possible charge said, nothing is sent again', async () => {
+    const { w, first } = await lostOne();
+    const settled = await run(w, cutout, { uncertain: 'fail' });
+    expect(settled).toMatchObject({ exported: 0, skipped: 1, uncertain: [] });
+    expect(settled.failed).toEqual([{ name: first.uncertain[0]!.name, reason: expect.stringContaining('it may have been charged once') }]);
+    expect(money(w.service)).toMatchObject({ charges: 2, refunds: 0 });
+  }, 60_000);
+
+  it('from the UI: queue.resolveUncertain resubmits (one more charge, as stated) or fails it', async () => {
+    const { w, first } = await lostOne();
+    const client = new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
+    const studio = await openStudio({ dataDir: path.join(w.root, 'data'), client, apiKey: w.apiKey });
+    cleanups.push(async () => {
+      await studio.close();
+      await client.close();
+    });
+    const list = async () => {
+      const listed = await runCommand(studio.commands, 'queue.list', {});
+      return listed.ok ? (listed.result as { items: { id: string; name: string; state: string; uncertain: boolean; note: string | null }[] }).items : [];
+    };
+    const lost = (await list()).find((i) => i.name === first.uncertain[0]!.name)!;
+    expect(lost).toMatchObject({ uncertain: true, note: expect.stringMatching(/may cost 1 more diamond/) });
+    // Settling twice is harmless: the second finds nothing uncertain.
+    expect(await runCommand(studio.commands, 'queue.resolveUncertain', { id: lost.id, action: 'resubmit' })).toEqual({ ok: true, result: { changed: 1 } });
+    expect(await runCommand(studio.commands, 'queue.resolveUncertain', { id: lost.id, action: 'fail' })).toEqual({ ok: true, result: { changed: 0 } });
+    const deadline = Date.now() + 30_000;
+    while ((await list()).find((i) => i.id === lost.id)?.state !== 'exported' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect((await list()).find((i) => i.id === lost.id)?.state).toBe('exported');
+    expect(filesIn(path.join(w.root, 'out'))).toEqual(['p00-1.png', 'p01-1.png']);
+    expect(money(w.service)).toMatchObject({ charges: 3, refunds: 0 });
+  }, 60_000);
+});
+
+describe('--wait (item 5)', () => {
+  it('short of diamonds with --wait: the run waits, reads the balance with backoff, and finishes once diamonds arrive', async () => {
+    const w = await world({}, { diamonds: 2 }, 4);
+    const granted = new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        // Two photos charged, the rest refused with 402 (a run without --wait ends here): then the top-up arrives.
+        if (money(w.service).charges === 2) {
+          clearInterval(timer);
+          setTimeout(() => {
+            w.service.grant(EMAIL, 10);
+            resolve();
+          }, 1500);
+        }
+      }, 50);
+    });
+    const [summary] = await Promise.all([run(w, cutout, { wait: true }), granted]);
+    expect(summary).toMatchObject({ photos: 4, exported: 4, held: [], failed: [] });
+    expect(summary.diamondsMissing).toBeUndefined();
+    expect(money(w.service)).toMatchObject({ charges: 4, net: 4 });
+  }, 60_000);
+});
+
 describe('a create that certainly never went out is sent again (issue 10 open end 1)', () => {
   it('refused at a closed port: not uncertain, sent again once the service is there, charged once', async () => {
     const w = await world({}, { diamonds: 100 }, 2);
