@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/client';
+import { ownCapMessage } from '../../src/studio/budget';
 import { Gates, isDailyCap, parseInsufficient } from '../../src/studio/gates';
 
 describe('402 messages', () => {
@@ -57,5 +58,23 @@ describe('429', () => {
     expect(gates.tooManyRequests(new ApiError(429, 'rate limited, retry after 7 seconds'), now)).toEqual({ kind: 'rate_limit', until: now.getTime() + 2000 });
     expect(gates.tooManyRequests(new ApiError(429, 'Daily quota: slow down', { retryAfterMs: 5000 }), now)).toEqual({ kind: 'rate_limit', until: now.getTime() + 5000 });
     expect(gates.cap).toBeNull();
+  });
+});
+
+describe("the studio's own count at its configured cap", () => {
+  it('closes the day until 00:00 UTC with no probe (no answer of the service can raise our own limit)', () => {
+    const gates = new Gates({ capProbeMs: 60_000 });
+    const now = new Date('2026-01-01T23:00:00Z');
+    gates.ownCapReached(now, ownCapMessage(15));
+    for (let t = 0; t < 3_600_000; t += 30_000) expect(gates.capOpen(new Date(now.getTime() + t))).toBe(false);
+    expect(gates.capOpen(new Date('2026-01-02T00:00:00Z'))).toBe(true);
+    expect(gates.cap).toBeNull();
+  });
+
+  it("its refusal reads as the spec's daily cap, so every caller treats it as the service's own 429", () => {
+    const message = ownCapMessage(15);
+    expect(isDailyCap(message)).toBe(true);
+    const gates = new Gates();
+    expect(gates.tooManyRequests(new ApiError(429, message, { notSent: true }), new Date('2026-01-01T10:00:00Z')).kind).toBe('daily_cap');
   });
 });
