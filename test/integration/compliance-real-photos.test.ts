@@ -82,6 +82,15 @@ describe.skipIf(!present)('Amazon: background purity over the whole background',
     });
   }
 
+  it('a clean white blouse on white passes: its shaded hem and sleeve edges are garment, not a strip (049940_1)', { timeout: 120_000 }, async () => {
+    // Failed before at 0.85% impure: the hem's grey, hemmed in by the garment, was read as a strip.
+    const { clean } = await cutouts('049940_1');
+    const { report } = await exportAndCheck(clean, AMAZON);
+    console.log(`049940_1: clean ${report.verdict} (${check(report, 'background')!.value})`);
+    expect(check(report, 'background')!.ok).toBe(true);
+    expect(report.verdict).not.toBe('fail');
+  });
+
   it('the border alone would have passed the shadowed cut-out: every border pixel is white', { timeout: 120_000 }, async () => {
     const { withShadow } = await cutouts('051988_1');
     const { data } = await exportAndCheck(withShadow, AMAZON);

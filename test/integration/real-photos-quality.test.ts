@@ -5,8 +5,7 @@
  *
  * Not met yet, so guarded at today's level instead of the issue's target (raise as it improves):
  * the minimum IoU (target 0.92; 0.835 reached), the halo (target <= 8/255; 30.6 reached) and
- * bleaching (target: none; today up to 13% of a white-on-white garment, where the cut-out took
- * fabric for backdrop).
+ * bleaching (target: none; today at most 3.6% of a garment, mean 0.5%).
  */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -45,10 +44,12 @@ describe.skipIf(!present)('real garment photos', () => {
     for (const s of scores) {
       expect(s.backdrop, s.id).toBeGreaterThanOrEqual(250);
       expect(s.deltaE, s.id).toBeLessThanOrEqual(3);
-      // Bleached = lightened by more than 10 L* or newly clipped to 255; what remains comes from
-      // cut-out misses on white-on-white garments (fabric taken for backdrop and whitened).
-      expect(s.bleached, s.id).toBeLessThanOrEqual(0.14); // issue target: none
+      // Bleached = lightened by more than 10 L* or newly clipped to 255. Was up to 12.9% (00151_00)
+      // where the cut-out took white fabric for a digital backdrop; fabric off the backdrop's exact
+      // colour is now kept. What remains (<= 3.6%, 048769_1's lace fringe on a photographed
+      // backdrop) is cut-out misses.
+      expect(s.bleached, s.id).toBeLessThanOrEqual(0.04); // issue target: none
     }
-    expect(mean(scores.map((s) => s.bleached))).toBeLessThanOrEqual(0.03);
+    expect(mean(scores.map((s) => s.bleached))).toBeLessThanOrEqual(0.01);
   });
 });

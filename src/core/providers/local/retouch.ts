@@ -3,10 +3,12 @@
  * subject keeps its colours. The backdrop (which should be neutral) gives per-channel gains that
  * neutralise the cast; those gains alone are applied to the subject (no contrast stretch, no
  * saturation boost, no sharpening: they bleached dark garments and shifted product colours). The matte then
- * blends the subject over pure white, so the backdrop, its shadows and blotches disappear.
+ * blends the subject over pure white, so the backdrop, its shadows and blotches disappear. On a
+ * digital backdrop, fabric the matte missed is given back first (see keepOffBackdrop).
  */
 import sharp from 'sharp';
 import { decodeMeta, open } from './image-io';
+import { dilate, erode, flood } from './matting/morphology';
 import { computeMatte, matteAt } from './remove-background';
 
 /** Gains that make the backdrop's mean neutral without changing its brightness. */
@@ -27,12 +29,73 @@ function neutralGains(data: Buffer, alpha: Buffer, pixels: number): [number, num
   return gains as [number, number, number];
 }
 
+/**
+ * The colour of a digital backdrop (a cut-out pasted on one flat colour: nearly every background
+ * pixel is that exact colour), or null for a photographed one (noise, gradients, shadows).
+ */
+export function flatBackdropColour(data: Buffer, alpha: Buffer, pixels: number): [number, number, number] | null {
+  const counts = new Map<number, number>();
+  let total = 0;
+  for (let i = 0; i < pixels; i++) {
+    if (alpha[i] !== 0) continue;
+    const key = (data[i * 3]! << 16) | (data[i * 3 + 1]! << 8) | data[i * 3 + 2]!;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    total++;
+  }
+  if (total < pixels * 0.05) return null;
+  let mode = 0;
+  let best = -1;
+  for (const [key, n] of counts) if (n > best) (best = n), (mode = key);
+  const colour: [number, number, number] = [(mode >> 16) & 255, (mode >> 8) & 255, mode & 255];
+  let near = 0;
+  for (const [key, n] of counts) {
+    const c = [(key >> 16) & 255, (key >> 8) & 255, key & 255];
+    if (c.every((v, k) => Math.abs(v - colour[k]!) <= 1)) near += n;
+  }
+  return near >= total * FLAT_SHARE ? colour : null;
+}
+
+/** Share of background pixels within 1 level of the modal colour that marks a digital backdrop (real ones: <= 0.2). */
+const FLAT_SHARE = 0.8;
+/** Opening radius: drops the thin JPEG ringing band outside a true edge, keeps fabric areas. */
+const RING = 2;
+
+/**
+ * On a digital backdrop, the backdrop is one exact colour, so white fabric the cut-out took for
+ * backdrop still gives itself away by differing from it (weave, shading, JPEG texture). Regions
+ * off the backdrop colour, thicker than the ringing band and touching the subject, are subject:
+ * whitening them bleached white-on-white garments.
+ */
+function keepOffBackdrop(data: Buffer, alpha: Buffer, width: number, height: number): void {
+  const n = width * height;
+  const bg = flatBackdropColour(data, alpha, n);
+  if (!bg) return;
+  const off = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    if (alpha[i] === 255) continue;
+    const d = Math.max(Math.abs(data[i * 3]! - bg[0]), Math.abs(data[i * 3 + 1]! - bg[1]), Math.abs(data[i * 3 + 2]! - bg[2]));
+    if (d > 0) off[i] = 1; // the backdrop far from the subject is exact (JPEG leaves flat areas alone)
+  }
+  const opened = dilate(erode(off, width, height, RING), width, height, RING);
+  for (let i = 0; i < n; i++) opened[i]! &= off[i]!;
+  const seeds: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (!opened[i]) continue;
+    const x = i % width;
+    if ((x > 0 && alpha[i - 1]! >= 128) || (x < width - 1 && alpha[i + 1]! >= 128) || (i >= width && alpha[i - width]! >= 128) || (i + width < n && alpha[i + width]! >= 128)) seeds.push(i);
+  }
+  const kept = new Uint8Array(n);
+  flood(kept, seeds, width, (j) => opened[j] === 1);
+  for (let i = 0; i < n; i++) if (kept[i]) alpha[i] = 255;
+}
+
 export async function retouchPhoto(input: Buffer): Promise<Buffer> {
   await decodeMeta(input);
   const { data, info } = await open(input).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
   const { width, height } = info;
   const alpha = await matteAt(await computeMatte(input), width, height);
   const gains = neutralGains(data, alpha, width * height);
+  keepOffBackdrop(data, alpha, width, height);
   const out = Buffer.alloc(data.length);
   for (let i = 0; i < width * height; i++) {
     const a = alpha[i]! / 255;
