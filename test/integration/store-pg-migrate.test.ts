@@ -35,7 +35,7 @@ describePostgres('PostgreSQL migrations', (databaseUrl) => {
         "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
       );
       expect(tables.rows.map((r) => r.name)).toEqual([
-        'accounts', 'api_keys', 'blobs', 'idempotency', 'job_results', 'job_units', 'jobs', 'key_usage',
+        'accounts', 'api_keys', 'blobs', 'idempotency', 'job_results', 'job_units', 'jobs', 'key_changes', 'key_usage',
         'ledger', 'schema_migrations', 'template_sets',
       ]);
       // A later start finds nothing to do.

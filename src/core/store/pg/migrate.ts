@@ -9,10 +9,11 @@ import type pg from 'pg';
 import { connect, type PgPool } from './pool';
 import { scrubbedError } from './url';
 import * as m0010 from './migrations/0010-initial';
+import * as m0020 from './migrations/0020-key-changes';
 
 export type PgMigration = { version: number; sql: string };
 
-export const PG_MIGRATIONS: readonly PgMigration[] = [{ version: m0010.version, sql: m0010.sql }];
+export const PG_MIGRATIONS: readonly PgMigration[] = [m0010, m0020].map(({ version, sql }) => ({ version, sql }));
 
 /** Any fixed number, the same in every process: the lock that serialises migrators. */
 const MIGRATION_LOCK = 0x64726f70_73686f74n; // 'dropshot'
@@ -36,8 +37,9 @@ export async function migratePostgres(handle: PgPool, migrations: readonly PgMig
   const client = await connect(handle);
   let broken = false;
   try {
-    //nolock
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
     try {
+      if (handle.schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${handle.schema}`);
       await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version integer PRIMARY KEY,
         applied_at timestamptz NOT NULL DEFAULT now()

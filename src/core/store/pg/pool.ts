@@ -13,9 +13,16 @@ export type PgPoolOptions = {
   applicationName?: string;
   /** How long a query waits for a free connection or the server's answer to connect (ms). */
   connectTimeoutMs?: number;
+  /**
+   * A schema of its own instead of `public` (created by the migrations), so several stores can
+   * share one database: tests, or services kept apart on one server. Lower-case letters, digits, _.
+   */
+  schema?: string;
 };
 
-export type PgPool = { pool: pg.Pool; target: PostgresTarget };
+export type PgPool = { pool: pg.Pool; target: PostgresTarget; schema: string | undefined };
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text');
 
@@ -41,6 +48,10 @@ function typeParsers(): pg.CustomTypesConfig {
 /** Opens a pool for `url` (nothing connects until the first query). Throws DatabaseUrlInvalid. */
 export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
   const target = parsePostgresUrl(url);
+  if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
+    throw new RangeError(`schema name ${JSON.stringify(options.schema)} must be lower-case letters, digits and _`);
+  }
+  const searchPath = options.schema === undefined ? '' : ` -c search_path=${options.schema}`;
   const pool = new pg.Pool({
     connectionString: target.connectionString,
     max: options.max ?? 10,
@@ -48,11 +59,11 @@ export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     idleTimeoutMillis: 30_000,
     types: typeParsers(),
-    options: '-c TimeZone=UTC',
+    options: `-c TimeZone=UTC${searchPath}`,
   });
   // An idle connection the server dropped must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
-  return { pool, target };
+  return { pool, target, schema: options.schema };
 }
 
 /** Checks out a connection, turning a connect failure into a scrubbed DatabaseUnavailable. */

@@ -1,0 +1,110 @@
+/**
+ * Where a repository's statements run: on the pool (each call atomic on its own) or on the one
+ * client of an open transaction. `atomic` groups statements that must land together: on the pool
+ * it opens a short transaction, inside a transaction it just runs them there.
+ *
+ * Errors: what the server refused (constraint violations, serialization failures) is rethrown as
+ * pg raised it; anything else (cannot connect, connection lost) becomes DatabaseUnavailable with
+ * the credentials scrubbed.
+ */
+import pg from 'pg';
+import { connect, type PgPool } from './pool';
+import { scrubbedError } from './url';
+
+export type Row = Record<string, unknown>;
+
+export interface Executor {
+  query<R extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  /** Statements that must land together (a transaction of their own, or the open one). */
+  atomic<T>(fn: (ex: Executor) => Promise<T>): Promise<T>;
+}
+
+/** Serialization failure and deadlock: the transaction did nothing and may simply be run again. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const MAX_ATTEMPTS = 8;
+
+export const isRetryable = (err: unknown): boolean =>
+  err instanceof pg.DatabaseError && err.code !== undefined && RETRYABLE.has(err.code);
+
+function rethrow(err: unknown, handle: PgPool): never {
+  if (err instanceof pg.DatabaseError) throw err;
+  throw scrubbedError(err, handle.target, 'PostgreSQL query failed');
+}
+
+/** A short randomized pause before a retry, growing with the attempt (1-2 ms up to ~100 ms). */
+const backoff = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.min(100, 2 ** attempt) * (0.5 + Math.random())));
+
+/** Runs `fn` in a READ COMMITTED transaction on one pooled client, again from the start on 40001/40P01. */
+export async function inTransaction<T>(handle: PgPool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const control = async (client: pg.PoolClient, sql: string) => {
+    try {
+      await client.query(sql);
+    } catch (err) {
+      rethrow(err, handle);
+    }
+  };
+  for (let attempt = 1; ; attempt++) {
+    const client = await connect(handle);
+    let broken = false;
+    try {
+      await control(client, 'BEGIN ISOLATION LEVEL READ COMMITTED');
+      const result = await fn(client);
+      await control(client, 'COMMIT');
+      return result;
+    } catch (err) {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true; // the connection is gone or confused: it is not pooled again
+      }
+      // Anything else (a domain rule thrown by fn, a constraint) goes to the caller as it was.
+      if (!isRetryable(err) || attempt >= MAX_ATTEMPTS) throw err;
+    } finally {
+      client.release(broken);
+    }
+    await backoff(attempt);
+  }
+}
+
+export class PoolExecutor implements Executor {
+  constructor(private readonly handle: PgPool) {}
+
+  async query<R extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await this.handle.pool.query<R>(sql, params as unknown[])).rows;
+      } catch (err) {
+        // One statement on its own rolls back whole, so running it again is safe.
+        if (isRetryable(err) && attempt < MAX_ATTEMPTS) {
+          await backoff(attempt);
+          continue;
+        }
+        rethrow(err, this.handle);
+      }
+    }
+  }
+
+  atomic<T>(fn: (ex: Executor) => Promise<T>): Promise<T> {
+    return inTransaction(this.handle, (client) => fn(new ClientExecutor(client, this.handle)));
+  }
+}
+
+export class ClientExecutor implements Executor {
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly handle: PgPool,
+  ) {}
+
+  async query<R extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+    try {
+      return (await this.client.query<R>(sql, params as unknown[])).rows;
+    } catch (err) {
+      rethrow(err, this.handle);
+    }
+  }
+
+  atomic<T>(fn: (ex: Executor) => Promise<T>): Promise<T> {
+    return fn(this);
+  }
+}
