@@ -29,6 +29,10 @@ class Worker {
   constructor(private readonly child: ChildProcess, readonly name: string) {
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('exit', (code, signal) => {
+      for (const waiter of this.waiting.values()) waiter.reject(new Error(`${name} exited (${code ?? signal})`));
+      this.waiting.clear();
+    });
     this.ready = new Promise((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready: ${stderr}`)));
       child.on('message', (message: { ready?: number } | WorkerReply) => {
@@ -50,9 +54,18 @@ class Worker {
     });
   }
 
+  /** kill -9: no clean-up of any kind, as when a machine or the OOM killer takes the process. */
+  killHard(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.child.exitCode !== null || this.child.signalCode !== null) return resolve();
+      this.child.once('exit', () => resolve());
+      this.child.kill('SIGKILL');
+    });
+  }
+
   stop(): Promise<void> {
     return new Promise((resolve) => {
-      if (this.child.exitCode !== null) return resolve();
+      if (this.child.exitCode !== null || this.child.signalCode !== null) return resolve();
       this.child.once('exit', () => resolve());
       this.child.disconnect();
     });
@@ -62,24 +75,25 @@ class Worker {
 describePostgres('PostgreSQL store across processes', (databaseUrl) => {
   const schema = `procs_${randomBytes(5).toString('hex')}`;
   let workers: Worker[] = [];
+  const extra: Worker[] = [];
   let store: Store;
+
+  const startWorker = (name: string) =>
+    new Worker(
+      fork(WORKER, [JSON.stringify({ url: databaseUrl(), schema, name })], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] }),
+      name,
+    );
 
   beforeAll(async () => {
     // Three processes start together on an empty schema: each migrates on open, one does the work.
-    workers = ['p1', 'p2', 'p3'].map(
-      (name) =>
-        new Worker(
-          fork(WORKER, [JSON.stringify({ url: databaseUrl(), schema, name })], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] }),
-          name,
-        ),
-    );
+    workers = ['p1', 'p2', 'p3'].map(startWorker);
     const pids = await Promise.all(workers.map((w) => w.ready));
     expect(new Set(pids).size).toBe(3);
     store = await openPostgresStore(databaseUrl(), { schema, max: 4 });
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all(workers.map((w) => w.stop()));
+    await Promise.all([...workers, ...extra].map((w) => w.stop()));
     await store?.close();
   });
 
@@ -214,5 +228,72 @@ describePostgres('PostgreSQL store across processes', (databaseUrl) => {
     expect(results.every((r) => r.jobId === winner)).toBe(true);
     expect(await store.ledger.balanceOf(accountId)).toBe(95);
     expect((await store.ledger.entriesFor(accountId)).filter((e) => e.kind === 'charge').map((e) => e.jobId)).toEqual([winner]);
+  });
+
+  it('a process killed with SIGKILL mid-charge, holding the account row: its charge vanishes and the others proceed', async () => {
+    const accountId = await account(10);
+    const victim = startWorker('victim');
+    extra.push(victim);
+    await victim.ready;
+    const doomedJob = uid('job');
+    expect(await victim.call({ op: 'chargeAndHang', accountId, jobId: doomedJob, price: 4, at: T0 })).toBe('holding');
+
+    // A charge at another process queues on the locked row: it cannot finish while the victim lives.
+    let settled = false;
+    const queued = workers[0]!.call<{ charged: boolean; balance: number }>({ op: 'charge', accountId, jobId: uid('job'), price: 3, at: T0 }).finally(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(settled).toBe(false);
+
+    await victim.killHard();
+    // The server rolls the dead connection's transaction back; the queued charge sees the full balance.
+    expect(await queued).toEqual({ charged: true, balance: 7 });
+    expect(await workers[1]!.call({ op: 'charge', accountId, jobId: uid('job'), price: 7, at: T0 })).toEqual({ charged: true, balance: 0 });
+    expect(await workers[2]!.call({ op: 'charge', accountId, jobId: uid('job'), price: 1, at: T0 })).toEqual({ charged: false, balance: 0 });
+    expect(await store.ledger.chargeOf(doomedJob)).toBeUndefined();
+    expect((await store.ledger.entriesFor(accountId)).map((e) => e.balanceAfter)).toEqual([10, 7, 0]);
+  });
+
+  it('a job leased by a process killed with SIGKILL goes to another only once the lease runs out, finishes once, charged once', async () => {
+    const accountId = await account(20);
+    const keyId = await key(accountId, 500);
+    await workers[1]!.call({ op: 'claim', workerId: 'p2', leaseMs: 60_000, limit: 100 }); // jobs earlier tests left processing are p2's
+    const jobId = await chargedJob(accountId, keyId, 5);
+    const victim = startWorker('victim-2');
+    extra.push(victim);
+    await victim.ready;
+    expect(await victim.call({ op: 'claim', workerId: 'victim-2', leaseMs: 1500, limit: 1 })).toEqual([jobId]);
+    await victim.call({ op: 'markStarted', jobId, idx: 0, at: T0 });
+    const { pool } = openPgPool(databaseUrl(), { schema, max: 1 });
+    try {
+      const leaseRow = async () =>
+        (await pool.query<{ owner: string | null; until: string | null; now: string }>('SELECT lease_owner AS owner, lease_until AS until, clock_timestamp() AS now FROM jobs WHERE id = $1', [jobId])).rows[0]!;
+      const leased = await leaseRow();
+      expect(leased.owner).toBe('victim-2');
+      await victim.killHard();
+
+      // Another process polls for work (taking any other job left processing by earlier tests);
+      // whenever it gets this one, the dead worker's lease had run out.
+      let claimed: string[] = [];
+      for (let polls = 0; !claimed.includes(jobId); polls++) {
+        expect(polls).toBeLessThan(600); // 60 s: a lease of 1.5 s must have lapsed long before
+        claimed = await workers[1]!.call<string[]>({ op: 'claim', workerId: 'p2', leaseMs: 60_000, limit: 10 });
+        if (!claimed.includes(jobId)) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const taken = await leaseRow();
+      expect(taken.owner).toBe('p2');
+      expect(Date.parse(taken.now)).toBeGreaterThanOrEqual(Date.parse(leased.until!));
+
+      // Writes under the dead worker's name land nowhere; the new holder completes and finishes once.
+      expect(await workers[0]!.call({ op: 'completeUnit', jobId, idx: 0, blobIds: [], leaseOwner: 'victim-2' })).toBe(false);
+      expect(await workers[1]!.call({ op: 'completeUnit', jobId, idx: 0, blobIds: [], leaseOwner: 'p2' })).toBe(true);
+      expect(await workers[2]!.call({ op: 'finish', jobId, at: T0 })).toBe(true);
+      expect(await workers[1]!.call({ op: 'finish', jobId, at: T0 })).toBe(false);
+      expect(await workers[1]!.call<string[]>({ op: 'renew', workerId: 'p2', leaseMs: 60_000 })).not.toContain(jobId);
+    } finally {
+      await pool.end();
+    }
+    expect(await store.jobs.get(jobId)).toMatchObject({ status: 'completed' });
+    expect((await store.ledger.entriesFor(accountId)).map((e) => [e.kind, e.amount])).toEqual([['grant', 20], ['charge', -5]]);
+    expect(await store.ledger.balanceOf(accountId)).toBe(15);
   });
 });

@@ -18,6 +18,12 @@ export const workerRequest = z.discriminatedUnion('op', [
   z.object({ id: z.number(), op: z.literal('increment'), keyId: z.string(), day: z.string(), cap: z.number().int().positive() }),
   z.object({ id: z.number(), op: z.literal('refund'), jobId: z.string(), at: z.string() }),
   z.object({ id: z.number(), op: z.literal('refundUnguarded'), jobId: z.string(), at: z.string() }),
+  z.object({ id: z.number(), op: z.literal('chargeAndHang'), accountId: z.string(), jobId: z.string(), price: z.number().int().positive(), at: z.string() }),
+  z.object({ id: z.number(), op: z.literal('claim'), workerId: z.string(), leaseMs: z.number().int().positive(), limit: z.number().int().positive() }),
+  z.object({ id: z.number(), op: z.literal('renew'), workerId: z.string(), leaseMs: z.number().int().positive() }),
+  z.object({ id: z.number(), op: z.literal('markStarted'), jobId: z.string(), idx: z.number().int(), at: z.string() }),
+  z.object({ id: z.number(), op: z.literal('completeUnit'), jobId: z.string(), idx: z.number().int(), blobIds: z.array(z.string()), leaseOwner: z.string() }),
+  z.object({ id: z.number(), op: z.literal('finish'), jobId: z.string(), at: z.string() }),
   z.object({
     id: z.number(), op: z.literal('idempotentCharge'), accountId: z.string(), jobId: z.string(), price: z.number().int().positive(),
     key: z.string(), bodyHash: z.string(), at: z.string(),
@@ -58,6 +64,25 @@ async function handle(store: Store, req: WorkerRequest): Promise<unknown> {
         await tx.ledger.append({ accountId: charge.accountId, kind: 'refund', amount: -charge.amount, jobId: req.jobId, note: config.name, createdAt: req.at });
         return { refunded: -charge.amount };
       });
+    case 'chargeAndHang':
+      // Charges inside a transaction that never ends: the account row stays locked until this
+      // process dies (the test kills it with SIGKILL), and the charge must then vanish.
+      return store.transaction(async (tx) => {
+        await tx.ledger.balanceOf(req.accountId, { forUpdate: true });
+        await tx.ledger.append({ accountId: req.accountId, kind: 'charge', amount: -req.price, jobId: req.jobId, note: config.name, createdAt: req.at });
+        process.send?.({ id: req.id, ok: true, result: 'holding' } satisfies WorkerReply);
+        return new Promise<never>(() => undefined);
+      });
+    case 'claim':
+      return store.jobs.claim(req.workerId, req.leaseMs, req.limit);
+    case 'renew':
+      return store.jobs.renewLease(req.workerId, req.leaseMs);
+    case 'markStarted':
+      return store.jobs.markUnitStarted(req.jobId, req.idx, req.at);
+    case 'completeUnit':
+      return store.jobs.completeUnit(req.jobId, req.idx, req.blobIds, req.leaseOwner);
+    case 'finish':
+      return store.jobs.finish(req.jobId, 'completed', null, req.at);
     case 'idempotentCharge':
       try {
         return await store.transaction(async (tx) => {
