@@ -360,10 +360,14 @@ async function studio(args: string[]): Promise<void> {
   const log = (message: string) => process.stderr.write(`${message}\n`);
   // The same host the desktop app's engine process opens: lock, service client, studio.
   const { openStudioHost } = await import('../studio/host/open-host');
-  const host = await openStudioHost({ dataDir, service, ...(settleMs !== undefined ? { settleMs } : {}), ...(dailyCap !== undefined ? { dailyCap } : {}) }, log);
+  // The cap saved from the browser's Settings screen, unless --daily-cap says otherwise.
+  const { readStudioSettings, studioSettingsPort } = await import('../studio/host/studio-settings-file');
+  const cap = dailyCap ?? readStudioSettings(dataDir).dailyCap;
+  const host = await openStudioHost({ dataDir, service, ...(settleMs !== undefined ? { settleMs } : {}), ...(cap !== undefined ? { dailyCap: cap } : {}) }, log);
   const { buildStudioWeb } = await import('../studio/web');
   const uiDir = path.resolve(import.meta.dirname, '../../out/renderer');
-  const app = buildStudioWeb({ engine: host.studio.engine, commands: host.studio.commands, uiDir });
+  const settings = studioSettingsPort(dataDir, { dailyCapFromFlag: dailyCap ?? null, env: process.env });
+  const app = buildStudioWeb({ engine: host.studio.engine, commands: host.studio.commands, uiDir, settings });
   await app.listen({ host: '127.0.0.1', port });
   const address = app.server.address();
   print({ studio: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}` });

@@ -24,6 +24,7 @@ import { IPC } from '../shared/ipc-channels';
 import { startEngineProcess } from './engine-port';
 import { handleScheme, registerScheme } from './protocol';
 import { DesktopSettingsUpdateSchema } from '../shared/desktop-settings';
+import { StudioSettingsUpdateSchema } from '../shared/studio-settings';
 import { readSettings, settingsView, updateSettings, type Cipher } from './settings';
 import { startUpdates } from './updates';
 import { createWindow, hardenSession } from './window';
@@ -58,7 +59,11 @@ function engineConfig(userData: string): EngineStart {
     settings.mode === 'remote'
       ? { mode: 'remote', baseUrl: settings.baseUrl, apiKey: settings.apiKey }
       : { mode: 'embedded', catalogDir, providerKeys: settings.providerKeys };
-  return { dataDir: path.join(userData, 'data'), service };
+  return {
+    dataDir: path.join(userData, 'data'),
+    service,
+    ...(settings.dailyCap !== undefined ? { dailyCap: settings.dailyCap } : {}),
+  };
 }
 
 /** Settings changes and restarts, from the Dropshoot window only; updates validated here. */
@@ -75,14 +80,21 @@ function handleSettings(userData: string): void {
     if (!own(event)) return forbidden;
     const parsed = DesktopSettingsUpdateSchema.safeParse(update);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
+      // A cap alone is checked by its own schema, whose refusals are sentences for the form.
+      const cap =
+        typeof update === 'object' && update !== null && 'dailyCap' in update
+          ? StudioSettingsUpdateSchema.safeParse(update)
+          : null;
+      const issue = (cap && !cap.success ? cap.error : parsed.error).issues[0];
       return {
         ok: false,
         error: {
           code: 'invalid_arguments',
-          message: issue
-            ? `${issue.path.join('.') || 'settings'}: ${issue.message}`
-            : 'invalid settings',
+          message: cap
+            ? (issue?.message ?? 'The daily cap could not be read.')
+            : issue
+              ? `${issue.path.join('.') || 'settings'}: ${issue.message}`
+              : 'invalid settings',
         },
       };
     }

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { DesktopSettingsUpdate, DesktopSettingsView } from '../shared/desktop-settings';
 import type { ProviderKeys } from '../shared/engine-process';
+import { aiProviderInEnvironment, DailyCapSchema } from '../shared/studio-settings';
 
 export type Cipher = {
   available(): boolean;
@@ -24,13 +25,16 @@ const SettingsFileSchema = z.object({
   encryptedProviderKeys: z
     .object({ fal: Encrypted.optional(), openai: Encrypted.optional() })
     .default({}),
+  // An out-of-range cap in a hand-edited file is dropped, not fatal: the engine's default applies.
+  dailyCap: DailyCapSchema.optional().catch(undefined),
 });
 type SettingsFile = z.infer<typeof SettingsFileSchema>;
 
 export type { ProviderKeys };
-export type DesktopSettings =
+export type DesktopSettings = (
   | { mode: 'embedded'; providerKeys: ProviderKeys }
-  | { mode: 'remote'; baseUrl: string; apiKey: string; providerKeys: ProviderKeys };
+  | { mode: 'remote'; baseUrl: string; apiKey: string; providerKeys: ProviderKeys }
+) & { dailyCap?: number };
 
 const fileOf = (dir: string) => path.join(dir, 'settings.json');
 
@@ -67,16 +71,25 @@ function settingsOf(file: SettingsFile, cipher: Cipher): DesktopSettings {
   if (fal) providerKeys.fal = fal;
   if (openai) providerKeys.openai = openai;
   const apiKey = decrypt(cipher, file.encryptedKey);
+  const cap = file.dailyCap !== undefined ? { dailyCap: file.dailyCap } : {};
   if (file.mode === 'remote' && file.baseUrl && apiKey)
-    return { mode: 'remote', baseUrl: file.baseUrl, apiKey, providerKeys };
-  return { mode: 'embedded', providerKeys };
+    return { mode: 'remote', baseUrl: file.baseUrl, apiKey, providerKeys, ...cap };
+  return { mode: 'embedded', providerKeys, ...cap };
 }
 
-export function settingsView(dir: string, cipher: Cipher): DesktopSettingsView {
-  return viewOf(readFile(dir), cipher);
+export function settingsView(
+  dir: string,
+  cipher: Cipher,
+  env: NodeJS.ProcessEnv = process.env,
+): DesktopSettingsView {
+  return viewOf(readFile(dir), cipher, env);
 }
 
-function viewOf(file: SettingsFile, cipher: Cipher): DesktopSettingsView {
+function viewOf(
+  file: SettingsFile,
+  cipher: Cipher,
+  env: NodeJS.ProcessEnv = process.env,
+): DesktopSettingsView {
   const settings = settingsOf(file, cipher);
   return {
     mode: settings.mode,
@@ -86,6 +99,9 @@ function viewOf(file: SettingsFile, cipher: Cipher): DesktopSettingsView {
       fal: Boolean(settings.providerKeys.fal),
       openai: Boolean(settings.providerKeys.openai),
     },
+    dailyCap: file.dailyCap ?? null,
+    // The engine process inherits main's environment, where DROPSHOOT_* providers are read.
+    aiProviderFromEnvironment: aiProviderInEnvironment(env),
   };
 }
 
@@ -110,6 +126,8 @@ export function updateSettings(
       if (value === null) delete next.encryptedProviderKeys[name];
       else if (value !== undefined) next.encryptedProviderKeys[name] = encrypt(value);
     }
+  } else if ('dailyCap' in update) {
+    next.dailyCap = update.dailyCap;
   } else if (update.mode === 'remote') {
     next.mode = 'remote';
     next.baseUrl = update.baseUrl;

@@ -4,6 +4,7 @@
  * view sent back says whether a key is stored, never the key.
  */
 import { z } from 'zod';
+import { DailyCapSchema } from './studio-settings';
 
 const Secret = z.string().trim().min(8, 'a key is at least 8 characters').max(500);
 
@@ -14,11 +15,15 @@ export const ProviderKeysUpdateSchema = z.strictObject({
 });
 export type ProviderKeysUpdate = z.infer<typeof ProviderKeysUpdateSchema>;
 
-/** Switch to the embedded core, switch to a remote service, or change only the provider keys. */
+/**
+ * Switch to the embedded core, switch to a remote service, change only the provider keys, or
+ * only the daily request cap.
+ */
 export const DesktopSettingsUpdateSchema = z.union([
   z.strictObject({ mode: z.literal('embedded') }),
   z.strictObject({ mode: z.literal('remote'), baseUrl: z.url({ protocol: /^https?$/ }), apiKey: Secret }),
   z.strictObject({ providerKeys: ProviderKeysUpdateSchema }),
+  z.strictObject({ dailyCap: DailyCapSchema }),
 ]);
 export type DesktopSettingsUpdate = z.infer<typeof DesktopSettingsUpdateSchema>;
 
@@ -28,4 +33,8 @@ export type DesktopSettingsView = {
   /** Whether the operating system's keychain can protect keys; nothing secret is saved without it. */
   encryptionAvailable: boolean;
   providerKeys: { fal: boolean; openai: boolean };
+  /** The saved daily request cap (null: the engine's default). */
+  dailyCap: number | null;
+  /** DROPSHOOT_* provider variables the engine process inherits (README "providers"). */
+  aiProviderFromEnvironment: boolean;
 };

@@ -8,15 +8,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { CatalogView, LookView, StudioEventName, StudioEvents } from '../shared/studio';
+import { STUDIO_EVENT_NAMES } from '../shared/engine-process';
+import type { CatalogView, LookView, StudioEvents } from '../shared/studio';
+import { StudioSettingsUpdateSchema } from '../shared/studio-settings';
+import type { StudioSettingsPort } from './host/studio-settings-file';
 import { getItem } from './db/store';
 import type { StudioEngine } from './engine';
 import { runCommand, type createCommands } from './commands';
 import { refuseForeignRequest } from './local-guard';
 
-export type StudioWebOptions = { engine: StudioEngine; commands: ReturnType<typeof createCommands>; uiDir?: string };
-
-const EVENT_NAMES: readonly StudioEventName[] = ['item.changed', 'result.added', 'result.changed', 'budget.changed', 'folder.changed', 'batch.finished'];
+/** `settings`: the Settings screen's saved values (the CLI's studio; absent in harnesses: 404). */
+export type StudioWebOptions = { engine: StudioEngine; commands: ReturnType<typeof createCommands>; uiDir?: string; settings?: StudioSettingsPort };
 const MIME: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -49,6 +51,18 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
     return reply.code(outcome.ok ? 200 : outcome.error.code === 'internal' ? 500 : outcome.error.code === 'unknown_command' ? 404 : 400).send(outcome);
   });
 
+  // Settings saved for the next start (the daily cap); checked here, refused as a sentence.
+  app.get('/api/settings', async (_request, reply) => {
+    if (!opts.settings) return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'this studio keeps no settings' } });
+    return reply.send({ ok: true, result: opts.settings.get() });
+  });
+  app.put('/api/settings', async (request, reply) => {
+    if (!opts.settings) return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'this studio keeps no settings' } });
+    const parsed = StudioSettingsUpdateSchema.safeParse(request.body);
+    if (!parsed.success) return reply.code(400).send({ ok: false, error: { code: 'invalid_arguments', message: parsed.error.issues[0]?.message ?? 'The settings could not be read.' } });
+    return reply.send({ ok: true, result: opts.settings.save(parsed.data) });
+  });
+
   app.get<{ Querystring: { url?: string } }>('/api/media', async (request, reply) => {
     const url = request.query.url ?? '';
     if (!listedMedia.has(url)) return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'not a listed catalog image' } });
@@ -79,7 +93,7 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
     // Headers go out now, not with the first event or keep-alive.
     reply.raw.write(': connected\n\n');
     streams.add(reply.raw);
-    const listeners = EVENT_NAMES.map((name) => {
+    const listeners = STUDIO_EVENT_NAMES.map((name) => {
       const listener = (data: StudioEvents[typeof name]) => reply.raw.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
       engine.events.on(name, listener);
       return [name, listener] as const;

@@ -48,7 +48,7 @@ describe('desktop settings', () => {
     expect(readSettings(dir, cipher)).toEqual({ mode: 'embedded', providerKeys: {} });
 
     const afterKeys = updateSettings(dir, cipher, { providerKeys: { fal: FAL } });
-    expect(afterKeys).toEqual({ mode: 'embedded', baseUrl: null, encryptionAvailable: true, providerKeys: { fal: true, openai: false } });
+    expect(afterKeys).toEqual({ mode: 'embedded', baseUrl: null, encryptionAvailable: true, providerKeys: { fal: true, openai: false }, dailyCap: null, aiProviderFromEnvironment: expect.any(Boolean) });
     updateSettings(dir, cipher, { mode: 'remote', baseUrl: 'https://shoot.example.com', apiKey: REMOTE });
 
     const text = fs.readFileSync(path.join(dir, 'settings.json'), 'utf8');

@@ -12,6 +12,7 @@ import { SettingsScreen } from './screens/SettingsScreen';
 import { useFolders } from './stores/folders-store';
 import { useQueue } from './stores/queue-store';
 import { useResults } from './stores/results-store';
+import { useSettings } from './stores/settings-store';
 import { act, SCREENS, useUi, type Screen } from './stores/ui-store';
 
 const TITLES: Record<Screen, string> = {
@@ -33,12 +34,18 @@ export function App() {
     act(() =>
       Promise.all([
         useFolders.getState().load(),
-        useQueue.getState().load(),
+        // The account read is a request of today's count: the budget is read after it, so
+        // "Requests left today" includes it.
+        useCatalog
+          .getState()
+          .loadAccount()
+          .finally(() => useQueue.getState().load()),
         useResults.getState().load(),
-        useCatalog.getState().loadAccount(),
         // Names instead of ids (ready shoots, looks) on every screen.
         useCatalog.getState().loadCatalog(),
         useCatalog.getState().loadLooks(),
+        // Whether providers are set by environment (the preview banner) and the saved cap.
+        useSettings.getState().load(),
       ]),
     );
   }, []);

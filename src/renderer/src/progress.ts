@@ -26,9 +26,16 @@ export function progressOf(items: ItemView[], now = Date.now()): Progress {
   return { total: counted.length, done: done.length, remaining, etaSeconds };
 }
 
-export function etaText(progress: Progress, paused: boolean): string {
+/** Every photo still to go waits for the daily request cap: nothing moves before 00:00 UTC. */
+export const heldByDailyCap = (items: ItemView[]) => {
+  const open = items.filter((i) => !isSettled(i));
+  return open.length > 0 && open.every((i) => i.waitReason === 'daily_cap');
+};
+
+export function etaText(progress: Progress, paused: boolean, capHeld = false): string {
   if (progress.remaining === 0) return 'done';
   if (paused) return 'paused';
+  if (capHeld) return 'after 00:00 UTC (daily cap)';
   if (progress.etaSeconds === null) return 'estimating…';
   if (progress.etaSeconds < 60) return 'under a minute';
   return `about ${Math.ceil(progress.etaSeconds / 60)} min`;

@@ -11,6 +11,8 @@ import {
   type StudioEventName,
 } from '../../shared/studio';
 import type { DesktopSettingsUpdate, DesktopSettingsView } from '../../shared/desktop-settings';
+import { STUDIO_EVENT_NAMES } from '../../shared/engine-process';
+import type { StudioSettingsUpdate, StudioSettingsView } from '../../shared/studio-settings';
 
 export type Outcome = { ok: true; result: unknown } | { ok: false; error: StudioError };
 
@@ -21,6 +23,10 @@ export type Transport = {
   libraryUrl(relative: string): string;
   mediaUrl(serviceUrl: string): string;
   sourceUrl(itemId: string): string;
+  /** The Settings screen's saved values (null: this studio keeps none, e.g. a test harness). */
+  settings(): Promise<StudioSettingsView | null>;
+  /** Saves them for the next start; a refusal is a StudioCallError whose message is a sentence. */
+  saveSettings(update: StudioSettingsUpdate): Promise<StudioSettingsView>;
 };
 
 /** What the preload script exposes as `window.dropshoot` (nothing else crosses the bridge). */
@@ -68,8 +74,6 @@ export function desktopSettings() {
     },
   };
 }
-
-const EVENT_NAMES: readonly StudioEventName[] = ['item.changed', 'result.added', 'result.changed', 'budget.changed', 'folder.changed', 'batch.finished'];
 
 /** HTTP + SSE to the headless studio; `base` is '' in the browser (same origin). */
 export function httpTransport(base = ''): Transport {
@@ -122,6 +126,19 @@ export function httpTransport(base = ''): Transport {
     libraryUrl: (relative) => `${base}/library/${relative.split('/').map(encodeURIComponent).join('/')}`,
     mediaUrl: (url) => `${base}/api/media?url=${encodeURIComponent(url)}`,
     sourceUrl: (itemId) => `${base}/api/source/${encodeURIComponent(itemId)}`,
+    async settings() {
+      const response = await fetch(`${base}/api/settings`);
+      if (response.status === 404) return null;
+      return unwrap<StudioSettingsView>((await response.json()) as Outcome);
+    },
+    async saveSettings(update) {
+      const response = await fetch(`${base}/api/settings`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(update),
+      });
+      return unwrap<StudioSettingsView>((await response.json()) as Outcome);
+    },
   };
 }
 
@@ -132,7 +149,7 @@ function parseSse(block: string): StudioEvent | null {
     if (line.startsWith('event: ')) type = line.slice(7);
     else if (line.startsWith('data: ')) data += line.slice(6);
   }
-  if (!EVENT_NAMES.includes(type as StudioEventName) || !data) return null;
+  if (!STUDIO_EVENT_NAMES.includes(type as StudioEventName) || !data) return null;
   return { type, data: JSON.parse(data) } as StudioEvent;
 }
 
@@ -144,7 +161,14 @@ export function ipcTransport(bridge: DesktopBridge): Transport {
     libraryUrl: (relative) => `dropshoot://library/${relative.split('/').map(encodeURIComponent).join('/')}`,
     mediaUrl: (url) => `dropshoot://media/?url=${encodeURIComponent(url)}`,
     sourceUrl: (itemId) => `dropshoot://source/${encodeURIComponent(itemId)}`,
+    settings: async () => fromDesktop(unwrap<DesktopSettingsView>(await bridge.settings.get())),
+    saveSettings: async (update) => fromDesktop(unwrap<DesktopSettingsView>(await bridge.settings.save(update))),
   };
+}
+
+/** The desktop app's settings seen as the studio's: the app has no command-line cap. */
+function fromDesktop(view: DesktopSettingsView): StudioSettingsView {
+  return { dailyCap: view.dailyCap, dailyCapFromFlag: null, aiProviderFromEnvironment: view.aiProviderFromEnvironment };
 }
 
 let current: Transport | null = null;

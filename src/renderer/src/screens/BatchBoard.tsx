@@ -5,7 +5,7 @@ import { ConfirmDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
 import { Progress } from '../components/Progress';
 import { folderName, itemPrice, recipeName, sentence } from '../names';
-import { etaText, progressOf } from '../progress';
+import { etaText, heldByDailyCap, progressOf } from '../progress';
 import { useCatalog } from '../stores/catalog-store';
 import { useFolders } from '../stores/folders-store';
 import { selectOrderedItems, useQueue } from '../stores/queue-store';
@@ -76,8 +76,8 @@ export function BatchBoard() {
   const toSpend = items.filter(unpaid).reduce((sum, i) => sum + (price(i) ?? 0), 0);
   const progress = progressOf(items);
   const capReached = items.some((i) => i.waitReason === 'daily_cap');
-  const requestsLeft =
-    budget?.dailyCap != null ? `${Math.max(0, budget.dailyCap - budget.requestsUsedToday)} of ${budget.dailyCap}` : capReached ? 'none (the service’s cap is reached)' : `no cap set · ${budget?.requestsUsedToday ?? 0} used`;
+  const left = budget?.dailyCap != null ? Math.max(0, budget.dailyCap - budget.requestsUsedToday) : null;
+  const requestsLeft = left !== null ? `${left} of ${budget!.dailyCap}` : capReached ? 'none (the service’s cap is reached)' : `no cap set · ${budget?.requestsUsedToday ?? 0} used`;
   const failed = items.filter((i) => i.state === 'failed' || i.failedShots.length > 0);
   const exportable = failed.filter((i) => i.state === 'failed' && resultOf.has(i.id));
   const regenerable = failed.filter((i) => !exportable.includes(i));
@@ -116,7 +116,7 @@ export function BatchBoard() {
         <Stat label="Spent" value={spent} />
         <Stat label="To spend" value={toSpend} />
         <Stat label="Requests left today" value={requestsLeft} />
-        <Stat label="ETA" value={etaText(progress, paused)} />
+        <Stat label="ETA" value={etaText(progress, paused, heldByDailyCap(items))} />
       </div>
       <div className="folder-stats">
         <Progress value={progress.done} max={progress.total} label={`All photos: ${progress.done} of ${progress.total} through`} />
@@ -185,7 +185,9 @@ export function BatchBoard() {
             const folder = folders.find((f) => f.id === item.folderId);
             const result = resultOf.get(item.id);
             const reason = item.waitReason
-              ? WAIT_TEXT[item.waitReason]
+              ? item.waitReason === 'daily_cap'
+                ? capText(item, left)
+                : WAIT_TEXT[item.waitReason]
               : item.state === 'queued'
                 ? paused
                   ? 'Paused: press “Resume all”.'
@@ -293,6 +295,16 @@ export function BatchBoard() {
   );
 }
 
+/**
+ * Why a photo waits for tomorrow, matching the "Requests left today" figure beside it: the studio's
+ * own count at the cap, too few requests left to carry this photo to the end, or the service's cap.
+ */
+function capText(item: ItemView, left: number | null): string {
+  if (left === 0 || left === null) return WAIT_TEXT.daily_cap;
+  if (item.error?.startsWith('not started: today')) return `Too few requests left today (${left}) to carry this photo to the end: it starts at the next UTC day.`;
+  return 'The service says its daily request cap is reached: resumes at the next UTC day.';
+}
+
 /** Progress, spend and time left per folder (and per run without a folder). */
 function BatchSummaries({ items, paused }: { items: ItemView[]; paused: boolean }) {
   const folders = useFolders((s) => s.folders);
@@ -324,7 +336,7 @@ function BatchSummaries({ items, paused }: { items: ItemView[]; paused: boolean 
                 <Progress value={progress.done} max={progress.total} label={`${name}: ${progress.done} of ${progress.total} through`} /> {progress.done}/{progress.total}
               </td>
               <td>{batchItems.reduce((sum, i) => sum + i.diamonds, 0)}</td>
-              <td>{etaText(progress, paused || Boolean(folder?.paused))}</td>
+              <td>{etaText(progress, paused || Boolean(folder?.paused), heldByDailyCap(batchItems))}</td>
             </tr>
           );
         })}

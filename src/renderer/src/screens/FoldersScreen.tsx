@@ -6,7 +6,7 @@ import { EmptyState } from '../components/EmptyState';
 import { Progress } from '../components/Progress';
 import { DEFAULT_RECIPE, RecipeBuilder } from '../components/RecipeBuilder';
 import { folderName, recipeName } from '../names';
-import { etaText, progressOf } from '../progress';
+import { etaText, heldByDailyCap, progressOf } from '../progress';
 import { useCatalog } from '../stores/catalog-store';
 import { useFolders } from '../stores/folders-store';
 import { useQueue } from '../stores/queue-store';
@@ -73,7 +73,7 @@ function FolderCard({ folder }: { folder: FolderView }) {
           <Progress value={progress.done} max={progress.total} label={`${name}: ${progress.done} of ${progress.total} photos through`} />
           <span data-testid="folder-counts">
             {progress.done}/{progress.total} through · {count(WORKING)} working · {count(['review'])} to review · {count(['exported'])} exported · {count(['rejected'])} rejected ·{' '}
-            {count(['failed'])} failed · {spent} diamonds spent · ETA {etaText(progress, folder.paused || queuePaused)}
+            {count(['failed'])} failed · {spent} diamonds spent · ETA {etaText(progress, folder.paused || queuePaused, heldByDailyCap(items))}
           </span>
         </div>
         {folder.paused && <div className="wait">Paused: new photos wait until you resume.</div>}

@@ -1,7 +1,9 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import type { DesktopSettingsView, ProviderKeysUpdate } from '../../../shared/desktop-settings';
 import type { AccountView } from '../../../shared/studio';
+import { DailyCapForm } from '../components/DailyCapForm';
 import { useCatalog } from '../stores/catalog-store';
+import { useSettings } from '../stores/settings-store';
 import { act, useUi } from '../stores/ui-store';
 import { desktopSettings, studio } from '../transport';
 
@@ -12,6 +14,7 @@ import { desktopSettings, studio } from '../transport';
 export function SettingsScreen() {
   const account = useCatalog((s) => s.account);
   const desktop = desktopSettings();
+  const studioSettings = useSettings((s) => s.view);
   const [saved, setSaved] = useState<DesktopSettingsView | null>(null);
   const [restartNeeded, setRestartNeeded] = useState(false);
   useEffect(() => {
@@ -28,7 +31,12 @@ export function SettingsScreen() {
       <p>
         Now using: <strong>{account ? (account.mode === 'embedded' ? 'the embedded service on this computer' : account.serviceUrl) : '…'}</strong>
       </p>
-      {account?.mode === 'embedded' && (
+      {account?.mode === 'embedded' && studioSettings?.aiProviderFromEnvironment && (
+        <p className="panel" role="note" aria-label="AI providers">
+          AI providers are set by DROPSHOOT_* variables in the studio’s environment: tools routed to them make AI photos; the others make offline previews.
+        </p>
+      )}
+      {account?.mode === 'embedded' && !studioSettings?.aiProviderFromEnvironment && (
         <p className="panel" role="note" aria-label="About preview mode">
           The embedded service makes <strong>offline previews</strong> on this computer (composites, not AI photos). For AI photos,{' '}
           {desktop ? 'save an AI provider key below (tools are routed in providers.json in the data folder), ' : 'start the studio with AI provider keys (DROPSHOOT_FAL_KEY or DROPSHOOT_OPENAI_KEY, routes in providers.json), '}
@@ -43,6 +51,13 @@ export function SettingsScreen() {
           </button>
         </div>
       )}
+      <DailyCapForm
+        restartText={desktop ? 'after a restart' : 'when the studio is started again'}
+        onSaved={(message) => {
+          if (desktop) setRestartNeeded(true);
+          useUi.getState().notify(message);
+        }}
+      />
       <RemoteServiceForm onUse={desktop ? (baseUrl, apiKey) => act(async () => afterSave(await desktop.save({ mode: 'remote', baseUrl, apiKey }), `Dropshoot will use ${baseUrl}.`)) : null} />
       {desktop && saved?.mode === 'remote' && (
         <div className="panel">

@@ -1,0 +1,60 @@
+/**
+ * The headless studio's own settings, `<data>/studio-settings.json`: what the browser's Settings
+ * screen saves (the daily request cap), read by `dropshoot studio` at start. A flag given on the
+ * command line wins over the file. A damaged file never keeps the studio from starting.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import {
+  aiProviderInEnvironment,
+  DailyCapSchema,
+  type StudioSettingsUpdate,
+  type StudioSettingsView,
+} from '../../shared/studio-settings';
+
+const FileSchema = z.object({ dailyCap: DailyCapSchema.optional().catch(undefined) });
+type SettingsFile = z.infer<typeof FileSchema>;
+
+const fileOf = (dataDir: string) => path.join(dataDir, 'studio-settings.json');
+
+export function readStudioSettings(dataDir: string): SettingsFile {
+  try {
+    const parsed = FileSchema.safeParse(JSON.parse(fs.readFileSync(fileOf(dataDir), 'utf8')));
+    return parsed.success ? parsed.data : {};
+  } catch {
+    return {}; // absent or damaged: the defaults
+  }
+}
+
+/** Writes the update through a temporary file and a rename, so a crash leaves the old file whole. */
+export function saveStudioSettings(dataDir: string, update: StudioSettingsUpdate): SettingsFile {
+  const next = { ...readStudioSettings(dataDir), ...update };
+  fs.mkdirSync(dataDir, { recursive: true });
+  const target = fileOf(dataDir);
+  const temp = `${target}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, JSON.stringify(next, null, 2));
+  fs.renameSync(temp, target);
+  return next;
+}
+
+export type StudioSettingsPort = {
+  get(): StudioSettingsView;
+  save(update: StudioSettingsUpdate): StudioSettingsView;
+};
+
+/** The settings routes' side of the web server, for one data folder. */
+export function studioSettingsPort(
+  dataDir: string,
+  started: { dailyCapFromFlag: number | null; env: NodeJS.ProcessEnv },
+): StudioSettingsPort {
+  const view = (file: SettingsFile): StudioSettingsView => ({
+    dailyCap: file.dailyCap ?? null,
+    dailyCapFromFlag: started.dailyCapFromFlag,
+    aiProviderFromEnvironment: aiProviderInEnvironment(started.env),
+  });
+  return {
+    get: () => view(readStudioSettings(dataDir)),
+    save: (update) => view(saveStudioSettings(dataDir, update)),
+  };
+}
