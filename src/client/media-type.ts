@@ -4,29 +4,33 @@
  * so neither `Content-Type` nor the URL is ever consulted.
  */
 import { z } from 'zod';
+import { extensionFor, MEDIA_TYPES, UPLOAD_MIMES, type MediaMime as AnyMediaMime, type UploadMime } from '../shared/media-types';
+
+/** What we store and show as a result: the shared table's types less HEIC and TIFF (not shown by browsers). */
+const RESULT_MIMES = [
+  'image/jpeg',
+  'image/png',
+  'image/webp',
+  'image/gif',
+  'image/avif',
+  'video/mp4',
+  'video/quicktime',
+  'video/webm',
+] as const satisfies readonly AnyMediaMime[];
 
 export const MediaTypeSchema = z.object({
-  mime: z.enum(['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/avif', 'video/mp4', 'video/quicktime', 'video/webm']),
+  mime: z.enum(RESULT_MIMES),
   ext: z.string(),
   kind: z.enum(['image', 'video']),
 });
 export type MediaType = z.infer<typeof MediaTypeSchema>;
 export type MediaMime = MediaType['mime'];
 
-/** What the service accepts as an upload (spec 4.5), by signature. */
-export const UPLOAD_MIMES = ['image/jpeg', 'image/png', 'image/webp'] as const satisfies readonly MediaMime[];
-export type UploadMime = (typeof UPLOAD_MIMES)[number];
+export type { UploadMime };
 
-const MEDIA: Readonly<Record<MediaMime, MediaType>> = {
-  'image/jpeg': { mime: 'image/jpeg', ext: 'jpg', kind: 'image' },
-  'image/png': { mime: 'image/png', ext: 'png', kind: 'image' },
-  'image/webp': { mime: 'image/webp', ext: 'webp', kind: 'image' },
-  'image/gif': { mime: 'image/gif', ext: 'gif', kind: 'image' },
-  'image/avif': { mime: 'image/avif', ext: 'avif', kind: 'image' },
-  'video/mp4': { mime: 'video/mp4', ext: 'mp4', kind: 'video' },
-  'video/quicktime': { mime: 'video/quicktime', ext: 'mov', kind: 'video' },
-  'video/webm': { mime: 'video/webm', ext: 'webm', kind: 'video' },
-};
+const MEDIA = Object.fromEntries(
+  RESULT_MIMES.map((mime) => [mime, { mime, ext: extensionFor(mime), kind: MEDIA_TYPES[mime].kind }]),
+) as Readonly<Record<MediaMime, MediaType>>;
 
 export const KNOWN_MEDIA = 'JPEG, PNG, WebP, GIF, AVIF, MP4, MOV or WebM';
 

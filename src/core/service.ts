@@ -33,6 +33,7 @@ import {
   FashionModelsQuerySchema,
   GenerationRequestSchema,
   IdSchema,
+  GENERATION_PARAM_FIELDS,
   LIMITS,
   PosesQuerySchema,
   ReadySetsQuerySchema,
@@ -40,6 +41,7 @@ import {
   VenuesQuerySchema,
   type AccountBody,
   type GenerationBody,
+  type GenerationParamField,
   type ReadyTemplateSetEntry,
   type ToolId,
 } from '../shared/api';
@@ -499,7 +501,7 @@ export class Service {
   private unit(
     toolId: ToolId,
     images: Record<string, StoredImage[]>,
-    request: { pose?: string; ratio?: string; shotType?: string; stylePreset?: string; customPrompt?: string; motionPrompt?: string; targetRatio?: string; duration?: number; jewelryType?: StoredUnit['params']['jewelryType']; backgroundColor?: string; images?: unknown },
+    request: { pose?: string; images?: unknown } & Partial<Record<Exclude<GenerationParamField, 'pose'>, string | number>>,
     shotId: string | null,
     extra: { variant?: number; modelId?: string | undefined } = {},
   ): StoredUnit {
@@ -508,8 +510,8 @@ export class Service {
     const venueRef = (request.images as Record<string, unknown> | undefined)?.venue;
     const tool = getTool(toolId);
     const params: StoredUnit['params'] = {};
-    for (const field of ['shotType', 'stylePreset', 'customPrompt', 'motionPrompt', 'ratio', 'targetRatio', 'duration', 'jewelryType', 'backgroundColor'] as const) {
-      if (request[field] !== undefined) (params as Record<string, unknown>)[field] = request[field];
+    for (const field of GENERATION_PARAM_FIELDS) {
+      if (field !== 'pose' && request[field] !== undefined) (params as Record<string, unknown>)[field] = request[field];
     }
     if (toolId === 'ai_videos' && params.duration === undefined) params.duration = 5;
     if (extra.variant !== undefined) params.variant = extra.variant;

@@ -20,7 +20,9 @@ export class DatabaseTooNew extends Error {
 
 export class UnknownSchemaVersion extends Error {
   constructor(file: string, found: number, known: readonly number[]) {
-    super(`${file} is at schema ${found}, which this build never wrote (it knows ${known.join(', ')})`);
+    super(
+      `${file} is at schema ${found}, which this build never wrote (it knows ${known.join(', ')})`,
+    );
     this.name = 'UnknownSchemaVersion';
   }
 }
@@ -38,7 +40,9 @@ export function migrate<DB extends Database.Database>(
 ): void {
   const versions = migrations.map((m) => m.version);
   if (versions.some((v, i) => i > 0 && v <= versions[i - 1]!)) {
-    throw new Error(`migrations for ${file} must have increasing versions (got ${versions.join(', ')})`);
+    throw new Error(
+      `migrations for ${file} must have increasing versions (got ${versions.join(', ')})`,
+    );
   }
   const latest = versions.at(-1) ?? 0;
   const current = db.pragma('user_version', { simple: true }) as number;

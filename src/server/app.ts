@@ -17,6 +17,7 @@ import { errorResponse, type Authorized, type ServiceResponse } from '../core/se
 import { idempotencyFor } from '../core/idempotency';
 import { PayloadTooLarge, BadRequest, ServiceError } from '../core/errors';
 import { LIMITS } from '../shared/api';
+import { mimeOfPath } from '../shared/media-types';
 import { BlobMissing } from '../core/media/blob-content';
 import { readiness } from './health';
 import { requestIdFrom, type Logger } from './logging';
@@ -238,7 +239,7 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
   app.get<{ Params: { '*': string } }>('/catalog/*', async (request, reply) => {
     const file = core.resolver.catalogFile(`/catalog/${request.params['*']}`);
     if (!file) return reply.code(404).send({ success: false, error: 'File not found' });
-    const mime = file.endsWith('.png') ? 'image/png' : file.endsWith('.webp') ? 'image/webp' : 'image/jpeg';
+    const mime = mimeOfPath(file) ?? 'application/octet-stream';
     return reply
       .header('content-type', mime)
       .header('cache-control', 'public, max-age=86400')

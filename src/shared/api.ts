@@ -85,9 +85,11 @@ export const ImagesSchema = z
   .refine((r) => Object.keys(r).length <= 16, 'at most 16 image fields');
 export type Images = z.infer<typeof ImagesSchema>;
 
-export const GenerationRequestSchema = z.strictObject({
-  toolId: z.string().min(1).max(64).optional(),
-  images: ImagesSchema.optional(),
+/**
+ * A generation request's settings besides `toolId`, `images` and `templateSetId`: the one list of
+ * request fields (rule checks, stored job parameters and providers all take their names from it).
+ */
+const GenerationParamsShape = {
   pose: IdSchema.optional(),
   shotType: z.enum(SHOT_TYPES).optional(),
   stylePreset: z.enum(STYLE_PRESETS).optional(),
@@ -101,6 +103,14 @@ export const GenerationRequestSchema = z.strictObject({
     .string()
     .regex(/^#(?:[0-9a-fA-F]{3}){1,2}$/, 'must be a hex colour like "#f4f1ea"')
     .optional(),
+};
+export type GenerationParamField = keyof typeof GenerationParamsShape;
+export const GENERATION_PARAM_FIELDS = Object.keys(GenerationParamsShape) as GenerationParamField[];
+
+export const GenerationRequestSchema = z.strictObject({
+  toolId: z.string().min(1).max(64).optional(),
+  images: ImagesSchema.optional(),
+  ...GenerationParamsShape,
   templateSetId: IdSchema.optional(),
 });
 export type GenerationRequest = z.infer<typeof GenerationRequestSchema>;

@@ -6,15 +6,12 @@
  * or the environment. Both sides validate what they receive with these schemas.
  */
 import { z } from 'zod';
+import { ProviderKeysSchema } from './provider-keys';
 import type { StudioError, StudioEventName } from './studio';
 
-const Secret = z.string().min(1).max(500);
+export { ProviderKeysSchema, type ProviderKeys } from './provider-keys';
 
-export const ProviderKeysSchema = z.strictObject({
-  fal: Secret.optional(),
-  openai: Secret.optional(),
-});
-export type ProviderKeys = z.infer<typeof ProviderKeysSchema>;
+const Secret = z.string().min(1).max(500);
 
 /** Which service the engine talks to: the embedded core (in the engine's process) or a remote /v1. */
 export const EngineServiceSchema = z.discriminatedUnion('mode', [

@@ -4,7 +4,7 @@
  * does not take. Pure: no I/O, shared by the service (400s) and the studio (recipe checks).
  */
 import type { GenerationRequest, ToolId } from './api';
-import { VIRTUAL_MODEL_RATIOS } from './api';
+import { GENERATION_PARAM_FIELDS, VIRTUAL_MODEL_RATIOS } from './api';
 import { getTool, isToolId, type ToolSpec } from './tools';
 
 /** A request that breaks a tool rule; the service answers it with 400, the studio shows it. */
@@ -29,19 +29,6 @@ export type ValidGeneration = {
   images: Record<string, string[]>;
   request: GenerationRequest;
 };
-
-const PARAM_FIELDS = [
-  'pose',
-  'shotType',
-  'stylePreset',
-  'customPrompt',
-  'motionPrompt',
-  'ratio',
-  'duration',
-  'targetRatio',
-  'jewelryType',
-  'backgroundColor',
-] as const satisfies readonly (keyof GenerationRequest)[];
 
 /** Request fields win; omitted ones are filled from the template (spec 4.6 rule 2). */
 export function applyTemplate(request: GenerationRequest, template: TemplateStyling): GenerationRequest {
@@ -73,7 +60,7 @@ export function validateGeneration(request: GenerationRequest): ValidGeneration 
   }
   const tool = getTool(toolId);
 
-  for (const field of PARAM_FIELDS) {
+  for (const field of GENERATION_PARAM_FIELDS) {
     if (request[field] !== undefined && !tool.fields.includes(field)) {
       throw new RuleViolation(`${toolId}: field '${field}' does not apply to this tool`);
     }

@@ -16,11 +16,28 @@ import {
   type ToolEntry,
   type VenueEntry,
 } from './api';
+import type { MediaFormat } from './media-types';
 
+/** In a recipe's image field, where each dropped photo goes. */
 export const PHOTO_PLACEHOLDER = '{photo}';
 
+type ImageFields = Record<string, string | string[]>;
+
+/** Whether some image field (or an entry of a list field) is `"{photo}"`. */
+export function mentionsPhoto(images: ImageFields | undefined): boolean {
+  return Object.values(images ?? {}).some((v) => (Array.isArray(v) ? v.includes(PHOTO_PLACEHOLDER) : v === PHOTO_PLACEHOLDER));
+}
+
+/** The image fields with every `"{photo}"` value (single or in a list) replaced by `url`. */
+export function fillPhoto(images: ImageFields | undefined, url: string): ImageFields {
+  const fill = (value: string) => (value === PHOTO_PLACEHOLDER ? url : value);
+  return Object.fromEntries(
+    Object.entries(images ?? {}).map(([key, value]) => [key, Array.isArray(value) ? value.map(fill) : fill(value)]),
+  );
+}
+
 export const EXPORT_PRESETS = ['original', 'amazon', 'zalando', 'shopify'] as const;
-export const EXPORT_FORMATS = ['jpeg', 'png', 'webp'] as const;
+export const EXPORT_FORMATS = ['jpeg', 'png', 'webp'] as const satisfies readonly MediaFormat[];
 export const NAMING_TOKENS = ['name', 'folder', 'tool', 'shot', 'n', 'date', 'ext'] as const;
 
 export const ExportSettingsSchema = z.strictObject({
@@ -112,15 +129,66 @@ export type ResultView = {
   sha256: string;
   review: ReviewState;
   exportedPath: string | null;
-  compliance: ComplianceReport | null;
+  compliance: StoredComplianceReport | null;
   /** Library-relative paths (`/`-separated) of the file and its thumbnail. */
   file: string;
   thumb: string | null;
   createdAt: string;
 };
 
-export type ComplianceCheck = { id: string; ok: boolean; value: string; expected: string; message: string };
-export type ComplianceReport = { ok: boolean; checks: ComplianceCheck[] };
+// ---- Compliance reports (written by studio/export/compliance.ts, stored with each export) ------
+
+export const COMPLIANCE_CHECK_IDS = [
+  'format',
+  'size',
+  'colour-space',
+  'icc-profile',
+  'background',
+  'fill',
+  'preview',
+  'upscale',
+  'padding',
+] as const;
+
+export const ComplianceCheckSchema = z.object({
+  id: z.enum(COMPLIANCE_CHECK_IDS),
+  ok: z.boolean(),
+  /** A failed `error` check makes the file not ready to upload; a failed `warning` says why to look. */
+  severity: z.enum(['error', 'warning']),
+  value: z.string(),
+  expected: z.string(),
+  message: z.string(),
+});
+export type ComplianceCheck = z.infer<typeof ComplianceCheckSchema>;
+
+export const ComplianceVerdictSchema = z.enum(['pass', 'warn', 'fail']);
+export type ComplianceVerdict = z.infer<typeof ComplianceVerdictSchema>;
+
+/** The report an export writes: what was checked against the preset, and the verdict. */
+export const ComplianceReportSchema = z.object({
+  preset: z.enum(EXPORT_PRESETS),
+  /** Ready to upload: every `error` check passed. */
+  ok: z.boolean(),
+  /** fail: an error check failed; warn: only warnings failed; pass: nothing failed. */
+  verdict: ComplianceVerdictSchema,
+  checks: z.array(ComplianceCheckSchema),
+  /** Things the user should know that are not failures (forced JPEG, upscaling...). */
+  notes: z.array(z.string()),
+});
+export type ComplianceReport = z.infer<typeof ComplianceReportSchema>;
+
+/**
+ * A report as every stored version has it (severity and verdict came later; check ids have
+ * changed), which is what a result shows: a report written today satisfies it.
+ */
+export const StoredComplianceReportSchema = z.object({
+  ok: z.boolean(),
+  verdict: ComplianceVerdictSchema.optional(),
+  checks: z.array(
+    ComplianceCheckSchema.extend({ id: z.string(), severity: ComplianceCheckSchema.shape.severity.optional() }),
+  ),
+});
+export type StoredComplianceReport = z.infer<typeof StoredComplianceReportSchema>;
 
 export type FolderView = {
   id: string;

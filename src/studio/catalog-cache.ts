@@ -10,7 +10,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ApiError, MAX_READY_SET_PAGES, readAllReadySets, withoutCatalogMemo, type ReadySetsStop, type ServiceClient } from '../client';
 import type { CatalogCacheInfo, CatalogView, LookView } from '../shared/studio';
-import { writeAtomic } from './library';
+import { writeFileAtomic } from '../infra/atomic-write';
 
 export const CATALOG_CACHE_FILE = 'catalog-cache.json';
 export const CATALOG_CACHE_MS = 24 * 60 * 60_000;
@@ -158,7 +158,10 @@ export class CatalogCache {
   /** Writes are queued so two reads finishing together cannot interleave their files. */
   private persist(): Promise<void> {
     const snapshot = Buffer.from(JSON.stringify(this.load()));
-    this.writing = this.writing.catch(() => undefined).then(() => writeAtomic(this.file, snapshot));
+    this.writing = this.writing
+      .catch(() => undefined)
+      .then(() => writeFileAtomic(this.file, snapshot, 'overwrite'))
+      .then(() => undefined);
     return this.writing;
   }
 }

@@ -5,10 +5,9 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import sharp from 'sharp';
 import { judgeMedia, type MediaType } from '../client';
-
-sharp.cache({ files: 0 });
+import { sweepStaleTemps, writeFileAtomic } from '../infra/atomic-write';
+import { sharp } from '../infra/sharp';
 
 export type Provenance = {
   sourceSha256: string;
@@ -25,9 +24,19 @@ export type Provenance = {
 
 export type StoredResult = { sha256: string; file: string; thumb: string | null; mime: MediaType['mime']; kind: MediaType['kind'] };
 
+/** Temp names of the library's writes before they shared the export's helper (`<file>.<pid>.<random>.tmp`). */
+const OLD_TEMP_NAME = /\.\d+\.[0-9a-z]+\.tmp$/;
+
 export class Library {
+  /** Settles once the temps a crashed run left in the library are removed (started by the constructor). */
+  readonly swept: Promise<void>;
+
   constructor(readonly root: string) {
     fs.mkdirSync(root, { recursive: true });
+    this.swept = sweepLibrary(root).catch((err: unknown) => {
+      // A leftover temp costs only disk space: say so and go on.
+      console.warn(`library: could not remove leftover temp files: ${err instanceof Error ? err.message : String(err)}`);
+    });
   }
 
   absolute(relative: string): string {
@@ -66,15 +75,15 @@ export class Library {
   }
 }
 
-export async function writeAtomic(file: string, data: Buffer): Promise<void> {
-  await fs.promises.mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  const handle = await fs.promises.open(tmp, 'w');
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
+/** Content-addressed: a file under its final name is complete, and a rewrite puts the same bytes. */
+async function writeAtomic(file: string, data: Buffer): Promise<void> {
+  await writeFileAtomic(file, data, 'overwrite');
+}
+
+/** Every shard folder (`ab/`) of the library, swept of stale temps at start. */
+async function sweepLibrary(root: string): Promise<void> {
+  const entries = await fs.promises.readdir(root, { withFileTypes: true });
+  for (const entry of entries) {
+    if (entry.isDirectory()) await sweepStaleTemps(path.join(root, entry.name), OLD_TEMP_NAME);
   }
-  await fs.promises.rename(tmp, file);
 }

@@ -6,22 +6,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ServiceClient } from '../client';
 import type { GenerationRequest } from '../shared/api';
+import { fillPhoto } from '../shared/studio';
 import { pollUntilDone, typicalJobMs } from './poll';
 
 export type OneShotResult = { jobId: string; files: string[]; requests: number };
-
-export const PHOTO_PLACEHOLDER = '{photo}';
-
-/** Replaces every "{photo}" image value of a request template with `url`. */
-export function fillPhoto(request: GenerationRequest, url: string): GenerationRequest {
-  const images = Object.fromEntries(
-    Object.entries(request.images ?? {}).map(([k, v]) => [
-      k,
-      Array.isArray(v) ? v.map((x) => (x === PHOTO_PLACEHOLDER ? url : x)) : v === PHOTO_PLACEHOLDER ? url : v,
-    ]),
-  );
-  return { ...request, images };
-}
 
 export async function generateOne(
   client: ServiceClient,
@@ -30,7 +18,7 @@ export async function generateOne(
   let requests = 0;
   const upload = await client.upload(await fs.promises.readFile(input.photo));
   requests++;
-  const { id } = await client.createGeneration(fillPhoto(input.request, upload.url));
+  const { id } = await client.createGeneration({ ...input.request, images: fillPhoto(input.request.images, upload.url) });
   requests++;
   const job = await pollUntilDone(client, id, {
     firstDelayMs: typicalJobMs(input.request.toolId ?? ''),

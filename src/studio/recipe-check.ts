@@ -5,14 +5,10 @@
  */
 import type { ServiceClient } from '../client';
 import { validateGeneration, RuleViolation } from '../shared/generation-rules';
-import { isCatalogRecipe, PHOTO_PLACEHOLDER, type Recipe } from '../shared/studio';
+import { fillPhoto, isCatalogRecipe, mentionsPhoto, PHOTO_PLACEHOLDER, type Recipe } from '../shared/studio';
 import { ApiError } from '../client';
 
 const SAMPLE_URL = 'https://example.invalid/photo.jpg';
-
-function mentionsPhoto(images: Record<string, string | string[]> | undefined): boolean {
-  return Object.values(images ?? {}).some((v) => (Array.isArray(v) ? v.includes(PHOTO_PLACEHOLDER) : v === PHOTO_PLACEHOLDER));
-}
 
 /**
  * `transientThrows`: a failure that waiting may cure (no answer, 429, 5xx) is thrown as the
@@ -30,10 +26,7 @@ export async function checkRecipe(client: ServiceClient, recipe: Recipe, options
     if (request.templateSetId) return null; // the saved look supplies the rest; the service checks it
     const models = await client.listModels();
     if (!models.some((m) => m.id === request.toolId)) return `unknown toolId '${request.toolId ?? ''}' (the service offers ${models.map((m) => m.id).join(', ')})`;
-    const images = Object.fromEntries(
-      Object.entries(request.images ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => (x === PHOTO_PLACEHOLDER ? SAMPLE_URL : x)) : v === PHOTO_PLACEHOLDER ? SAMPLE_URL : v]),
-    );
-    validateGeneration({ ...request, images });
+    validateGeneration({ ...request, images: fillPhoto(request.images, SAMPLE_URL) });
     return null;
   } catch (err) {
     if (options.transientThrows && err instanceof ApiError && err.retryable) throw err;

@@ -10,11 +10,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError } from '../client';
 import type { ServiceClient } from '../client';
-import { isCatalogRecipe, RecipeSchema, type Recipe } from '../shared/studio';
+import { fillPhoto, isCatalogRecipe, RecipeSchema, type Recipe } from '../shared/studio';
 import * as store from './db/store';
 import { exportApproved } from './export-step';
 import { backoffMs, parseInsufficient } from './gates';
-import { fillPhoto } from './one-shot';
 import { jobOutcome, REMOTE_PRIOR_MS } from './poller';
 import type { StudioEngine } from './engine';
 
@@ -77,7 +76,7 @@ export class Runner {
     const uploaded = await this.client.upload(data, { idempotencyKey: uploadKey });
     this.learnIdempotency(uploaded.idempotencyHonoured);
     const recipe = this.recipeOf(item);
-    const request = isCatalogRecipe(recipe.request) ? { ...recipe.request, images: fillImages(recipe.request.images, uploaded.url) } : fillPhoto(recipe.request, uploaded.url);
+    const request = { ...recipe.request, images: fillPhoto(recipe.request.images, uploaded.url) };
     // Journal before the spending call: the request and its idempotency key.
     this.transition(item.id, { uploadUrl: uploaded.url, state: 'submitting', submitKey: `submit-${item.id}-${randomUUID()}`, submitRequest: JSON.stringify(request), submittedAt: null, attempts: 0 });
     const next = store.getItem(this.db, item.id);
@@ -329,8 +328,3 @@ export class Runner {
     this.transition(item.id, { state: 'failed', error: message, reserved: 0, ...(inSubmission ? { submittedAt: null } : {}) });
   }
 }
-
-export function fillImages(images: Record<string, string | string[]> | undefined, url: string): Record<string, string | string[]> {
-  return Object.fromEntries(Object.entries(images ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => (x === '{photo}' ? url : x)) : v === '{photo}' ? url : v]));
-}
-

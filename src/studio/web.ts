@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { mimeOfPath } from '../shared/media-types';
 import { STUDIO_EVENT_NAMES } from '../shared/engine-process';
 import type { CatalogView, LookView, StudioEvents } from '../shared/studio';
 import { StudioSettingsUpdateSchema } from '../shared/studio-settings';
@@ -19,19 +20,17 @@ import { refuseForeignRequest } from './local-guard';
 
 /** `settings`: the Settings screen's saved values (the CLI's studio; absent in harnesses: 404). */
 export type StudioWebOptions = { engine: StudioEngine; commands: ReturnType<typeof createCommands>; uiDir?: string; settings?: StudioSettingsPort };
-const MIME: Record<string, string> = {
+/** The built UI's own files; photos and results take their type from the shared media table. */
+const WEB_ASSET_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.webp': 'image/webp',
-  '.mp4': 'video/mp4',
   '.json': 'application/json',
   '.woff2': 'font/woff2',
 };
+const contentTypeOf = (file: string): string =>
+  WEB_ASSET_TYPES[path.extname(file).toLowerCase()] ?? mimeOfPath(file) ?? 'application/octet-stream';
 
 export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
   const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024 });
@@ -74,7 +73,7 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
   app.get<{ Params: { id: string } }>('/api/source/:id', async (request, reply) => {
     const item = getItem(engine.db, request.params.id);
     if (!item || !fs.existsSync(item.sourcePath)) return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'the source photo is no longer in its folder' } });
-    return reply.header('content-type', MIME[path.extname(item.sourcePath).toLowerCase()] ?? 'application/octet-stream').send(fs.createReadStream(item.sourcePath));
+    return reply.header('content-type', contentTypeOf(item.sourcePath)).send(fs.createReadStream(item.sourcePath));
   });
 
   // Open event streams end when the server closes, so shutdown never waits on a browser tab.
@@ -110,7 +109,7 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
     const file = safeJoin(engine.library.root, request.params['*']);
     if (!file || !fs.existsSync(file)) return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'no such file' } });
     return reply
-      .header('content-type', MIME[path.extname(file)] ?? 'application/octet-stream')
+      .header('content-type', contentTypeOf(file))
       .header('cache-control', 'public, max-age=31536000, immutable')
       .send(fs.createReadStream(file));
   });
@@ -122,7 +121,7 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
     }
     const file = safeJoin(uiDir, request.params['*'] || 'index.html');
     const target = file && fs.existsSync(file) && fs.statSync(file).isFile() ? file : path.join(uiDir, 'index.html');
-    return reply.header('content-type', MIME[path.extname(target)] ?? 'application/octet-stream').send(fs.createReadStream(target));
+    return reply.header('content-type', contentTypeOf(target)).send(fs.createReadStream(target));
   });
 
   return app;

@@ -7,7 +7,7 @@ import {
   validatePattern,
   type NamingValues,
 } from '../../src/studio/export/naming';
-import { ExportSettingsSchema } from '../../src/studio/export/presets';
+import { CheckedExportSettingsSchema } from '../../src/studio/export/presets';
 
 const sample: NamingValues = {
   name: 'look-042.jpg',
@@ -108,14 +108,14 @@ describe('naming patterns', () => {
   });
 
   it('validates the pattern in the export settings schema, with defaults', () => {
-    expect(ExportSettingsSchema.parse({})).toEqual({
+    expect(CheckedExportSettingsSchema.parse({})).toEqual({
       preset: 'original',
       format: 'jpeg',
       quality: 90,
       naming: '{name}-{tool}-{n}',
     });
-    expect(ExportSettingsSchema.safeParse({ naming: '{bogus}' }).success).toBe(false);
-    expect(ExportSettingsSchema.safeParse({ quality: 0 }).success).toBe(false);
-    expect(ExportSettingsSchema.safeParse({ quality: 101 }).success).toBe(false);
+    expect(CheckedExportSettingsSchema.safeParse({ naming: '{bogus}' }).success).toBe(false);
+    expect(CheckedExportSettingsSchema.safeParse({ quality: 0 }).success).toBe(false);
+    expect(CheckedExportSettingsSchema.safeParse({ quality: 101 }).success).toBe(false);
   });
 });

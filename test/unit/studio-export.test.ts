@@ -8,7 +8,7 @@ import {
   placeFile,
   tempPathFor,
   writeFileAtomic,
-} from '../../src/studio/export/atomic-write';
+} from '../../src/infra/atomic-write';
 import { checkCompliance } from '../../src/studio/export/compliance';
 import { exportResult, type ExportResultInput } from '../../src/studio/export/export-result';
 import { renderForPreset } from '../../src/studio/export/render';

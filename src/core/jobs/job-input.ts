@@ -4,14 +4,31 @@
  * disk, so a corrupt row fails its job instead of crashing the runner.
  */
 import { z } from 'zod';
-import { JEWELRY_TYPES, TOOL_IDS } from '../../shared/api';
+import { JEWELRY_TYPES, TOOL_IDS, type GenerationParamField } from '../../shared/api';
+import { UPLOAD_MIMES } from '../../shared/media-types';
 
 const StoredImageSchema = z.discriminatedUnion('source', [
-  z.object({ source: z.literal('blob'), sha256: z.string(), mime: z.enum(['image/jpeg', 'image/png', 'image/webp']) }),
-  z.object({ source: z.literal('catalog'), file: z.string(), mime: z.enum(['image/jpeg', 'image/png', 'image/webp']) }),
+  z.object({ source: z.literal('blob'), sha256: z.string(), mime: z.enum(UPLOAD_MIMES) }),
+  z.object({ source: z.literal('catalog'), file: z.string(), mime: z.enum(UPLOAD_MIMES) }),
 ]);
 
 const EntitySchema = z.object({ id: z.string().nullable(), image: StoredImageSchema });
+
+/**
+ * The request's settings a unit keeps, one per request field but the pose (resolved into `pose`);
+ * loose, since they were checked on the way in. The compiler asks for a new request field here.
+ */
+const StoredParamsShape = {
+  shotType: z.string().optional(),
+  stylePreset: z.string().optional(),
+  customPrompt: z.string().optional(),
+  motionPrompt: z.string().optional(),
+  ratio: z.string().optional(),
+  targetRatio: z.string().optional(),
+  duration: z.number().optional(),
+  jewelryType: z.enum(JEWELRY_TYPES).optional(),
+  backgroundColor: z.string().optional(),
+} satisfies Record<Exclude<GenerationParamField, 'pose'>, z.ZodType>;
 
 export const StoredUnitSchema = z.object({
   toolId: z.enum(TOOL_IDS),
@@ -23,15 +40,7 @@ export const StoredUnitSchema = z.object({
     .object({ id: z.string(), type: z.enum(['default', ...JEWELRY_TYPES]), image: StoredImageSchema })
     .nullable(),
   params: z.object({
-    shotType: z.string().optional(),
-    stylePreset: z.string().optional(),
-    customPrompt: z.string().optional(),
-    motionPrompt: z.string().optional(),
-    ratio: z.string().optional(),
-    targetRatio: z.string().optional(),
-    duration: z.number().optional(),
-    jewelryType: z.enum(JEWELRY_TYPES).optional(),
-    backgroundColor: z.string().optional(),
+    ...StoredParamsShape,
     modelId: z.string().optional(),
     variant: z.number().int().optional(),
   }),

@@ -5,7 +5,6 @@
  * accepted. Unresolvable, or over the pixel limit, means 400, before anything is charged.
  */
 import { createHash } from 'node:crypto';
-import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Catalog } from '../catalog';
 import { BadRequest } from '../errors';
@@ -16,6 +15,7 @@ import { sniffImage, type ImageMime } from './sniff';
 import { assertPixelLimit, imageDimensions } from './image-header';
 import type { StagedImages } from './staged-images';
 import { LIMITS } from '../../shared/api';
+import { isUploadMime, mimeOfPath } from '../../shared/media-types';
 
 /** What a job records: content hash or catalog file, never an absolute path. */
 export type StoredImage =
@@ -33,16 +33,9 @@ export type ResolverOptions = {
 /** Origin of file URLs when no HTTP server fronts the core (embedded mode). */
 export const EMBEDDED_ORIGIN = 'http://embedded.dropshoot.invalid';
 
-const MIME_BY_EXT: Record<string, ImageMime> = {
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.webp': 'image/webp',
-};
-
 export function catalogImage(file: string): StoredImage {
-  const mime = MIME_BY_EXT[path.extname(file).toLowerCase()];
-  if (!mime) throw new Error(`catalog asset ${file} is not a JPEG, PNG or WebP file`);
+  const mime = mimeOfPath(file);
+  if (!mime || !isUploadMime(mime)) throw new Error(`catalog asset ${file} is not a JPEG, PNG or WebP file`);
   return { source: 'catalog', file, mime };
 }
 

@@ -4,9 +4,11 @@
  * backends implement the same type.
  */
 import type { JewelryType, ToolId } from '../../shared/api';
+import type { UploadMime } from '../../shared/media-types';
+import type { StoredUnit } from '../jobs/job-input';
 
 /** An input image already stored on local disk (blob store or shipped catalog asset). */
-export type InputImage = { path: string; mime: 'image/jpeg' | 'image/png' | 'image/webp' };
+export type InputImage = { path: string; mime: UploadMime };
 
 /** Catalog entries resolved to their assets, so adapters never read the catalog themselves. */
 export type ResolvedFashionModel = { id: string | null; image: InputImage };
@@ -21,28 +23,18 @@ export type ProviderJob = {
   fashionModel: ResolvedFashionModel | null;
   venue: ResolvedVenue | null;
   pose: ResolvedPose | null;
-  params: {
-    shotType?: string;
-    stylePreset?: string;
-    customPrompt?: string;
-    motionPrompt?: string;
-    /** Output aspect ratio (`W:H`) or 'auto'; targetRatio for photo_reframe. */
-    ratio?: string;
-    targetRatio?: string;
-    duration?: number;
-    jewelryType?: JewelryType;
-    backgroundColor?: string;
-    modelId?: string;
-    /** Index of the shot inside a pack or catalog job; steers variation. */
-    variant?: number;
-  };
+  /**
+   * The request's settings as the job stored them (`ratio`: `W:H` or 'auto'; `targetRatio` for
+   * photo_reframe), plus `modelId` and `variant` (the shot's index in a pack; steers variation).
+   */
+  params: StoredUnit['params'];
   /** Number of outputs expected (packs give several). */
   outputs: number;
 };
 
 export type ProviderOutput = {
   data: Buffer;
-  mime: 'image/png' | 'image/jpeg' | 'image/webp' | 'video/mp4';
+  mime: UploadMime | 'video/mp4';
   /** What the provider charged for this output, when known; recorded next to the diamonds. */
   costUsd?: number;
   /** Which backend and model made it (`fal:fal-ai/...`), when not the adapter itself. */

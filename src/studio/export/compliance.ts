@@ -1,49 +1,18 @@
-import sharp from 'sharp';
-import { z } from 'zod';
+import { sharp } from '../../infra/sharp';
+import {
+  StoredComplianceReportSchema,
+  type ComplianceCheck,
+  type ComplianceReport,
+  type ComplianceVerdict,
+} from '../../shared/studio';
 import { isSrgbProfile, iccDescription } from './icc';
-import { effectiveFormat, PresetIdSchema, PRESETS, type ExportSettings } from './presets';
+import { effectiveFormat, PRESETS, type ExportSettings } from './presets';
 import { backgroundPurity, MAX_IMPURE_SHARE, WHITE_FLOOR } from './background-purity';
 import { MAX_SMEAR_PX, SIDES, smearBands } from './edge-band';
 import { estimateBackground, fillRatio, productBox, type RawImage } from './product-bbox';
 
-export const CHECK_IDS = [
-  'format',
-  'size',
-  'colour-space',
-  'icc-profile',
-  'background',
-  'fill',
-  'preview',
-  'upscale',
-  'padding',
-] as const;
-
-export const ComplianceCheckSchema = z.object({
-  id: z.enum(CHECK_IDS),
-  ok: z.boolean(),
-  /** A failed `error` check makes the file not ready to upload; a failed `warning` says why to look. */
-  severity: z.enum(['error', 'warning']),
-  value: z.string(),
-  expected: z.string(),
-  message: z.string(),
-});
-export type ComplianceCheck = z.infer<typeof ComplianceCheckSchema>;
-
-export const VerdictSchema = z.enum(['pass', 'warn', 'fail']);
-export type Verdict = z.infer<typeof VerdictSchema>;
-
-/** Assignable to the studio contract's `ComplianceReport`; adds the preset, verdict and notes. */
-export const ComplianceReportSchema = z.object({
-  preset: PresetIdSchema,
-  /** Ready to upload: every `error` check passed. */
-  ok: z.boolean(),
-  /** fail: an error check failed; warn: only warnings failed; pass: nothing failed. */
-  verdict: VerdictSchema,
-  checks: z.array(ComplianceCheckSchema),
-  /** Things the user should know that are not failures (forced JPEG, upscaling...). */
-  notes: z.array(z.string()),
-});
-export type ComplianceReport = z.infer<typeof ComplianceReportSchema>;
+/** The report's schemas live in the studio contract (src/shared/studio.ts), the one source. */
+export type { ComplianceCheck, ComplianceReport };
 
 /** A pixel counts as pure white when every channel is within this of 255. */
 export const WHITE_TOLERANCE = 255 - WHITE_FLOOR;
@@ -230,7 +199,7 @@ export async function checkCompliance(input: ComplianceInput): Promise<Complianc
   }
 
   const ok = checks.every((c) => c.ok || c.severity === 'warning');
-  const verdict: Verdict = !ok ? 'fail' : checks.some((c) => !c.ok) ? 'warn' : 'pass';
+  const verdict: ComplianceVerdict = !ok ? 'fail' : checks.some((c) => !c.ok) ? 'warn' : 'pass';
   return { preset: preset.id, ok, verdict, checks, notes };
 }
 
@@ -246,12 +215,12 @@ async function readRgb(image: string | Buffer): Promise<RawImage> {
 const round = (n: number): string => String(Math.round(n * 10_000) / 10_000);
 
 /** One exported file's verdict for `run`'s summary: the checks that failed or warned, in words. */
-export type FileVerdict = { path: string; verdict: Verdict | 'unchecked'; checks: string[] };
+export type FileVerdict = { path: string; verdict: ComplianceVerdict | 'unchecked'; checks: string[] };
 
 /** Reads a stored report (JSON, possibly written before verdicts existed) into a file's verdict. */
 export function fileVerdict(path: string, stored: string | null): FileVerdict {
   if (stored === null) return { path, verdict: 'unchecked', checks: [] };
-  const parsed = StoredReportSchema.safeParse(JSON.parse(stored));
+  const parsed = StoredComplianceReportSchema.safeParse(JSON.parse(stored));
   if (!parsed.success) return { path, verdict: 'unchecked', checks: ['the stored compliance report is unreadable'] };
   const { ok, checks, verdict } = parsed.data;
   const flagged = checks.filter((c) => !c.ok);
@@ -262,9 +231,3 @@ export function fileVerdict(path: string, stored: string | null): FileVerdict {
   };
 }
 
-/** What every stored report has had; severity and verdict came later. */
-const StoredReportSchema = z.object({
-  ok: z.boolean(),
-  verdict: VerdictSchema.optional(),
-  checks: z.array(z.object({ id: z.string(), ok: z.boolean(), severity: z.enum(['error', 'warning']).optional(), message: z.string() })),
-});

@@ -6,12 +6,12 @@ import {
   writeFileAtomic,
   type ConflictPolicy,
   type PlaceStatus,
-} from './atomic-write';
+} from '../../infra/atomic-write';
 import { checkCompliance, type ComplianceReport } from './compliance';
 import { renderName } from './naming';
 import {
   effectiveFormat,
-  ExportSettingsSchema,
+  CheckedExportSettingsSchema,
   extensionFor,
   type ExportSettings,
   type ExportSettingsInput,
@@ -55,7 +55,7 @@ export type ExportResultOutput = {
  * naming pattern and conflict policy, and checks the written bytes against the preset.
  */
 export async function exportResult(input: ExportResultInput): Promise<ExportResultOutput> {
-  const settings = ExportSettingsSchema.parse(input.export);
+  const settings = CheckedExportSettingsSchema.parse(input.export);
   const conflict = input.conflict ?? 'suffix';
   const isImage = input.resultMime === undefined || input.resultMime.startsWith('image/');
   const ext = isImage

@@ -1,4 +1,3 @@
-export * from './atomic-write';
 export * from './compliance';
 export * from './export-result';
 export * from './naming';

@@ -1,9 +1,6 @@
 import { z } from 'zod';
-import {
-  EXPORT_FORMATS,
-  EXPORT_PRESETS,
-  ExportSettingsSchema as ContractExportSettingsSchema,
-} from '../../shared/studio';
+import { EXPORT_FORMATS, EXPORT_PRESETS, ExportSettingsSchema, type ExportSettings } from '../../shared/studio';
+import { extensionFor as mediaExtensionFor, mimeOfFormat } from '../../shared/media-types';
 import { DEFAULT_NAMING_PATTERN, NamingPatternSchema } from './naming';
 
 export const PresetIdSchema = z.enum(EXPORT_PRESETS);
@@ -13,15 +10,16 @@ export const OutputFormatSchema = z.enum(EXPORT_FORMATS);
 export type OutputFormat = z.infer<typeof OutputFormatSchema>;
 
 /**
- * A folder's export settings: the studio contract's schema, with the naming pattern fully
- * validated (tokens, illegal characters, traversal) rather than only length-checked.
- * amazon and zalando write JPEG whatever `format` says; the report notes it.
+ * The contract's export settings as the export checks them before writing: the naming pattern
+ * fully validated (tokens, illegal characters, traversal) rather than only length-checked.
+ * Same shape as the contract's `ExportSettings`. amazon and zalando write JPEG whatever
+ * `format` says; the report notes it.
  */
-export const ExportSettingsSchema = ContractExportSettingsSchema.extend({
+export const CheckedExportSettingsSchema = ExportSettingsSchema.extend({
   naming: NamingPatternSchema.default(DEFAULT_NAMING_PATTERN),
 });
-export type ExportSettings = z.infer<typeof ExportSettingsSchema>;
-export type ExportSettingsInput = z.input<typeof ExportSettingsSchema>;
+export type { ExportSettings };
+export type ExportSettingsInput = z.input<typeof CheckedExportSettingsSchema>;
 
 /** How a preset frames the product. */
 export type Framing =
@@ -91,5 +89,5 @@ export function effectiveFormat(
   };
 }
 
-export const extensionFor = (format: OutputFormat): string =>
-  ({ jpeg: 'jpg', png: 'png', webp: 'webp' })[format];
+/** The extension an export in this format is written with (`jpg` for JPEG). */
+export const extensionFor = (format: OutputFormat): string => mediaExtensionFor(mimeOfFormat(format));

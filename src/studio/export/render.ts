@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import { sharp } from '../../infra/sharp';
 import type { Sharp } from 'sharp';
 import {
   effectiveFormat,
@@ -43,9 +43,6 @@ export async function isPreview(input: string | Buffer): Promise<boolean> {
   const { exif, xmp } = await sharp(input).metadata();
   return [exif, xmp].some((b) => b !== undefined && b.toString('latin1').includes(PREVIEW_MARK));
 }
-
-// Results are moved and deleted by the studio; libvips' file cache would keep them open.
-sharp.cache({ files: 0 });
 
 /** Renders one result image for a marketplace preset. Output is always sRGB with its ICC profile. */
 export async function renderForPreset(

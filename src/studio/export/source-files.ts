@@ -8,7 +8,7 @@ import {
   syncDir,
   tempPathFor,
   writeFileAtomic,
-} from './atomic-write';
+} from '../../infra/atomic-write';
 
 /** The app's own folders at the top level of every hot folder; the watcher ignores them. */
 export const DONE_DIR = 'done';

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import zlib from 'node:zlib';
-import sharp from 'sharp';
+import { sharp } from '../../infra/sharp';
 
 /** What the worker sends back: the primary picture as RGBA, and how to read its colours. */
 type Decoded =

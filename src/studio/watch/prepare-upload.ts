@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
-import sharp from 'sharp';
+import { sharp } from '../../infra/sharp';
+import { isUploadMime, mimeOfFormat, type UploadMime } from '../../shared/media-types';
 import type { Metadata, Sharp } from 'sharp';
 import { iccDescription, isSrgbProfile } from '../export/icc';
 import { sniffFormat, type SourceFormat } from './sniff';
@@ -9,7 +10,7 @@ import { CAN_DECODE_HEIC } from './stable-file';
 /** The service's upload limit (8 MiB). */
 export const UPLOAD_LIMIT_BYTES = 8 * 1024 * 1024;
 
-export type UploadMime = 'image/jpeg' | 'image/png' | 'image/webp';
+export type { UploadMime };
 export type PreparedUpload = {
   data: Buffer;
   mime: UploadMime;
@@ -25,11 +26,11 @@ export class UnsupportedImageError extends Error {
   }
 }
 
-const ACCEPTED: Partial<Record<SourceFormat, UploadMime>> = {
-  jpeg: 'image/jpeg',
-  png: 'image/png',
-  webp: 'image/webp',
-};
+/** The upload type a source format is sent as unchanged, or null when it must be converted. */
+function acceptedAsIs(format: SourceFormat): UploadMime | null {
+  const mime = mimeOfFormat(format);
+  return isUploadMime(mime) ? mime : null;
+}
 const QUALITY_STEPS = [90, 85, 80, 75, 70] as const;
 const MIN_LONG_SIDE = 512;
 
@@ -56,7 +57,7 @@ export async function prepareUpload(
   }
 
   const converted: string[] = [];
-  const acceptedMime = ACCEPTED[format];
+  const acceptedMime = acceptedAsIs(format);
   if (!acceptedMime) converted.push(`${format.toUpperCase()} converted to JPEG`);
   const colour = colourNote(meta);
   if (colour) converted.push(colour);

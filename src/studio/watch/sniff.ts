@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import type { MediaFormat } from '../../shared/media-types';
 
-export const SOURCE_FORMATS = ['jpeg', 'png', 'webp', 'heic', 'avif', 'tiff'] as const;
+/** Photos a hot folder takes (named as in the shared media table); HEIC/AVIF/TIFF are converted before upload. */
+export const SOURCE_FORMATS = ['jpeg', 'png', 'webp', 'heic', 'avif', 'tiff'] as const satisfies readonly MediaFormat[];
 export const SourceFormatSchema = z.enum(SOURCE_FORMATS);
 export type SourceFormat = z.infer<typeof SourceFormatSchema>;
 
@@ -26,15 +28,6 @@ export function sniffFormat(head: Uint8Array): SourceFormat | null {
   }
   return null;
 }
-
-export const MIME_BY_FORMAT: Readonly<Record<SourceFormat, string>> = {
-  jpeg: 'image/jpeg',
-  png: 'image/png',
-  webp: 'image/webp',
-  heic: 'image/heic',
-  avif: 'image/avif',
-  tiff: 'image/tiff',
-};
 
 /**
  * A PNG whose writer stopped after the last image data but before IEND decodes cleanly, so

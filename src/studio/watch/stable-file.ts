@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import sharp from 'sharp';
+import { sharp } from '../../infra/sharp';
 import { hasCompleteTrailer, sniffFormat, type SourceFormat } from './sniff';
 
 /** A photo that has stopped changing and decodes completely. */
@@ -32,9 +32,6 @@ export type StableFileOptions = {
 };
 
 export const DEFAULT_SETTLE_MS = 2_000;
-
-// Results and sources are moved while the app runs; libvips' file cache would hold them open.
-sharp.cache({ files: 0 });
 
 /** The prebuilt libvips decodes AVIF but not HEVC-coded HEIC (patent licensing); see heic.ts. */
 export const CAN_DECODE_HEIC = sharp.format.heif.input.fileSuffix?.includes('.heic') ?? false;

@@ -1,9 +1,7 @@
 /** Decoding helpers shared by the local tools: one decode, clear errors for bad inputs. */
-import sharp, { type Metadata, type OverlayOptions, type Sharp } from 'sharp';
+import type { Metadata, OverlayOptions, Sharp } from 'sharp';
+import { sharp } from '../../../infra/sharp';
 import { ProviderError } from '../types';
-
-// Blobs are content-addressed and never rewritten, but libvips' file cache would hold them open.
-sharp.cache({ files: 0 });
 
 export type RawImage = { data: Buffer; width: number; height: number; channels: number };
 

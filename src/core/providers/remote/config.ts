@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { TOOL_IDS, type ToolId } from '../../../shared/api';
+import type { ProviderKeys } from '../../../shared/provider-keys';
 
 const RouteSchema = z.strictObject({
   adapter: z.enum(['fal', 'openai', 'local']),
@@ -46,7 +47,7 @@ export const FAL_DEFAULT_MODELS: Record<ToolId, string> = {
 const ENV_ROUTE = /^DROPSHOOT_ROUTE_([A-Z_]+)$/;
 
 /** Keys held outside the file (the desktop app keeps them in the system keychain). */
-export type ProviderKeys = { fal?: string; openai?: string };
+export type { ProviderKeys };
 
 /**
  * The file (if any) with the environment on top: DROPSHOOT_FAL_KEY, DROPSHOOT_FAL_BASE_URL,

@@ -1,3 +1,8 @@
+/**
+ * The one atomic-write helper: temp file in the target's folder + fsync + rename/link, with a
+ * conflict policy. Used by the export (no-clobber names) and the studio library (overwrite), so
+ * both leave at worst a hidden temp after a crash, and both clean such temps after a restart.
+ */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -46,9 +51,10 @@ export async function discardTemp(temp: string): Promise<void> {
 /**
  * A crash (power loss, SIGKILL) between writing a temp file and renaming it leaves the hidden
  * temp behind. The first write into a folder after start removes such leftovers, once per folder
- * per process, sparing the temps this process has in flight.
+ * per process, sparing the temps this process has in flight. `alsoStale` names other leftovers
+ * to take (temp names an older build used).
  */
-export async function sweepStaleTemps(dir: string): Promise<void> {
+export async function sweepStaleTemps(dir: string, alsoStale?: RegExp): Promise<void> {
   const key = path.resolve(dir);
   if (sweptDirs.has(key)) return;
   sweptDirs.add(key);
@@ -56,12 +62,13 @@ export async function sweepStaleTemps(dir: string): Promise<void> {
   try {
     names = await fs.readdir(key);
   } catch (error) {
-    if (errorCode(error) === 'ENOENT') return;
+    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return;
     throw error;
   }
   for (const name of names) {
     const full = path.join(key, name);
-    if (TEMP_NAME.test(name) && !tempsInFlight.has(full)) await fs.rm(full, { force: true });
+    const stale = TEMP_NAME.test(name) || (alsoStale?.test(name) ?? false);
+    if (stale && !tempsInFlight.has(full)) await fs.rm(full, { force: true });
   }
 }
 

@@ -1,0 +1,32 @@
+/**
+ * Redo from review: the result is declined at once (so "approve all" can never export it), and
+ * its photo is queued again, with a new recipe or the one it had (a ready-shoot result redoes
+ * only its own shot).
+ */
+import { isCatalogRecipe, type Recipe } from '../shared/studio';
+import * as store from './db/store';
+import { readRecipeSnapshot } from './db/stored-json';
+import type { StudioEngine } from './engine';
+import type { HotFolders } from './folders';
+import { settleItem } from './review';
+
+/** How many photos were queued again. `recipe` must have been checked by the caller. */
+export async function redoResults(engine: StudioEngine, folders: HotFolders, resultIds: readonly string[], recipe?: Recipe): Promise<number> {
+  const { db } = engine;
+  let queued = 0;
+  for (const id of resultIds) {
+    const result = store.getResult(db, id);
+    const item = result && store.getItem(db, result.itemId);
+    if (!result || !item) continue;
+    if (store.setReview(db, id, 'rejected')) engine.events.emit('result.changed', store.resultView(store.getResult(db, id)!));
+    let next = recipe ?? readRecipeSnapshot(item.recipe);
+    if (!recipe && result.shotId && isCatalogRecipe(next.request)) {
+      next = { ...next, request: { ...next.request, shotIds: [result.shotId] } };
+    }
+    const sourcePath = await folders.restoreSource(item.id);
+    engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe: next, reprocess: true });
+    settleItem(engine, item.id);
+    queued++;
+  }
+  return queued;
+}
