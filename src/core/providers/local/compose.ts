@@ -11,6 +11,8 @@ import { drawFigure, type Appearance, type FigureAnchors, type PoseJoints } from
 import type { ProviderJob } from '../types';
 import { ProviderError } from '../types';
 import { canvasFor, checkAborted, decodeMeta, open, ratioOf } from './image-io';
+import { garmentFromPerson } from './garment-from-person';
+import { garmentKind, type GarmentKind } from './garment-kind';
 import { removeBackground } from './remove-background';
 
 const LONG_SIDE = 1280;
@@ -125,15 +127,38 @@ export class Compositor {
     return out;
   }
 
-  /** Dresses the figure: tall garments from shoulders down, the first on the torso, the next on the legs. */
-  private async dress(garments: Buffer[], anchors: FigureAnchors): Promise<Layer[]> {
+  /**
+   * Dresses the figure by garment kind (read from each cut-out's silhouette): tops on the torso,
+   * trousers and skirts on the legs, dresses from the shoulders down. A garment whose place is
+   * taken (a second top) is shown beside the figure rather than somewhere it does not go.
+   */
+  private async dress(garments: Buffer[], anchors: FigureAnchors, canvasWidth: number): Promise<Layer[]> {
+    const t = anchors.torso;
+    const l = anchors.legs;
+    const boxes: Record<GarmentKind, Box> = {
+      top: { x: t.x - t.width * 0.12, y: t.y - t.height * 0.04, width: t.width * 1.24, height: t.height * 1.1 },
+      // From the waist (a little above the hips) to the ankles.
+      bottom: { x: l.x, y: l.y - t.height * 0.12, width: l.width, height: l.height + t.height * 0.12 },
+      dress: { x: t.x - t.width * 0.1, y: t.y, width: t.width * 1.2, height: t.height + l.height * 0.75 },
+    };
+    const covers: Record<GarmentKind, ('torso' | 'legs')[]> = { top: ['torso'], bottom: ['legs'], dress: ['torso', 'legs'] };
+    const kinds = await Promise.all(garments.slice(0, 3).map((g) => garmentKind(g)));
+    // Drawn bottom-up so a top falls over a waistband.
+    const order = kinds.map((kind, i) => ({ kind, i })).sort((a, b) => rank(a.kind) - rank(b.kind));
+    const taken = new Set<string>();
     const layers: Layer[] = [];
-    for (const [i, garment] of garments.slice(0, 3).entries()) {
-      const meta = await sharp(garment).trim({ threshold: 1 }).metadata().catch(() => null);
-      const tall = meta?.width && meta.height ? meta.height / meta.width > 1.7 : false;
-      const t = anchors.torso;
-      const box = i === 0 ? (tall ? { x: t.x - t.width * 0.1, y: t.y, width: t.width * 1.2, height: t.height + anchors.legs.height * 0.75 } : { x: t.x - t.width * 0.12, y: t.y - t.height * 0.04, width: t.width * 1.24, height: t.height * 1.1 }) : i === 1 ? anchors.legs : { x: t.x + t.width * 0.55, y: t.y + t.height * 0.3, width: t.width * 0.7, height: t.height * 0.7 };
-      layers.push(await this.place(garment, box, { fill: i === 0 ? 'cover' : 'contain' }));
+    const beside: Buffer[] = [];
+    for (const { kind, i } of order) {
+      if (covers[kind].some((part) => taken.has(part))) {
+        beside.push(garments[i]!);
+        continue;
+      }
+      for (const part of covers[kind]) taken.add(part);
+      layers.push(await this.place(garments[i]!, boxes[kind], { fill: kind === 'bottom' ? 'contain' : 'cover' }));
+    }
+    for (const [k, garment] of beside.entries()) {
+      const size = t.height * 0.75;
+      layers.push(await this.place(garment, { x: canvasWidth - size * (k + 1) - size * 0.1 * (k + 1), y: anchors.bbox.y, width: size, height: size }));
     }
     return layers;
   }
@@ -197,17 +222,48 @@ export class Compositor {
     };
     const figureLayer = { ...figure.layer, left: (figure.layer.left ?? 0) + figureX };
     const isJewelry = job.toolId === 'jewelry_on_model' || job.toolId === 'jewelry_ecom_pack';
+    const jewelryType = jewelryTypeOf(job);
     const products = isJewelry
-      ? await Promise.all(garments.map((g, i) => this.place(g, this.jewelryBox(job.params.jewelryType, anchors, 1 + i * 0.2))))
-      : await this.dress(garments, anchors);
+      ? await Promise.all(garments.map((g, i) => this.place(g, this.jewelryBox(jewelryType, anchors, 1 + i * 0.2))))
+      : await this.dress(garments, anchors, width);
     const frame = opts.frame ?? frameOf(job.params.shotType, isJewelry);
-    const crop = frame === 'full' ? undefined : frameBox(frame, anchors, width, height, isJewelry ? this.jewelryBox(job.params.jewelryType, anchors, 1) : undefined);
+    const crop = frame === 'full' ? undefined : frameBox(frame, anchors, width, height, isJewelry ? this.jewelryBox(jewelryType, anchors, 1) : undefined);
     return this.finish(base, [figureLayer, ...products], width, height, job, crop);
   }
 
+  /**
+   * pose_angle_switch and model_swap on a real photo: the renderer cannot honestly repose a
+   * person or swap them, so it lays the photo beside the target (the catalog pose or model) under
+   * a plain label saying what the AI render will do, instead of drawing over the person.
+   */
+  async labelledLayout(job: ProviderJob): Promise<Buffer> {
+    const photo = job.images.user_photo?.[0];
+    if (!photo) throw new ProviderError(`${job.toolId}: missing image 'user_photo'`);
+    await decodeMeta(photo.path);
+    const target = job.toolId === 'pose_angle_switch' ? job.pose : job.fashionModel;
+    const name = job.toolId === 'pose_angle_switch'
+      ? this.catalog.poses.find((p) => p.id === job.pose?.id)?.name ?? job.pose?.id ?? 'the chosen pose'
+      : this.catalog.fashionModels.find((m) => m.id === job.fashionModel?.id)?.name ?? 'the chosen model';
+    const label = job.toolId === 'pose_angle_switch' ? `Preview: pose change to ${name}` : `Preview: model swap to ${name}`;
+    const width = 1280;
+    const height = 960;
+    const bar = 96;
+    const pane = { width: Math.round(width * 0.5) - 24, height: height - bar - 32 };
+    const fit = (input: string) => open(input).resize(pane.width, pane.height, { fit: 'contain', background: '#ffffff' }).flatten({ background: '#ffffff' }).png().toBuffer();
+    const layers: Layer[] = [{ input: await fit(photo.path), left: 16, top: bar + 16 }];
+    if (target) layers.push({ input: await fit(target.image.path), left: Math.round(width * 0.5) + 8, top: bar + 16 });
+    const esc = (t: string) => t.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+    const text = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${bar}"><rect width="100%" height="100%" fill="#1f2328"/><text x="24" y="44" font-family="sans-serif" font-size="30" fill="#ffffff">${esc(label)}</text><text x="24" y="78" font-family="sans-serif" font-size="20" fill="#c9d1d9">Your photo (left) and the target (right). The offline renderer does not change a real person; an AI provider does.</text></svg>`;
+    layers.push({ input: Buffer.from(text), left: 0, top: 0 });
+    const base = await sharp({ create: { width, height, channels: 3, background: '#f2f2f0' } }).png().toBuffer();
+    return this.finish(base, layers, width, height, { ...job, params: { ...job.params, stylePreset: undefined } });
+  }
+
   /** The product laid flat on a textured surface with a soft shadow. */
-  async flatLay(job: ProviderJob, productKeys: readonly string[], surface = '#eae6df'): Promise<Buffer> {
-    const [product] = await this.cutouts(job, productKeys);
+  async flatLay(job: ProviderJob, productKeys: readonly string[], surface = '#eae6df', fromPerson = false): Promise<Buffer> {
+    const [cut] = await this.cutouts(job, productKeys);
+    // model_to_flat_lay: the garment alone, not the person wearing it.
+    const product = fromPerson ? await garmentFromPerson(cut!) : cut;
     const { width, height } = canvasFor(ratioOf(job.params.ratio, 1), LONG_SIDE);
     const grain = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><filter id="n"><feTurbulence type="fractalNoise" baseFrequency="0.9" numOctaves="2" seed="${(job.params.variant ?? 0) + 3}"/><feColorMatrix values="0 0 0 0 0  0 0 0 0 0  0 0 0 0 0  0 0 0 0.08 0"/></filter><rect width="100%" height="100%" fill="${surface}"/><rect width="100%" height="100%" filter="url(#n)"/></svg>`;
     const base = await sharp(Buffer.from(grain)).png().toBuffer();
@@ -243,6 +299,13 @@ export class Compositor {
     return this.finish(base, [], width, height, job);
   }
 }
+
+/** The piece's type: the request's jewelryType, else the type of the jewelry pose chosen. */
+function jewelryTypeOf(job: ProviderJob): string | undefined {
+  return job.params.jewelryType ?? (job.pose && job.pose.type !== 'default' ? job.pose.type : undefined);
+}
+
+const rank = (kind: GarmentKind): number => (kind === 'bottom' ? 0 : kind === 'dress' ? 1 : 2);
 
 function frameOf(shotType: string | undefined, jewelry: boolean): 'full' | 'half' | 'close' {
   if (jewelry) return 'close';

@@ -57,9 +57,9 @@ export function createLocalProvider(opts: { catalog: Catalog }): ProviderAdapter
         return [jpeg(await compose.onModel(job, ['jewelry_image', 'jewelry_images']))];
       case 'pose_angle_switch':
       case 'model_swap':
-        return [jpeg(await compose.onModel(job, ['user_photo']))];
+        return [jpeg(await compose.labelledLayout(job))];
       case 'model_to_flat_lay':
-        return [jpeg(await compose.flatLay(job, ['user_photo']))];
+        return [jpeg(await compose.flatLay(job, ['user_photo'], undefined, true))];
       case 'clothing_ecom_pack':
       case 'jewelry_ecom_pack': {
         // Distinct shots: on-model, flat lay, detail, on white.

@@ -10,6 +10,7 @@ import path from 'node:path';
 import ffmpeg from '@ffmpeg-installer/ffmpeg';
 import { ProviderError } from '../types';
 import { canvasFor, decodeMeta, open, ratioOf } from './image-io';
+import { computeMatte, matteBox } from './remove-background';
 
 const FPS = 25;
 
@@ -30,24 +31,46 @@ export function motionFrom(prompt: string): Motion {
   return rules.find(([re]) => re.test(text))?.[1] ?? 'zoom_in';
 }
 
-function zoompan(motion: Motion, frames: number, w: number, h: number): string {
-  const t = `(on/${frames - 1})`;
-  const centre = "x='iw/2-(iw/zoom/2)':y='ih/2-(ih/zoom/2)'";
+/** The subject's box in the still, in pixels, with the margin it keeps from the frame. */
+type Keep = { x0: number; y0: number; x1: number; y1: number };
+
+/**
+ * The camera path as a zoompan filter. Every window holds `keep` (the product with a margin), so
+ * no frame cuts a sleeve: the zoom stops where the window meets the product, and pans and tilts
+ * travel only as far as the window still holds it. Motion is eased (no jolt at start and end).
+ */
+export function zoompan(motion: Motion, frames: number, w: number, h: number, keep: Keep = { x0: 0, y0: 0, x1: w, y1: h }): string {
+  const t = `(0.5-0.5*cos(PI*on/${Math.max(1, frames - 1)}))`;
+  const zmax = Math.max(1, Math.min(1.3, w / Math.max(1, keep.x1 - keep.x0), h / Math.max(1, keep.y1 - keep.y0)));
+  const f = (v: number) => v.toFixed(4);
+  // Allowed window corners at the current zoom.
+  const xLo = `max(0,${f(keep.x1)}-iw/zoom)`;
+  const xHi = `min(iw-iw/zoom,${f(keep.x0)})`;
+  const yLo = `max(0,${f(keep.y1)}-ih/zoom)`;
+  const yHi = `min(ih-ih/zoom,${f(keep.y0)})`;
+  const clampX = (e: string) => `max(${xLo},min(${xHi},${e}))`;
+  const clampY = (e: string) => `max(${yLo},min(${yHi},${e}))`;
+  const cx = (keep.x0 + keep.x1) / 2;
+  const cy = (keep.y0 + keep.y1) / 2;
+  const centre = `x='${clampX(`${f(cx)}-iw/zoom/2`)}':y='${clampY(`${f(cy)}-ih/zoom/2`)}'`;
+  const zp = f(Math.min(1.25, zmax));
   switch (motion) {
     case 'zoom_in':
-      return `zoompan=z='1+0.3*${t}':${centre}`;
+      return `zoompan=z='1+${f(zmax - 1)}*${t}':${centre}`;
     case 'zoom_out':
-      return `zoompan=z='1.3-0.3*${t}':${centre}`;
+      return `zoompan=z='${f(zmax)}-${f(zmax - 1)}*${t}':${centre}`;
     case 'pan_left':
-      return `zoompan=z='1.25':x='(iw-iw/zoom)*(1-${t})':y='ih/2-(ih/zoom/2)'`;
+      return `zoompan=z='${zp}':x='${xHi}+(${xLo}-${xHi})*${t}':y='${clampY(`${f(cy)}-ih/zoom/2`)}'`;
     case 'pan_right':
-      return `zoompan=z='1.25':x='(iw-iw/zoom)*${t}':y='ih/2-(ih/zoom/2)'`;
+      return `zoompan=z='${zp}':x='${xLo}+(${xHi}-${xLo})*${t}':y='${clampY(`${f(cy)}-ih/zoom/2`)}'`;
     case 'tilt_up':
-      return `zoompan=z='1.25':x='iw/2-(iw/zoom/2)':y='(ih-ih/zoom)*(1-${t})'`;
+      return `zoompan=z='${zp}':x='${clampX(`${f(cx)}-iw/zoom/2`)}':y='${yHi}+(${yLo}-${yHi})*${t}'`;
     case 'tilt_down':
-      return `zoompan=z='1.25':x='iw/2-(iw/zoom/2)':y='(ih-ih/zoom)*${t}'`;
-    case 'orbit':
-      return `zoompan=z='1.2':x='(iw-iw/zoom)*(0.5+0.5*sin(2*PI*${t}))':y='(ih-ih/zoom)*(0.5+0.5*cos(2*PI*${t}))'`;
+      return `zoompan=z='${zp}':x='${clampX(`${f(cx)}-iw/zoom/2`)}':y='${yLo}+(${yHi}-${yLo})*${t}'`;
+    case 'orbit': {
+      const a = `(2*PI*on/${Math.max(1, frames - 1)})`;
+      return `zoompan=z='${f(Math.min(1.2, zmax))}':x='${xLo}+(${xHi}-${xLo})*(0.5+0.5*sin(${a}))':y='${yLo}+(${yHi}-${yLo})*(0.5+0.5*cos(${a}))'`;
+    }
   }
 }
 
@@ -58,11 +81,25 @@ export async function renderVideo(input: Buffer, opts: { motionPrompt: string; d
   const { width, height } = canvasFor(ratioOf(opts.ratio, meta.width! / meta.height!), 1080);
   const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'dropshoot-video-'));
   try {
-    // Oversample the still so zooming stays sharp.
+    // The whole photo goes in the frame (no cover crop: that cut sleeves before any motion),
+    // padded with its own backdrop colour, oversampled so zooming stays sharp.
     const still = path.join(dir, 'still.png');
-    await open(input).resize(width * 2, height * 2, { fit: 'cover' }).removeAlpha().png({ compressionLevel: 1 }).toFile(still);
+    const sw = width * 2;
+    const sh = height * 2;
+    const backdrop = await edgeColour(input);
+    // A 3% border of backdrop, so a product touching the photo's edge is not cut by the frame's.
+    const iw = Math.round(sw * 0.94);
+    const ih = Math.round(sh * 0.94);
+    await open(input)
+      .resize(iw, ih, { fit: 'contain', background: backdrop })
+      .flatten({ background: backdrop })
+      .extend({ left: (sw - iw) >> 1, right: sw - iw - ((sw - iw) >> 1), top: (sh - ih) >> 1, bottom: sh - ih - ((sh - ih) >> 1), background: backdrop })
+      .png({ compressionLevel: 1 })
+      .toFile(still);
+    const upright = (meta.orientation ?? 1) >= 5;
+    const keep = await productBox(input, upright ? meta.height! : meta.width!, upright ? meta.width! : meta.height!, sw, sh);
     const out = path.join(dir, 'out.mp4');
-    const filter = `${zoompan(motionFrom(opts.motionPrompt), frames, width, height)}:d=${frames}:s=${width}x${height}:fps=${FPS},format=yuv420p`;
+    const filter = `${zoompan(motionFrom(opts.motionPrompt), frames, sw, sh, keep)}:d=${frames}:s=${width}x${height}:fps=${FPS},format=yuv420p`;
     const args = ['-hide_banner', '-loglevel', 'error', '-y', '-i', still, '-vf', filter, '-frames:v', String(frames), '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '22', '-movflags', '+faststart', '-pix_fmt', 'yuv420p', out];
     await new Promise<void>((resolve, reject) => {
       const child = spawn(ffmpeg.path, args, { stdio: ['ignore', 'ignore', 'pipe'], signal });
@@ -75,4 +112,33 @@ export async function renderVideo(input: Buffer, opts: { motionPrompt: string; d
   } finally {
     await fs.promises.rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Median colour of the photo's outer ring: the backdrop, to pad with. */
+async function edgeColour(input: Buffer): Promise<{ r: number; g: number; b: number }> {
+  const { data, info } = await open(input).resize(64, 64, { fit: 'fill' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const ring: number[][] = [[], [], []];
+  for (let y = 0; y < info.height; y++) for (let x = 0; x < info.width; x++) {
+    if (x > 1 && y > 1 && x < info.width - 2 && y < info.height - 2) continue;
+    for (let c = 0; c < 3; c++) ring[c]!.push(data[(y * info.width + x) * 3 + c]!);
+  }
+  const [r, g, b] = ring.map((v) => v.sort((p, q) => p - q)[v.length >> 1]!);
+  return { r: r!, g: g!, b: b! };
+}
+
+/** The product's box in the still (the photo contained in 94% of sw x sh, centred), with a 3% margin. */
+async function productBox(input: Buffer, w: number, h: number, sw: number, sh: number): Promise<Keep> {
+  const scale = Math.min(Math.round(sw * 0.94) / w, Math.round(sh * 0.94) / h);
+  const ox = (sw - w * scale) / 2;
+  const oy = (sh - h * scale) / 2;
+  const matte = await computeMatte(input);
+  const box = matteBox(matte) ?? { left: 0, top: 0, width: matte.width, height: matte.height };
+  const k = (w / matte.width) * scale;
+  const m = 0.03 * Math.max(sw, sh);
+  return {
+    x0: Math.max(0, ox + box.left * k - m),
+    y0: Math.max(0, oy + box.top * k - m),
+    x1: Math.min(sw, ox + (box.left + box.width) * k + m),
+    y1: Math.min(sh, oy + (box.top + box.height) * k + m),
+  };
 }
