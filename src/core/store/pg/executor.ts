@@ -31,12 +31,21 @@ function rethrow(err: unknown, handle: PgPool): never {
   throw scrubbedError(err, handle.target, 'PostgreSQL query failed');
 }
 
-/** A short randomized pause before a retry, growing with the attempt (1-2 ms up to ~100 ms). */
+/**
+ * A randomized pause before a retry, growing with the attempt (~10 ms, 20, 40 … 200): long enough
+ * for the transaction that won to commit, so the loser does not grab one of its rows again first
+ * and deadlock anew.
+ */
 const backoff = (attempt: number) =>
-  new Promise((resolve) => setTimeout(resolve, Math.min(100, 2 ** attempt) * (0.5 + Math.random())));
+  new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random())));
 
-/** Runs `fn` in a READ COMMITTED transaction on one pooled client, again from the start on 40001/40P01. */
-export async function inTransaction<T>(handle: PgPool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` in a READ COMMITTED transaction on one pooled client, again from the start on
+ * 40001/40P01. A statement that fails inside aborts a PostgreSQL transaction (unlike SQLite,
+ * where only that statement is undone); if `fn` caught such a failure and carried on, COMMIT
+ * would quietly roll everything back, so the transaction is refused with that failure instead.
+ */
+export async function inTransaction<T>(handle: PgPool, fn: (ex: ClientExecutor) => Promise<T>): Promise<T> {
   const control = async (client: pg.PoolClient, sql: string) => {
     try {
       await client.query(sql);
@@ -46,10 +55,15 @@ export async function inTransaction<T>(handle: PgPool, fn: (client: pg.PoolClien
   };
   for (let attempt = 1; ; attempt++) {
     const client = await connect(handle);
+    const ex = new ClientExecutor(client, handle);
     let broken = false;
     try {
       await control(client, 'BEGIN ISOLATION LEVEL READ COMMITTED');
-      const result = await fn(client);
+      const result = await fn(ex);
+      if (ex.failure !== undefined) {
+        const reason = ex.failure instanceof Error ? ex.failure.message : String(ex.failure);
+        throw new Error(`transaction rolled back: a statement in it failed (${reason}), which ends a PostgreSQL transaction`, { cause: ex.failure });
+      }
       await control(client, 'COMMIT');
       return result;
     } catch (err) {
@@ -58,8 +72,10 @@ export async function inTransaction<T>(handle: PgPool, fn: (client: pg.PoolClien
       } catch {
         broken = true; // the connection is gone or confused: it is not pooled again
       }
+      // A retryable failure that fn swallowed still means "run it again".
+      const cause = isRetryable(ex.failure) ? ex.failure : err;
       // Anything else (a domain rule thrown by fn, a constraint) goes to the caller as it was.
-      if (!isRetryable(err) || attempt >= MAX_ATTEMPTS) throw err;
+      if (!isRetryable(cause) || attempt >= MAX_ATTEMPTS) throw err;
     } finally {
       client.release(broken);
     }
@@ -86,11 +102,14 @@ export class PoolExecutor implements Executor {
   }
 
   atomic<T>(fn: (ex: Executor) => Promise<T>): Promise<T> {
-    return inTransaction(this.handle, (client) => fn(new ClientExecutor(client, this.handle)));
+    return inTransaction(this.handle, fn);
   }
 }
 
 export class ClientExecutor implements Executor {
+  /** The first statement that failed in this transaction: after it, PostgreSQL runs no more. */
+  failure: unknown = undefined;
+
   constructor(
     private readonly client: pg.PoolClient,
     private readonly handle: PgPool,
@@ -100,6 +119,7 @@ export class ClientExecutor implements Executor {
     try {
       return (await this.client.query<R>(sql, params as unknown[])).rows;
     } catch (err) {
+      this.failure ??= err;
       rethrow(err, this.handle);
     }
   }

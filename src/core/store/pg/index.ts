@@ -7,7 +7,7 @@
 import type { Store } from '../types';
 import { PgAccounts, PgKeys } from './accounts';
 import { PgBlobRows } from './blobs';
-import { ClientExecutor, PoolExecutor, inTransaction, type Executor } from './executor';
+import { PoolExecutor, inTransaction, type Executor } from './executor';
 import { PgIdempotency } from './idempotency';
 import { PgJobs } from './jobs';
 import { PgLedger } from './ledger';
@@ -50,7 +50,7 @@ class PgStore implements Store {
 
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
     if (this.inTx) return fn(this); // joins the open transaction
-    return inTransaction(this.handle, (client) => fn(new PgStore(this.handle, new ClientExecutor(client, this.handle), true)));
+    return inTransaction(this.handle, (ex) => fn(new PgStore(this.handle, ex, true)));
   }
 
   async ping(): Promise<void> {
