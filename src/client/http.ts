@@ -49,6 +49,20 @@ export class HttpClient implements ServiceClient {
     this.keyFingerprint = fingerprintKey(opts.apiKey);
   }
 
+  private readonly guards = new Set<() => void>();
+
+  /**
+   * Runs `guard` before each /v1 request this client sends (one call may send several: a strict
+   * service asked with one cursor name at a time); a guard that throws keeps that request from
+   * going out, and the call fails with its error. Returns the guard's removal.
+   */
+  guardRequests(guard: () => void): () => void {
+    this.guards.add(guard);
+    return () => {
+      this.guards.delete(guard);
+    };
+  }
+
   private async request<T>(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
@@ -69,6 +83,7 @@ export class HttpClient implements ServiceClient {
     path: string,
     init: { query?: Record<string, string | number | undefined>; json?: unknown; raw?: { data: Buffer; mime: string }; idempotencyKey?: string } = {},
   ): Promise<{ body: T; headers: Headers }> {
+    for (const guard of this.guards) guard();
     const url = new URL(`${this.base}${path}`);
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = { authorization: `Bearer ${this.opts.apiKey}`, accept: 'application/json' };

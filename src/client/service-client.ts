@@ -63,6 +63,11 @@ export type ServiceClient = {
    */
   download(url: string): Promise<Download>;
   close(): Promise<void>;
+  /**
+   * Optional: a hook run before every request actually sent (a call may send more than one),
+   * for request budgets; throwing from it keeps the request unsent. Returns its removal.
+   */
+  guardRequests?(guard: () => void): () => void;
 };
 
 /** What a client knows about a failure beyond its status and words. */

@@ -1,16 +1,34 @@
 /**
- * Wraps a ServiceClient so that every /v1 call is counted (the engine keeps its own count of
+ * Wraps a ServiceClient so that every /v1 request is counted (the engine keeps its own count of
  * requests per key and UTC day against the daily cap) and none goes out once the count has reached
  * it: `onRequest` throws then, and the call fails with that error without sending anything.
- * Downloads of result files are not API calls and are not counted. Catalog reads go through a single-flight memory placed outside the
- * count, so concurrent callers share one request and an answer from memory is not counted.
+ * A client that can say when it sends (`guardRequests`, the HTTP client) is counted per request
+ * sent, since one call may send several; any other per call. Downloads of result files are not
+ * API calls and are not counted. Catalog reads go through a single-flight memory placed outside
+ * the count, so concurrent callers share one request and an answer from memory is not counted.
  */
 import { withCatalogMemo, type ServiceClient } from '../client';
 
-const NOT_COUNTED = new Set<keyof ServiceClient>(['origin', 'download', 'close']);
+const NOT_COUNTED = new Set<keyof ServiceClient>(['origin', 'download', 'close', 'guardRequests']);
 
-export function countingClient(inner: ServiceClient, onRequest: () => void): ServiceClient {
-  return withCatalogMemo(counted(inner, onRequest));
+export type CountedClient = { client: ServiceClient; /** Stops counting (the engine closes; the inner client may live on). */ release: () => void };
+
+export function countingClient(inner: ServiceClient, onRequest: () => void): CountedClient {
+  if (inner.guardRequests) {
+    const release = inner.guardRequests(onRequest);
+    return { client: withCatalogMemo(inner), release };
+  }
+  let released = false;
+  return {
+    client: withCatalogMemo(
+      counted(inner, () => {
+        if (!released) onRequest();
+      }),
+    ),
+    release: () => {
+      released = true;
+    },
+  };
 }
 
 function counted(inner: ServiceClient, onRequest: () => void): ServiceClient {

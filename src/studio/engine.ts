@@ -77,6 +77,7 @@ export class StudioEngine {
   private kicked = false;
   private stopped = true;
   private readonly unlock: () => void;
+  private readonly releaseCount: () => void;
   private balanceCache: { value: number; at: number } | null = null;
   private readonly shotCountsLoading = new Set<string>();
 
@@ -94,7 +95,9 @@ export class StudioEngine {
     const key = budgetKey(options.client.origin, options.apiKey);
     // Counted before the call goes out, in the studio's own store, per key and UTC day; refused
     // without being sent once the configured cap is reached.
-    this.client = countingClient(options.client, () => this.spending.takeRequest());
+    const counted = countingClient(options.client, () => this.spending.takeRequest());
+    this.client = counted.client;
+    this.releaseCount = counted.release;
     this.spending = new Budget(this.db, this.client, key, options.dailyCap ?? (remote ? DEFAULT_DAILY_CAP : null), () => this.now());
     this.poller = new Poller(this.db, options.maxPollGapMs !== undefined ? { maxGapMs: options.maxPollGapMs } : {});
     this.runner = new Runner(this);
@@ -130,6 +133,7 @@ export class StudioEngine {
 
   async close(): Promise<void> {
     await this.stop();
+    this.releaseCount();
     this.db.close();
     this.unlock();
   }

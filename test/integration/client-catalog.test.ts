@@ -69,6 +69,19 @@ describe('ready-set pagination against a service that names its cursor its own w
     // Page 1; page 2 with every name (refused), then cursor, nextCursor, after (refused), pageToken; pages 3-5 with pageToken only.
     expect(pages).toEqual(['', 'cursor,nextCursor,after,pageToken', 'cursor', 'nextCursor', 'after', 'pageToken', 'pageToken', 'pageToken', 'pageToken']);
   });
+
+  it("the studio's request count is every request sent, also those one call sends to find the cursor name", async () => {
+    const service = await standIn({ cursorParam: 'pageToken', readySets: 45, defaultLimit: 10, maxLimit: 10, strictQuery: true });
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-count-'));
+    cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+    const engine = new StudioEngine({ dataDir, client: httpClient(service), dailyCap: 1000 });
+    cleanups.push(() => engine.close());
+    const read = await readAllReadySets(engine.client, { pageSize: 10 });
+    expect(read.templateSets).toHaveLength(45);
+    const sent = service.log.filter((r) => r.path.startsWith('/v1/')).length;
+    expect(sent).toBe(9);
+    expect(engine.spending.requestsUsedToday()).toBe(sent);
+  });
 });
 
 describe('catalog cache behind the recipe builder (item 7)', () => {

@@ -31,7 +31,7 @@ describe('request overhead (item 12)', () => {
   it('concurrent callers of GET /v1/models through the studio client share one request, counted once', async () => {
     const service = await standIn();
     let counted = 0;
-    const client = countingClient(new HttpClient({ baseUrl: service.url, apiKey: service.apiKey }), () => counted++);
+    const client = countingClient(new HttpClient({ baseUrl: service.url, apiKey: service.apiKey }), () => counted++).client;
     const answers = await Promise.all(Array.from({ length: 8 }, () => client.listModels()));
     expect(answers.every((a) => a.some((m) => m.id === 'remove_background'))).toBe(true);
     expect(service.count('GET', '/v1/models')).toBe(1);
@@ -46,7 +46,7 @@ describe('request overhead (item 12)', () => {
     const service = await standIn();
     await service.close();
     let counted = 0;
-    const client = countingClient(new HttpClient({ baseUrl: service.url, apiKey: service.apiKey, timeoutMs: 2000 }), () => counted++);
+    const client = countingClient(new HttpClient({ baseUrl: service.url, apiKey: service.apiKey, timeoutMs: 2000 }), () => counted++).client;
     await expect(client.listModels()).rejects.toMatchObject({ status: 0 });
     await expect(client.listModels()).rejects.toMatchObject({ status: 0 });
     expect(counted).toBe(2);
