@@ -180,6 +180,11 @@ export class Budget {
     return this.anchor !== null;
   }
 
+  /** The balance last read, if it was read at or after `since` (ms). */
+  balanceReadSince(since: number): number | null {
+    return this.anchor && this.anchor.at >= since ? this.anchor.balance : null;
+  }
+
   /** Charges since the balance was last read whose price is not confirmed. */
   hasUnsureCharges(): boolean {
     if (!this.anchor) return false;

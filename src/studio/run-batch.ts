@@ -109,7 +109,12 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
         engine.resolveUncertain(item.id, input.uncertain);
       }
     }
-    if (!signal?.aborted) await engine.settleSpend();
+    if (!signal?.aborted) {
+      const settling = engine.now().getTime();
+      await engine.settleSpend();
+      const after = engine.spending.balanceReadSince(settling);
+      if (plan.balance !== null && after !== null) chargedUncertain(engine, batchId, startedAt, plan.balance - after);
+    }
   }
   // Stopped by a signal: running steps reach a safe point before the summary is read.
   if (signal?.aborted) await engine.stop();
@@ -162,6 +167,30 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
     ...(diamondsMissing !== undefined ? { diamondsMissing } : {}),
     ...(capped.length ? { collectTomorrow } : {}),
   };
+}
+
+/**
+ * A submission whose answer was lost may have been charged; only the balance can tell. What the
+ * balance says this run spent beyond the charges it knows of is counted as the uncertain
+ * submissions' (each at its price, as far as the difference goes), so the summary's spend is what
+ * the service took, and the operator reads that resubmitting pays again. Refunds of earlier runs'
+ * jobs can only shrink the difference: nothing is ever counted that the balance does not show.
+ */
+function chargedUncertain(engine: StudioEngine, batchId: string, startedAt: string, spentByBalance: number): void {
+  const { items } = store.listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 });
+  const thisRun = items.filter((i) => i.submittedAt !== null && i.submittedAt >= startedAt);
+  let unexplained = spentByBalance - thisRun.reduce((sum, i) => sum + i.diamonds, 0);
+  for (const item of thisRun.filter((i) => i.uncertain === 1 && i.diamonds === 0)) {
+    const price = item.price || engine.quoteOf(item)?.diamonds || 0;
+    if (price <= 0 || unexplained < price) continue;
+    unexplained -= price;
+    engine.transition(item.id, {
+      diamonds: price,
+      price,
+      priceSure: 1,
+      note: `${item.note ?? 'uncertain submission'}; the balance read after the run shows ${price} diamond(s) spent beyond the known charges: counted as this submission's charge (resubmitting pays again)`,
+    });
+  }
 }
 
 /** What the recipe check at the start of `run` found. */
