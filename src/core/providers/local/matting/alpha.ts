@@ -7,19 +7,54 @@
 import { distanceToUnset } from './morphology';
 import type { Segmentation } from './segment';
 
+const invert = (mask: Uint8Array): Uint8Array => Uint8Array.from(mask, (v) => (v ? 0 : 1));
+
 /** Below this contrast (levels) the unmixing ratio is mostly noise. */
 const MIN_CONTRAST = 14;
 /** A fringe pixel unmixes as less than half subject and sits this many levels off the mixing line. */
 const PEEL_BELOW = 0.5;
 const OFF_LINE = 6;
+/** Background pixels at least this far from the subject count as clear backdrop for unmixing. */
+const BACK_DEPTH = 2;
 
 /**
  * Unmixing of one pixel against the backdrop and the mean colour of the subject pixels around it
  * (those `inside` >= `depth`, in a 9x9 box, or 19x19 where the small box has none): the share of
  * subject colour in the pixel, or NaN where the two colours are too close to tell apart.
  */
-function unmixer(rgb: Uint8Array, w: number, h: number, surface: Float32Array, inside: Float32Array, depth: number, offLine = new Float64Array(1)): (i: number) => number {
+function unmixer(rgb: Uint8Array, w: number, h: number, surface: Float32Array, inside: Float32Array, depth: number, outside: Float32Array | null, offLine = new Float64Array(1)): (i: number) => number {
   const sum = new Float64Array(3);
+  const back = new Float64Array(3);
+  // The backdrop as seen next to the pixel (a cast shadow darkens it): the surface, shaded to
+  // the clear background pixels (`outside` >= BACK_DEPTH) in a 9x9 box; the bare surface when
+  // `outside` is null.
+  const localBack = (i: number, x0: number, y0: number): void => {
+    let count = 0;
+    back[0] = back[1] = back[2] = 0;
+    if (!outside) {
+      for (let c = 0; c < 3; c++) back[c] = surface[i * 3 + c]!;
+      return;
+    }
+    const r = 4;
+    for (let y = Math.max(0, y0 - r), yb = Math.min(h - 1, y0 + r); y <= yb; y++) {
+      for (let j = y * w + Math.max(0, x0 - r), end = y * w + Math.min(w - 1, x0 + r); j <= end; j++) {
+        if (outside[j]! < BACK_DEPTH) continue;
+        count++;
+        back[0]! += rgb[j * 3]!;
+        back[1]! += rgb[j * 3 + 1]!;
+        back[2]! += rgb[j * 3 + 2]!;
+      }
+    }
+    // Only the shade is taken from the neighbourhood (a neutral gain on the surface): stray
+    // threads or specks left in the background must not tint it.
+    let gain = 1;
+    if (count) {
+      const seen = back[0]! + back[1]! + back[2]!;
+      const model = (surface[i * 3]! + surface[i * 3 + 1]! + surface[i * 3 + 2]!) * count;
+      gain = Math.max(0.45, Math.min(1, seen / Math.max(1, model)));
+    }
+    for (let c = 0; c < 3; c++) back[c] = gain * surface[i * 3 + c]!;
+  };
   const boxMean = (x0: number, y0: number, r: number): number => {
     let count = 0;
     sum[0] = sum[1] = sum[2] = 0;
@@ -44,10 +79,11 @@ function unmixer(rgb: Uint8Array, w: number, h: number, surface: Float32Array, i
     let count = boxMean(x, y, 4);
     if (!count) count = boxMean(x, y, 9);
     if (!count) return NaN;
+    localBack(i, x, y);
     let dot = 0;
     let norm = 0;
     for (let c = 0; c < 3; c++) {
-      const b = surface[i * 3 + c]!;
+      const b = back[c]!;
       const f = sum[c]! / count - b;
       dot += (rgb[i * 3 + c]! - b) * f;
       norm += f * f;
@@ -56,7 +92,7 @@ function unmixer(rgb: Uint8Array, w: number, h: number, surface: Float32Array, i
     const a = Math.max(0, Math.min(1, dot / norm));
     let off = 0;
     for (let c = 0; c < 3; c++) {
-      const b = surface[i * 3 + c]!;
+      const b = back[c]!;
       off += (rgb[i * 3 + c]! - b - a * (sum[c]! / count - b)) ** 2;
     }
     offLine[0] = Math.sqrt(off);
@@ -75,7 +111,7 @@ export function peelFringe(rgb: Uint8Array, w: number, h: number, seg: Segmentat
   const depth = steps + 2;
   const inside = distanceToUnset(fg, w, h);
   const offLine = new Float64Array(1);
-  const unmix = unmixer(rgb, w, h, surface, inside, depth, offLine);
+  const unmix = unmixer(rgb, w, h, surface, inside, depth, null, offLine);
   // A stripe of white fabric reaching the outline has white further in; a fringe has not. So a
   // pixel is peeled only when the backdrop is nearer its colour than any subject pixel nearby.
   const closerToBackdrop = (i: number): boolean => {
@@ -125,7 +161,7 @@ export function edgeAlpha(rgb: Uint8Array, w: number, h: number, seg: Segmentati
   const n = w * h;
   const { fg, surface } = seg;
   const inside = distanceToUnset(fg, w, h);
-  const unmix = unmixer(rgb, w, h, surface, inside, 3);
+  const unmix = unmixer(rgb, w, h, surface, inside, 3, distanceToUnset(invert(fg), w, h));
   const alpha = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
     if (!fg[i]) continue;

@@ -173,3 +173,37 @@ export function boxSum(values: Float32Array, w: number, h: number, r: number): F
   }
   return out;
 }
+
+/**
+ * `flood` that enters `busy` pixels at most `maxSteps` deep: first everything reachable through
+ * allowed, not-busy pixels, then from all of that at once (breadth first) into busy ones.
+ */
+export function floodShallow(into: Uint8Array, seeds: Iterable<number>, w: number, allowed: (j: number) => boolean, busy: Uint8Array, maxSteps: number): void {
+  flood(into, seeds, w, (j) => !busy[j] && allowed(j));
+  const n = into.length;
+  const queue = new Int32Array(n);
+  const steps = new Uint8Array(n);
+  let tail = 0;
+  for (let i = 0; i < n; i++) if (into[i]) queue[tail++] = i;
+  for (const s of seeds) {
+    if (!into[s] && allowed(s)) {
+      into[s] = 1;
+      steps[s] = 1;
+      queue[tail++] = s;
+    }
+  }
+  const nb = new Int32Array(4);
+  for (let head = 0; head < tail; head++) {
+    const i = queue[head]!;
+    if (steps[i]! >= maxSteps) continue;
+    neighbours4(i, w, n, nb);
+    for (let k = 0; k < 4; k++) {
+      const j = nb[k]!;
+      if (j >= 0 && !into[j] && allowed(j)) {
+        into[j] = 1;
+        steps[j] = busy[j] ? steps[i]! + 1 : 0;
+        queue[tail++] = j;
+      }
+    }
+  }
+}

@@ -5,7 +5,7 @@
  * Everything else connected and sizeable is the subject.
  */
 import { fitBackdrop, renderBackdrop, type Backdrop } from './backdrop';
-import { borderPixels, components, dilate, distanceToUnset, erode, flood } from './morphology';
+import { borderPixels, components, dilate, distanceToUnset, erode, flood, floodShallow } from './morphology';
 
 export type Segmentation = {
   /** 1 = subject, at working resolution. */
@@ -196,13 +196,13 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
   surface = renderBackdrop(backdrop, w, h);
   distance = maxChannelDistance(rgb, surface, n);
   trimEdge(background, distance, w, h, Math.max(4, 2 * t + 2), Math.max(3, Math.round(Math.max(w, h) / 170)));
-  addShadows(background, rgb, surface, w, h, t);
+  addShadows(background, rgb, surface, distance, w, h, t);
   {
     // Pockets may sit in the subject's shade: a looser match, but flat and ringed by subject.
     const fine = ranges.r1;
     const loose = new Uint8Array(n);
     for (let i = 0; i < n; i++) loose[i] = distance[i]! <= Math.max(10, 3 * t) && fine[i]! <= 4 ? 1 : 0;
-    addEnclosedBackdrop(background, erode(loose, w, h, 1), distance, w, h);
+    addEnclosedBackdrop(background, erode(loose, w, h, 1), distance, w, h, t);
   }
   const fg = new Uint8Array(n);
   for (let i = 0; i < n; i++) fg[i] = background[i] ? 0 : 1;
@@ -385,11 +385,16 @@ function trimEdge(background: Uint8Array, distance: Float32Array, w: number, h: 
   }
 }
 
+/** Levels from the backdrop that mark strong contrast (a print's lines, dark fabric). */
+const STRONG_CONTRAST = 48;
+/** Pixels around strong contrast that count as textured ground. */
+const TEXTURE_REACH = 4;
+
 /**
  * Cast shadows: the backdrop darkened evenly across channels (a neutral gain under 1) with no
  * edge inside. Grown from the background, so a grey garment (which ends at an edge) stays.
  */
-function addShadows(background: Uint8Array, rgb: Uint8Array, surface: Float32Array, w: number, h: number, t: number): void {
+function addShadows(background: Uint8Array, rgb: Uint8Array, surface: Float32Array, distance: Float32Array, w: number, h: number, t: number): void {
   const n = w * h;
   const shadow = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
@@ -410,7 +415,13 @@ function addShadows(background: Uint8Array, rgb: Uint8Array, surface: Float32Arr
     if ((x > 0 && background[i - 1]) || (x < w - 1 && background[i + 1]) || (i >= w && background[i - w]) || (i + w < n && background[i + w])) seeds.push(i);
   }
   const added = new Uint8Array(n);
-  flood(added, seeds, w, (j) => shadow[j] === 1 && !background[j]);
+  // Near strong contrast that is no shadow (a print's dark lines, gingham, denim, stripes), pale
+  // neutral pixels are fabric (white stripes, checks, worn threads): the shadow flood goes only a
+  // few pixels into such ground. A cast shadow beside a dark garment is still taken: its darkness
+  // is shadow-like, so it is not strong, and its far side is open ground.
+  const strong = new Uint8Array(n);
+  for (let i = 0; i < n; i++) strong[i] = distance[i]! > STRONG_CONTRAST && !shadow[i] ? 1 : 0;
+  floodShallow(added, seeds, w, (j) => shadow[j] === 1 && !background[j], dilate(strong, w, h, TEXTURE_REACH), TEXTURE_REACH + 1);
   // Cast shadows are strips along the outline; a thick region that looks like a shadow is pale
   // fabric the flood got into, so regions (spots closed) thicker than a strip are given back.
   const r = Math.max(6, Math.round(Math.max(w, h) / 50));
@@ -426,49 +437,63 @@ function addShadows(background: Uint8Array, rgb: Uint8Array, surface: Float32Arr
 
 /**
  * Enclosed pockets of clear backdrop (core pixels the frame flood did not reach) that are not
- * tiny and are ringed by clearly-not-backdrop pixels (an arm and the body): inside pale fabric,
- * a patch equal to the backdrop is ringed by more pale fabric and stays.
+ * tiny and ringed by clearly-not-backdrop pixels (an arm and the body). Inside pale fabric a
+ * patch near the backdrop colour is ringed by more pale fabric and stays. Two rings are read:
+ * 2-5 px out, and 2-12 px out for pockets that match the backdrop almost exactly (JPEG ringing
+ * around a narrow gap fills the near ring; white fabric and a print's whites differ from a
+ * digital backdrop by a level or more on average, the backdrop seen through a gap does not).
  */
-function addEnclosedBackdrop(background: Uint8Array, core: Uint8Array, distance: Float32Array, w: number, h: number): void {
+function addEnclosedBackdrop(background: Uint8Array, core: Uint8Array, distance: Float32Array, w: number, h: number, t: number): void {
   const n = w * h;
   const pocket = new Uint8Array(n);
   for (let i = 0; i < n; i++) pocket[i] = core[i] && !background[i] ? 1 : 0;
   const { label, sizes } = components(pocket, w);
   const minArea = n * 0.0005;
   const owner = new Int32Array(n).fill(-1);
+  const offset = new Float64Array(sizes.length);
   let frontier: number[] = [];
   for (let i = 0; i < n; i++) {
-    if (label[i]! >= 0 && sizes[label[i]!]! >= minArea) {
-      owner[i] = label[i]!;
+    const l = label[i]!;
+    if (l >= 0 && sizes[l]! >= minArea) {
+      owner[i] = l;
+      offset[l]! += distance[i]!;
       frontier.push(i);
     }
   }
   if (!frontier.length) return;
-  // Ring of each pocket: pixels 2 to 5 steps outside it.
-  const ringTotal = new Float64Array(sizes.length);
-  const ringClear = new Float64Array(sizes.length);
-  for (let step = 1; step <= 5 && frontier.length; step++) {
+  const NEAR = 5;
+  const FAR = 12;
+  const nearTotal = new Float64Array(sizes.length);
+  const nearClear = new Float64Array(sizes.length);
+  const farTotal = new Float64Array(sizes.length);
+  const farClear = new Float64Array(sizes.length);
+  for (let step = 1; step <= FAR && frontier.length; step++) {
     const next: number[] = [];
     for (const i of frontier) {
       const x = i % w;
       for (let k = 0; k < 4; k++) {
-      const j = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < w - 1 ? i + 1 : -1) : k === 2 ? i - w : i + w;
+        const j = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < w - 1 ? i + 1 : -1) : k === 2 ? i - w : i + w;
         if (j < 0 || j >= n || owner[j] !== -1 || pocket[j]) continue;
-        owner[j] = owner[i]!;
+        const l = owner[i]!;
+        owner[j] = l;
         next.push(j);
-        if (step >= 2) {
-          ringTotal[owner[j]!]!++;
-          if (distance[j]! > 10) ringClear[owner[j]!]!++;
+        if (step < 2) continue;
+        const clear = distance[j]! > 10 ? 1 : 0;
+        farTotal[l]!++;
+        farClear[l]! += clear;
+        if (step <= NEAR) {
+          nearTotal[l]!++;
+          nearClear[l]! += clear;
         }
       }
     }
     frontier = next;
   }
+  const exact = Math.max(1, t / 2);
+  const open = (l: number) =>
+    sizes[l]! >= minArea && (nearClear[l]! >= 0.6 * nearTotal[l]! || (offset[l]! / sizes[l]! <= exact && farClear[l]! >= 0.5 * farTotal[l]!));
   const take = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    const l = label[i]!;
-    if (l >= 0 && sizes[l]! >= minArea && ringClear[l]! >= 0.6 * ringTotal[l]!) take[i] = 1;
-  }
+  for (let i = 0; i < n; i++) if (label[i]! >= 0 && open(label[i]!)) take[i] = 1;
   const grown = dilate(take, w, h, 1);
   for (let i = 0; i < n; i++) if (take[i] || (grown[i] && !background[i] && core[i])) background[i] = 1;
 }
