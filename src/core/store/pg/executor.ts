@@ -14,6 +14,8 @@ import { scrubbedError } from './url';
 export type Row = Record<string, unknown>;
 
 export interface Executor {
+  /** True on the client of an open transaction (statements commit with it), false on the pool. */
+  readonly inTransaction: boolean;
   query<R extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<R[]>;
   /** Statements that must land together (a transaction of their own, or the open one). */
   atomic<T>(fn: (ex: Executor) => Promise<T>): Promise<T>;
@@ -84,6 +86,8 @@ export async function inTransaction<T>(handle: PgPool, fn: (ex: ClientExecutor) 
 }
 
 export class PoolExecutor implements Executor {
+  readonly inTransaction = false;
+
   constructor(private readonly handle: PgPool) {}
 
   async query<R extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
@@ -107,6 +111,7 @@ export class PoolExecutor implements Executor {
 }
 
 export class ClientExecutor implements Executor {
+  readonly inTransaction = true;
   /** The first statement that failed in this transaction: after it, PostgreSQL runs no more. */
   failure: unknown = undefined;
 
