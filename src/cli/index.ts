@@ -82,16 +82,16 @@ const print = (value: unknown): void => {
 };
 
 async function admin(sub: string | undefined, args: string[]): Promise<void> {
-  const { openDatabase } = await import('../core/db/open');
+  const { openSqliteStore } = await import('../core/store/sqlite');
   const { adminFor } = await import('../core');
   const { systemClock } = await import('../core/clock');
   const common = { data: { type: 'string' }, email: { type: 'string' } } as const;
-  const withDb = <T>(dataDir: string, fn: (a: ReturnType<typeof adminFor>) => T): T => {
-    const db = openDatabase(path.join(path.resolve(dataDir), 'core.db'));
+  const withDb = async <T>(dataDir: string, fn: (a: ReturnType<typeof adminFor>) => Promise<T>): Promise<T> => {
+    const store = openSqliteStore(path.join(path.resolve(dataDir), 'core.db'));
     try {
-      return fn(adminFor(db, systemClock));
+      return await fn(adminFor(store, systemClock));
     } finally {
-      db.close();
+      await store.close();
     }
   };
   switch (sub) {
@@ -102,22 +102,22 @@ async function admin(sub: string | undefined, args: string[]): Promise<void> {
         diamonds: integer(required(f.diamonds, 'diamonds'), 'diamonds')!,
         dailyCap: integer(f['daily-cap'], 'daily-cap'),
       };
-      return print(withDb(required(f.data, 'data'), (a) => a.createAccount(input)));
+      return print(await withDb(required(f.data, 'data'), (a) => a.createAccount(input)));
     }
     case 'create-key': {
       const f = flags(args, { ...common, 'daily-cap': { type: 'string' } });
       const input = { email: required(f.email, 'email'), dailyCap: integer(f['daily-cap'], 'daily-cap') };
-      return print(withDb(required(f.data, 'data'), (a) => a.createKey(input)));
+      return print(await withDb(required(f.data, 'data'), (a) => a.createKey(input)));
     }
     case 'revoke-key': {
       const f = flags(args, { data: { type: 'string' }, 'key-id': { type: 'string' } });
       const keyId = required(f['key-id'], 'key-id');
-      return print(withDb(required(f.data, 'data'), (a) => a.revokeKey(keyId)));
+      return print(await withDb(required(f.data, 'data'), (a) => a.revokeKey(keyId)));
     }
     case 'grant': {
       const f = flags(args, { ...common, diamonds: { type: 'string' } });
       const input = { email: required(f.email, 'email'), diamonds: integer(required(f.diamonds, 'diamonds'), 'diamonds')! };
-      return print(withDb(required(f.data, 'data'), (a) => a.grant(input)));
+      return print(await withDb(required(f.data, 'data'), (a) => a.grant(input)));
     }
     default:
       throw new UsageError(sub ? `unknown admin command '${sub}'` : 'missing admin command');

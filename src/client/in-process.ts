@@ -26,10 +26,10 @@ function unwrap<T>(response: ServiceResponse): T {
 }
 
 /** Finds (or creates) the embedded account's key id, through the core's admin operations. */
-function localKeyId(core: Core): string {
-  const existing = core.admin.firstActiveKeyId(LOCAL_ACCOUNT_EMAIL);
+async function localKeyId(core: Core): Promise<string> {
+  const existing = await core.admin.firstActiveKeyId(LOCAL_ACCOUNT_EMAIL);
   if (existing) return existing;
-  return core.admin.createAccount({ email: LOCAL_ACCOUNT_EMAIL, diamonds: LOCAL_STARTING_DIAMONDS, dailyCap: LOCAL_DAILY_CAP }).keyId;
+  return (await core.admin.createAccount({ email: LOCAL_ACCOUNT_EMAIL, diamonds: LOCAL_STARTING_DIAMONDS, dailyCap: LOCAL_DAILY_CAP })).keyId;
 }
 
 const EMBEDDED_MAX_INTERRUPTIONS = 20;
@@ -37,29 +37,39 @@ const EMBEDDED_MAX_INTERRUPTIONS = 20;
 export class InProcessClient implements ServiceClient {
   readonly origin = 'embedded';
   readonly keyFingerprint: string;
-  private readonly keyId: string;
 
-  constructor(
+  private constructor(
     readonly core: Core,
-    private readonly ownsCore = false,
+    private readonly keyId: string,
+    private readonly ownsCore: boolean,
   ) {
-    this.keyId = localKeyId(core);
     this.keyFingerprint = createHash('sha256').update(`dropshoot/embedded-key/v1\0${this.keyId}`).digest('hex').slice(0, 24);
   }
 
+  /** A client of an open core, on its local account (created on first use); `ownsCore`: close closes the core. */
+  static async create(core: Core, ownsCore = false): Promise<InProcessClient> {
+    return new InProcessClient(core, await localKeyId(core), ownsCore);
+  }
+
   /** `catalogDir`: where the packaged app keeps the catalog (the core's default is the source tree's). */
-  static open(options: CoreOptions & { catalogDir?: string }): InProcessClient {
+  static async open(options: CoreOptions & { catalogDir?: string }): Promise<InProcessClient> {
     const { catalogDir, ...coreOptions } = options;
     const catalog = catalogDir ? { catalog: loadCatalog(catalogDir) } : {};
     // Embedded mode fetches images for this machine's own user: private addresses are fine. The
     // embedded core dies with the app (quit, sleep, kill), which says nothing about the shot it
     // was making, so only a long crash loop fails a shot here.
-    return new InProcessClient(openCore({ allowPrivateUrls: true, maxInterruptions: EMBEDDED_MAX_INTERRUPTIONS, ...catalog, ...coreOptions }), true);
+    const core = await openCore({ allowPrivateUrls: true, maxInterruptions: EMBEDDED_MAX_INTERRUPTIONS, ...catalog, ...coreOptions });
+    try {
+      return await InProcessClient.create(core, true);
+    } catch (err) {
+      await core.close();
+      throw err;
+    }
   }
 
-  private auth(): Authorized {
+  private async auth(): Promise<Authorized> {
     try {
-      return this.core.service.authorizeKeyId(this.keyId);
+      return await this.core.service.authorizeKeyId(this.keyId);
     } catch (err) {
       const status = (err as { status?: number }).status ?? 500;
       throw new ApiError(status, err instanceof Error ? err.message : String(err));
@@ -75,65 +85,65 @@ export class InProcessClient implements ServiceClient {
   }
 
   async listModels() {
-    return unwrap<{ models: Awaited<ReturnType<ServiceClient['listModels']>> }>(await this.core.service.listModels(this.auth())).models;
+    return unwrap<{ models: Awaited<ReturnType<ServiceClient['listModels']>> }>(await this.core.service.listModels(await this.auth())).models;
   }
   async listFashionModels(query: Parameters<ServiceClient['listFashionModels']>[0] = {}) {
     return unwrap<{ fashionModels: Awaited<ReturnType<ServiceClient['listFashionModels']>> }>(
-      await this.core.service.listFashionModels(this.auth(), query),
+      await this.core.service.listFashionModels(await this.auth(), query),
     ).fashionModels;
   }
   async listVenues(query: Parameters<ServiceClient['listVenues']>[0] = {}) {
-    return unwrap<{ venues: Awaited<ReturnType<ServiceClient['listVenues']>> }>(await this.core.service.listVenues(this.auth(), query)).venues;
+    return unwrap<{ venues: Awaited<ReturnType<ServiceClient['listVenues']>> }>(await this.core.service.listVenues(await this.auth(), query)).venues;
   }
   async listPoses(query: Parameters<ServiceClient['listPoses']>[0] = {}) {
-    return unwrap<{ poses: Awaited<ReturnType<ServiceClient['listPoses']>> }>(await this.core.service.listPoses(this.auth(), query)).poses;
+    return unwrap<{ poses: Awaited<ReturnType<ServiceClient['listPoses']>> }>(await this.core.service.listPoses(await this.auth(), query)).poses;
   }
   async upload(data: Buffer, options?: WriteOptions) {
     const idem = this.idem('uploads', data, options);
-    const body = unwrap<{ id: string; url: string }>(await this.core.service.upload(this.auth(), data, idem));
+    const body = unwrap<{ id: string; url: string }>(await this.core.service.upload(await this.auth(), data, idem));
     return { ...body, idempotencyHonoured: idem !== undefined };
   }
   async createGeneration(request: Parameters<ServiceClient['createGeneration']>[0], options?: WriteOptions) {
     const idem = this.idem('generations', JSON.stringify(request), options);
-    const body = unwrap<{ id: string; status: 'processing' }>(await this.core.service.createGeneration(this.auth(), request, idem));
+    const body = unwrap<{ id: string; status: 'processing' }>(await this.core.service.createGeneration(await this.auth(), request, idem));
     return { ...body, idempotencyHonoured: idem !== undefined };
   }
   async getGeneration(id: string) {
-    return unwrap<Awaited<ReturnType<ServiceClient['getGeneration']>>>(await this.core.service.getGeneration(this.auth(), id));
+    return unwrap<Awaited<ReturnType<ServiceClient['getGeneration']>>>(await this.core.service.getGeneration(await this.auth(), id));
   }
   async createTemplateSet(request: Parameters<ServiceClient['createTemplateSet']>[0]) {
-    return unwrap<{ id: string }>(await this.core.service.createTemplateSet(this.auth(), request));
+    return unwrap<{ id: string }>(await this.core.service.createTemplateSet(await this.auth(), request));
   }
   async listTemplateSets() {
     return unwrap<{ templateSets: Awaited<ReturnType<ServiceClient['listTemplateSets']>> }>(
-      await this.core.service.listTemplateSets(this.auth()),
+      await this.core.service.listTemplateSets(await this.auth()),
     ).templateSets;
   }
   async deleteTemplateSet(id: string) {
-    unwrap(await this.core.service.deleteTemplateSet(this.auth(), id));
+    unwrap(await this.core.service.deleteTemplateSet(await this.auth(), id));
   }
   async getAccount() {
-    return unwrap<Awaited<ReturnType<ServiceClient['getAccount']>>>(await this.core.service.getAccount(this.auth()));
+    return unwrap<Awaited<ReturnType<ServiceClient['getAccount']>>>(await this.core.service.getAccount(await this.auth()));
   }
   async listReadySets(query: Parameters<ServiceClient['listReadySets']>[0] = {}) {
-    return unwrap<Awaited<ReturnType<ServiceClient['listReadySets']>>>(await this.core.service.listReadySets(this.auth(), query));
+    return unwrap<Awaited<ReturnType<ServiceClient['listReadySets']>>>(await this.core.service.listReadySets(await this.auth(), query));
   }
   async getReadySet(id: string) {
     return unwrap<{ templateSet: Awaited<ReturnType<ServiceClient['getReadySet']>> }>(
-      await this.core.service.getReadySet(this.auth(), id),
+      await this.core.service.getReadySet(await this.auth(), id),
     ).templateSet;
   }
   async createCatalogJob(request: Parameters<ServiceClient['createCatalogJob']>[0], options?: WriteOptions) {
     const idem = this.idem('catalog-jobs', JSON.stringify(request), options);
     const body = unwrap<Omit<Awaited<ReturnType<ServiceClient['createCatalogJob']>>, 'idempotencyHonoured'>>(
-      await this.core.service.createCatalogJob(this.auth(), request, idem),
+      await this.core.service.createCatalogJob(await this.auth(), request, idem),
     );
     return { ...body, idempotencyHonoured: idem !== undefined };
   }
 
   /** Own URLs are read from the blob store and catalog; anything else is fetched. Bytes decide the type. */
   async download(url: string): Promise<Download> {
-    const local = this.core.resolver.localFile(url);
+    const local = await this.core.resolver.localFile(url);
     if (!local) return fetchDownload(url);
     const data = await fs.promises.readFile(local.path);
     return { data, servedAs: local.mime, ...judgeMedia(data, { what: `the file at ${url}`, servedAs: local.mime }) };

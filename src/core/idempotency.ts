@@ -6,7 +6,7 @@
  * transaction and checked again there, so two racing requests with one key can never both charge.
  */
 import { createHash } from 'node:crypto';
-import type { WritableDB } from './db/types';
+import type { Store } from './store/types';
 import { BadRequest, Conflict } from './errors';
 
 export type Idempotency = { key: string; bodyHash: string; endpoint: string };
@@ -15,6 +15,14 @@ export type StoredResponse = { status: number; body: object };
 const WINDOW_MS = 24 * 60 * 60 * 1000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
+/** Another request (another process) stored its answer for this key first: roll back, then replay it. */
+export class AnsweredElsewhere extends Error {
+  constructor() {
+    super('another request answered this Idempotency-Key first');
+    this.name = 'AnsweredElsewhere';
+  }
+}
+
 export function idempotencyFor(endpoint: string, key: string | undefined, body: Buffer | string): Idempotency | undefined {
   if (key === undefined) return undefined;
   if (!KEY_PATTERN.test(key)) throw new BadRequest('Idempotency-Key must be 1 to 255 visible ASCII characters');
@@ -22,29 +30,25 @@ export function idempotencyFor(endpoint: string, key: string | undefined, body: 
 }
 
 /** The stored response for this key, or undefined; 409 when the key was used for another body. */
-export function replay(db: WritableDB, accountId: string, idem: Idempotency, now: Date): StoredResponse | undefined {
-  const row = db
-    .prepare(
-      'SELECT body_hash AS bodyHash, status, response, created_at AS createdAt FROM idempotency WHERE account_id = ? AND endpoint = ? AND idem_key = ?',
-    )
-    .get(accountId, idem.endpoint, idem.key) as
-    | { bodyHash: string; status: number; response: string; createdAt: string }
-    | undefined;
+export async function replay(store: Store, accountId: string, idem: Idempotency, now: Date): Promise<StoredResponse | undefined> {
+  const row = await store.idempotency.get(accountId, idem.endpoint, idem.key);
   if (!row || now.getTime() - Date.parse(row.createdAt) > WINDOW_MS) return undefined;
   if (row.bodyHash !== idem.bodyHash) {
     throw new Conflict('This Idempotency-Key was already used with a different request body');
   }
-  return { status: row.status, body: JSON.parse(row.response) as object };
+  return { status: row.status, body: row.body };
 }
 
-export function remember(db: WritableDB, accountId: string, idem: Idempotency, response: StoredResponse, now: Date): void {
-  db.prepare(
-    `INSERT OR REPLACE INTO idempotency (account_id, endpoint, idem_key, body_hash, status, response, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  ).run(accountId, idem.endpoint, idem.key, idem.bodyHash, response.status, JSON.stringify(response.body), now.toISOString());
+/** Stores the answer (inside the transaction that did the work); throws AnsweredElsewhere if a fresh answer exists. */
+export async function remember(tx: Store, accountId: string, idem: Idempotency, response: StoredResponse, now: Date): Promise<void> {
+  const stored = await tx.idempotency.put(
+    { accountId, endpoint: idem.endpoint, key: idem.key, bodyHash: idem.bodyHash, status: response.status, body: response.body, createdAt: now.toISOString() },
+    new Date(now.getTime() - WINDOW_MS).toISOString(),
+  );
+  if (!stored) throw new AnsweredElsewhere();
 }
 
 /** Frees a key whose request ended in a refunded failure, so a retry with it is a new request. */
-export function forget(db: WritableDB, accountId: string, idem: Idempotency): void {
-  db.prepare('DELETE FROM idempotency WHERE account_id = ? AND endpoint = ? AND idem_key = ?').run(accountId, idem.endpoint, idem.key);
+export function forget(tx: Store, accountId: string, idem: Idempotency): Promise<void> {
+  return tx.idempotency.delete(accountId, idem.endpoint, idem.key);
 }

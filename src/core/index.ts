@@ -1,17 +1,17 @@
 /**
  * The service core as a library: open a data folder, get the endpoint service, the admin
- * operations and the job runner, wired to one SQLite file and one blob store.
+ * operations and the job runner, wired to one store (the SQLite file under the data folder) and
+ * one blob store.
  */
 import os from 'node:os';
 import path from 'node:path';
-import { openDatabase } from './db/open';
-import type { WritableDB } from './db/types';
+import { openSqliteStore } from './store/sqlite';
+import type { Store } from './store/types';
 import { BlobStore } from './media/blob-store';
 import { openBlobContent } from './media/blobs-url';
 import { EMBEDDED_ORIGIN, ImageResolver } from './media/resolve';
 import { JobRunner } from './jobs/runner';
 import { Service } from './service';
-import { RequestCounter } from './request-counter';
 import { KeyCache } from './key-cache';
 import { loadCatalog, type Catalog } from './catalog';
 import { createLocalProvider } from './providers/local';
@@ -20,7 +20,7 @@ import { loadProviderConfig, type ProviderKeys } from './providers/remote/config
 import { createRoutedProvider } from './providers/remote/routed';
 import { systemClock, type Clock } from './clock';
 import * as keys from './keys';
-import { grant, balanceOf } from './ledger';
+import { grant } from './ledger';
 import { AdminError } from './errors';
 
 export { EMBEDDED_ORIGIN as EMBEDDED_BASE_URL } from './media/resolve';
@@ -55,7 +55,7 @@ export type CoreOptions = {
 };
 
 export type Core = {
-  db: WritableDB;
+  store: Store;
   catalog: Catalog;
   blobs: BlobStore;
   resolver: ImageResolver;
@@ -67,18 +67,23 @@ export type Core = {
 
 export type Admin = ReturnType<typeof adminFor>;
 
-export function openCore(opts: CoreOptions): Core {
-  const clock = opts.clock ?? systemClock;
-  const db = openDatabase(path.join(opts.dataDir, 'core.db'));
-  const catalog = opts.catalog ?? loadCatalog();
-  let content;
+/** Opens the core on `<dataDir>/core.db`; resolves once unfinished jobs are queued again. */
+export async function openCore(opts: CoreOptions): Promise<Core> {
+  const store = openSqliteStore(path.join(opts.dataDir, 'core.db'));
   try {
-    content = openBlobContent({ blobsUrl: opts.blobsUrl, dataDir: opts.dataDir });
+    return await coreOn(store, opts);
   } catch (err) {
-    db.close();
+    await store.close();
     throw err;
   }
-  const blobs = new BlobStore(db, content, opts.log);
+}
+
+/** The core on an open store (closed with the core). */
+export async function coreOn(store: Store, opts: CoreOptions): Promise<Core> {
+  const clock = opts.clock ?? systemClock;
+  const catalog = opts.catalog ?? loadCatalog();
+  const content = openBlobContent({ blobsUrl: opts.blobsUrl, dataDir: opts.dataDir });
+  const blobs = new BlobStore(store, content, opts.log);
   const resolver = new ImageResolver({
     blobs,
     catalog,
@@ -87,12 +92,17 @@ export function openCore(opts: CoreOptions): Core {
     fetchTimeoutMs: opts.fetchTimeoutMs ?? 10_000,
   });
   // Real AI backends per tool from <data>/providers.json and DROPSHOOT_* variables; local otherwise.
-  const provider = opts.provider ?? createRoutedProvider(loadProviderConfig(opts.dataDir, process.env, opts.providerKeys), createLocalProvider({ catalog }));
-  const runner = new JobRunner({ db, blobs, resolver, provider, clock, concurrency: opts.concurrency ?? os.availableParallelism(), ...(opts.maxInterruptions !== undefined ? { maxInterruptions: opts.maxInterruptions } : {}), log: opts.log });
-  const requests = new RequestCounter(db);
-  const keyCache = new KeyCache(db);
+  let provider;
+  try {
+    provider = opts.provider ?? createRoutedProvider(loadProviderConfig(opts.dataDir, process.env, opts.providerKeys), createLocalProvider({ catalog }));
+  } catch (err) {
+    await content.close();
+    throw err;
+  }
+  const runner = new JobRunner({ store, blobs, resolver, provider, clock, concurrency: opts.concurrency ?? os.availableParallelism(), ...(opts.maxInterruptions !== undefined ? { maxInterruptions: opts.maxInterruptions } : {}), log: opts.log });
+  const keyCache = new KeyCache(store);
   const service = new Service({
-    db, blobs, catalog, resolver, runner, provider, clock, requests, keys: keyCache, log: opts.log,
+    store, blobs, catalog, resolver, runner, provider, clock, keys: keyCache, log: opts.log,
     ...(opts.storageQuotaBytes !== undefined ? { storageQuotaBytes: opts.storageQuotaBytes } : {}),
   });
   // What a crash left between writing a file and recording it, and files of refused requests.
@@ -110,56 +120,54 @@ export function openCore(opts: CoreOptions): Core {
   };
   sweep();
   const sweeper = setInterval(sweep, 60 * 60_000).unref();
-  if (opts.resumeJobs !== false) runner.resumeAll();
+  if (opts.resumeJobs !== false) await runner.resumeAll();
   return {
-    db,
+    store,
     catalog,
     blobs,
     resolver,
     runner,
     service,
-    admin: adminFor(db, clock, () => keyCache.forget()),
+    admin: adminFor(store, clock, () => keyCache.forget()),
     async close() {
       clearInterval(sweeper);
       await runner.close();
       await sweeping;
-      requests.flush();
-      db.close();
+      await store.close();
       await content.close();
     },
   };
 }
 
 /** Account administration (the CLI's `admin` commands); safe while a server uses the same file. */
-export function adminFor(db: WritableDB, clock: Clock, onKeysChanged: () => void = () => {}) {
+export function adminFor(store: Store, clock: Clock, onKeysChanged: () => void = () => {}) {
   const wholeNumber = (n: number, flag: string) => {
     if (!Number.isSafeInteger(n) || n < 0) throw new AdminError(`${flag} must be a whole number >= 0`);
     return n;
   };
   return {
-    createAccount(input: { email: string; diamonds: number; dailyCap?: number }) {
-      const { email, apiKey, keyId } = keys.createAccount(db, { ...input, diamonds: wholeNumber(input.diamonds, '--diamonds') }, clock.now());
+    async createAccount(input: { email: string; diamonds: number; dailyCap?: number }) {
+      const { email, apiKey, keyId } = await keys.createAccount(store, { ...input, diamonds: wholeNumber(input.diamonds, '--diamonds') }, clock.now());
       return { email, apiKey, keyId };
     },
     createKey(input: { email: string; dailyCap?: number }) {
-      return keys.createKey(db, input, clock.now());
+      return keys.createKey(store, input, clock.now());
     },
     /** The oldest unrevoked key of an account, or null: how the embedded client finds its own. */
-    firstActiveKeyId(email: string): string | null {
-      return keys.firstActiveKeyId(db, email);
+    firstActiveKeyId(email: string): Promise<string | null> {
+      return keys.firstActiveKeyId(store, email);
     },
-    revokeKey(keyId: string) {
-      const revoked = keys.revokeKey(db, keyId, clock.now());
+    async revokeKey(keyId: string) {
+      const revoked = await keys.revokeKey(store, keyId, clock.now());
       onKeysChanged();
       return revoked;
     },
     grant(input: { email: string; diamonds: number }) {
       const amount = wholeNumber(input.diamonds, '--diamonds');
-      return db.transaction(() => {
-        const accountId = keys.accountIdByEmail(db, input.email);
-        grant(db, accountId, amount, clock.now(), 'admin grant');
-        return { diamondBalance: balanceOf(db, accountId) };
-      }).immediate();
+      return store.transaction(async (tx) => {
+        const accountId = await keys.accountIdByEmail(tx, input.email);
+        return { diamondBalance: await grant(tx, accountId, amount, clock.now(), 'admin grant') };
+      });
     },
   };
 }

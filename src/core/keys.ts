@@ -3,23 +3,21 @@
  * (a fast hash is enough for high-entropy secrets and keeps authentication off the hot path).
  */
 import { hash, randomBytes } from 'node:crypto';
-import type { ReadableDB, WritableDB } from './db/types';
+import type { ActiveKey, Store } from './store/types';
 import { AdminError, Unauthorized } from './errors';
 import { newId } from './ids';
 import { grant } from './ledger';
 import { LIMITS } from '../shared/api';
 
-export type AuthenticatedKey = { keyId: string; accountId: string; dailyCap: number };
+export type AuthenticatedKey = ActiveKey;
 
 const KEY_PREFIX = 'ds_live_';
 const hashKey = (secret: string): string => hash('sha256', secret, 'hex');
 
-function mintKey(db: WritableDB, accountId: string, dailyCap: number, now: Date) {
+async function mintKey(tx: Store, accountId: string, dailyCap: number, now: Date) {
   const apiKey = KEY_PREFIX + randomBytes(32).toString('base64url');
   const keyId = newId('key', 9);
-  db.prepare(
-    'INSERT INTO api_keys (id, account_id, hash, prefix, daily_cap, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-  ).run(keyId, accountId, hashKey(apiKey), apiKey.slice(0, 12), dailyCap, now.toISOString());
+  await tx.keys.create({ id: keyId, accountId, hash: hashKey(apiKey), prefix: apiKey.slice(0, 12), dailyCap, createdAt: now.toISOString() });
   return { apiKey, keyId };
 }
 
@@ -30,86 +28,61 @@ function checkCap(dailyCap: number | undefined): number {
 }
 
 export function createAccount(
-  db: WritableDB,
+  store: Store,
   input: { email: string; diamonds: number; dailyCap?: number },
   now: Date,
-): { email: string; apiKey: string; keyId: string; accountId: string } {
+): Promise<{ email: string; apiKey: string; keyId: string; accountId: string }> {
   const cap = checkCap(input.dailyCap);
-  return db.transaction(() => {
-    const exists = db.prepare('SELECT 1 FROM accounts WHERE email = ?').get(input.email);
-    if (exists) throw new AdminError(`an account with e-mail ${input.email} already exists`);
+  return store.transaction(async (tx) => {
+    if (await tx.accounts.idByEmail(input.email)) throw new AdminError(`an account with e-mail ${input.email} already exists`);
     const accountId = newId('acct', 9);
-    db.prepare('INSERT INTO accounts (id, email, created_at) VALUES (?, ?, ?)').run(
-      accountId,
-      input.email,
-      now.toISOString(),
-    );
-    grant(db, accountId, input.diamonds, now, 'opening balance');
-    return { email: input.email, accountId, ...mintKey(db, accountId, cap, now) };
-  }).immediate();
+    await tx.accounts.create({ id: accountId, email: input.email, createdAt: now.toISOString() });
+    await grant(tx, accountId, input.diamonds, now, 'opening balance');
+    return { email: input.email, accountId, ...(await mintKey(tx, accountId, cap, now)) };
+  });
 }
 
-export function accountIdByEmail(db: ReadableDB, email: string): string {
-  const row = db.prepare('SELECT id FROM accounts WHERE email = ?').get(email) as { id: string } | undefined;
-  if (!row) throw new AdminError(`no account with e-mail ${email}`);
-  return row.id;
+export async function accountIdByEmail(store: Store, email: string): Promise<string> {
+  const id = await store.accounts.idByEmail(email);
+  if (!id) throw new AdminError(`no account with e-mail ${email}`);
+  return id;
 }
 
 /** The account's oldest key still in force, or null (the embedded client's own key). */
-export function firstActiveKeyId(db: ReadableDB, email: string): string | null {
-  const row = db
-    .prepare(
-      `SELECT k.id FROM api_keys k JOIN accounts a ON a.id = k.account_id
-       WHERE a.email = ? AND k.revoked_at IS NULL ORDER BY k.created_at LIMIT 1`,
-    )
-    .get(email) as { id: string } | undefined;
-  return row?.id ?? null;
+export async function firstActiveKeyId(store: Store, email: string): Promise<string | null> {
+  return (await store.keys.firstActiveIdByEmail(email)) ?? null;
 }
 
-export function createKey(
-  db: WritableDB,
-  input: { email: string; dailyCap?: number },
-  now: Date,
-): { apiKey: string; keyId: string } {
+export function createKey(store: Store, input: { email: string; dailyCap?: number }, now: Date): Promise<{ apiKey: string; keyId: string }> {
   const cap = checkCap(input.dailyCap);
-  return db.transaction(() => {
-    const accountId = accountIdByEmail(db, input.email);
-    const { active } = db
-      .prepare('SELECT COUNT(*) AS active FROM api_keys WHERE account_id = ? AND revoked_at IS NULL')
-      .get(accountId) as { active: number };
-    if (active >= LIMITS.activeKeysPerAccount) {
-      throw new AdminError(
-        `${input.email} already has ${LIMITS.activeKeysPerAccount} active API keys (the maximum); revoke one first`,
-      );
+  return store.transaction(async (tx) => {
+    const accountId = await accountIdByEmail(tx, input.email);
+    if ((await tx.keys.countActive(accountId)) >= LIMITS.activeKeysPerAccount) {
+      throw new AdminError(`${input.email} already has ${LIMITS.activeKeysPerAccount} active API keys (the maximum); revoke one first`);
     }
-    return mintKey(db, accountId, cap, now);
-  }).immediate();
+    return mintKey(tx, accountId, cap, now);
+  });
 }
 
-export function revokeKey(db: WritableDB, keyId: string, now: Date): { revoked: true } {
-  const result = db
-    .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
-    .run(now.toISOString(), keyId);
-  if (result.changes === 0) {
-    const exists = db.prepare('SELECT 1 FROM api_keys WHERE id = ?').get(keyId);
-    if (!exists) throw new AdminError(`no API key with id ${keyId}`);
-  }
+export async function revokeKey(store: Store, keyId: string, now: Date): Promise<{ revoked: true }> {
+  if ((await store.keys.revoke(keyId, now.toISOString())) === 'missing') throw new AdminError(`no API key with id ${keyId}`);
   return { revoked: true };
 }
 
 const BEARER = /^Bearer ([A-Za-z0-9_-]{16,200})$/;
 
 /** Resolves an Authorization header to its key, or throws Unauthorized (401). */
-export function authenticate(db: ReadableDB, header: string | undefined): AuthenticatedKey {
+export async function authenticate(store: Pick<Store, 'keys'>, header: string | undefined): Promise<AuthenticatedKey> {
   const match = header ? BEARER.exec(header.trim()) : null;
   if (!match?.[1]) throw new Unauthorized();
-  const row = db
-    .prepare(
-      `SELECT id AS keyId, account_id AS accountId, daily_cap AS dailyCap
-       FROM api_keys WHERE hash = ? AND revoked_at IS NULL`,
-    )
-    .get(hashKey(match[1])) as AuthenticatedKey | undefined;
-  if (!row) throw new Unauthorized();
-  return row;
+  const key = await store.keys.findActiveByHash(hashKey(match[1]));
+  if (!key) throw new Unauthorized();
+  return key;
 }
 
+/** An active key by id (in-process callers that hold the id, not the secret), or throws Unauthorized. */
+export async function activeKeyById(store: Store, keyId: string): Promise<AuthenticatedKey> {
+  const key = await store.keys.findActiveById(keyId);
+  if (!key) throw new Unauthorized();
+  return key;
+}

@@ -1,84 +1,45 @@
 /**
  * Diamonds: an append-only ledger of grants, charges and refunds, each charge and refund linked to
- * its job. `accounts.balance` is the running sum, kept in the same transaction as each entry and
- * guarded by CHECK (balance >= 0), so the balance cannot go negative even if a rule here broke.
- * Callers run charge/refund inside their own IMMEDIATE transaction with the job write.
+ * its job. The account's balance is the running sum, kept in the same transaction as each entry
+ * and guarded by the database (never below 0), so the balance cannot go negative even if a rule
+ * here broke. Callers run charge and refund inside their own transaction with the job write.
  */
-import type { WritableDB, ReadableDB } from './db/types';
+import type { LedgerEntry, Store } from './store/types';
 import { InsufficientDiamonds } from './errors';
 
-export type LedgerKind = 'grant' | 'charge' | 'refund';
-export type LedgerEntry = {
-  id: number;
-  accountId: string;
-  kind: LedgerKind;
-  amount: number;
-  jobId: string | null;
-  balanceAfter: number;
-  note: string | null;
-  createdAt: string;
-};
+export type { LedgerEntry, LedgerKind } from './store/types';
 
-export function balanceOf(db: ReadableDB, accountId: string): number {
-  const row = db.prepare('SELECT balance FROM accounts WHERE id = ?').get(accountId) as
-    | { balance: number }
-    | undefined;
-  if (!row) throw new Error(`no account ${accountId}`);
-  return row.balance;
+export async function balanceOf(store: Store, accountId: string, forUpdate = false): Promise<number> {
+  const balance = await store.ledger.balanceOf(accountId, { forUpdate });
+  if (balance === undefined) throw new Error(`no account ${accountId}`);
+  return balance;
 }
 
-function append(
-  db: WritableDB,
-  accountId: string,
-  kind: LedgerKind,
-  amount: number,
-  jobId: string | null,
-  note: string | null,
-  now: Date,
-): number {
-  const after = balanceOf(db, accountId) + amount;
-  db.prepare('UPDATE accounts SET balance = ? WHERE id = ?').run(after, accountId);
-  db.prepare(
-    `INSERT INTO ledger (account_id, kind, amount, job_id, balance_after, note, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  ).run(accountId, kind, amount, jobId, after, note, now.toISOString());
-  return after;
-}
-
-export function grant(db: WritableDB, accountId: string, amount: number, now: Date, note?: string): number {
+export function grant(tx: Store, accountId: string, amount: number, now: Date, note?: string): Promise<number> {
   if (!Number.isSafeInteger(amount) || amount < 0) throw new RangeError('grant must be a whole number >= 0');
-  return append(db, accountId, 'grant', amount, null, note ?? null, now);
+  return tx.ledger.append({ accountId, kind: 'grant', amount, jobId: null, note: note ?? null, createdAt: now.toISOString() });
 }
 
-/** Charges `price` for `jobId`; throws InsufficientDiamonds (nothing written) when short. */
-export function charge(db: WritableDB, accountId: string, jobId: string, price: number, now: Date): number {
-  const balance = balanceOf(db, accountId);
+/** Charges `price` for `jobId` (inside a transaction); throws InsufficientDiamonds (nothing written) when short. */
+export async function charge(tx: Store, accountId: string, jobId: string, price: number, now: Date): Promise<number> {
+  const balance = await balanceOf(tx, accountId, true);
   if (balance < price) throw new InsufficientDiamonds(price, balance);
   if (price === 0) return balance;
-  return append(db, accountId, 'charge', -price, jobId, null, now);
+  return tx.ledger.append({ accountId, kind: 'charge', amount: -price, jobId, note: null, createdAt: now.toISOString() });
 }
 
 /**
- * Refunds the charge of `jobId`, at most once: returns the refunded amount, or 0 when there was
- * no charge or it was already refunded.
+ * Refunds the charge of `jobId` (inside a transaction), at most once: returns the refunded
+ * amount, or 0 when there was no charge or it was already refunded.
  */
-export function refund(db: WritableDB, jobId: string, now: Date, note: string): number {
-  const chargeRow = db
-    .prepare("SELECT account_id AS accountId, amount FROM ledger WHERE job_id = ? AND kind = 'charge'")
-    .get(jobId) as { accountId: string; amount: number } | undefined;
-  if (!chargeRow) return 0;
-  const already = db.prepare("SELECT 1 FROM ledger WHERE job_id = ? AND kind = 'refund'").get(jobId);
-  if (already) return 0;
-  append(db, chargeRow.accountId, 'refund', -chargeRow.amount, jobId, note, now);
-  return -chargeRow.amount;
+export async function refund(tx: Store, jobId: string, now: Date, note: string): Promise<number> {
+  const charged = await tx.ledger.chargeOf(jobId);
+  if (!charged || (await tx.ledger.hasRefund(jobId))) return 0;
+  await balanceOf(tx, charged.accountId, true); // the account row is the lock
+  await tx.ledger.append({ accountId: charged.accountId, kind: 'refund', amount: -charged.amount, jobId, note, createdAt: now.toISOString() });
+  return -charged.amount;
 }
 
-export function entriesFor(db: ReadableDB, accountId: string): LedgerEntry[] {
-  return db
-    .prepare(
-      `SELECT id, account_id AS accountId, kind, amount, job_id AS jobId, balance_after AS balanceAfter,
-              note, created_at AS createdAt
-       FROM ledger WHERE account_id = ? ORDER BY id`,
-    )
-    .all(accountId) as LedgerEntry[];
+export function entriesFor(store: Store, accountId: string): Promise<LedgerEntry[]> {
+  return store.ledger.entriesFor(accountId);
 }

@@ -3,31 +3,33 @@
  * authenticated and counted against the key's daily cap before any other work; domain errors
  * become the spec's `{success: false, error}` bodies here and nowhere else in the core.
  */
-import type { WritableDB } from './db/types';
+import type { Store } from './store/types';
 import type { Clock } from './clock';
 import type { Catalog } from './catalog';
 import type { ImageResolver, StoredImage } from './media/resolve';
-import { catalogImage } from './media/resolve';
-import type { BlobStore } from './media/blob-store';
+import { recordBlob, type BlobStore } from './media/blob-store';
 import type { JobRunner } from './jobs/runner';
 import type { ProviderAdapter } from './providers/types';
 import { failAndRefund } from './jobs/runner';
-import type { AuthenticatedKey } from './keys';
+import { activeKeyById, type AuthenticatedKey } from './keys';
 import type { KeyCache } from './key-cache';
-import type { RequestCounter } from './request-counter';
+import { countRequest } from './request-counter';
 import { balanceOf, charge } from './ledger';
 import { newId } from './ids';
-import { BadRequest, Conflict, Unauthorized, FailedAfterCharge, InsufficientDiamonds, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType } from './errors';
-import { forget, replay, remember, type Idempotency } from './idempotency';
+import { BadRequest, Conflict, FailedAfterCharge, InsufficientDiamonds, NotFound, PayloadTooLarge, UnsupportedMediaType } from './errors';
+import { AnsweredElsewhere, forget, replay, remember, type Idempotency } from './idempotency';
 import { assertPixelLimit } from './media/image-header';
 import { assertQuota, StagedImages } from './media/staged-images';
 import { parseOr400 } from './validation';
-import { applyTemplate, RuleViolation, validateGeneration, type TemplateStyling } from './generation-request';
+import { applyTemplate, validateGeneration } from './generation-request';
 import { CATALOG_SHOT_PRICE, getTool, isToolId, toolEntries } from './tools';
 import { sniffImage } from './media/sniff';
-import * as jobs from './jobs/job-store';
-import * as templates from './template-store';
+import type { JobRow } from './store/types';
 import type { JobInput, StoredUnit } from './jobs/job-input';
+import { errorResponse, type ServiceResponse } from './error-response';
+import { FinishedJobCache } from './finished-jobs';
+import { TemplateSets } from './template-sets';
+import { catalogFileOf, catalogIdOf, poseOf } from './catalog-refs';
 import {
   CatalogJobRequestSchema,
   FashionModelsQuerySchema,
@@ -46,20 +48,19 @@ import {
   type ToolId,
 } from '../shared/api';
 
-export type ServiceResponse = { status: number; body: object };
+export { errorResponse, type ServiceResponse } from './error-response';
 /** Proof that a request was authenticated and counted (see Service.authorize). */
 export type Authorized = { readonly authorized: AuthenticatedKey };
 /** An Authorization header value, or an already authorized request. */
 export type Auth = string | undefined | Authorized;
 export type ServiceDeps = {
-  db: WritableDB;
+  store: Store;
   blobs: BlobStore;
   catalog: Catalog;
   resolver: ImageResolver;
   runner: JobRunner;
   provider: ProviderAdapter;
   clock: Clock;
-  requests: RequestCounter;
   keys: KeyCache;
   /** Bytes of uploaded and fetched images one account may keep; unbounded when absent. */
   storageQuotaBytes?: number;
@@ -74,8 +75,11 @@ export class Service {
   private readonly finishedJobs = new FinishedJobCache(10_000);
   /** Requests with an Idempotency-Key still being answered: duplicates wait for the same answer. */
   private readonly inFlight = new Map<string, { bodyHash: string; answer: Promise<ServiceResponse> }>();
+  private readonly templateSets: TemplateSets;
 
-  constructor(private readonly deps: ServiceDeps) {}
+  constructor(private readonly deps: ServiceDeps) {
+    this.templateSets = new TemplateSets(deps);
+  }
 
   private now(): Date {
     return this.deps.clock.now();
@@ -85,9 +89,9 @@ export class Service {
    * Authenticates and counts one request against the key's daily cap. Transports call it before
    * reading a body, so a refused request costs no work; endpoint methods accept its result.
    */
-  authorize(authorization: string | undefined): Authorized {
-    const key = this.deps.keys.authenticate(authorization);
-    this.deps.requests.count(key, this.now());
+  async authorize(authorization: string | undefined): Promise<Authorized> {
+    const key = await this.deps.keys.authenticate(authorization);
+    await countRequest(this.deps.store, key, this.now());
     return { authorized: key };
   }
 
@@ -95,12 +99,9 @@ export class Service {
    * For in-process callers that hold a key id instead of the secret (the embedded studio):
    * the key must be active, and the request still counts against its daily cap.
    */
-  authorizeKeyId(keyId: string): Authorized {
-    const key = this.deps.db
-      .prepare('SELECT id AS keyId, account_id AS accountId, daily_cap AS dailyCap FROM api_keys WHERE id = ? AND revoked_at IS NULL')
-      .get(keyId) as AuthenticatedKey | undefined;
-    if (!key) throw new Unauthorized();
-    this.deps.requests.count(key, this.now());
+  async authorizeKeyId(keyId: string): Promise<Authorized> {
+    const key = await activeKeyById(this.deps.store, keyId);
+    await countRequest(this.deps.store, key, this.now());
     return { authorized: key };
   }
 
@@ -114,7 +115,7 @@ export class Service {
     idem?: Idempotency,
   ): Promise<ServiceResponse> {
     try {
-      const key = typeof auth === 'object' ? auth.authorized : this.authorize(auth).authorized;
+      const key = typeof auth === 'object' ? auth.authorized : (await this.authorize(auth)).authorized;
       return await (idem ? this.once(key, idem, () => endpoint(key)) : endpoint(key));
     } catch (err) {
       return errorResponse(err, this.deps.log);
@@ -133,7 +134,7 @@ export class Service {
       if (running.bodyHash !== idem.bodyHash) throw new Conflict('This Idempotency-Key was already used with a different request body');
       return running.answer;
     }
-    const prior = replay(this.deps.db, key.accountId, idem, this.now());
+    const prior = await replay(this.deps.store, key.accountId, idem, this.now());
     if (prior) return prior;
     const answer = Promise.resolve().then(endpoint);
     this.inFlight.set(slot, { bodyHash: idem.bodyHash, answer });
@@ -189,18 +190,14 @@ export class Service {
         const mime = sniffImage(data);
         if (!mime) throw new UnsupportedMediaType();
         assertPixelLimit(data, 'The upload');
-        const { db, blobs } = this.deps;
+        const { store, blobs } = this.deps;
         const sha256 = await blobs.stage(data);
         try {
-          return db.transaction((): ServiceResponse => {
-            const prior = idem && replay(db, key.accountId, idem, this.now());
-            if (prior) return prior;
-            if (!blobs.accountHolds(key.accountId, sha256)) assertQuota(blobs, key.accountId, data.length, this.deps.storageQuotaBytes);
-            const id = blobs.record(sha256, mime, data.length, 'upload', key.accountId, this.now());
-            const response = ok({ id, url: this.deps.resolver.fileUrl(id) });
-            if (idem) remember(db, key.accountId, idem, response, this.now());
-            return response;
-          }).immediate();
+          return await this.answerOnce(key, idem, (tx) => async () => {
+            if (!(await tx.blobs.accountHolds(key.accountId, sha256))) await assertQuota(tx, key.accountId, data.length, this.deps.storageQuotaBytes);
+            const id = await recordBlob(tx, { sha256, mime, size: data.length, origin: 'upload', accountId: key.accountId }, this.now());
+            return ok({ id, url: this.deps.resolver.fileUrl(id) });
+          }).then((o) => ('replayed' in o ? o.replayed : o.created));
         } finally {
           await blobs.release(sha256);
         }
@@ -227,14 +224,13 @@ export class Service {
     let request = parseOr400(GenerationRequestSchema, body, 'request body');
     let templateSetId: string | null = null;
     if (request.templateSetId) {
-      const template = templates.get(this.deps.db, key.accountId, request.templateSetId);
-      if (!template) throw new NotFound(`Template set ${request.templateSetId} not found`);
+      const template = await this.templateSets.forGeneration(key.accountId, request.templateSetId);
       request = applyTemplate(request, template);
       templateSetId = template.id;
     }
     const valid = validateGeneration(request);
     const price = valid.tool.price;
-    this.requireBalance(key.accountId, price);
+    await this.requireBalance(key.accountId, price);
 
     const images: Record<string, StoredImage[]> = {};
     for (const [field, refs] of Object.entries(valid.images)) {
@@ -260,15 +256,15 @@ export class Service {
   }
 
   getGeneration(auth: Auth, id: string): Promise<ServiceResponse> {
-    return this.call(auth, (key) => {
+    return this.call(auth, async (key) => {
       const finished = this.finishedJobs.get(id, this.deps.resolver.publicOrigin);
       if (finished) {
         if (finished.accountId !== key.accountId) throw new NotFound(`Generation ${shown(id)} not found`);
         return ok(finished.body);
       }
-      const job = IdSchema.safeParse(id).success ? jobs.getJob(this.deps.db, id) : undefined;
+      const job = IdSchema.safeParse(id).success ? await this.deps.store.jobs.get(id) : undefined;
       if (!job || job.accountId !== key.accountId) throw new NotFound(`Generation ${shown(id)} not found`);
-      const body = this.generationBody(job);
+      const body = await this.generationBody(job);
       // Completed and failed jobs never change again; polls of them skip SQLite.
       if (job.status !== 'processing') this.finishedJobs.set(id, { accountId: job.accountId, origin: this.deps.resolver.publicOrigin, body });
       return ok(body);
@@ -276,99 +272,34 @@ export class Service {
   }
 
   createTemplateSet(auth: Auth, body: unknown): Promise<ServiceResponse> {
-    return this.call(auth, async (key) => {
-      const req = parseOr400(TemplateSetCreateSchema, body, 'request body');
-      const label = req.label?.trim();
-      if (!label) throw new BadRequest('label is required');
-      let styling: Omit<TemplateStyling, 'id'>;
-      let coverUrl: string | null = null;
-      let sourceJobId: string | null = null;
-      if (req.sourceMediaId !== undefined) {
-        if (req.toolId !== undefined || req.images !== undefined) {
-          throw new BadRequest('give either sourceMediaId or toolId with images, not both');
-        }
-        const job = jobs.getJob(this.deps.db, req.sourceMediaId);
-        if (!job || job.accountId !== key.accountId) throw new NotFound(`sourceMediaId ${req.sourceMediaId} not found`);
-        if (job.status !== 'completed') throw new BadRequest(`sourceMediaId ${job.id} has not completed (status: ${job.status})`);
-        if (job.kind === 'catalog') throw new BadRequest('catalog jobs cannot be saved as template sets; replay the ready template set instead');
-        if (!isToolId(job.toolId) || !getTool(job.toolId).saveable) {
-          throw new BadRequest(`toolId '${job.toolId}' cannot be saved as a template set`);
-        }
-        const input = JSON.parse(job.input) as JobInput;
-        styling = { toolId: job.toolId, ...input.styling };
-        if (req.pose !== undefined) styling.pose = this.checkPose(req.pose);
-        const first = jobs.resultsOf(this.deps.db, job.id)[0];
-        coverUrl = first ? this.deps.resolver.fileUrl(first.blobId) : null;
-        sourceJobId = job.id;
-      } else {
-        if (req.toolId === undefined) throw new BadRequest('either sourceMediaId or toolId with images is required');
-        if (!isToolId(req.toolId) || !getTool(req.toolId).saveable) {
-          throw new BadRequest(`toolId '${req.toolId}' cannot be saved as a template set (saveable: virtual_model, outfit_photo, pro_studio, jewelry_on_model, clothing_ecom_pack, jewelry_ecom_pack)`);
-        }
-        const images: Record<string, string> = {};
-        for (const [field, value] of Object.entries(req.images ?? {})) {
-          if (field !== 'fashion_model' && field !== 'venue') throw new BadRequest(`images.${field}: a template set saves only fashion_model and venue`);
-          if (Array.isArray(value)) throw new BadRequest(`images.${field} takes one catalog id or URL`);
-          await this.deps.resolver.resolve(value, field, req.toolId, null); // checked, not kept: the template saves the reference
-          images[field] = value;
-        }
-        if (!images.fashion_model) throw new BadRequest('images.fashion_model is required');
-        styling = {
-          toolId: req.toolId,
-          images,
-          pose: req.pose === undefined ? null : this.checkPose(req.pose),
-          shotType: req.shotType ?? null,
-          stylePreset: req.stylePreset ?? null,
-          ratio: req.ratio ?? null,
-        };
-      }
-      const id = newId('ts', 12);
-      templates.insert(this.deps.db, { id, accountId: key.accountId, label, ...styling, coverUrl, sourceJobId }, this.now());
-      return ok({ id }, 201);
-    });
+    return this.call(auth, async (key) => ok({ id: await this.templateSets.create(key.accountId, parseOr400(TemplateSetCreateSchema, body, 'request body')) }, 201));
   }
 
   listTemplateSets(auth: Auth): Promise<ServiceResponse> {
-    return this.call(auth, (key) => {
-      const templateSets = templates.list(this.deps.db, key.accountId).map((t) => ({
-        ...t,
-        images: Object.fromEntries(Object.entries(t.images).map(([field, ref]) => [field, this.imageUrlOf(field, ref)])),
-      }));
-      return ok({ templateSets });
-    });
+    return this.call(auth, async (key) => ok({ templateSets: await this.templateSets.list(key.accountId) }));
   }
 
   deleteTemplateSet(auth: Auth, id: string): Promise<ServiceResponse> {
-    return this.call(auth, (key) => {
-      const deleted = IdSchema.safeParse(id).success && templates.remove(this.deps.db, key.accountId, id);
-      if (!deleted) throw new NotFound(`Template set ${shown(id)} not found`);
+    return this.call(auth, async (key) => {
+      if (!(await this.templateSets.delete(key.accountId, id))) throw new NotFound(`Template set ${shown(id)} not found`);
       return ok({});
     });
   }
 
   getAccount(auth: Auth): Promise<ServiceResponse> {
-    return this.call(auth, (key) => {
-      const row = this.deps.db
-        .prepare(
-          `SELECT email, balance, plan_status AS status, plan_product_id AS planProductId, plan_provider AS provider,
-                  plan_is_premium AS isPremium, plan_cancel_at_period_end AS cancelAtPeriodEnd, plan_renews_at AS renewsAt,
-                  created_at AS createdAt
-           FROM accounts WHERE id = ?`,
-        )
-        .get(key.accountId) as {
-        email: string; balance: number; status: AccountBody['plan']['status']; planProductId: string; provider: string;
-        isPremium: number; cancelAtPeriodEnd: number; renewsAt: string | null; createdAt: string;
-      };
+    return this.call(auth, async (key) => {
+      const row = await this.deps.store.accounts.get(key.accountId);
+      if (!row) throw new Error(`no account ${key.accountId}`);
       const body: Omit<AccountBody, 'success'> = {
         email: row.email,
         diamondBalance: row.balance,
         plan: {
-          isPremium: row.isPremium === 1,
-          status: row.status,
+          isPremium: row.planIsPremium,
+          status: row.planStatus,
           planProductId: row.planProductId,
-          provider: row.provider,
-          cancelAtPeriodEnd: row.cancelAtPeriodEnd === 1,
-          renewsAt: row.renewsAt ?? nextMonthlyRenewal(row.createdAt, this.now()),
+          provider: row.planProvider,
+          cancelAtPeriodEnd: row.planCancelAtPeriodEnd,
+          renewsAt: row.planRenewsAt ?? nextMonthlyRenewal(row.createdAt, this.now()),
         },
       };
       return ok(body);
@@ -423,14 +354,14 @@ export class Service {
       return shot;
     });
     const price = CATALOG_SHOT_PRICE * shots.length;
-    this.requireBalance(key.accountId, price);
+    await this.requireBalance(key.accountId, price);
     const productRef = req.images![productField]!;
     if (Array.isArray(productRef)) throw new BadRequest(`images.${productField} takes one URL`);
     const product = await this.deps.resolver.resolve(productRef, productField, 'catalog job', staged);
     const units = shots.map((shot, variant) =>
       this.unit(
         'virtual_model',
-        { garment_photo: [product], fashion_model: [this.catalogFileOf('fashion_model', shot.fashionModel)], venue: [this.catalogFileOf('venue', shot.venue)] },
+        { garment_photo: [product], fashion_model: [catalogFileOf(this.deps.catalog, 'fashion_model', shot.fashionModel)], venue: [catalogFileOf(this.deps.catalog, 'venue', shot.venue)] },
         { pose: shot.pose, ratio: req.ratio ?? shot.ratio, images: { fashion_model: shot.fashionModel, venue: shot.venue } },
         shot.id,
         { variant, modelId: req.modelId },
@@ -449,9 +380,36 @@ export class Service {
   // ---- helpers -----------------------------------------------------------------------------
 
   /** Early 402 so a short balance is not spent fetching images; the charge re-checks. */
-  private requireBalance(accountId: string, price: number): void {
-    const balance = balanceOf(this.deps.db, accountId);
+  private async requireBalance(accountId: string, price: number): Promise<void> {
+    const balance = await balanceOf(this.deps.store, accountId);
     if (balance < price) throw new InsufficientDiamonds(price, balance);
+  }
+
+  /**
+   * Runs `work` in one transaction with the idempotency record: a request another process
+   * answered meanwhile (this process's duplicates wait in once()) gets that answer instead, and
+   * nothing of `work` is kept.
+   */
+  private async answerOnce(
+    key: AuthenticatedKey,
+    idem: Idempotency | undefined,
+    work: (tx: Store) => () => Promise<ServiceResponse>,
+  ): Promise<{ replayed: ServiceResponse } | { created: ServiceResponse }> {
+    const { store } = this.deps;
+    for (;;) {
+      try {
+        return await store.transaction(async (tx) => {
+          const prior = idem && (await replay(tx, key.accountId, idem, this.now()));
+          if (prior) return { replayed: prior };
+          const response = await work(tx)();
+          if (idem) await remember(tx, key.accountId, idem, response, this.now());
+          return { created: response };
+        });
+      } catch (err) {
+        if (!(err instanceof AnsweredElsewhere)) throw err;
+        // Rolled back; the next round finds the other answer and replays it.
+      }
+    }
   }
 
   /**
@@ -468,19 +426,21 @@ export class Service {
     },
     respond: (jobId: string) => ServiceResponse,
   ): Promise<ServiceResponse> {
-    const { db } = this.deps;
+    const { store } = this.deps;
     const jobId = newId('job');
-    const outcome = db.transaction((): { replayed: ServiceResponse } | { created: ServiceResponse } => {
-      // Another process may have answered this key meanwhile (this process's duplicates wait in once()).
-      const prior = job.idem && replay(db, key.accountId, job.idem, this.now());
-      if (prior) return { replayed: prior };
-      job.staged.record(key.accountId, this.deps.storageQuotaBytes, this.now());
-      jobs.insertJob(db, { id: jobId, accountId: key.accountId, keyId: key.keyId, ...job }, this.now());
-      charge(db, key.accountId, jobId, job.price, this.now());
-      const response = respond(jobId);
-      if (job.idem) remember(db, key.accountId, job.idem, response, this.now());
-      return { created: response };
-    }).immediate();
+    const outcome = await this.answerOnce(key, job.idem, (tx) => async () => {
+      const now = this.now();
+      await job.staged.record(tx, key.accountId, this.deps.storageQuotaBytes, now);
+      await tx.jobs.insert(
+        {
+          id: jobId, accountId: key.accountId, keyId: key.keyId, kind: job.kind, toolId: job.toolId, price: job.price,
+          input: JSON.stringify(job.input), templateSetId: job.templateSetId, readySetId: job.readySetId, createdAt: now.toISOString(),
+        },
+        job.input.units,
+      );
+      await charge(tx, key.accountId, jobId, job.price, now);
+      return respond(jobId);
+    });
     if ('replayed' in outcome) return outcome.replayed;
 
     if (this.deps.provider.start) {
@@ -488,8 +448,8 @@ export class Service {
         for (const unit of job.input.units) await this.deps.provider.start(this.deps.runner.providerJob(jobId, unit));
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
-        const refunded = failAndRefund(db, jobId, `the generation could not start: ${reason}`, this.now(), () => {
-          if (job.idem) forget(db, key.accountId, job.idem);
+        const refunded = await failAndRefund(store, jobId, `the generation could not start: ${reason}`, this.now(), async (tx) => {
+          if (job.idem) await forget(tx, key.accountId, job.idem);
         });
         throw new FailedAfterCharge(`Generation ${jobId} failed after the charge (${reason}); ${refunded} diamonds were refunded`);
       }
@@ -520,42 +480,12 @@ export class Service {
       toolId,
       shotId,
       images: rest,
-      fashionModel: fashion_model?.[0] ? { id: this.catalogIdOf('fashion_model', modelRef), image: fashion_model[0] } : null,
-      venue: venue?.[0] ? { id: this.catalogIdOf('venue', venueRef), image: venue[0] } : null,
-      pose: request.pose ? this.poseOf(request.pose) : null,
+      fashionModel: fashion_model?.[0] ? { id: catalogIdOf(this.deps.catalog, 'fashion_model', modelRef), image: fashion_model[0] } : null,
+      venue: venue?.[0] ? { id: catalogIdOf(this.deps.catalog, 'venue', venueRef), image: venue[0] } : null,
+      pose: request.pose ? poseOf(this.deps.catalog, request.pose) : null,
       params,
       outputs: tool.outputs,
     };
-  }
-
-  private catalogIdOf(field: 'fashion_model' | 'venue', ref: unknown): string | null {
-    if (typeof ref !== 'string') return null;
-    const list = field === 'fashion_model' ? this.deps.catalog.fashionModels : this.deps.catalog.venues;
-    return list.some((e) => e.id === ref) ? ref : null;
-  }
-
-  private catalogFileOf(field: 'fashion_model' | 'venue', id: string): StoredImage {
-    const list = field === 'fashion_model' ? this.deps.catalog.fashionModels : this.deps.catalog.venues;
-    const entry = list.find((e) => e.id === id);
-    if (!entry) throw new Error(`catalog ${field} ${id} is missing`);
-    return catalogImage(entry.file);
-  }
-
-  private checkPose(id: string): string {
-    this.poseOf(id);
-    return id;
-  }
-
-  private poseOf(id: string): NonNullable<StoredUnit['pose']> {
-    const pose = this.deps.catalog.poses.find((p) => p.id === id);
-    if (!pose) throw new BadRequest(`Unknown pose '${id}'; GET /v1/poses lists the valid ones`);
-    return { id: pose.id, type: pose.type, image: catalogImage(pose.file) };
-  }
-
-  private imageUrlOf(field: string, ref: string): string {
-    const list = field === 'fashion_model' ? this.deps.catalog.fashionModels : field === 'venue' ? this.deps.catalog.venues : [];
-    const entry = list.find((e) => e.id === ref);
-    return entry ? this.deps.resolver.catalogUrl(entry.file) : ref;
   }
 
   private readySetEntry(set: Catalog['readySets'][number]): ReadyTemplateSetEntry {
@@ -569,8 +499,8 @@ export class Service {
     };
   }
 
-  private generationBody(job: jobs.JobRow): Omit<GenerationBody, 'success'> {
-    const results = jobs.resultsOf(this.deps.db, job.id);
+  private async generationBody(job: JobRow): Promise<Omit<GenerationBody, 'success'>> {
+    const results = await this.deps.store.jobs.resultsOf(job.id);
     const body: Omit<GenerationBody, 'success'> = {
       id: job.id,
       status: job.status,
@@ -578,7 +508,7 @@ export class Service {
       errorMessage: job.status === 'failed' ? (job.errorMessage ?? 'the generation failed') : null,
     };
     if (job.kind === 'catalog') {
-      const units = jobs.unitsOf(this.deps.db, job.id);
+      const units = await this.deps.store.jobs.unitsOf(job.id);
       body.packTotal = units.length;
       body.packCompleted = units.filter((u) => u.status === 'completed').length;
       body.packFailed = units.filter((u) => u.status === 'failed').length;
@@ -598,28 +528,6 @@ export class Service {
   }
 }
 
-type FinishedJob = { accountId: string; origin: string; body: Omit<GenerationBody, 'success'> };
-
-/** Least-recently-used responses of finished jobs, valid for the origin their URLs were built with. */
-class FinishedJobCache {
-  private readonly entries = new Map<string, FinishedJob>();
-  constructor(private readonly capacity: number) {}
-
-  get(id: string, origin: string): FinishedJob | undefined {
-    const entry = this.entries.get(id);
-    if (!entry || entry.origin !== origin) return undefined;
-    this.entries.delete(id);
-    this.entries.set(id, entry);
-    return entry;
-  }
-
-  set(id: string, entry: FinishedJob): void {
-    this.entries.delete(id);
-    this.entries.set(id, entry);
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
-  }
-}
-
 /** The free local plan renews monthly on the day the account was created. */
 export function nextMonthlyRenewal(createdAt: string, now: Date): string {
   const start = new Date(createdAt);
@@ -628,11 +536,4 @@ export function nextMonthlyRenewal(createdAt: string, now: Date): string {
     next.setUTCMonth(start.getUTCMonth() + months);
     if (next > now) return next.toISOString();
   }
-}
-
-export function errorResponse(err: unknown, log?: (message: string) => void): ServiceResponse {
-  if (err instanceof RuleViolation) return { status: 400, body: { success: false, error: err.message } };
-  if (err instanceof ServiceError) return { status: err.status, body: { success: false, error: err.message } };
-  log?.(`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-  return { status: 500, body: { success: false, error: 'Internal error; nothing was charged' } };
 }

@@ -119,18 +119,15 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
     },
     // Errors the router raises before any route runs: authenticated and counted like any /v1 call.
     frameworkErrors: (err, request, reply) => {
-      if (request.url.startsWith('/v1/')) {
-        try {
-          service.authorize(request.headers.authorization);
-        } catch (authError) {
-          return send(reply, errorResponse(authError, opts.log));
-        }
-      }
       const tooLong = err.code === 'FST_ERR_MAX_PARAM_LENGTH';
-      return send(reply, {
-        status: tooLong ? 414 : 400,
-        body: { success: false, error: tooLong ? 'The path is too long: ids are at most 8192 characters' : 'The URL is malformed' },
-      });
+      const answer = () =>
+        send(reply, {
+          status: tooLong ? 414 : 400,
+          body: { success: false, error: tooLong ? 'The path is too long: ids are at most 8192 characters' : 'The URL is malformed' },
+        });
+      if (!request.url.startsWith('/v1/')) return answer();
+      service.authorize(request.headers.authorization).then(answer, (authError: unknown) => send(reply, errorResponse(authError, opts.log)));
+      return reply;
     },
     // Errors of the HTTP parser and the timeouts above, before Fastify sees a request.
     clientErrorHandler: (err: Error & { code?: string }, socket: Socket) => {
@@ -216,7 +213,7 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
 
   // Public files: random ids, immutable content.
   app.get<{ Params: { id: string } }>('/files/:id', async (request, reply) => {
-    const blob = /^[A-Za-z0-9_-]{1,64}$/.test(request.params.id) ? core.blobs.get(request.params.id) : undefined;
+    const blob = /^[A-Za-z0-9_-]{1,64}$/.test(request.params.id) ? await core.blobs.get(request.params.id) : undefined;
     if (!blob) return reply.code(404).send({ success: false, error: 'File not found' });
     let body: Readable;
     try {
@@ -252,7 +249,7 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
       // Authenticate and count before the body is read (spec 8: before any other work).
       v1.addHook('onRequest', async (request, reply) => {
         try {
-          request.auth = service.authorize(request.headers.authorization);
+          request.auth = await service.authorize(request.headers.authorization);
         } catch (err) {
           return send(reply, errorResponse(err, opts.log));
         }

@@ -10,22 +10,15 @@ export type Readiness = { ready: boolean; checks: { database: string; blobs: str
 const READY_TIMEOUT_MS = 5_000;
 
 export async function readiness(core: Core): Promise<Readiness> {
-  const database = checkDatabase(core);
-  const blobs = await withTimeout(core.blobs.content.ping(), READY_TIMEOUT_MS).then(
-    () => 'ok',
-    (err: unknown) => `unreachable: ${err instanceof Error ? err.message : String(err)}`,
-  );
+  const [database, blobs] = await Promise.all([answers(core.store.ping()), answers(core.blobs.content.ping())]);
   return { ready: database === 'ok' && blobs === 'ok', checks: { database, blobs } };
 }
 
-function checkDatabase(core: Core): string {
-  try {
-    // Reads the file (not only the connection): a deleted or corrupt database fails here.
-    core.db.prepare('SELECT COUNT(*) FROM sqlite_master').get();
-    return 'ok';
-  } catch (err) {
-    return `unreachable: ${err instanceof Error ? err.message : String(err)}`;
-  }
+function answers(ping: Promise<void>): Promise<string> {
+  return withTimeout(ping, READY_TIMEOUT_MS).then(
+    () => 'ok',
+    (err: unknown) => `unreachable: ${err instanceof Error ? err.message : String(err)}`,
+  );
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {

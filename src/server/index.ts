@@ -33,7 +33,7 @@ export type RunningServer = { url: string; close(): Promise<void> };
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
-  const core = openCore({
+  const core = await openCore({
     ...opts,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     storageQuotaBytes: opts.storageQuotaBytes ?? storageQuota(process.env),
@@ -58,8 +58,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     url,
     async close() {
       // Shutting down is not a crash: stop the jobs first, before waiting on open connections.
-      core.runner.stop();
+      const stopped = core.runner.stop();
       await app.close();
+      await stopped;
       await core.close();
     },
   };

@@ -11,7 +11,7 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import { adminFor } from '../../src/core';
 import { systemClock } from '../../src/core/clock';
-import { openDatabase } from '../../src/core/db/open';
+import { openSqliteStore } from '../../src/core/store/sqlite';
 import { HttpClient, type ServiceClient } from '../../src/client';
 import { InProcessClient } from '../../src/client/in-process';
 import { enhancePhoto } from '../../src/core/providers/local/enhance';
@@ -60,9 +60,9 @@ export async function imageOpsHttp(count = 50): Promise<Row[]> {
     const files = await writePhotos(path.join(dir, 'photos'), count, 3000, 4000);
     const data = path.join(dir, 'server');
     fs.mkdirSync(data);
-    const db = openDatabase(path.join(data, 'core.db'));
-    const { apiKey } = adminFor(db, systemClock).createAccount({ email: 'bench@example.com', diamonds: 100_000, dailyCap: 1_000_000 });
-    db.close();
+    const store = openSqliteStore(path.join(data, 'core.db'));
+    const { apiKey } = await adminFor(store, systemClock).createAccount({ email: 'bench@example.com', diamonds: 100_000, dailyCap: 1_000_000 });
+    await store.close();
     for (const tool of ['photo_enhance', 'remove_background'] as const) {
       const directMs = await timeDirect(tool, files);
       const server = await startChild(['real', data]);
@@ -86,7 +86,7 @@ export async function imageOpsEmbedded(count = 100): Promise<Row[]> {
   try {
     const files = await writePhotos(path.join(dir, 'photos'), count, 2400, 3200);
     const directMs = await timeDirect('photo_enhance', files);
-    const client = InProcessClient.open({ dataDir: path.join(dir, 'core') });
+    const client = await InProcessClient.open({ dataDir: path.join(dir, 'core') });
     let embeddedMs: number;
     try {
       embeddedMs = await timeService(client, 'photo_enhance', files);

@@ -22,7 +22,7 @@ export async function ingest(count = 1000): Promise<Row[]> {
 
     const hot = path.join(dir, 'hot');
     fs.mkdirSync(hot);
-    const client = InProcessClient.open({ dataDir: path.join(dir, 'data', 'core') });
+    const client = await InProcessClient.open({ dataDir: path.join(dir, 'data', 'core') });
     const studio = await openStudio({ dataDir: path.join(dir, 'data'), client, settleMs: SETTLE_MS });
     studio.engine.setPaused(true); // measure intake only: nothing is uploaded
     await studio.folders.add({ path: hot, outputDir: path.join(dir, 'out'), recipe: { request: { toolId: 'remove_background', images: { user_photo: '{photo}' } }, export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{tool}-{n}' } } });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { adminFor } from '../../src/core';
 import { systemClock } from '../../src/core/clock';
-import { openDatabase } from '../../src/core/db/open';
+import { openSqliteStore } from '../../src/core/store/sqlite';
 import { fmt, productPhoto, startChild, tempDir, type Row } from './shared';
 
 const CONNECTIONS = 10;
@@ -26,9 +26,9 @@ async function load(url: string, headers: Record<string, string>): Promise<numbe
 export async function pollThroughput(): Promise<Row[]> {
   const dir = tempDir('poll');
   try {
-    const db = openDatabase(path.join(dir, 'core.db'));
-    const { apiKey } = adminFor(db, systemClock).createAccount({ email: 'bench@example.com', diamonds: 1000, dailyCap: 1_000_000_000 });
-    db.close();
+    const store = openSqliteStore(path.join(dir, 'core.db'));
+    const { apiKey } = await adminFor(store, systemClock).createAccount({ email: 'bench@example.com', diamonds: 1000, dailyCap: 1_000_000_000 });
+    await store.close();
     let realRps = 0;
     let bareRps = 0;
     let healthRps = 0;

@@ -20,7 +20,7 @@ if (typeof Element !== 'undefined') Element.prototype.scrollIntoView ??= functio
 
 export async function startHarness() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-component-'));
-  const client = InProcessClient.open({ dataDir: path.join(root, 'data', 'core') });
+  const client = await InProcessClient.open({ dataDir: path.join(root, 'data', 'core') });
   const studio = await openStudio({ dataDir: path.join(root, 'data'), client, settleMs: 200 });
   const web = buildStudioWeb({ engine: studio.engine, commands: studio.commands });
   await web.listen({ host: '127.0.0.1', port: 0 });

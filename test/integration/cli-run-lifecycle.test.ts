@@ -114,7 +114,7 @@ describe('run: SIGINT and SIGTERM', () => {
     expect(rest.interrupted).toBeUndefined();
     expect(fs.readdirSync(outDir)).toHaveLength(photos);
     // Each photo charged once (remove_background costs 1) across both runs, by the core's own ledger.
-    const core = InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
+    const core = await InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
     try {
       expect((await core.getAccount()).diamondBalance).toBe(LOCAL_STARTING_DIAMONDS - photos);
     } finally {

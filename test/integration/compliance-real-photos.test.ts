@@ -214,7 +214,7 @@ describe.skipIf(!present)('run prints each file\'s verdict', () => {
       fs.mkdirSync(inDir);
       // Read in place from ../shared/eval, copied only into this temporary hot folder.
       for (const id of ['051946_1', '00055_00']) fs.copyFileSync(path.join(EVAL_DIR, 'garments', `${id}.jpg`), path.join(inDir, `${id}.jpg`));
-      const client = InProcessClient.open({ dataDir: path.join(root, 'data', 'core') });
+      const client = await InProcessClient.open({ dataDir: path.join(root, 'data', 'core') });
       const engine = new StudioEngine({ dataDir: path.join(root, 'data'), client, prepareUpload: prepareForUpload, concurrency: 2 });
       try {
         const summary = await runBatch(engine, {

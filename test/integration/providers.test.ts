@@ -4,6 +4,7 @@
  * malformed results) and the OpenAI Images edit endpoint. Each case ends in the right job state
  * and ledger entries, and the provider key never shows up in what the service stores or says.
  */
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -77,7 +78,7 @@ afterEach(async () => {
 async function coreWith(config: unknown) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-providers-'));
   fs.writeFileSync(path.join(dataDir, 'providers.json'), JSON.stringify(config));
-  const client = InProcessClient.open({ dataDir });
+  const client = await InProcessClient.open({ dataDir });
   cleanups.push(async () => {
     await client.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -92,8 +93,13 @@ async function coreWith(config: unknown) {
     }
     throw new Error('job did not finish');
   };
-  const ledger = (jobId: string) => client.core.db.prepare('SELECT kind, amount FROM ledger WHERE job_id = ? ORDER BY rowid').all(jobId) as { kind: string; amount: number }[];
-  const jobRow = (jobId: string) => client.core.db.prepare('SELECT * FROM jobs WHERE id = ?').get(jobId) as Record<string, unknown>;
+  // The raw rows (provider cost columns included), read beside the core as another process would.
+  const db = new Database(path.join(dataDir, 'core.db'), { readonly: true });
+  cleanups.push(async () => {
+    db.close();
+  });
+  const ledger = (jobId: string) => db.prepare('SELECT kind, amount FROM ledger WHERE job_id = ? ORDER BY rowid').all(jobId) as { kind: string; amount: number }[];
+  const jobRow = (jobId: string) => db.prepare('SELECT * FROM jobs WHERE id = ?').get(jobId) as Record<string, unknown>;
   return { client, generate, ledger, jobRow, dataDir };
 }
 
@@ -221,7 +227,7 @@ describe('provider configuration', () => {
   it('refuses a route to an adapter without a key, naming no secret', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-providers-'));
     fs.writeFileSync(path.join(dataDir, 'providers.json'), JSON.stringify({ routes: { virtual_model: { adapter: 'fal' } } }));
-    expect(() => InProcessClient.open({ dataDir })).toThrow(/route virtual_model uses fal, but no fal apiKey is configured/);
+    await expect(InProcessClient.open({ dataDir })).rejects.toThrow(/route virtual_model uses fal, but no fal apiKey is configured/);
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 });

@@ -48,7 +48,7 @@ describe('re-export per destination', () => {
     await photo(path.join(inDir, 'a.jpg'), 10);
     await photo(path.join(inDir, 'tops', 'b.jpg'), 200);
     const dataDir = path.join(root, 'data');
-    const client = InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
+    const client = await InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
     cleanups.push(() => client.close());
     const balance = async () => (await client.getAccount()).diamondBalance;
     const run = async (outDir: string) => {

@@ -186,8 +186,8 @@ describe('restarts never fail queued work', () => {
     const data = makeTempDir('interrupt-');
     try {
       // A provider slow enough that every job is still queued or running when the core closes.
-      let core = openCore({ dataDir: data, provider: delayedProvider(60_000), concurrency: 1 });
-      const { apiKey } = core.admin.createAccount({ email: 'crash@example.test', diamonds: 100 });
+      let core = await openCore({ dataDir: data, provider: delayedProvider(60_000), concurrency: 1 });
+      const { apiKey } = await core.admin.createAccount({ email: 'crash@example.test', diamonds: 100 });
       const auth = `Bearer ${apiKey}`;
       const upload = await core.service.upload(auth, await garmentPng());
       const url = (upload.body as { url: string }).url;
@@ -207,7 +207,7 @@ describe('restarts never fail queued work', () => {
       // Clean closes and re-opens count nothing, running or queued.
       for (let i = 0; i < 4; i++) {
         await core.close();
-        core = openCore({ dataDir: data, provider: delayedProvider(60_000), concurrency: 1 });
+        core = await openCore({ dataDir: data, provider: delayedProvider(60_000), concurrency: 1 });
         await sleep(100);
       }
       await core.close();
@@ -221,7 +221,7 @@ describe('restarts never fail queued work', () => {
       };
       for (let crash = 1; crash <= 3; crash++) {
         mark();
-        core = openCore({ dataDir: data, provider: delayedProvider(60_000), concurrency: 1 });
+        core = await openCore({ dataDir: data, provider: delayedProvider(60_000), concurrency: 1 });
         await sleep(100); // a job with no unit left to run is finalized right after resuming
         const polled = await core.service.getGeneration(auth, ids[0]!);
         await core.close();
@@ -233,7 +233,7 @@ describe('restarts never fail queued work', () => {
         { interruptions: 0 },
       ]);
       // The failed one was refunded; the other two are still paid for and queued.
-      core = openCore({ dataDir: data, provider: delayedProvider(60_000), concurrency: 1, resumeJobs: false });
+      core = await openCore({ dataDir: data, provider: delayedProvider(60_000), concurrency: 1, resumeJobs: false });
       expect((await core.service.getAccount(auth)).body).toMatchObject({ diamondBalance: 98 });
       await core.close();
     } finally {

@@ -126,8 +126,8 @@ describe('orphans at start-up', () => {
   it('removes files no row names and temp files a crash left, and keeps every recorded file', async () => {
     const dataDir = makeTempDir('orphans-');
     try {
-      let core = openCore({ dataDir, resumeJobs: false });
-      const { apiKey } = core.admin.createAccount({ email: 'orphans@example.test', diamonds: 0 });
+      let core = await openCore({ dataDir, resumeJobs: false });
+      const { apiKey } = await core.admin.createAccount({ email: 'orphans@example.test', diamonds: 0 });
       const upload = await core.service.upload(`Bearer ${apiKey}`, await garmentPng());
       expect(upload.status).toBe(200);
       await core.close();
@@ -146,7 +146,7 @@ describe('orphans at start-up', () => {
       fs.utimesSync(orphan, hoursAgo, hoursAgo);
       fs.utimesSync(temp, hoursAgo, hoursAgo);
 
-      core = openCore({ dataDir, resumeJobs: false });
+      core = await openCore({ dataDir, resumeJobs: false });
       await core.close();
       expect(fs.existsSync(orphan)).toBe(false);
       expect(fs.existsSync(temp)).toBe(false);

@@ -19,7 +19,7 @@ let url: string;
 
 beforeAll(async () => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-command-names-'));
-  client = InProcessClient.open({ dataDir: path.join(root, 'core') });
+  client = await InProcessClient.open({ dataDir: path.join(root, 'core') });
   studio = await openStudio({ dataDir: path.join(root, 'studio'), client, settleMs: 100 });
   web = buildStudioWeb({ engine: studio.engine, commands: studio.commands });
   await web.listen({ host: '127.0.0.1', port: 0 });

@@ -42,9 +42,9 @@ type Setup = { studio: Studio; client: InProcessClient; root: string; inDir: str
 /** A studio on a fresh embedded core; `diamonds` sets the local account's starting balance. */
 async function setup(opts: { diamonds?: number; provider?: ProviderAdapter } = {}): Promise<Setup> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-engine-'));
-  const core = openCore({ dataDir: path.join(root, 'core'), allowPrivateUrls: true, ...(opts.provider ? { provider: opts.provider } : {}) });
-  if (opts.diamonds !== undefined) core.admin.createAccount({ email: LOCAL_ACCOUNT_EMAIL, diamonds: opts.diamonds, dailyCap: 100_000 });
-  const client = new InProcessClient(core, true);
+  const core = await openCore({ dataDir: path.join(root, 'core'), allowPrivateUrls: true, ...(opts.provider ? { provider: opts.provider } : {}) });
+  if (opts.diamonds !== undefined) await core.admin.createAccount({ email: LOCAL_ACCOUNT_EMAIL, diamonds: opts.diamonds, dailyCap: 100_000 });
+  const client = await InProcessClient.create(core, true);
   const studio = await openStudio({ dataDir: path.join(root, 'studio'), client, settleMs: 150, concurrency: 2, balanceRecheckMs: 200 });
   cleanups.push(async () => {
     await studio.close();
@@ -198,7 +198,7 @@ describe('waiting with a reason, never failing', () => {
     expect((await call(studio, 'folders.list', {}))[0]?.waitReason).toBe('no_diamonds');
     expect((await call(studio, 'account.get', {})).diamondBalance).toBe(0);
 
-    client.core.admin.grant({ email: LOCAL_ACCOUNT_EMAIL, diamonds: 10 });
+    await client.core.admin.grant({ email: LOCAL_ACCOUNT_EMAIL, diamonds: 10 });
     const both = await until('both in review', allIn(studio, 2, (i) => i.state === 'review'));
     expect(both.map((i) => [i.waitReason, i.diamonds, i.error])).toEqual([[null, 2, null], [null, 2, null]]);
     expect((await call(studio, 'account.get', {})).diamondBalance).toBe(8);

@@ -14,7 +14,7 @@ import { HttpClient } from '../../src/client';
 import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
 import { startServer } from '../../src/server';
-import { openDatabase } from '../../src/core/db/open';
+import { openSqliteStore } from '../../src/core/store/sqlite';
 import { adminFor } from '../../src/core';
 import { systemClock } from '../../src/core/clock';
 
@@ -104,9 +104,9 @@ async function serviceWithAccount(name: string, email: string, diamonds: number)
   cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
   const serverData = path.join(root, 'server');
   fs.mkdirSync(serverData);
-  const db = openDatabase(path.join(serverData, 'core.db'));
-  const { apiKey } = adminFor(db, systemClock).createAccount({ email, diamonds });
-  db.close();
+  const store = openSqliteStore(path.join(serverData, 'core.db'));
+  const { apiKey } = await adminFor(store, systemClock).createAccount({ email, diamonds });
+  await store.close();
   const server = await startServer({ dataDir: serverData, port: 0 });
   cleanups.push(() => server.close());
   return { root, serverData, apiKey, server };

@@ -13,7 +13,7 @@ import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
 import { prepareForUpload } from '../../src/studio/prepare';
 import { startServer, type RunningServer } from '../../src/server';
-import { openDatabase } from '../../src/core/db/open';
+import { openSqliteStore } from '../../src/core/store/sqlite';
 import { adminFor } from '../../src/core';
 import { systemClock } from '../../src/core/clock';
 import type { Recipe } from '../../src/shared/studio';
@@ -67,7 +67,7 @@ describe('studio run (embedded core)', () => {
     await photo(path.join(inDir, 'tops', 'look-3.jpg'), 120);
     fs.writeFileSync(path.join(inDir, '.DS_Store'), 'x');
     const dataDir = path.join(root, 'data');
-    const client = InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
+    const client = await InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
     cleanups.push(() => client.close());
     const before = (await client.getAccount()).diamondBalance;
 
@@ -99,7 +99,7 @@ describe('studio run (embedded core)', () => {
     const outDir = path.join(root, 'out');
     for (let i = 0; i < 5; i++) await photo(path.join(inDir, `p${i}.jpg`), i * 60);
     const dataDir = path.join(root, 'data');
-    const client = InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
+    const client = await InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
     cleanups.push(() => client.close());
     const before = (await client.getAccount()).diamondBalance;
 
@@ -122,7 +122,7 @@ describe('studio run (embedded core)', () => {
     const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="600" height="800"><rect width="100%" height="100%" fill="#f4f4f2"/><rect x="150" y="160" width="300" height="480" rx="40" fill="#2a6fb0"/></svg>';
     fs.writeFileSync(path.join(inDir, 'IMG_0001.HEIC'), await makeHeic(await sharp(Buffer.from(svg)).png().toBuffer(), { primaries: 12 }));
     const dataDir = path.join(root, 'data');
-    const client = InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
+    const client = await InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
     cleanups.push(() => client.close());
     const summary = await runOnce(client, dataDir, inDir, path.join(root, 'out'));
     expect(summary).toMatchObject({ photos: 1, exported: 1, failed: [] });
@@ -137,7 +137,7 @@ describe('studio run (embedded core)', () => {
     fs.mkdirSync(inDir, { recursive: true });
     fs.writeFileSync(path.join(inDir, 'broken.jpg'), Buffer.from('not really a jpeg at all'));
     const dataDir = path.join(root, 'data');
-    const client = InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
+    const client = await InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
     cleanups.push(() => client.close());
     const summary = await runOnce(client, dataDir, inDir, path.join(root, 'out'));
     expect(summary.exported).toBe(1);
@@ -153,9 +153,9 @@ describe('studio run (remote service over HTTP)', () => {
     const root = tempDir('studio-remote');
     const serverData = path.join(root, 'server');
     fs.mkdirSync(serverData);
-    const db = openDatabase(path.join(serverData, 'core.db'));
-    const { apiKey } = adminFor(db, systemClock).createAccount({ email: 'studio@example.com', diamonds: 10 });
-    db.close();
+    const store = openSqliteStore(path.join(serverData, 'core.db'));
+    const { apiKey } = await adminFor(store, systemClock).createAccount({ email: 'studio@example.com', diamonds: 10 });
+    await store.close();
     const server: RunningServer = await startServer({ dataDir: serverData, port: 0 });
     cleanups.push(() => server.close());
     const inDir = path.join(root, 'in');

@@ -6,18 +6,16 @@
  * while it ran counts as interrupted; queued units and a clean shutdown count nothing.
  */
 import pLimit from 'p-limit';
-import type { WritableDB } from '../db/types';
+import type { Store, UnitRow } from '../store/types';
 import type { Clock } from '../clock';
-import type { BlobStore } from '../media/blob-store';
+import { recordBlob, type BlobStore } from '../media/blob-store';
 import type { ImageResolver, StoredImage } from '../media/resolve';
 import type { ProviderAdapter, ProviderJob } from '../providers/types';
 import { refund } from '../ledger';
-import { newId } from '../ids';
 import { JobInputSchema, type StoredUnit } from './job-input';
-import * as store from './job-store';
 
 export type RunnerOptions = {
-  db: WritableDB;
+  store: Store;
   blobs: BlobStore;
   resolver: ImageResolver;
   provider: ProviderAdapter;
@@ -69,18 +67,18 @@ export class JobRunner {
    * Resumes every job a previous process left `processing`. Units that were running when it died
    * count one interruption; a unit at the limit fails (its job finalizes as usual).
    */
-  resumeAll(): number {
-    const { db } = this.opts;
+  async resumeAll(): Promise<number> {
     const limit = this.opts.maxInterruptions ?? 3;
-    db.transaction(() => {
-      for (const cut of store.countInterruptions(db)) {
+    await this.opts.store.transaction(async (tx) => {
+      for (const cut of await tx.jobs.countInterruptions()) {
         this.opts.log?.(`job ${cut.jobId} unit ${cut.idx}: cut by a crash (${cut.interruptions} of ${limit})`);
         if (cut.interruptions >= limit) {
-          store.failUnit(db, cut.jobId, cut.idx, `the shot was cut ${cut.interruptions} times by a service crash`);
+          await tx.jobs.failUnit(cut.jobId, cut.idx, `the shot was cut ${cut.interruptions} times by a service crash`);
         }
       }
-    }).immediate();
-    const ids = store.processingJobIds(db);
+    });
+    const ids = await this.opts.store.jobs.processingIds();
+    if (this.abort.signal.aborted) return 0;
     for (const id of ids) this.enqueue(id);
     return ids.length;
   }
@@ -102,18 +100,22 @@ export class JobRunner {
    * Stops taking work and aborts running units, at once; unfinished jobs resume at next start.
    * Their marks are cleared now, so a process killed while it winds down counts nothing either.
    */
-  stop(): void {
-    if (this.abort.signal.aborted) return;
+  stop(): Promise<void> {
+    if (this.abort.signal.aborted) return this.stopped;
     // Queued units see the abort and return at once (p-limit's clearQueue would leave their
     // promises pending forever, and close()'s wait with them).
     this.abort.abort();
-    this.opts.db.transaction(() => store.clearUnitsStarted(this.opts.db, [...this.running.values()])).immediate();
+    const cut = [...this.running.values()];
     this.running.clear();
+    this.stopped = this.opts.store.jobs.clearUnitsStarted(cut).catch((err: unknown) => this.opts.log?.(`could not clear started marks: ${String(err)}`));
+    return this.stopped;
   }
+
+  private stopped: Promise<void> = Promise.resolve();
 
   /** stop(), then waits for the units under way to return. */
   async close(): Promise<void> {
-    this.stop();
+    await this.stop();
     await Promise.allSettled([...this.active.values()]);
   }
 
@@ -122,12 +124,12 @@ export class JobRunner {
   }
 
   private async runJob(jobId: string): Promise<void> {
-    const { db } = this.opts;
-    const job = store.getJob(db, jobId);
+    const { store } = this.opts;
+    const job = await store.jobs.get(jobId);
     if (!job || job.status !== 'processing') return;
     const parsed = JobInputSchema.safeParse(JSON.parse(job.input));
     if (!parsed.success) return this.finalize(jobId, 'the job record is unreadable');
-    const pending = store.unitsOf(db, jobId).filter((u) => u.status === 'pending');
+    const pending = (await store.jobs.unitsOf(jobId)).filter((u) => u.status === 'pending');
     await Promise.all(
       pending.map((unit) =>
         this.limit(async () => {
@@ -138,14 +140,14 @@ export class JobRunner {
         }),
       ),
     );
-    if (!this.abort.signal.aborted) this.finalize(jobId);
+    if (!this.abort.signal.aborted) await this.finalize(jobId);
   }
 
   private async runUnit(jobId: string, idx: number, unit: StoredUnit): Promise<void> {
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.opts.unitTimeoutMs ?? 10 * 60_000)]);
     const slot = `${jobId}\n${idx}`;
-    store.markUnitStarted(this.opts.db, jobId, idx, this.now());
     this.running.set(slot, { jobId, idx });
+    await this.opts.store.jobs.markUnitStarted(jobId, idx, this.now().toISOString());
     try {
       await this.copyInputsHere(unit);
       const outputs = await this.opts.provider.run(this.providerJob(jobId, unit), { signal });
@@ -153,56 +155,50 @@ export class JobRunner {
       if (outputs.length === 0 || outputs.some((o) => o.data.length === 0)) {
         throw new Error('the provider returned no usable output');
       }
-      const { db, blobs } = this.opts;
+      const { store, blobs } = this.opts;
       const shas = await Promise.all(outputs.map((o) => blobs.writeFile(o.data)));
-      db.transaction(() => {
-        const blobIds = outputs.map((o, n) => {
-          const id = newId('r');
-          db.prepare(
-            "INSERT INTO blobs (id, sha256, mime, size, account_id, origin, created_at) VALUES (?, ?, ?, ?, NULL, 'result', ?)",
-          ).run(id, shas[n], o.mime, o.data.length, this.now().toISOString());
-          return id;
-        });
-        store.completeUnit(db, jobId, idx, blobIds);
+      await store.transaction(async (tx) => {
+        const blobIds: string[] = [];
+        for (const [n, o] of outputs.entries()) {
+          blobIds.push(await recordBlob(tx, { sha256: shas[n]!, mime: o.mime, size: o.data.length, origin: 'result', accountId: null }, this.now()));
+        }
+        await tx.jobs.completeUnit(jobId, idx, blobIds);
         const cost = outputs.reduce<number | null>((sum, o) => (o.costUsd === undefined ? sum : (sum ?? 0) + o.costUsd), null);
-        store.recordProviderCost(db, jobId, outputs[0]?.source ?? this.opts.provider.name, cost);
-      }).immediate();
+        await tx.jobs.recordProviderCost(jobId, outputs[0]?.source ?? this.opts.provider.name, cost);
+      });
     } catch (err) {
       if (this.abort.signal.aborted) return;
-      this.failUnit(jobId, idx, describeFailure(err));
+      await this.failUnit(jobId, idx, describeFailure(err));
     } finally {
       this.running.delete(slot);
     }
   }
 
-  private failUnit(jobId: string, idx: number, message: string): void {
-    this.opts.db.transaction(() => store.failUnit(this.opts.db, jobId, idx, message)).immediate();
+  private async failUnit(jobId: string, idx: number, message: string): Promise<void> {
+    await this.opts.store.jobs.failUnit(jobId, idx, message);
   }
 
   /**
    * Ends the job: completed if any unit succeeded, otherwise failed and refunded in full, in one
    * transaction. `forcedError` fails every pending unit first.
    */
-  private finalize(jobId: string, forcedError?: string): void {
-    const { db } = this.opts;
-    db.transaction(() => {
-      if (forcedError) for (const u of store.unitsOf(db, jobId)) store.failUnit(db, jobId, u.idx, forcedError);
-      const units = store.unitsOf(db, jobId);
+  private async finalize(jobId: string, forcedError?: string): Promise<void> {
+    await this.opts.store.transaction(async (tx) => {
+      if (forcedError) for (const u of await tx.jobs.unitsOf(jobId)) await tx.jobs.failUnit(jobId, u.idx, forcedError);
+      const units = await tx.jobs.unitsOf(jobId);
       if (units.some((u) => u.status === 'pending')) return;
-      const succeeded = units.some((u) => u.status === 'completed');
-      if (succeeded) {
-        store.finishJob(db, jobId, 'completed', null, this.now());
+      const now = this.now();
+      if (units.some((u) => u.status === 'completed')) {
+        await tx.jobs.finish(jobId, 'completed', null, now.toISOString());
         return;
       }
       const message = failureMessage(units);
-      if (store.finishJob(db, jobId, 'failed', message, this.now())) {
-        refund(db, jobId, this.now(), message);
-      }
-    }).immediate();
+      if (await tx.jobs.finish(jobId, 'failed', message, now.toISOString())) await refund(tx, jobId, now, message);
+    });
   }
 }
 
-function failureMessage(units: store.UnitRow[]): string {
+function failureMessage(units: UnitRow[]): string {
   const reasons = [...new Set(units.map((u) => u.errorMessage ?? 'unknown error'))];
   return units.length === 1 ? reasons[0]! : `every shot failed: ${reasons.join('; ')}`;
 }
@@ -219,11 +215,11 @@ function describeFailure(err: unknown): string {
  * Used by the service for the spec's "failure after the deduction": fails the job and refunds its
  * charge once, with `alsoDo` in the same transaction. Returns the diamonds refunded.
  */
-export function failAndRefund(db: WritableDB, jobId: string, message: string, now: Date, alsoDo: () => void = () => {}): number {
-  return db.transaction(() => {
-    for (const u of store.unitsOf(db, jobId)) store.failUnit(db, jobId, u.idx, message);
-    const refunded = store.finishJob(db, jobId, 'failed', message, now) ? refund(db, jobId, now, message) : 0;
-    alsoDo();
+export function failAndRefund(store: Store, jobId: string, message: string, now: Date, alsoDo: (tx: Store) => Promise<void> = async () => {}): Promise<number> {
+  return store.transaction(async (tx) => {
+    for (const u of await tx.jobs.unitsOf(jobId)) await tx.jobs.failUnit(jobId, u.idx, message);
+    const refunded = (await tx.jobs.finish(jobId, 'failed', message, now.toISOString())) ? await refund(tx, jobId, now, message) : 0;
+    await alsoDo(tx);
     return refunded;
-  }).immediate();
+  });
 }

@@ -9,19 +9,18 @@
  * sweep), and `sweepOrphans` collects what a crash left between the two.
  */
 import type { Readable } from 'node:stream';
-import type { ReadableDB, WritableDB } from '../db/types';
+import type { BlobOrigin, BlobRecord, Store } from '../store/types';
 import { newId } from '../ids';
 import { sha256Of, type BlobContentStore, type ByteRange } from './blob-content';
 
-export type BlobOrigin = 'upload' | 'result' | 'fetched';
-export type BlobRecord = { id: string; sha256: string; mime: string; size: number };
+export type { BlobOrigin, BlobRecord } from '../store/types';
 
 export class BlobStore {
   /** Staged hashes held by requests of this process (content is shared, so counted). */
   private readonly staged = new Map<string, number>();
 
   constructor(
-    private readonly db: WritableDB,
+    private readonly store: Store,
     readonly content: BlobContentStore,
     private readonly log?: (message: string) => void,
   ) {}
@@ -43,17 +42,8 @@ export class BlobStore {
   /** Writes the bytes (once per content) and records a new public id for them. */
   async put(data: Buffer, mime: string, origin: BlobOrigin, accountId: string | null, now: Date): Promise<BlobRecord> {
     const sha256 = await this.writeFile(data);
-    const id = this.record(sha256, mime, data.length, origin, accountId, now);
+    const id = await recordBlob(this.store, { sha256, mime, size: data.length, origin, accountId }, now);
     return { id, sha256, mime, size: data.length };
-  }
-
-  /** Inserts the row that keeps a written file; for callers inside their own transaction. */
-  record(sha256: string, mime: string, size: number, origin: BlobOrigin, accountId: string | null, now: Date): string {
-    const id = newId('b');
-    this.db
-      .prepare('INSERT INTO blobs (id, sha256, mime, size, account_id, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(id, sha256, mime, size, accountId, origin, now.toISOString());
-    return id;
   }
 
   /** Stores the content only (no row); for callers that insert the row in their own transaction. */
@@ -79,8 +69,9 @@ export class BlobStore {
 
   /** Never throws: content left behind is the sweep's to collect. */
   async release(sha256: string): Promise<void> {
-    if (!this.unhold(sha256) || this.content.shared || this.isRecorded(sha256)) return;
     try {
+      if (!this.unhold(sha256) || this.content.shared || (await this.isRecorded(sha256))) return;
+      if (this.staged.has(sha256)) return; // staged again by another request meanwhile
       await this.content.delete(sha256);
     } catch (err) {
       this.log?.(`could not remove unrecorded blob content (the sweep will): ${err instanceof Error ? err.message : String(err)}`);
@@ -98,8 +89,8 @@ export class BlobStore {
     return true;
   }
 
-  isRecorded(sha256: string): boolean {
-    return this.db.prepare('SELECT 1 FROM blobs WHERE sha256 = ? LIMIT 1').get(sha256) !== undefined;
+  isRecorded(sha256: string): Promise<boolean> {
+    return this.store.blobs.isRecorded(sha256);
   }
 
   /**
@@ -107,13 +98,13 @@ export class BlobStore {
    * of another process may be between its write and its row). Returns what was removed.
    */
   async sweepOrphans(graceMs: number, now = Date.now()): Promise<{ files: number; bytes: number }> {
-    const recorded = new Set((this.db.prepare('SELECT DISTINCT sha256 FROM blobs').all() as { sha256: string }[]).map((r) => r.sha256));
+    const recorded = await this.store.blobs.recordedShas();
     const removed = { files: 0, bytes: 0 };
     for await (const entry of this.content.list()) {
       if (now - entry.modifiedMs < graceMs) continue;
       if (entry.sha256 === null) await this.content.deleteListed(entry.name);
       // Asked again just before deleting: a row may have come since the listing started.
-      else if (recorded.has(entry.sha256) || this.staged.has(entry.sha256) || this.isRecorded(entry.sha256)) continue;
+      else if (recorded.has(entry.sha256) || this.staged.has(entry.sha256) || (await this.isRecorded(entry.sha256))) continue;
       else await this.content.delete(entry.sha256);
       removed.files++;
       removed.bytes += entry.size;
@@ -121,24 +112,18 @@ export class BlobStore {
     return removed;
   }
 
-  /** Bytes of distinct uploaded and fetched content an account holds (its storage quota). */
-  accountBytes(accountId: string): number {
-    const row = this.db
-      .prepare('SELECT COALESCE(SUM(size), 0) AS bytes FROM (SELECT DISTINCT sha256, size FROM blobs WHERE account_id = ?)')
-      .get(accountId) as { bytes: number };
-    return row.bytes;
-  }
-
-  /** Whether the account already holds this content (adding it again costs no storage). */
-  accountHolds(accountId: string, sha256: string): boolean {
-    return this.db.prepare('SELECT 1 FROM blobs WHERE account_id = ? AND sha256 = ? LIMIT 1').get(accountId, sha256) !== undefined;
-  }
-
-  get(id: string): BlobRecord | undefined {
-    return getBlob(this.db, id);
+  get(id: string): Promise<BlobRecord | undefined> {
+    return this.store.blobs.get(id);
   }
 }
 
-export function getBlob(db: ReadableDB, id: string): BlobRecord | undefined {
-  return db.prepare('SELECT id, sha256, mime, size FROM blobs WHERE id = ?').get(id) as BlobRecord | undefined;
+/** Inserts the row that keeps written content under a new public id; for callers inside their own transaction. */
+export async function recordBlob(
+  tx: Store,
+  blob: { sha256: string; mime: string; size: number; origin: BlobOrigin; accountId: string | null },
+  now: Date,
+): Promise<string> {
+  const id = newId(blob.origin === 'result' ? 'r' : 'b');
+  await tx.blobs.insert({ id, ...blob, createdAt: now.toISOString() });
+  return id;
 }

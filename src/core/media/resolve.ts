@@ -76,7 +76,7 @@ export class ImageResolver {
   }
 
   /** The local file behind one of our own file or catalog URLs (any media type), if it is one. */
-  localFile(rawUrl: string): { path: string; mime: string } | undefined {
+  async localFile(rawUrl: string): Promise<{ path: string; mime: string } | undefined> {
     let url: URL;
     try {
       url = new URL(rawUrl);
@@ -86,7 +86,7 @@ export class ImageResolver {
     if (!this.isOwnOrigin(url)) return undefined;
     const fileMatch = /^\/files\/([A-Za-z0-9_-]{1,64})$/.exec(url.pathname);
     if (fileMatch?.[1]) {
-      const blob = this.opts.blobs.get(fileMatch[1]);
+      const blob = await this.opts.blobs.get(fileMatch[1]);
       return blob && { path: this.opts.blobs.pathOf(blob.sha256), mime: blob.mime };
     }
     const file = this.catalogFile(url.pathname);
@@ -168,7 +168,7 @@ export class ImageResolver {
   private async resolveOwn(url: URL, what: string, fail: (why: string) => BadRequest): Promise<StoredImage> {
     const fileMatch = /^\/files\/([A-Za-z0-9_-]{1,64})$/.exec(url.pathname);
     if (fileMatch?.[1]) {
-      const blob = this.opts.blobs.get(fileMatch[1]);
+      const blob = await this.opts.blobs.get(fileMatch[1]);
       if (!blob || !blob.mime.startsWith('image/')) throw fail('no such uploaded image');
       // Files stored before the pixel limit existed, and results fed back in, are checked here too.
       assertPixelLimit(await headerBytes(this.opts.blobs, blob.sha256, blob.size), what);

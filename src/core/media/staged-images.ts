@@ -3,7 +3,8 @@
  * transaction) checks the account's storage quota and adds the rows that keep the files;
  * `release` (in a `finally`) drops whatever was not recorded, so a refused request stores nothing.
  */
-import type { BlobStore } from './blob-store';
+import { recordBlob, type BlobStore } from './blob-store';
+import type { Store } from '../store/types';
 import type { ImageMime } from './sniff';
 import { StorageLimitReached } from '../errors';
 
@@ -21,13 +22,13 @@ export class StagedImages {
   }
 
   /** Quota check and one `fetched` row per distinct file, owned by the account. */
-  record(accountId: string, quotaBytes: number | undefined, now: Date): void {
+  async record(tx: Store, accountId: string, quotaBytes: number | undefined, now: Date): Promise<void> {
     const fresh = new Map<string, Staged>();
-    for (const f of this.files) if (!this.blobs.accountHolds(accountId, f.sha256)) fresh.set(f.sha256, f);
+    for (const f of this.files) if (!(await tx.blobs.accountHolds(accountId, f.sha256))) fresh.set(f.sha256, f);
     if (fresh.size === 0) return;
     const added = [...fresh.values()].reduce((sum, f) => sum + f.size, 0);
-    assertQuota(this.blobs, accountId, added, quotaBytes);
-    for (const f of fresh.values()) this.blobs.record(f.sha256, f.mime, f.size, 'fetched', accountId, now);
+    await assertQuota(tx, accountId, added, quotaBytes);
+    for (const f of fresh.values()) await recordBlob(tx, { sha256: f.sha256, mime: f.mime, size: f.size, origin: 'fetched', accountId }, now);
   }
 
   /** Never throws (see BlobStore.release). */
@@ -37,8 +38,8 @@ export class StagedImages {
 }
 
 /** Throws StorageLimitReached when `added` bytes would take the account past `quotaBytes`. */
-export function assertQuota(blobs: BlobStore, accountId: string, added: number, quotaBytes: number | undefined): void {
+export async function assertQuota(tx: Store, accountId: string, added: number, quotaBytes: number | undefined): Promise<void> {
   if (quotaBytes === undefined || added === 0) return;
-  const held = blobs.accountBytes(accountId);
+  const held = await tx.blobs.accountBytes(accountId);
   if (held + added > quotaBytes) throw new StorageLimitReached(held, added, quotaBytes);
 }
