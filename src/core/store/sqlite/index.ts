@@ -8,7 +8,7 @@ import type { WritableDB } from '../../db/types';
 import type { Store } from '../types';
 import { SqliteAccounts } from './accounts';
 import { SqliteBlobRows } from './blobs';
-import { type Gate, TransactionGate, ungated, whenFree } from './gate';
+import { type Gate, TransactionGate, ungated } from './gate';
 import { SqliteIdempotency } from './idempotency';
 import { SqliteJobs } from './jobs';
 import { SqliteKeys } from './keys';
@@ -34,7 +34,7 @@ class SqliteStore implements Store {
     private readonly outer: SqliteStore | null,
   ) {
     // The outer store's calls wait for an open transaction; a transaction's own calls run at once.
-    const wait: Gate = outer ? ungated : () => gate.outside();
+    const wait: Gate = outer ? ungated : gate.outside;
     this.accounts = new SqliteAccounts(db, wait);
     this.keys = new SqliteKeys(db, wait);
     this.ledger = new SqliteLedger(db, wait);
@@ -56,13 +56,13 @@ class SqliteStore implements Store {
 
   async ping(): Promise<void> {
     // Reads the file (not only the connection): a deleted or corrupt database fails here.
-    await whenFree(this.outer ? ungated : () => this.gate.outside(), () => this.db.prepare('SELECT COUNT(*) FROM sqlite_master').get());
+    await (this.outer ? ungated : this.gate.outside)(() => this.db.prepare('SELECT COUNT(*) FROM sqlite_master').get());
   }
 
   async close(): Promise<void> {
     if (this.outer) throw new Error('close() is for the outer store');
     await this.tallies.flush();
-    await whenFree(() => this.gate.busy(), () => this.db.close());
+    await this.gate.inTurn(() => this.db.close());
   }
 }
 
@@ -70,5 +70,5 @@ class SqliteStore implements Store {
 export function openSqliteStore(file: string): Store {
   const db = openDatabase(file);
   const gate = new TransactionGate(db);
-  return new SqliteStore(db, gate, new CountTallies(db, () => gate.busy()), null);
+  return new SqliteStore(db, gate, new CountTallies(db, gate.inTurn), null);
 }

@@ -7,7 +7,7 @@
  */
 import type { WritableDB } from '../../db/types';
 import type { RequestCountRepository } from '../types';
-import { whenFree, type Gate } from './gate';
+import type { Gate } from './gate';
 
 type Tally = { keyId: string; day: string; count: number; unflushed: number };
 
@@ -17,8 +17,8 @@ export class CountTallies {
 
   constructor(
     private readonly db: WritableDB,
-    /** The open store transaction's end, if one is open (flushes never join one). */
-    private readonly busy: () => Promise<void> | undefined,
+    /** Runs the batch write in its turn, never inside a store transaction (it would be rolled back with it). */
+    private readonly inTurn: Gate,
     private readonly flushMs = 50,
   ) {}
 
@@ -54,7 +54,7 @@ export class CountTallies {
   async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    await whenFree(this.busy, () => this.write());
+    await this.inTurn(() => this.write());
   }
 
   private write(): void {
@@ -81,10 +81,10 @@ export class SqliteRequestCounts implements RequestCountRepository {
   ) {}
 
   increment(keyId: string, day: string, cap: number): Promise<{ count: number; refused: boolean }> {
-    return whenFree(this.gate, () => this.tallies.increment(keyId, day, cap));
+    return this.gate(() => this.tallies.increment(keyId, day, cap));
   }
 
   get(keyId: string, day: string): Promise<number> {
-    return whenFree(this.gate, () => this.tallies.get(keyId, day));
+    return this.gate(() => this.tallies.get(keyId, day));
   }
 }
