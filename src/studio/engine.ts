@@ -228,13 +228,15 @@ export class StudioEngine {
     const item = store.getItem(this.db, id);
     if (!item || !ACTIVE_STATES.includes(item.state)) return;
     if (item.waitReason) store.updateItem(this.db, id, { waitReason: null, waitUntil: null }, this.now());
+    // Downloads and exports send no /v1 request: their success says nothing about a daily cap.
+    const asksService = item.state !== 'downloading' && item.state !== 'exporting';
     try {
       await this.runner.runStep(item);
-      this.gates.apiSucceeded();
+      if (asksService) this.gates.apiSucceeded();
     } catch (err) {
       if (this.stopping) return;
       // Any answer other than 429 shows the cap is not (or no longer) in the way.
-      if (err instanceof ApiError && err.status !== 0 && err.status !== 429) this.gates.apiSucceeded();
+      if (asksService && err instanceof ApiError && err.status !== 0 && err.status !== 429) this.gates.apiSucceeded();
       this.runner.handleError(store.getItem(this.db, id) ?? item, err);
     } finally {
       this.emitItem(id);
