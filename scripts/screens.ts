@@ -12,7 +12,7 @@ import path from 'node:path';
 
 const repo = path.resolve(import.meta.dirname, '..');
 const out = path.join(repo, 'docs/screens');
-const FLOWS = ['test/e2e/hot-folders.spec.ts', 'test/e2e/recipe-builder.spec.ts', 'test/e2e/review.spec.ts', 'test/e2e/batch-board.spec.ts'];
+const FLOWS = ['test/e2e/hot-folders.spec.ts', 'test/e2e/recipe-builder.spec.ts', 'test/e2e/review.spec.ts', 'test/e2e/batch-board.spec.ts', 'test/e2e/remote-cap.spec.ts', 'test/e2e/preview-mode.spec.ts'];
 
 function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): void {
   const result = spawnSync(command, args, { cwd: repo, stdio: 'inherit', env });

@@ -7,9 +7,8 @@ import { FoldersScreen } from '../../src/renderer/src/screens/FoldersScreen';
 import { BatchBoard } from '../../src/renderer/src/screens/BatchBoard';
 import { Notice } from '../../src/renderer/src/components/Notice';
 import { useFolders } from '../../src/renderer/src/stores/folders-store';
-import { useQueue } from '../../src/renderer/src/stores/queue-store';
-import { useUi } from '../../src/renderer/src/stores/ui-store';
 import { studio } from '../../src/renderer/src/transport';
+import { resetStores } from './reset-stores';
 import { startHarness } from './studio-harness';
 
 let harness: Awaited<ReturnType<typeof startHarness>>;
@@ -17,11 +16,7 @@ beforeAll(async () => {
   harness = await startHarness();
 });
 afterAll(async () => harness.stop());
-beforeEach(() => {
-  useFolders.setState({ folders: [], loaded: false });
-  useQueue.setState({ items: {}, budget: null, paused: false, loaded: false });
-  useUi.setState({ screen: 'folders', draftRecipe: null, error: null, notice: null });
-});
+beforeEach(resetStores);
 afterEach(cleanup);
 
 describe('FoldersScreen', () => {

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { useState } from 'react';
 import type { RecipeInput } from '../../src/shared/studio';
 import { DEFAULT_RECIPE, RecipeBuilder } from '../../src/renderer/src/components/RecipeBuilder';
-import { useCatalog } from '../../src/renderer/src/stores/catalog-store';
+import { resetStores } from './reset-stores';
 import { startHarness } from './studio-harness';
 
 let harness: Awaited<ReturnType<typeof startHarness>>;
@@ -12,7 +12,7 @@ beforeAll(async () => {
   harness = await startHarness();
 });
 afterAll(async () => harness.stop());
-beforeEach(() => useCatalog.setState({ catalog: null, account: null, looks: [] }));
+beforeEach(resetStores);
 afterEach(cleanup);
 
 let latest: RecipeInput = DEFAULT_RECIPE;

@@ -6,25 +6,19 @@
  * confirmed), and the money shown adds up: every queued row's price, to spend = their sum,
  * spent = what the account was charged.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test, type RunningStudio } from './fixtures';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AccountView, ItemView } from '../../src/shared/studio';
 import { addFolder, checkScreen, command, drop, filesIn, garments, hasGarments, openScreen, tabTo } from './helpers';
-import { startStudio, type RunningStudio } from './studio';
 
-let studio: RunningStudio;
-test.beforeAll(async () => {
-  studio = await startStudio();
-});
-test.afterAll(async () => studio?.stop());
 test.skip(!hasGarments, 'needs the real photos in ../shared/eval/garments');
 
-const items = async () => (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
-const balance = async () => (await command<AccountView>(studio.url, 'account.get')).diamondBalance;
+const items = async (studio: RunningStudio) => (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
+const balance = async (studio: RunningStudio) => (await command<AccountView>(studio.url, 'account.get')).diamondBalance;
 const stat = (page: import('@playwright/test').Page, label: string) => page.getByRole('group', { name: 'Budget' }).locator('.stat', { hasText: label }).locator('strong');
 
-test('a paused board of two folders with the same file names: prices, reasons, filters, reload, cancel, move to front, then spend', async ({ page }) => {
+test('a paused board of two folders with the same file names: prices, reasons, filters, reload, cancel, move to front, then spend', async ({ page, studio }) => {
   const north = path.join(studio.root, 'north');
   const south = path.join(studio.root, 'south');
   fs.mkdirSync(north);
@@ -32,7 +26,7 @@ test('a paused board of two folders with the same file names: prices, reasons, f
   await page.goto(studio.url);
   await addFolder(page, north, `${north}-export`);
   await addFolder(page, south, `${south}-export`);
-  const start = await balance();
+  const start = await balance(studio);
 
   // An empty board has no toolbar yet: the queue is paused through the contract, before the drop.
   await command(studio.url, 'queue.pause', { paused: true });
@@ -40,7 +34,7 @@ test('a paused board of two folders with the same file names: prices, reasons, f
   const photos = garments(3, 20);
   drop(photos, north);
   garments(3, 23).forEach((file, i) => fs.copyFileSync(file, path.join(south, path.basename(photos[i]!))));
-  await expect.poll(async () => (await items()).filter((i) => i.state === 'queued').length, { timeout: 60_000 }).toBe(6);
+  await expect.poll(async () => (await items(studio)).filter((i) => i.state === 'queued').length, { timeout: 60_000 }).toBe(6);
   await page.reload();
   await openScreen(page, 'Batch');
 
@@ -90,7 +84,7 @@ test('a paused board of two folders with the same file names: prices, reasons, f
   await page.keyboard.press('Enter');
   await expect(page.locator('tr[data-state="review"]')).toHaveCount(5, { timeout: 180_000 });
   await expect(stat(page, 'To spend')).toHaveText('0');
-  await expect(stat(page, 'Spent')).toHaveText(String(start - (await balance())));
+  await expect(stat(page, 'Spent')).toHaveText(String(start - (await balance(studio))));
   await expect(stat(page, 'Spent')).toHaveText('20');
   await expect(page.getByRole('table', { name: 'Batches' })).toContainText('north');
   await checkScreen(page, 'batch-board');
@@ -100,7 +94,7 @@ test('a paused board of two folders with the same file names: prices, reasons, f
   await checkScreen(page, 'folders-live');
 });
 
-test('settings are checked at save; an export that failed is exported again for free, generating again is priced and confirmed', async ({ page }) => {
+test('settings are checked at save; an export that failed is exported again for free, generating again is priced and confirmed', async ({ page, studio }) => {
   const west = path.join(studio.root, 'west');
   const blocked = path.join(studio.root, 'west-export');
   fs.mkdirSync(west);
@@ -126,7 +120,7 @@ test('settings are checked at save; an export that failed is exported again for 
   await expect(grid.getByRole('option', { name: new RegExp(path.basename(garments(1, 30)[0]!)) })).toBeVisible({ timeout: 120_000 });
   await grid.getByRole('option', { name: new RegExp(path.basename(garments(1, 30)[0]!)) }).click();
   await page.keyboard.press('a');
-  const spentBefore = await balance();
+  const spentBefore = await balance(studio);
 
   await openScreen(page, 'Batch');
   const failed = page.locator('tr[data-state="failed"]');
@@ -151,5 +145,5 @@ test('settings are checked at save; an export that failed is exported again for 
   await page.keyboard.press('Enter');
   await expect(page.locator('tr[data-state="exported"]').filter({ hasText: path.basename(garments(1, 30)[0]!) })).toHaveCount(1, { timeout: 60_000 });
   expect(filesIn(blocked)).toHaveLength(1);
-  expect(await balance()).toBe(spentBefore);
+  expect(await balance(studio)).toBe(spentBefore);
 });

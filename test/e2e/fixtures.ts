@@ -32,7 +32,11 @@ export const test = base.extend<{ studio: RunningStudio }, { fileStudios: FileSt
     },
     { scope: 'worker' },
   ],
-  studio: async ({ fileStudios }, use, testInfo) => {
-    await use(await fileStudios.forFile(testInfo.file));
-  },
+  // Its own timeout: starting a studio on a loaded machine does not eat into the first test's.
+  studio: [
+    async ({ fileStudios }, use, testInfo) => {
+      await use(await fileStudios.forFile(testInfo.file));
+    },
+    { timeout: 90_000 },
+  ],
 });

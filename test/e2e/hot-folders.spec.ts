@@ -3,23 +3,17 @@
  * are safe (no nesting, no duplicates by symlink or relative path) and editable (recipe, with
  * queued photos keeping their snapshot; "Stop watching" confirmed; names, not ids).
  */
-import { expect, test } from '@playwright/test';
+import { expect, test, type RunningStudio } from './fixtures';
 import fs from 'node:fs';
 import path from 'node:path';
 import { addFolder, checkScreen, command, drop, garments, hasGarments, openAddFolder, openScreen, tabTo } from './helpers';
-import { startStudio, type RunningStudio } from './studio';
 import type { ItemView } from '../../src/shared/studio';
 
-let studio: RunningStudio;
-test.beforeAll(async () => {
-  studio = await startStudio();
-});
-test.afterAll(async () => studio?.stop());
 test.skip(!hasGarments, 'needs the real photos in ../shared/eval/garments');
 
-const items = async () => (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
+const items = async (studio: RunningStudio) => (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
 
-test('broken and non-photo files are rejected with a reason and moved to failed/; hidden files stay ignored', async ({ page }) => {
+test('broken and non-photo files are rejected with a reason and moved to failed/; hidden files stay ignored', async ({ page, studio }) => {
   const hot = path.join(studio.root, 'incoming');
   const out = path.join(studio.root, 'incoming-export');
   fs.mkdirSync(hot);
@@ -52,12 +46,12 @@ test('broken and non-photo files are rejected with a reason and moved to failed/
   }
   expect(fs.readFileSync(path.join(hot, '.DS_Store'), 'utf8')).toBe('finder litter');
   // Rejected files cost nothing and are not counted as failures.
-  const all = await items();
+  const all = await items(studio);
   expect(all.filter((i) => i.state === 'rejected').every((i) => i.diamonds === 0 && i.jobId === null)).toBe(true);
   expect(all.filter((i) => i.state === 'failed')).toHaveLength(0);
 });
 
-test('nested, duplicate and symlinked folders are refused; output inside the folder too', async ({ page }) => {
+test('nested, duplicate and symlinked folders are refused; output inside the folder too', async ({ page, studio }) => {
   const hot = path.join(studio.root, 'incoming');
   const inner = path.join(hot, 'summer');
   fs.mkdirSync(inner, { recursive: true });
@@ -94,7 +88,7 @@ test('nested, duplicate and symlinked folders are refused; output inside the fol
   expect(folders).toHaveLength(1);
 });
 
-test('a folder’s recipe is edited in place: queued photos keep their snapshot, new ones use the new recipe', async ({ page }) => {
+test('a folder’s recipe is edited in place: queued photos keep their snapshot, new ones use the new recipe', async ({ page, studio }) => {
   const hot = path.join(studio.root, 'incoming');
   await page.goto(studio.url);
   const card = page.getByRole('listitem', { name: 'Folder incoming' });
@@ -105,7 +99,7 @@ test('a folder’s recipe is edited in place: queued photos keep their snapshot,
   await page.keyboard.press('Enter');
   await expect(card.getByRole('button', { name: 'Resume' })).toBeVisible();
   drop(garments(1, 1), hot);
-  await expect.poll(async () => (await items()).filter((i) => i.state === 'queued').length, { timeout: 30_000 }).toBe(1);
+  await expect.poll(async () => (await items(studio)).filter((i) => i.state === 'queued').length, { timeout: 30_000 }).toBe(1);
 
   await tabTo(page, card.getByRole('button', { name: 'Edit recipe' }));
   await page.keyboard.press('Enter');
@@ -123,8 +117,8 @@ test('a folder’s recipe is edited in place: queued photos keep their snapshot,
   await checkScreen(page, 'folder-recipe-edited');
 
   drop(garments(1, 2), hot);
-  await expect.poll(async () => (await items()).filter((i) => i.state === 'queued').length, { timeout: 30_000 }).toBe(2);
-  const queued = (await items()).filter((i) => i.state === 'queued');
+  await expect.poll(async () => (await items(studio)).filter((i) => i.state === 'queued').length, { timeout: 30_000 }).toBe(2);
+  const queued = (await items(studio)).filter((i) => i.state === 'queued');
   expect(queued.map((i) => ('readyTemplateSetId' in i.recipe.request ? 'ready' : 'tool')).sort()).toEqual(['ready', 'tool']);
 
   // Stop watching asks first; Escape keeps the folder.
@@ -141,5 +135,5 @@ test('a folder’s recipe is edited in place: queued photos keep their snapshot,
   await page.keyboard.press('Enter'); // the confirm button has focus
   await expect(card).toHaveCount(0);
   expect(await command<unknown[]>(studio.url, 'folders.list')).toHaveLength(0);
-  expect((await items()).filter((i) => i.state === 'cancelled')).toHaveLength(2);
+  expect((await items(studio)).filter((i) => i.state === 'cancelled')).toHaveLength(2);
 });

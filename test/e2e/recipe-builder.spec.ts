@@ -5,16 +5,11 @@
  * real shots, ready shoots name files by shot, a bad pattern is refused at save) and preview mode
  * is said up front (first launch, every preview result, one click to Settings; large model images).
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from './fixtures';
+import { type Page } from '@playwright/test';
 import path from 'node:path';
 import { checkScreen, command, drop, garments, hasGarments, openAddFolder, openScreen, tabTo } from './helpers';
-import { startStudio, type RunningStudio } from './studio';
 
-let studio: RunningStudio;
-test.beforeAll(async () => {
-  studio = await startStudio();
-});
-test.afterAll(async () => studio?.stop());
 test.skip(!hasGarments, 'needs the real photos in ../shared/eval/garments');
 
 const footerInView = async (page: Page) => {
@@ -23,7 +18,7 @@ const footerInView = async (page: Page) => {
   return box !== null && box.y >= 0 && box.y + box.height <= viewport.height + 1;
 };
 
-test('first launch says preview mode, with one step to Settings', async ({ page }) => {
+test('first launch says preview mode, with one step to Settings', async ({ page, studio }) => {
   await page.goto(studio.url);
   const note = page.getByRole('note', { name: 'Preview mode' });
   await expect(note).toContainText('offline previews');
@@ -35,7 +30,7 @@ test('first launch says preview mode, with one step to Settings', async ({ page 
   await expect(page.getByRole('note', { name: 'About preview mode' })).toContainText('offline previews');
 });
 
-test('the builder: focus, required and optional fields, status in view, this folder’s names, ready shoots by shot', async ({ page }) => {
+test('the builder: focus, required and optional fields, status in view, this folder’s names, ready shoots by shot', async ({ page, studio }) => {
   const hot = path.join(studio.root, 'spring');
   const [photo] = drop(garments(2, 10), hot);
   const stem = path.basename(photo!, path.extname(photo!));
@@ -99,7 +94,7 @@ test('the builder: focus, required and optional fields, status in view, this fol
   await expect(page.getByRole('listitem', { name: 'Folder spring' })).toContainText(/Ready shoot: .+ \(\d+ shots\)/);
 });
 
-test('every preview result says so, on the tile and in the loupe', async ({ page }) => {
+test('every preview result says so, on the tile and in the loupe', async ({ page, studio }) => {
   await page.goto(studio.url);
   await openScreen(page, 'Review');
   const grid = page.getByRole('listbox', { name: 'Results to review' });

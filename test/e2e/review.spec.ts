@@ -5,24 +5,18 @@
  * can be undone and their files are removed, a photo whose results are all rejected is not a
  * failure). Real garment photos, cut out by remove_background.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test, type RunningStudio } from './fixtures';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ItemView, ResultView } from '../../src/shared/studio';
 import { addFolder, checkScreen, command, drop, filesIn, garments, hasGarments, isFocused, openScreen, tabTo } from './helpers';
-import { startStudio, type RunningStudio } from './studio';
 
-let studio: RunningStudio;
-test.beforeAll(async () => {
-  studio = await startStudio();
-});
-test.afterAll(async () => studio?.stop());
 test.skip(!hasGarments, 'needs the real photos in ../shared/eval/garments');
 
-const results = async () => (await command<{ results: ResultView[] }>(studio.url, 'results.list', {})).results;
-const items = async () => (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
+const results = async (studio: RunningStudio) => (await command<{ results: ResultView[] }>(studio.url, 'results.list', {})).results;
+const items = async (studio: RunningStudio) => (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
 
-test('loupe, undo, redo and rejections on real cut-outs', async ({ page }) => {
+test('loupe, undo, redo and rejections on real cut-outs', async ({ page, studio }) => {
   const hot = path.join(studio.root, 'cutouts');
   const out = path.join(studio.root, 'cutouts-export');
   fs.mkdirSync(hot);
@@ -81,26 +75,26 @@ test('loupe, undo, redo and rejections on real cut-outs', async ({ page }) => {
   await expect.poll(() => isFocused(grid)).toBe(true);
   await page.keyboard.press('a');
   await expect(tiles).toHaveCount(2);
-  await expect.poll(async () => (await results()).filter((r) => r.review === 'approved').length).toBe(1);
-  const first = (await results()).find((r) => r.review === 'approved')!;
+  await expect.poll(async () => (await results(studio)).filter((r) => r.review === 'approved').length).toBe(1);
+  const first = (await results(studio)).find((r) => r.review === 'approved')!;
 
   // Approved: exported; Undo (U) takes the decision back and removes the file it wrote.
   await expect.poll(() => filesIn(out).length, { timeout: 60_000 }).toBe(1);
-  await expect.poll(async () => (await results()).find((r) => r.exportedPath)?.id).toBeTruthy();
+  await expect.poll(async () => (await results(studio)).find((r) => r.exportedPath)?.id).toBeTruthy();
   await page.keyboard.press('u');
   await expect(tiles).toHaveCount(3);
   await expect.poll(() => filesIn(out).length, { timeout: 30_000 }).toBe(0);
-  const undone = (await results()).find((r) => r.id === first.id);
+  const undone = (await results(studio)).find((r) => r.id === first.id);
   expect(undone?.review).toBe('pending');
   expect(undone?.exportedPath).toBeNull();
-  expect(fs.existsSync(path.join(hot, (await items()).find((i) => i.id === undone?.itemId)!.name))).toBe(true); // source back in place
+  expect(fs.existsSync(path.join(hot, (await items(studio)).find((i) => i.id === undone?.itemId)!.name))).toBe(true); // source back in place
 
   // Redo: the old result is declined at once, so "Approve all shown" can never export it.
   await tabTo(page, grid);
   const redone = { id: (await grid.getAttribute('aria-activedescendant'))!.replace(/^result-/, '') };
   await page.keyboard.press('r');
   await expect(tiles).toHaveCount(2);
-  await expect.poll(async () => (await results()).find((r) => r.id === redone.id)?.review).toBe('rejected');
+  await expect.poll(async () => (await results(studio)).find((r) => r.id === redone.id)?.review).toBe('rejected');
   await expect(page.getByRole('button', { name: 'Approve all shown (2)' })).toBeVisible();
 
   // Shift-click ranges include the highlighted tile.
@@ -121,7 +115,7 @@ test('loupe, undo, redo and rejections on real cut-outs', async ({ page }) => {
   await tabTo(page, page.getByRole('button', { name: 'Approve all shown (1)' }));
   await page.keyboard.press('Enter');
   await expect.poll(() => filesIn(out).length, { timeout: 60_000 }).toBe(1);
-  const final = await results();
+  const final = await results(studio);
   expect(final.find((r) => r.id === redone.id)?.exportedPath).toBeNull();
   expect(final.filter((r) => r.exportedPath)).toHaveLength(1);
 

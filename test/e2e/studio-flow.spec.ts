@@ -4,46 +4,14 @@
  * them export, check the files on disk. Driven by the keyboard alone; every screen is
  * screenshotted under test-results/screens and checked with axe.
  */
-import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Locator, type Page } from '@playwright/test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startStudio, type RunningStudio } from './studio';
+import { expect, test } from './fixtures';
+import { checkScreen, openScreen, tabTo } from './helpers';
 
 const SAMPLES = path.resolve(import.meta.dirname, '../../resources/samples/photos');
-const SHOTS = path.resolve(import.meta.dirname, '../../test-results/screens');
-let studio: RunningStudio;
 
-test.beforeAll(async () => {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  studio = await startStudio();
-});
-test.afterAll(async () => studio?.stop());
-
-/** Presses Tab until `target` has focus: proof that it is reachable without a mouse. */
-async function tabTo(page: Page, target: Locator, maxPresses = 80): Promise<void> {
-  for (let i = 0; i < maxPresses; i++) {
-    if (await target.evaluate((el) => el === document.activeElement).catch(() => false)) return;
-    await page.keyboard.press('Tab');
-  }
-  throw new Error(`could not reach ${target.toString()} with Tab`);
-}
-
-async function checkScreen(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`), `${name} accessibility`).toEqual([]);
-}
-
-async function openScreen(page: Page, name: string): Promise<void> {
-  const button = page.getByRole('navigation', { name: 'Screens' }).getByRole('button', { name: new RegExp(`^${name}`) });
-  await tabTo(page, button);
-  await page.keyboard.press('Enter');
-  await expect(page.getByRole('heading', { level: 1 })).toHaveText(name);
-}
-
-test('folder, 3 photos, review by keyboard, export to disk', async ({ page }) => {
+test('folder, 3 photos, review by keyboard, export to disk', async ({ page, studio }) => {
   const hot = path.join(studio.root, 'incoming');
   const out = path.join(studio.root, 'export');
   fs.mkdirSync(hot);

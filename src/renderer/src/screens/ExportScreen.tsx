@@ -1,6 +1,7 @@
 import { useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import type { ExportSettings, ResultView } from '../../../shared/studio';
+import { EXPORT_PRESETS, type ExportSettings, type ResultView } from '../../../shared/studio';
+import { Choice } from '../components/Choice';
 import { EmptyState } from '../components/EmptyState';
 import { NamingPreview } from '../components/NamingPreview';
 import { useFolders } from '../stores/folders-store';
@@ -64,15 +65,7 @@ export function ExportScreen() {
                 ))}
               </select>
             </label>
-            <label>
-              Preset
-              <select value={settings.preset} onChange={(e) => setDraft({ ...settings, preset: e.target.value as ExportSettings['preset'] })}>
-                <option value="original">original</option>
-                <option value="amazon">amazon</option>
-                <option value="zalando">zalando</option>
-                <option value="shopify">shopify</option>
-              </select>
-            </label>
+            <Choice label="Preset" value={settings.preset} options={EXPORT_PRESETS} onChange={(v) => v && setDraft({ ...settings, preset: v as ExportSettings['preset'] })} />
             <label>
               Naming pattern
               <input value={settings.naming} onChange={(e) => setDraft({ ...settings, naming: e.target.value })} aria-describedby="export-naming-preview" />
