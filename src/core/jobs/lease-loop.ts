@@ -1,0 +1,239 @@
+/**
+ * The distributed worker loop (team mode, `serve --workers N`): claims jobs with a lease from the
+ * store whenever it has a free slot, renews the leases it holds every lease/3, and hands each
+ * claimed job to an injected `runJob(job, signal)` (the job runner). Works over the Store's
+ * JobRepository only, so it runs the same on PostgreSQL (many processes) and SQLite (one).
+ *
+ * - A job missing from a renewal's answer was lost (its lease lapsed and another worker may hold
+ *   it now): its signal aborts with LeaseLost. So does every job when renewals have failed for a
+ *   whole lease, since by then another process may have taken them. Writes of a unit's outcome
+ *   name the lease owner, so a run that ignores its signal still changes nothing.
+ * - `stop()` (graceful shutdown) stops claiming, lets running jobs finish within the drain time,
+ *   aborts the rest (WorkerStopping) and releases every lease, so other processes take them at
+ *   once. A process that dies without stopping (kill -9) leaves its leases to run out.
+ * - Only one claim or renewal of a loop is in flight at a time: a renewal answer then always
+ *   covers every claim made before it (an overlapping claim would look like a lost lease).
+ */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { z } from 'zod';
+import type { JobRepository } from '../store/types';
+
+/** A job this worker holds: its id and the lease owner to name in its writes. */
+export type LeasedJob = { id: string; leaseOwner: string };
+/** Runs a claimed job to its end; must return soon after `signal` aborts (its reason says why). */
+export type RunLeasedJob = (job: LeasedJob, signal: AbortSignal) => Promise<void>;
+
+/** The job's lease was lost (another worker may run it now): stop and write nothing. */
+export class LeaseLost extends Error {
+  override name = 'LeaseLost';
+}
+/** This worker is shutting down: stop; the lease is released and another process resumes the job. */
+export class WorkerStopping extends Error {
+  override name = 'WorkerStopping';
+}
+
+const OptionsSchema = z.object({
+  /** Jobs run here at once, the claim limit (`serve --workers N`); 0 = API only: never claims. */
+  workers: z.number().int().min(0).max(10_000),
+  /** How long a claim or renewal holds a job (default 30 s): a dead process's jobs wait this long. */
+  leaseMs: z.number().int().min(30).max(24 * 3_600_000).default(30_000),
+  /** How often an idle slot looks for new jobs (default 500 ms); a finished job looks at once. */
+  claimIntervalMs: z.number().int().min(1).max(3_600_000).default(500),
+  /** Names this worker in `jobs.lease_owner` (default host:pid:random). */
+  workerId: z.string().min(1).max(200).optional(),
+});
+
+export type LeaseLoopOptions = z.input<typeof OptionsSchema> & {
+  jobs: Pick<JobRepository, 'claim' | 'renewLease' | 'releaseLeases'>;
+  runJob: RunLeasedJob;
+  log?: (message: string) => void;
+};
+
+/** A worker id unique across machines and restarts, readable in pg_stat_activity and logs. */
+export function newWorkerId(): string {
+  return `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+}
+
+type Running = {
+  controller: AbortController;
+  done: Promise<void>;
+  /** When (this machine's clock) the call that last confirmed the lease began. */
+  confirmedAt: number;
+  /** Reclaimed while its aborted run was winding down: run again once it has returned. */
+  again?: number;
+};
+
+export class LeaseLoop {
+  readonly workerId: string;
+  private readonly workers: number;
+  private readonly leaseMs: number;
+  private readonly claimIntervalMs: number;
+  private readonly running = new Map<string, Running>();
+  private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
+  private claimTimer: NodeJS.Timeout | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
+  /** The chain every claim and renewal runs on, one at a time. */
+  private chain: Promise<void> = Promise.resolve();
+  private claimQueued = false;
+  private stopped: Promise<number> | undefined;
+
+  constructor(private readonly opts: LeaseLoopOptions) {
+    const parsed = OptionsSchema.parse({ workers: opts.workers, leaseMs: opts.leaseMs, claimIntervalMs: opts.claimIntervalMs, workerId: opts.workerId });
+    this.workers = parsed.workers;
+    this.leaseMs = parsed.leaseMs;
+    this.claimIntervalMs = parsed.claimIntervalMs;
+    this.workerId = parsed.workerId ?? newWorkerId();
+  }
+
+  /** Starts claiming (at once, then every claim interval) and renewing. With 0 workers it does nothing. */
+  start(): this {
+    if (this.state !== 'new') throw new Error('a LeaseLoop starts once');
+    this.state = 'running';
+    if (this.workers === 0) return this;
+    this.claimTimer = setInterval(() => this.wake(), this.claimIntervalMs).unref();
+    this.renewTimer = setInterval(() => this.queue(() => this.renew()), Math.max(10, Math.floor(this.leaseMs / 3))).unref();
+    this.wake();
+    return this;
+  }
+
+  /** Looks for jobs now if a slot is free (e.g. right after this process created one). */
+  wake(): void {
+    if (this.state !== 'running' || this.workers === 0 || this.claimQueued) return;
+    this.claimQueued = true;
+    this.queue(async () => {
+      this.claimQueued = false;
+      await this.claim();
+    });
+  }
+
+  /** Ids of the jobs running here now. */
+  activeJobs(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /**
+   * Graceful shutdown: stops claiming, waits up to `drainMs` (default 0) for running jobs while
+   * still renewing their leases, aborts the rest with WorkerStopping and waits up to
+   * `abortWaitMs` (default 5 s) for them to return, then releases every lease this worker holds.
+   * Resolves with how many leases were released.
+   */
+  stop(options: { drainMs?: number; abortWaitMs?: number } = {}): Promise<number> {
+    this.stopped ??= this.shutDown(options.drainMs ?? 0, options.abortWaitMs ?? 5_000);
+    return this.stopped;
+  }
+
+  private async shutDown(drainMs: number, abortWaitMs: number): Promise<number> {
+    const wasRunning = this.state === 'running';
+    this.state = 'stopping';
+    clearInterval(this.claimTimer);
+    if (!wasRunning || this.workers === 0) {
+      clearInterval(this.renewTimer);
+      this.state = 'stopped';
+      return 0;
+    }
+    await settledWithin(this.runs(), drainMs);
+    for (const [, entry] of this.running) entry.controller.abort(new WorkerStopping(`worker ${this.workerId} is shutting down`));
+    await settledWithin(this.runs(), abortWaitMs);
+    clearInterval(this.renewTimer);
+    await this.chain;
+    let released = 0;
+    try {
+      released = await this.opts.jobs.releaseLeases(this.workerId);
+    } catch (err) {
+      this.log(`could not release the leases of ${this.workerId} (they run out within ${this.leaseMs} ms): ${describe(err)}`);
+    }
+    this.state = 'stopped';
+    return released;
+  }
+
+  private runs(): Promise<unknown> {
+    return Promise.allSettled([...this.running.values()].map((r) => r.done));
+  }
+
+  private queue(step: () => Promise<void>): void {
+    this.chain = this.chain.then(step).catch((err: unknown) => this.log(`lease loop: ${describe(err)}`));
+  }
+
+  private async claim(): Promise<void> {
+    const free = this.workers - this.running.size;
+    if (this.state !== 'running' || free <= 0) return;
+    const asked = Date.now();
+    let ids: string[];
+    try {
+      ids = await this.opts.jobs.claim(this.workerId, this.leaseMs, free);
+    } catch (err) {
+      this.log(`claiming jobs failed (tried again in ${this.claimIntervalMs} ms): ${describe(err)}`);
+      return;
+    }
+    // Claimed while stopping: left held, and released by stop() with the rest.
+    if (this.state === 'running') for (const id of ids) this.launch(id, asked);
+  }
+
+  private async renew(): Promise<void> {
+    if (this.state === 'stopped') return;
+    const asked = Date.now();
+    let held: string[];
+    try {
+      held = await this.opts.jobs.renewLease(this.workerId, this.leaseMs);
+    } catch (err) {
+      this.log(`renewing leases failed: ${describe(err)}`);
+      // Past a whole lease without a renewal, another process may have taken any of them.
+      for (const [id, entry] of this.running) {
+        if (!entry.controller.signal.aborted && Date.now() - entry.confirmedAt >= this.leaseMs) this.lose(id, entry, 'its lease ran out while the database did not answer');
+      }
+      return;
+    }
+    const holding = new Set(held);
+    for (const [id, entry] of this.running) {
+      if (entry.controller.signal.aborted) continue;
+      if (holding.has(id)) entry.confirmedAt = asked;
+      else this.lose(id, entry, 'its lease was lost (it lapsed or was released, and another worker may hold it)');
+    }
+    // Held but not running here: its run returned without finishing it (e.g. a database error
+    // mid-run). It is still ours, so it runs again (at most once per renewal interval).
+    if (this.state === 'running') for (const id of held) if (!this.running.has(id)) this.launch(id, asked);
+  }
+
+  private lose(id: string, entry: Running, why: string): void {
+    this.log(`job ${id}: stopped on ${this.workerId}: ${why}`);
+    entry.controller.abort(new LeaseLost(`job ${id}: ${why}`));
+  }
+
+  private launch(id: string, confirmedAt: number): void {
+    const current = this.running.get(id);
+    if (current) {
+      // Still winding down after an abort, and ours again: run it once that run has returned.
+      if (current.controller.signal.aborted) current.again = confirmedAt;
+      else current.confirmedAt = confirmedAt;
+      return;
+    }
+    const controller = new AbortController();
+    const entry: Running = { controller, confirmedAt, done: Promise.resolve() };
+    this.running.set(id, entry);
+    entry.done = Promise.resolve()
+      .then(() => this.opts.runJob({ id, leaseOwner: this.workerId }, controller.signal))
+      .catch((err: unknown) => {
+        if (!controller.signal.aborted) this.log(`job ${id}: run failed on ${this.workerId}: ${describe(err)}`);
+      })
+      .finally(() => {
+        this.running.delete(id);
+        if (entry.again !== undefined && this.state === 'running') this.launch(id, entry.again);
+        else this.wake(); // a slot is free
+      });
+  }
+
+  private log(message: string): void {
+    this.opts.log?.(message);
+  }
+}
+
+function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).then(() => clearTimeout(timer));
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
