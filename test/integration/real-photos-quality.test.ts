@@ -4,7 +4,7 @@
  * the same with timings.
  *
  * Not met yet, so guarded at today's level instead of the issue's target (raise as it improves):
- * the minimum IoU (target 0.92; 0.892 reached), the halo (target <= 8/255; 29.2 reached) and
+ * the minimum IoU (target 0.92; 0.890 reached), the halo (target <= 8/255; 14.7 reached) and
  * bleaching (target: none; today at most 3.6% of a garment, mean 0.5%).
  */
 import fs from 'node:fs';
@@ -29,9 +29,9 @@ describe.skipIf(!present)('real garment photos', () => {
     const halos = scores.map((s) => s.halo);
     console.log(`mean IoU ${mean(ious).toFixed(4)}, min ${Math.min(...ious).toFixed(4)}, mean halo ${mean(halos).toFixed(1)}/255 over ${scores.length} photos`);
     expect(scores.length).toBeGreaterThanOrEqual(40);
-    expect(mean(ious)).toBeGreaterThanOrEqual(0.975); // issue target 0.97
+    expect(mean(ious)).toBeGreaterThanOrEqual(0.98); // issue target 0.97
     expect(Math.min(...ious)).toBeGreaterThanOrEqual(0.88); // issue target 0.92
-    expect(mean(halos)).toBeLessThanOrEqual(31); // issue target 8
+    expect(mean(halos)).toBeLessThanOrEqual(16.5); // issue target 8
   });
 
   it('amateur_to_pro: white backdrop, garment colours kept (median dE2000 <= 3), nothing bleached wholesale', { timeout: 900_000 }, async () => {

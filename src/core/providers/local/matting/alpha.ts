@@ -11,9 +11,8 @@ const invert = (mask: Uint8Array): Uint8Array => Uint8Array.from(mask, (v) => (v
 
 /** Below this contrast (levels) the unmixing ratio is mostly noise. */
 const MIN_CONTRAST = 14;
-/** A fringe pixel unmixes as less than half subject and sits this many levels off the mixing line. */
+/** A fringe pixel unmixes as less than half subject. */
 const PEEL_BELOW = 0.5;
-const OFF_LINE = 6;
 /** Background pixels at least this far from the subject count as clear backdrop for unmixing. */
 const BACK_DEPTH = 2;
 
@@ -22,7 +21,7 @@ const BACK_DEPTH = 2;
  * (those `inside` >= `depth`, in a 9x9 box, or 19x19 where the small box has none): the share of
  * subject colour in the pixel, or NaN where the two colours are too close to tell apart.
  */
-function unmixer(rgb: Uint8Array, w: number, h: number, surface: Float32Array, inside: Float32Array, depth: number, outside: Float32Array | null, offLine = new Float64Array(1)): (i: number) => number {
+function unmixer(rgb: Uint8Array, w: number, h: number, surface: Float32Array, inside: Float32Array, depth: number, outside: Float32Array | null): (i: number) => number {
   const sum = new Float64Array(3);
   const back = new Float64Array(3);
   // The backdrop as seen next to the pixel (a cast shadow darkens it): the surface, shaded to
@@ -89,29 +88,22 @@ function unmixer(rgb: Uint8Array, w: number, h: number, surface: Float32Array, i
       norm += f * f;
     }
     if (Math.sqrt(norm) < MIN_CONTRAST) return NaN;
-    const a = Math.max(0, Math.min(1, dot / norm));
-    let off = 0;
-    for (let c = 0; c < 3; c++) {
-      const b = back[c]!;
-      off += (rgb[i * 3 + c]! - b - a * (sum[c]! / count - b)) ** 2;
-    }
-    offLine[0] = Math.sqrt(off);
     return dot / norm;
   };
 }
 
 /**
  * The outline's fringe: pixels that unmix as mostly backdrop (JPEG ringing, the bright rim an
- * earlier cut-out left, a pale halo) are peeled off from the background side, a few pixels deep
- * at most, so fabric of another colour further in is never reached. Changes `fg` in place.
+ * earlier cut-out left, a pale halo, the outer half of the mixed edge, so the outline sits where
+ * a pixel is half subject) are peeled off from the background side, a few pixels deep at most,
+ * so fabric of another colour further in is never reached. Changes `fg` in place.
  */
 export function peelFringe(rgb: Uint8Array, w: number, h: number, seg: Segmentation, steps: number): void {
   const n = w * h;
   const { fg, surface } = seg;
   const depth = steps + 2;
   const inside = distanceToUnset(fg, w, h);
-  const offLine = new Float64Array(1);
-  const unmix = unmixer(rgb, w, h, surface, inside, depth, null, offLine);
+  const unmix = unmixer(rgb, w, h, surface, inside, depth, distanceToUnset(invert(fg), w, h));
   // A stripe of white fabric reaching the outline has white further in; a fringe has not. So a
   // pixel is peeled only when the backdrop is nearer its colour than any subject pixel nearby.
   const closerToBackdrop = (i: number): boolean => {
@@ -130,12 +122,6 @@ export function peelFringe(rgb: Uint8Array, w: number, h: number, seg: Segmentat
     const back = (surface[i * 3]! - pr) ** 2 + (surface[i * 3 + 1]! - pg) ** 2 + (surface[i * 3 + 2]! - pb) ** 2;
     return back < nearest;
   };
-  // A mixed edge pixel lies between the backdrop and the subject and is left to the soft alpha; a
-  // fringe pixel does not: brighter than the backdrop (an earlier cut-out's rim, JPEG overshoot).
-  const brighterThanBackdrop = (i: number): boolean => {
-    const o = i * 3;
-    return rgb[o]! + rgb[o + 1]! + rgb[o + 2]! > surface[o]! + surface[o + 1]! + surface[o + 2]! + 3;
-  };
   const isEdge = (i: number) => {
     const x = i % w;
     return (x > 0 && !fg[i - 1]) || (x < w - 1 && !fg[i + 1]) || (i >= w && !fg[i - w]) || (i + w < n && !fg[i + w]);
@@ -143,7 +129,7 @@ export function peelFringe(rgb: Uint8Array, w: number, h: number, seg: Segmentat
   let frontier: number[] = [];
   for (let i = 0; i < n; i++) if (fg[i] && isEdge(i)) frontier.push(i);
   for (let step = 0; step < steps && frontier.length; step++) {
-    const peel = frontier.filter((i) => unmix(i) < PEEL_BELOW && (offLine[0]! > OFF_LINE || brighterThanBackdrop(i)) && closerToBackdrop(i));
+    const peel = frontier.filter((i) => unmix(i) < PEEL_BELOW && closerToBackdrop(i));
     for (const i of peel) fg[i] = 0;
     const next = new Set<number>();
     for (const i of peel) {
