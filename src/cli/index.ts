@@ -174,9 +174,10 @@ async function generate(args: string[]): Promise<void> {
   });
   const photo = path.resolve(required(f.image, 'image'));
   const { GenerationRequestSchema } = await import('../shared/api');
+  const { PHOTO_PLACEHOLDER } = await import('../shared/studio');
   const fs = await import('node:fs');
   if (!fs.existsSync(photo) || !fs.statSync(photo).isFile()) throw new UsageError(`--image ${photo} is not a file; give the photo to process`);
-  let template: unknown = { images: { user_photo: '{photo}' } };
+  let template: unknown = { images: { user_photo: PHOTO_PLACEHOLDER } };
   if (typeof f.request === 'string') {
     try {
       template = JSON.parse(fs.readFileSync(f.request, 'utf8'));

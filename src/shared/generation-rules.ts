@@ -3,7 +3,7 @@
  * says exactly what is wrong: unknown tool, missing or misplaced image fields, fields the tool
  * does not take. Pure: no I/O, shared by the service (400s) and the studio (recipe checks).
  */
-import type { GenerationRequest, ToolId } from './api';
+import type { GenerationRequest, TemplateSetEntry } from './api';
 import { GENERATION_PARAM_FIELDS, VIRTUAL_MODEL_RATIOS } from './api';
 import { getTool, isToolId, type ToolSpec } from './tools';
 
@@ -13,15 +13,8 @@ export class RuleViolation extends Error {
 }
 
 
-export type TemplateStyling = {
-  id: string;
-  toolId: ToolId;
-  images: Record<string, string>;
-  pose: string | null;
-  shotType: string | null;
-  stylePreset: string | null;
-  ratio: string | null;
-};
+/** What a template set keeps of the request it was saved from (its wire entry, less label and cover). */
+export type TemplateStyling = Pick<TemplateSetEntry, 'id' | 'toolId' | 'images' | 'pose' | 'shotType' | 'stylePreset' | 'ratio'>;
 
 export type ValidGeneration = {
   tool: ToolSpec;

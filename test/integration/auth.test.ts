@@ -82,7 +82,8 @@ describe('401 for bad credentials on every endpoint', () => {
 
   it('charges nothing when a request is rejected with 401', async () => {
     const before = await aliceApi.balance();
-    await aliceApi.withKey(null).generate({ toolId: 'remove_background', images: { user_photo: 'https://example.com/a.png' } });
+    const res = await aliceApi.withKey(null).generate({ toolId: 'remove_background', images: { user_photo: 'https://example.com/a.png' } });
+    expectError(res, 401);
     expect(await aliceApi.balance()).toBe(before);
   });
 });

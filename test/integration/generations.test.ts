@@ -3,7 +3,7 @@
  * to completion through the default local provider, prices charged, validation errors (nothing
  * charged), 402, and catalog ids vs URLs for fashion_model / venue.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { download, expectError, expectSuccess, type Api, type ApiResponse, type Json } from './helpers/api';
 import { startTestServer, type TestServer } from './helpers/server';
 import { createAccount, createKey, type Account } from './helpers/cli';
@@ -36,9 +36,9 @@ describe('every tool completes through the local provider', () => {
   const submitted = new Map<Tool, Submitted>();
 
   beforeAll(async () => {
-    // Polling 15 jobs is many calls; a second key of the account polls so the daily cap (500
-    // per key) of the main key is not what this file ends up testing.
-    const poller = srv.api((await createKey(srv.dataDir, acct.email)).apiKey);
+    // Polling 15 jobs is many calls (more on a loaded machine, where jobs take longer): a second
+    // key of the account polls, with a cap no run reaches, so the daily cap is not what this tests.
+    const poller = srv.api((await createKey(srv.dataDir, acct.email, 1_000_000)).apiKey);
     // Submitted one after another so each balance drop belongs to exactly one tool; then all run.
     let balance = await api.balance();
     for (const tool of TOOLS) {
@@ -167,18 +167,35 @@ describe('catalog ids and URLs for fashion_model and venue', () => {
 });
 
 describe('validation errors: 400, nothing charged', () => {
-  let before: number;
+  // Its own account: nothing but these requests touches its balance, and each test checks its own.
+  let api: Api;
+  let photo: string;
   beforeAll(async () => {
-    before = await api.balance();
+    const own = await createAccount(srv.dataDir, START);
+    api = srv.api(own.apiKey);
+    photo = await api.uploadUrl(await garmentPng(200, 250), 'image/png');
   });
+  let balanceBefore: number;
+  beforeEach(async () => {
+    balanceBefore = await api.balance();
+  });
+  /** A test that expects only refusals ends with the balance it started with. */
+  const expectNothingCharged = async () => expect(await api.balance()).toBe(balanceBefore);
+  /** A test that spends gets an account of its own and says what it spent. */
+  async function spender(): Promise<{ api: Api; photo: string }> {
+    const own = srv.api((await createAccount(srv.dataDir, START)).apiKey);
+    return { api: own, photo: await own.uploadUrl(await garmentPng(200, 250), 'image/png') };
+  }
 
   it('names the bad toolId for an unknown tool', async () => {
     expectError(await api.generate({ toolId: 'pose_variation', images: { user_photo: photo } }), 400, 'pose_variation');
     expectError(await api.generate({ toolId: 'VIRTUAL_MODEL', images: { user_photo: photo } }), 400, 'VIRTUAL_MODEL');
+    await expectNothingCharged();
   });
 
   it('requires toolId when no templateSetId is given', async () => {
     expectError(await api.generate({ images: { user_photo: photo } }), 400);
+    await expectNothingCharged();
   });
 
   const missing: [Tool, string][] = TOOLS.flatMap((tool) => REQUIRED_IMAGES[tool].map((field) => [tool, field] as [Tool, string]));
@@ -188,10 +205,12 @@ describe('validation errors: 400, nothing charged', () => {
     delete images[field];
     if (field === 'jewelry_image') delete images.jewelry_images;
     expectError(await api.generate({ ...body, images }), 400, tool, field);
+    await expectNothingCharged();
   });
 
   it('rejects a request with no images object at all', async () => {
     expectError(await api.generate({ toolId: 'remove_background' }), 400, 'remove_background', 'user_photo');
+    await expectNothingCharged();
   });
 
   it('requires shotType and stylePreset for pro_studio and only the decided values', async () => {
@@ -202,19 +221,21 @@ describe('validation errors: 400, nothing charged', () => {
     expectError(await api.generate(noStyle), 400);
     expectError(await api.generate({ ...base, shotType: 'wide_angle' }), 400);
     expectError(await api.generate({ ...base, stylePreset: 'baroque' }), 400);
+    await expectNothingCharged();
   });
 
-  it('accepts every decided pro_studio shotType and stylePreset', async () => {
+  it('accepts every decided pro_studio shotType and stylePreset, charging each once', async () => {
+    const own = await spender();
     const accepted: string[] = [];
     const shotTypes = ['full_body', 'half_body', 'close_up', 'back_view', 'side_view'];
     const styles = ['minimal', 'editorial', 'streetwear', 'luxury', 'catalog'];
     for (let i = 0; i < 5; i++) {
-      const res = await api.generate({ ...requestFor('pro_studio', photo, ids), shotType: shotTypes[i], stylePreset: styles[i] });
+      const res = await own.api.generate({ ...requestFor('pro_studio', own.photo, ids), shotType: shotTypes[i], stylePreset: styles[i] });
       expectSuccess(res, 202);
       accepted.push(res.body.id as string);
     }
-    before -= 5 * PRICES.pro_studio;
-    for (const id of accepted) expect((await api.waitForJob(id)).status).toBe('completed');
+    for (const id of accepted) expect((await own.api.waitForJob(id)).status).toBe('completed');
+    expect(await own.api.balance()).toBe(START - 5 * PRICES.pro_studio);
   });
 
   it('requires a valid jewelryType for jewelry_on_model', async () => {
@@ -222,24 +243,28 @@ describe('validation errors: 400, nothing charged', () => {
     const { jewelryType: _j, ...noType } = base;
     expectError(await api.generate(noType), 400);
     expectError(await api.generate({ ...base, jewelryType: 'tiara' }), 400);
+    await expectNothingCharged();
   });
 
   it('requires motionPrompt for ai_videos', async () => {
     const { motionPrompt: _m, ...rest } = requestFor('ai_videos', photo, ids);
     expectError(await api.generate(rest), 400);
     expectError(await api.generate({ ...rest, motionPrompt: '' }), 400);
+    await expectNothingCharged();
   });
 
   it('requires a known pose for pose_angle_switch', async () => {
     const { pose: _p, ...rest } = requestFor('pose_angle_switch', photo, ids);
     expectError(await api.generate(rest), 400);
     expectError(await api.generate({ ...rest, pose: 'pose_that_does_not_exist' }), 400);
+    await expectNothingCharged();
   });
 
   it('requires customPrompt for photo_edit', async () => {
     const { customPrompt: _c, ...rest } = requestFor('photo_edit', photo, ids);
     expectError(await api.generate(rest), 400);
     expectError(await api.generate({ ...rest, customPrompt: '   ' }), 400);
+    await expectNothingCharged();
   });
 
   it('requires a W:H targetRatio for photo_reframe', async () => {
@@ -247,6 +272,7 @@ describe('validation errors: 400, nothing charged', () => {
     expectError(await api.generate(rest), 400);
     expectError(await api.generate({ ...rest, targetRatio: 'wide' }), 400);
     expectError(await api.generate({ ...rest, targetRatio: '0:5' }), 400);
+    await expectNothingCharged();
   });
 
   it('limits virtual_model ratio to 1:1, 4:5, 3:4, 9:16, 16:9', async () => {
@@ -254,18 +280,17 @@ describe('validation errors: 400, nothing charged', () => {
     expectError(await api.generate({ ...base, ratio: '4:3' }), 400);
     expectError(await api.generate({ ...base, ratio: 'auto' }), 400);
     expectError(await api.generate({ ...base, ratio: 'square' }), 400);
+    await expectNothingCharged();
   });
 
-  it('rejects an unknown ratio on other tools and accepts a listed one', async () => {
-    expectError(await api.generate({ ...requestFor('model_to_flat_lay', photo, ids), ratio: '7:3:1' }), 400);
-    const res = await api.generate({ ...requestFor('model_to_flat_lay', photo, ids), ratio: '4:3' });
+  it('rejects an unknown ratio on other tools and accepts a listed one, charging only that', async () => {
+    const own = await spender();
+    expectError(await own.api.generate({ ...requestFor('model_to_flat_lay', own.photo, ids), ratio: '7:3:1' }), 400);
+    expect(await own.api.balance()).toBe(START);
+    const res = await own.api.generate({ ...requestFor('model_to_flat_lay', own.photo, ids), ratio: '4:3' });
     expectSuccess(res, 202);
-    before -= PRICES.model_to_flat_lay;
-    expect((await api.waitForJob(res.body.id as string)).status).toBe('completed');
-  });
-
-  it('has charged nothing for any rejected request in this group', async () => {
-    expect(await api.balance()).toBe(before);
+    expect((await own.api.waitForJob(res.body.id as string)).status).toBe('completed');
+    expect(await own.api.balance()).toBe(START - PRICES.model_to_flat_lay);
   });
 });
 

@@ -204,31 +204,57 @@ describe('waiting with a reason, never failing', () => {
     expect((await call(studio, 'account.get', {})).diamondBalance).toBe(8);
   });
 
-  it('a paused folder says so; cancel, retry and move-to-front work on the queue', async () => {
+  /** A folder paused before its photos arrive: they wait, queued, in name order. */
+  async function pausedFolderWith(count: number) {
     const { studio, inDir, outDir } = await setup();
     const folder = await call(studio, 'folders.add', { path: inDir, outputDir: outDir, recipe: recipeFor('remove_background') });
     await call(studio, 'folders.pause', { id: folder.id, paused: true });
-    await Promise.all([0, 1, 2].map((i) => photo(path.join(inDir, `r${i}.jpg`), i * 100)));
-    const queued = await until('three paused items', allIn(studio, 3, (i) => i.state === 'queued' && i.waitReason === 'paused'));
+    await Promise.all(Array.from({ length: count }, (_, i) => photo(path.join(inDir, `r${i}.jpg`), i * 100)));
+    const queued = await until(`${count} paused items`, allIn(studio, count, (i) => i.state === 'queued' && i.waitReason === 'paused'));
+    const resume = () => call(studio, 'folders.pause', { id: folder.id, paused: false });
+    return { studio, inDir, resume, queued: queued.sort((a, b) => a.name.localeCompare(b.name)) };
+  }
 
-    const [first, second, third] = queued.sort((a, b) => a.name.localeCompare(b.name));
-    await call(studio, 'queue.moveToFront', { ids: [third!.id] });
-    expect((await items(studio))[0]?.id).toBe(third!.id);
-    expect(await call(studio, 'queue.cancel', { ids: [second!.id] })).toEqual({ changed: 1 });
+  it('a paused folder holds its new photos as queued, saying why, until it is resumed', async () => {
+    const { studio, resume, queued } = await pausedFolderWith(2);
+    expect(queued.map((i) => [i.state, i.waitReason])).toEqual([['queued', 'paused'], ['queued', 'paused']]);
+    expect((await call(studio, 'folders.list', {}))[0]?.paused).toBe(true);
+    await resume();
+    await until('both in review', allIn(studio, 2, (i) => i.state === 'review'));
+  });
 
-    await call(studio, 'folders.pause', { id: folder.id, paused: false });
+  it('move-to-front puts the chosen item first in the queue', async () => {
+    const { studio } = await pausedFolderWith(3);
+    const before = (await items(studio)).map((i) => i.id);
+    const last = before[2]!;
+    expect(await call(studio, 'queue.moveToFront', { ids: [last] })).toEqual({ changed: 1 });
+    expect((await items(studio)).map((i) => i.id)).toEqual([last, before[0], before[1]]);
+  });
+
+  it('cancel stops a queued photo (its source goes to failed/ with the reason) while the others run', async () => {
+    const { studio, inDir, resume, queued } = await pausedFolderWith(3);
+    const second = queued[1]!;
+    expect(await call(studio, 'queue.cancel', { ids: [second.id] })).toEqual({ changed: 1 });
+    await resume();
     await until('two in review, one cancelled', async () => {
       const list = await items(studio);
-      return list.filter((i) => i.state === 'review').length === 2 && list.find((i) => i.id === second!.id)?.state === 'cancelled';
+      return list.filter((i) => i.state === 'review').length === 2 && list.find((i) => i.id === second.id)?.state === 'cancelled';
     });
-    // The cancelled photo went to failed/ with its reason; retry brings it back and runs it.
     await until('the cancelled source in failed/', async () => fs.existsSync(path.join(inDir, 'failed', 'r1.jpg.reason.txt')));
-    expect(await call(studio, 'queue.retry', { ids: [second!.id] })).toEqual({ changed: 1 });
-    await until('all three in review', allIn(studio, 3, (i) => i.state === 'review'));
-    expect(fs.existsSync(path.join(inDir, 'r1.jpg'))).toBe(true);
-    expect(fs.existsSync(path.join(inDir, 'failed', 'r1.jpg'))).toBe(false);
-    expect(fs.existsSync(path.join(inDir, 'failed', 'r1.jpg.reason.txt'))).toBe(false);
-    expect((await items(studio)).map((i) => i.name).sort()).toEqual([first!.name, second!.name, third!.name].sort());
+    expect(fs.existsSync(path.join(inDir, 'failed', 'r1.jpg'))).toBe(true);
+  });
+
+  it('retry brings a cancelled photo back from failed/ and runs it', async () => {
+    const { studio, inDir, resume, queued } = await pausedFolderWith(1);
+    const only = queued[0]!;
+    await call(studio, 'queue.cancel', { ids: [only.id] });
+    await resume();
+    await until('the cancelled source in failed/', async () => fs.existsSync(path.join(inDir, 'failed', 'r0.jpg.reason.txt')));
+    expect(await call(studio, 'queue.retry', { ids: [only.id] })).toEqual({ changed: 1 });
+    await until('in review', allIn(studio, 1, (i) => i.state === 'review'));
+    expect(fs.existsSync(path.join(inDir, 'r0.jpg'))).toBe(true);
+    expect(fs.existsSync(path.join(inDir, 'failed', 'r0.jpg'))).toBe(false);
+    expect(fs.existsSync(path.join(inDir, 'failed', 'r0.jpg.reason.txt'))).toBe(false);
   });
 });
 

@@ -25,7 +25,9 @@ describe('prompt assembly', () => {
     for (const tool of TOOLS.values()) if (tool.promptMode === 'none') expect(assemblePrompt(jobFor(tool.id))).toBeNull();
   });
 
-  it.each(ASSEMBLED_TOOLS)('%s', (toolId) => {
+  // The snapshot is the whole prompt for a request with a model, two garments, a pose, 4:5 and
+  // every styling field set: a change to any tool's wording shows up here for review.
+  it.each(ASSEMBLED_TOOLS)('%s: the assembled prompt, fidelity first and safety last, is the reviewed text', (toolId) => {
     expect(assemblePrompt(jobFor(toolId))).toMatchSnapshot();
   });
 

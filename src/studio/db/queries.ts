@@ -137,22 +137,20 @@ export function itemsInStates(db: StudioDB, states: readonly ItemState[]): ItemR
     .all(...states) as ItemRow[];
 }
 
+type Condition = { sql: string; args: readonly (string | number)[] };
+
+/** `WHERE a AND b` of the conditions given (absent ones left out), with their arguments in order. */
+function whereAll(...conditions: (Condition | undefined)[]): { clause: string; args: (string | number)[] } {
+  const used = conditions.filter((c): c is Condition => c !== undefined);
+  return { clause: used.length ? `WHERE ${used.map((c) => c.sql).join(' AND ')}` : '', args: used.flatMap((c) => c.args) };
+}
+
 export function listItems(db: StudioDB, q: { states?: readonly ItemState[]; folderId?: string; batchId?: string; limit: number; offset: number }): { items: ItemRow[]; total: number } {
-  const where: string[] = [];
-  const args: (string | number)[] = [];
-  if (q.states?.length) {
-    where.push(`state IN (${q.states.map(() => '?').join(',')})`);
-    args.push(...q.states);
-  }
-  if (q.folderId) {
-    where.push('folder_id = ?');
-    args.push(q.folderId);
-  }
-  if (q.batchId) {
-    where.push('batch_id = ?');
-    args.push(q.batchId);
-  }
-  const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+  const { clause, args } = whereAll(
+    q.states?.length ? { sql: `state IN (${q.states.map(() => '?').join(',')})`, args: q.states } : undefined,
+    q.folderId ? { sql: 'folder_id = ?', args: [q.folderId] } : undefined,
+    q.batchId ? { sql: 'batch_id = ?', args: [q.batchId] } : undefined,
+  );
   const { total } = db.prepare(`SELECT COUNT(*) AS total FROM items ${clause}`).get(...args) as { total: number };
   const items = db.prepare(`SELECT ${ITEM_COLUMNS} FROM items ${clause} ORDER BY position LIMIT ? OFFSET ?`).all(...args, q.limit, q.offset) as ItemRow[];
   return { items, total };
@@ -197,17 +195,10 @@ export function getResult(db: StudioDB, id: string): ResultRow | undefined {
 }
 
 export function listResults(db: StudioDB, q: { review?: ReviewState; itemId?: string; limit: number; offset: number }): { results: ResultRow[]; total: number } {
-  const where: string[] = [];
-  const args: string[] = [];
-  if (q.review) {
-    where.push('review = ?');
-    args.push(q.review);
-  }
-  if (q.itemId) {
-    where.push('item_id = ?');
-    args.push(q.itemId);
-  }
-  const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+  const { clause, args } = whereAll(
+    q.review ? { sql: 'review = ?', args: [q.review] } : undefined,
+    q.itemId ? { sql: 'item_id = ?', args: [q.itemId] } : undefined,
+  );
   const { total } = db.prepare(`SELECT COUNT(*) AS total FROM results ${clause}`).get(...args) as { total: number };
   const results = db.prepare(`SELECT ${RESULT_COLUMNS} FROM results ${clause} ORDER BY created_at, item_id, n LIMIT ? OFFSET ?`).all(...args, q.limit, q.offset) as ResultRow[];
   return { results, total };

@@ -11,7 +11,7 @@ import {
 } from '../../src/studio/watch/prepare-upload';
 import { hasCompleteTrailer, sniffFormat } from '../../src/studio/watch/sniff';
 import { CAN_DECODE_HEIC, checkStableFile, isobmffComplete } from '../../src/studio/watch/stable-file';
-import { makeHeic } from '../integration/helpers/heic';
+import { makeHeic } from './helpers/heic';
 
 let dir: string;
 beforeEach(() => {
