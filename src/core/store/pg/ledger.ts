@@ -5,9 +5,12 @@ export class PgLedger implements LedgerRepository {
   constructor(private readonly ex: Executor) {}
 
   async balanceOf(accountId: string, opts: { forUpdate?: boolean } = {}): Promise<number | undefined> {
-    // FOR UPDATE: the account row is the lock every charge of the account queues on until commit.
+    // The account row is the lock every charge of the account queues on until commit. NO KEY
+    // UPDATE (what the balance UPDATE takes anyway), not UPDATE: a job or blob row inserted earlier
+    // in the transaction holds KEY SHARE on the account through its foreign key, and FOR UPDATE
+    // conflicts with that, so two such transactions deadlocked on every charge.
     const rows = await this.ex.query<{ balance: number }>(
-      `SELECT balance FROM accounts WHERE id = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`,
+      `SELECT balance FROM accounts WHERE id = $1${opts.forUpdate ? ' FOR NO KEY UPDATE' : ''}`,
       [accountId],
     );
     return rows[0]?.balance;
