@@ -18,6 +18,7 @@ const BENCHES: Record<string, () => Promise<Row[]>> = {
   ui: () => reviewUi(),
   quality: () => quality(),
   requests: () => requests(),
+  team: async () => (await import('./team')).team(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');

@@ -1,0 +1,526 @@
+/**
+ * `npm run bench -- team` (issue 14): team mode's figures, measured side by side in this run.
+ *
+ * Through the real command (`dropshoot serve --database URL --workers N --blobs s3://…`):
+ *  (a) GET /v1/generations/{id} on a serve process backed by PostgreSQL, in requests per second,
+ *      against a bare node:http handler returning the same bytes (target >= 0.5);
+ *  (b) throughput of jobs whose provider takes 1 s (an OpenAI-Images-compatible stand-in that
+ *      sleeps, so the figure measures the system, not this machine's cores) with 1, 2 and 4
+ *      worker processes on PostgreSQL + S3 (s3rver), jobs sent to one API-only process
+ *      (`--workers 0`): scaling >= 0.8 x linear;
+ *  (c) the same on SQLite + files, printed beside it: one process (one process per file) with
+ *      as many worker slots as (b)'s processes have together.
+ * When `serve` does not take `--database` / `--workers` yet, (a)-(c) say so and fail.
+ *
+ * Always, at the store level (no HTTP: the lease loop alone, the job a 1 s sleep then its
+ * writes): jobs per second with 1, 2, 4 worker processes on PostgreSQL, and SQLite beside it.
+ *
+ * PostgreSQL: DROPSHOOT_BENCH_DATABASE_URL, else DROPSHOOT_TEST_DATABASE_URL (`source .ci/postgres`);
+ * the role must be allowed to create databases (one per scenario, dropped after).
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import sharp from 'sharp';
+import { z } from 'zod';
+import { LeaseLoop } from '../../src/core/jobs/lease-loop';
+import { openStore } from '../../src/core/store/open-store';
+import { redactUrl } from '../../src/core/store/pg/url';
+import type { Store } from '../../src/core/store/types';
+import { fmt, productPhoto, startChild, tempDir, type Row } from './shared';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+/** The command run as `serve`; DROPSHOOT_BENCH_CLI may name another script (a .ts one runs through tsx). */
+const CLI = process.env.DROPSHOOT_BENCH_CLI || path.join(ROOT, 'bin', 'dropshoot.mjs');
+const PROVIDER_MS = 1_000;
+/** Jobs a worker process runs at once (`--workers`). */
+const SLOTS = 4;
+/** Each scenario sends processes x SLOTS x ROUNDS jobs: ROUNDS seconds of work when perfectly spread. */
+const ROUNDS = 4;
+const PROCESS_COUNTS = [1, 2, 4] as const;
+const POLL_SECONDS = 5;
+const POLL_CONNECTIONS = 10;
+const POLL_ROUNDS = 3;
+const S3_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export async function team(): Promise<Row[]> {
+  const baseUrl = process.env.DROPSHOOT_BENCH_DATABASE_URL || process.env.DROPSHOOT_TEST_DATABASE_URL;
+  if (!baseUrl) {
+    return [fail('team: PostgreSQL', 'not configured: run `source .ci/postgres` (sets DROPSHOOT_TEST_DATABASE_URL) or set DROPSHOOT_BENCH_DATABASE_URL', '>= 0.8')];
+  }
+  console.log(`  PostgreSQL ${redactUrl(baseUrl)}; provider stand-in sleeps ${PROVIDER_MS} ms; ${SLOTS} jobs at once per worker process`);
+  const dir = tempDir('team');
+  const rows: Row[] = [];
+  try {
+    rows.push(...(await throughServe(baseUrl, dir)));
+    rows.push(...(await atStoreLevel(baseUrl, dir)));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+// ---- through `dropshoot serve` ------------------------------------------------------------------
+
+class ServeNotWired extends Error {}
+
+async function throughServe(baseUrl: string, dir: string): Promise<Row[]> {
+  const names = {
+    a: 'team (a) GET /v1/generations/{id} rps, serve on PostgreSQL vs bare node:http',
+    b: `team (b) jobs/s with 1, 2, 4 worker processes (provider ${PROVIDER_MS / 1000} s), PostgreSQL + S3, vs linear`,
+    c: `team (c) the same on SQLite + files (one process, ${SLOTS}/${SLOTS * 2}/${SLOTS * 4} slots), vs linear`,
+  };
+  const provider = await startSleepingProvider(PROVIDER_MS);
+  const s3 = await startS3(path.join(dir, 's3'));
+  try {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...S3_CREDENTIALS,
+      DROPSHOOT_OPENAI_KEY: 'bench-provider-key',
+      DROPSHOOT_OPENAI_BASE_URL: provider.url,
+      DROPSHOOT_ROUTE_PHOTO_ENHANCE: 'openai',
+    };
+    delete env.DROPSHOOT_DATABASE_URL;
+    delete env.DROPSHOOT_BLOBS_URL;
+    let poll: { real: number; bare: number } | undefined;
+    const pgRates: number[] = [];
+    for (const processes of PROCESS_COUNTS) {
+      const result = await serveScenario({ kind: 'postgres', baseUrl, dir, env, s3, processes, measurePoll: processes === 1 });
+      pgRates.push(result.rate);
+      poll ??= result.poll;
+      console.log(`  (b) PostgreSQL, ${processes} worker process(es): ${result.jobs} jobs in ${fmt(result.seconds)} s = ${fmt(result.rate)} jobs/s (provider peak ${provider.peak()} at once)`);
+    }
+    const sqliteRates: number[] = [];
+    for (const processes of PROCESS_COUNTS) {
+      const result = await serveScenario({ kind: 'sqlite', baseUrl, dir, env, s3, processes, measurePoll: false });
+      sqliteRates.push(result.rate);
+      console.log(`  (c) SQLite, one process with ${processes * SLOTS} slots: ${result.jobs} jobs in ${fmt(result.seconds)} s = ${fmt(result.rate)} jobs/s`);
+    }
+    const pollRatio = poll!.real / poll!.bare;
+    return [
+      { name: names.a, measured: `${fmt(poll!.real, 0)} vs ${fmt(poll!.bare, 0)} req/s`, ratio: pollRatio, target: '>= 0.5', pass: pollRatio >= 0.5 },
+      scalingRow(names.b, pgRates, '>= 0.8'),
+      { ...scalingRow(names.c, sqliteRates, 'info'), pass: true },
+    ];
+  } catch (err) {
+    if (!(err instanceof ServeNotWired)) throw err;
+    console.log(`  ${err.message}`);
+    return [fail(names.a, err.message, '>= 0.5'), fail(names.b, err.message, '>= 0.8'), { ...fail(names.c, err.message, 'info'), pass: true }];
+  } finally {
+    await s3.close();
+    await provider.close();
+  }
+}
+
+type ScenarioResult = { jobs: number; seconds: number; rate: number; poll?: { real: number; bare: number } };
+
+async function serveScenario(o: {
+  kind: 'postgres' | 'sqlite';
+  baseUrl: string;
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  s3: BenchS3;
+  processes: number;
+  measurePoll: boolean;
+}): Promise<ScenarioResult> {
+  const tag = `${o.kind}-${o.processes}-${randomBytes(3).toString('hex')}`;
+  const database = o.kind === 'postgres' ? await createDatabase(o.baseUrl, tag) : undefined;
+  const dataDir = (name: string) => path.join(o.dir, tag, name);
+  const serves: Serve[] = [];
+  try {
+    // The account is made with the store the serve processes will open.
+    const { adminFor } = await import('../../src/core');
+    const { systemClock } = await import('../../src/core/clock');
+    const store = await openStore({ databaseUrl: database?.url, dataDir: dataDir('api') });
+    const { apiKey } = await adminFor(store, systemClock).createAccount({ email: 'bench@example.com', diamonds: 10_000_000, dailyCap: 1_000_000_000 });
+    await store.close();
+
+    let api: Serve;
+    if (database) {
+      const bucket = await o.s3.bucket();
+      const common = ['--database', database.url, '--blobs', o.s3.blobsUrl(bucket)];
+      api = await startServe([...common, '--data', dataDir('api'), '--workers', '0'], o.env, dataDir('api.log'));
+      serves.push(api);
+      const workers = await Promise.all(
+        Array.from({ length: o.processes }, (_, i) =>
+          startServe([...common, '--data', dataDir(`worker-${i}`), '--workers', String(SLOTS), '--concurrency', String(SLOTS)], o.env, dataDir(`worker-${i}.log`)),
+        ),
+      );
+      serves.push(...workers);
+    } else {
+      const slots = String(o.processes * SLOTS);
+      api = await startServe(['--data', dataDir('api'), '--workers', slots, '--concurrency', slots], o.env, dataDir('api.log'));
+      serves.push(api);
+    }
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const uploaded = await fetch(`${api.url}/v1/uploads`, { method: 'POST', headers: auth, body: new Uint8Array(await productPhoto(400, 500, 20)) });
+    if (uploaded.status === 401) {
+      throw new Error(`serve on ${o.kind} refused a key made in the store it was pointed at (401): --database is accepted but not used`);
+    }
+    if (!uploaded.ok) throw new Error(`upload: HTTP ${uploaded.status} ${await uploaded.text()}`);
+    const photo = ((await uploaded.json()) as { url: string }).url;
+
+    const count = o.processes * SLOTS * ROUNDS;
+    const ids: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < count) {
+          next++;
+          const response = await fetch(`${api.url}/v1/generations`, {
+            method: 'POST',
+            headers: { ...auth, 'content-type': 'application/json' },
+            body: JSON.stringify({ toolId: 'photo_enhance', images: { user_photo: photo } }),
+          });
+          if (!response.ok) throw new Error(`POST /v1/generations: HTTP ${response.status} ${await response.text()}`);
+          ids.push(((await response.json()) as { id: string }).id);
+        }
+      }),
+    );
+    const span = await waitForJobs(o.kind === 'postgres' ? { url: database!.url } : { file: path.join(dataDir('api'), 'core.db') }, count);
+    const result: ScenarioResult = { jobs: count, seconds: span.seconds, rate: count / span.seconds };
+    if (o.measurePoll) result.poll = await pollVersusBare(api.url, ids[0]!, auth, o.dir);
+    return result;
+  } catch (err) {
+    // The serve logs go with the temp folder: keep their ends in the error.
+    if (err instanceof ServeNotWired) throw err;
+    const logs = serves.map((s) => `--- ${s.name} log (end):\n${s.logTail()}`).join('\n');
+    throw new Error(`${(err as Error).message}\n${logs}`, { cause: err });
+  } finally {
+    await Promise.all(serves.map((s) => s.stop()));
+    await database?.drop();
+  }
+}
+
+/** Waits until `count` jobs have left 'processing'; the span from the first creation to the last finish, from the rows. */
+async function waitForJobs(where: { url: string } | { file: string }, count: number): Promise<{ seconds: number }> {
+  const sql = `SELECT COUNT(*) AS done, SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed, MIN(created_at) AS first, MAX(finished_at) AS last
+               FROM jobs WHERE status <> 'processing'`;
+  type Span = { done: number; failed: number; first: string | Date; last: string | Date };
+  const read: () => Promise<Span> =
+    'url' in where
+      ? async () => {
+          const client = new pg.Client({ connectionString: where.url });
+          await client.connect();
+          try {
+            const row = (await client.query(sql)).rows[0] as Record<string, unknown>;
+            return { done: Number(row.done), failed: Number(row.failed ?? 0), first: row.first as Date, last: row.last as Date };
+          } finally {
+            await client.end();
+          }
+        }
+      : async () => {
+          const db = new Database(where.file, { readonly: true, fileMustExist: true });
+          try {
+            const row = db.prepare(sql).get() as Span;
+            return { ...row, failed: Number(row.failed ?? 0) };
+          } finally {
+            db.close();
+          }
+        };
+  const deadline = Date.now() + 60_000 + count * PROVIDER_MS;
+  for (;;) {
+    const span = await read();
+    if (span.done >= count) {
+      if (span.failed > 0) throw new Error(`${span.failed} of ${count} jobs failed (see the serve logs)`);
+      return { seconds: (new Date(span.last).getTime() - new Date(span.first).getTime()) / 1000 };
+    }
+    if (Date.now() > deadline) throw new Error(`only ${span.done} of ${count} jobs finished in time`);
+    await delay(100);
+  }
+}
+
+async function pollVersusBare(apiUrl: string, jobId: string, auth: Record<string, string>, dir: string): Promise<{ real: number; bare: number }> {
+  const pollUrl = `${apiUrl}/v1/generations/${jobId}`;
+  const body = Buffer.from(await (await fetch(pollUrl, { headers: auth })).arrayBuffer());
+  const bodyFile = path.join(dir, `poll-body-${jobId}.json`);
+  fs.writeFileSync(bodyFile, body);
+  const bare = await startChild(['bare', '200', bodyFile]);
+  try {
+    const real: number[] = [];
+    const bareRuns: number[] = [];
+    // Alternating rounds, medians: the load generator shares the machine with both servers.
+    for (let round = 0; round < POLL_ROUNDS; round++) {
+      real.push(await load(pollUrl, auth));
+      bareRuns.push(await load(`${bare.url}/v1/generations/${jobId}`, auth));
+    }
+    return { real: median(real), bare: median(bareRuns) };
+  } finally {
+    await bare.stop();
+  }
+}
+
+async function load(url: string, headers: Record<string, string>): Promise<number> {
+  await autocannon({ url, connections: POLL_CONNECTIONS, duration: 1, headers }); // warm-up
+  const result = await autocannon({ url, connections: POLL_CONNECTIONS, duration: POLL_SECONDS, headers });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result.requests.average;
+}
+
+type Serve = { name: string; url: string; logTail(): string; stop(): Promise<void> };
+
+/** `dropshoot serve --port 0 …` as an operator runs it; its JSON logs go to `logFile`. */
+async function startServe(args: string[], env: NodeJS.ProcessEnv, logFile: string): Promise<Serve> {
+  fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  const log = fs.openSync(logFile, 'w');
+  const child = spawn(process.execPath, [...(/\.[cm]?ts$/.test(CLI) ? ['--import', 'tsx'] : []), CLI, 'serve', '--host', '127.0.0.1', '--port', '0', ...args], { env, stdio: ['ignore', 'pipe', log] });
+  fs.closeSync(log);
+  const tail = () => fs.readFileSync(logFile, 'utf8').slice(-2_000);
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`serve ${args.join(' ')} printed nothing in 90 s: ${tail()}`)), 90_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split('\n').find((l) => l.startsWith('{') && l.includes('listening'));
+      if (line) {
+        clearTimeout(timer);
+        resolve((JSON.parse(line) as { listening: string }).listening);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      const text = tail();
+      const unknown = /Unknown option '(--[a-z-]+)'/.exec(text)?.[1];
+      if (unknown) reject(new ServeNotWired(`serve does not accept ${unknown} yet (team mode is not wired into the command)`));
+      else reject(new Error(`serve exited (${code}) before listening: ${text}`));
+    });
+  });
+  return {
+    name: path.basename(logFile, '.log'),
+    url,
+    logTail: tail,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const force = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        child.once('exit', () => {
+          clearTimeout(force);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+// ---- at the store level: the lease loop alone ---------------------------------------------------
+
+async function atStoreLevel(baseUrl: string, dir: string): Promise<Row[]> {
+  const pgRates: number[] = [];
+  for (const processes of PROCESS_COUNTS) {
+    const database = await createDatabase(baseUrl, `lease-${processes}`);
+    try {
+      const r = await leaseScenario({ databaseUrl: database.url, dataDir: path.join(dir, `lease-pg-${processes}`) }, processes, SLOTS);
+      pgRates.push(r.rate);
+      console.log(`  lease loop, PostgreSQL, ${processes} process(es) x ${SLOTS}: ${r.jobs} jobs in ${fmt(r.seconds)} s = ${fmt(r.rate)} jobs/s`);
+    } finally {
+      await database.drop();
+    }
+  }
+  const sqliteRates: number[] = [];
+  for (const processes of PROCESS_COUNTS) {
+    const r = await leaseScenario({ dataDir: path.join(dir, `lease-sqlite-${processes}`) }, 1, processes * SLOTS);
+    sqliteRates.push(r.rate);
+    console.log(`  lease loop, SQLite, 1 process x ${processes * SLOTS}: ${r.jobs} jobs in ${fmt(r.seconds)} s = ${fmt(r.rate)} jobs/s`);
+  }
+  return [
+    scalingRow(`team lease loop only (no HTTP), PostgreSQL, 1, 2, 4 processes x ${SLOTS}, vs linear`, pgRates, 'info'),
+    scalingRow(`team lease loop only (no HTTP), SQLite, 1 process x ${SLOTS}/${SLOTS * 2}/${SLOTS * 4}, vs linear`, sqliteRates, 'info'),
+  ].map((row) => ({ ...row, pass: true }));
+}
+
+const WorkerArgs = z.object({ databaseUrl: z.string().optional(), dataDir: z.string(), slots: z.number().int().positive(), jobMs: z.number().int().positive() });
+type WorkerArgs = z.infer<typeof WorkerArgs>;
+
+async function leaseScenario(where: { databaseUrl?: string; dataDir: string }, processes: number, slots: number): Promise<{ jobs: number; seconds: number; rate: number }> {
+  const store = await openStore({ ...where, maxConnections: 2 });
+  const children: ChildProcess[] = [];
+  try {
+    const { accountId, keyId } = await seedAccount(store);
+    let lastDone = 0;
+    let done = 0;
+    const ready = await Promise.all(
+      Array.from({ length: processes }, () => {
+        const args: WorkerArgs = { ...where, slots, jobMs: PROVIDER_MS };
+        const child = fork(import.meta.filename, ['lease-worker', JSON.stringify(args)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+        children.push(child);
+        child.on('message', (m: { done?: number }) => {
+          if (m.done !== undefined) {
+            done++;
+            lastDone = Math.max(lastDone, m.done);
+          }
+        });
+        return new Promise<void>((resolve, reject) => {
+          child.once('message', () => resolve());
+          child.once('exit', (code) => reject(new Error(`lease worker exited (${code}) before it was ready`)));
+        });
+      }),
+    );
+    void ready;
+    const count = processes * slots * ROUNDS;
+    // All jobs appear at once (one commit), while every worker is already polling.
+    await store.transaction(async (tx) => {
+      for (let i = 0; i < count; i++) {
+        await tx.jobs.insert(
+          { id: `job_${randomBytes(8).toString('hex')}`, accountId, keyId, kind: 'generation', toolId: 'photo_enhance', price: 1, input: '{}', templateSetId: null, readySetId: null, createdAt: new Date(Date.now() + i).toISOString() },
+          [{ shotId: null }],
+        );
+      }
+    });
+    const committed = Date.now();
+    const deadline = committed + 60_000 + count * PROVIDER_MS;
+    while (done < count) {
+      if (Date.now() > deadline) throw new Error(`lease loop: only ${done} of ${count} jobs finished in time`);
+      await delay(50);
+    }
+    const seconds = (lastDone - committed) / 1000;
+    return { jobs: count, seconds, rate: count / seconds };
+  } finally {
+    await Promise.all(children.map((c) => new Promise<void>((resolve) => (c.exitCode !== null ? resolve() : (c.once('exit', () => resolve()), c.disconnect())))));
+    await store.close();
+  }
+}
+
+async function seedAccount(store: Store): Promise<{ accountId: string; keyId: string }> {
+  const accountId = `acct_${randomBytes(6).toString('hex')}`;
+  const keyId = `key_${randomBytes(6).toString('hex')}`;
+  const at = new Date().toISOString();
+  await store.transaction(async (tx) => {
+    await tx.accounts.create({ id: accountId, email: `${accountId}@bench.test`, createdAt: at });
+    await tx.keys.create({ id: keyId, accountId, hash: randomBytes(16).toString('hex'), prefix: 'ds_bench', dailyCap: 500, createdAt: at });
+  });
+  return { accountId, keyId };
+}
+
+/** A worker process of the store-level bench: the lease loop, each job a sleep then its writes under the lease. */
+async function leaseWorkerMain(raw: string): Promise<void> {
+  const args = WorkerArgs.parse(JSON.parse(raw));
+  const store = await openStore({ databaseUrl: args.databaseUrl, dataDir: args.dataDir, maxConnections: 3, migrate: false });
+  const loop = new LeaseLoop({
+    jobs: store.jobs,
+    workers: args.slots,
+    runJob: async (job, signal) => {
+      await delay(args.jobMs, undefined, { signal });
+      for (const unit of await store.jobs.unitsOf(job.id)) {
+        if (unit.status === 'pending' && !(await store.jobs.completeUnit(job.id, unit.idx, [], job.leaseOwner))) return;
+      }
+      if (await store.jobs.finish(job.id, 'completed', null, new Date().toISOString())) process.send?.({ done: Date.now() });
+    },
+  }).start();
+  process.send?.({ ready: loop.workerId });
+  process.once('disconnect', () => {
+    void loop
+      .stop({ drainMs: 0, abortWaitMs: 1_000 })
+      .then(() => store.close())
+      .then(() => process.exit(0));
+  });
+}
+
+// ---- shared parts -------------------------------------------------------------------------------
+
+/** jobs/s for 1, 2, 4: the ratio is the worst of rate(n) / (n x rate(1)). */
+function scalingRow(name: string, rates: number[], target: string): Row {
+  const ratios = rates.map((r, i) => r / (PROCESS_COUNTS[i]! * rates[0]!));
+  const ratio = Math.min(...ratios.slice(1));
+  const measured = `${rates.map((r) => fmt(r)).join(' / ')} jobs/s (x${ratios.map((r, i) => fmt(r * PROCESS_COUNTS[i]!)).join(', x')}; ideal ${PROCESS_COUNTS.map((n) => n * SLOTS).join(' / ')})`;
+  return { name, measured, ratio, target, pass: target === 'info' || ratio >= 0.8 };
+}
+
+function fail(name: string, measured: string, target: string): Row {
+  return { name, measured, ratio: 0, target, pass: false };
+}
+
+type BenchDatabase = { url: string; drop(): Promise<void> };
+
+async function createDatabase(baseUrl: string, tag: string): Promise<BenchDatabase> {
+  const name = `dropshoot_bench_${tag.replace(/[^a-z0-9]+/gi, '_').toLowerCase()}_${randomBytes(3).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: baseUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE "${name}"`);
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}
+
+/** An OpenAI-Images-compatible edit endpoint that answers after `ms` with a small PNG (a stand-in written from that API). */
+async function startSleepingProvider(ms: number): Promise<{ url: string; peak(): number; close(): Promise<void> }> {
+  const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: { r: 200, g: 120, b: 80 } } }).png().toBuffer();
+  const answer = JSON.stringify({ data: [{ b64_json: png.toString('base64') }] });
+  let now = 0;
+  let peak = 0;
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'POST' || !req.url?.endsWith('/v1/images/edits')) {
+      res.writeHead(404).end();
+      return;
+    }
+    req.resume();
+    req.once('end', () => {
+      peak = Math.max(peak, ++now);
+      setTimeout(() => {
+        now--;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+      }, ms);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    peak: () => {
+      const p = peak;
+      peak = 0;
+      return p;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+type BenchS3 = { blobsUrl(bucket: string): string; bucket(): Promise<string>; close(): Promise<void> };
+
+/** s3rver on loopback (its fixed credentials), a fresh bucket per scenario. */
+async function startS3(directory: string): Promise<BenchS3> {
+  const { default: S3rver } = await import('s3rver');
+  const { CreateBucketCommand, S3Client } = await import('@aws-sdk/client-s3');
+  fs.mkdirSync(directory, { recursive: true });
+  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory });
+  const { port } = (await server.run()) as { port: number };
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new S3Client({
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: S3_CREDENTIALS.AWS_ACCESS_KEY_ID, secretAccessKey: S3_CREDENTIALS.AWS_SECRET_ACCESS_KEY },
+  });
+  let n = 0;
+  return {
+    blobsUrl: (bucket) => `s3://${bucket}?endpoint=${encodeURIComponent(endpoint)}&region=us-east-1&forcePathStyle=true`,
+    async bucket() {
+      const name = `bench-${process.pid}-${++n}`;
+      await client.send(new CreateBucketCommand({ Bucket: name }));
+      return name;
+    },
+    async close() {
+      client.destroy();
+      await server.close();
+    },
+  };
+}
+
+if (process.argv[2] === 'lease-worker' && process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await leaseWorkerMain(process.argv[3] ?? '{}');
+}
