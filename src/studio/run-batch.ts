@@ -77,6 +77,8 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
   };
   const batchId = engine.createBatch({ kind: 'run', outputDir: input.outDir, autoApprove: true, ceiling: input.maxDiamonds ?? null });
   let photos = 0;
+  /** Diamonds the balance shows this run spent that no photo's charge accounts for. */
+  let unattributed = 0;
   const { signal } = input;
   for await (const file of imagesUnder(input.inDir)) {
     if (signal?.aborted) break;
@@ -113,7 +115,10 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
       const settling = engine.now().getTime();
       await engine.settleSpend();
       const after = engine.spending.balanceReadSince(settling);
-      if (plan.balance !== null && after !== null) chargedUncertain(engine, batchId, startedAt, plan.balance - after);
+      if (plan.balance !== null && after !== null) {
+        unattributed = chargedUncertain(engine, batchId, startedAt, plan.balance - after);
+        if (unattributed > 0) notice(`the balance shows ${unattributed} diamond(s) spent beyond the charges known per photo (a price not yet confirmed, or a lost answer's charge): counted in diamondsSpent`);
+      }
     }
   }
   // Stopped by a signal: running steps reach a safe point before the summary is read.
@@ -159,7 +164,7 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
     ...(signal?.aborted
       ? { interrupted: { signal: String(signal.reason), unfinished: items.filter((i) => !engine.isTerminal(i.state) && i.state !== 'review').map((i) => ({ name: path.join(i.relativeDir, i.name), state: i.state })) } }
       : {}),
-    diamondsSpent: items.filter((i) => i.submittedAt !== null && i.submittedAt >= startedAt).reduce((sum, i) => sum + i.diamonds, 0),
+    diamondsSpent: items.filter((i) => i.submittedAt !== null && i.submittedAt >= startedAt).reduce((sum, i) => sum + i.diamonds, 0) + unattributed,
     apiRequests: engine.spending.requestsUsedToday() - requestsBefore,
     files: items.flatMap((i) => store.resultsOf(engine.db, i.id).map((r) => r.exportedPath).filter((p): p is string => p !== null)),
     compliance: items.flatMap((i) => store.resultsOf(engine.db, i.id).flatMap((r) => (r.exportedPath === null ? [] : [fileVerdict(r.exportedPath, r.compliance)]))),
@@ -176,10 +181,13 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
  * the service took, and the operator reads that resubmitting pays again. Refunds of earlier runs'
  * jobs can only shrink the difference: nothing is ever counted that the balance does not show.
  */
-function chargedUncertain(engine: StudioEngine, batchId: string, startedAt: string, spentByBalance: number): void {
+function chargedUncertain(engine: StudioEngine, batchId: string, startedAt: string, spentByBalance: number): number {
   const { items } = store.listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 });
   const thisRun = items.filter((i) => i.submittedAt !== null && i.submittedAt >= startedAt);
   let unexplained = spentByBalance - thisRun.reduce((sum, i) => sum + i.diamonds, 0);
+  if (unexplained <= 0) return 0;
+  // A known charge at an unconfirmed price may be the difference: no photo can be named, the total is still told.
+  if (thisRun.some((i) => i.uncertain === 0 && i.diamonds > 0 && i.priceSure === 0)) return unexplained;
   for (const item of thisRun.filter((i) => i.uncertain === 1 && i.diamonds === 0)) {
     const price = item.price || engine.quoteOf(item)?.diamonds || 0;
     if (price <= 0 || unexplained < price) continue;
@@ -191,6 +199,7 @@ function chargedUncertain(engine: StudioEngine, batchId: string, startedAt: stri
       note: `${item.note ?? 'uncertain submission'}; the balance read after the run shows ${price} diamond(s) spent beyond the known charges: counted as this submission's charge (resubmitting pays again)`,
     });
   }
+  return unexplained;
 }
 
 /** What the recipe check at the start of `run` found. */
