@@ -142,7 +142,22 @@ async function serve(args: string[]): Promise<void> {
   const { startServer } = await import('../server');
   const { createLogger } = await import('../server/logging');
   const logger = createLogger();
-  const server = await startServer({
+  // Listening for signals before the server starts: a stop asked for while it starts (jobs are
+  // resumed before it listens) is a clean stop once it is up, never the default kill.
+  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  let signalled: NodeJS.Signals | undefined;
+  let closing = false;
+  const stop = (signal: NodeJS.Signals) => {
+    signalled ??= signal;
+    if (!server || closing) return;
+    closing = true;
+    logger.info(`${signalled}: stopping`);
+    // Drains in-flight requests, stops the jobs (resumed at next start), then flushes the log.
+    void server.close().then(() => logger.flush(() => process.exit(0)));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  server = await startServer({
     dataDir: path.resolve(required(f.data, 'data')),
     ...(blobsUrl ? { blobsUrl } : {}),
     logger,
@@ -154,12 +169,7 @@ async function serve(args: string[]): Promise<void> {
     log: (message) => logger.info(message),
   });
   print({ listening: server.url });
-  const stop = () => {
-    // Drains in-flight requests, stops the jobs (resumed at next start), then flushes the log.
-    void server.close().then(() => logger.flush(() => process.exit(0)));
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  if (signalled) stop(signalled);
 }
 
 const DEFAULT_DATA_DIR = path.join(process.env.HOME ?? '.', '.dropshoot');

@@ -8,8 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { mimeOfPath } from '../shared/media-types';
 import { STUDIO_EVENT_NAMES } from '../shared/engine-process';
+import { mimeOfPath } from '../shared/media-types';
 import type { CatalogView, LookView, StudioEvents } from '../shared/studio';
 import { StudioSettingsUpdateSchema } from '../shared/studio-settings';
 import type { StudioSettingsPort } from './host/studio-settings-file';

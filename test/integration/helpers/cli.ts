@@ -1,5 +1,5 @@
 /**
- * Drives the real `dropshoot` CLI (`tsx src/cli/index.ts ...`) as a child process, the way an
+ * Drives the real `dropshoot` CLI (`node --import tsx src/cli/index.ts ...`) as a child process, the way an
  * operator would. Admin helpers parse the single JSON line the CLI prints on stdout.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -7,14 +7,19 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const TSX = path.join(REPO_ROOT, 'node_modules/.bin/tsx');
 const CLI = 'src/cli/index.ts';
+/**
+ * `node --import tsx` makes the spawned process the CLI itself, so a signal reaches the server: the
+ * `tsx` wrapper relays SIGTERM but SIGKILLs its child when a busy event loop answers late, which
+ * turned a clean stop into a crash.
+ */
+const NODE_WITH_TSX = [process.execPath, '--import', 'tsx', CLI] as const;
 
 export type CliResult = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
 
 export function runCli(args: string[], timeoutMs = 30_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(NODE_WITH_TSX[0], [...NODE_WITH_TSX.slice(1), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -84,9 +89,8 @@ export type ServeProcess = {
 /** Spawns `serve --port 0 --data DIR` and waits for its `{"listening": URL}` line. */
 export function spawnServe(dataDir: string, extra: string[] = [], timeoutMs = 30_000): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
-    // tsx runs the CLI in a child node process; a process group of our own lets a test SIGKILL
-    // the real server (not just the tsx wrapper) by the group id of the process it started.
-    const child = spawn(TSX, [CLI, 'serve', '--port', '0', '--data', dataDir, '--host', '127.0.0.1', ...extra], {
+    // A process group of our own lets a test SIGKILL the server and anything it started at once.
+    const child = spawn(NODE_WITH_TSX[0], [...NODE_WITH_TSX.slice(1), 'serve', '--port', '0', '--data', dataDir, '--host', '127.0.0.1', ...extra], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
@@ -137,7 +141,7 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-/** SIGKILLs the whole process group of a spawned `serve` (wrapper + real server), by its id. */
+/** SIGKILLs the whole process group of a spawned `serve`, by its id. */
 export function killGroup(child: ChildProcess): void {
   if (child.pid === undefined) return;
   try {
@@ -157,7 +161,7 @@ export async function crashServe(proc: ServeProcess): Promise<void> {
   if (groupAlive(pgid)) throw new Error(`server process group ${pgid} survived SIGKILL`);
 }
 
-/** Stops a spawned server that this test started: SIGTERM to the wrapper (it relays), SIGKILL to the group on timeout. */
+/** Stops a spawned server that this test started: SIGTERM to it, SIGKILL to the group on timeout. */
 export async function stopServe(proc: ServeProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (signal === 'SIGKILL') return crashServe(proc);
   if (proc.child.exitCode === null && proc.child.signalCode === null) {
