@@ -11,11 +11,11 @@ import { isCatalogRecipe, type Recipe } from '../shared/studio';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
 
-export const DEFAULT_DAILY_CAP = 500;
+export { DEFAULT_DAILY_CAP } from '../shared/studio-settings';
 
 /** The words of a request refused by the studio's own count (read as a daily cap, like the service's 429). */
 export function ownCapMessage(cap: number): string {
-  return `Daily request cap of ${cap} reached (counted by this studio, --daily-cap ${cap}); it reopens at 00:00 UTC`;
+  return `Daily request cap of ${cap} reached (counted by this studio against the daily cap in Settings or --daily-cap); it reopens at 00:00 UTC`;
 }
 
 /** Identifies a key without storing it: origin plus a short hash of the key. */

@@ -95,7 +95,10 @@ export class StudioEngine {
     const key = budgetKey(options.client.origin, options.apiKey);
     // Counted before the call goes out, in the studio's own store, per key and UTC day; refused
     // without being sent once the configured cap is reached.
-    const counted = countingClient(options.client, () => this.spending.takeRequest());
+    const counted = countingClient(options.client, () => {
+      this.spending.takeRequest();
+      this.showRequestCount();
+    });
     this.client = counted.client;
     this.releaseCount = counted.release;
     this.spending = new Budget(this.db, this.client, key, options.dailyCap ?? (remote ? DEFAULT_DAILY_CAP : null), () => this.now());
@@ -133,6 +136,7 @@ export class StudioEngine {
 
   async close(): Promise<void> {
     await this.stop();
+    clearTimeout(this.countShown);
     this.releaseCount();
     this.db.close();
     this.unlock();
@@ -410,6 +414,18 @@ export class StudioEngine {
   /** Whether any item is still on its way (not finished, not waiting for review). */
   hasActiveItems(): boolean {
     return store.itemsInStates(this.db, ACTIVE_STATES).length > 0;
+  }
+
+  private countShown: NodeJS.Timeout | undefined;
+
+  /** "Requests left today" follows every request sent (polls and reads too), at most once a second. */
+  private showRequestCount(): void {
+    if (this.countShown) return;
+    this.countShown = setTimeout(() => {
+      this.countShown = undefined;
+      if (this.db.open) this.events.emit('budget.changed', this.budgetView());
+    }, 1000);
+    this.countShown.unref();
   }
 
   /**

@@ -81,6 +81,10 @@ describe("the studio's own count at --daily-cap", () => {
     for (const c of first.collectTomorrow ?? []) expect(first.held).toContainEqual({ name: c.name, reason: expect.stringContaining(`paid (job ${c.jobId})`) });
 
     // The next UTC day (the studio's clock a day on): the paid jobs are collected, not paid again.
+    // A day later the service has long finished them; its clock is real, so wait until it has
+    // (read from its own state: no request sent or counted).
+    const finishedBy = Date.now() + 60_000;
+    while (w.service.jobs(EMAIL).some((j) => j.status === 'processing') && Date.now() < finishedBy) await new Promise((r) => setTimeout(r, 250));
     const next = await runOnce(DAY_MS);
     expect(w.service.requestsToday(w.apiKey) - sentFirst).toBeLessThanOrEqual(cap);
     const exported = new Set(filesIn(outDir).map((f) => f.replace(/-1\.png$/, '.jpg')));
@@ -104,6 +108,9 @@ describe("the studio's own count at --daily-cap", () => {
       await studio.close();
       await client.close();
     });
+    // What the board is told: its "Requests left today" must follow polls too, not only charges.
+    let shownUsed = 0;
+    studio.engine.events.on('budget.changed', (view) => (shownUsed = view.requestsUsedToday));
     fs.mkdirSync(inDir);
     const added = await runCommand(studio.commands, 'folders.add', { path: inDir, outputDir: outDir, recipe: cutout });
     expect(added.ok).toBe(true);
@@ -118,6 +125,7 @@ describe("the studio's own count at --daily-cap", () => {
     await new Promise((r) => setTimeout(r, 3000));
     expect(w.service.requestsToday(w.apiKey)).toBe(cap);
     expect(studio.engine.spending.requestsUsedToday()).toBe(cap);
+    expect(shownUsed).toBe(cap);
     // Unfinished photos wait for the day to reopen (not failed; a delivered one waits for review).
     const waits = async () => {
       const listed = await runCommand(studio.commands, 'queue.list', {});
