@@ -320,7 +320,11 @@ export class StudioEngine {
     }
     Promise.all(loads).then(
       () => this.kick(),
-      (err: unknown) => this.options.log?.(`prices: ${err instanceof Error ? err.message : String(err)}`),
+      (err: unknown) => {
+        // A 429 here closes the day or waits out the limit like any step's, so the next tick does not ask again.
+        if (err instanceof ApiError && err.status === 429) this.gates.tooManyRequests(err, this.now());
+        this.options.log?.(`prices: ${err instanceof Error ? err.message : String(err)}`);
+      },
     );
   }
 

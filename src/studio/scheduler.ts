@@ -48,7 +48,9 @@ export class Scheduler {
     let probeLeft = capped && capOpen ? 1 : Infinity;
     const rateLimited = gates.rateLimited(now);
     engine.maybeRecheckBalance(now);
-    if (!engine.spending.pricesKnown) engine.loadPrices();
+    // Prices are a request too: not asked while the day is closed or a rate limit runs (the
+    // queued photos' own price reads below go out as the day's probe).
+    if (!engine.spending.pricesKnown && gates.cap === null && !rateLimited) engine.loadPrices();
     let slots = (engine.options.concurrency ?? 4) - engine.running.size;
     let pollSlots = (engine.options.pollConcurrency ?? 16) - engine.polling.size;
     const pausedFolders = new Set(store.listFolders(db).filter((f) => f.paused === 1).map((f) => f.id));

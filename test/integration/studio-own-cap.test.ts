@@ -137,3 +137,29 @@ describe("the studio's own count at --daily-cap", () => {
     expect(w.service.requestsToday(w.apiKey)).toBe(cap);
   }, 120_000);
 });
+
+describe('a studio restarted on a key the service has already capped', () => {
+  it('asks for nothing it knows will be refused: no price read per tick while the day is closed', async () => {
+    const w = await world();
+    const dataDir = path.join(w.root, 'data');
+    const inDir = path.join(w.root, 'hot');
+    fs.mkdirSync(inDir);
+    const open = async () => {
+      const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
+      const studio = await openStudio({ dataDir, client, apiKey: w.apiKey, concurrency: 3, capProbeMs: 60_000, settleMs: 100 });
+      return { studio, close: async () => (await studio.close(), await client.close()) };
+    };
+    const first = await open();
+    expect((await runCommand(first.studio.commands, 'folders.add', { path: inDir, outputDir: path.join(w.root, 'out'), recipe: cutout })).ok).toBe(true);
+    await first.close();
+    // The service's own cap, reached today before the studio starts again (prices not known yet).
+    const used = w.service.requestsToday(w.apiKey);
+    w.service.setDailyCap(w.apiKey, used);
+    const second = await open();
+    cleanups.push(second.close);
+    await photos(inDir, 2);
+    await new Promise((r) => setTimeout(r, 4000));
+    // The first refusal names the cap and closes the day; a probe a minute at most after that.
+    expect(w.service.requestsToday(w.apiKey) - used).toBeLessThanOrEqual(2);
+  }, 60_000);
+});
