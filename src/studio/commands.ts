@@ -82,7 +82,7 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
     'export.preview': async (args) => previewExportNames(db, args, engine.now()),
     'budget.get': async () => engine.budget(),
     'account.get': async () => {
-      const account = await engine.client.getAccount();
+      const account = await engine.account();
       const remote = engine.client.origin !== 'embedded';
       return { ...account, mode: remote ? 'remote' : 'embedded', serviceUrl: remote ? engine.client.origin : null };
     },

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { ApiError, type ServiceClient } from '../client';
 import { isCatalogRecipe, RecipeSchema, TERMINAL_STATES, type BudgetView, type ItemState, type ItemView, type Recipe, type StudioEvents, type WaitReason } from '../shared/studio';
 import { Budget, budgetKey, DEFAULT_DAILY_CAP, type PriceQuote } from './budget';
+import { CommandError } from './command-error';
 import { countingClient } from './counting-client';
 import { openStudioDatabase, type StudioDB } from './db/open';
 import * as store from './db/store';
@@ -448,6 +449,25 @@ export class StudioEngine {
       dailyCap: this.spending.dailyCap,
       mode: this.client.origin === 'embedded' ? 'embedded' : 'remote',
     };
+  }
+
+  private lastAccount: Awaited<ReturnType<ServiceClient['getAccount']>> | null = null;
+
+  /**
+   * The account, read from the service; while today's requests are closed (the studio's own cap,
+   * or the service's), the last one read instead: a read then would be refused, and at the service
+   * counted. With none read yet, a sentence saying when it can be read.
+   */
+  async account(): Promise<Awaited<ReturnType<ServiceClient['getAccount']>>> {
+    const now = this.now().getTime();
+    const closed = this.spending.ownCapReached() || (this.gates.cap !== null && now < this.gates.cap.until);
+    if (closed) {
+      if (this.lastAccount) return this.lastAccount;
+      throw new CommandError('daily_cap', "Today's request cap is reached, so the account cannot be read until 00:00 UTC.");
+    }
+    this.lastAccount = await this.client.getAccount();
+    this.balanceCache = { value: this.lastAccount.diamondBalance, at: now };
+    return this.lastAccount;
   }
 
   /** Balance (cached briefly: each read is an API request) and today's request count. */

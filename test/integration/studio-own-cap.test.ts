@@ -114,14 +114,18 @@ describe("the studio's own count at --daily-cap", () => {
     fs.mkdirSync(inDir);
     const added = await runCommand(studio.commands, 'folders.add', { path: inDir, outputDir: outDir, recipe: cutout });
     expect(added.ok).toBe(true);
+    expect((await runCommand(studio.commands, 'account.get', {})).ok).toBe(true);
     await photos(inDir, 6);
     // Wait until the count is spent: the studio keeps polling its running jobs until then.
     const deadline = Date.now() + 60_000;
     while (studio.engine.spending.requestsUsedToday() < cap && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     expect(studio.engine.spending.requestsUsedToday()).toBe(cap);
-    // The UI goes on asking: balance, catalog refresh. Answered from what is known, nothing sent.
+    // The UI goes on asking: balance, catalog refresh, account. Answered from what is known, nothing sent.
     await runCommand(studio.commands, 'budget.get', {});
     await runCommand(studio.commands, 'catalog.get', { refresh: true });
+    // The page's account read on a reload: the last one read, not an error banner.
+    const account = await runCommand(studio.commands, 'account.get', {});
+    expect(account.ok && account.result).toMatchObject({ email: EMAIL, mode: 'remote' });
     await new Promise((r) => setTimeout(r, 3000));
     expect(w.service.requestsToday(w.apiKey)).toBe(cap);
     expect(studio.engine.spending.requestsUsedToday()).toBe(cap);
