@@ -502,8 +502,11 @@ export class StudioEngine {
       (
         this.db
           .prepare(
+            // A paid result being downloaded or exported is never held: those steps send no /v1
+            // request, so they go on while the day is closed (a wait reason left from its last
+            // poll must not end the run between them).
             `SELECT COUNT(*) AS n FROM items WHERE batch_id = ? AND state NOT IN (${settled.map(() => '?').join(',')}) AND uncertain = 0
-             AND (wait_reason IS NULL OR wait_reason NOT IN (${heldBy.map(() => '?').join(',') || "''"}))`,
+             AND (wait_reason IS NULL OR wait_reason NOT IN (${heldBy.map(() => '?').join(',') || "''"}) OR state IN ('downloading', 'exporting'))`,
           )
           .get(batchId, ...settled, ...heldBy) as { n: number }
       ).n === 0 && (heldBy.length === 0 || ![...this.running.keys(), ...this.polling.keys()].some((id) => store.getItem(this.db, id)?.batchId === batchId));
