@@ -111,6 +111,9 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
         engine.resolveUncertain(item.id, input.uncertain);
       }
     }
+    // The run is over: the scheduler stops before the spend is settled and the summary read, so
+    // no step (a probe of the closed day, say) changes an item under it.
+    await engine.stop();
     if (!signal?.aborted) {
       const settling = engine.now().getTime();
       await engine.settleSpend();
@@ -121,8 +124,9 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
       }
     }
   }
-  // Stopped by a signal: running steps reach a safe point before the summary is read.
-  if (signal?.aborted) await engine.stop();
+  // However it ended (the batch, a signal, nothing to run), running steps reach a safe point and
+  // nothing more starts before the summary is read.
+  await engine.stop();
   const { items } = store.listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 });
   const reason = (i: store.ItemRow) => i.error ?? i.note ?? i.waitReason ?? 'unknown';
   const name = (i: store.ItemRow) => path.join(i.relativeDir, i.name);
@@ -137,7 +141,10 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
     notice(`short of diamonds: ${gate.message} (${short.length} photo(s) held; about ${diamondsMissing} diamond(s) missing). Add diamonds and run again, or use --wait`);
   }
   // The daily cap: paid jobs stay at the service and are collected by the next run.
-  const capped = items.filter((i) => unfinished(i) && i.waitReason === 'daily_cap');
+  // A paid job left without a wait reason (its last poll was the day's refused probe) waits for the
+  // day as much as the others do.
+  const dayClosed = engine.gates.cap !== null || engine.spending.ownCapReached();
+  const capped = items.filter((i) => unfinished(i) && (i.waitReason === 'daily_cap' || (dayClosed && i.waitReason === null && i.jobId !== null)));
   const collectTomorrow = capped.filter((i) => i.jobId !== null && store.isPaid(i)).map((i) => ({ name: name(i), jobId: i.jobId! }));
   if (capped.length) {
     const reopens = engine.gates.cap ? new Date(engine.gates.cap.until).toISOString() : 'the next UTC day (00:00 UTC)';
