@@ -451,6 +451,11 @@ export class StudioEngine {
     };
   }
 
+  /** Today's requests are closed: the studio's own cap is reached, or the service's until 00:00 UTC. */
+  dayClosed(): boolean {
+    return this.spending.ownCapReached() || (this.gates.cap !== null && this.now().getTime() < this.gates.cap.until);
+  }
+
   private lastAccount: Awaited<ReturnType<ServiceClient['getAccount']>> | null = null;
 
   /**
@@ -459,14 +464,12 @@ export class StudioEngine {
    * counted. With none read yet, a sentence saying when it can be read.
    */
   async account(): Promise<Awaited<ReturnType<ServiceClient['getAccount']>>> {
-    const now = this.now().getTime();
-    const closed = this.spending.ownCapReached() || (this.gates.cap !== null && now < this.gates.cap.until);
-    if (closed) {
+    if (this.dayClosed()) {
       if (this.lastAccount) return this.lastAccount;
       throw new CommandError('daily_cap', "Today's request cap is reached, so the account cannot be read until 00:00 UTC.");
     }
     this.lastAccount = await this.client.getAccount();
-    this.balanceCache = { value: this.lastAccount.diamondBalance, at: now };
+    this.balanceCache = { value: this.lastAccount.diamondBalance, at: this.now().getTime() };
     return this.lastAccount;
   }
 
@@ -502,11 +505,8 @@ export class StudioEngine {
       (
         this.db
           .prepare(
-            // A paid result being downloaded or exported is never held: those steps send no /v1
-            // request, so they go on while the day is closed (a wait reason left from its last
-            // poll must not end the run between them).
             `SELECT COUNT(*) AS n FROM items WHERE batch_id = ? AND state NOT IN (${settled.map(() => '?').join(',')}) AND uncertain = 0
-             AND (wait_reason IS NULL OR wait_reason NOT IN (${heldBy.map(() => '?').join(',') || "''"}) OR state IN ('downloading', 'exporting'))`,
+             AND (wait_reason IS NULL OR wait_reason NOT IN (${heldBy.map(() => '?').join(',') || "''"}))`,
           )
           .get(batchId, ...settled, ...heldBy) as { n: number }
       ).n === 0 && (heldBy.length === 0 || ![...this.running.keys(), ...this.polling.keys()].some((id) => store.getItem(this.db, id)?.batchId === batchId));

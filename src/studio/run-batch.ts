@@ -143,7 +143,7 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
   // The daily cap: paid jobs stay at the service and are collected by the next run.
   // A paid job left without a wait reason (its last poll was the day's refused probe) waits for the
   // day as much as the others do.
-  const dayClosed = engine.gates.cap !== null || engine.spending.ownCapReached();
+  const dayClosed = engine.dayClosed();
   const capped = items.filter((i) => unfinished(i) && (i.waitReason === 'daily_cap' || (dayClosed && i.waitReason === null && i.jobId !== null)));
   const collectTomorrow = capped.filter((i) => i.jobId !== null && store.isPaid(i)).map((i) => ({ name: name(i), jobId: i.jobId! }));
   if (capped.length) {
