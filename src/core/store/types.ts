@@ -18,7 +18,7 @@
  *   the outer store run on their own (each statement atomic); they must not be called from
  *   inside `fn` (SQLite throws: it would deadlock on its single connection).
  */
-import type { JobStatus, PlanStatus } from '../../shared/api';
+import type { JobStatus, PlanStatus, TemplateSetEntry } from '../../shared/api';
 
 // ---- rows ----------------------------------------------------------------------------------
 
@@ -98,18 +98,8 @@ export type IdempotencyRow = {
   createdAt: string;
 };
 
-export type TemplateSetRow = {
-  id: string;
-  label: string;
-  toolId: string;
-  images: Record<string, string>;
-  pose: string | null;
-  shotType: string | null;
-  stylePreset: string | null;
-  ratio: string | null;
-  coverUrl: string | null;
-  createdAt: string;
-};
+/** The API's template set as stored; a row read back may name a tool this build no longer knows. */
+export type TemplateSetRow = Omit<TemplateSetEntry, 'toolId'> & { toolId: string };
 export type NewTemplateSet = TemplateSetRow & { accountId: string; sourceJobId: string | null };
 
 export type BlobOrigin = 'upload' | 'result' | 'fetched';
