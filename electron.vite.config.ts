@@ -9,11 +9,24 @@ const external = ['better-sqlite3', 'sharp', '@ffmpeg-installer/ffmpeg'];
 export default defineConfig({
   main: {
     // engine.js: the studio engine's utility process (the same entry `child_process.fork` runs in tests).
-    build: { rollupOptions: { input: { index: resolve('src/main/index.ts'), engine: resolve('src/studio/host/child-entry.ts') }, external } },
+    build: {
+      rollupOptions: {
+        input: {
+          index: resolve('src/main/index.ts'),
+          engine: resolve('src/studio/host/child-entry.ts'),
+        },
+        external,
+      },
+    },
   },
   preload: {
     // Sandboxed preloads cannot be ES modules: CommonJS it is.
-    build: { rollupOptions: { input: resolve('src/preload/index.ts'), output: { format: 'cjs', entryFileNames: '[name].cjs' } } },
+    build: {
+      rollupOptions: {
+        input: resolve('src/preload/index.ts'),
+        output: { format: 'cjs', entryFileNames: '[name].cjs' },
+      },
+    },
   },
   renderer: {
     root: resolve('src/renderer'),

@@ -14,7 +14,13 @@ const root = path.resolve(path.dirname(self), '..');
 const major = Number(process.versions.node.split('.')[0]);
 
 function provisionedNode() {
-  const candidate = path.join(root, 'node_modules', `node-${process.platform}-${process.arch}`, 'bin', process.platform === 'win32' ? 'node.exe' : 'node');
+  const candidate = path.join(
+    root,
+    'node_modules',
+    `node-${process.platform}-${process.arch}`,
+    'bin',
+    process.platform === 'win32' ? 'node.exe' : 'node',
+  );
   return fs.existsSync(candidate) ? candidate : null;
 }
 
@@ -26,7 +32,10 @@ if (major < MIN_MAJOR) {
     );
     process.exit(1);
   }
-  const child = spawn(node, [...process.execArgv, self, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, DROPSHOOT_REEXEC: '1' } });
+  const child = spawn(node, [...process.execArgv, self, ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env: { ...process.env, DROPSHOOT_REEXEC: '1' },
+  });
   // A terminal's Ctrl-C reaches the child too (same process group); a signal sent to this process
   // alone (kill PID) is passed on, so the child can end with its summary either way.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
@@ -35,11 +44,15 @@ if (major < MIN_MAJOR) {
     });
   }
   child.on('error', (err) => {
-    process.stderr.write(`dropshoot: could not start ${node}: ${err.message}; run \`npm install\` in ${root} again.\n`);
+    process.stderr.write(
+      `dropshoot: could not start ${node}: ${err.message}; run \`npm install\` in ${root} again.\n`,
+    );
     process.exit(1);
   });
   child.on('exit', (code, signal) => {
-    process.exit(code ?? (signal ? 128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1) : 1));
+    process.exit(
+      code ?? (signal ? 128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1) : 1),
+    );
   });
 } else {
   // TypeScript sources run through tsx's loader (a dependency), registered in this process.

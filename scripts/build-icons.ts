@@ -10,7 +10,11 @@ import sharp from 'sharp';
 const root = path.resolve(import.meta.dirname, '..');
 const svg = fs.readFileSync(path.join(root, 'resources/icon.svg'));
 const out = path.join(root, 'resources/build');
-const render = (size: number) => sharp(svg, { density: Math.max(72, (72 * size) / 1024) * 4 }).resize(size, size).png().toBuffer();
+const render = (size: number) =>
+  sharp(svg, { density: Math.max(72, (72 * size) / 1024) * 4 })
+    .resize(size, size)
+    .png()
+    .toBuffer();
 
 /** ICO: header, directory, then PNG images (Vista+ reads PNG entries). */
 function ico(images: { size: number; png: Buffer }[]): Buffer {
@@ -52,9 +56,13 @@ fs.mkdirSync(path.join(out, 'icons'), { recursive: true });
 const sizes = [16, 32, 48, 64, 128, 256, 512, 1024];
 const pngs = new Map<number, Buffer>();
 for (const size of sizes) pngs.set(size, await render(size));
-for (const size of sizes.filter((s) => s <= 512)) fs.writeFileSync(path.join(out, 'icons', `${size}x${size}.png`), pngs.get(size)!);
+for (const size of sizes.filter((s) => s <= 512))
+  fs.writeFileSync(path.join(out, 'icons', `${size}x${size}.png`), pngs.get(size)!);
 fs.writeFileSync(path.join(out, 'icon.png'), pngs.get(1024)!);
-fs.writeFileSync(path.join(out, 'icon.ico'), ico([16, 32, 48, 64, 128, 256].map((size) => ({ size, png: pngs.get(size)! }))));
+fs.writeFileSync(
+  path.join(out, 'icon.ico'),
+  ico([16, 32, 48, 64, 128, 256].map((size) => ({ size, png: pngs.get(size)! }))),
+);
 fs.writeFileSync(
   path.join(out, 'icon.icns'),
   icns([

@@ -28,33 +28,76 @@ const catalog = loadCatalog();
 const provider = createLocalProvider({ catalog });
 const model = catalog.fashionModels[0]!;
 const pose = catalog.poses.find((p) => p.type === 'default')!;
-const img = (file: string): InputImage => ({ path: file, mime: file.endsWith('.png') ? 'image/png' : 'image/jpeg' });
+const img = (file: string): InputImage => ({
+  path: file,
+  mime: file.endsWith('.png') ? 'image/png' : 'image/jpeg',
+});
 const garment = (id: string) => img(path.join(evalDir, 'garments', `${id}.jpg`));
 const person = (file: string) => img(path.join(evalDir, 'people', file));
 
-type Cell = { label: string; toolId: ToolId; images: Record<string, InputImage[]>; params?: ProviderJob['params']; noModel?: boolean };
+type Cell = {
+  label: string;
+  toolId: ToolId;
+  images: Record<string, InputImage[]>;
+  params?: ProviderJob['params'];
+  noModel?: boolean;
+};
 
 function garmentCells(id: string, partner: string): Cell[] {
   const g = garment(id);
   return [
     { label: 'virtual_model', toolId: 'virtual_model', images: { garment_photo: [g] } },
-    { label: `outfit_photo (+${partner})`, toolId: 'outfit_photo', images: { garment_photos: [g, garment(partner)] } },
-    { label: 'pro_studio back', toolId: 'pro_studio', images: { garment_photos: [g] }, params: { shotType: 'back_view' } },
+    {
+      label: `outfit_photo (+${partner})`,
+      toolId: 'outfit_photo',
+      images: { garment_photos: [g, garment(partner)] },
+    },
+    {
+      label: 'pro_studio back',
+      toolId: 'pro_studio',
+      images: { garment_photos: [g] },
+      params: { shotType: 'back_view' },
+    },
     { label: 'ecom pack 2/4', toolId: 'clothing_ecom_pack', images: { user_photo: [g] } },
     { label: 'amateur_to_pro', toolId: 'amateur_to_pro', images: { user_photo: [g] } },
-    { label: 'photo_edit light grey', toolId: 'photo_edit', images: { user_photo: [g] }, params: { customPrompt: 'make the background light grey' } },
-    { label: 'ai_videos pan (mid)', toolId: 'ai_videos', images: { user_photo: [g] }, params: { motionPrompt: 'slow pan left', ratio: '9:16', duration: 1 } },
+    {
+      label: 'photo_edit light grey',
+      toolId: 'photo_edit',
+      images: { user_photo: [g] },
+      params: { customPrompt: 'make the background light grey' },
+    },
+    {
+      label: 'ai_videos pan (mid)',
+      toolId: 'ai_videos',
+      images: { user_photo: [g] },
+      params: { motionPrompt: 'slow pan left', ratio: '9:16', duration: 1 },
+    },
   ];
 }
 
 function personCells(file: string): Cell[] {
   const p = person(file);
   return [
-    { label: 'model_to_flat_lay', toolId: 'model_to_flat_lay', images: { user_photo: [p] }, noModel: true },
+    {
+      label: 'model_to_flat_lay',
+      toolId: 'model_to_flat_lay',
+      images: { user_photo: [p] },
+      noModel: true,
+    },
     { label: 'pose_angle_switch', toolId: 'pose_angle_switch', images: { user_photo: [p] } },
     { label: 'model_swap', toolId: 'model_swap', images: { user_photo: [p] } },
-    { label: 'photo_edit light grey', toolId: 'photo_edit', images: { user_photo: [p] }, params: { customPrompt: 'make the background light grey' } },
-    { label: 'ai_videos zoom (end)', toolId: 'ai_videos', images: { user_photo: [p] }, params: { motionPrompt: 'zoom in', ratio: '4:5', duration: 1 } },
+    {
+      label: 'photo_edit light grey',
+      toolId: 'photo_edit',
+      images: { user_photo: [p] },
+      params: { customPrompt: 'make the background light grey' },
+    },
+    {
+      label: 'ai_videos zoom (end)',
+      toolId: 'ai_videos',
+      images: { user_photo: [p] },
+      params: { motionPrompt: 'zoom in', ratio: '4:5', duration: 1 },
+    },
   ];
 }
 
@@ -63,7 +106,19 @@ function frameOf(clip: Buffer, at: number): Buffer {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-sheet-'));
   try {
     fs.writeFileSync(path.join(dir, 'c.mp4'), clip);
-    const r = spawnSync(ffmpeg.path, ['-hide_banner', '-loglevel', 'error', '-y', '-ss', String(at), '-i', path.join(dir, 'c.mp4'), '-frames:v', '1', path.join(dir, 'f.png')]);
+    const r = spawnSync(ffmpeg.path, [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-ss',
+      String(at),
+      '-i',
+      path.join(dir, 'c.mp4'),
+      '-frames:v',
+      '1',
+      path.join(dir, 'f.png'),
+    ]);
     if (r.status !== 0) throw new Error(`ffmpeg: ${r.stderr.toString()}`);
     return fs.readFileSync(path.join(dir, 'f.png'));
   } finally {
@@ -84,20 +139,34 @@ async function render(cell: Cell): Promise<Buffer> {
   };
   const outputs = await provider.run(job, { signal: new AbortController().signal });
   const result = outputs[outputs.length - 1]!;
-  return result.mime === 'video/mp4' ? frameOf(result.data, cell.label.includes('end') ? 0.9 : 0.5) : result.data;
+  return result.mime === 'video/mp4'
+    ? frameOf(result.data, cell.label.includes('end') ? 0.9 : 0.5)
+    : result.data;
 }
 
 async function tile(image: Buffer, label: string): Promise<Buffer> {
-  const pic = await sharp(image).resize(TILE, TILE, { fit: 'contain', background: '#ffffff' }).flatten({ background: '#ffffff' }).png().toBuffer();
-  const text = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${TILE}" height="${LABEL}"><rect width="100%" height="100%" fill="#24292f"/><text x="6" y="15" font-family="sans-serif" font-size="12" fill="#fff">${label.replace(/[&<>]/g, '')}</text></svg>`);
-  return sharp({ create: { width: TILE, height: TILE + LABEL, channels: 3, background: '#ffffff' } })
-    .composite([{ input: text, left: 0, top: 0 }, { input: pic, left: 0, top: LABEL }])
+  const pic = await sharp(image)
+    .resize(TILE, TILE, { fit: 'contain', background: '#ffffff' })
+    .flatten({ background: '#ffffff' })
+    .png()
+    .toBuffer();
+  const text = Buffer.from(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${TILE}" height="${LABEL}"><rect width="100%" height="100%" fill="#24292f"/><text x="6" y="15" font-family="sans-serif" font-size="12" fill="#fff">${label.replace(/[&<>]/g, '')}</text></svg>`,
+  );
+  return sharp({
+    create: { width: TILE, height: TILE + LABEL, channels: 3, background: '#ffffff' },
+  })
+    .composite([
+      { input: text, left: 0, top: 0 },
+      { input: pic, left: 0, top: LABEL },
+    ])
     .png()
     .toBuffer();
 }
 
 async function main(): Promise<void> {
-  if (!fs.existsSync(path.join(evalDir, 'garments'))) throw new Error(`no eval photos at ${evalDir}`);
+  if (!fs.existsSync(path.join(evalDir, 'garments')))
+    throw new Error(`no eval photos at ${evalDir}`);
   const rows: { source: InputImage; cells: Cell[] }[] = [
     { source: garment('00055_00'), cells: garmentCells('00055_00', '051991_1') },
     { source: garment('051991_1'), cells: garmentCells('051991_1', '00126_00') },
@@ -112,14 +181,23 @@ async function main(): Promise<void> {
   for (const [r, row] of rows.entries()) {
     const top = GAP + r * (TILE + LABEL + GAP);
     // The input is named, not shown: the eval photos themselves are never copied into the repo.
-    const name = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${TILE}" height="${TILE + LABEL}"><rect width="100%" height="100%" fill="#f6f8fa"/><text x="10" y="40" font-family="sans-serif" font-size="14" fill="#24292f">input:</text><text x="10" y="62" font-family="sans-serif" font-size="14" fill="#24292f">${path.basename(row.source.path)}</text></svg>`);
+    const name = Buffer.from(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${TILE}" height="${TILE + LABEL}"><rect width="100%" height="100%" fill="#f6f8fa"/><text x="10" y="40" font-family="sans-serif" font-size="14" fill="#24292f">input:</text><text x="10" y="62" font-family="sans-serif" font-size="14" fill="#24292f">${path.basename(row.source.path)}</text></svg>`,
+    );
     layers.push({ input: name, left: GAP, top });
     for (const [c, cell] of row.cells.entries()) {
       console.log(`${path.basename(row.source.path)}: ${cell.label}`);
-      layers.push({ input: await tile(await render(cell), cell.label), left: GAP + (c + 1) * (TILE + GAP), top });
+      layers.push({
+        input: await tile(await render(cell), cell.label),
+        left: GAP + (c + 1) * (TILE + GAP),
+        top,
+      });
     }
   }
-  await sharp({ create: { width, height, channels: 3, background: '#d0d7de' } }).composite(layers).jpeg({ quality: 82 }).toFile(out);
+  await sharp({ create: { width, height, channels: 3, background: '#d0d7de' } })
+    .composite(layers)
+    .jpeg({ quality: 82 })
+    .toFile(out);
   console.log(`wrote ${path.relative(repo, out)} (${width}x${height})`);
 }
 

@@ -28,7 +28,9 @@ async function checkerboard(width: number, height: number): Promise<Buffer> {
       data.fill(v, (y * width + x) * 3, (y * width + x) * 3 + 3);
     }
   }
-  return sharp(data, { raw: { width, height, channels: 3 } }).png().toBuffer();
+  return sharp(data, { raw: { width, height, channels: 3 } })
+    .png()
+    .toBuffer();
 }
 
 async function tileOn(cutout: Buffer, backdrop: 'checkerboard' | 'magenta'): Promise<Buffer> {
@@ -36,9 +38,19 @@ async function tileOn(cutout: Buffer, backdrop: 'checkerboard' | 'magenta'): Pro
   const { width, height } = await sharp(scaled).metadata();
   const base =
     backdrop === 'magenta'
-      ? sharp({ create: { width: width!, height: height!, channels: 3, background: { r: 255, g: 0, b: 255 } } })
+      ? sharp({
+          create: {
+            width: width!,
+            height: height!,
+            channels: 3,
+            background: { r: 255, g: 0, b: 255 },
+          },
+        })
       : sharp(await checkerboard(width!, height!));
-  return base.composite([{ input: scaled }]).png().toBuffer();
+  return base
+    .composite([{ input: scaled }])
+    .png()
+    .toBuffer();
 }
 
 async function sheet(tiles: Buffer[], file: string): Promise<void> {
@@ -81,4 +93,6 @@ for (const name of photos) {
 fs.mkdirSync(out, { recursive: true });
 await sheet(checker, path.join(out, 'people-cutouts-checkerboard.jpg'));
 await sheet(magenta, path.join(out, 'people-cutouts-magenta.jpg'));
-console.log(`${photos.length} people photos: ${path.relative(repo, out)}/people-cutouts-{checkerboard,magenta}.jpg (in the order of ${photos.join(', ')})`);
+console.log(
+  `${photos.length} people photos: ${path.relative(repo, out)}/people-cutouts-{checkerboard,magenta}.jpg (in the order of ${photos.join(', ')})`,
+);

@@ -12,7 +12,14 @@ import path from 'node:path';
 
 const repo = path.resolve(import.meta.dirname, '..');
 const out = path.join(repo, 'docs/screens');
-const FLOWS = ['test/e2e/hot-folders.spec.ts', 'test/e2e/recipe-builder.spec.ts', 'test/e2e/review.spec.ts', 'test/e2e/batch-board.spec.ts', 'test/e2e/remote-cap.spec.ts', 'test/e2e/preview-mode.spec.ts'];
+const FLOWS = [
+  'test/e2e/hot-folders.spec.ts',
+  'test/e2e/recipe-builder.spec.ts',
+  'test/e2e/review.spec.ts',
+  'test/e2e/batch-board.spec.ts',
+  'test/e2e/remote-cap.spec.ts',
+  'test/e2e/preview-mode.spec.ts',
+];
 
 function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): void {
   const result = spawnSync(command, args, { cwd: repo, stdio: 'inherit', env });
@@ -27,4 +34,6 @@ fs.rmSync(out, { recursive: true, force: true });
 fs.mkdirSync(out, { recursive: true });
 run('npx', ['electron-vite', 'build']);
 run('npx', ['playwright', 'test', ...FLOWS], { ...process.env, DROPSHOOT_SCREENS_DIR: out });
-console.log(`screens written to ${path.relative(repo, out)}: ${fs.readdirSync(out).sort().join(', ')}`);
+console.log(
+  `screens written to ${path.relative(repo, out)}: ${fs.readdirSync(out).sort().join(', ')}`,
+);

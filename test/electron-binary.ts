@@ -12,4 +12,5 @@ export function electronBinary(): string | null {
   return fs.existsSync(binary) ? binary : null;
 }
 
-export const NO_ELECTRON_REASON = 'no Electron binary here (it comes from outside the npm registry and cannot be downloaded on this machine)';
+export const NO_ELECTRON_REASON =
+  'no Electron binary here (it comes from outside the npm registry and cannot be downloaded on this machine)';

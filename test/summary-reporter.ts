@@ -14,8 +14,11 @@ export default class SummaryReporter implements Reporter {
         else if (state === 'failed') count.failed++;
         else count.skipped++;
       }
-      if (module.state() === 'failed' && [...module.children.allTests()].length === 0) count.failed++;
+      if (module.state() === 'failed' && [...module.children.allTests()].length === 0)
+        count.failed++;
     }
-    process.stdout.write(`\nTests: ${count.passed} passed, ${count.failed} failed, ${count.skipped} skipped\n`);
+    process.stdout.write(
+      `\nTests: ${count.passed} passed, ${count.failed} failed, ${count.skipped} skipped\n`,
+    );
   }
 }

@@ -62,19 +62,23 @@ function flags<O extends Options>(args: string[], options: O) {
     const message = err instanceof Error ? err.message : String(err);
     const option = /Option '([^']+)'/.exec(message)?.[1];
     if ((err as { code?: string }).code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) {
-      throw new UsageError(`${option} needs a value (one that starts with a dash goes as ${option}=VALUE)`);
+      throw new UsageError(
+        `${option} needs a value (one that starts with a dash goes as ${option}=VALUE)`,
+      );
     }
     // node's own message, to its first sentence ("Unknown option '--x'.")
     throw new UsageError(message.split(/(?<=\.)\s/)[0]!.replace(/\.$/, ''));
   }
 }
 function required(value: string | boolean | undefined, flag: string): string {
-  if (typeof value !== 'string' || value === '') throw new UsageError(`missing --${flag}${FLAG_HINTS[flag] ? ` (${FLAG_HINTS[flag]})` : ''}`);
+  if (typeof value !== 'string' || value === '')
+    throw new UsageError(`missing --${flag}${FLAG_HINTS[flag] ? ` (${FLAG_HINTS[flag]})` : ''}`);
   return value;
 }
 function integer(value: string | boolean | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !/^\d+$/.test(value)) throw new UsageError(`--${flag} must be a whole number`);
+  if (typeof value !== 'string' || !/^\d+$/.test(value))
+    throw new UsageError(`--${flag} must be a whole number`);
   return Number(value);
 }
 const print = (value: unknown): void => {
@@ -86,7 +90,10 @@ async function admin(sub: string | undefined, args: string[]): Promise<void> {
   const { adminFor } = await import('../core');
   const { systemClock } = await import('../core/clock');
   const common = { data: { type: 'string' }, email: { type: 'string' } } as const;
-  const withDb = async <T>(dataDir: string, fn: (a: ReturnType<typeof adminFor>) => Promise<T>): Promise<T> => {
+  const withDb = async <T>(
+    dataDir: string,
+    fn: (a: ReturnType<typeof adminFor>) => Promise<T>,
+  ): Promise<T> => {
     const store = openSqliteStore(path.join(path.resolve(dataDir), 'core.db'));
     try {
       return await fn(adminFor(store, systemClock));
@@ -96,7 +103,11 @@ async function admin(sub: string | undefined, args: string[]): Promise<void> {
   };
   switch (sub) {
     case 'create-account': {
-      const f = flags(args, { ...common, diamonds: { type: 'string' }, 'daily-cap': { type: 'string' } });
+      const f = flags(args, {
+        ...common,
+        diamonds: { type: 'string' },
+        'daily-cap': { type: 'string' },
+      });
       const input = {
         email: required(f.email, 'email'),
         diamonds: integer(required(f.diamonds, 'diamonds'), 'diamonds')!,
@@ -106,7 +117,10 @@ async function admin(sub: string | undefined, args: string[]): Promise<void> {
     }
     case 'create-key': {
       const f = flags(args, { ...common, 'daily-cap': { type: 'string' } });
-      const input = { email: required(f.email, 'email'), dailyCap: integer(f['daily-cap'], 'daily-cap') };
+      const input = {
+        email: required(f.email, 'email'),
+        dailyCap: integer(f['daily-cap'], 'daily-cap'),
+      };
       return print(await withDb(required(f.data, 'data'), (a) => a.createKey(input)));
     }
     case 'revoke-key': {
@@ -116,7 +130,10 @@ async function admin(sub: string | undefined, args: string[]): Promise<void> {
     }
     case 'grant': {
       const f = flags(args, { ...common, diamonds: { type: 'string' } });
-      const input = { email: required(f.email, 'email'), diamonds: integer(required(f.diamonds, 'diamonds'), 'diamonds')! };
+      const input = {
+        email: required(f.email, 'email'),
+        diamonds: integer(required(f.diamonds, 'diamonds'), 'diamonds')!,
+      };
       return print(await withDb(required(f.data, 'data'), (a) => a.grant(input)));
     }
     default:
@@ -136,7 +153,8 @@ async function serve(args: string[]): Promise<void> {
   });
   const port = integer(required(f.port, 'port'), 'port')!;
   // Files in an S3-compatible bucket (credentials from AWS_*), else under --data.
-  const blobsUrl = typeof f.blobs === 'string' ? f.blobs : process.env.DROPSHOOT_BLOBS_URL || undefined;
+  const blobsUrl =
+    typeof f.blobs === 'string' ? f.blobs : process.env.DROPSHOOT_BLOBS_URL || undefined;
   if (port > 65535) throw new UsageError('--port must be 0-65535');
   const concurrency = integer(f.concurrency, 'concurrency');
   const { startServer } = await import('../server');
@@ -186,7 +204,8 @@ async function generate(args: string[]): Promise<void> {
   const { GenerationRequestSchema } = await import('../shared/api');
   const { PHOTO_PLACEHOLDER } = await import('../shared/studio');
   const fs = await import('node:fs');
-  if (!fs.existsSync(photo) || !fs.statSync(photo).isFile()) throw new UsageError(`--image ${photo} is not a file; give the photo to process`);
+  if (!fs.existsSync(photo) || !fs.statSync(photo).isFile())
+    throw new UsageError(`--image ${photo} is not a file; give the photo to process`);
   let template: unknown = { images: { user_photo: PHOTO_PLACEHOLDER } };
   if (typeof f.request === 'string') {
     try {
@@ -195,8 +214,12 @@ async function generate(args: string[]): Promise<void> {
       throw new UsageError(`--request: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  const parsed = GenerationRequestSchema.safeParse({ ...(template as object), ...(typeof f.tool === 'string' ? { toolId: f.tool } : {}) });
-  if (!parsed.success) throw new UsageError(`--request: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  const parsed = GenerationRequestSchema.safeParse({
+    ...(template as object),
+    ...(typeof f.tool === 'string' ? { toolId: f.tool } : {}),
+  });
+  if (!parsed.success)
+    throw new UsageError(`--request: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   const { generateOne } = await import('../studio/one-shot');
   // The same data folder and core as `run` and `studio` (one ledger), locked like theirs.
   const dataDir = dataDirOf(f);
@@ -234,11 +257,15 @@ async function lockFirst(dataDir: string): Promise<() => void> {
 function serviceOf(f: { remote?: string | boolean; key?: string | boolean }): EngineService {
   if (typeof f.remote !== 'string') return { mode: 'embedded', providerKeys: {} };
   const apiKey = typeof f.key === 'string' ? f.key : process.env.DROPSHOOT_API_KEY;
-  if (!apiKey) throw new UsageError('--remote needs --key KEY (or DROPSHOOT_API_KEY in the environment)');
+  if (!apiKey)
+    throw new UsageError('--remote needs --key KEY (or DROPSHOOT_API_KEY in the environment)');
   return { mode: 'remote', baseUrl: f.remote, apiKey };
 }
 
-async function openClient(f: { remote?: string | boolean; key?: string | boolean }, dataDir: string) {
+async function openClient(
+  f: { remote?: string | boolean; key?: string | boolean },
+  dataDir: string,
+) {
   const service = serviceOf(f);
   const { openServiceClient } = await import('../client/open');
   return openServiceClient(dataDir, service);
@@ -260,27 +287,38 @@ async function run(args: string[]): Promise<void> {
   });
   const maxDiamonds = integer(f['max-diamonds'], 'max-diamonds');
   const dailyCap = integer(f['daily-cap'], 'daily-cap');
-  if (dailyCap !== undefined && dailyCap < 1) throw new UsageError('--daily-cap must be at least 1');
+  if (dailyCap !== undefined && dailyCap < 1)
+    throw new UsageError('--daily-cap must be at least 1');
   const uncertain = f.uncertain;
-  if (uncertain !== undefined && uncertain !== 'resubmit' && uncertain !== 'fail') throw new UsageError('--uncertain takes resubmit or fail');
-  if (maxDiamonds !== undefined && maxDiamonds < 1) throw new UsageError('--max-diamonds must be at least 1');
+  if (uncertain !== undefined && uncertain !== 'resubmit' && uncertain !== 'fail')
+    throw new UsageError('--uncertain takes resubmit or fail');
+  if (maxDiamonds !== undefined && maxDiamonds < 1)
+    throw new UsageError('--max-diamonds must be at least 1');
   const inDir = path.resolve(required(f.in, 'in'));
   const outDir = path.resolve(required(f.out, 'out'));
   const recipeFile = required(f.recipe, 'recipe');
   const fs = await import('node:fs');
-  if (!fs.existsSync(inDir) || !fs.statSync(inDir).isDirectory()) throw new UsageError(`--in ${inDir} is not a folder; give the folder of photos`);
+  if (!fs.existsSync(inDir) || !fs.statSync(inDir).isDirectory())
+    throw new UsageError(`--in ${inDir} is not a folder; give the folder of photos`);
   const { RecipeSchema } = await import('../shared/studio');
-  if (!fs.existsSync(recipeFile) || !fs.statSync(recipeFile).isFile()) throw new UsageError(`--recipe ${recipeFile} is not a file; give a recipe such as resources/samples/recipes/cutout-amazon.json`);
+  if (!fs.existsSync(recipeFile) || !fs.statSync(recipeFile).isFile())
+    throw new UsageError(
+      `--recipe ${recipeFile} is not a file; give a recipe such as resources/samples/recipes/cutout-amazon.json`,
+    );
   let recipeJson: unknown;
   try {
     recipeJson = JSON.parse(fs.readFileSync(recipeFile, 'utf8'));
   } catch (err) {
-    throw new UsageError(`--recipe ${recipeFile} is not valid JSON (${err instanceof Error ? err.message : String(err)}); fix the file`);
+    throw new UsageError(
+      `--recipe ${recipeFile} is not valid JSON (${err instanceof Error ? err.message : String(err)}); fix the file`,
+    );
   }
   const recipe = RecipeSchema.safeParse(recipeJson);
   if (!recipe.success) {
     const issue = recipe.error.issues[0];
-    throw new UsageError(`--recipe: ${issue ? `${issue.path.join('.') || 'recipe'}: ${issue.message}` : 'invalid'}`);
+    throw new UsageError(
+      `--recipe: ${issue ? `${issue.path.join('.') || 'recipe'}: ${issue.message}` : 'invalid'}`,
+    );
   }
   const concurrency = integer(f.concurrency, 'concurrency');
   const dataDir = dataDirOf(f);
@@ -292,8 +330,20 @@ async function run(args: string[]): Promise<void> {
       const { StudioEngine } = await import('../studio/engine');
       const { runBatch, checkBeforeRun, unreachableSummary } = await import('../studio/run-batch');
       const { prepareForUpload } = await import('../studio/prepare');
-      const apiKey = typeof f.remote === 'string' ? (typeof f.key === 'string' ? f.key : process.env.DROPSHOOT_API_KEY) : undefined;
-      const engine = new StudioEngine({ dataDir, client, prepareUpload: prepareForUpload, ...(concurrency ? { concurrency } : {}), ...(dailyCap ? { dailyCap } : {}), ...(apiKey ? { apiKey } : {}) });
+      const apiKey =
+        typeof f.remote === 'string'
+          ? typeof f.key === 'string'
+            ? f.key
+            : process.env.DROPSHOOT_API_KEY
+          : undefined;
+      const engine = new StudioEngine({
+        dataDir,
+        client,
+        prepareUpload: prepareForUpload,
+        ...(concurrency ? { concurrency } : {}),
+        ...(dailyCap ? { dailyCap } : {}),
+        ...(apiKey ? { apiKey } : {}),
+      });
       try {
         const requestsBefore = engine.spending.requestsUsedToday();
         const onNotice = (line: string) => process.stderr.write(`dropshoot: ${line}\n`);
@@ -301,18 +351,32 @@ async function run(args: string[]): Promise<void> {
         // if it still does not, the run ends with its summary saying so.
         const check = await checkBeforeRun(engine, recipe.data, { signal: interrupt.signal });
         if (check.kind === 'invalid') throw new Error(`recipe: ${check.problem}`);
-        const summary = check.kind === 'unreachable' ? await unreachableSummary(engine, { inDir, recipe: recipe.data, outDir, reason: check.reason, apiRequests: engine.spending.requestsUsedToday() - requestsBefore, onNotice }) : await runBatch(engine, {
-          inDir,
-          recipe: recipe.data,
-          outDir,
-          signal: interrupt.signal,
-          ...(maxDiamonds !== undefined ? { maxDiamonds } : {}),
-          ...(uncertain === 'resubmit' || uncertain === 'fail' ? { uncertain } : {}),
-          ...(f.wait === true ? { wait: true } : {}),
-          onNotice,
-        });
+        const summary =
+          check.kind === 'unreachable'
+            ? await unreachableSummary(engine, {
+                inDir,
+                recipe: recipe.data,
+                outDir,
+                reason: check.reason,
+                apiRequests: engine.spending.requestsUsedToday() - requestsBefore,
+                onNotice,
+              })
+            : await runBatch(engine, {
+                inDir,
+                recipe: recipe.data,
+                outDir,
+                signal: interrupt.signal,
+                ...(maxDiamonds !== undefined ? { maxDiamonds } : {}),
+                ...(uncertain === 'resubmit' || uncertain === 'fail' ? { uncertain } : {}),
+                ...(f.wait === true ? { wait: true } : {}),
+                onNotice,
+              });
         print(summary);
-        process.exitCode = interrupt.signal.aborted ? exitCodeOf(interrupt.signal.reason) : summary.exported + summary.skipped === summary.photos ? 0 : 1;
+        process.exitCode = interrupt.signal.aborted
+          ? exitCodeOf(interrupt.signal.reason)
+          : summary.exported + summary.skipped === summary.photos
+            ? 0
+            : 1;
       } finally {
         if (interrupt.signal.aborted) {
           // The unfinished batch's wait still reads the studio database on a timer: the core
@@ -342,10 +406,14 @@ function stopOnSignal(): AbortController {
   const interrupt = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (interrupt.signal.aborted) {
-      process.stderr.write(`dropshoot: ${signal} again: stopping now; run the same command again to go on.\n`);
+      process.stderr.write(
+        `dropshoot: ${signal} again: stopping now; run the same command again to go on.\n`,
+      );
       process.exit(exitCodeOf(signal));
     }
-    process.stderr.write(`dropshoot: ${signal}: stopping at a safe point and printing the summary (${signal} again stops at once).\n`);
+    process.stderr.write(
+      `dropshoot: ${signal}: stopping at a safe point and printing the summary (${signal} again stops at once).\n`,
+    );
     interrupt.abort(signal);
   };
   process.on('SIGINT', onSignal);
@@ -365,23 +433,43 @@ async function studio(args: string[]): Promise<void> {
   const port = integer(f.port, 'port') ?? 5170;
   const settleMs = integer(f['settle-ms'], 'settle-ms');
   const dailyCap = integer(f['daily-cap'], 'daily-cap');
-  if (dailyCap !== undefined && dailyCap < 1) throw new UsageError('--daily-cap must be at least 1');
+  if (dailyCap !== undefined && dailyCap < 1)
+    throw new UsageError('--daily-cap must be at least 1');
   const dataDir = dataDirOf(f);
   const service = serviceOf(f);
   const log = (message: string) => process.stderr.write(`${message}\n`);
   // The same host the desktop app's engine process opens: lock, service client, studio.
   const { openStudioHost } = await import('../studio/host/open-host');
   // The cap saved from the browser's Settings screen, unless --daily-cap says otherwise.
-  const { readStudioSettings, studioSettingsPort } = await import('../studio/host/studio-settings-file');
+  const { readStudioSettings, studioSettingsPort } =
+    await import('../studio/host/studio-settings-file');
   const cap = dailyCap ?? readStudioSettings(dataDir).dailyCap;
-  const host = await openStudioHost({ dataDir, service, ...(settleMs !== undefined ? { settleMs } : {}), ...(cap !== undefined ? { dailyCap: cap } : {}) }, log);
+  const host = await openStudioHost(
+    {
+      dataDir,
+      service,
+      ...(settleMs !== undefined ? { settleMs } : {}),
+      ...(cap !== undefined ? { dailyCap: cap } : {}),
+    },
+    log,
+  );
   const { buildStudioWeb } = await import('../studio/web');
   const uiDir = path.resolve(import.meta.dirname, '../../out/renderer');
-  const settings = studioSettingsPort(dataDir, { dailyCapFromFlag: dailyCap ?? null, env: process.env });
-  const app = buildStudioWeb({ engine: host.studio.engine, commands: host.studio.commands, uiDir, settings });
+  const settings = studioSettingsPort(dataDir, {
+    dailyCapFromFlag: dailyCap ?? null,
+    env: process.env,
+  });
+  const app = buildStudioWeb({
+    engine: host.studio.engine,
+    commands: host.studio.commands,
+    uiDir,
+    settings,
+  });
   await app.listen({ host: '127.0.0.1', port });
   const address = app.server.address();
-  print({ studio: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}` });
+  print({
+    studio: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`,
+  });
   const stop = () => {
     void app
       .close()
@@ -415,7 +503,11 @@ async function main(argv: string[]): Promise<void> {
       process.stdout.write(USAGE);
       return;
     default:
-      throw new UsageError(command ? `unknown command '${command}'; the commands are run, studio, generate, serve and admin` : 'missing command: give run, studio, generate, serve or admin');
+      throw new UsageError(
+        command
+          ? `unknown command '${command}'; the commands are run, studio, generate, serve and admin`
+          : 'missing command: give run, studio, generate, serve or admin',
+      );
   }
 }
 

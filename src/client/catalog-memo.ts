@@ -9,7 +9,14 @@ import type { ServiceClient } from './service-client';
 /** Catalogs change rarely; prices are "resolved per request" anyway (spec 2.1). */
 export const CATALOG_MEMO_MS = 10 * 60_000;
 
-const MEMOIZED = ['listModels', 'listFashionModels', 'listVenues', 'listPoses', 'listReadySets', 'getReadySet'] as const;
+const MEMOIZED = [
+  'listModels',
+  'listFashionModels',
+  'listVenues',
+  'listPoses',
+  'listReadySets',
+  'getReadySet',
+] as const;
 type Memoized = (typeof MEMOIZED)[number];
 
 export type CatalogMemoOptions = { ttlMs?: number; now?: () => number };
@@ -24,12 +31,16 @@ export function withoutCatalogMemo(client: ServiceClient): ServiceClient {
   return unmemoized.get(client) ?? client;
 }
 
-export function withCatalogMemo(inner: ServiceClient, options: CatalogMemoOptions = {}): ServiceClient {
+export function withCatalogMemo(
+  inner: ServiceClient,
+  options: CatalogMemoOptions = {},
+): ServiceClient {
   const ttlMs = options.ttlMs ?? CATALOG_MEMO_MS;
   const now = options.now ?? Date.now;
   const entries = new Map<string, { at: number; value: Promise<unknown> }>();
 
-  const memo = (name: Memoized) =>
+  const memo =
+    (name: Memoized) =>
     (...args: unknown[]): Promise<unknown> => {
       const key = `${name} ${JSON.stringify(args)}`;
       const hit = entries.get(key);
@@ -47,7 +58,9 @@ export function withCatalogMemo(inner: ServiceClient, options: CatalogMemoOption
     get(target, prop, receiver) {
       if (wrappers.has(prop)) return wrappers.get(prop);
       const value = Reflect.get(target, prop, receiver) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      return typeof value === 'function'
+        ? (value as (...a: unknown[]) => unknown).bind(target)
+        : value;
     },
   });
   unmemoized.set(memoized, inner);

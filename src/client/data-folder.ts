@@ -8,7 +8,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /** The core's own files as the older layout left them at the top of the data folder. */
-const LEGACY_CORE_ENTRIES = ['core.db', 'core.db-wal', 'core.db-shm', 'blobs', 'providers.json'] as const;
+const LEGACY_CORE_ENTRIES = [
+  'core.db',
+  'core.db-wal',
+  'core.db-shm',
+  'blobs',
+  'providers.json',
+] as const;
 
 export class DataFolderLayoutError extends Error {
   override name = 'DataFolderLayoutError';

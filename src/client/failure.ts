@@ -57,13 +57,19 @@ function codesOf(err: unknown, seen = new Set<unknown>()): string[] {
 /** Whether a failed fetch certainly never sent its request (every code found says so). */
 export function certainlyNotSent(err: unknown): boolean {
   const codes = codesOf(err);
-  return codes.length > 0 && codes.every((c) => NOT_SENT_CODES.has(c) || c.startsWith('ERR_TLS_') || c.startsWith('ERR_SSL_'));
+  return (
+    codes.length > 0 &&
+    codes.every(
+      (c) => NOT_SENT_CODES.has(c) || c.startsWith('ERR_TLS_') || c.startsWith('ERR_SSL_'),
+    )
+  );
 }
 
 /** The innermost cause's words ("connect ECONNREFUSED 127.0.0.1:9"), not fetch's "fetch failed". */
 export function describeFailure(err: unknown): string {
   let e: unknown = err;
   while (e instanceof Error && e.cause instanceof Error) e = e.cause;
-  const text = e instanceof Error ? e.message || (e as { code?: string }).code || e.name : String(e);
+  const text =
+    e instanceof Error ? e.message || (e as { code?: string }).code || e.name : String(e);
   return err instanceof Error && err.name === 'TimeoutError' ? `no answer in time (${text})` : text;
 }

@@ -31,7 +31,10 @@ const ReadySetsPageSchema = z.looseObject({
 
 /** A one-way fingerprint of an API key: enough to tell keys apart in caches, useless to a reader. */
 export function fingerprintKey(apiKey: string): string {
-  return createHash('sha256').update(`dropshoot/key-fingerprint/v1\0${apiKey}`).digest('hex').slice(0, 24);
+  return createHash('sha256')
+    .update(`dropshoot/key-fingerprint/v1\0${apiKey}`)
+    .digest('hex')
+    .slice(0, 24);
 }
 
 export type HttpClientOptions = { baseUrl: string; apiKey: string; timeoutMs?: number };
@@ -66,27 +69,50 @@ export class HttpClient implements ServiceClient {
   private async request<T>(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
-    init: { query?: Record<string, string | number | undefined>; json?: unknown; idempotencyKey?: string } = {},
+    init: {
+      query?: Record<string, string | number | undefined>;
+      json?: unknown;
+      idempotencyKey?: string;
+    } = {},
   ): Promise<T> {
     return (await this.exchange<T>(method, path, init)).body;
   }
 
   /** A write with an Idempotency-Key: also reports whether the service echoed (honoured) it. */
-  private async write<T>(path: string, init: { json?: unknown; raw?: { data: Buffer; mime: string } }, options?: WriteOptions): Promise<T & { idempotencyHonoured: boolean }> {
+  private async write<T>(
+    path: string,
+    init: { json?: unknown; raw?: { data: Buffer; mime: string } },
+    options?: WriteOptions,
+  ): Promise<T & { idempotencyHonoured: boolean }> {
     const key = options?.idempotencyKey;
-    const { body, headers } = await this.exchange<T>('POST', path, { ...init, ...(key ? { idempotencyKey: key } : {}) });
-    return { ...body, idempotencyHonoured: key !== undefined && headers.get('idempotency-key') === key };
+    const { body, headers } = await this.exchange<T>('POST', path, {
+      ...init,
+      ...(key ? { idempotencyKey: key } : {}),
+    });
+    return {
+      ...body,
+      idempotencyHonoured: key !== undefined && headers.get('idempotency-key') === key,
+    };
   }
 
   private async exchange<T>(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
-    init: { query?: Record<string, string | number | undefined>; json?: unknown; raw?: { data: Buffer; mime: string }; idempotencyKey?: string } = {},
+    init: {
+      query?: Record<string, string | number | undefined>;
+      json?: unknown;
+      raw?: { data: Buffer; mime: string };
+      idempotencyKey?: string;
+    } = {},
   ): Promise<{ body: T; headers: Headers }> {
     for (const guard of this.guards) guard();
     const url = new URL(`${this.base}${path}`);
-    for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-    const headers: Record<string, string> = { authorization: `Bearer ${this.opts.apiKey}`, accept: 'application/json' };
+    for (const [k, v] of Object.entries(init.query ?? {}))
+      if (v !== undefined) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.opts.apiKey}`,
+      accept: 'application/json',
+    };
     if (init.idempotencyKey) headers['idempotency-key'] = init.idempotencyKey;
     let body: string | Uint8Array<ArrayBuffer> | undefined;
     if (init.json !== undefined) {
@@ -98,12 +124,22 @@ export class HttpClient implements ServiceClient {
     }
     let response: Response;
     try {
-      response = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 60_000) });
+      response = await fetch(url, {
+        method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 60_000),
+      });
     } catch (err) {
       // No answer: the transport says whether the request certainly never went out.
       const notSent = certainlyNotSent(err);
-      const what = notSent ? 'could not be reached' : `could not be reached (no answer to ${method} ${path}; the request may have arrived)`;
-      throw new ApiError(0, `the service at ${this.base} ${what}: ${describeFailure(err)}`, { notSent, cause: err });
+      const what = notSent
+        ? 'could not be reached'
+        : `could not be reached (no answer to ${method} ${path}; the request may have arrived)`;
+      throw new ApiError(0, `the service at ${this.base} ${what}: ${describeFailure(err)}`, {
+        notSent,
+        cause: err,
+      });
     }
     const retryAfterMs = retryAfterFrom(response.headers);
     const text = await response.text().catch(() => '');
@@ -111,26 +147,55 @@ export class HttpClient implements ServiceClient {
     try {
       parsed = JSON.parse(text) as typeof parsed;
     } catch {
-      throw new ApiError(response.status >= 400 ? response.status : 502, `the service answered ${response.status} with a non-JSON body`, { retryAfterMs });
+      throw new ApiError(
+        response.status >= 400 ? response.status : 502,
+        `the service answered ${response.status} with a non-JSON body`,
+        { retryAfterMs },
+      );
     }
     if (!response.ok || parsed.success !== true) {
-      throw new ApiError(response.ok ? 502 : response.status, parsed.error ?? `the service answered ${response.status}`, { retryAfterMs });
+      throw new ApiError(
+        response.ok ? 502 : response.status,
+        parsed.error ?? `the service answered ${response.status}`,
+        { retryAfterMs },
+      );
     }
     const { success: _success, ...rest } = parsed;
     return { body: rest as T, headers: response.headers };
   }
 
   async listModels() {
-    return (await this.request<{ models: Awaited<ReturnType<ServiceClient['listModels']>> }>('GET', '/v1/models')).models;
+    return (
+      await this.request<{ models: Awaited<ReturnType<ServiceClient['listModels']>> }>(
+        'GET',
+        '/v1/models',
+      )
+    ).models;
   }
   async listFashionModels(query: Parameters<ServiceClient['listFashionModels']>[0] = {}) {
-    return (await this.request<{ fashionModels: Awaited<ReturnType<ServiceClient['listFashionModels']>> }>('GET', '/v1/fashion-models', { query })).fashionModels;
+    return (
+      await this.request<{
+        fashionModels: Awaited<ReturnType<ServiceClient['listFashionModels']>>;
+      }>('GET', '/v1/fashion-models', { query })
+    ).fashionModels;
   }
   async listVenues(query: Parameters<ServiceClient['listVenues']>[0] = {}) {
-    return (await this.request<{ venues: Awaited<ReturnType<ServiceClient['listVenues']>> }>('GET', '/v1/venues', { query })).venues;
+    return (
+      await this.request<{ venues: Awaited<ReturnType<ServiceClient['listVenues']>> }>(
+        'GET',
+        '/v1/venues',
+        { query },
+      )
+    ).venues;
   }
   async listPoses(query: Parameters<ServiceClient['listPoses']>[0] = {}) {
-    return (await this.request<{ poses: Awaited<ReturnType<ServiceClient['listPoses']>> }>('GET', '/v1/poses', { query })).poses;
+    return (
+      await this.request<{ poses: Awaited<ReturnType<ServiceClient['listPoses']>> }>(
+        'GET',
+        '/v1/poses',
+        { query },
+      )
+    ).poses;
   }
   /**
    * Sends the bytes with the type their signature shows (spec 4.5). Bytes that are no JPEG, PNG
@@ -138,20 +203,39 @@ export class HttpClient implements ServiceClient {
    */
   async upload(data: Buffer, options?: WriteOptions) {
     const mime = sniffUploadMime(data);
-    if (!mime) throw new ApiError(415, 'not sent: the upload is not a JPEG, PNG or WebP image (judged by its file signature)');
+    if (!mime)
+      throw new ApiError(
+        415,
+        'not sent: the upload is not a JPEG, PNG or WebP image (judged by its file signature)',
+      );
     return this.write<{ id: string; url: string }>('/v1/uploads', { raw: { data, mime } }, options);
   }
-  createGeneration(request: Parameters<ServiceClient['createGeneration']>[0], options?: WriteOptions) {
-    return this.write<{ id: string; status: 'processing' }>('/v1/generations', { json: request }, options);
+  createGeneration(
+    request: Parameters<ServiceClient['createGeneration']>[0],
+    options?: WriteOptions,
+  ) {
+    return this.write<{ id: string; status: 'processing' }>(
+      '/v1/generations',
+      { json: request },
+      options,
+    );
   }
   getGeneration(id: string) {
-    return this.request<Awaited<ReturnType<ServiceClient['getGeneration']>>>('GET', `/v1/generations/${encodeURIComponent(id)}`);
+    return this.request<Awaited<ReturnType<ServiceClient['getGeneration']>>>(
+      'GET',
+      `/v1/generations/${encodeURIComponent(id)}`,
+    );
   }
   createTemplateSet(request: Parameters<ServiceClient['createTemplateSet']>[0]) {
     return this.request<{ id: string }>('POST', '/v1/template-sets', { json: request });
   }
   async listTemplateSets() {
-    return (await this.request<{ templateSets: Awaited<ReturnType<ServiceClient['listTemplateSets']>> }>('GET', '/v1/template-sets')).templateSets;
+    return (
+      await this.request<{ templateSets: Awaited<ReturnType<ServiceClient['listTemplateSets']>> }>(
+        'GET',
+        '/v1/template-sets',
+      )
+    ).templateSets;
   }
   async deleteTemplateSet(id: string) {
     await this.request('DELETE', `/v1/template-sets/${encodeURIComponent(id)}`);
@@ -159,10 +243,14 @@ export class HttpClient implements ServiceClient {
   getAccount() {
     return this.request<Awaited<ReturnType<ServiceClient['getAccount']>>>('GET', '/v1/account');
   }
-  async listReadySets(query: Parameters<ServiceClient['listReadySets']>[0] = {}): ReturnType<ServiceClient['listReadySets']> {
+  async listReadySets(
+    query: Parameters<ServiceClient['listReadySets']>[0] = {},
+  ): ReturnType<ServiceClient['listReadySets']> {
     const { cursor, ...rest } = query;
     const page = (names: readonly string[]) =>
-      this.request<unknown>('GET', '/v1/ready-template-sets', { query: { ...rest, ...Object.fromEntries(names.map((n) => [n, cursor])) } });
+      this.request<unknown>('GET', '/v1/ready-template-sets', {
+        query: { ...rest, ...Object.fromEntries(names.map((n) => [n, cursor])) },
+      });
     let body: unknown;
     if (cursor === undefined) body = await page([]);
     else if (this.cursorParam) body = await page([this.cursorParam]);
@@ -175,12 +263,19 @@ export class HttpClient implements ServiceClient {
       }
     }
     const parsed = ReadySetsPageSchema.safeParse(body);
-    if (!parsed.success) throw new ApiError(502, `GET /v1/ready-template-sets answered an unexpected shape: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    if (!parsed.success)
+      throw new ApiError(
+        502,
+        `GET /v1/ready-template-sets answered an unexpected shape: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+      );
     return parsed.data as unknown as Awaited<ReturnType<ServiceClient['listReadySets']>>;
   }
 
   /** A service refused the cursor under several names: ask with one name at a time, keep the one it takes. */
-  private async pageWithOneCursorName(page: (names: readonly string[]) => Promise<unknown>, refusal: ApiError): Promise<unknown> {
+  private async pageWithOneCursorName(
+    page: (names: readonly string[]) => Promise<unknown>,
+    refusal: ApiError,
+  ): Promise<unknown> {
     for (const name of CURSOR_PARAMS) {
       try {
         const body = await page([name]);
@@ -193,10 +288,20 @@ export class HttpClient implements ServiceClient {
     throw refusal;
   }
   async getReadySet(id: string) {
-    return (await this.request<{ templateSet: Awaited<ReturnType<ServiceClient['getReadySet']>> }>('GET', `/v1/ready-template-sets/${encodeURIComponent(id)}`)).templateSet;
+    return (
+      await this.request<{ templateSet: Awaited<ReturnType<ServiceClient['getReadySet']>> }>(
+        'GET',
+        `/v1/ready-template-sets/${encodeURIComponent(id)}`,
+      )
+    ).templateSet;
   }
-  createCatalogJob(request: Parameters<ServiceClient['createCatalogJob']>[0], options?: WriteOptions) {
-    return this.write<Omit<Awaited<ReturnType<ServiceClient['createCatalogJob']>>, 'idempotencyHonoured'>>('/v1/catalog-jobs', { json: request }, options);
+  createCatalogJob(
+    request: Parameters<ServiceClient['createCatalogJob']>[0],
+    options?: WriteOptions,
+  ) {
+    return this.write<
+      Omit<Awaited<ReturnType<ServiceClient['createCatalogJob']>>, 'idempotencyHonoured'>
+    >('/v1/catalog-jobs', { json: request }, options);
   }
   /** Results may live on another host (a CDN); the API key is never sent there. */
   download(url: string): Promise<Download> {

@@ -20,7 +20,8 @@ const LOCAL_DAILY_CAP = 1_000_000;
 
 function unwrap<T>(response: ServiceResponse): T {
   const body = response.body as { success: boolean; error?: string };
-  if (response.status >= 400 || !body.success) throw new ApiError(response.status, body.error ?? 'request failed');
+  if (response.status >= 400 || !body.success)
+    throw new ApiError(response.status, body.error ?? 'request failed');
   const { success: _success, ...rest } = body;
   return rest as T;
 }
@@ -29,7 +30,13 @@ function unwrap<T>(response: ServiceResponse): T {
 async function localKeyId(core: Core): Promise<string> {
   const existing = await core.admin.firstActiveKeyId(LOCAL_ACCOUNT_EMAIL);
   if (existing) return existing;
-  return (await core.admin.createAccount({ email: LOCAL_ACCOUNT_EMAIL, diamonds: LOCAL_STARTING_DIAMONDS, dailyCap: LOCAL_DAILY_CAP })).keyId;
+  return (
+    await core.admin.createAccount({
+      email: LOCAL_ACCOUNT_EMAIL,
+      diamonds: LOCAL_STARTING_DIAMONDS,
+      dailyCap: LOCAL_DAILY_CAP,
+    })
+  ).keyId;
 }
 
 const EMBEDDED_MAX_INTERRUPTIONS = 20;
@@ -43,7 +50,10 @@ export class InProcessClient implements ServiceClient {
     private readonly keyId: string,
     private readonly ownsCore: boolean,
   ) {
-    this.keyFingerprint = createHash('sha256').update(`dropshoot/embedded-key/v1\0${this.keyId}`).digest('hex').slice(0, 24);
+    this.keyFingerprint = createHash('sha256')
+      .update(`dropshoot/embedded-key/v1\0${this.keyId}`)
+      .digest('hex')
+      .slice(0, 24);
   }
 
   /** A client of an open core, on its local account (created on first use); `ownsCore`: close closes the core. */
@@ -58,7 +68,12 @@ export class InProcessClient implements ServiceClient {
     // Embedded mode fetches images for this machine's own user: private addresses are fine. The
     // embedded core dies with the app (quit, sleep, kill), which says nothing about the shot it
     // was making, so only a long crash loop fails a shot here.
-    const core = await openCore({ allowPrivateUrls: true, maxInterruptions: EMBEDDED_MAX_INTERRUPTIONS, ...catalog, ...coreOptions });
+    const core = await openCore({
+      allowPrivateUrls: true,
+      maxInterruptions: EMBEDDED_MAX_INTERRUPTIONS,
+      ...catalog,
+      ...coreOptions,
+    });
     try {
       return await InProcessClient.create(core, true);
     } catch (err) {
@@ -85,7 +100,9 @@ export class InProcessClient implements ServiceClient {
   }
 
   async listModels() {
-    return unwrap<{ models: Awaited<ReturnType<ServiceClient['listModels']>> }>(await this.core.service.listModels(await this.auth())).models;
+    return unwrap<{ models: Awaited<ReturnType<ServiceClient['listModels']>> }>(
+      await this.core.service.listModels(await this.auth()),
+    ).models;
   }
   async listFashionModels(query: Parameters<ServiceClient['listFashionModels']>[0] = {}) {
     return unwrap<{ fashionModels: Awaited<ReturnType<ServiceClient['listFashionModels']>> }>(
@@ -93,26 +110,41 @@ export class InProcessClient implements ServiceClient {
     ).fashionModels;
   }
   async listVenues(query: Parameters<ServiceClient['listVenues']>[0] = {}) {
-    return unwrap<{ venues: Awaited<ReturnType<ServiceClient['listVenues']>> }>(await this.core.service.listVenues(await this.auth(), query)).venues;
+    return unwrap<{ venues: Awaited<ReturnType<ServiceClient['listVenues']>> }>(
+      await this.core.service.listVenues(await this.auth(), query),
+    ).venues;
   }
   async listPoses(query: Parameters<ServiceClient['listPoses']>[0] = {}) {
-    return unwrap<{ poses: Awaited<ReturnType<ServiceClient['listPoses']>> }>(await this.core.service.listPoses(await this.auth(), query)).poses;
+    return unwrap<{ poses: Awaited<ReturnType<ServiceClient['listPoses']>> }>(
+      await this.core.service.listPoses(await this.auth(), query),
+    ).poses;
   }
   async upload(data: Buffer, options?: WriteOptions) {
     const idem = this.idem('uploads', data, options);
-    const body = unwrap<{ id: string; url: string }>(await this.core.service.upload(await this.auth(), data, idem));
+    const body = unwrap<{ id: string; url: string }>(
+      await this.core.service.upload(await this.auth(), data, idem),
+    );
     return { ...body, idempotencyHonoured: idem !== undefined };
   }
-  async createGeneration(request: Parameters<ServiceClient['createGeneration']>[0], options?: WriteOptions) {
+  async createGeneration(
+    request: Parameters<ServiceClient['createGeneration']>[0],
+    options?: WriteOptions,
+  ) {
     const idem = this.idem('generations', JSON.stringify(request), options);
-    const body = unwrap<{ id: string; status: 'processing' }>(await this.core.service.createGeneration(await this.auth(), request, idem));
+    const body = unwrap<{ id: string; status: 'processing' }>(
+      await this.core.service.createGeneration(await this.auth(), request, idem),
+    );
     return { ...body, idempotencyHonoured: idem !== undefined };
   }
   async getGeneration(id: string) {
-    return unwrap<Awaited<ReturnType<ServiceClient['getGeneration']>>>(await this.core.service.getGeneration(await this.auth(), id));
+    return unwrap<Awaited<ReturnType<ServiceClient['getGeneration']>>>(
+      await this.core.service.getGeneration(await this.auth(), id),
+    );
   }
   async createTemplateSet(request: Parameters<ServiceClient['createTemplateSet']>[0]) {
-    return unwrap<{ id: string }>(await this.core.service.createTemplateSet(await this.auth(), request));
+    return unwrap<{ id: string }>(
+      await this.core.service.createTemplateSet(await this.auth(), request),
+    );
   }
   async listTemplateSets() {
     return unwrap<{ templateSets: Awaited<ReturnType<ServiceClient['listTemplateSets']>> }>(
@@ -123,21 +155,28 @@ export class InProcessClient implements ServiceClient {
     unwrap(await this.core.service.deleteTemplateSet(await this.auth(), id));
   }
   async getAccount() {
-    return unwrap<Awaited<ReturnType<ServiceClient['getAccount']>>>(await this.core.service.getAccount(await this.auth()));
+    return unwrap<Awaited<ReturnType<ServiceClient['getAccount']>>>(
+      await this.core.service.getAccount(await this.auth()),
+    );
   }
   async listReadySets(query: Parameters<ServiceClient['listReadySets']>[0] = {}) {
-    return unwrap<Awaited<ReturnType<ServiceClient['listReadySets']>>>(await this.core.service.listReadySets(await this.auth(), query));
+    return unwrap<Awaited<ReturnType<ServiceClient['listReadySets']>>>(
+      await this.core.service.listReadySets(await this.auth(), query),
+    );
   }
   async getReadySet(id: string) {
     return unwrap<{ templateSet: Awaited<ReturnType<ServiceClient['getReadySet']>> }>(
       await this.core.service.getReadySet(await this.auth(), id),
     ).templateSet;
   }
-  async createCatalogJob(request: Parameters<ServiceClient['createCatalogJob']>[0], options?: WriteOptions) {
+  async createCatalogJob(
+    request: Parameters<ServiceClient['createCatalogJob']>[0],
+    options?: WriteOptions,
+  ) {
     const idem = this.idem('catalog-jobs', JSON.stringify(request), options);
-    const body = unwrap<Omit<Awaited<ReturnType<ServiceClient['createCatalogJob']>>, 'idempotencyHonoured'>>(
-      await this.core.service.createCatalogJob(await this.auth(), request, idem),
-    );
+    const body = unwrap<
+      Omit<Awaited<ReturnType<ServiceClient['createCatalogJob']>>, 'idempotencyHonoured'>
+    >(await this.core.service.createCatalogJob(await this.auth(), request, idem));
     return { ...body, idempotencyHonoured: idem !== undefined };
   }
 
@@ -146,7 +185,11 @@ export class InProcessClient implements ServiceClient {
     const local = await this.core.resolver.localFile(url);
     if (!local) return fetchDownload(url);
     const data = await fs.promises.readFile(local.path);
-    return { data, servedAs: local.mime, ...judgeMedia(data, { what: `the file at ${url}`, servedAs: local.mime }) };
+    return {
+      data,
+      servedAs: local.mime,
+      ...judgeMedia(data, { what: `the file at ${url}`, servedAs: local.mime }),
+    };
   }
 
   async close(): Promise<void> {

@@ -4,7 +4,13 @@
  * so neither `Content-Type` nor the URL is ever consulted.
  */
 import { z } from 'zod';
-import { extensionFor, MEDIA_TYPES, UPLOAD_MIMES, type MediaMime as AnyMediaMime, type UploadMime } from '../shared/media-types';
+import {
+  extensionFor,
+  MEDIA_TYPES,
+  UPLOAD_MIMES,
+  type MediaMime as AnyMediaMime,
+  type UploadMime,
+} from '../shared/media-types';
 
 /** What we store and show as a result: the shared table's types less HEIC and TIFF (not shown by browsers). */
 const RESULT_MIMES = [
@@ -29,13 +35,27 @@ export type MediaMime = MediaType['mime'];
 export type { UploadMime };
 
 const MEDIA = Object.fromEntries(
-  RESULT_MIMES.map((mime) => [mime, { mime, ext: extensionFor(mime), kind: MEDIA_TYPES[mime].kind }]),
+  RESULT_MIMES.map((mime) => [
+    mime,
+    { mime, ext: extensionFor(mime), kind: MEDIA_TYPES[mime].kind },
+  ]),
 ) as Readonly<Record<MediaMime, MediaType>>;
 
 export const KNOWN_MEDIA = 'JPEG, PNG, WebP, GIF, AVIF, MP4, MOV or WebM';
 
 const AVIF_BRANDS = new Set(['avif', 'avis']);
-const HEIF_BRANDS = new Set(['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis', 'hevm', 'hevs', 'mif1', 'msf1']);
+const HEIF_BRANDS = new Set([
+  'heic',
+  'heix',
+  'hevc',
+  'hevx',
+  'heim',
+  'heis',
+  'hevm',
+  'hevs',
+  'mif1',
+  'msf1',
+]);
 /** Top-level QuickTime atoms an old .mov may open with instead of `ftyp`. */
 const QUICKTIME_ATOMS = new Set(['moov', 'mdat', 'wide', 'free', 'skip', 'pnot']);
 
@@ -55,7 +75,8 @@ function isoBrands(data: Uint8Array): string[] | null {
 
 /** The media type from the file signature, or null when it is none we can store and show. */
 export function sniffMedia(data: Uint8Array): MediaType | null {
-  if (at(data, 0) === 0xff && at(data, 1) === 0xd8 && at(data, 2) === 0xff) return MEDIA['image/jpeg'];
+  if (at(data, 0) === 0xff && at(data, 1) === 0xd8 && at(data, 2) === 0xff)
+    return MEDIA['image/jpeg'];
   if (ascii(data, 0, 8) === '\x89PNG\r\n\x1a\n') return MEDIA['image/png'];
   if (ascii(data, 0, 4) === 'RIFF' && ascii(data, 8, 12) === 'WEBP') return MEDIA['image/webp'];
   if (ascii(data, 0, 6) === 'GIF87a' || ascii(data, 0, 6) === 'GIF89a') return MEDIA['image/gif'];
@@ -66,7 +87,12 @@ export function sniffMedia(data: Uint8Array): MediaType | null {
     return brands[0] === 'qt  ' ? MEDIA['video/quicktime'] : MEDIA['video/mp4'];
   }
   if (data.length >= 8 && QUICKTIME_ATOMS.has(ascii(data, 4, 8))) return MEDIA['video/quicktime'];
-  if (at(data, 0) === 0x1a && at(data, 1) === 0x45 && at(data, 2) === 0xdf && at(data, 3) === 0xa3) {
+  if (
+    at(data, 0) === 0x1a &&
+    at(data, 1) === 0x45 &&
+    at(data, 2) === 0xdf &&
+    at(data, 3) === 0xa3
+  ) {
     // EBML: WebM says so in its DocType near the start; other Matroska files are not accepted.
     if (Buffer.from(data.subarray(0, 64)).includes('webm')) return MEDIA['video/webm'];
   }
@@ -76,7 +102,9 @@ export function sniffMedia(data: Uint8Array): MediaType | null {
 /** The upload MIME type by signature (JPEG, PNG or WebP), or null. */
 export function sniffUploadMime(data: Uint8Array): UploadMime | null {
   const media = sniffMedia(data);
-  return media && (UPLOAD_MIMES as readonly string[]).includes(media.mime) ? (media.mime as UploadMime) : null;
+  return media && (UPLOAD_MIMES as readonly string[]).includes(media.mime)
+    ? (media.mime as UploadMime)
+    : null;
 }
 
 /** A few words on what unrecognised bytes look like, for an error message a person can act on. */
@@ -87,7 +115,9 @@ export function describeBytes(data: Uint8Array): string {
   if (text.startsWith('<?xml') || text.startsWith('<error')) return 'an XML document';
   if (text.startsWith('{') || text.startsWith('[')) return 'JSON';
   if (isoBrands(data)?.some((b) => HEIF_BRANDS.has(b))) return 'a HEIC/HEIF image (not supported)';
-  const hex = Buffer.from(data.subarray(0, 8)).toString('hex').replace(/(..)(?!$)/g, '$1 ');
+  const hex = Buffer.from(data.subarray(0, 8))
+    .toString('hex')
+    .replace(/(..)(?!$)/g, '$1 ');
   return `unknown bytes (${hex}…)`;
 }
 
@@ -109,8 +139,17 @@ export class UnrecognizedMediaError extends Error {
 }
 
 /** Judges downloaded bytes; throws UnrecognizedMediaError when they are no known image or video. */
-export function judgeMedia(data: Buffer, source: { what: string; servedAs: string | null }): MediaType {
+export function judgeMedia(
+  data: Buffer,
+  source: { what: string; servedAs: string | null },
+): MediaType {
   const media = sniffMedia(data);
-  if (!media) throw new UnrecognizedMediaError(source.what, source.servedAs, data.length, describeBytes(data));
+  if (!media)
+    throw new UnrecognizedMediaError(
+      source.what,
+      source.servedAs,
+      data.length,
+      describeBytes(data),
+    );
   return media;
 }

@@ -42,27 +42,35 @@ export async function readAllReadySets(
   let cursor: string | undefined;
   let pages = 0;
   for (;;) {
-    if (pages >= maxPages) return { templateSets: sets, pages, stop: 'page_limit', complete: false };
+    if (pages >= maxPages)
+      return { templateSets: sets, pages, stop: 'page_limit', complete: false };
     let page: Awaited<ReturnType<ServiceClient['listReadySets']>>;
     try {
-      page = await client.listReadySets({ ...base, ...(limit !== undefined ? { limit } : {}), ...(cursor ? { cursor } : {}) });
+      page = await client.listReadySets({
+        ...base,
+        ...(limit !== undefined ? { limit } : {}),
+        ...(cursor ? { cursor } : {}),
+      });
     } catch (err) {
       // Page-size bounds are "not shown" for this endpoint: a service that refuses ours gets its default.
-      if (!(err instanceof ApiError) || err.status !== 400 || limit === undefined || pages > 0) throw err;
+      if (!(err instanceof ApiError) || err.status !== 400 || limit === undefined || pages > 0)
+        throw err;
       pages++;
       limit = undefined;
       continue;
     }
     pages++;
     const fresh = page.templateSets.filter((s) => !seenIds.has(s.id));
-    if (page.templateSets.length > 0 && fresh.length === 0) return { templateSets: sets, pages, stop: 'page_repeated', complete: false };
+    if (page.templateSets.length > 0 && fresh.length === 0)
+      return { templateSets: sets, pages, stop: 'page_repeated', complete: false };
     for (const set of fresh) {
       seenIds.add(set.id);
       sets.push(set);
     }
     const next = page.nextCursor;
     if (!next) return { templateSets: sets, pages, stop: 'end', complete: true };
-    if (followed.has(next)) return { templateSets: sets, pages, stop: 'cursor_repeated', complete: false };
+    if (followed.has(next))
+      return { templateSets: sets, pages, stop: 'cursor_repeated', complete: false };
     followed.add(next);
     cursor = next;
   }

@@ -41,11 +41,20 @@ export type ServiceClient = {
    */
   readonly keyFingerprint: string;
   listModels(): Promise<ToolEntry[]>;
-  listFashionModels(query?: { gender?: 'male' | 'female'; limit?: number }): Promise<FashionModelEntry[]>;
+  listFashionModels(query?: {
+    gender?: 'male' | 'female';
+    limit?: number;
+  }): Promise<FashionModelEntry[]>;
   listVenues(query?: { limit?: number }): Promise<VenueEntry[]>;
-  listPoses(query?: { type?: 'ring' | 'necklace' | 'earring' | 'bracelet'; limit?: number }): Promise<PoseEntry[]>;
+  listPoses(query?: {
+    type?: 'ring' | 'necklace' | 'earring' | 'bracelet';
+    limit?: number;
+  }): Promise<PoseEntry[]>;
   upload(data: Buffer, options?: WriteOptions): Promise<Strip<UploadBody> & Acknowledged>;
-  createGeneration(request: GenerationRequest, options?: WriteOptions): Promise<{ id: string; status: 'processing' } & Acknowledged>;
+  createGeneration(
+    request: GenerationRequest,
+    options?: WriteOptions,
+  ): Promise<{ id: string; status: 'processing' } & Acknowledged>;
   getGeneration(id: string): Promise<Strip<GenerationBody>>;
   createTemplateSet(request: TemplateSetCreate): Promise<{ id: string }>;
   listTemplateSets(): Promise<TemplateSetEntry[]>;
@@ -56,7 +65,10 @@ export type ServiceClient = {
     nextCursor: string | null;
   }>;
   getReadySet(id: string): Promise<ReadyTemplateSetEntry>;
-  createCatalogJob(request: CatalogJobRequest, options?: WriteOptions): Promise<Strip<CatalogJobBody> & Acknowledged>;
+  createCatalogJob(
+    request: CatalogJobRequest,
+    options?: WriteOptions,
+  ): Promise<Strip<CatalogJobBody> & Acknowledged>;
   /**
    * Fetches a result or catalog file URL handed out by this service; throws
    * UnrecognizedMediaError when the bytes are no image or video we know.

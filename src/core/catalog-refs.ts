@@ -29,7 +29,12 @@ export function poseOf(catalog: Catalog, id: string): NonNullable<StoredUnit['po
 }
 
 /** A saved reference as a URL: catalog ids become their public image URL, URLs stay as given. */
-export function imageUrlOf(catalog: Catalog, resolver: ImageResolver, field: string, ref: string): string {
+export function imageUrlOf(
+  catalog: Catalog,
+  resolver: ImageResolver,
+  field: string,
+  ref: string,
+): string {
   const entry = entriesOf(catalog, field).find((e) => e.id === ref);
   return entry ? resolver.catalogUrl(entry.file) : ref;
 }

@@ -9,8 +9,10 @@ import { ServiceError } from './errors';
 export type ServiceResponse = { status: number; body: object };
 
 export function errorResponse(err: unknown, log?: (message: string) => void): ServiceResponse {
-  if (err instanceof RuleViolation) return { status: 400, body: { success: false, error: err.message } };
-  if (err instanceof ServiceError) return { status: err.status, body: { success: false, error: err.message } };
+  if (err instanceof RuleViolation)
+    return { status: 400, body: { success: false, error: err.message } };
+  if (err instanceof ServiceError)
+    return { status: err.status, body: { success: false, error: err.message } };
   log?.(`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   return { status: 500, body: { success: false, error: 'Internal error; nothing was charged' } };
 }

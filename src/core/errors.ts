@@ -51,7 +51,10 @@ export class UnsupportedMediaType extends ServiceError {
 }
 export class DailyCapReached extends ServiceError {
   constructor(readonly cap: number) {
-    super(429, `Daily request cap of ${cap} requests reached for this API key (resets at 00:00 UTC)`);
+    super(
+      429,
+      `Daily request cap of ${cap} requests reached for this API key (resets at 00:00 UTC)`,
+    );
   }
 }
 /**
@@ -61,7 +64,10 @@ export class DailyCapReached extends ServiceError {
 export class StorageLimitReached extends ServiceError {
   constructor(held: number, added: number, limit: number) {
     const mb = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MB`;
-    super(413, `Storage limit reached: this account keeps ${mb(held)} of uploaded and fetched images, ${mb(added)} more would pass its ${mb(limit)} limit; nothing was charged`);
+    super(
+      413,
+      `Storage limit reached: this account keeps ${mb(held)} of uploaded and fetched images, ${mb(added)} more would pass its ${mb(limit)} limit; nothing was charged`,
+    );
   }
 }
 /** The spec's "failure after the deduction": the job is failed and the charge refunded. */

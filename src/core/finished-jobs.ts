@@ -5,7 +5,11 @@
  */
 import type { GenerationBody } from '../shared/api';
 
-export type FinishedJob = { accountId: string; origin: string; body: Omit<GenerationBody, 'success'> };
+export type FinishedJob = {
+  accountId: string;
+  origin: string;
+  body: Omit<GenerationBody, 'success'>;
+};
 
 export class FinishedJobCache {
   private readonly entries = new Map<string, FinishedJob>();

@@ -23,14 +23,24 @@ export class AnsweredElsewhere extends Error {
   }
 }
 
-export function idempotencyFor(endpoint: string, key: string | undefined, body: Buffer | string): Idempotency | undefined {
+export function idempotencyFor(
+  endpoint: string,
+  key: string | undefined,
+  body: Buffer | string,
+): Idempotency | undefined {
   if (key === undefined) return undefined;
-  if (!KEY_PATTERN.test(key)) throw new BadRequest('Idempotency-Key must be 1 to 255 visible ASCII characters');
+  if (!KEY_PATTERN.test(key))
+    throw new BadRequest('Idempotency-Key must be 1 to 255 visible ASCII characters');
   return { key, endpoint, bodyHash: createHash('sha256').update(body).digest('hex') };
 }
 
 /** The stored response for this key, or undefined; 409 when the key was used for another body. */
-export async function replay(store: Store, accountId: string, idem: Idempotency, now: Date): Promise<StoredResponse | undefined> {
+export async function replay(
+  store: Store,
+  accountId: string,
+  idem: Idempotency,
+  now: Date,
+): Promise<StoredResponse | undefined> {
   const row = await store.idempotency.get(accountId, idem.endpoint, idem.key);
   if (!row || now.getTime() - Date.parse(row.createdAt) > WINDOW_MS) return undefined;
   if (row.bodyHash !== idem.bodyHash) {
@@ -40,9 +50,23 @@ export async function replay(store: Store, accountId: string, idem: Idempotency,
 }
 
 /** Stores the answer (inside the transaction that did the work); throws AnsweredElsewhere if a fresh answer exists. */
-export async function remember(tx: Store, accountId: string, idem: Idempotency, response: StoredResponse, now: Date): Promise<void> {
+export async function remember(
+  tx: Store,
+  accountId: string,
+  idem: Idempotency,
+  response: StoredResponse,
+  now: Date,
+): Promise<void> {
   const stored = await tx.idempotency.put(
-    { accountId, endpoint: idem.endpoint, key: idem.key, bodyHash: idem.bodyHash, status: response.status, body: response.body, createdAt: now.toISOString() },
+    {
+      accountId,
+      endpoint: idem.endpoint,
+      key: idem.key,
+      bodyHash: idem.bodyHash,
+      status: response.status,
+      body: response.body,
+      createdAt: now.toISOString(),
+    },
     new Date(now.getTime() - WINDOW_MS).toISOString(),
   );
   if (!stored) throw new AnsweredElsewhere();

@@ -94,15 +94,37 @@ export async function coreOn(store: Store, opts: CoreOptions): Promise<Core> {
   // Real AI backends per tool from <data>/providers.json and DROPSHOOT_* variables; local otherwise.
   let provider;
   try {
-    provider = opts.provider ?? createRoutedProvider(loadProviderConfig(opts.dataDir, process.env, opts.providerKeys), createLocalProvider({ catalog }));
+    provider =
+      opts.provider ??
+      createRoutedProvider(
+        loadProviderConfig(opts.dataDir, process.env, opts.providerKeys),
+        createLocalProvider({ catalog }),
+      );
   } catch (err) {
     await content.close();
     throw err;
   }
-  const runner = new JobRunner({ store, blobs, resolver, provider, clock, concurrency: opts.concurrency ?? os.availableParallelism(), ...(opts.maxInterruptions !== undefined ? { maxInterruptions: opts.maxInterruptions } : {}), log: opts.log });
+  const runner = new JobRunner({
+    store,
+    blobs,
+    resolver,
+    provider,
+    clock,
+    concurrency: opts.concurrency ?? os.availableParallelism(),
+    ...(opts.maxInterruptions !== undefined ? { maxInterruptions: opts.maxInterruptions } : {}),
+    log: opts.log,
+  });
   const keyCache = new KeyCache(store);
   const service = new Service({
-    store, blobs, catalog, resolver, runner, provider, clock, keys: keyCache, log: opts.log,
+    store,
+    blobs,
+    catalog,
+    resolver,
+    runner,
+    provider,
+    clock,
+    keys: keyCache,
+    log: opts.log,
     ...(opts.storageQuotaBytes !== undefined ? { storageQuotaBytes: opts.storageQuotaBytes } : {}),
   });
   // What a crash left between writing a file and recording it, and files of refused requests.
@@ -112,9 +134,12 @@ export async function coreOn(store: Store, opts: CoreOptions): Promise<Core> {
     sweeping = sweeping.then(async () => {
       try {
         const removed = await blobs.sweepOrphans(opts.orphanGraceMs ?? 60 * 60_000);
-        if (removed.files > 0) opts.log?.(`removed ${removed.files} unreferenced blob files (${removed.bytes} bytes)`);
+        if (removed.files > 0)
+          opts.log?.(`removed ${removed.files} unreferenced blob files (${removed.bytes} bytes)`);
       } catch (err) {
-        opts.log?.(`blob sweep failed (next one in an hour): ${err instanceof Error ? err.message : String(err)}`);
+        opts.log?.(
+          `blob sweep failed (next one in an hour): ${err instanceof Error ? err.message : String(err)}`,
+        );
       }
     });
   };
@@ -142,12 +167,17 @@ export async function coreOn(store: Store, opts: CoreOptions): Promise<Core> {
 /** Account administration (the CLI's `admin` commands); safe while a server uses the same file. */
 export function adminFor(store: Store, clock: Clock, onKeysChanged: () => void = () => {}) {
   const wholeNumber = (n: number, flag: string) => {
-    if (!Number.isSafeInteger(n) || n < 0) throw new AdminError(`${flag} must be a whole number >= 0`);
+    if (!Number.isSafeInteger(n) || n < 0)
+      throw new AdminError(`${flag} must be a whole number >= 0`);
     return n;
   };
   return {
     async createAccount(input: { email: string; diamonds: number; dailyCap?: number }) {
-      const { email, apiKey, keyId } = await keys.createAccount(store, { ...input, diamonds: wholeNumber(input.diamonds, '--diamonds') }, clock.now());
+      const { email, apiKey, keyId } = await keys.createAccount(
+        store,
+        { ...input, diamonds: wholeNumber(input.diamonds, '--diamonds') },
+        clock.now(),
+      );
       return { email, apiKey, keyId };
     },
     createKey(input: { email: string; dailyCap?: number }) {

@@ -17,13 +17,21 @@ const hashKey = (secret: string): string => hash('sha256', secret, 'hex');
 async function mintKey(tx: Store, accountId: string, dailyCap: number, now: Date) {
   const apiKey = KEY_PREFIX + randomBytes(32).toString('base64url');
   const keyId = newId('key', 9);
-  await tx.keys.create({ id: keyId, accountId, hash: hashKey(apiKey), prefix: apiKey.slice(0, 12), dailyCap, createdAt: now.toISOString() });
+  await tx.keys.create({
+    id: keyId,
+    accountId,
+    hash: hashKey(apiKey),
+    prefix: apiKey.slice(0, 12),
+    dailyCap,
+    createdAt: now.toISOString(),
+  });
   return { apiKey, keyId };
 }
 
 function checkCap(dailyCap: number | undefined): number {
   const cap = dailyCap ?? LIMITS.defaultDailyCap;
-  if (!Number.isSafeInteger(cap) || cap < 1) throw new AdminError('--daily-cap must be a whole number >= 1');
+  if (!Number.isSafeInteger(cap) || cap < 1)
+    throw new AdminError('--daily-cap must be a whole number >= 1');
   return cap;
 }
 
@@ -34,7 +42,8 @@ export function createAccount(
 ): Promise<{ email: string; apiKey: string; keyId: string; accountId: string }> {
   const cap = checkCap(input.dailyCap);
   return store.transaction(async (tx) => {
-    if (await tx.accounts.idByEmail(input.email)) throw new AdminError(`an account with e-mail ${input.email} already exists`);
+    if (await tx.accounts.idByEmail(input.email))
+      throw new AdminError(`an account with e-mail ${input.email} already exists`);
     const accountId = newId('acct', 9);
     await tx.accounts.create({ id: accountId, email: input.email, createdAt: now.toISOString() });
     await grant(tx, accountId, input.diamonds, now, 'opening balance');
@@ -53,26 +62,40 @@ export async function firstActiveKeyId(store: Store, email: string): Promise<str
   return (await store.keys.firstActiveIdByEmail(email)) ?? null;
 }
 
-export function createKey(store: Store, input: { email: string; dailyCap?: number }, now: Date): Promise<{ apiKey: string; keyId: string }> {
+export function createKey(
+  store: Store,
+  input: { email: string; dailyCap?: number },
+  now: Date,
+): Promise<{ apiKey: string; keyId: string }> {
   const cap = checkCap(input.dailyCap);
   return store.transaction(async (tx) => {
     const accountId = await accountIdByEmail(tx, input.email);
     if ((await tx.keys.countActive(accountId)) >= LIMITS.activeKeysPerAccount) {
-      throw new AdminError(`${input.email} already has ${LIMITS.activeKeysPerAccount} active API keys (the maximum); revoke one first`);
+      throw new AdminError(
+        `${input.email} already has ${LIMITS.activeKeysPerAccount} active API keys (the maximum); revoke one first`,
+      );
     }
     return mintKey(tx, accountId, cap, now);
   });
 }
 
-export async function revokeKey(store: Store, keyId: string, now: Date): Promise<{ revoked: true }> {
-  if ((await store.keys.revoke(keyId, now.toISOString())) === 'missing') throw new AdminError(`no API key with id ${keyId}`);
+export async function revokeKey(
+  store: Store,
+  keyId: string,
+  now: Date,
+): Promise<{ revoked: true }> {
+  if ((await store.keys.revoke(keyId, now.toISOString())) === 'missing')
+    throw new AdminError(`no API key with id ${keyId}`);
   return { revoked: true };
 }
 
 const BEARER = /^Bearer ([A-Za-z0-9_-]{16,200})$/;
 
 /** Resolves an Authorization header to its key, or throws Unauthorized (401). */
-export async function authenticate(store: Pick<Store, 'keys'>, header: string | undefined): Promise<AuthenticatedKey> {
+export async function authenticate(
+  store: Pick<Store, 'keys'>,
+  header: string | undefined,
+): Promise<AuthenticatedKey> {
   const match = header ? BEARER.exec(header.trim()) : null;
   if (!match?.[1]) throw new Unauthorized();
   const key = await store.keys.findActiveByHash(hashKey(match[1]));

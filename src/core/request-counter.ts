@@ -9,7 +9,11 @@ import { DailyCapReached } from './errors';
 import type { AuthenticatedKey } from './keys';
 
 /** Counts one request, or throws DailyCapReached (429) without counting it; returns the day's count. */
-export async function countRequest(store: Store, key: AuthenticatedKey, now: Date): Promise<number> {
+export async function countRequest(
+  store: Store,
+  key: AuthenticatedKey,
+  now: Date,
+): Promise<number> {
   const { count, refused } = await store.requests.increment(key.keyId, utcDay(now), key.dailyCap);
   if (refused) throw new DailyCapReached(key.dailyCap);
   return count;

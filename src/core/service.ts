@@ -16,7 +16,15 @@ import type { KeyCache } from './key-cache';
 import { countRequest } from './request-counter';
 import { balanceOf, charge } from './ledger';
 import { newId } from './ids';
-import { BadRequest, Conflict, FailedAfterCharge, InsufficientDiamonds, NotFound, PayloadTooLarge, UnsupportedMediaType } from './errors';
+import {
+  BadRequest,
+  Conflict,
+  FailedAfterCharge,
+  InsufficientDiamonds,
+  NotFound,
+  PayloadTooLarge,
+  UnsupportedMediaType,
+} from './errors';
 import { AnsweredElsewhere, forget, replay, remember, type Idempotency } from './idempotency';
 import { assertPixelLimit } from './media/image-header';
 import { assertQuota, StagedImages } from './media/staged-images';
@@ -69,12 +77,18 @@ export type ServiceDeps = {
 
 /** Ids echoed in messages are cut short: a hostile 8 KB id should not come back whole. */
 const shown = (id: string) => (id.length > 64 ? `${id.slice(0, 64)}…` : id);
-const ok = (body: object, status = 200): ServiceResponse => ({ status, body: { success: true, ...body } });
+const ok = (body: object, status = 200): ServiceResponse => ({
+  status,
+  body: { success: true, ...body },
+});
 
 export class Service {
   private readonly finishedJobs = new FinishedJobCache(10_000);
   /** Requests with an Idempotency-Key still being answered: duplicates wait for the same answer. */
-  private readonly inFlight = new Map<string, { bodyHash: string; answer: Promise<ServiceResponse> }>();
+  private readonly inFlight = new Map<
+    string,
+    { bodyHash: string; answer: Promise<ServiceResponse> }
+  >();
   private readonly templateSets: TemplateSets;
 
   constructor(private readonly deps: ServiceDeps) {
@@ -115,7 +129,8 @@ export class Service {
     idem?: Idempotency,
   ): Promise<ServiceResponse> {
     try {
-      const key = typeof auth === 'object' ? auth.authorized : (await this.authorize(auth)).authorized;
+      const key =
+        typeof auth === 'object' ? auth.authorized : (await this.authorize(auth)).authorized;
       return await (idem ? this.once(key, idem, () => endpoint(key)) : endpoint(key));
     } catch (err) {
       return errorResponse(err, this.deps.log);
@@ -127,11 +142,16 @@ export class Service {
    * retry of a request that spent the last diamonds gets its 202, not a 402. A duplicate that
    * arrives while the first is still being answered waits for it and gets the same answer.
    */
-  private async once(key: AuthenticatedKey, idem: Idempotency, endpoint: () => Promise<ServiceResponse> | ServiceResponse): Promise<ServiceResponse> {
+  private async once(
+    key: AuthenticatedKey,
+    idem: Idempotency,
+    endpoint: () => Promise<ServiceResponse> | ServiceResponse,
+  ): Promise<ServiceResponse> {
     const slot = `${key.accountId}\n${idem.endpoint}\n${idem.key}`;
     const running = this.inFlight.get(slot);
     if (running) {
-      if (running.bodyHash !== idem.bodyHash) throw new Conflict('This Idempotency-Key was already used with a different request body');
+      if (running.bodyHash !== idem.bodyHash)
+        throw new Conflict('This Idempotency-Key was already used with a different request body');
       return running.answer;
     }
     const prior = await replay(this.deps.store, key.accountId, idem, this.now());
@@ -155,7 +175,12 @@ export class Service {
       const fashionModels = this.deps.catalog.fashionModels
         .filter((m) => !q.gender || m.gender === q.gender)
         .slice(0, q.limit)
-        .map((m) => ({ id: m.id, name: m.name, gender: m.gender, imageUrl: this.deps.resolver.catalogUrl(m.file) }));
+        .map((m) => ({
+          id: m.id,
+          name: m.name,
+          gender: m.gender,
+          imageUrl: this.deps.resolver.catalogUrl(m.file),
+        }));
       return ok({ fashionModels });
     });
   }
@@ -163,9 +188,12 @@ export class Service {
   listVenues(auth: Auth, query: unknown): Promise<ServiceResponse> {
     return this.call(auth, () => {
       const q = parseOr400(VenuesQuerySchema, query, 'query');
-      const venues = this.deps.catalog.venues
-        .slice(0, q.limit)
-        .map((v) => ({ id: v.id, name: v.name, category: v.category, imageUrl: this.deps.resolver.catalogUrl(v.file) }));
+      const venues = this.deps.catalog.venues.slice(0, q.limit).map((v) => ({
+        id: v.id,
+        name: v.name,
+        category: v.category,
+        imageUrl: this.deps.resolver.catalogUrl(v.file),
+      }));
       return ok({ venues });
     });
   }
@@ -177,7 +205,12 @@ export class Service {
       const poses = this.deps.catalog.poses
         .filter((p) => p.type === type)
         .slice(0, q.limit)
-        .map((p) => ({ id: p.id, name: p.name, type: p.type, imageUrl: this.deps.resolver.catalogUrl(p.file) }));
+        .map((p) => ({
+          id: p.id,
+          name: p.name,
+          type: p.type,
+          imageUrl: this.deps.resolver.catalogUrl(p.file),
+        }));
       return ok({ poses });
     });
   }
@@ -186,7 +219,10 @@ export class Service {
     return this.call(
       auth,
       async (key) => {
-        if (data.length > LIMITS.uploadBytes) throw new PayloadTooLarge(`Upload is larger than the 8 MB (${LIMITS.uploadBytes} bytes) limit`);
+        if (data.length > LIMITS.uploadBytes)
+          throw new PayloadTooLarge(
+            `Upload is larger than the 8 MB (${LIMITS.uploadBytes} bytes) limit`,
+          );
         const mime = sniffImage(data);
         if (!mime) throw new UnsupportedMediaType();
         assertPixelLimit(data, 'The upload');
@@ -194,8 +230,13 @@ export class Service {
         const sha256 = await blobs.stage(data);
         try {
           return await this.answerOnce(key, idem, (tx) => async () => {
-            if (!(await tx.blobs.accountHolds(key.accountId, sha256))) await assertQuota(tx, key.accountId, data.length, this.deps.storageQuotaBytes);
-            const id = await recordBlob(tx, { sha256, mime, size: data.length, origin: 'upload', accountId: key.accountId }, this.now());
+            if (!(await tx.blobs.accountHolds(key.accountId, sha256)))
+              await assertQuota(tx, key.accountId, data.length, this.deps.storageQuotaBytes);
+            const id = await recordBlob(
+              tx,
+              { sha256, mime, size: data.length, origin: 'upload', accountId: key.accountId },
+              this.now(),
+            );
             return ok({ id, url: this.deps.resolver.fileUrl(id) });
           }).then((o) => ('replayed' in o ? o.replayed : o.created));
         } finally {
@@ -207,11 +248,17 @@ export class Service {
   }
 
   createGeneration(auth: Auth, body: unknown, idem?: Idempotency): Promise<ServiceResponse> {
-    return this.call(auth, (key) => this.withStaging((staged) => this.generation(key, body, idem, staged)), idem);
+    return this.call(
+      auth,
+      (key) => this.withStaging((staged) => this.generation(key, body, idem, staged)),
+      idem,
+    );
   }
 
   /** Runs `work` with a place for fetched images; whatever its transaction did not record is dropped. */
-  private async withStaging(work: (staged: StagedImages) => Promise<ServiceResponse>): Promise<ServiceResponse> {
+  private async withStaging(
+    work: (staged: StagedImages) => Promise<ServiceResponse>,
+  ): Promise<ServiceResponse> {
     const staged = new StagedImages(this.deps.blobs);
     try {
       return await work(staged);
@@ -220,7 +267,12 @@ export class Service {
     }
   }
 
-  private async generation(key: AuthenticatedKey, body: unknown, idem: Idempotency | undefined, staged: StagedImages): Promise<ServiceResponse> {
+  private async generation(
+    key: AuthenticatedKey,
+    body: unknown,
+    idem: Idempotency | undefined,
+    staged: StagedImages,
+  ): Promise<ServiceResponse> {
     let request = parseOr400(GenerationRequestSchema, body, 'request body');
     let templateSetId: string | null = null;
     if (request.templateSetId) {
@@ -235,14 +287,17 @@ export class Service {
     const images: Record<string, StoredImage[]> = {};
     for (const [field, refs] of Object.entries(valid.images)) {
       images[field] = [];
-      for (const ref of refs) images[field].push(await this.deps.resolver.resolve(ref, field, valid.tool.id, staged));
+      for (const ref of refs)
+        images[field].push(await this.deps.resolver.resolve(ref, field, valid.tool.id, staged));
     }
     const unit = this.unit(valid.tool.id, images, valid.request, null);
     const input: JobInput = {
       units: [unit],
       styling: {
         images: Object.fromEntries(
-          Object.entries(valid.images).filter(([k]) => k === 'fashion_model' || k === 'venue').map(([k, v]) => [k, v[0]!]),
+          Object.entries(valid.images)
+            .filter(([k]) => k === 'fashion_model' || k === 'venue')
+            .map(([k, v]) => [k, v[0]!]),
         ),
         pose: valid.request.pose ?? null,
         shotType: valid.request.shotType ?? null,
@@ -250,8 +305,19 @@ export class Service {
         ratio: valid.request.ratio ?? null,
       },
     };
-    return this.submit(key, { kind: 'generation', toolId: valid.tool.id, price, input, templateSetId, readySetId: null, idem, staged }, (id) =>
-      ok({ id, status: 'processing' }, 202),
+    return this.submit(
+      key,
+      {
+        kind: 'generation',
+        toolId: valid.tool.id,
+        price,
+        input,
+        templateSetId,
+        readySetId: null,
+        idem,
+        staged,
+      },
+      (id) => ok({ id, status: 'processing' }, 202),
     );
   }
 
@@ -259,29 +325,49 @@ export class Service {
     return this.call(auth, async (key) => {
       const finished = this.finishedJobs.get(id, this.deps.resolver.publicOrigin);
       if (finished) {
-        if (finished.accountId !== key.accountId) throw new NotFound(`Generation ${shown(id)} not found`);
+        if (finished.accountId !== key.accountId)
+          throw new NotFound(`Generation ${shown(id)} not found`);
         return ok(finished.body);
       }
       const job = IdSchema.safeParse(id).success ? await this.deps.store.jobs.get(id) : undefined;
-      if (!job || job.accountId !== key.accountId) throw new NotFound(`Generation ${shown(id)} not found`);
+      if (!job || job.accountId !== key.accountId)
+        throw new NotFound(`Generation ${shown(id)} not found`);
       const body = await this.generationBody(job);
       // Completed and failed jobs never change again; polls of them skip SQLite.
-      if (job.status !== 'processing') this.finishedJobs.set(id, { accountId: job.accountId, origin: this.deps.resolver.publicOrigin, body });
+      if (job.status !== 'processing')
+        this.finishedJobs.set(id, {
+          accountId: job.accountId,
+          origin: this.deps.resolver.publicOrigin,
+          body,
+        });
       return ok(body);
     });
   }
 
   createTemplateSet(auth: Auth, body: unknown): Promise<ServiceResponse> {
-    return this.call(auth, async (key) => ok({ id: await this.templateSets.create(key.accountId, parseOr400(TemplateSetCreateSchema, body, 'request body')) }, 201));
+    return this.call(auth, async (key) =>
+      ok(
+        {
+          id: await this.templateSets.create(
+            key.accountId,
+            parseOr400(TemplateSetCreateSchema, body, 'request body'),
+          ),
+        },
+        201,
+      ),
+    );
   }
 
   listTemplateSets(auth: Auth): Promise<ServiceResponse> {
-    return this.call(auth, async (key) => ok({ templateSets: await this.templateSets.list(key.accountId) }));
+    return this.call(auth, async (key) =>
+      ok({ templateSets: await this.templateSets.list(key.accountId) }),
+    );
   }
 
   deleteTemplateSet(auth: Auth, id: string): Promise<ServiceResponse> {
     return this.call(auth, async (key) => {
-      if (!(await this.templateSets.delete(key.accountId, id))) throw new NotFound(`Template set ${shown(id)} not found`);
+      if (!(await this.templateSets.delete(key.accountId, id)))
+        throw new NotFound(`Template set ${shown(id)} not found`);
       return ok({});
     });
   }
@@ -312,7 +398,8 @@ export class Service {
       let after: string | undefined;
       if (q.cursor !== undefined) {
         after = Buffer.from(q.cursor, 'base64url').toString('utf8');
-        if (!/^[a-z0-9_-]{1,128}$/.test(after)) throw new BadRequest('cursor is not a cursor returned by this endpoint');
+        if (!/^[a-z0-9_-]{1,128}$/.test(after))
+          throw new BadRequest('cursor is not a cursor returned by this endpoint');
       }
       const sets = this.deps.catalog.readySets
         .filter((s) => s.active && (!q.category || s.category === q.category))
@@ -320,7 +407,8 @@ export class Service {
         .filter((s) => after === undefined || s.id > after);
       const page = sets.slice(0, q.limit);
       const last = page.at(-1);
-      const nextCursor = sets.length > q.limit && last ? Buffer.from(last.id).toString('base64url') : null;
+      const nextCursor =
+        sets.length > q.limit && last ? Buffer.from(last.id).toString('base64url') : null;
       return ok({ templateSets: page.map((s) => this.readySetEntry(s)), nextCursor });
     });
   }
@@ -334,35 +422,65 @@ export class Service {
   }
 
   createCatalogJob(auth: Auth, body: unknown, idem?: Idempotency): Promise<ServiceResponse> {
-    return this.call(auth, (key) => this.withStaging((staged) => this.catalogJob(key, body, idem, staged)), idem);
+    return this.call(
+      auth,
+      (key) => this.withStaging((staged) => this.catalogJob(key, body, idem, staged)),
+      idem,
+    );
   }
 
-  private async catalogJob(key: AuthenticatedKey, body: unknown, idem: Idempotency | undefined, staged: StagedImages): Promise<ServiceResponse> {
+  private async catalogJob(
+    key: AuthenticatedKey,
+    body: unknown,
+    idem: Idempotency | undefined,
+    staged: StagedImages,
+  ): Promise<ServiceResponse> {
     const req = parseOr400(CatalogJobRequestSchema, body, 'request body');
     if (!req.readyTemplateSetId) throw new BadRequest('readyTemplateSetId is required');
-    const productField = (['garment_photo', 'user_photo', 'jewelry_image'] as const).find((f) => req.images?.[f] !== undefined);
+    const productField = (['garment_photo', 'user_photo', 'jewelry_image'] as const).find(
+      (f) => req.images?.[f] !== undefined,
+    );
     for (const field of Object.keys(req.images ?? {})) {
-      if (field !== productField) throw new BadRequest(`catalog job: image field '${field}' is not accepted (give one product image in garment_photo)`);
+      if (field !== productField)
+        throw new BadRequest(
+          `catalog job: image field '${field}' is not accepted (give one product image in garment_photo)`,
+        );
     }
     if (!productField) throw new BadRequest("catalog job: missing required image 'garment_photo'");
-    const set = this.deps.catalog.readySets.find((s) => s.id === req.readyTemplateSetId && s.active);
+    const set = this.deps.catalog.readySets.find(
+      (s) => s.id === req.readyTemplateSetId && s.active,
+    );
     if (!set) throw new NotFound(`Ready template set ${req.readyTemplateSetId} not found`);
     const wanted = req.shotIds ? [...new Set(req.shotIds)] : set.shots.map((s) => s.id);
     const shots = wanted.map((shotId) => {
       const shot = set.shots.find((s) => s.id === shotId);
-      if (!shot) throw new BadRequest(`shot '${shotId}' is not part of ready template set ${set.id}`);
+      if (!shot)
+        throw new BadRequest(`shot '${shotId}' is not part of ready template set ${set.id}`);
       return shot;
     });
     const price = CATALOG_SHOT_PRICE * shots.length;
     await this.requireBalance(key.accountId, price);
     const productRef = req.images![productField]!;
     if (Array.isArray(productRef)) throw new BadRequest(`images.${productField} takes one URL`);
-    const product = await this.deps.resolver.resolve(productRef, productField, 'catalog job', staged);
+    const product = await this.deps.resolver.resolve(
+      productRef,
+      productField,
+      'catalog job',
+      staged,
+    );
     const units = shots.map((shot, variant) =>
       this.unit(
         'virtual_model',
-        { garment_photo: [product], fashion_model: [catalogFileOf(this.deps.catalog, 'fashion_model', shot.fashionModel)], venue: [catalogFileOf(this.deps.catalog, 'venue', shot.venue)] },
-        { pose: shot.pose, ratio: req.ratio ?? shot.ratio, images: { fashion_model: shot.fashionModel, venue: shot.venue } },
+        {
+          garment_photo: [product],
+          fashion_model: [catalogFileOf(this.deps.catalog, 'fashion_model', shot.fashionModel)],
+          venue: [catalogFileOf(this.deps.catalog, 'venue', shot.venue)],
+        },
+        {
+          pose: shot.pose,
+          ratio: req.ratio ?? shot.ratio,
+          images: { fashion_model: shot.fashionModel, venue: shot.venue },
+        },
         shot.id,
         { variant, modelId: req.modelId },
       ),
@@ -370,10 +488,38 @@ export class Service {
     const first = shots[0]!;
     const input: JobInput = {
       units,
-      styling: { images: { fashion_model: first.fashionModel, venue: first.venue }, pose: first.pose, shotType: null, stylePreset: null, ratio: req.ratio ?? null },
+      styling: {
+        images: { fashion_model: first.fashionModel, venue: first.venue },
+        pose: first.pose,
+        shotType: null,
+        stylePreset: null,
+        ratio: req.ratio ?? null,
+      },
     };
-    return this.submit(key, { kind: 'catalog', toolId: 'virtual_model', price, input, templateSetId: null, readySetId: set.id, idem, staged }, (id) =>
-      ok({ mediaItemId: id, status: 'pack_processing', packTotal: shots.length, diamondCost: price, readyTemplateSetId: set.id, shotIds: shots.map((s) => s.id) }, 202),
+    return this.submit(
+      key,
+      {
+        kind: 'catalog',
+        toolId: 'virtual_model',
+        price,
+        input,
+        templateSetId: null,
+        readySetId: set.id,
+        idem,
+        staged,
+      },
+      (id) =>
+        ok(
+          {
+            mediaItemId: id,
+            status: 'pack_processing',
+            packTotal: shots.length,
+            diamondCost: price,
+            readyTemplateSetId: set.id,
+            shotIds: shots.map((s) => s.id),
+          },
+          202,
+        ),
     );
   }
 
@@ -421,8 +567,14 @@ export class Service {
   private async submit(
     key: AuthenticatedKey,
     job: {
-      kind: 'generation' | 'catalog'; toolId: ToolId; price: number; input: JobInput; templateSetId: string | null; readySetId: string | null;
-      idem: Idempotency | undefined; staged: StagedImages;
+      kind: 'generation' | 'catalog';
+      toolId: ToolId;
+      price: number;
+      input: JobInput;
+      templateSetId: string | null;
+      readySetId: string | null;
+      idem: Idempotency | undefined;
+      staged: StagedImages;
     },
     respond: (jobId: string) => ServiceResponse,
   ): Promise<ServiceResponse> {
@@ -433,8 +585,16 @@ export class Service {
       await job.staged.record(tx, key.accountId, this.deps.storageQuotaBytes, now);
       await tx.jobs.insert(
         {
-          id: jobId, accountId: key.accountId, keyId: key.keyId, kind: job.kind, toolId: job.toolId, price: job.price,
-          input: JSON.stringify(job.input), templateSetId: job.templateSetId, readySetId: job.readySetId, createdAt: now.toISOString(),
+          id: jobId,
+          accountId: key.accountId,
+          keyId: key.keyId,
+          kind: job.kind,
+          toolId: job.toolId,
+          price: job.price,
+          input: JSON.stringify(job.input),
+          templateSetId: job.templateSetId,
+          readySetId: job.readySetId,
+          createdAt: now.toISOString(),
         },
         job.input.units,
       );
@@ -445,13 +605,22 @@ export class Service {
 
     if (this.deps.provider.start) {
       try {
-        for (const unit of job.input.units) await this.deps.provider.start(this.deps.runner.providerJob(jobId, unit));
+        for (const unit of job.input.units)
+          await this.deps.provider.start(this.deps.runner.providerJob(jobId, unit));
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
-        const refunded = await failAndRefund(store, jobId, `the generation could not start: ${reason}`, this.now(), async (tx) => {
-          if (job.idem) await forget(tx, key.accountId, job.idem);
-        });
-        throw new FailedAfterCharge(`Generation ${jobId} failed after the charge (${reason}); ${refunded} diamonds were refunded`);
+        const refunded = await failAndRefund(
+          store,
+          jobId,
+          `the generation could not start: ${reason}`,
+          this.now(),
+          async (tx) => {
+            if (job.idem) await forget(tx, key.accountId, job.idem);
+          },
+        );
+        throw new FailedAfterCharge(
+          `Generation ${jobId} failed after the charge (${reason}); ${refunded} diamonds were refunded`,
+        );
       }
     }
     this.deps.runner.enqueue(jobId);
@@ -461,7 +630,9 @@ export class Service {
   private unit(
     toolId: ToolId,
     images: Record<string, StoredImage[]>,
-    request: { pose?: string; images?: unknown } & Partial<Record<Exclude<GenerationParamField, 'pose'>, string | number>>,
+    request: { pose?: string; images?: unknown } & Partial<
+      Record<Exclude<GenerationParamField, 'pose'>, string | number>
+    >,
     shotId: string | null,
     extra: { variant?: number; modelId?: string | undefined } = {},
   ): StoredUnit {
@@ -471,7 +642,8 @@ export class Service {
     const tool = getTool(toolId);
     const params: StoredUnit['params'] = {};
     for (const field of GENERATION_PARAM_FIELDS) {
-      if (field !== 'pose' && request[field] !== undefined) (params as Record<string, unknown>)[field] = request[field];
+      if (field !== 'pose' && request[field] !== undefined)
+        (params as Record<string, unknown>)[field] = request[field];
     }
     if (toolId === 'ai_videos' && params.duration === undefined) params.duration = 5;
     if (extra.variant !== undefined) params.variant = extra.variant;
@@ -480,8 +652,12 @@ export class Service {
       toolId,
       shotId,
       images: rest,
-      fashionModel: fashion_model?.[0] ? { id: catalogIdOf(this.deps.catalog, 'fashion_model', modelRef), image: fashion_model[0] } : null,
-      venue: venue?.[0] ? { id: catalogIdOf(this.deps.catalog, 'venue', venueRef), image: venue[0] } : null,
+      fashionModel: fashion_model?.[0]
+        ? { id: catalogIdOf(this.deps.catalog, 'fashion_model', modelRef), image: fashion_model[0] }
+        : null,
+      venue: venue?.[0]
+        ? { id: catalogIdOf(this.deps.catalog, 'venue', venueRef), image: venue[0] }
+        : null,
       pose: request.pose ? poseOf(this.deps.catalog, request.pose) : null,
       params,
       outputs: tool.outputs,
@@ -495,7 +671,14 @@ export class Service {
       category: set.category,
       coverUrl: this.deps.resolver.catalogUrl(set.cover),
       shotCount: set.shots.length,
-      shots: set.shots.map((s) => ({ id: s.id, name: s.name, pose: s.pose, fashionModel: s.fashionModel, venue: s.venue, ratio: s.ratio })),
+      shots: set.shots.map((s) => ({
+        id: s.id,
+        name: s.name,
+        pose: s.pose,
+        fashionModel: s.fashionModel,
+        venue: s.venue,
+        ratio: s.ratio,
+      })),
     };
   }
 
@@ -504,7 +687,8 @@ export class Service {
     const body: Omit<GenerationBody, 'success'> = {
       id: job.id,
       status: job.status,
-      resultUrls: job.status === 'failed' ? [] : results.map((r) => this.deps.resolver.fileUrl(r.blobId)),
+      resultUrls:
+        job.status === 'failed' ? [] : results.map((r) => this.deps.resolver.fileUrl(r.blobId)),
       errorMessage: job.status === 'failed' ? (job.errorMessage ?? 'the generation failed') : null,
     };
     if (job.kind === 'catalog') {
@@ -516,7 +700,9 @@ export class Service {
       body.shots = units.map((u) => ({
         shotId: u.shotId ?? String(u.idx),
         status: u.status,
-        resultUrls: results.filter((r) => r.unitIdx === u.idx).map((r) => this.deps.resolver.fileUrl(r.blobId)),
+        resultUrls: results
+          .filter((r) => r.unitIdx === u.idx)
+          .map((r) => this.deps.resolver.fileUrl(r.blobId)),
       }));
     } else if (isToolId(job.toolId) && getTool(job.toolId).outputs > 1) {
       const total = getTool(job.toolId).outputs;

@@ -11,7 +11,13 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Socket } from 'node:net';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { Core } from '../core';
 import { errorResponse, type Authorized, type ServiceResponse } from '../core/service';
 import { idempotencyFor } from '../core/idempotency';
@@ -28,7 +34,8 @@ declare module 'fastify' {
   }
 }
 
-const send = (reply: FastifyReply, response: ServiceResponse) => reply.code(response.status).send(response.body);
+const send = (reply: FastifyReply, response: ServiceResponse) =>
+  reply.code(response.status).send(response.body);
 const authOf = (request: FastifyRequest): Authorized => {
   if (!request.auth) throw new Error('route reached without authorization');
   return request.auth;
@@ -88,7 +95,13 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
   const app = Fastify({
     bodyLimit: LIMITS.jsonBodyBytes,
     ...(logger
-      ? { loggerInstance: logger, logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }) }
+      ? {
+          loggerInstance: logger,
+          logController: new LogController({
+            disableRequestLogging: true,
+            requestIdLogLabel: 'requestId',
+          }),
+        }
       : { logger: false }),
     // A caller's x-request-id ties our log lines to theirs: the server factory below checks it
     // (or makes one when it is absent or malformed) and echoes it, and Fastify takes it from there.
@@ -123,10 +136,17 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
       const answer = () =>
         send(reply, {
           status: tooLong ? 414 : 400,
-          body: { success: false, error: tooLong ? 'The path is too long: ids are at most 8192 characters' : 'The URL is malformed' },
+          body: {
+            success: false,
+            error: tooLong
+              ? 'The path is too long: ids are at most 8192 characters'
+              : 'The URL is malformed',
+          },
         });
       if (!request.url.startsWith('/v1/')) return answer();
-      service.authorize(request.headers.authorization).then(answer, (authError: unknown) => send(reply, errorResponse(authError, opts.log)));
+      service
+        .authorize(request.headers.authorization)
+        .then(answer, (authError: unknown) => send(reply, errorResponse(authError, opts.log)));
       return reply;
     },
     // Errors of the HTTP parser and the timeouts above, before Fastify sees a request.
@@ -154,7 +174,11 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) return done(new BadRequest(`Malformed JSON: nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    if (jsonDepthExceeds(text, MAX_JSON_DEPTH))
+      return done(
+        new BadRequest(`Malformed JSON: nested deeper than ${MAX_JSON_DEPTH} levels`),
+        undefined,
+      );
     return parseJson(request, text, done);
   });
 
@@ -173,9 +197,17 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
           ),
         );
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return send(reply, errorResponse(new BadRequest('Request body must be JSON (Content-Type: application/json)')));
+        return send(
+          reply,
+          errorResponse(
+            new BadRequest('Request body must be JSON (Content-Type: application/json)'),
+          ),
+        );
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return send(reply, errorResponse(new BadRequest('Request body is empty; send a JSON object')));
+        return send(
+          reply,
+          errorResponse(new BadRequest('Request body is empty; send a JSON object')),
+        );
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
         return send(reply, errorResponse(new BadRequest(`Malformed JSON: ${err.message}`)));
     }
@@ -185,7 +217,9 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
     return send(reply, errorResponse(err, opts.log));
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ success: false, error: `Not found: ${request.method} ${request.url.split('?')[0]}` }),
+    reply
+      .code(404)
+      .send({ success: false, error: `Not found: ${request.method} ${request.url.split('?')[0]}` }),
   );
 
   // Draining: requests under way when close began are answered; Fastify closes only connections
@@ -197,7 +231,12 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
     // One line per request (Fastify's own logging writes two); never headers, so never a key.
     app.addHook('onResponse', async (request, reply) => {
       request.log.info(
-        { method: request.method, url: request.url.length > 256 ? `${request.url.slice(0, 256)}…` : request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        {
+          method: request.method,
+          url: request.url.length > 256 ? `${request.url.slice(0, 256)}…` : request.url,
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime),
+        },
         'request',
       );
     });
@@ -207,13 +246,19 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
   app.get('/readyz', async (_request, reply) => {
     const state = await readiness(core);
     if (state.ready) return { success: true, status: 'ready', checks: state.checks };
-    const reasons = Object.entries(state.checks).filter(([, v]) => v !== 'ok').map(([k, v]) => `${k} ${v}`);
-    return reply.code(503).send({ success: false, error: `Not ready: ${reasons.join('; ')}`, checks: state.checks });
+    const reasons = Object.entries(state.checks)
+      .filter(([, v]) => v !== 'ok')
+      .map(([k, v]) => `${k} ${v}`);
+    return reply
+      .code(503)
+      .send({ success: false, error: `Not ready: ${reasons.join('; ')}`, checks: state.checks });
   });
 
   // Public files: random ids, immutable content.
   app.get<{ Params: { id: string } }>('/files/:id', async (request, reply) => {
-    const blob = /^[A-Za-z0-9_-]{1,64}$/.test(request.params.id) ? await core.blobs.get(request.params.id) : undefined;
+    const blob = /^[A-Za-z0-9_-]{1,64}$/.test(request.params.id)
+      ? await core.blobs.get(request.params.id)
+      : undefined;
     if (!blob) return reply.code(404).send({ success: false, error: 'File not found' });
     let body: Readable;
     try {
@@ -223,8 +268,12 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
         opts.log?.(`file ${blob.id} has a row but no content: ${err.message}`);
         return reply.code(404).send({ success: false, error: 'File not found' });
       }
-      opts.log?.(`file ${blob.id} could not be read: ${err instanceof Error ? err.message : String(err)}`);
-      return reply.code(503).send({ success: false, error: 'File storage is unavailable; try again shortly' });
+      opts.log?.(
+        `file ${blob.id} could not be read: ${err instanceof Error ? err.message : String(err)}`,
+      );
+      return reply
+        .code(503)
+        .send({ success: false, error: 'File storage is unavailable; try again shortly' });
     }
     return reply
       .header('content-type', blob.mime)
@@ -256,39 +305,67 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
       });
 
       v1.get('/models', async (req, reply) => send(reply, await service.listModels(authOf(req))));
-      v1.get('/fashion-models', async (req, reply) => send(reply, await service.listFashionModels(authOf(req), req.query)));
-      v1.get('/venues', async (req, reply) => send(reply, await service.listVenues(authOf(req), req.query)));
-      v1.get('/poses', async (req, reply) => send(reply, await service.listPoses(authOf(req), req.query)));
+      v1.get('/fashion-models', async (req, reply) =>
+        send(reply, await service.listFashionModels(authOf(req), req.query)),
+      );
+      v1.get('/venues', async (req, reply) =>
+        send(reply, await service.listVenues(authOf(req), req.query)),
+      );
+      v1.get('/poses', async (req, reply) =>
+        send(reply, await service.listPoses(authOf(req), req.query)),
+      );
       v1.get('/account', async (req, reply) => send(reply, await service.getAccount(authOf(req))));
 
       v1.post('/generations', async (req, reply) => {
-        const idem = idempotencyFor('generations', idemHeader(req), JSON.stringify(req.body ?? null));
-        return send(ackIdempotency(reply, idem), await service.createGeneration(authOf(req), req.body, idem));
+        const idem = idempotencyFor(
+          'generations',
+          idemHeader(req),
+          JSON.stringify(req.body ?? null),
+        );
+        return send(
+          ackIdempotency(reply, idem),
+          await service.createGeneration(authOf(req), req.body, idem),
+        );
       });
       v1.get<{ Params: { id: string } }>('/generations/:id', async (req, reply) =>
         send(reply, await service.getGeneration(authOf(req), req.params.id)),
       );
 
-      v1.post('/template-sets', async (req, reply) => send(reply, await service.createTemplateSet(authOf(req), req.body)));
-      v1.get('/template-sets', async (req, reply) => send(reply, await service.listTemplateSets(authOf(req))));
+      v1.post('/template-sets', async (req, reply) =>
+        send(reply, await service.createTemplateSet(authOf(req), req.body)),
+      );
+      v1.get('/template-sets', async (req, reply) =>
+        send(reply, await service.listTemplateSets(authOf(req))),
+      );
       v1.delete<{ Params: { id: string } }>('/template-sets/:id', async (req, reply) =>
         send(reply, await service.deleteTemplateSet(authOf(req), req.params.id)),
       );
 
-      v1.get('/ready-template-sets', async (req, reply) => send(reply, await service.listReadySets(authOf(req), req.query)));
+      v1.get('/ready-template-sets', async (req, reply) =>
+        send(reply, await service.listReadySets(authOf(req), req.query)),
+      );
       v1.get<{ Params: { id: string } }>('/ready-template-sets/:id', async (req, reply) =>
         send(reply, await service.getReadySet(authOf(req), req.params.id)),
       );
       v1.post('/catalog-jobs', async (req, reply) => {
-        const idem = idempotencyFor('catalog-jobs', idemHeader(req), JSON.stringify(req.body ?? null));
-        return send(ackIdempotency(reply, idem), await service.createCatalogJob(authOf(req), req.body, idem));
+        const idem = idempotencyFor(
+          'catalog-jobs',
+          idemHeader(req),
+          JSON.stringify(req.body ?? null),
+        );
+        return send(
+          ackIdempotency(reply, idem),
+          await service.createCatalogJob(authOf(req), req.body, idem),
+        );
       });
 
       // Uploads: raw bytes of any declared type (the signature decides), limited while streaming.
       v1.register(async (uploads) => {
         uploads.removeAllContentTypeParsers();
-        uploads.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: LIMITS.uploadBytes }, (_req, body, done) =>
-          done(null, body),
+        uploads.addContentTypeParser(
+          '*',
+          { parseAs: 'buffer', bodyLimit: LIMITS.uploadBytes },
+          (_req, body, done) => done(null, body),
         );
         uploads.post('/uploads', async (req, reply) => {
           const data = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
@@ -309,7 +386,8 @@ export function jsonDepthExceeds(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {

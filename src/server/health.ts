@@ -10,7 +10,10 @@ export type Readiness = { ready: boolean; checks: { database: string; blobs: str
 const READY_TIMEOUT_MS = 5_000;
 
 export async function readiness(core: Core): Promise<Readiness> {
-  const [database, blobs] = await Promise.all([answers(core.store.ping()), answers(core.blobs.content.ping())]);
+  const [database, blobs] = await Promise.all([
+    answers(core.store.ping()),
+    answers(core.blobs.content.ping()),
+  ]);
   return { ready: database === 'ok' && blobs === 'ok', checks: { database, blobs } };
 }
 

@@ -14,7 +14,8 @@ function storageQuota(env: NodeJS.ProcessEnv): number {
   const mb = env.DROPSHOOT_ACCOUNT_STORAGE_MB;
   if (mb === undefined || mb === '') return DEFAULT_ACCOUNT_STORAGE_BYTES;
   const n = Number(mb);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error('DROPSHOOT_ACCOUNT_STORAGE_MB must be a whole number of megabytes >= 1');
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new Error('DROPSHOOT_ACCOUNT_STORAGE_MB must be a whole number of megabytes >= 1');
   return n * 1024 * 1024;
 }
 

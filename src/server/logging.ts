@@ -19,25 +19,40 @@ export function requestIdFrom(header: string | string[] | undefined): string {
 /** Values of variables named like credentials (AWS secrets, provider keys, passwords). */
 export function secretValues(env: NodeJS.ProcessEnv): string[] {
   return Object.entries(env)
-    .filter(([name, value]) => /(SECRET|KEY|TOKEN|PASSWORD|CREDENTIALS)/i.test(name) && value !== undefined && value.length >= 8)
+    .filter(
+      ([name, value]) =>
+        /(SECRET|KEY|TOKEN|PASSWORD|CREDENTIALS)/i.test(name) &&
+        value !== undefined &&
+        value.length >= 8,
+    )
     .filter(([name]) => name !== 'AWS_ACCESS_KEY_ID') // an identifier, useful when reading logs
     .map(([, value]) => value!);
 }
 
 /** A destination that masks `secrets` in each line before writing it. */
-export function maskingStream(target: { write(chunk: string): unknown }, secrets: readonly string[]): DestinationStream {
+export function maskingStream(
+  target: { write(chunk: string): unknown },
+  secrets: readonly string[],
+): DestinationStream {
   if (secrets.length === 0) return target as DestinationStream;
   return {
     write(line: string) {
       let out = line;
-      for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+      for (const secret of secrets)
+        if (out.includes(secret)) out = out.split(secret).join('[redacted]');
       target.write(out);
     },
   };
 }
 
 /** The `serve` logger: JSON lines to `target` (stderr by default; stdout carries the CLI's answers). */
-export function createLogger(opts: { level?: string; target?: { write(chunk: string): unknown }; env?: NodeJS.ProcessEnv } = {}): Logger {
+export function createLogger(
+  opts: {
+    level?: string;
+    target?: { write(chunk: string): unknown };
+    env?: NodeJS.ProcessEnv;
+  } = {},
+): Logger {
   const target = opts.target ?? pino.destination({ dest: 2, sync: false });
   return pino(
     {
@@ -45,7 +60,16 @@ export function createLogger(opts: { level?: string; target?: { write(chunk: str
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       // Belt and braces: request objects are not logged, but if one ever is, these stay out.
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', '*.apiKey', '*.secretAccessKey'], censor: '[redacted]' },
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers.cookie',
+          'headers.authorization',
+          '*.apiKey',
+          '*.secretAccessKey',
+        ],
+        censor: '[redacted]',
+      },
     },
     maskingStream(target, secretValues(opts.env ?? process.env)),
   );

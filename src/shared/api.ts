@@ -168,9 +168,19 @@ export type ToolEntry = {
   promptMode: 'assembled' | 'none';
   fallbackPriceDiamonds: number;
 };
-export type FashionModelEntry = { id: string; name: string; gender: 'male' | 'female'; imageUrl: string };
+export type FashionModelEntry = {
+  id: string;
+  name: string;
+  gender: 'male' | 'female';
+  imageUrl: string;
+};
 export type VenueEntry = { id: string; name: string; category: string; imageUrl: string };
-export type PoseEntry = { id: string; name: string; type: 'default' | JewelryType; imageUrl: string };
+export type PoseEntry = {
+  id: string;
+  name: string;
+  type: 'default' | JewelryType;
+  imageUrl: string;
+};
 export type ReadyShot = {
   id: string;
   name: string;
@@ -212,13 +222,7 @@ export type GenerationBody = {
   shots?: { shotId: string; status: 'pending' | 'completed' | 'failed'; resultUrls: string[] }[];
 };
 export type PlanStatus =
-  | 'active'
-  | 'will_expire'
-  | 'paused'
-  | 'billing_issue'
-  | 'expired'
-  | 'refunded'
-  | 'none';
+  'active' | 'will_expire' | 'paused' | 'billing_issue' | 'expired' | 'refunded' | 'none';
 export type AccountBody = {
   success: true;
   email: string;

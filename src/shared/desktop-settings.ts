@@ -21,7 +21,11 @@ export type ProviderKeysUpdate = z.infer<typeof ProviderKeysUpdateSchema>;
  */
 export const DesktopSettingsUpdateSchema = z.union([
   z.strictObject({ mode: z.literal('embedded') }),
-  z.strictObject({ mode: z.literal('remote'), baseUrl: z.url({ protocol: /^https?$/ }), apiKey: Secret }),
+  z.strictObject({
+    mode: z.literal('remote'),
+    baseUrl: z.url({ protocol: /^https?$/ }),
+    apiKey: Secret,
+  }),
   z.strictObject({ providerKeys: ProviderKeysUpdateSchema }),
   z.strictObject({ dailyCap: DailyCapSchema }),
 ]);

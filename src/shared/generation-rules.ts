@@ -12,9 +12,11 @@ export class RuleViolation extends Error {
   override name = 'RuleViolation';
 }
 
-
 /** What a template set keeps of the request it was saved from (its wire entry, less label and cover). */
-export type TemplateStyling = Pick<TemplateSetEntry, 'id' | 'toolId' | 'images' | 'pose' | 'shotType' | 'stylePreset' | 'ratio'>;
+export type TemplateStyling = Pick<
+  TemplateSetEntry,
+  'id' | 'toolId' | 'images' | 'pose' | 'shotType' | 'stylePreset' | 'ratio'
+>;
 
 export type ValidGeneration = {
   tool: ToolSpec;
@@ -24,7 +26,10 @@ export type ValidGeneration = {
 };
 
 /** Request fields win; omitted ones are filled from the template (spec 4.6 rule 2). */
-export function applyTemplate(request: GenerationRequest, template: TemplateStyling): GenerationRequest {
+export function applyTemplate(
+  request: GenerationRequest,
+  template: TemplateStyling,
+): GenerationRequest {
   if (request.toolId !== undefined && request.toolId !== template.toolId) {
     throw new RuleViolation(
       `Template set ${template.id} was saved for toolId '${template.toolId}', not '${request.toolId}'`,
@@ -36,7 +41,12 @@ export function applyTemplate(request: GenerationRequest, template: TemplateStyl
     if (images[key] === undefined && tool.imageKeys.includes(key)) images[key] = value;
   }
   const merged: GenerationRequest = { ...request, toolId: template.toolId, images };
-  const saved = { pose: template.pose, shotType: template.shotType, stylePreset: template.stylePreset, ratio: template.ratio };
+  const saved = {
+    pose: template.pose,
+    shotType: template.shotType,
+    stylePreset: template.stylePreset,
+    ratio: template.ratio,
+  };
   for (const [field, value] of Object.entries(saved) as [keyof typeof saved, string | null][]) {
     if (merged[field] === undefined && value !== null && tool.fields.includes(field)) {
       (merged as Record<string, unknown>)[field] = value;
@@ -46,7 +56,8 @@ export function applyTemplate(request: GenerationRequest, template: TemplateStyl
 }
 
 export function validateGeneration(request: GenerationRequest): ValidGeneration {
-  if (request.toolId === undefined) throw new RuleViolation('toolId is required (or a templateSetId)');
+  if (request.toolId === undefined)
+    throw new RuleViolation('toolId is required (or a templateSetId)');
   const toolId = request.toolId;
   if (!isToolId(toolId)) {
     throw new RuleViolation(`Unknown toolId '${toolId}'; GET /v1/models lists the valid ones`);
@@ -59,16 +70,25 @@ export function validateGeneration(request: GenerationRequest): ValidGeneration 
     }
   }
   for (const field of tool.requiredFields) {
-    if (request[field] === undefined) throw new RuleViolation(`${toolId}: missing required field '${field}'`);
+    if (request[field] === undefined)
+      throw new RuleViolation(`${toolId}: missing required field '${field}'`);
   }
-  if (toolId === 'virtual_model' && request.ratio && !(VIRTUAL_MODEL_RATIOS as readonly string[]).includes(request.ratio)) {
-    throw new RuleViolation(`virtual_model: ratio must be one of ${VIRTUAL_MODEL_RATIOS.join(', ')}`);
+  if (
+    toolId === 'virtual_model' &&
+    request.ratio &&
+    !(VIRTUAL_MODEL_RATIOS as readonly string[]).includes(request.ratio)
+  ) {
+    throw new RuleViolation(
+      `virtual_model: ratio must be one of ${VIRTUAL_MODEL_RATIOS.join(', ')}`,
+    );
   }
 
   const images: Record<string, string[]> = {};
   for (const [key, value] of Object.entries(request.images ?? {})) {
     if (!tool.imageKeys.includes(key)) {
-      throw new RuleViolation(`${toolId}: image field '${key}' does not apply to this tool (accepted: ${tool.imageKeys.join(', ')})`);
+      throw new RuleViolation(
+        `${toolId}: image field '${key}' does not apply to this tool (accepted: ${tool.imageKeys.join(', ')})`,
+      );
     }
     const isArrayKey = tool.arrayKeys.includes(key);
     if (Array.isArray(value) && !isArrayKey) {
@@ -81,7 +101,9 @@ export function validateGeneration(request: GenerationRequest): ValidGeneration 
   }
   for (const requirement of tool.required) {
     if (!requirement.oneOf.some((key) => images[key]?.length)) {
-      throw new RuleViolation(`${toolId}: missing required image '${requirement.oneOf.join("' or '")}'`);
+      throw new RuleViolation(
+        `${toolId}: missing required image '${requirement.oneOf.join("' or '")}'`,
+      );
     }
   }
   return { tool, images, request: { ...request, toolId } };

@@ -33,10 +33,14 @@ export type StudioSettingsView = {
 };
 
 /** The text of a field as a cap, or the sentence saying why it is not one. */
-export function parseDailyCap(text: string): { ok: true; value: number } | { ok: false; message: string } {
+export function parseDailyCap(
+  text: string,
+): { ok: true; value: number } | { ok: false; message: string } {
   const trimmed = text.trim();
   const parsed = DailyCapSchema.safeParse(/^\d+$/.test(trimmed) ? Number(trimmed) : Number.NaN);
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, message: DAILY_CAP_SENTENCE };
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, message: DAILY_CAP_SENTENCE };
 }
 
 const PROVIDER_KEYS = ['DROPSHOOT_FAL_KEY', 'DROPSHOOT_OPENAI_KEY'] as const;
@@ -46,7 +50,12 @@ const ROUTE = /^DROPSHOOT_ROUTE_[A-Z_]+$/;
  * Whether the embedded core will find an AI provider in this environment (README "providers"):
  * a provider key, or a route to an adapter other than the local one. Values are never returned.
  */
-export function aiProviderInEnvironment(env: Readonly<Record<string, string | undefined>>): boolean {
+export function aiProviderInEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+): boolean {
   if (PROVIDER_KEYS.some((name) => Boolean(env[name]?.trim()))) return true;
-  return Object.entries(env).some(([name, value]) => ROUTE.test(name) && Boolean(value) && value!.split(':')[0]!.trim() !== 'local');
+  return Object.entries(env).some(
+    ([name, value]) =>
+      ROUTE.test(name) && Boolean(value) && value!.split(':')[0]!.trim() !== 'local',
+  );
 }

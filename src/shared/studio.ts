@@ -25,14 +25,19 @@ type ImageFields = Record<string, string | string[]>;
 
 /** Whether some image field (or an entry of a list field) is `"{photo}"`. */
 export function mentionsPhoto(images: ImageFields | undefined): boolean {
-  return Object.values(images ?? {}).some((v) => (Array.isArray(v) ? v.includes(PHOTO_PLACEHOLDER) : v === PHOTO_PLACEHOLDER));
+  return Object.values(images ?? {}).some((v) =>
+    Array.isArray(v) ? v.includes(PHOTO_PLACEHOLDER) : v === PHOTO_PLACEHOLDER,
+  );
 }
 
 /** The image fields with every `"{photo}"` value (single or in a list) replaced by `url`. */
 export function fillPhoto(images: ImageFields | undefined, url: string): ImageFields {
   const fill = (value: string) => (value === PHOTO_PLACEHOLDER ? url : value);
   return Object.fromEntries(
-    Object.entries(images ?? {}).map(([key, value]) => [key, Array.isArray(value) ? value.map(fill) : fill(value)]),
+    Object.entries(images ?? {}).map(([key, value]) => [
+      key,
+      Array.isArray(value) ? value.map(fill) : fill(value),
+    ]),
   );
 }
 
@@ -49,7 +54,9 @@ export const ExportSettingsSchema = z.strictObject({
 export type ExportSettings = z.infer<typeof ExportSettingsSchema>;
 
 /** A catalog-job recipe: a ready shoot replayed on each photo (optionally a subset of shots). */
-export const CatalogRecipeRequestSchema = CatalogJobRequestSchema.extend({ readyTemplateSetId: IdSchema });
+export const CatalogRecipeRequestSchema = CatalogJobRequestSchema.extend({
+  readyTemplateSetId: IdSchema,
+});
 
 /**
  * A recipe: a request template plus export settings. `"{photo}"` in an image field marks where
@@ -57,12 +64,19 @@ export const CatalogRecipeRequestSchema = CatalogJobRequestSchema.extend({ ready
  */
 export const RecipeSchema = z.strictObject({
   request: z.union([CatalogRecipeRequestSchema, GenerationRequestSchema]),
-  export: ExportSettingsSchema.default({ preset: 'original', format: 'jpeg', quality: 90, naming: '{name}-{tool}-{n}' }),
+  export: ExportSettingsSchema.default({
+    preset: 'original',
+    format: 'jpeg',
+    quality: 90,
+    naming: '{name}-{tool}-{n}',
+  }),
 });
 export type Recipe = z.infer<typeof RecipeSchema>;
 export type RecipeInput = z.input<typeof RecipeSchema>;
 
-export function isCatalogRecipe(request: Recipe['request']): request is z.infer<typeof CatalogRecipeRequestSchema> {
+export function isCatalogRecipe(
+  request: Recipe['request'],
+): request is z.infer<typeof CatalogRecipeRequestSchema> {
   return 'readyTemplateSetId' in request && typeof request.readyTemplateSetId === 'string';
 }
 
@@ -82,10 +96,24 @@ export const ITEM_STATES = [
   'cancelled',
 ] as const;
 export type ItemState = (typeof ITEM_STATES)[number];
-export const TERMINAL_STATES: readonly ItemState[] = ['exported', 'failed', 'rejected', 'skipped', 'cancelled'];
+export const TERMINAL_STATES: readonly ItemState[] = [
+  'exported',
+  'failed',
+  'rejected',
+  'skipped',
+  'cancelled',
+];
 
 /** Why an item is not moving; shown to the operator next to it. */
-export const WAIT_REASONS = ['paused', 'no_diamonds', 'daily_cap', 'offline', 'service_error', 'ceiling', 'uncertain'] as const;
+export const WAIT_REASONS = [
+  'paused',
+  'no_diamonds',
+  'daily_cap',
+  'offline',
+  'service_error',
+  'ceiling',
+  'uncertain',
+] as const;
 export type WaitReason = (typeof WAIT_REASONS)[number];
 
 export const REVIEW_STATES = ['pending', 'approved', 'rejected'] as const;
@@ -185,7 +213,10 @@ export const StoredComplianceReportSchema = z.object({
   ok: z.boolean(),
   verdict: ComplianceVerdictSchema.optional(),
   checks: z.array(
-    ComplianceCheckSchema.extend({ id: z.string(), severity: ComplianceCheckSchema.shape.severity.optional() }),
+    ComplianceCheckSchema.extend({
+      id: z.string(),
+      severity: ComplianceCheckSchema.shape.severity.optional(),
+    }),
   ),
 });
 export type StoredComplianceReport = z.infer<typeof StoredComplianceReportSchema>;
@@ -234,9 +265,18 @@ export type CatalogView = {
  * The age of a cached catalog. `stale` with an `error`: the service could not be asked (offline,
  * 429, 5xx) and this is the last copy; `warnings`: lists that could not be read whole.
  */
-export type CatalogCacheInfo = { fetchedAt: string; ageSeconds: number; stale: boolean; error: string | null; warnings: string[] };
+export type CatalogCacheInfo = {
+  fetchedAt: string;
+  ageSeconds: number;
+  stale: boolean;
+  error: string | null;
+  warnings: string[];
+};
 
-export type AccountView = Omit<AccountBody, 'success'> & { mode: 'embedded' | 'remote'; serviceUrl: string | null };
+export type AccountView = Omit<AccountBody, 'success'> & {
+  mode: 'embedded' | 'remote';
+  serviceUrl: string | null;
+};
 
 /** A saved look: a template set on the service. */
 export type LookView = TemplateSetEntry;
@@ -248,7 +288,12 @@ const Id = IdSchema;
 const MaxDiamonds = z.number().int().min(1).max(100_000_000).nullable();
 export const StudioCommandSchemas = {
   'folders.list': z.object({}),
-  'folders.add': z.strictObject({ path: z.string().min(1), outputDir: z.string().min(1), recipe: RecipeSchema, maxDiamonds: MaxDiamonds.optional() }),
+  'folders.add': z.strictObject({
+    path: z.string().min(1),
+    outputDir: z.string().min(1),
+    recipe: RecipeSchema,
+    maxDiamonds: MaxDiamonds.optional(),
+  }),
   'folders.remove': z.strictObject({ id: Id }),
   'folders.setRecipe': z.strictObject({ id: Id, recipe: RecipeSchema }),
   'folders.pause': z.strictObject({ id: Id, paused: z.boolean() }),
@@ -275,7 +320,10 @@ export const StudioCommandSchemas = {
     offset: z.number().int().min(0).default(0),
   }),
   /** Setting an exported result back to pending or rejected un-exports it (its files are removed). */
-  'review.set': z.strictObject({ ids: z.array(Id).min(1), review: z.enum(['approved', 'rejected', 'pending']) }),
+  'review.set': z.strictObject({
+    ids: z.array(Id).min(1),
+    review: z.enum(['approved', 'rejected', 'pending']),
+  }),
   'review.redo': z.strictObject({ resultIds: z.array(Id).min(1), recipe: RecipeSchema.optional() }),
   'export.run': z.strictObject({ itemIds: z.array(Id).optional() }),
   'export.preview': z.strictObject({
@@ -290,7 +338,10 @@ export const StudioCommandSchemas = {
   }),
   'budget.get': z.object({}),
   'account.get': z.object({}),
-  'connection.check': z.strictObject({ baseUrl: z.url({ protocol: /^https?$/ }), apiKey: z.string().trim().min(8).max(300) }),
+  'connection.check': z.strictObject({
+    baseUrl: z.url({ protocol: /^https?$/ }),
+    apiKey: z.string().trim().min(8).max(300),
+  }),
   'catalog.get': z.object({ refresh: z.boolean().optional() }),
   'looks.list': z.object({ refresh: z.boolean().optional() }),
   'looks.save': z.strictObject({ resultId: Id, label: z.string().trim().min(1).max(120) }),
@@ -299,7 +350,9 @@ export const StudioCommandSchemas = {
 } as const;
 
 export type StudioCommandName = keyof typeof StudioCommandSchemas;
-export type StudioCommandArgs<K extends StudioCommandName> = z.input<(typeof StudioCommandSchemas)[K]>;
+export type StudioCommandArgs<K extends StudioCommandName> = z.input<
+  (typeof StudioCommandSchemas)[K]
+>;
 
 export type StudioCommandResults = {
   'folders.list': FolderView[];
@@ -342,7 +395,9 @@ export type StudioEvents = {
   'batch.finished': { batchId: string; exported: number; failed: number; skipped: number };
 };
 export type StudioEventName = keyof StudioEvents;
-export type StudioEvent = { [K in StudioEventName]: { type: K; data: StudioEvents[K] } }[StudioEventName];
+export type StudioEvent = {
+  [K in StudioEventName]: { type: K; data: StudioEvents[K] };
+}[StudioEventName];
 
 /** Errors that cross the boundary are coerced to this shape. */
 export type StudioError = { code: string; message: string };

@@ -20,7 +20,9 @@ export function ownCapMessage(cap: number): string {
 
 /** Identifies a key without storing it: origin plus a short hash of the key. */
 export function budgetKey(origin: string, apiKey?: string): string {
-  return apiKey ? `${origin}#${createHash('sha256').update(apiKey).digest('hex').slice(0, 12)}` : origin;
+  return apiKey
+    ? `${origin}#${createHash('sha256').update(apiKey).digest('hex').slice(0, 12)}`
+    : origin;
 }
 
 /** Requests one photo costs: upload, create, and the polls it usually needs (at least one). */
@@ -60,7 +62,9 @@ export class Budget {
   /** Requests left today as far as planning polls goes: the smaller of the configured and the named cap. */
   requestsLeftForPlanning(): number | null {
     const [day, named] = (store.getSetting(this.db, `cap:${this.key}`) ?? '').split(':');
-    const caps = [this.dailyCap, day === this.day() ? Number(named) : null].filter((c): c is number => typeof c === 'number' && c > 0);
+    const caps = [this.dailyCap, day === this.day() ? Number(named) : null].filter(
+      (c): c is number => typeof c === 'number' && c > 0,
+    );
     return caps.length ? Math.max(0, Math.min(...caps) - this.requestsUsedToday()) : null;
   }
 
@@ -80,7 +84,8 @@ export class Budget {
    * (nothing sent), so every caller treats it exactly as the service's own.
    */
   takeRequest(): void {
-    if (this.ownCapReached()) throw new ApiError(429, ownCapMessage(this.dailyCap!), { notSent: true });
+    if (this.ownCapReached())
+      throw new ApiError(429, ownCapMessage(this.dailyCap!), { notSent: true });
     this.countRequest();
   }
 
@@ -128,17 +133,21 @@ export class Budget {
   shotPrice(): PriceQuote {
     const learnt = Number(store.getSetting(this.db, `price:${this.key}:catalog-shot`));
     if (learnt > 0) return { diamonds: learnt, sure: true };
-    const image = ['virtual_model', 'outfit_photo', 'pro_studio', 'jewelry_on_model'].map((t) => this.toolPrices.get(t) ?? 0);
+    const image = ['virtual_model', 'outfit_photo', 'pro_studio', 'jewelry_on_model'].map(
+      (t) => this.toolPrices.get(t) ?? 0,
+    );
     return { diamonds: Math.max(1, ...image), sure: false };
   }
 
   learnPrice(toolId: string, diamonds: number): void {
-    if (diamonds > 0 && Number.isFinite(diamonds)) store.setSetting(this.db, `price:${this.key}:${toolId}`, String(Math.round(diamonds)));
+    if (diamonds > 0 && Number.isFinite(diamonds))
+      store.setSetting(this.db, `price:${this.key}:${toolId}`, String(Math.round(diamonds)));
   }
 
   /** Shots of a ready set (read once per set; the recipe's own shot list wins). */
   async shotCount(readySetId: string): Promise<number> {
-    const cached = this.shotCounts.get(readySetId) ?? Number(store.getSetting(this.db, `shots:${readySetId}`));
+    const cached =
+      this.shotCounts.get(readySetId) ?? Number(store.getSetting(this.db, `shots:${readySetId}`));
     if (cached > 0) return cached;
     const set = await this.client.getReadySet(readySetId);
     this.shotCounts.set(readySetId, set.shotCount);
@@ -150,7 +159,10 @@ export class Budget {
   quote(recipe: Recipe): PriceQuote | null {
     const request = recipe.request;
     if (isCatalogRecipe(request)) {
-      const shots = request.shotIds?.length ?? (this.shotCounts.get(request.readyTemplateSetId) || Number(store.getSetting(this.db, `shots:${request.readyTemplateSetId}`)));
+      const shots =
+        request.shotIds?.length ??
+        (this.shotCounts.get(request.readyTemplateSetId) ||
+          Number(store.getSetting(this.db, `shots:${request.readyTemplateSetId}`)));
       if (!shots) return null;
       const shot = this.shotPrice();
       return { diamonds: shots * shot.diamonds, sure: shot.sure };
@@ -188,7 +200,13 @@ export class Budget {
   /** Charges since the balance was last read whose price is not confirmed. */
   hasUnsureCharges(): boolean {
     if (!this.anchor) return false;
-    return this.db.prepare('SELECT 1 FROM items WHERE price_sure = 0 AND diamonds > 0 AND submitted_at >= ? LIMIT 1').get(new Date(this.anchor.at).toISOString()) !== undefined;
+    return (
+      this.db
+        .prepare(
+          'SELECT 1 FROM items WHERE price_sure = 0 AND diamonds > 0 AND submitted_at >= ? LIMIT 1',
+        )
+        .get(new Date(this.anchor.at).toISOString()) !== undefined
+    );
   }
 
   get reconcilePending(): boolean {
@@ -219,17 +237,32 @@ export class Budget {
     const nowIso = this.now().toISOString();
     if (anchor) {
       const since = this.db
-        .prepare('SELECT id, tool_id AS toolId, diamonds, price_sure AS sure FROM items WHERE diamonds > 0 AND submitted_at >= ?')
-        .all(new Date(anchor.at).toISOString()) as { id: string; toolId: string; diamonds: number; sure: number }[];
+        .prepare(
+          'SELECT id, tool_id AS toolId, diamonds, price_sure AS sure FROM items WHERE diamonds > 0 AND submitted_at >= ?',
+        )
+        .all(new Date(anchor.at).toISOString()) as {
+        id: string;
+        toolId: string;
+        diamonds: number;
+        sure: number;
+      }[];
       // A submission whose answer was lost may or may not be in the difference: attribute nothing.
-      const unknown = this.db.prepare("SELECT 1 FROM items WHERE state = 'submitting' AND submitted_at >= ? LIMIT 1").get(new Date(anchor.at).toISOString()) !== undefined;
+      const unknown =
+        this.db
+          .prepare("SELECT 1 FROM items WHERE state = 'submitting' AND submitted_at >= ? LIMIT 1")
+          .get(new Date(anchor.at).toISOString()) !== undefined;
       const charged = unknown ? [] : since.filter((c) => c.sure === 0);
       // Charges whose price is already known take their part first; the rest is the unknown's.
-      const spent = anchor.balance - balance - since.filter((c) => c.sure === 1).reduce((sum, c) => sum + c.diamonds, 0);
+      const spent =
+        anchor.balance -
+        balance -
+        since.filter((c) => c.sure === 1).reduce((sum, c) => sum + c.diamonds, 0);
       const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
       if (charged.length > 0 && spent > 0 && estimated > 0) {
         const tools = new Set(charged.map((c) => c.toolId));
-        const update = this.db.prepare('UPDATE items SET diamonds = ?, price = ?, price_sure = 1 WHERE id = ?');
+        const update = this.db.prepare(
+          'UPDATE items SET diamonds = ?, price = ?, price_sure = 1 WHERE id = ?',
+        );
         this.db.transaction(() => {
           if (tools.size === 1 && spent % charged.length === 0) {
             const each = spent / charged.length;
@@ -240,7 +273,8 @@ export class Budget {
             // Mixed tools: shares in proportion to what each was expected to cost.
             let left = spent;
             charged.forEach((c, i) => {
-              const share = i === charged.length - 1 ? left : Math.round((spent * c.diamonds) / estimated);
+              const share =
+                i === charged.length - 1 ? left : Math.round((spent * c.diamonds) / estimated);
               left -= share;
               update.run(share, share, c.id);
             });

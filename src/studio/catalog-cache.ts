@@ -8,7 +8,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { ApiError, MAX_READY_SET_PAGES, readAllReadySets, withoutCatalogMemo, type ReadySetsStop, type ServiceClient } from '../client';
+import {
+  ApiError,
+  MAX_READY_SET_PAGES,
+  readAllReadySets,
+  withoutCatalogMemo,
+  type ReadySetsStop,
+  type ServiceClient,
+} from '../client';
 import type { CatalogCacheInfo, CatalogView, LookView } from '../shared/studio';
 import { writeFileAtomic } from '../infra/atomic-write';
 
@@ -18,17 +25,28 @@ export const CATALOG_CACHE_MS = 24 * 60 * 60_000;
 const POSE_TYPES = [undefined, 'ring', 'necklace', 'earring', 'bracelet'] as const;
 const STOPPED: Record<Exclude<ReadySetsStop, 'end'>, string> = {
   cursor_repeated: 'the service sent back a cursor it had sent before, so reading stopped',
-  page_repeated: 'the service answered a page already read (it ignores our cursor), so reading stopped',
+  page_repeated:
+    'the service answered a page already read (it ignores our cursor), so reading stopped',
   page_limit: `reading stopped at the limit of ${MAX_READY_SET_PAGES} pages`,
 };
 
 const Listed = z.array(z.looseObject({ id: z.string().min(1) }));
-const CatalogSchema = z.object({ tools: Listed, fashionModels: Listed, venues: Listed, poses: Listed, readySets: Listed, warnings: z.array(z.string()) });
+const CatalogSchema = z.object({
+  tools: Listed,
+  fashionModels: Listed,
+  venues: Listed,
+  poses: Listed,
+  readySets: Listed,
+  warnings: z.array(z.string()),
+});
 type StoredCatalog = Omit<CatalogView, 'cache'> & { warnings: string[] };
 const Entry = <T extends z.ZodType>(value: T) => z.object({ fetchedAt: z.iso.datetime(), value });
 const CacheFileSchema = z.object({
   version: z.literal(1),
-  entries: z.record(z.string(), z.object({ catalog: Entry(CatalogSchema).optional(), looks: Entry(Listed).optional() })),
+  entries: z.record(
+    z.string(),
+    z.object({ catalog: Entry(CatalogSchema).optional(), looks: Entry(Listed).optional() }),
+  ),
 });
 type CacheFile = z.infer<typeof CacheFileSchema>;
 type Kind = 'catalog' | 'looks';
@@ -43,12 +61,20 @@ export async function readCatalog(client: ServiceClient): Promise<StoredCatalog>
     // need not echo it, and the builder filters poses by it).
     Promise.all(
       POSE_TYPES.map(async (type) =>
-        (await client.listPoses({ ...(type ? { type } : {}), limit: 100 })).map((pose) => ({ ...pose, type: pose.type ?? type ?? 'default' })),
+        (await client.listPoses({ ...(type ? { type } : {}), limit: 100 })).map((pose) => ({
+          ...pose,
+          type: pose.type ?? type ?? 'default',
+        })),
       ),
     ).then((lists) => lists.flat()),
     readAllReadySets(client),
   ]);
-  const warnings = ready.stop === 'end' ? [] : [`Ready shoots: ${ready.templateSets.length} read in ${ready.pages} requests, then ${STOPPED[ready.stop]}; the service may have more.`];
+  const warnings =
+    ready.stop === 'end'
+      ? []
+      : [
+          `Ready shoots: ${ready.templateSets.length} read in ${ready.pages} requests, then ${STOPPED[ready.stop]}; the service may have more.`,
+        ];
   return { tools, fashionModels, venues, poses, readySets: ready.templateSets, warnings };
 }
 
@@ -67,7 +93,10 @@ export class CatalogCache {
 
   private readonly client: ServiceClient;
 
-  constructor(client: ServiceClient, options: { dataDir: string; ttlMs?: number; now?: () => Date }) {
+  constructor(
+    client: ServiceClient,
+    options: { dataDir: string; ttlMs?: number; now?: () => Date },
+  ) {
     // This cache decides when a copy is too old; the in-memory memo must not answer in its place.
     this.client = withoutCatalogMemo(client);
     this.file = path.join(options.dataDir, CATALOG_CACHE_FILE);
@@ -82,14 +111,19 @@ export class CatalogCache {
 
   /** The whole catalog, from disk when under a day old, with where it came from and how old it is. */
   async catalog(options: { refresh?: boolean } = {}): Promise<CatalogView> {
-    const { value, cache } = await this.cached('catalog', () => readCatalog(this.client), options.refresh);
+    const { value, cache } = await this.cached(
+      'catalog',
+      () => readCatalog(this.client),
+      options.refresh,
+    );
     const { warnings, ...catalog } = value as StoredCatalog;
     return { ...catalog, cache: { ...cache, warnings } };
   }
 
   /** The account's saved looks (template sets); our own saves and deletes refresh them. */
   async looks(options: { refresh?: boolean } = {}): Promise<LookView[]> {
-    return (await this.cached('looks', () => this.client.listTemplateSets(), options.refresh)).value as LookView[];
+    return (await this.cached('looks', () => this.client.listTemplateSets(), options.refresh))
+      .value as LookView[];
   }
 
   /** After a look was saved or deleted through this studio. */
@@ -102,15 +136,27 @@ export class CatalogCache {
     await this.persist().catch(() => undefined);
   }
 
-  private async cached(kind: Kind, fetch: () => Promise<unknown>, refresh = false): Promise<{ value: unknown; cache: Omit<CatalogCacheInfo, 'warnings'> }> {
+  private async cached(
+    kind: Kind,
+    fetch: () => Promise<unknown>,
+    refresh = false,
+  ): Promise<{ value: unknown; cache: Omit<CatalogCacheInfo, 'warnings'> }> {
     const entry = this.load().entries[this.key]?.[kind];
     const now = this.now().getTime();
     const age = entry ? now - Date.parse(entry.fetchedAt) : Infinity;
     // A copy from the future (clock moved back) is not trusted as fresh.
-    if (entry && !refresh && age >= 0 && age < this.ttlMs) return { value: entry.value, cache: this.info(entry.fetchedAt, age, null) };
+    if (entry && !refresh && age >= 0 && age < this.ttlMs)
+      return { value: entry.value, cache: this.info(entry.fetchedAt, age, null) };
     try {
       const value = await this.singleFlight(kind, fetch);
-      return { value, cache: this.info(this.load().entries[this.key]?.[kind]?.fetchedAt ?? this.now().toISOString(), 0, null) };
+      return {
+        value,
+        cache: this.info(
+          this.load().entries[this.key]?.[kind]?.fetchedAt ?? this.now().toISOString(),
+          0,
+          null,
+        ),
+      };
     } catch (err) {
       if (!entry || !servedStaleOn(err)) throw err;
       const message = err instanceof Error ? err.message : String(err);
@@ -118,8 +164,17 @@ export class CatalogCache {
     }
   }
 
-  private info(fetchedAt: string, ageMs: number, error: string | null): Omit<CatalogCacheInfo, 'warnings'> {
-    return { fetchedAt, ageSeconds: Math.round(ageMs / 1000), stale: error !== null || ageMs >= this.ttlMs, error };
+  private info(
+    fetchedAt: string,
+    ageMs: number,
+    error: string | null,
+  ): Omit<CatalogCacheInfo, 'warnings'> {
+    return {
+      fetchedAt,
+      ageSeconds: Math.round(ageMs / 1000),
+      stale: error !== null || ageMs >= this.ttlMs,
+      error,
+    };
   }
 
   /** One read per kind at a time: a second caller waits for the first instead of asking again. */

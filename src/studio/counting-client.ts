@@ -11,7 +11,10 @@ import { withCatalogMemo, type ServiceClient } from '../client';
 
 const NOT_COUNTED = new Set<keyof ServiceClient>(['origin', 'download', 'close', 'guardRequests']);
 
-export type CountedClient = { client: ServiceClient; /** Stops counting (the engine closes; the inner client may live on). */ release: () => void };
+export type CountedClient = {
+  client: ServiceClient;
+  /** Stops counting (the engine closes; the inner client may live on). */ release: () => void;
+};
 
 export function countingClient(inner: ServiceClient, onRequest: () => void): CountedClient {
   if (inner.guardRequests) {

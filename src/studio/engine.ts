@@ -8,7 +8,17 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { ApiError, type ServiceClient } from '../client';
-import { isCatalogRecipe, RecipeSchema, TERMINAL_STATES, type BudgetView, type ItemState, type ItemView, type Recipe, type StudioEvents, type WaitReason } from '../shared/studio';
+import {
+  isCatalogRecipe,
+  RecipeSchema,
+  TERMINAL_STATES,
+  type BudgetView,
+  type ItemState,
+  type ItemView,
+  type Recipe,
+  type StudioEvents,
+  type WaitReason,
+} from '../shared/studio';
 import { Budget, budgetKey, DEFAULT_DAILY_CAP, type PriceQuote } from './budget';
 import { CommandError } from './command-error';
 import { countingClient } from './counting-client';
@@ -18,7 +28,13 @@ import { Gates } from './gates';
 import { Library } from './library';
 import { lockDataFolder } from './lock';
 import { Poller } from './poller';
-import { ACTIVE_STATES, enqueue as enqueueItem, recipeHash, resolveUncertain, type EnqueueInput } from './queue';
+import {
+  ACTIVE_STATES,
+  enqueue as enqueueItem,
+  recipeHash,
+  resolveUncertain,
+  type EnqueueInput,
+} from './queue';
 import { Runner } from './runner';
 import { Scheduler } from './scheduler';
 
@@ -91,7 +107,10 @@ export class StudioEngine {
       throw err;
     }
     this.library = new Library(path.join(options.dataDir, 'library'));
-    this.gates = new Gates({ ...(options.capProbeMs !== undefined ? { capProbeMs: options.capProbeMs } : {}), balanceRecheckMs: options.balanceRecheckMs ?? 10_000 });
+    this.gates = new Gates({
+      ...(options.capProbeMs !== undefined ? { capProbeMs: options.capProbeMs } : {}),
+      balanceRecheckMs: options.balanceRecheckMs ?? 10_000,
+    });
     const remote = options.client.origin !== 'embedded';
     const key = budgetKey(options.client.origin, options.apiKey);
     // Counted before the call goes out, in the studio's own store, per key and UTC day; refused
@@ -102,8 +121,17 @@ export class StudioEngine {
     });
     this.client = counted.client;
     this.releaseCount = counted.release;
-    this.spending = new Budget(this.db, this.client, key, options.dailyCap ?? (remote ? DEFAULT_DAILY_CAP : null), () => this.now());
-    this.poller = new Poller(this.db, options.maxPollGapMs !== undefined ? { maxGapMs: options.maxPollGapMs } : {});
+    this.spending = new Budget(
+      this.db,
+      this.client,
+      key,
+      options.dailyCap ?? (remote ? DEFAULT_DAILY_CAP : null),
+      () => this.now(),
+    );
+    this.poller = new Poller(
+      this.db,
+      options.maxPollGapMs !== undefined ? { maxGapMs: options.maxPollGapMs } : {},
+    );
     this.runner = new Runner(this);
     this.scheduler = new Scheduler(this);
     this.startedAt = this.now().getTime();
@@ -154,11 +182,27 @@ export class StudioEngine {
 
   // ---- intake ---------------------------------------------------------------------------------
 
-  createBatch(input: { kind: 'run' | 'folder'; outputDir: string; folderId?: string | null; autoApprove?: boolean; ceiling?: number | null }): string {
+  createBatch(input: {
+    kind: 'run' | 'folder';
+    outputDir: string;
+    folderId?: string | null;
+    autoApprove?: boolean;
+    ceiling?: number | null;
+  }): string {
     const id = `batch_${randomUUID()}`;
     this.db
-      .prepare('INSERT INTO batches (id, folder_id, kind, output_dir, auto_approve, ceiling, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(id, input.folderId ?? null, input.kind, input.outputDir, input.autoApprove ? 1 : 0, input.ceiling ?? null, this.now().toISOString());
+      .prepare(
+        'INSERT INTO batches (id, folder_id, kind, output_dir, auto_approve, ceiling, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        id,
+        input.folderId ?? null,
+        input.kind,
+        input.outputDir,
+        input.autoApprove ? 1 : 0,
+        input.ceiling ?? null,
+        this.now().toISOString(),
+      );
     return id;
   }
 
@@ -186,17 +230,33 @@ export class StudioEngine {
    * Before a batch starts: tool prices and the ready set's shot count (so every photo is priced
    * before anything is spent), and the balance (so the batch's spend can be reconciled from it).
    */
-  async prepareBatch(recipe: Recipe, ceiling: number | null = null): Promise<{ perPhotoDiamonds: number | null; perPhotoRequests: number; requestsLeftToday: number | null; balance: number | null }> {
+  async prepareBatch(
+    recipe: Recipe,
+    ceiling: number | null = null,
+  ): Promise<{
+    perPhotoDiamonds: number | null;
+    perPhotoRequests: number;
+    requestsLeftToday: number | null;
+    balance: number | null;
+  }> {
     await this.spending.loadPrices().catch(() => undefined);
-    if (isCatalogRecipe(recipe.request) && !recipe.request.shotIds?.length) await this.spending.shotCount(recipe.request.readyTemplateSetId).catch(() => undefined);
+    if (isCatalogRecipe(recipe.request) && !recipe.request.shotIds?.length)
+      await this.spending.shotCount(recipe.request.readyTemplateSetId).catch(() => undefined);
     // A remote service's charge can differ from its price list: its balance is the truth (the
     // embedded core charges its list price, so there a read is spent only to keep a ceiling).
     const remote = this.client.origin !== 'embedded';
     const balance = remote || ceiling !== null ? await this.spending.setAnchor() : null;
     if (balance !== null) this.balanceCache = { value: balance, at: this.now().getTime() };
     const quote = this.spending.pricesKnown ? this.spending.quote(recipe) : null;
-    const toolId = isCatalogRecipe(recipe.request) ? 'catalog' : (recipe.request.toolId ?? 'template');
-    return { perPhotoDiamonds: quote?.diamonds ?? null, perPhotoRequests: this.scheduler.perPhoto(toolId), requestsLeftToday: this.spending.requestsLeftToday(), balance };
+    const toolId = isCatalogRecipe(recipe.request)
+      ? 'catalog'
+      : (recipe.request.toolId ?? 'template');
+    return {
+      perPhotoDiamonds: quote?.diamonds ?? null,
+      perPhotoRequests: this.scheduler.perPhoto(toolId),
+      requestsLeftToday: this.spending.requestsLeftToday(),
+      balance,
+    };
   }
 
   /** After a batch: the balance read once more, so what was spent is what the balance says. */
@@ -221,7 +281,11 @@ export class StudioEngine {
   startStep(item: store.ItemRow, kind: 'slot' | 'poll'): void {
     const map = kind === 'slot' ? this.running : this.polling;
     const run = this.step(item.id)
-      .catch((err: unknown) => this.options.log?.(`item ${item.id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`))
+      .catch((err: unknown) =>
+        this.options.log?.(
+          `item ${item.id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+        ),
+      )
       .finally(() => {
         map.delete(item.id);
         this.kick();
@@ -232,7 +296,8 @@ export class StudioEngine {
   private async step(id: string): Promise<void> {
     const item = store.getItem(this.db, id);
     if (!item || !ACTIVE_STATES.includes(item.state)) return;
-    if (item.waitReason) store.updateItem(this.db, id, { waitReason: null, waitUntil: null }, this.now());
+    if (item.waitReason)
+      store.updateItem(this.db, id, { waitReason: null, waitUntil: null }, this.now());
     // Downloads and exports send no /v1 request: their success says nothing about a daily cap.
     const asksService = item.state !== 'downloading' && item.state !== 'exporting';
     try {
@@ -241,7 +306,8 @@ export class StudioEngine {
     } catch (err) {
       if (this.stopping) return;
       // Any answer other than 429 shows the cap is not (or no longer) in the way.
-      if (asksService && err instanceof ApiError && err.status !== 0 && err.status !== 429) this.gates.apiSucceeded();
+      if (asksService && err instanceof ApiError && err.status !== 0 && err.status !== 429)
+        this.gates.apiSucceeded();
       this.runner.handleError(store.getItem(this.db, id) ?? item, err);
     } finally {
       this.emitItem(id);
@@ -254,10 +320,25 @@ export class StudioEngine {
   }
 
   /** Shows why an item waits (with the service's words when there are any). */
-  setWait(item: store.ItemRow, reason: WaitReason, until: Date | null, text: string | null = null): void {
+  setWait(
+    item: store.ItemRow,
+    reason: WaitReason,
+    until: Date | null,
+    text: string | null = null,
+  ): void {
     const untilIso = until?.toISOString() ?? null;
-    if (item.waitReason === reason && item.waitUntil === untilIso && (text === null || item.error === text)) return;
-    store.updateItem(this.db, item.id, { waitReason: reason, waitUntil: untilIso, ...(text !== null ? { error: text } : {}) }, this.now());
+    if (
+      item.waitReason === reason &&
+      item.waitUntil === untilIso &&
+      (text === null || item.error === text)
+    )
+      return;
+    store.updateItem(
+      this.db,
+      item.id,
+      { waitReason: reason, waitUntil: untilIso, ...(text !== null ? { error: text } : {}) },
+      this.now(),
+    );
     this.setFolderWait(item, reason);
     this.emitItem(item.id);
   }
@@ -276,9 +357,14 @@ export class StudioEngine {
     if (scope.folderId) filters.push(['folder_id', scope.folderId]);
     const where = filters.map(([column]) => `${column} = ?`).join(' AND ');
     const args = filters.map(([, value]) => value);
-    const rows = this.db.prepare(`SELECT id FROM items WHERE ${where}`).all(...args) as { id: string }[];
-    this.db.prepare(`UPDATE items SET wait_reason = NULL, wait_until = NULL WHERE ${where}`).run(...args);
-    if (!scope.batchId && !scope.folderId) this.db.prepare('UPDATE folders SET wait_reason = NULL WHERE wait_reason = ?').run(reason);
+    const rows = this.db.prepare(`SELECT id FROM items WHERE ${where}`).all(...args) as {
+      id: string;
+    }[];
+    this.db
+      .prepare(`UPDATE items SET wait_reason = NULL, wait_until = NULL WHERE ${where}`)
+      .run(...args);
+    if (!scope.batchId && !scope.folderId)
+      this.db.prepare('UPDATE folders SET wait_reason = NULL WHERE wait_reason = ?').run(reason);
     for (const r of rows) this.emitItem(r.id);
   }
 
@@ -313,7 +399,11 @@ export class StudioEngine {
     const loads: Promise<unknown>[] = [this.spending.loadPrices()];
     if (item && item.toolId === 'catalog') {
       const recipe = RecipeSchema.parse(JSON.parse(item.recipe));
-      if (isCatalogRecipe(recipe.request) && !recipe.request.shotIds?.length && !this.shotCountsLoading.has(recipe.request.readyTemplateSetId)) {
+      if (
+        isCatalogRecipe(recipe.request) &&
+        !recipe.request.shotIds?.length &&
+        !this.shotCountsLoading.has(recipe.request.readyTemplateSetId)
+      ) {
         const id = recipe.request.readyTemplateSetId;
         this.shotCountsLoading.add(id);
         loads.push(this.spending.shotCount(id).finally(() => this.shotCountsLoading.delete(id)));
@@ -323,7 +413,8 @@ export class StudioEngine {
       () => this.kick(),
       (err: unknown) => {
         // A 429 here closes the day or waits out the limit like any step's, so the next tick does not ask again.
-        if (err instanceof ApiError && err.status === 429) this.gates.tooManyRequests(err, this.now());
+        if (err instanceof ApiError && err.status === 429)
+          this.gates.tooManyRequests(err, this.now());
         this.options.log?.(`prices: ${err instanceof Error ? err.message : String(err)}`);
       },
     );
@@ -342,7 +433,8 @@ export class StudioEngine {
     if (!quote || required <= 0) return;
     if (isCatalogRecipe(recipe.request)) {
       const shots = quote.diamonds / this.spending.shotPrice().diamonds;
-      if (shots > 0 && required % shots === 0) this.spending.learnPrice('catalog-shot', required / shots);
+      if (shots > 0 && required % shots === 0)
+        this.spending.learnPrice('catalog-shot', required / shots);
     } else if (recipe.request.toolId) {
       this.spending.learnPrice(recipe.request.toolId, required);
     }
@@ -410,7 +502,14 @@ export class StudioEngine {
   requestsScarce(): boolean {
     const left = this.spending.requestsLeftForPlanning();
     if (left === null) return true;
-    const need = (this.db.prepare("SELECT COUNT(*) AS n FROM items WHERE state IN ('queued', 'uploading', 'submitting', 'processing')").get() as { n: number }).n * 3;
+    const need =
+      (
+        this.db
+          .prepare(
+            "SELECT COUNT(*) AS n FROM items WHERE state IN ('queued', 'uploading', 'submitting', 'processing')",
+          )
+          .get() as { n: number }
+      ).n * 3;
     return left < need * 4;
   }
 
@@ -453,7 +552,10 @@ export class StudioEngine {
 
   /** Today's requests are closed: the studio's own cap is reached, or the service's until 00:00 UTC. */
   dayClosed(): boolean {
-    return this.spending.ownCapReached() || (this.gates.cap !== null && this.now().getTime() < this.gates.cap.until);
+    return (
+      this.spending.ownCapReached() ||
+      (this.gates.cap !== null && this.now().getTime() < this.gates.cap.until)
+    );
   }
 
   private lastAccount: Awaited<ReturnType<ServiceClient['getAccount']>> | null = null;
@@ -466,7 +568,10 @@ export class StudioEngine {
   async account(): Promise<Awaited<ReturnType<ServiceClient['getAccount']>>> {
     if (this.dayClosed()) {
       if (this.lastAccount) return this.lastAccount;
-      throw new CommandError('daily_cap', "Today's request cap is reached, so the account cannot be read until 00:00 UTC.");
+      throw new CommandError(
+        'daily_cap',
+        "Today's request cap is reached, so the account cannot be read until 00:00 UTC.",
+      );
     }
     this.lastAccount = await this.client.getAccount();
     this.balanceCache = { value: this.lastAccount.diamondBalance, at: this.now().getTime() };
@@ -500,7 +605,11 @@ export class StudioEngine {
    * Resolves when every item of the batch has reached a terminal state (or review), is uncertain,
    * or is held by one of `heldBy` (a ceiling, a closed day...), which only time or the operator lifts.
    */
-  async waitForBatch(batchId: string, settled: readonly ItemState[] = TERMINAL_STATES, heldBy: readonly WaitReason[] = []): Promise<void> {
+  async waitForBatch(
+    batchId: string,
+    settled: readonly ItemState[] = TERMINAL_STATES,
+    heldBy: readonly WaitReason[] = [],
+  ): Promise<void> {
     const done = () =>
       (
         this.db
@@ -509,7 +618,11 @@ export class StudioEngine {
              AND (wait_reason IS NULL OR wait_reason NOT IN (${heldBy.map(() => '?').join(',') || "''"}))`,
           )
           .get(batchId, ...settled, ...heldBy) as { n: number }
-      ).n === 0 && (heldBy.length === 0 || ![...this.running.keys(), ...this.polling.keys()].some((id) => store.getItem(this.db, id)?.batchId === batchId));
+      ).n === 0 &&
+      (heldBy.length === 0 ||
+        ![...this.running.keys(), ...this.polling.keys()].some(
+          (id) => store.getItem(this.db, id)?.batchId === batchId,
+        ));
     if (done()) return;
     await new Promise<void>((resolve) => {
       const listener = () => {

@@ -21,11 +21,21 @@ const SAMPLE_PHOTOS: readonly Photo[] = [
 ];
 const SHOWN = 3;
 
-export function previewExportNames(db: StudioDB, args: PreviewArgs, now: Date): { names: string[] } | { error: string } {
+export function previewExportNames(
+  db: StudioDB,
+  args: PreviewArgs,
+  now: Date,
+): { names: string[] } | { error: string } {
   const chosen: Photo[] = args.itemIds
-    ? args.itemIds.map((id) => store.getItem(db, id)).filter((i): i is store.ItemRow => i !== undefined)
+    ? args.itemIds
+        .map((id) => store.getItem(db, id))
+        .filter((i): i is store.ItemRow => i !== undefined)
     : args.folderPath
-      ? photosIn(args.folderPath).map((name) => ({ name, relativeDir: '', toolId: args.tool ?? 'virtual_model' }))
+      ? photosIn(args.folderPath).map((name) => ({
+          name,
+          relativeDir: '',
+          toolId: args.tool ?? 'virtual_model',
+        }))
       : [];
   const photos = (chosen.length ? chosen : SAMPLE_PHOTOS).slice(0, SHOWN);
   // A ready shoot names one file per shot (the real shot ids); a tool makes one result per photo.

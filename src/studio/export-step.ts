@@ -22,7 +22,9 @@ export async function exportApproved(input: {
   const { db, item, recipe } = input;
   let exported = 0;
   // Mirror the source subfolder unless the naming pattern places files by {folder} itself.
-  const outputDir = recipe.export.naming.includes('{folder}') ? input.outputDir : path.join(input.outputDir, item.relativeDir);
+  const outputDir = recipe.export.naming.includes('{folder}')
+    ? input.outputDir
+    : path.join(input.outputDir, item.relativeDir);
   for (const result of store.resultsOf(db, item.id)) {
     if (result.review !== 'approved' || result.exportedPath) continue;
     const out = await exportResult({

@@ -48,7 +48,8 @@ export class HotFolders {
   async start(): Promise<void> {
     for (const folder of store.listFolders(this.engine.db)) await this.watch(folder.id);
     // Sources of items that finished while the app was closed.
-    for (const item of store.itemsInStates(this.engine.db, TERMINAL_STATES)) this.onItemChanged(store.itemView(item));
+    for (const item of store.itemsInStates(this.engine.db, TERMINAL_STATES))
+      this.onItemChanged(store.itemView(item));
   }
 
   async stop(): Promise<void> {
@@ -56,21 +57,28 @@ export class HotFolders {
     this.watches.clear();
   }
 
-  async add(input: { path: string; outputDir: string; recipe: Recipe; maxDiamonds?: number | null }): Promise<FolderView> {
-    if (!fs.existsSync(input.path) || !fs.statSync(input.path).isDirectory()) throw new FolderRefused(`${input.path} is not a folder on this computer.`);
+  async add(input: {
+    path: string;
+    outputDir: string;
+    recipe: Recipe;
+    maxDiamonds?: number | null;
+  }): Promise<FolderView> {
+    if (!fs.existsSync(input.path) || !fs.statSync(input.path).isDirectory())
+      throw new FolderRefused(`${input.path} is not a folder on this computer.`);
     const db = this.engine.db;
     const real = realLocation(input.path);
     const outputDir = path.resolve(input.outputDir);
     this.refuseOverlap(real, realLocation(outputDir));
     const id = `folder_${randomUUID()}`;
-    db.prepare('INSERT INTO folders (id, path, output_dir, recipe, created_at) VALUES (?, ?, ?, ?, ?)').run(
-      id,
-      real,
+    db.prepare(
+      'INSERT INTO folders (id, path, output_dir, recipe, created_at) VALUES (?, ?, ?, ?, ?)',
+    ).run(id, real, outputDir, JSON.stringify(input.recipe), this.engine.now().toISOString());
+    this.engine.createBatch({
+      kind: 'folder',
       outputDir,
-      JSON.stringify(input.recipe),
-      this.engine.now().toISOString(),
-    );
-    this.engine.createBatch({ kind: 'folder', outputDir, folderId: id, ceiling: input.maxDiamonds ?? null });
+      folderId: id,
+      ceiling: input.maxDiamonds ?? null,
+    });
     await this.watch(id);
     return this.view(id);
   }
@@ -83,22 +91,41 @@ export class HotFolders {
   private refuseOverlap(real: string, output: string): void {
     for (const other of store.listFolders(this.engine.db)) {
       const existing = realLocation(other.path);
-      if (existing === real) throw new FolderRefused(`${real} is already a hot folder${other.path !== real ? ` (as ${other.path})` : ''}.`);
-      if (isInside(real, existing)) throw new FolderRefused(`${real} is inside the hot folder ${existing}, which already takes its photos. Use a folder outside it, or stop watching ${existing} first.`);
-      if (isInside(existing, real)) throw new FolderRefused(`${real} contains the hot folder ${existing}: its photos would be taken twice. Stop watching ${existing} first, or pick another folder.`);
-      if (output === existing || isInside(output, existing)) throw new FolderRefused(`The output folder ${output} is inside the hot folder ${existing}: exported files would come back as new photos.`);
+      if (existing === real)
+        throw new FolderRefused(
+          `${real} is already a hot folder${other.path !== real ? ` (as ${other.path})` : ''}.`,
+        );
+      if (isInside(real, existing))
+        throw new FolderRefused(
+          `${real} is inside the hot folder ${existing}, which already takes its photos. Use a folder outside it, or stop watching ${existing} first.`,
+        );
+      if (isInside(existing, real))
+        throw new FolderRefused(
+          `${real} contains the hot folder ${existing}: its photos would be taken twice. Stop watching ${existing} first, or pick another folder.`,
+        );
+      if (output === existing || isInside(output, existing))
+        throw new FolderRefused(
+          `The output folder ${output} is inside the hot folder ${existing}: exported files would come back as new photos.`,
+        );
     }
-    if (output === real || isInside(output, real)) throw new FolderRefused(`The output folder ${output} is inside the folder to watch: exported files would come back as new photos. Pick a folder next to it.`);
+    if (output === real || isInside(output, real))
+      throw new FolderRefused(
+        `The output folder ${output} is inside the folder to watch: exported files would come back as new photos. Pick a folder next to it.`,
+      );
   }
 
   async remove(id: string): Promise<void> {
     await this.watches.get(id)?.close();
     this.watches.delete(id);
     const db = this.engine.db;
-    const cancelled = db.prepare("SELECT id FROM items WHERE folder_id = ? AND state = 'queued'").all(id) as { id: string }[];
+    const cancelled = db
+      .prepare("SELECT id FROM items WHERE folder_id = ? AND state = 'queued'")
+      .all(id) as { id: string }[];
     db.transaction(() => {
       // Queued items of a removed folder are cancelled; finished ones keep their history.
-      db.prepare("UPDATE items SET state = 'cancelled', folder_id = NULL WHERE folder_id = ? AND state = 'queued'").run(id);
+      db.prepare(
+        "UPDATE items SET state = 'cancelled', folder_id = NULL WHERE folder_id = ? AND state = 'queued'",
+      ).run(id);
       db.prepare('UPDATE items SET folder_id = NULL WHERE folder_id = ?').run(id);
       db.prepare('UPDATE batches SET folder_id = NULL WHERE folder_id = ?').run(id);
       db.prepare('DELETE FROM folders WHERE id = ?').run(id);
@@ -108,7 +135,9 @@ export class HotFolders {
 
   /** New photos use the new recipe; queued items keep the snapshot they were queued with. */
   setRecipe(id: string, recipe: Recipe): FolderView {
-    this.engine.db.prepare('UPDATE folders SET recipe = ? WHERE id = ?').run(JSON.stringify(recipe), id);
+    this.engine.db
+      .prepare('UPDATE folders SET recipe = ? WHERE id = ?')
+      .run(JSON.stringify(recipe), id);
     const view = this.view(id);
     this.engine.events.emit('folder.changed', view);
     return view;
@@ -142,12 +171,18 @@ export class HotFolders {
   async restoreSource(itemId: string): Promise<string> {
     await this.moving.get(itemId);
     const db = this.engine.db;
-    const row = db.prepare('SELECT source_path AS sourcePath, moved_to AS movedTo FROM items WHERE id = ?').get(itemId) as { sourcePath: string; movedTo: string | null } | undefined;
+    const row = db
+      .prepare('SELECT source_path AS sourcePath, moved_to AS movedTo FROM items WHERE id = ?')
+      .get(itemId) as { sourcePath: string; movedTo: string | null } | undefined;
     if (!row) throw new Error(`no item ${itemId}`);
-    if (fs.existsSync(row.sourcePath) || !row.movedTo || !fs.existsSync(row.movedTo)) return row.sourcePath;
+    if (fs.existsSync(row.sourcePath) || !row.movedTo || !fs.existsSync(row.movedTo))
+      return row.sourcePath;
     const restored = await moveNoClobber(row.movedTo, row.sourcePath);
     await fs.promises.rm(`${row.movedTo}.reason.txt`, { force: true });
-    db.prepare('UPDATE items SET source_path = ?, moved_to = NULL WHERE id = ?').run(restored, itemId);
+    db.prepare('UPDATE items SET source_path = ?, moved_to = NULL WHERE id = ?').run(
+      restored,
+      itemId,
+    );
     return restored;
   }
 
@@ -158,7 +193,10 @@ export class HotFolders {
   }
 
   private batchOf(folderId: string, outputDir: string): string {
-    return store.folderBatch(this.engine.db, folderId)?.id ?? this.engine.createBatch({ kind: 'folder', outputDir, folderId });
+    return (
+      store.folderBatch(this.engine.db, folderId)?.id ??
+      this.engine.createBatch({ kind: 'folder', outputDir, folderId })
+    );
   }
 
   private async watch(id: string): Promise<void> {
@@ -171,7 +209,9 @@ export class HotFolders {
         const current = store.getFolder(this.engine.db, id);
         if (!current) return;
         // A photo already known at this path with this content is not queued twice.
-        const known = this.engine.db.prepare('SELECT 1 FROM items WHERE source_path = ? AND sha256 = ? AND folder_id = ?').get(file.path, file.sha256, id);
+        const known = this.engine.db
+          .prepare('SELECT 1 FROM items WHERE source_path = ? AND sha256 = ? AND folder_id = ?')
+          .get(file.path, file.sha256, id);
         if (known) return;
         this.engine.enqueue({
           batchId: this.batchOf(id, current.outputDir),
@@ -183,7 +223,10 @@ export class HotFolders {
         });
       },
       onReject: (rejection) => this.reject(id, rejection),
-      onError: (err) => this.opts.log?.(`hot folder ${folder.path}: ${err instanceof Error ? err.message : String(err)}`),
+      onError: (err) =>
+        this.opts.log?.(
+          `hot folder ${folder.path}: ${err instanceof Error ? err.message : String(err)}`,
+        ),
     });
     this.watches.set(id, watch);
     await watch.ready;
@@ -203,7 +246,14 @@ export class HotFolders {
       return; // gone meanwhile
     }
     const db = this.engine.db;
-    if (db.prepare("SELECT 1 FROM items WHERE source_path = ? AND sha256 = ? AND state = 'rejected' AND moved_to IS NULL").get(rejection.path, sha256)) return;
+    if (
+      db
+        .prepare(
+          "SELECT 1 FROM items WHERE source_path = ? AND sha256 = ? AND state = 'rejected' AND moved_to IS NULL",
+        )
+        .get(rejection.path, sha256)
+    )
+      return;
     const id = `item_${randomUUID()}`;
     const recipe = store.folderView(folder).recipe;
     const now = this.engine.now().toISOString();
@@ -218,7 +268,8 @@ export class HotFolders {
       sha256,
       recipe: JSON.stringify(recipe),
       recipeHash: '',
-      toolId: 'readyTemplateSetId' in recipe.request ? 'catalog' : (recipe.request.toolId ?? 'template'),
+      toolId:
+        'readyTemplateSetId' in recipe.request ? 'catalog' : (recipe.request.toolId ?? 'template'),
       state: 'rejected',
       waitReason: null,
       error: rejection.reason,
@@ -234,18 +285,29 @@ export class HotFolders {
     if (!folder || !fs.existsSync(item.sourcePath)) return;
     // Another item still working on the same file (a redo) keeps it in place.
     const busy = this.engine.db
-      .prepare(`SELECT 1 FROM items WHERE source_path = ? AND id != ? AND state NOT IN (${TERMINAL_STATES.map(() => '?').join(',')})`)
+      .prepare(
+        `SELECT 1 FROM items WHERE source_path = ? AND id != ? AND state NOT IN (${TERMINAL_STATES.map(() => '?').join(',')})`,
+      )
       .get(item.sourcePath, item.id, ...TERMINAL_STATES);
     if (busy) return;
     const move =
       item.state === 'exported' || item.state === 'skipped'
         ? moveSourceToDone({ root: folder.path, file: item.sourcePath })
-        : moveSourceToFailed({ root: folder.path, file: item.sourcePath, reason: item.error ?? item.note ?? item.state, now: this.engine.now() }).then((moved) => moved.path);
+        : moveSourceToFailed({
+            root: folder.path,
+            file: item.sourcePath,
+            reason: item.error ?? item.note ?? item.state,
+            now: this.engine.now(),
+          }).then((moved) => moved.path);
     const done = move
       .then((movedTo) => {
         this.engine.db.prepare('UPDATE items SET moved_to = ? WHERE id = ?').run(movedTo, item.id);
       })
-      .catch((err: unknown) => this.opts.log?.(`could not move ${item.sourcePath}: ${err instanceof Error ? err.message : String(err)}`))
+      .catch((err: unknown) =>
+        this.opts.log?.(
+          `could not move ${item.sourcePath}: ${err instanceof Error ? err.message : String(err)}`,
+        ),
+      )
       .finally(() => this.moving.delete(item.id));
     this.moving.set(item.id, done);
   }

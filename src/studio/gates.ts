@@ -24,15 +24,23 @@ export type DiamondGate = {
 export type CapGate = { until: number; message: string; probeAt: number };
 
 /** "Insufficient diamonds: 12 required, balance is 5" and the like, read loosely. */
-export function parseInsufficient(message: string): { required: number | null; balance: number | null } {
+export function parseInsufficient(message: string): {
+  required: number | null;
+  balance: number | null;
+} {
   const number = (re: RegExp) => {
     const m = re.exec(message);
     return m ? Number(m[1]) : null;
   };
   return {
     // "12 required", "required: 12", "required 12 diamonds", "needs 12"
-    required: number(/(\d+)\s*(?:diamonds?\s*)?(?:are\s*)?required/i) ?? number(/required[\s:=]*(\d+)/i) ?? number(/needs?[\s:=]*(\d+)/i),
-    balance: number(/balance(?:\s+(?:is|of|held))?[\s:=]*(\d+)/i) ?? number(/(\d+)\s*(?:diamonds?\s*)?(?:held|available|left)/i),
+    required:
+      number(/(\d+)\s*(?:diamonds?\s*)?(?:are\s*)?required/i) ??
+      number(/required[\s:=]*(\d+)/i) ??
+      number(/needs?[\s:=]*(\d+)/i),
+    balance:
+      number(/balance(?:\s+(?:is|of|held))?[\s:=]*(\d+)/i) ??
+      number(/(\d+)\s*(?:diamonds?\s*)?(?:held|available|left)/i),
   };
 }
 
@@ -73,19 +81,27 @@ export class Gates {
    * A 429: the daily cap (closes the day) or a rate limit (wait Retry-After). Returns the kind
    * and, for a rate limit, until when.
    */
-  tooManyRequests(err: ApiError, now: Date): { kind: 'daily_cap'; until: number } | { kind: 'rate_limit'; until: number } {
+  tooManyRequests(
+    err: ApiError,
+    now: Date,
+  ): { kind: 'daily_cap'; until: number } | { kind: 'rate_limit'; until: number } {
     const retryAfter = retryAfterMs(err);
     if (isDailyCap(err.message) && (retryAfter === null || retryAfter > 10 * 60_000)) {
       this.capReached(now, err.message);
       return { kind: 'daily_cap', until: this.cap!.until };
     }
-    const until = now.getTime() + Math.min(retryAfter ?? this.opts.rateLimitMs ?? 2000, 10 * 60_000);
+    const until =
+      now.getTime() + Math.min(retryAfter ?? this.opts.rateLimitMs ?? 2000, 10 * 60_000);
     this.rateLimitedUntil = Math.max(this.rateLimitedUntil, until);
     return { kind: 'rate_limit', until };
   }
 
   capReached(now: Date, message = 'the daily request cap is reached'): void {
-    this.cap = { until: Gates.nextUtcDay(now), message, probeAt: now.getTime() + (this.opts.capProbeMs ?? 2 * 60_000) };
+    this.cap = {
+      until: Gates.nextUtcDay(now),
+      message,
+      probeAt: now.getTime() + (this.opts.capProbeMs ?? 2 * 60_000),
+    };
   }
 
   /**
@@ -161,7 +177,12 @@ export class Gates {
 }
 
 /** Exponential backoff with full jitter, in ms. */
-export function backoffMs(attempt: number, baseMs: number, maxMs: number, random: () => number): number {
+export function backoffMs(
+  attempt: number,
+  baseMs: number,
+  maxMs: number,
+  random: () => number,
+): number {
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 16));
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }

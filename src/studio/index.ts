@@ -15,9 +15,14 @@ export type Studio = {
   close(): Promise<void>;
 };
 
-export async function openStudio(opts: Omit<EngineOptions, 'client'> & { client: ServiceClient; settleMs?: number }): Promise<Studio> {
+export async function openStudio(
+  opts: Omit<EngineOptions, 'client'> & { client: ServiceClient; settleMs?: number },
+): Promise<Studio> {
   const engine = new StudioEngine({ prepareUpload: prepareForUpload, ...opts });
-  const folders = new HotFolders(engine, { ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}), ...(opts.log ? { log: opts.log } : {}) });
+  const folders = new HotFolders(engine, {
+    ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}),
+    ...(opts.log ? { log: opts.log } : {}),
+  });
   const commands = createCommands(engine, folders);
   engine.start();
   await folders.start();

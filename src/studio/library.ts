@@ -22,7 +22,13 @@ export type Provenance = {
   downloadedAt: string;
 };
 
-export type StoredResult = { sha256: string; file: string; thumb: string | null; mime: MediaType['mime']; kind: MediaType['kind'] };
+export type StoredResult = {
+  sha256: string;
+  file: string;
+  thumb: string | null;
+  mime: MediaType['mime'];
+  kind: MediaType['kind'];
+};
 
 /** Temp names of the library's writes before they shared the export's helper (`<file>.<pid>.<random>.tmp`). */
 const OLD_TEMP_NAME = /\.\d+\.[0-9a-z]+\.tmp$/;
@@ -35,7 +41,9 @@ export class Library {
     fs.mkdirSync(root, { recursive: true });
     this.swept = sweepLibrary(root).catch((err: unknown) => {
       // A leftover temp costs only disk space: say so and go on.
-      console.warn(`library: could not remove leftover temp files: ${err instanceof Error ? err.message : String(err)}`);
+      console.warn(
+        `library: could not remove leftover temp files: ${err instanceof Error ? err.message : String(err)}`,
+      );
     });
   }
 
@@ -50,7 +58,10 @@ export class Library {
    * UnrecognizedMediaError, and an image that does not decode throws, before anything is written.
    */
   async store(data: Buffer, _servedAs: string, provenance: Provenance): Promise<StoredResult> {
-    const media = judgeMedia(data, { what: `the result of job ${provenance.jobId || '(unknown)'}`, servedAs: null });
+    const media = judgeMedia(data, {
+      what: `the result of job ${provenance.jobId || '(unknown)'}`,
+      servedAs: null,
+    });
     const sha256 = createHash('sha256').update(data).digest('hex');
     const dir = sha256.slice(0, 2);
     const file = path.join(dir, `${sha256}.${media.ext}`);
@@ -60,9 +71,15 @@ export class Library {
       if (!fs.existsSync(this.absolute(thumb))) {
         let small: Buffer;
         try {
-          small = await sharp(data).rotate().resize(384, 384, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 80 }).toBuffer();
+          small = await sharp(data)
+            .rotate()
+            .resize(384, 384, { fit: 'inside', withoutEnlargement: true })
+            .webp({ quality: 80 })
+            .toBuffer();
         } catch (err) {
-          throw new Error(`the result of job ${provenance.jobId} is a ${media.ext.toUpperCase()} that cannot be decoded: ${err instanceof Error ? err.message : String(err)}`);
+          throw new Error(
+            `the result of job ${provenance.jobId} is a ${media.ext.toUpperCase()} that cannot be decoded: ${err instanceof Error ? err.message : String(err)}`,
+          );
         }
         await writeAtomic(this.absolute(thumb), small);
       }

@@ -12,10 +12,15 @@ function hostName(host: string): string | null {
   return match ? match[1]!.toLowerCase() : null;
 }
 
-export function refuseForeignRequest(headers: { host?: string; origin?: string }): GuardRefusal | null {
+export function refuseForeignRequest(headers: {
+  host?: string;
+  origin?: string;
+}): GuardRefusal | null {
   const host = headers.host ?? '';
   const name = hostName(host);
-  if (name === null || !LOCAL_HOSTS.has(name)) return { code: 'forbidden', message: 'the studio answers only on localhost' };
-  if (headers.origin !== undefined && headers.origin !== `http://${host}`) return { code: 'forbidden', message: 'cross-origin requests are refused' };
+  if (name === null || !LOCAL_HOSTS.has(name))
+    return { code: 'forbidden', message: 'the studio answers only on localhost' };
+  if (headers.origin !== undefined && headers.origin !== `http://${host}`)
+    return { code: 'forbidden', message: 'cross-origin requests are refused' };
   return null;
 }

@@ -36,7 +36,8 @@ function releaser(file: string): () => void {
     }
     held.delete(file);
     try {
-      if (fs.readFileSync(file, 'utf8').trim() === String(process.pid)) fs.rmSync(file, { force: true });
+      if (fs.readFileSync(file, 'utf8').trim() === String(process.pid))
+        fs.rmSync(file, { force: true });
     } catch {
       // already gone
     }
@@ -47,7 +48,11 @@ export function lockDataFolder(dataDir: string): () => void {
   fs.mkdirSync(dataDir, { recursive: true });
   const file = path.join(path.resolve(dataDir), 'studio.lock');
   const holders = held.get(file);
-  if (holders !== undefined && fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim() === String(process.pid)) {
+  if (
+    holders !== undefined &&
+    fs.existsSync(file) &&
+    fs.readFileSync(file, 'utf8').trim() === String(process.pid)
+  ) {
     held.set(file, holders + 1);
     return releaser(file);
   }
@@ -60,7 +65,9 @@ export function lockDataFolder(dataDir: string): () => void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const owner = Number(fs.readFileSync(file, 'utf8').trim());
       if (owner && owner !== process.pid && alive(owner)) {
-        throw new DataFolderBusy(`the data folder ${dataDir} is in use by another Dropshoot process (pid ${owner}); let it finish or stop it, or give another --data folder`);
+        throw new DataFolderBusy(
+          `the data folder ${dataDir} is in use by another Dropshoot process (pid ${owner}); let it finish or stop it, or give another --data folder`,
+        );
       }
       fs.rmSync(file, { force: true }); // stale: its owner is gone
     }

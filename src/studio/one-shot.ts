@@ -18,20 +18,27 @@ export async function generateOne(
   let requests = 0;
   const upload = await client.upload(await fs.promises.readFile(input.photo));
   requests++;
-  const { id } = await client.createGeneration({ ...input.request, images: fillPhoto(input.request.images, upload.url) });
+  const { id } = await client.createGeneration({
+    ...input.request,
+    images: fillPhoto(input.request.images, upload.url),
+  });
   requests++;
   const job = await pollUntilDone(client, id, {
     firstDelayMs: typicalJobMs(input.request.toolId ?? ''),
     onProgress: () => requests++,
   });
-  if (job.status === 'failed') throw new Error(`generation ${id} failed: ${job.errorMessage ?? 'unknown reason'}`);
+  if (job.status === 'failed')
+    throw new Error(`generation ${id} failed: ${job.errorMessage ?? 'unknown reason'}`);
   await fs.promises.mkdir(input.outDir, { recursive: true });
   const base = path.parse(input.photo).name;
   const files: string[] = [];
   for (const [n, url] of job.resultUrls.entries()) {
     // The extension comes from the bytes (the download judges them), never from Content-Type.
     const { data, ext } = await client.download(url);
-    const file = path.join(input.outDir, `${base}-${input.request.toolId ?? 'result'}-${n + 1}.${ext}`);
+    const file = path.join(
+      input.outDir,
+      `${base}-${input.request.toolId ?? 'result'}-${n + 1}.${ext}`,
+    );
     await fs.promises.writeFile(file, data);
     files.push(file);
   }

@@ -29,13 +29,21 @@ export function typicalPollRequests(toolId: string): number {
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason as Error);
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason as Error);
+      },
+      { once: true },
+    );
   });
 
-export async function pollUntilDone(client: ServiceClient, jobId: string, opts: PollOptions): Promise<Omit<GenerationBody, 'success'>> {
+export async function pollUntilDone(
+  client: ServiceClient,
+  jobId: string,
+  opts: PollOptions,
+): Promise<Omit<GenerationBody, 'success'>> {
   const started = Date.now();
   let delay = opts.firstDelayMs;
   for (;;) {
@@ -44,7 +52,9 @@ export async function pollUntilDone(client: ServiceClient, jobId: string, opts: 
     opts.onProgress?.(job);
     if (job.status !== 'processing') return job;
     if (opts.timeoutMs !== undefined && Date.now() - started > opts.timeoutMs) {
-      throw new Error(`job ${jobId} is still processing after ${Math.round(opts.timeoutMs / 1000)} s`);
+      throw new Error(
+        `job ${jobId} is still processing after ${Math.round(opts.timeoutMs / 1000)} s`,
+      );
     }
     delay = Math.min(opts.maxDelayMs ?? 5000, Math.max(250, delay * (opts.factor ?? 1.6)));
   }

@@ -13,18 +13,30 @@ import { typicalJobMs } from './poll';
 type Job = Omit<GenerationBody, 'success'>;
 
 /** What a poll answer means for the photo (statuses beyond the spec's are tolerated). */
-export type JobOutcome = { kind: 'running' } | { kind: 'delivered' } | { kind: 'failed'; message: string };
+export type JobOutcome =
+  { kind: 'running' } | { kind: 'delivered' } | { kind: 'failed'; message: string };
 
 export function jobOutcome(job: Job): JobOutcome {
   const status = String(job.status);
   const urls = Array.isArray(job.resultUrls) ? job.resultUrls : [];
-  if (status === 'processing' || status === 'pack_processing' || status === 'pending' || status === 'queued' || status === 'running') return { kind: 'running' };
+  if (
+    status === 'processing' ||
+    status === 'pack_processing' ||
+    status === 'pending' ||
+    status === 'queued' ||
+    status === 'running'
+  )
+    return { kind: 'running' };
   const total = typeof job.packTotal === 'number' ? job.packTotal : null;
   const settled = (job.packCompleted ?? 0) + (job.packFailed ?? 0);
   // A catalog job is still running while shots are outstanding, whatever its status says.
   if (total !== null && settled < total && !/fail/i.test(status)) return { kind: 'running' };
   if (urls.length > 0) return { kind: 'delivered' };
-  return { kind: 'failed', message: job.errorMessage ?? `the service reported the job as ${status || 'failed'} with no results` };
+  return {
+    kind: 'failed',
+    message:
+      job.errorMessage ?? `the service reported the job as ${status || 'failed'} with no results`,
+  };
 }
 
 const WINDOW = 20;
@@ -61,7 +73,11 @@ export class Poller {
 
   /** Last observed job times of a tool, newest first (at most 20). */
   private samples(toolId: string): number[] {
-    return (this.db.prepare('SELECT ms FROM job_times WHERE tool_id = ? ORDER BY at DESC, rowid DESC LIMIT ?').all(toolId, WINDOW) as { ms: number }[]).map((r) => r.ms);
+    return (
+      this.db
+        .prepare('SELECT ms FROM job_times WHERE tool_id = ? ORDER BY at DESC, rowid DESC LIMIT ?')
+        .all(toolId, WINDOW) as { ms: number }[]
+    ).map((r) => r.ms);
   }
 
   /** The typical (median) job time of a tool, clamped; the built-in guess before any sample. */
@@ -86,9 +102,14 @@ export class Poller {
    * schedule to learn the real time. Jobs already waiting keep their poll (requests come first
    * while they are scarce); jobs submitted once a time is known are aimed by it.
    */
-  firstPollDelayMs(toolId: string, sparse = false, context: { remote?: boolean; probe?: boolean } = {}): number {
+  firstPollDelayMs(
+    toolId: string,
+    sparse = false,
+    context: { remote?: boolean; probe?: boolean } = {},
+  ): number {
     const s = this.samples(toolId).sort((a, b) => a - b);
-    if (s.length === 0) return sparse && context.remote && !context.probe ? REMOTE_PRIOR_MS : typicalJobMs(toolId);
+    if (s.length === 0)
+      return sparse && context.remote && !context.probe ? REMOTE_PRIOR_MS : typicalJobMs(toolId);
     // Too few times for a 9-in-10 quantile: a new job outlasts the longest of n with chance
     // 1/(n+1), and job times spread about sixfold (the spec's 10 to 60 s), so the longest is
     // stretched, the more the fewer they are (x5 for one, x1.4 for nine).
@@ -118,17 +139,30 @@ export class Poller {
    * kept only when the job was followed by this process from submission on and the interval was
    * not stretched by a gate, a pause or the process being down.
    */
-  learn(toolId: string, input: { submittedAt: number; seenRunningAt: number | null; doneAt: number; followedSince: number; plannedFirstPollMs: number }): void {
+  learn(
+    toolId: string,
+    input: {
+      submittedAt: number;
+      seenRunningAt: number | null;
+      doneAt: number;
+      followedSince: number;
+      plannedFirstPollMs: number;
+    },
+  ): void {
     if (input.submittedAt < input.followedSince) return;
     const from = input.seenRunningAt ?? input.submittedAt;
     const width = input.doneAt - from;
     // Seen done at its first poll, it finished at some point before: most of the way, not halfway,
     // so the estimate shrinks slowly until some jobs are seen running again.
-    let estimate = input.seenRunningAt === null ? (input.doneAt - input.submittedAt) * 0.8 : (from + input.doneAt) / 2 - input.submittedAt;
+    let estimate =
+      input.seenRunningAt === null
+        ? (input.doneAt - input.submittedAt) * 0.8
+        : (from + input.doneAt) / 2 - input.submittedAt;
     // While few times are known the first poll is stretched past the longest (firstPollDelayMs): a
     // job seen done there says only that it took less, so it never raises the longest (no growth).
     const known = this.samples(toolId);
-    if (input.seenRunningAt === null && known.length > 0 && known.length < 10) estimate = Math.min(estimate, Math.max(...known));
+    if (input.seenRunningAt === null && known.length > 0 && known.length < 10)
+      estimate = Math.min(estimate, Math.max(...known));
     if (estimate <= 0) return;
     const slack = 1500 + this.nextGapMs(toolId, input.doneAt - input.submittedAt);
     const onTime =
@@ -136,8 +170,14 @@ export class Poller {
         ? width <= input.plannedFirstPollMs * 1.5 + slack
         : width <= estimate * 0.5 + slack;
     if (!onTime) return;
-    this.db.prepare('INSERT INTO job_times (tool_id, ms, at) VALUES (?, ?, ?)').run(toolId, Math.round(clamp(estimate)), new Date(input.doneAt).toISOString());
-    this.db.prepare('DELETE FROM job_times WHERE tool_id = ? AND rowid NOT IN (SELECT rowid FROM job_times WHERE tool_id = ? ORDER BY at DESC, rowid DESC LIMIT ?)').run(toolId, toolId, WINDOW);
+    this.db
+      .prepare('INSERT INTO job_times (tool_id, ms, at) VALUES (?, ?, ?)')
+      .run(toolId, Math.round(clamp(estimate)), new Date(input.doneAt).toISOString());
+    this.db
+      .prepare(
+        'DELETE FROM job_times WHERE tool_id = ? AND rowid NOT IN (SELECT rowid FROM job_times WHERE tool_id = ? ORDER BY at DESC, rowid DESC LIMIT ?)',
+      )
+      .run(toolId, toolId, WINDOW);
   }
 }
 

@@ -12,39 +12,78 @@ import { retryItem } from './queue';
 import { settleItem } from './review';
 
 /** Items past these states hold a job at the service, or are on their way to one. */
-const IN_FLIGHT: readonly ItemState[] = ['queued', 'uploading', 'submitting', 'processing', 'downloading'];
+const IN_FLIGHT: readonly ItemState[] = [
+  'queued',
+  'uploading',
+  'submitting',
+  'processing',
+  'downloading',
+];
 /** Cancelling a job at the service would not refund it: only items not yet there can be cancelled. */
 const CANCELLABLE: readonly ItemState[] = ['queued', 'uploading', 'review'];
 
-function itemsIn(engine: StudioEngine, ids: readonly string[], states: readonly ItemState[]): store.ItemRow[] {
-  return ids.map((id) => store.getItem(engine.db, id)).filter((i): i is store.ItemRow => i !== undefined && states.includes(i.state));
+function itemsIn(
+  engine: StudioEngine,
+  ids: readonly string[],
+  states: readonly ItemState[],
+): store.ItemRow[] {
+  return ids
+    .map((id) => store.getItem(engine.db, id))
+    .filter((i): i is store.ItemRow => i !== undefined && states.includes(i.state));
 }
 
 export function cancelItems(engine: StudioEngine, ids: readonly string[]): number {
   const items = itemsIn(engine, ids, CANCELLABLE);
-  for (const item of items) store.updateItem(engine.db, item.id, { state: 'cancelled', waitReason: null }, engine.now());
+  for (const item of items)
+    store.updateItem(engine.db, item.id, { state: 'cancelled', waitReason: null }, engine.now());
   items.forEach((i) => engine.emitItem(i.id));
   return items.length;
 }
 
 /** Failed or cancelled items; and pack items past their job whose shots partly failed. */
 function isRetryable(item: store.ItemRow): boolean {
-  return item.state === 'failed' || item.state === 'cancelled' || (item.failedShots !== null && !IN_FLIGHT.includes(item.state));
+  return (
+    item.state === 'failed' ||
+    item.state === 'cancelled' ||
+    (item.failedShots !== null && !IN_FLIGHT.includes(item.state))
+  );
 }
 
-export async function retryItems(engine: StudioEngine, folders: HotFolders, ids: readonly string[]): Promise<number> {
+export async function retryItems(
+  engine: StudioEngine,
+  folders: HotFolders,
+  ids: readonly string[],
+): Promise<number> {
   const { db } = engine;
   let changed = 0;
-  const retryable = ids.map((id) => store.getItem(db, id)).filter((i): i is store.ItemRow => i !== undefined && isRetryable(i));
+  const retryable = ids
+    .map((id) => store.getItem(db, id))
+    .filter((i): i is store.ItemRow => i !== undefined && isRetryable(i));
   for (const item of retryable) {
     const recipe = readRecipeSnapshot(item.recipe);
     const failedShots = readFailedShots(item.failedShots);
     if (failedShots.length && isCatalogRecipe(recipe.request)) {
       // Only the shots that failed go again, as a new item; this one keeps what succeeded.
       const sourcePath = await folders.restoreSource(item.id);
-      store.updateItem(db, item.id, { failedShots: null, note: `${failedShots.length} failed shot(s) queued again as a new item` }, engine.now());
+      store.updateItem(
+        db,
+        item.id,
+        {
+          failedShots: null,
+          note: `${failedShots.length} failed shot(s) queued again as a new item`,
+        },
+        engine.now(),
+      );
       engine.emitItem(item.id);
-      engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe: { ...recipe, request: { ...recipe.request, shotIds: failedShots } }, reprocess: true });
+      engine.enqueue({
+        batchId: item.batchId,
+        folderId: item.folderId,
+        sourcePath,
+        rootDir: item.rootDir,
+        sha256: item.sha256,
+        recipe: { ...recipe, request: { ...recipe.request, shotIds: failedShots } },
+        reprocess: true,
+      });
     } else if (item.state === 'failed' || item.state === 'cancelled') {
       // A job already paid for is collected again (poll, download, export), never resubmitted.
       retryItem(db, item, await folders.restoreSource(item.id), engine.now());
@@ -59,16 +98,34 @@ export async function retryItems(engine: StudioEngine, folders: HotFolders, ids:
 }
 
 /** Failed exports of results already paid for are written again; nothing is sent to the service. */
-export async function exportAgain(engine: StudioEngine, folders: HotFolders, ids: readonly string[]): Promise<number> {
+export async function exportAgain(
+  engine: StudioEngine,
+  folders: HotFolders,
+  ids: readonly string[],
+): Promise<number> {
   const { db } = engine;
   let changed = 0;
   for (const item of itemsIn(engine, ids, ['failed'])) {
     if (store.resultsOf(db, item.id).length === 0) continue;
     const folder = item.folderId ? store.getFolder(db, item.folderId) : undefined;
     // The folder's current export settings (a fixed naming pattern, say); the look stays the snapshot's.
-    const recipe = folder ? { ...readRecipeSnapshot(item.recipe), export: store.folderView(folder).recipe.export } : undefined;
+    const recipe = folder
+      ? { ...readRecipeSnapshot(item.recipe), export: store.folderView(folder).recipe.export }
+      : undefined;
     const sourcePath = await folders.restoreSource(item.id);
-    store.updateItem(db, item.id, { state: 'review', sourcePath, error: null, waitReason: null, waitUntil: null, ...(recipe ? { recipe: JSON.stringify(recipe) } : {}) }, engine.now());
+    store.updateItem(
+      db,
+      item.id,
+      {
+        state: 'review',
+        sourcePath,
+        error: null,
+        waitReason: null,
+        waitUntil: null,
+        ...(recipe ? { recipe: JSON.stringify(recipe) } : {}),
+      },
+      engine.now(),
+    );
     engine.emitItem(item.id);
     settleItem(engine, item.id);
     changed++;
@@ -78,13 +135,25 @@ export async function exportAgain(engine: StudioEngine, folders: HotFolders, ids
 }
 
 /** The photos run again with the recipe they were queued with, as new items (paid again). */
-export async function reprocessItems(engine: StudioEngine, folders: HotFolders, ids: readonly string[]): Promise<number> {
+export async function reprocessItems(
+  engine: StudioEngine,
+  folders: HotFolders,
+  ids: readonly string[],
+): Promise<number> {
   let changed = 0;
   for (const id of ids) {
     const item = store.getItem(engine.db, id);
     if (!item) continue;
     const sourcePath = await folders.restoreSource(item.id);
-    engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe: readRecipeSnapshot(item.recipe), reprocess: true });
+    engine.enqueue({
+      batchId: item.batchId,
+      folderId: item.folderId,
+      sourcePath,
+      rootDir: item.rootDir,
+      sha256: item.sha256,
+      recipe: readRecipeSnapshot(item.recipe),
+      reprocess: true,
+    });
     changed++;
   }
   return changed;
@@ -93,14 +162,19 @@ export async function reprocessItems(engine: StudioEngine, folders: HotFolders, 
 /** The items go before every other, in the order given. */
 export function moveToFront(engine: StudioEngine, ids: readonly string[]): number {
   const first = store.firstPosition(engine.db);
-  ids.forEach((id, i) => store.updateItem(engine.db, id, { position: first - ids.length + i }, engine.now()));
+  ids.forEach((id, i) =>
+    store.updateItem(engine.db, id, { position: first - ids.length + i }, engine.now()),
+  );
   ids.forEach((id) => engine.emitItem(id));
   engine.kick();
   return ids.length;
 }
 
 /** Items in review go to export (settled: approved results written, the rest declined). */
-export function exportReviewed(engine: StudioEngine, ids: readonly string[] | undefined): { exported: number; failed: number } {
+export function exportReviewed(
+  engine: StudioEngine,
+  ids: readonly string[] | undefined,
+): { exported: number; failed: number } {
   const items = ids ? itemsIn(engine, ids, ['review']) : store.itemsInStates(engine.db, ['review']);
   let moved = 0;
   for (const item of items) {

@@ -10,7 +10,14 @@ import { isCatalogRecipe, RecipeSchema, type ItemState, type Recipe } from '../s
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
 
-export const ACTIVE_STATES: readonly ItemState[] = ['queued', 'uploading', 'submitting', 'processing', 'downloading', 'exporting'];
+export const ACTIVE_STATES: readonly ItemState[] = [
+  'queued',
+  'uploading',
+  'submitting',
+  'processing',
+  'downloading',
+  'exporting',
+];
 
 /** Stable hash of a recipe, for "same photo + same recipe already done". */
 export function recipeHash(recipe: Recipe): string {
@@ -18,33 +25,63 @@ export function recipeHash(recipe: Recipe): string {
     Array.isArray(value)
       ? value.map(canonical)
       : value && typeof value === 'object'
-        ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, canonical(v)]))
+        ? Object.fromEntries(
+            Object.entries(value)
+              .sort(([a], [b]) => (a < b ? -1 : 1))
+              .map(([k, v]) => [k, canonical(v)]),
+          )
         : value;
-  return createHash('sha256').update(JSON.stringify(canonical(recipe))).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(recipe)))
+    .digest('hex');
 }
 
 /**
  * Where a paid item goes back to, to deliver what was paid for: poll the job if its results are
  * not known, download what is missing, then review or export.
  */
-export function collectState(db: StudioDB, item: store.ItemRow, autoApprove: boolean): store.ItemPatch {
+export function collectState(
+  db: StudioDB,
+  item: store.ItemRow,
+  autoApprove: boolean,
+): store.ItemPatch {
   const urls = item.resultUrls ? (JSON.parse(item.resultUrls) as string[]) : null;
-  const base: store.ItemPatch = { error: null, waitReason: null, waitUntil: null, attempts: 0, uncertain: 0, reserved: 0 };
+  const base: store.ItemPatch = {
+    error: null,
+    waitReason: null,
+    waitUntil: null,
+    attempts: 0,
+    uncertain: 0,
+    reserved: 0,
+  };
   if (!urls) return { ...base, state: 'processing', pollAt: null };
   const results = store.resultsOf(db, item.id);
   if (results.length < urls.length) return { ...base, state: 'downloading' };
-  if (results.some((r) => r.review === 'pending') && !autoApprove) return { ...base, state: 'review' };
+  if (results.some((r) => r.review === 'pending') && !autoApprove)
+    return { ...base, state: 'review' };
   return { ...base, state: 'exporting' };
 }
 
-export type EnqueueInput = { batchId: string; folderId?: string | null; sourcePath: string; rootDir: string; sha256: string; recipe: Recipe; reprocess?: boolean };
+export type EnqueueInput = {
+  batchId: string;
+  folderId?: string | null;
+  sourcePath: string;
+  rootDir: string;
+  sha256: string;
+  recipe: Recipe;
+  reprocess?: boolean;
+};
 
 /**
  * Queues one photo with a snapshot of its recipe, in one transaction. Returns the id of the item
  * that now stands for the photo: a new one, or an earlier one adopted (an interrupted `run`'s, or
  * any whose job was paid for and not delivered).
  */
-export function enqueue(db: StudioDB, input: EnqueueInput, now: Date): { id: string; adopted: boolean } {
+export function enqueue(
+  db: StudioDB,
+  input: EnqueueInput,
+  now: Date,
+): { id: string; adopted: boolean } {
   const recipe = RecipeSchema.parse(input.recipe);
   const hash = recipeHash(recipe);
   const rel = path.relative(input.rootDir, path.dirname(input.sourcePath));
@@ -56,14 +93,34 @@ export function enqueue(db: StudioDB, input: EnqueueInput, now: Date): { id: str
       const twinBatch = twin && store.getBatch(db, twin.batchId);
       if (twin && twin.state === 'failed') {
         // Paid for and not delivered (export failed, outage...): collect it, do not pay again.
-        db.prepare('UPDATE items SET batch_id = ?, source_path = ? WHERE id = ?').run(input.batchId, input.sourcePath, twin.id);
-        store.updateItem(db, twin.id, { ...collectState(db, twin, batch?.autoApprove === 1), note: 'already paid for in an earlier attempt: collecting that job, not submitting again' }, now);
+        db.prepare('UPDATE items SET batch_id = ?, source_path = ? WHERE id = ?').run(
+          input.batchId,
+          input.sourcePath,
+          twin.id,
+        );
+        store.updateItem(
+          db,
+          twin.id,
+          {
+            ...collectState(db, twin, batch?.autoApprove === 1),
+            note: 'already paid for in an earlier attempt: collecting that job, not submitting again',
+          },
+          now,
+        );
         return { id: twin.id, adopted: true };
       }
-      if (twin && twin.state !== 'exported' && twin.state !== 'rejected' && twinBatch?.kind === 'run' && batch?.kind === 'run') {
+      if (
+        twin &&
+        twin.state !== 'exported' &&
+        twin.state !== 'rejected' &&
+        twinBatch?.kind === 'run' &&
+        batch?.kind === 'run'
+      ) {
         // A `run` interrupted earlier: this batch takes the unfinished item over instead of
         // queueing the photo again (its journal says how far it got).
-        db.prepare('UPDATE items SET batch_id = ?, wait_reason = NULL, wait_until = NULL WHERE id = ?').run(input.batchId, twin.id);
+        db.prepare(
+          'UPDATE items SET batch_id = ?, wait_reason = NULL, wait_until = NULL WHERE id = ?',
+        ).run(input.batchId, twin.id);
         return { id: twin.id, adopted: true };
       }
       store.insertItem(db, {
@@ -80,7 +137,9 @@ export function enqueue(db: StudioDB, input: EnqueueInput, now: Date): { id: str
         toolId: isCatalogRecipe(recipe.request) ? 'catalog' : (recipe.request.toolId ?? 'template'),
         state: twin ? 'skipped' : 'queued',
         waitReason: null,
-        note: twin ? `same photo and recipe already ${twinState(twin)} as ${twin.name} (${twin.id}); nothing spent` : null,
+        note: twin
+          ? `same photo and recipe already ${twinState(twin)} as ${twin.name} (${twin.id}); nothing spent`
+          : null,
         createdAt: now.toISOString(),
       });
       return { id, adopted: false };
@@ -111,13 +170,45 @@ function twinState(twin: store.ItemRow): string {
 export function retryItem(db: StudioDB, item: store.ItemRow, sourcePath: string, now: Date): void {
   const batch = store.getBatch(db, item.batchId);
   if (store.isPaid(item)) {
-    store.updateItem(db, item.id, { ...collectState(db, item, batch?.autoApprove === 1), sourcePath, note: 'retrying what was paid for: collecting the same job' }, now);
+    store.updateItem(
+      db,
+      item.id,
+      {
+        ...collectState(db, item, batch?.autoApprove === 1),
+        sourcePath,
+        note: 'retrying what was paid for: collecting the same job',
+      },
+      now,
+    );
     return;
   }
   store.updateItem(
     db,
     item.id,
-    { sourcePath, state: 'queued', error: null, waitReason: null, waitUntil: null, attempts: 0, uploadKey: null, uploadUrl: null, submitKey: null, submitRequest: null, submittedAt: null, jobId: null, jobStatus: null, resultUrls: null, shotMap: null, uncertain: 0, pollAt: null, seenRunningAt: null, reserved: 0, priceSure: 0, resubmits: 0, diamonds: 0 },
+    {
+      sourcePath,
+      state: 'queued',
+      error: null,
+      waitReason: null,
+      waitUntil: null,
+      attempts: 0,
+      uploadKey: null,
+      uploadUrl: null,
+      submitKey: null,
+      submitRequest: null,
+      submittedAt: null,
+      jobId: null,
+      jobStatus: null,
+      resultUrls: null,
+      shotMap: null,
+      uncertain: 0,
+      pollAt: null,
+      seenRunningAt: null,
+      reserved: 0,
+      priceSure: 0,
+      resubmits: 0,
+      diamonds: 0,
+    },
     now,
   );
 }
@@ -127,12 +218,40 @@ export function retryItem(db: StudioDB, item: store.ItemRow, sourcePath: string,
  * settled by the operator: `resubmit` sends it again under a new key (it may cost the price a
  * second time if the first one was charged); `fail` gives the photo up.
  */
-export function resolveUncertain(db: StudioDB, item: store.ItemRow, action: 'resubmit' | 'fail', now: Date): boolean {
+export function resolveUncertain(
+  db: StudioDB,
+  item: store.ItemRow,
+  action: 'resubmit' | 'fail',
+  now: Date,
+): boolean {
   if (item.uncertain !== 1) return false;
   if (action === 'resubmit') {
-    store.updateItem(db, item.id, { uncertain: 0, waitReason: null, submittedAt: null, submitKey: `submit-${item.id}-${randomUUID()}`, note: `${item.note ?? 'uncertain submission'}; resubmitted by the operator` }, now);
+    store.updateItem(
+      db,
+      item.id,
+      {
+        uncertain: 0,
+        waitReason: null,
+        submittedAt: null,
+        submitKey: `submit-${item.id}-${randomUUID()}`,
+        note: `${item.note ?? 'uncertain submission'}; resubmitted by the operator`,
+      },
+      now,
+    );
   } else {
-    store.updateItem(db, item.id, { uncertain: 0, waitReason: null, state: 'failed', reserved: 0, error: 'marked failed by the operator after an uncertain submission (it may have been charged once)' }, now);
+    store.updateItem(
+      db,
+      item.id,
+      {
+        uncertain: 0,
+        waitReason: null,
+        state: 'failed',
+        reserved: 0,
+        error:
+          'marked failed by the operator after an uncertain submission (it may have been charged once)',
+      },
+      now,
+    );
   }
   return true;
 }

@@ -5,7 +5,13 @@
  */
 import type { ServiceClient } from '../client';
 import { validateGeneration, RuleViolation } from '../shared/generation-rules';
-import { fillPhoto, isCatalogRecipe, mentionsPhoto, PHOTO_PLACEHOLDER, type Recipe } from '../shared/studio';
+import {
+  fillPhoto,
+  isCatalogRecipe,
+  mentionsPhoto,
+  PHOTO_PLACEHOLDER,
+  type Recipe,
+} from '../shared/studio';
 import { ApiError } from '../client';
 
 const SAMPLE_URL = 'https://example.invalid/photo.jpg';
@@ -14,9 +20,14 @@ const SAMPLE_URL = 'https://example.invalid/photo.jpg';
  * `transientThrows`: a failure that waiting may cure (no answer, 429, 5xx) is thrown as the
  * ApiError instead of being returned as the recipe's problem (`run` retries it, then says so).
  */
-export async function checkRecipe(client: ServiceClient, recipe: Recipe, options: { transientThrows?: boolean } = {}): Promise<string | null> {
+export async function checkRecipe(
+  client: ServiceClient,
+  recipe: Recipe,
+  options: { transientThrows?: boolean } = {},
+): Promise<string | null> {
   const request = recipe.request;
-  if (!mentionsPhoto(request.images)) return `no image field is "${PHOTO_PLACEHOLDER}": say where each photo goes`;
+  if (!mentionsPhoto(request.images))
+    return `no image field is "${PHOTO_PLACEHOLDER}": say where each photo goes`;
   try {
     if (isCatalogRecipe(request)) {
       const set = await client.getReadySet(request.readyTemplateSetId);
@@ -25,7 +36,8 @@ export async function checkRecipe(client: ServiceClient, recipe: Recipe, options
     }
     if (request.templateSetId) return null; // the saved look supplies the rest; the service checks it
     const models = await client.listModels();
-    if (!models.some((m) => m.id === request.toolId)) return `unknown toolId '${request.toolId ?? ''}' (the service offers ${models.map((m) => m.id).join(', ')})`;
+    if (!models.some((m) => m.id === request.toolId))
+      return `unknown toolId '${request.toolId ?? ''}' (the service offers ${models.map((m) => m.id).join(', ')})`;
     validateGeneration({ ...request, images: fillPhoto(request.images, SAMPLE_URL) });
     return null;
   } catch (err) {

@@ -10,16 +10,23 @@ import { typicalPollRequests } from './poll';
 /** Requests per photo as the estimate counts them: upload and submit, plus the usual polls less one. */
 const requestsPerPhoto = (pollKind: string): number => 2 + typicalPollRequests(pollKind) - 1;
 
-export async function estimateRecipe(engine: StudioEngine, recipe: Recipe, photos: number): Promise<Estimate> {
+export async function estimateRecipe(
+  engine: StudioEngine,
+  recipe: Recipe,
+  photos: number,
+): Promise<Estimate> {
   const request = recipe.request;
   // The same price the scheduler admits photos at: learnt from the balance or a 402 when known.
   await engine.spending.loadPrices();
-  if (isCatalogRecipe(request) && !request.shotIds?.length) await engine.spending.shotCount(request.readyTemplateSetId);
+  if (isCatalogRecipe(request) && !request.shotIds?.length)
+    await engine.spending.shotCount(request.readyTemplateSetId);
   const perPhoto = engine.spending.quote(recipe)?.diamonds ?? 0;
   const budget = await engine.budget();
   const diamonds = perPhoto * photos;
-  const requests = photos * requestsPerPhoto(isCatalogRecipe(request) ? 'catalog' : (request.toolId ?? ''));
-  const requestsLeftToday = budget.dailyCap === null ? null : Math.max(0, budget.dailyCap - budget.requestsUsedToday);
+  const requests =
+    photos * requestsPerPhoto(isCatalogRecipe(request) ? 'catalog' : (request.toolId ?? ''));
+  const requestsLeftToday =
+    budget.dailyCap === null ? null : Math.max(0, budget.dailyCap - budget.requestsUsedToday);
   return {
     photos,
     diamonds,

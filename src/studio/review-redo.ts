@@ -11,20 +11,34 @@ import type { HotFolders } from './folders';
 import { settleItem } from './review';
 
 /** How many photos were queued again. `recipe` must have been checked by the caller. */
-export async function redoResults(engine: StudioEngine, folders: HotFolders, resultIds: readonly string[], recipe?: Recipe): Promise<number> {
+export async function redoResults(
+  engine: StudioEngine,
+  folders: HotFolders,
+  resultIds: readonly string[],
+  recipe?: Recipe,
+): Promise<number> {
   const { db } = engine;
   let queued = 0;
   for (const id of resultIds) {
     const result = store.getResult(db, id);
     const item = result && store.getItem(db, result.itemId);
     if (!result || !item) continue;
-    if (store.setReview(db, id, 'rejected')) engine.events.emit('result.changed', store.resultView(store.getResult(db, id)!));
+    if (store.setReview(db, id, 'rejected'))
+      engine.events.emit('result.changed', store.resultView(store.getResult(db, id)!));
     let next = recipe ?? readRecipeSnapshot(item.recipe);
     if (!recipe && result.shotId && isCatalogRecipe(next.request)) {
       next = { ...next, request: { ...next.request, shotIds: [result.shotId] } };
     }
     const sourcePath = await folders.restoreSource(item.id);
-    engine.enqueue({ batchId: item.batchId, folderId: item.folderId, sourcePath, rootDir: item.rootDir, sha256: item.sha256, recipe: next, reprocess: true });
+    engine.enqueue({
+      batchId: item.batchId,
+      folderId: item.folderId,
+      sourcePath,
+      rootDir: item.rootDir,
+      sha256: item.sha256,
+      recipe: next,
+      reprocess: true,
+    });
     settleItem(engine, item.id);
     queued++;
   }

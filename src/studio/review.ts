@@ -14,7 +14,12 @@ import type { HotFolders } from './folders';
 /** How long a decision taken back waits for an export already writing that item. */
 const EXPORT_SETTLE_MS = 15_000;
 
-export async function setReviews(engine: StudioEngine, folders: HotFolders, ids: string[], review: ReviewState): Promise<{ changed: number; unexported: number }> {
+export async function setReviews(
+  engine: StudioEngine,
+  folders: HotFolders,
+  ids: string[],
+  review: ReviewState,
+): Promise<{ changed: number; unexported: number }> {
   const db = engine.db;
   let changed = 0;
   const touched = new Set<string>();
@@ -41,14 +46,23 @@ export async function setReviews(engine: StudioEngine, folders: HotFolders, ids:
  * Removes the exported files of an item's results that are no longer approved, after any export
  * in flight for it has finished; the item goes back to review and its source back in place.
  */
-async function unexportDeclined(engine: StudioEngine, folders: HotFolders, itemId: string): Promise<number> {
+async function unexportDeclined(
+  engine: StudioEngine,
+  folders: HotFolders,
+  itemId: string,
+): Promise<number> {
   const db = engine.db;
   const deadline = Date.now() + EXPORT_SETTLE_MS;
-  while (store.getItem(db, itemId)?.state === 'exporting' && Date.now() < deadline) await sleep(100);
-  const declined = store.resultsOf(db, itemId).filter((r) => r.exportedPath && r.review !== 'approved');
+  while (store.getItem(db, itemId)?.state === 'exporting' && Date.now() < deadline)
+    await sleep(100);
+  const declined = store
+    .resultsOf(db, itemId)
+    .filter((r) => r.exportedPath && r.review !== 'approved');
   for (const result of declined) {
     await fs.promises.rm(result.exportedPath!, { force: true });
-    db.prepare('UPDATE results SET exported_path = NULL, compliance = NULL WHERE id = ?').run(result.id);
+    db.prepare('UPDATE results SET exported_path = NULL, compliance = NULL WHERE id = ?').run(
+      result.id,
+    );
     engine.events.emit('result.changed', store.resultView(store.getResult(db, result.id)!));
   }
   return declined.length;
@@ -59,7 +73,11 @@ async function unexportDeclined(engine: StudioEngine, folders: HotFolders, itemI
  * approved but not written (its source back from done/ or failed/), or `rejected` when its
  * last exported file was taken back.
  */
-async function reconsider(engine: StudioEngine, folders: HotFolders, itemId: string): Promise<void> {
+async function reconsider(
+  engine: StudioEngine,
+  folders: HotFolders,
+  itemId: string,
+): Promise<void> {
   const db = engine.db;
   const item = store.getItem(db, itemId);
   if (!item || (item.state !== 'exported' && item.state !== 'rejected')) return;
@@ -69,10 +87,25 @@ async function reconsider(engine: StudioEngine, folders: HotFolders, itemId: str
   const unwritten = results.some((r) => r.review === 'approved' && !r.exportedPath);
   if (pending || unwritten) {
     const sourcePath = await folders.restoreSource(itemId);
-    store.updateItem(db, itemId, { state: 'review', sourcePath, error: null, note: pending ? 'decision taken back: its files were removed' : null }, engine.now());
+    store.updateItem(
+      db,
+      itemId,
+      {
+        state: 'review',
+        sourcePath,
+        error: null,
+        note: pending ? 'decision taken back: its files were removed' : null,
+      },
+      engine.now(),
+    );
     engine.emitItem(itemId);
   } else if (item.state === 'exported' && !results.some((r) => r.exportedPath)) {
-    store.updateItem(db, itemId, { state: 'rejected', note: 'every result was declined in review; its files were removed' }, engine.now());
+    store.updateItem(
+      db,
+      itemId,
+      { state: 'rejected', note: 'every result was declined in review; its files were removed' },
+      engine.now(),
+    );
     engine.emitItem(itemId);
   }
 }
@@ -87,7 +120,16 @@ export function settleItem(engine: StudioEngine, itemId: string): void {
   if (results.some((r) => r.review === 'approved')) {
     store.updateItem(db, itemId, { state: 'exporting' }, engine.now());
   } else {
-    store.updateItem(db, itemId, { state: 'rejected', error: null, note: 'every result was declined in review; nothing exported' }, engine.now());
+    store.updateItem(
+      db,
+      itemId,
+      {
+        state: 'rejected',
+        error: null,
+        note: 'every result was declined in review; nothing exported',
+      },
+      engine.now(),
+    );
   }
   engine.emitItem(itemId);
 }

@@ -45,7 +45,11 @@ export type BatchSummary = {
 };
 
 /** `--uncertain`: what to do with a submission whose answer was lost; `--wait`: wait out 402 and the daily cap. */
-export type RunOptions = { uncertain?: 'resubmit' | 'fail'; wait?: boolean; onNotice?: (line: string) => void };
+export type RunOptions = {
+  uncertain?: 'resubmit' | 'fail';
+  wait?: boolean;
+  onNotice?: (line: string) => void;
+};
 
 const IMAGE_EXT = /\.(jpe?g|png|webp|tiff?|heic|heif|avif)$/i;
 
@@ -65,7 +69,16 @@ async function sha256Of(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-export async function runBatch(engine: StudioEngine, input: { inDir: string; recipe: Recipe; outDir: string; maxDiamonds?: number; signal?: AbortSignal } & RunOptions): Promise<BatchSummary> {
+export async function runBatch(
+  engine: StudioEngine,
+  input: {
+    inDir: string;
+    recipe: Recipe;
+    outDir: string;
+    maxDiamonds?: number;
+    signal?: AbortSignal;
+  } & RunOptions,
+): Promise<BatchSummary> {
   const requestsBefore = engine.spending.requestsUsedToday();
   // What this run spent: charges made from now on (a photo taken over from an interrupted run was
   // charged by that run).
@@ -75,39 +88,69 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
     notices.push(line);
     input.onNotice?.(line);
   };
-  const batchId = engine.createBatch({ kind: 'run', outputDir: input.outDir, autoApprove: true, ceiling: input.maxDiamonds ?? null });
+  const batchId = engine.createBatch({
+    kind: 'run',
+    outputDir: input.outDir,
+    autoApprove: true,
+    ceiling: input.maxDiamonds ?? null,
+  });
   let photos = 0;
   /** Diamonds the balance shows this run spent that no photo's charge accounts for. */
   let unattributed = 0;
   const { signal } = input;
   for await (const file of imagesUnder(input.inDir)) {
     if (signal?.aborted) break;
-    const queued = engine.enqueue({ batchId, sourcePath: file, rootDir: input.inDir, sha256: await sha256Of(file), recipe: input.recipe });
+    const queued = engine.enqueue({
+      batchId,
+      sourcePath: file,
+      rootDir: input.inDir,
+      sha256: await sha256Of(file),
+      recipe: input.recipe,
+    });
     // Done before with this recipe: skipped only if its files are in --out; else exported again, for nothing.
-    if (queued.state === 'skipped') exportAgainIfMissing(engine.db, queued.id, input.outDir, engine.now());
+    if (queued.state === 'skipped')
+      exportAgainIfMissing(engine.db, queued.id, input.outDir, engine.now());
     photos++;
   }
   if (!signal?.aborted) {
     // Every photo priced and today's requests counted before anything is spent.
     const plan = await engine.prepareBatch(input.recipe, input.maxDiamonds ?? null);
-    const queued = store.listItems(engine.db, { batchId, states: ['queued'], limit: 1_000_000, offset: 0 }).total;
-    if (plan.perPhotoDiamonds !== null) notice(`${queued} photo(s) to start at about ${plan.perPhotoDiamonds} diamond(s) each${plan.balance !== null ? `; balance ${plan.balance}` : ''}`);
+    const queued = store.listItems(engine.db, {
+      batchId,
+      states: ['queued'],
+      limit: 1_000_000,
+      offset: 0,
+    }).total;
+    if (plan.perPhotoDiamonds !== null)
+      notice(
+        `${queued} photo(s) to start at about ${plan.perPhotoDiamonds} diamond(s) each${plan.balance !== null ? `; balance ${plan.balance}` : ''}`,
+      );
     if (plan.requestsLeftToday !== null) {
       const fit = Math.max(0, Math.floor((plan.requestsLeftToday - 2) / plan.perPhotoRequests));
-      notice(`requests left today: ${plan.requestsLeftToday} of ${engine.spending.dailyCap} (about ${plan.perPhotoRequests} per photo): ${Math.min(fit, queued)} of ${queued} photo(s) fit today`);
+      notice(
+        `requests left today: ${plan.requestsLeftToday} of ${engine.spending.dailyCap} (about ${plan.perPhotoRequests} per photo): ${Math.min(fit, queued)} of ${queued} photo(s) fit today`,
+      );
     }
     engine.start();
     // Headless, nobody can lift a ceiling: photos it holds back end the run (a rerun continues them).
     // A short balance or a closed day ends it too, with the reason, unless --wait.
-    const heldBy = input.wait ? (['ceiling'] as const) : (['ceiling', 'no_diamonds', 'daily_cap'] as const);
-    const stopped = new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
+    const heldBy = input.wait
+      ? (['ceiling'] as const)
+      : (['ceiling', 'no_diamonds', 'daily_cap'] as const);
+    const stopped = new Promise<void>((resolve) =>
+      signal?.addEventListener('abort', () => resolve(), { once: true }),
+    );
     for (;;) {
       await Promise.race([engine.waitForBatch(batchId, undefined, heldBy), stopped]);
       if (signal?.aborted || !input.uncertain) break;
-      const open = store.listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 }).items.filter((i) => i.uncertain === 1);
+      const open = store
+        .listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 })
+        .items.filter((i) => i.uncertain === 1);
       if (open.length === 0) break;
       for (const item of open) {
-        notice(`${path.join(item.relativeDir, item.name)}: uncertain submission ${input.uncertain === 'resubmit' ? `resubmitted (--uncertain resubmit; may cost ${item.price || plan.perPhotoDiamonds || 0} more diamonds if the first was charged)` : 'marked failed (--uncertain fail)'}`);
+        notice(
+          `${path.join(item.relativeDir, item.name)}: uncertain submission ${input.uncertain === 'resubmit' ? `resubmitted (--uncertain resubmit; may cost ${item.price || plan.perPhotoDiamonds || 0} more diamonds if the first was charged)` : 'marked failed (--uncertain fail)'}`,
+        );
         engine.resolveUncertain(item.id, input.uncertain);
       }
     }
@@ -120,7 +163,10 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
       const after = engine.spending.balanceReadSince(settling);
       if (plan.balance !== null && after !== null) {
         unattributed = chargedUncertain(engine, batchId, startedAt, plan.balance - after);
-        if (unattributed > 0) notice(`the balance shows ${unattributed} diamond(s) spent beyond the charges known per photo (a price not yet confirmed, or a lost answer's charge): counted in diamondsSpent`);
+        if (unattributed > 0)
+          notice(
+            `the balance shows ${unattributed} diamond(s) spent beyond the charges known per photo (a price not yet confirmed, or a lost answer's charge): counted in diamondsSpent`,
+          );
       }
     }
   }
@@ -130,7 +176,8 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
   const { items } = store.listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 });
   const reason = (i: store.ItemRow) => i.error ?? i.note ?? i.waitReason ?? 'unknown';
   const name = (i: store.ItemRow) => path.join(i.relativeDir, i.name);
-  const unfinished = (i: store.ItemRow) => !engine.isTerminal(i.state) && i.state !== 'review' && i.uncertain === 0;
+  const unfinished = (i: store.ItemRow) =>
+    !engine.isTerminal(i.state) && i.state !== 'review' && i.uncertain === 0;
   // Short of diamonds: the service's words, and how many diamonds the held photos still need.
   const short = items.filter((i) => unfinished(i) && i.waitReason === 'no_diamonds' && !i.jobId);
   const gate = engine.gates.diamonds;
@@ -138,16 +185,26 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
   if (short.length && gate) {
     const perPhoto = Math.max(gate.needed, ...short.map((i) => i.price || i.reserved || 0));
     diamondsMissing = Math.max(0, perPhoto * short.length - (gate.balance ?? 0));
-    notice(`short of diamonds: ${gate.message} (${short.length} photo(s) held; about ${diamondsMissing} diamond(s) missing). Add diamonds and run again, or use --wait`);
+    notice(
+      `short of diamonds: ${gate.message} (${short.length} photo(s) held; about ${diamondsMissing} diamond(s) missing). Add diamonds and run again, or use --wait`,
+    );
   }
   // The daily cap: paid jobs stay at the service and are collected by the next run.
   // A paid job left without a wait reason (its last poll was the day's refused probe) waits for the
   // day as much as the others do.
   const dayClosed = engine.dayClosed();
-  const capped = items.filter((i) => unfinished(i) && (i.waitReason === 'daily_cap' || (dayClosed && i.waitReason === null && i.jobId !== null)));
-  const collectTomorrow = capped.filter((i) => i.jobId !== null && store.isPaid(i)).map((i) => ({ name: name(i), jobId: i.jobId! }));
+  const capped = items.filter(
+    (i) =>
+      unfinished(i) &&
+      (i.waitReason === 'daily_cap' || (dayClosed && i.waitReason === null && i.jobId !== null)),
+  );
+  const collectTomorrow = capped
+    .filter((i) => i.jobId !== null && store.isPaid(i))
+    .map((i) => ({ name: name(i), jobId: i.jobId! }));
   if (capped.length) {
-    const reopens = engine.gates.cap ? new Date(engine.gates.cap.until).toISOString() : 'the next UTC day (00:00 UTC)';
+    const reopens = engine.gates.cap
+      ? new Date(engine.gates.cap.until).toISOString()
+      : 'the next UTC day (00:00 UTC)';
     notice(
       `daily request cap reached (${engine.gates.cap?.message ?? `--daily-cap ${engine.spending.dailyCap}`}); it reopens at ${reopens}. ` +
         `${collectTomorrow.length} paid job(s) will be collected by the next run: ${collectTomorrow.map((c) => c.name).join(', ') || 'none'}; ` +
@@ -159,22 +216,62 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
     photos,
     exported: items.filter((i) => i.state === 'exported').length,
     skipped: items.filter((i) => i.state === 'skipped').length,
-    failed: items.filter((i) => i.state === 'failed' || i.state === 'cancelled').map((i) => ({ name: path.join(i.relativeDir, i.name), reason: reason(i) })),
+    failed: items
+      .filter((i) => i.state === 'failed' || i.state === 'cancelled')
+      .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: reason(i) })),
     // Why it is uncertain (the note) matters more than the network error that led there.
-    uncertain: items.filter((i) => i.uncertain === 1).map((i) => ({ name: path.join(i.relativeDir, i.name), reason: i.note ?? reason(i) })),
+    uncertain: items
+      .filter((i) => i.uncertain === 1)
+      .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: i.note ?? reason(i) })),
     held: [
-      ...items.filter((i) => i.state === 'queued' && i.waitReason === 'ceiling').map((i) => ({ name: name(i), reason: `not started: the batch reached its ceiling of ${input.maxDiamonds} diamonds` })),
-      ...short.map((i) => ({ name: name(i), reason: `not started: short of diamonds: ${gate?.message ?? i.error ?? 'insufficient diamonds'}` })),
-      ...capped.map((i) => ({ name: name(i), reason: i.jobId ? `paid (job ${i.jobId}); to be collected after the daily cap reopens` : `not started: ${i.error ?? 'the daily request cap is reached'}` })),
+      ...items
+        .filter((i) => i.state === 'queued' && i.waitReason === 'ceiling')
+        .map((i) => ({
+          name: name(i),
+          reason: `not started: the batch reached its ceiling of ${input.maxDiamonds} diamonds`,
+        })),
+      ...short.map((i) => ({
+        name: name(i),
+        reason: `not started: short of diamonds: ${gate?.message ?? i.error ?? 'insufficient diamonds'}`,
+      })),
+      ...capped.map((i) => ({
+        name: name(i),
+        reason: i.jobId
+          ? `paid (job ${i.jobId}); to be collected after the daily cap reopens`
+          : `not started: ${i.error ?? 'the daily request cap is reached'}`,
+      })),
     ],
-    skippedPhotos: items.filter((i) => i.state === 'skipped').map((i) => ({ name: path.join(i.relativeDir, i.name), reason: i.note ?? 'skipped' })),
+    skippedPhotos: items
+      .filter((i) => i.state === 'skipped')
+      .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: i.note ?? 'skipped' })),
     ...(signal?.aborted
-      ? { interrupted: { signal: String(signal.reason), unfinished: items.filter((i) => !engine.isTerminal(i.state) && i.state !== 'review').map((i) => ({ name: path.join(i.relativeDir, i.name), state: i.state })) } }
+      ? {
+          interrupted: {
+            signal: String(signal.reason),
+            unfinished: items
+              .filter((i) => !engine.isTerminal(i.state) && i.state !== 'review')
+              .map((i) => ({ name: path.join(i.relativeDir, i.name), state: i.state })),
+          },
+        }
       : {}),
-    diamondsSpent: items.filter((i) => i.submittedAt !== null && i.submittedAt >= startedAt).reduce((sum, i) => sum + i.diamonds, 0) + unattributed,
+    diamondsSpent:
+      items
+        .filter((i) => i.submittedAt !== null && i.submittedAt >= startedAt)
+        .reduce((sum, i) => sum + i.diamonds, 0) + unattributed,
     apiRequests: engine.spending.requestsUsedToday() - requestsBefore,
-    files: items.flatMap((i) => store.resultsOf(engine.db, i.id).map((r) => r.exportedPath).filter((p): p is string => p !== null)),
-    compliance: items.flatMap((i) => store.resultsOf(engine.db, i.id).flatMap((r) => (r.exportedPath === null ? [] : [fileVerdict(r.exportedPath, r.compliance)]))),
+    files: items.flatMap((i) =>
+      store
+        .resultsOf(engine.db, i.id)
+        .map((r) => r.exportedPath)
+        .filter((p): p is string => p !== null),
+    ),
+    compliance: items.flatMap((i) =>
+      store
+        .resultsOf(engine.db, i.id)
+        .flatMap((r) =>
+          r.exportedPath === null ? [] : [fileVerdict(r.exportedPath, r.compliance)],
+        ),
+    ),
     notices,
     ...(diamondsMissing !== undefined ? { diamondsMissing } : {}),
     ...(capped.length ? { collectTomorrow } : {}),
@@ -188,13 +285,19 @@ export async function runBatch(engine: StudioEngine, input: { inDir: string; rec
  * the service took, and the operator reads that resubmitting pays again. Refunds of earlier runs'
  * jobs can only shrink the difference: nothing is ever counted that the balance does not show.
  */
-function chargedUncertain(engine: StudioEngine, batchId: string, startedAt: string, spentByBalance: number): number {
+function chargedUncertain(
+  engine: StudioEngine,
+  batchId: string,
+  startedAt: string,
+  spentByBalance: number,
+): number {
   const { items } = store.listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 });
   const thisRun = items.filter((i) => i.submittedAt !== null && i.submittedAt >= startedAt);
   let unexplained = spentByBalance - thisRun.reduce((sum, i) => sum + i.diamonds, 0);
   if (unexplained <= 0) return 0;
   // A known charge at an unconfirmed price may be the difference: no photo can be named, the total is still told.
-  if (thisRun.some((i) => i.uncertain === 0 && i.diamonds > 0 && i.priceSure === 0)) return unexplained;
+  if (thisRun.some((i) => i.uncertain === 0 && i.diamonds > 0 && i.priceSure === 0))
+    return unexplained;
   for (const item of thisRun.filter((i) => i.uncertain === 1 && i.diamonds === 0)) {
     const price = item.price || engine.quoteOf(item)?.diamonds || 0;
     if (price <= 0 || unexplained < price) continue;
@@ -210,14 +313,19 @@ function chargedUncertain(engine: StudioEngine, batchId: string, startedAt: stri
 }
 
 /** What the recipe check at the start of `run` found. */
-export type StartCheck = { kind: 'ok' } | { kind: 'invalid'; problem: string } | { kind: 'unreachable'; reason: string };
+export type StartCheck =
+  { kind: 'ok' } | { kind: 'invalid'; problem: string } | { kind: 'unreachable'; reason: string };
 
 /**
  * The recipe check at the start of `run`, asked again briefly (bounded: about 7 s, a
  * `Retry-After` honoured up to 10 s) when the service does not answer, resets, or answers 429 or
  * 5xx. A daily cap is not waited for here. The recipe's own problems are not retried.
  */
-export async function checkBeforeRun(engine: StudioEngine, recipe: Recipe, opts: { signal?: AbortSignal; delaysMs?: readonly number[] } = {}): Promise<StartCheck> {
+export async function checkBeforeRun(
+  engine: StudioEngine,
+  recipe: Recipe,
+  opts: { signal?: AbortSignal; delaysMs?: readonly number[] } = {},
+): Promise<StartCheck> {
   const delays = opts.delaysMs ?? [1000, 2000, 4000];
   for (let attempt = 0; ; attempt++) {
     try {
@@ -225,15 +333,24 @@ export async function checkBeforeRun(engine: StudioEngine, recipe: Recipe, opts:
       return problem ? { kind: 'invalid', problem } : { kind: 'ok' };
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      const capped = err.status === 429 && isDailyCap(err.message) && (err.retryAfterMs === null || err.retryAfterMs > 10_000);
+      const capped =
+        err.status === 429 &&
+        isDailyCap(err.message) &&
+        (err.retryAfterMs === null || err.retryAfterMs > 10_000);
       if (capped || attempt >= delays.length || opts.signal?.aborted) {
-        const reason = err.status === 0 ? err.message : `the service answered ${err.status}: ${err.message}`;
-        return { kind: 'unreachable', reason: capped ? err.message : `${reason} (asked ${attempt + 1} times)` };
+        const reason =
+          err.status === 0 ? err.message : `the service answered ${err.status}: ${err.message}`;
+        return {
+          kind: 'unreachable',
+          reason: capped ? err.message : `${reason} (asked ${attempt + 1} times)`,
+        };
       }
       const wait = Math.min(10_000, Math.max(delays[attempt]!, err.retryAfterMs ?? 0));
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, wait);
-        opts.signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        opts.signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), {
+          once: true,
+        });
       });
     }
   }
@@ -244,7 +361,17 @@ export async function checkBeforeRun(engine: StudioEngine, recipe: Recipe, opts:
  * spent; each photo is told as already delivered to --out (skipped) or not started, with a paid
  * job of an earlier run named (the next run collects it, never pays again).
  */
-export async function unreachableSummary(engine: StudioEngine, input: { inDir: string; recipe: Recipe; outDir: string; reason: string; apiRequests: number; onNotice?: (line: string) => void }): Promise<BatchSummary> {
+export async function unreachableSummary(
+  engine: StudioEngine,
+  input: {
+    inDir: string;
+    recipe: Recipe;
+    outDir: string;
+    reason: string;
+    apiRequests: number;
+    onNotice?: (line: string) => void;
+  },
+): Promise<BatchSummary> {
   const hash = recipeHash(input.recipe);
   const line = `the service could not be reached to check the recipe: ${input.reason}; nothing was started or spent. Run again when it answers`;
   input.onNotice?.(line);
@@ -255,11 +382,27 @@ export async function unreachableSummary(engine: StudioEngine, input: { inDir: s
     photos++;
     const name = path.relative(input.inDir, file);
     const twin = store.findEquivalent(engine.db, await sha256Of(file), hash);
-    const files = twin?.state === 'exported' ? store.resultsOf(engine.db, twin.id).map((r) => r.exportedPath) : [];
-    const here = files.length > 0 && files.every((f) => f !== null && !path.relative(input.outDir, f).startsWith('..') && fs.existsSync(f));
-    if (here) skippedPhotos.push({ name, reason: `already exported to ${input.outDir}; nothing spent` });
-    else if (twin && store.isPaid(twin) && twin.state !== 'exported') held.push({ name, reason: `paid in an earlier run (job ${twin.jobId}); not collected: the service could not be reached (${input.reason}); the next run collects it` });
-    else held.push({ name, reason: `not started: the service could not be reached (${input.reason})` });
+    const files =
+      twin?.state === 'exported'
+        ? store.resultsOf(engine.db, twin.id).map((r) => r.exportedPath)
+        : [];
+    const here =
+      files.length > 0 &&
+      files.every(
+        (f) => f !== null && !path.relative(input.outDir, f).startsWith('..') && fs.existsSync(f),
+      );
+    if (here)
+      skippedPhotos.push({ name, reason: `already exported to ${input.outDir}; nothing spent` });
+    else if (twin && store.isPaid(twin) && twin.state !== 'exported')
+      held.push({
+        name,
+        reason: `paid in an earlier run (job ${twin.jobId}); not collected: the service could not be reached (${input.reason}); the next run collects it`,
+      });
+    else
+      held.push({
+        name,
+        reason: `not started: the service could not be reached (${input.reason})`,
+      });
   }
   return {
     batchId: '',

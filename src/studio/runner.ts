@@ -72,23 +72,36 @@ export class Runner {
       this.transition(item.id, { uploadKey, state: 'uploading' });
     }
     const prepare = this.engine.options.prepareUpload;
-    const data = prepare ? await prepare(item.sourcePath) : await fs.promises.readFile(item.sourcePath);
+    const data = prepare
+      ? await prepare(item.sourcePath)
+      : await fs.promises.readFile(item.sourcePath);
     const uploaded = await this.client.upload(data, { idempotencyKey: uploadKey });
     this.learnIdempotency(uploaded.idempotencyHonoured);
     const recipe = this.recipeOf(item);
     const request = { ...recipe.request, images: fillPhoto(recipe.request.images, uploaded.url) };
     // Journal before the spending call: the request and its idempotency key.
-    this.transition(item.id, { uploadUrl: uploaded.url, state: 'submitting', submitKey: `submit-${item.id}-${randomUUID()}`, submitRequest: JSON.stringify(request), submittedAt: null, attempts: 0 });
+    this.transition(item.id, {
+      uploadUrl: uploaded.url,
+      state: 'submitting',
+      submitKey: `submit-${item.id}-${randomUUID()}`,
+      submitRequest: JSON.stringify(request),
+      submittedAt: null,
+      attempts: 0,
+    });
     const next = store.getItem(this.db, item.id);
     // The charge waits while the balance is being reconciled (its difference must be ours alone).
-    if (next && !this.engine.stopping && !this.engine.spending.reconcilePending) await this.submit(next);
+    if (next && !this.engine.stopping && !this.engine.spending.reconcilePending)
+      await this.submit(next);
   }
 
   private async submit(item: store.ItemRow): Promise<void> {
     if (!item.submitRequest || !item.submitKey) throw new Error('submission journal is missing');
     if (item.submittedAt && !this.honoursIdempotency()) {
       // An earlier attempt may have reached the service and been charged; only a person can tell.
-      this.markUncertain(item, 'the answer to the submission was lost and this service does not confirm Idempotency-Key');
+      this.markUncertain(
+        item,
+        'the answer to the submission was lost and this service does not confirm Idempotency-Key',
+      );
       return;
     }
     const submittedAt = this.now().toISOString();
@@ -96,24 +109,67 @@ export class Runner {
     const request = JSON.parse(item.submitRequest) as Record<string, unknown>;
     const recipe = this.recipeOf(item);
     if (isCatalogRecipe(recipe.request)) {
-      const created = await this.client.createCatalogJob(request as Parameters<ServiceClient['createCatalogJob']>[0], { idempotencyKey: item.submitKey });
+      const created = await this.client.createCatalogJob(
+        request as Parameters<ServiceClient['createCatalogJob']>[0],
+        { idempotencyKey: item.submitKey },
+      );
       this.learnIdempotency(created.idempotencyHonoured);
       const cost = Number(created.diamondCost);
       const total = Number(created.packTotal) || null;
-      if (cost > 0 && total && cost % total === 0) this.engine.spending.learnPrice('catalog-shot', cost / total);
-      this.charged(item, created.mediaItemId, Number.isFinite(cost) && cost >= 0 ? { diamonds: cost, sure: true } : (this.engine.quoteOf(item) ?? { diamonds: 0, sure: false }), total, String(created.status ?? 'pack_processing'));
+      if (cost > 0 && total && cost % total === 0)
+        this.engine.spending.learnPrice('catalog-shot', cost / total);
+      this.charged(
+        item,
+        created.mediaItemId,
+        Number.isFinite(cost) && cost >= 0
+          ? { diamonds: cost, sure: true }
+          : (this.engine.quoteOf(item) ?? { diamonds: 0, sure: false }),
+        total,
+        String(created.status ?? 'pack_processing'),
+      );
     } else {
-      const created = await this.client.createGeneration(request as Parameters<ServiceClient['createGeneration']>[0], { idempotencyKey: item.submitKey });
+      const created = await this.client.createGeneration(
+        request as Parameters<ServiceClient['createGeneration']>[0],
+        { idempotencyKey: item.submitKey },
+      );
       this.learnIdempotency(created.idempotencyHonoured);
       await this.engine.spending.loadPrices().catch(() => undefined);
-      this.charged(item, created.id, this.engine.spending.toolPrice(String(request.toolId ?? item.toolId)), null, String(created.status ?? 'processing'));
+      this.charged(
+        item,
+        created.id,
+        this.engine.spending.toolPrice(String(request.toolId ?? item.toolId)),
+        null,
+        String(created.status ?? 'processing'),
+      );
     }
   }
 
-  private charged(item: store.ItemRow, jobId: string, price: { diamonds: number; sure: boolean }, packTotal: number | null, status: string): void {
-    const delay = this.engine.poller.firstPollDelayMs(item.toolId, this.engine.requestsScarce(), { remote: this.engine.remote, probe: this.engine.isProbe(item) });
-    const pollAt = new Date(this.now().getTime() + delay).toISOString()
-    this.transition(item.id, { jobId, jobStatus: status, price: price.diamonds, diamonds: price.diamonds, priceSure: price.sure ? 1 : 0, reserved: 0, packTotal, state: 'processing', attempts: 0, pollAt, seenRunningAt: null, error: null });
+  private charged(
+    item: store.ItemRow,
+    jobId: string,
+    price: { diamonds: number; sure: boolean },
+    packTotal: number | null,
+    status: string,
+  ): void {
+    const delay = this.engine.poller.firstPollDelayMs(item.toolId, this.engine.requestsScarce(), {
+      remote: this.engine.remote,
+      probe: this.engine.isProbe(item),
+    });
+    const pollAt = new Date(this.now().getTime() + delay).toISOString();
+    this.transition(item.id, {
+      jobId,
+      jobStatus: status,
+      price: price.diamonds,
+      diamonds: price.diamonds,
+      priceSure: price.sure ? 1 : 0,
+      reserved: 0,
+      packTotal,
+      state: 'processing',
+      attempts: 0,
+      pollAt,
+      seenRunningAt: null,
+      error: null,
+    });
     this.engine.balanceMoved(-price.diamonds);
   }
 
@@ -132,36 +188,71 @@ export class Runner {
     const job = await this.client.getGeneration(item.jobId);
     const now = this.now();
     const outcome = jobOutcome(job);
-    const progress = job.packTotal !== undefined ? { packTotal: job.packTotal, packCompleted: job.packCompleted ?? null, packFailed: job.packFailed ?? null } : {};
+    const progress =
+      job.packTotal !== undefined
+        ? {
+            packTotal: job.packTotal,
+            packCompleted: job.packCompleted ?? null,
+            packFailed: job.packFailed ?? null,
+          }
+        : {};
     if (outcome.kind === 'running') {
       const elapsed = item.submittedAt ? now.getTime() - Date.parse(item.submittedAt) : 0;
       const gap = this.engine.poller.nextGapMs(item.toolId, elapsed, this.engine.requestsScarce());
-      this.transition(item.id, { ...progress, jobStatus: String(job.status), seenRunningAt: now.toISOString(), pollAt: new Date(now.getTime() + gap).toISOString(), attempts: 0, error: null });
+      this.transition(item.id, {
+        ...progress,
+        jobStatus: String(job.status),
+        seenRunningAt: now.toISOString(),
+        pollAt: new Date(now.getTime() + gap).toISOString(),
+        attempts: 0,
+        error: null,
+      });
       return;
     }
     const poller = this.engine.poller;
     const firstSample = poller.sampleCount(item.toolId) === 0;
     // Seen done at a first poll aimed by the prior, a job says only that it took less: no sample.
-    const waitedForPrior = item.submittedAt !== null && now.getTime() - Date.parse(item.submittedAt) >= REMOTE_PRIOR_MS;
-    const informative = !(firstSample && item.seenRunningAt === null && this.engine.remote && waitedForPrior && !this.engine.probeOf(item.toolId, item.id));
+    const waitedForPrior =
+      item.submittedAt !== null && now.getTime() - Date.parse(item.submittedAt) >= REMOTE_PRIOR_MS;
+    const informative = !(
+      firstSample &&
+      item.seenRunningAt === null &&
+      this.engine.remote &&
+      waitedForPrior &&
+      !this.engine.probeOf(item.toolId, item.id)
+    );
     if (item.submittedAt && informative) {
       this.engine.poller.learn(item.toolId, {
         submittedAt: Date.parse(item.submittedAt),
         seenRunningAt: item.seenRunningAt ? Date.parse(item.seenRunningAt) : null,
         doneAt: now.getTime(),
         followedSince: this.engine.startedAt,
-        plannedFirstPollMs: this.engine.poller.firstPollDelayMs(item.toolId, true, { remote: this.engine.remote, probe: this.engine.probeOf(item.toolId, item.id) }),
+        plannedFirstPollMs: this.engine.poller.firstPollDelayMs(item.toolId, true, {
+          remote: this.engine.remote,
+          probe: this.engine.probeOf(item.toolId, item.id),
+        }),
       });
     }
     if (outcome.kind === 'failed') {
       // The service's own `failed`: it refunded the charge; nothing stays spent.
-      this.transition(item.id, { ...progress, state: 'failed', jobStatus: 'failed', error: outcome.message, diamonds: 0, priceSure: 1, pollAt: null });
+      this.transition(item.id, {
+        ...progress,
+        state: 'failed',
+        jobStatus: 'failed',
+        error: outcome.message,
+        diamonds: 0,
+        priceSure: 1,
+        pollAt: null,
+      });
       this.engine.balanceMoved(item.diamonds);
       return;
     }
     const shotMap = job.shots?.flatMap((s) => s.resultUrls.map(() => s.shotId)) ?? null;
     const failedShots = job.shots?.filter((s) => s.status === 'failed').map((s) => s.shotId) ?? [];
-    const packFailed = failedShots.length === 0 && (job.packFailed ?? 0) > 0 ? `${job.packFailed} shot(s) failed${job.errorMessage ? `: ${job.errorMessage}` : ''}` : null;
+    const packFailed =
+      failedShots.length === 0 && (job.packFailed ?? 0) > 0
+        ? `${job.packFailed} shot(s) failed${job.errorMessage ? `: ${job.errorMessage}` : ''}`
+        : null;
     this.transition(item.id, {
       ...progress,
       state: 'downloading',
@@ -170,7 +261,9 @@ export class Runner {
       resultUrls: JSON.stringify(job.resultUrls),
       shotMap: shotMap ? JSON.stringify(shotMap) : null,
       failedShots: failedShots.length ? JSON.stringify(failedShots) : null,
-      note: failedShots.length ? `${failedShots.length} shot(s) failed: ${failedShots.join(', ')} (retry them alone)` : (packFailed ?? item.note),
+      note: failedShots.length
+        ? `${failedShots.length} shot(s) failed: ${failedShots.join(', ')} (retry them alone)`
+        : (packFailed ?? item.note),
     });
   }
 
@@ -194,7 +287,17 @@ export class Runner {
         downloadedAt: this.now().toISOString(),
       });
       const resultId = `res_${createHash('sha256').update(`${item.id}:${n}`).digest('hex').slice(0, 24)}`;
-      store.insertResult(this.db, { id: resultId, itemId: item.id, n, shotId: shots?.[n] ?? null, sha256: stored.sha256, mime: stored.mime, file: stored.file, thumb: stored.thumb, createdAt: this.now().toISOString() });
+      store.insertResult(this.db, {
+        id: resultId,
+        itemId: item.id,
+        n,
+        shotId: shots?.[n] ?? null,
+        sha256: stored.sha256,
+        mime: stored.mime,
+        file: stored.file,
+        thumb: stored.thumb,
+        createdAt: this.now().toISOString(),
+      });
       const row = store.getResult(this.db, resultId);
       if (row) this.engine.events.emit('result.added', store.resultView(row));
     }
@@ -202,7 +305,8 @@ export class Runner {
     if (batch?.autoApprove === 1) {
       this.db
         .transaction(() => {
-          for (const r of store.resultsOf(this.db, item.id)) if (r.review === 'pending') store.setReview(this.db, r.id, 'approved');
+          for (const r of store.resultsOf(this.db, item.id))
+            if (r.review === 'pending') store.setReview(this.db, r.id, 'approved');
           store.updateItem(this.db, item.id, { state: 'exporting' }, this.now());
         })
         .immediate();
@@ -230,8 +334,15 @@ export class Runner {
       now: this.now(),
       onResult: (row) => this.engine.events.emit('result.changed', store.resultView(row)),
     });
-    if (exported > 0 || results.some((r) => r.exportedPath)) this.transition(item.id, { state: 'exported', error: null });
-    else this.transition(item.id, { state: 'failed', error: results.length ? 'every result was rejected in review' : 'the job delivered no results' });
+    if (exported > 0 || results.some((r) => r.exportedPath))
+      this.transition(item.id, { state: 'exported', error: null });
+    else
+      this.transition(item.id, {
+        state: 'failed',
+        error: results.length
+          ? 'every result was rejected in review'
+          : 'the job delivered no results',
+      });
   }
 
   // ---- errors -------------------------------------------------------------------------------
@@ -253,7 +364,11 @@ export class Runner {
       gates.shortOfDiamonds(err, quote?.diamonds ?? 1, now);
       const required = parseInsufficient(err.message).required;
       if (required !== null) this.engine.learnFrom402(item, required);
-      this.transition(item.id, { submittedAt: null, waitReason: 'no_diamonds', error: `short of diamonds: ${err.message}` });
+      this.transition(item.id, {
+        submittedAt: null,
+        waitReason: 'no_diamonds',
+        error: `short of diamonds: ${err.message}`,
+      });
       this.engine.setFolderWait(item, 'no_diamonds');
       return;
     }
@@ -267,7 +382,12 @@ export class Runner {
         this.engine.setFolderWait(item, 'daily_cap');
       } else {
         const until = new Date(limit.until).toISOString();
-        this.transition(item.id, { ...sent, waitReason: 'service_error', waitUntil: until, error: `rate limited by the service: trying again at ${until}` });
+        this.transition(item.id, {
+          ...sent,
+          waitReason: 'service_error',
+          waitUntil: until,
+          error: `rate limited by the service: trying again at ${until}`,
+        });
       }
       return;
     }
@@ -280,51 +400,98 @@ export class Runner {
       // after it went out (timeout, reset): only the first is safe to send again as it is.
       const lostAnswer = (err.status === 0 && !err.notSent) || err.status >= 502;
       const neverSent = err.status === 0 && err.notSent;
-      const same500 = Number(/^the service answered 500 \((\d+)\)/.exec(item.error ?? '')?.[1] ?? 0) + 1;
+      const same500 =
+        Number(/^the service answered 500 \((\d+)\)/.exec(item.error ?? '')?.[1] ?? 0) + 1;
       if (err.status === 500 && this.honoursIdempotency() && same500 < 4) {
         // A service that keeps its answers per key tells what became of the first attempt: the
         // same key again, and only a 500 it keeps giving for that key (its stored answer) counts.
-        this.transition(item.id, { attempts, waitReason: 'service_error', waitUntil, error: `the service answered 500 (${same500}) under this Idempotency-Key; asking again: ${message}` });
+        this.transition(item.id, {
+          attempts,
+          waitReason: 'service_error',
+          waitUntil,
+          error: `the service answered 500 (${same500}) under this Idempotency-Key; asking again: ${message}`,
+        });
         return;
       }
       if (err.status === 500 && !isCatalogRecipe(this.recipeOf(item).request)) {
         // The spec's 500: failure after the charge, job failed, diamonds refunded. An answer, so
         // the photo is sent again (bounded), under a new key.
         if (item.resubmits + 1 > MAX_RESUBMITS) {
-          this.transition(item.id, { state: 'failed', submittedAt: null, reserved: 0, error: `the service failed ${item.resubmits + 1} times after charging (each refunded): ${message}` });
+          this.transition(item.id, {
+            state: 'failed',
+            submittedAt: null,
+            reserved: 0,
+            error: `the service failed ${item.resubmits + 1} times after charging (each refunded): ${message}`,
+          });
           return;
         }
-        this.transition(item.id, { submittedAt: null, submitKey: `submit-${item.id}-${randomUUID()}`, resubmits: item.resubmits + 1, attempts: 0, waitReason: 'service_error', waitUntil, error: `the service failed after charging (refunded), sending again: ${message}` });
+        this.transition(item.id, {
+          submittedAt: null,
+          submitKey: `submit-${item.id}-${randomUUID()}`,
+          resubmits: item.resubmits + 1,
+          attempts: 0,
+          waitReason: 'service_error',
+          waitUntil,
+          error: `the service failed after charging (refunded), sending again: ${message}`,
+        });
         return;
       }
       if (neverSent) {
         // Nothing reached the service: not uncertain, simply sent again (same key) once it is back.
-        this.transition(item.id, { submittedAt: null, attempts, waitReason: 'offline', waitUntil, error: message });
+        this.transition(item.id, {
+          submittedAt: null,
+          attempts,
+          waitReason: 'offline',
+          waitUntil,
+          error: message,
+        });
         return;
       }
       if (lostAnswer || err.status === 500) {
         if (this.honoursIdempotency()) {
           // The same key again: the service answers with the first attempt's job, no second charge.
-          this.transition(item.id, { attempts, waitReason: err.status === 0 ? 'offline' : 'service_error', waitUntil, error: message });
+          this.transition(item.id, {
+            attempts,
+            waitReason: err.status === 0 ? 'offline' : 'service_error',
+            waitUntil,
+            error: message,
+          });
           return;
         }
-        this.markUncertain(store.getItem(this.db, item.id) ?? item, `the answer to the submission was lost (${message}) and this service does not confirm Idempotency-Key`);
+        this.markUncertain(
+          store.getItem(this.db, item.id) ?? item,
+          `the answer to the submission was lost (${message}) and this service does not confirm Idempotency-Key`,
+        );
         return;
       }
     }
     if (err.retryable) {
       // A paid job is never given up because the service is unreachable for a while.
       if (!paid && attempts >= (this.engine.options.maxAttempts ?? 12) && err.status !== 0) {
-        this.transition(item.id, { state: 'failed', reserved: 0, error: `gave up after ${attempts} attempts: ${message}` });
+        this.transition(item.id, {
+          state: 'failed',
+          reserved: 0,
+          error: `gave up after ${attempts} attempts: ${message}`,
+        });
         return;
       }
-      const patch: store.ItemPatch = { attempts, waitReason: err.status === 0 ? 'offline' : 'service_error', waitUntil, error: message };
+      const patch: store.ItemPatch = {
+        attempts,
+        waitReason: err.status === 0 ? 'offline' : 'service_error',
+        waitUntil,
+        error: message,
+      };
       if (item.state === 'processing') patch.pollAt = waitUntil;
       this.transition(item.id, patch);
       return;
     }
     // 400, 404, 413, 415…: this photo or recipe cannot succeed as it is; the batch goes on. A paid
     // job keeps its id: a retry collects it again instead of paying anew.
-    this.transition(item.id, { state: 'failed', error: message, reserved: 0, ...(inSubmission ? { submittedAt: null } : {}) });
+    this.transition(item.id, {
+      state: 'failed',
+      error: message,
+      reserved: 0,
+      ...(inSubmission ? { submittedAt: null } : {}),
+    });
   }
 }

@@ -41,7 +41,8 @@ export class Scheduler {
     const gates = engine.gates;
     // Today's own count at the configured cap: closed to 00:00 UTC before any step asks (the
     // client refuses such a request anyway; this keeps items from trying).
-    if (engine.spending.ownCapReached()) gates.ownCapReached(now, ownCapMessage(engine.spending.dailyCap!));
+    if (engine.spending.ownCapReached())
+      gates.ownCapReached(now, ownCapMessage(engine.spending.dailyCap!));
     const capped = gates.cap !== null;
     const capOpen = gates.capOpen(now);
     // While the day is closed, a probe lets one request through, not the whole queue.
@@ -53,7 +54,12 @@ export class Scheduler {
     if (!engine.spending.pricesKnown && gates.cap === null && !rateLimited) engine.loadPrices();
     let slots = (engine.options.concurrency ?? 4) - engine.running.size;
     let pollSlots = (engine.options.pollConcurrency ?? 16) - engine.polling.size;
-    const pausedFolders = new Set(store.listFolders(db).filter((f) => f.paused === 1).map((f) => f.id));
+    const pausedFolders = new Set(
+      store
+        .listFolders(db)
+        .filter((f) => f.paused === 1)
+        .map((f) => f.id),
+    );
     const ceilings = new Map<string, Ceiling | null>();
     const active = store.itemsInStates(db, ACTIVE_STATES);
     const submitting = active.some((i) => i.state === 'submitting' && engine.running.has(i.id));
@@ -62,7 +68,9 @@ export class Scheduler {
     let requestsLeft = engine.spending.requestsLeftToday();
     if (requestsLeft !== null) {
       requestsLeft -= 2;
-      for (const i of active) if (i.state !== 'queued' || i.reserved > 0) requestsLeft -= requestsStillNeeded(i, this.perPhoto(i.toolId));
+      for (const i of active)
+        if (i.state !== 'queued' || i.reserved > 0)
+          requestsLeft -= requestsStillNeeded(i, this.perPhoto(i.toolId));
     }
     for (const item of active) {
       if (slots <= 0 && pollSlots <= 0) break;
@@ -106,7 +114,11 @@ export class Scheduler {
           if (requestsLeft !== null && item.reserved === 0) {
             const perPhoto = this.perPhoto(item.toolId);
             if (requestsLeft < perPhoto) {
-              this.wait(item, 'daily_cap', `not started: today's request budget (${engine.spending.dailyCap} a day) cannot carry this photo to the end`);
+              this.wait(
+                item,
+                'daily_cap',
+                `not started: today's request budget (${engine.spending.dailyCap} a day) cannot carry this photo to the end`,
+              );
               continue;
             }
             requestsLeft -= perPhoto;
@@ -123,7 +135,12 @@ export class Scheduler {
               if (ceiling.committed - ceiling.margins + quote.diamonds <= ceiling.max) {
                 // Only safety margins are in the way: the balance tells the real prices (then exact).
                 if (!submitting && engine.spending.hasUnsureCharges()) engine.reconcile();
-                if (engine.spending.reconcilePending || ceiling.inFlight > 0 || engine.spending.hasUnsureCharges()) continue;
+                if (
+                  engine.spending.reconcilePending ||
+                  ceiling.inFlight > 0 ||
+                  engine.spending.hasUnsureCharges()
+                )
+                  continue;
               }
               this.wait(item, 'ceiling', null);
               continue;
@@ -167,9 +184,19 @@ export class Scheduler {
                COALESCE(SUM(CASE WHEN diamonds = 0 AND job_id IS NULL AND state IN ('queued', 'uploading', 'submitting') AND reserved > 0 THEN 1 ELSE 0 END), 0) AS inFlight
              FROM items WHERE batch_id = ?`,
           )
-          .get(batchId) as { charged: number; chargeMargins: number; reserved: number; inFlight: number };
+          .get(batchId) as {
+          charged: number;
+          chargeMargins: number;
+          reserved: number;
+          inFlight: number;
+        };
         // Reservations carry their own margin; they are counted whole until the charge replaces them.
-        cache.set(batchId, { max: batch.ceiling, committed: row.charged + row.chargeMargins + row.reserved, margins: row.chargeMargins, inFlight: row.inFlight });
+        cache.set(batchId, {
+          max: batch.ceiling,
+          committed: row.charged + row.chargeMargins + row.reserved,
+          margins: row.chargeMargins,
+          inFlight: row.inFlight,
+        });
       }
     }
     return cache.get(batchId) ?? null;

@@ -19,7 +19,12 @@ import { runCommand, type createCommands } from './commands';
 import { refuseForeignRequest } from './local-guard';
 
 /** `settings`: the Settings screen's saved values (the CLI's studio; absent in harnesses: 404). */
-export type StudioWebOptions = { engine: StudioEngine; commands: ReturnType<typeof createCommands>; uiDir?: string; settings?: StudioSettingsPort };
+export type StudioWebOptions = {
+  engine: StudioEngine;
+  commands: ReturnType<typeof createCommands>;
+  uiDir?: string;
+  settings?: StudioSettingsPort;
+};
 /** The built UI's own files; photos and results take their type from the shared media table. */
 const WEB_ASSET_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -30,14 +35,19 @@ const WEB_ASSET_TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
 };
 const contentTypeOf = (file: string): string =>
-  WEB_ASSET_TYPES[path.extname(file).toLowerCase()] ?? mimeOfPath(file) ?? 'application/octet-stream';
+  WEB_ASSET_TYPES[path.extname(file).toLowerCase()] ??
+  mimeOfPath(file) ??
+  'application/octet-stream';
 
 export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
   const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024 });
   const { engine } = opts;
 
   app.addHook('onRequest', async (request, reply) => {
-    const refusal = refuseForeignRequest({ host: request.headers.host, origin: request.headers.origin });
+    const refusal = refuseForeignRequest({
+      host: request.headers.host,
+      origin: request.headers.origin,
+    });
     if (refusal) return reply.code(403).send({ ok: false, error: refusal });
   });
 
@@ -46,34 +56,72 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
   const listedMedia = new Set<string>();
   app.post<{ Params: { name: string } }>('/api/command/:name', async (request, reply) => {
     const outcome = await runCommand(opts.commands, request.params.name, request.body);
-    if (outcome.ok) for (const url of mediaUrlsIn(request.params.name, outcome.result)) listedMedia.add(url);
-    return reply.code(outcome.ok ? 200 : outcome.error.code === 'internal' ? 500 : outcome.error.code === 'unknown_command' ? 404 : 400).send(outcome);
+    if (outcome.ok)
+      for (const url of mediaUrlsIn(request.params.name, outcome.result)) listedMedia.add(url);
+    return reply
+      .code(
+        outcome.ok
+          ? 200
+          : outcome.error.code === 'internal'
+            ? 500
+            : outcome.error.code === 'unknown_command'
+              ? 404
+              : 400,
+      )
+      .send(outcome);
   });
 
   // Settings saved for the next start (the daily cap); checked here, refused as a sentence.
   app.get('/api/settings', async (_request, reply) => {
-    if (!opts.settings) return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'this studio keeps no settings' } });
+    if (!opts.settings)
+      return reply.code(404).send({
+        ok: false,
+        error: { code: 'not_found', message: 'this studio keeps no settings' },
+      });
     return reply.send({ ok: true, result: opts.settings.get() });
   });
   app.put('/api/settings', async (request, reply) => {
-    if (!opts.settings) return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'this studio keeps no settings' } });
+    if (!opts.settings)
+      return reply.code(404).send({
+        ok: false,
+        error: { code: 'not_found', message: 'this studio keeps no settings' },
+      });
     const parsed = StudioSettingsUpdateSchema.safeParse(request.body);
-    if (!parsed.success) return reply.code(400).send({ ok: false, error: { code: 'invalid_arguments', message: parsed.error.issues[0]?.message ?? 'The settings could not be read.' } });
+    if (!parsed.success)
+      return reply.code(400).send({
+        ok: false,
+        error: {
+          code: 'invalid_arguments',
+          message: parsed.error.issues[0]?.message ?? 'The settings could not be read.',
+        },
+      });
     return reply.send({ ok: true, result: opts.settings.save(parsed.data) });
   });
 
   app.get<{ Querystring: { url?: string } }>('/api/media', async (request, reply) => {
     const url = request.query.url ?? '';
-    if (!listedMedia.has(url)) return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'not a listed catalog image' } });
+    if (!listedMedia.has(url))
+      return reply
+        .code(404)
+        .send({ ok: false, error: { code: 'not_found', message: 'not a listed catalog image' } });
     const media = await engine.client.download(url);
-    return reply.header('content-type', media.mime).header('cache-control', 'private, max-age=86400').send(media.data);
+    return reply
+      .header('content-type', media.mime)
+      .header('cache-control', 'private, max-age=86400')
+      .send(media.data);
   });
 
   // The source photo of an item, for before/after comparison; gone once exported and moved.
   app.get<{ Params: { id: string } }>('/api/source/:id', async (request, reply) => {
     const item = getItem(engine.db, request.params.id);
-    if (!item || !fs.existsSync(item.sourcePath)) return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'the source photo is no longer in its folder' } });
-    return reply.header('content-type', contentTypeOf(item.sourcePath)).send(fs.createReadStream(item.sourcePath));
+    if (!item || !fs.existsSync(item.sourcePath))
+      return reply.code(404).send({
+        ok: false,
+        error: { code: 'not_found', message: 'the source photo is no longer in its folder' },
+      });
+    return reply
+      .header('content-type', contentTypeOf(item.sourcePath))
+      .send(fs.createReadStream(item.sourcePath));
   });
 
   // Open event streams end when the server closes, so shutdown never waits on a browser tab.
@@ -93,7 +141,8 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
     reply.raw.write(': connected\n\n');
     streams.add(reply.raw);
     const listeners = STUDIO_EVENT_NAMES.map((name) => {
-      const listener = (data: StudioEvents[typeof name]) => reply.raw.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+      const listener = (data: StudioEvents[typeof name]) =>
+        reply.raw.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
       engine.events.on(name, listener);
       return [name, listener] as const;
     });
@@ -107,7 +156,10 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
 
   app.get<{ Params: { '*': string } }>('/library/*', async (request, reply) => {
     const file = safeJoin(engine.library.root, request.params['*']);
-    if (!file || !fs.existsSync(file)) return reply.code(404).send({ ok: false, error: { code: 'not_found', message: 'no such file' } });
+    if (!file || !fs.existsSync(file))
+      return reply
+        .code(404)
+        .send({ ok: false, error: { code: 'not_found', message: 'no such file' } });
     return reply
       .header('content-type', contentTypeOf(file))
       .header('cache-control', 'public, max-age=31536000, immutable')
@@ -117,10 +169,17 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
   app.get<{ Params: { '*': string } }>('/*', async (request, reply) => {
     const uiDir = opts.uiDir;
     if (!uiDir || !fs.existsSync(path.join(uiDir, 'index.html'))) {
-      return reply.type('text/html; charset=utf-8').send('<!doctype html><title>Dropshoot studio</title><p>The studio engine is running. The UI has not been built: run <code>npm run build</code>.</p>');
+      return reply
+        .type('text/html; charset=utf-8')
+        .send(
+          '<!doctype html><title>Dropshoot studio</title><p>The studio engine is running. The UI has not been built: run <code>npm run build</code>.</p>',
+        );
     }
     const file = safeJoin(uiDir, request.params['*'] || 'index.html');
-    const target = file && fs.existsSync(file) && fs.statSync(file).isFile() ? file : path.join(uiDir, 'index.html');
+    const target =
+      file && fs.existsSync(file) && fs.statSync(file).isFile()
+        ? file
+        : path.join(uiDir, 'index.html');
     return reply.header('content-type', contentTypeOf(target)).send(fs.createReadStream(target));
   });
 
@@ -137,7 +196,8 @@ function mediaUrlsIn(command: string, result: unknown): string[] {
       ...catalog.readySets.map((r) => r.coverUrl),
     ];
   }
-  if (command === 'looks.list') return (result as LookView[]).flatMap((look) => (look.coverUrl ? [look.coverUrl] : []));
+  if (command === 'looks.list')
+    return (result as LookView[]).flatMap((look) => (look.coverUrl ? [look.coverUrl] : []));
   return [];
 }
 

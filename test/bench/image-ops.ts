@@ -20,12 +20,17 @@ import { fmt, startChild, tempDir, writePhotos, type Row } from './shared';
 
 const CORES = os.availableParallelism();
 type Tool = 'photo_enhance' | 'remove_background';
-const direct: Record<Tool, (b: Buffer) => Promise<Buffer>> = { photo_enhance: (b) => enhancePhoto(b), remove_background: removeBackground };
+const direct: Record<Tool, (b: Buffer) => Promise<Buffer>> = {
+  photo_enhance: (b) => enhancePhoto(b),
+  remove_background: removeBackground,
+};
 
 async function timeDirect(tool: Tool, files: string[]): Promise<number> {
   const limit = pLimit(CORES);
   const start = performance.now();
-  await Promise.all(files.map((f) => limit(async () => direct[tool](await fs.promises.readFile(f)))));
+  await Promise.all(
+    files.map((f) => limit(async () => direct[tool](await fs.promises.readFile(f)))),
+  );
   return performance.now() - start;
 }
 
@@ -61,19 +66,33 @@ export async function imageOpsHttp(count = 50): Promise<Row[]> {
     const data = path.join(dir, 'server');
     fs.mkdirSync(data);
     const store = openSqliteStore(path.join(data, 'core.db'));
-    const { apiKey } = await adminFor(store, systemClock).createAccount({ email: 'bench@example.com', diamonds: 100_000, dailyCap: 1_000_000 });
+    const { apiKey } = await adminFor(store, systemClock).createAccount({
+      email: 'bench@example.com',
+      diamonds: 100_000,
+      dailyCap: 1_000_000,
+    });
     await store.close();
     for (const tool of ['photo_enhance', 'remove_background'] as const) {
       const directMs = await timeDirect(tool, files);
       const server = await startChild(['real', data]);
       let apiMs: number;
       try {
-        apiMs = await timeService(new HttpClient({ baseUrl: server.url, apiKey, timeoutMs: 600_000 }), tool, files);
+        apiMs = await timeService(
+          new HttpClient({ baseUrl: server.url, apiKey, timeoutMs: 600_000 }),
+          tool,
+          files,
+        );
       } finally {
         await server.stop();
       }
       const ratio = apiMs / directMs;
-      rows.push({ name: `${tool}, ${count} photos 3000x4000 via HTTP API vs direct`, measured: `${fmt(apiMs / 1000, 1)} s vs ${fmt(directMs / 1000, 1)} s`, ratio, target: '<= 1.25', pass: ratio <= 1.25 });
+      rows.push({
+        name: `${tool}, ${count} photos 3000x4000 via HTTP API vs direct`,
+        measured: `${fmt(apiMs / 1000, 1)} s vs ${fmt(directMs / 1000, 1)} s`,
+        ratio,
+        target: '<= 1.25',
+        pass: ratio <= 1.25,
+      });
     }
     return rows;
   } finally {
@@ -94,7 +113,15 @@ export async function imageOpsEmbedded(count = 100): Promise<Row[]> {
       await client.close();
     }
     const ratio = embeddedMs / directMs;
-    return [{ name: `photo_enhance, ${count} photos 2400x3200, embedded core vs direct`, measured: `${fmt(embeddedMs / 1000, 1)} s vs ${fmt(directMs / 1000, 1)} s`, ratio, target: '<= 1.3', pass: ratio <= 1.3 }];
+    return [
+      {
+        name: `photo_enhance, ${count} photos 2400x3200, embedded core vs direct`,
+        measured: `${fmt(embeddedMs / 1000, 1)} s vs ${fmt(directMs / 1000, 1)} s`,
+        ratio,
+        target: '<= 1.3',
+        pass: ratio <= 1.3,
+      },
+    ];
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -25,7 +25,9 @@ const wanted = process.argv.slice(2).filter((a) => a !== '--');
 const names = wanted.length ? wanted : Object.keys(BENCHES);
 const unknown = names.filter((n) => !(n in BENCHES));
 if (unknown.length) {
-  console.error(`unknown bench ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`);
+  console.error(
+    `unknown bench ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}`,
+  );
   process.exit(2);
 }
 
@@ -34,9 +36,15 @@ for (const name of names) {
   console.log(`running ${name}...`);
   const started = performance.now();
   const result = await BENCHES[name]!();
-  for (const row of result) console.log(`  ${row.name}: ${row.measured} -> ratio ${row.ratio.toFixed(2)} (target ${row.target}) ${row.pass ? 'PASS' : 'FAIL'}`);
+  for (const row of result)
+    console.log(
+      `  ${row.name}: ${row.measured} -> ratio ${row.ratio.toFixed(2)} (target ${row.target}) ${row.pass ? 'PASS' : 'FAIL'}`,
+    );
   console.log(`  (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   rows.push(...result);
 }
 console.log('\nSummary');
-for (const row of rows) console.log(`${row.pass ? 'PASS' : 'FAIL'}  ${row.ratio.toFixed(2).padStart(6)}  ${row.target.padEnd(10)}  ${row.name}: ${row.measured}`);
+for (const row of rows)
+  console.log(
+    `${row.pass ? 'PASS' : 'FAIL'}  ${row.ratio.toFixed(2).padStart(6)}  ${row.target.padEnd(10)}  ${row.name}: ${row.measured}`,
+  );

@@ -17,23 +17,45 @@ export async function ingest(count = 1000): Promise<Row[]> {
   try {
     const staged = await writePhotos(path.join(dir, 'staged'), count, 800, 1000);
     const hashStart = performance.now();
-    for (const file of staged) createHash('sha256').update(await fs.promises.readFile(file)).digest('hex');
+    for (const file of staged)
+      createHash('sha256')
+        .update(await fs.promises.readFile(file))
+        .digest('hex');
     const hashMs = performance.now() - hashStart;
 
     const hot = path.join(dir, 'hot');
     fs.mkdirSync(hot);
     const client = await InProcessClient.open({ dataDir: path.join(dir, 'data', 'core') });
-    const studio = await openStudio({ dataDir: path.join(dir, 'data'), client, settleMs: SETTLE_MS });
+    const studio = await openStudio({
+      dataDir: path.join(dir, 'data'),
+      client,
+      settleMs: SETTLE_MS,
+    });
     studio.engine.setPaused(true); // measure intake only: nothing is uploaded
-    await studio.folders.add({ path: hot, outputDir: path.join(dir, 'out'), recipe: { request: { toolId: 'remove_background', images: { user_photo: '{photo}' } }, export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{tool}-{n}' } } });
+    await studio.folders.add({
+      path: hot,
+      outputDir: path.join(dir, 'out'),
+      recipe: {
+        request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
+        export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{tool}-{n}' },
+      },
+    });
     let peakRss = process.memoryUsage().rss;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 25);
     const start = performance.now();
     // "Dropped at once": renames into the folder, as a file manager does within one volume.
-    await Promise.all(staged.map((file) => fs.promises.rename(file, path.join(hot, path.basename(file)))));
-    const queued = () => (studio.engine.db.prepare("SELECT COUNT(*) AS n FROM items WHERE state = 'queued'").get() as { n: number }).n;
+    await Promise.all(
+      staged.map((file) => fs.promises.rename(file, path.join(hot, path.basename(file)))),
+    );
+    const queued = () =>
+      (
+        studio.engine.db
+          .prepare("SELECT COUNT(*) AS n FROM items WHERE state = 'queued'")
+          .get() as { n: number }
+      ).n;
     while (queued() < count) {
-      if (performance.now() - start > 300_000) throw new Error(`only ${queued()} of ${count} queued after 5 minutes`);
+      if (performance.now() - start > 300_000)
+        throw new Error(`only ${queued()} of ${count} queued after 5 minutes`);
       await new Promise((r) => setTimeout(r, 50));
     }
     const ingestMs = performance.now() - start;

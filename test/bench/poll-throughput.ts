@@ -19,7 +19,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function load(url: string, headers: Record<string, string>): Promise<number> {
   await autocannon({ url, connections: CONNECTIONS, duration: 1, headers }); // warm-up
   const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.requests.average;
 }
 
@@ -27,7 +28,11 @@ export async function pollThroughput(): Promise<Row[]> {
   const dir = tempDir('poll');
   try {
     const store = openSqliteStore(path.join(dir, 'core.db'));
-    const { apiKey } = await adminFor(store, systemClock).createAccount({ email: 'bench@example.com', diamonds: 1000, dailyCap: 1_000_000_000 });
+    const { apiKey } = await adminFor(store, systemClock).createAccount({
+      email: 'bench@example.com',
+      diamonds: 1000,
+      dailyCap: 1_000_000_000,
+    });
     await store.close();
     let realRps = 0;
     let bareRps = 0;
@@ -35,9 +40,19 @@ export async function pollThroughput(): Promise<Row[]> {
     const real = await startChild(['real', dir]);
     const auth = { authorization: `Bearer ${apiKey}` };
     try {
-      const upload = (await (await fetch(`${real.url}/v1/uploads`, { method: 'POST', headers: auth, body: new Uint8Array(await productPhoto(400, 500, 20)) })).json()) as { url: string };
+      const upload = (await (
+        await fetch(`${real.url}/v1/uploads`, {
+          method: 'POST',
+          headers: auth,
+          body: new Uint8Array(await productPhoto(400, 500, 20)),
+        })
+      ).json()) as { url: string };
       const created = (await (
-        await fetch(`${real.url}/v1/generations`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ toolId: 'photo_enhance', images: { user_photo: upload.url } }) })
+        await fetch(`${real.url}/v1/generations`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ toolId: 'photo_enhance', images: { user_photo: upload.url } }),
+        })
       ).json()) as { id: string };
       const pollUrl = `${real.url}/v1/generations/${created.id}`;
       let body: Buffer;
@@ -60,7 +75,11 @@ export async function pollThroughput(): Promise<Row[]> {
           bareRuns.push(await load(`${bare.url}/v1/generations/${created.id}`, auth));
           health.push(await load(`${new URL(pollUrl).origin}/healthz`, {}));
         }
-        ({ realRps, bareRps, healthRps } = { realRps: median(real), bareRps: median(bareRuns), healthRps: median(health) });
+        ({ realRps, bareRps, healthRps } = {
+          realRps: median(real),
+          bareRps: median(bareRuns),
+          healthRps: median(health),
+        });
       } finally {
         await bare.stop();
       }
@@ -69,9 +88,21 @@ export async function pollThroughput(): Promise<Row[]> {
     }
     const ratio = realRps / bareRps;
     return [
-      { name: 'GET /v1/generations/{id} rps vs bare node:http', measured: `${fmt(realRps, 0)} vs ${fmt(bareRps, 0)} req/s`, ratio, target: '>= 0.5', pass: ratio >= 0.5 },
+      {
+        name: 'GET /v1/generations/{id} rps vs bare node:http',
+        measured: `${fmt(realRps, 0)} vs ${fmt(bareRps, 0)} req/s`,
+        ratio,
+        target: '>= 0.5',
+        pass: ratio >= 0.5,
+      },
       // For reading the one above: what the HTTP framework alone leaves of the bare handler.
-      { name: 'GET /healthz (no auth, no SQLite) rps vs bare node:http', measured: `${fmt(healthRps, 0)} vs ${fmt(bareRps, 0)} req/s`, ratio: healthRps / bareRps, target: 'info', pass: true },
+      {
+        name: 'GET /healthz (no auth, no SQLite) rps vs bare node:http',
+        measured: `${fmt(healthRps, 0)} vs ${fmt(bareRps, 0)} req/s`,
+        ratio: healthRps / bareRps,
+        target: 'info',
+        pass: true,
+      },
     ];
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -17,7 +17,14 @@ import { fmt, type Row } from './shared';
 
 export const EVAL_DIR = path.resolve(import.meta.dirname, '../../../shared/eval');
 
-export type CutoutScore = { id: string; iou: number; halo: number; ms: number; cpuMs: number; sharpMs: number };
+export type CutoutScore = {
+  id: string;
+  iou: number;
+  halo: number;
+  ms: number;
+  cpuMs: number;
+  sharpMs: number;
+};
 export type RetouchScore = { id: string; backdrop: number; deltaE: number; bleached: number };
 
 /** Garment ids that have both a photo and a reference mask. */
@@ -26,14 +33,27 @@ export function garmentIds(dir = EVAL_DIR): string[] {
   if (!fs.existsSync(garments)) return [];
   return fs
     .readdirSync(garments)
-    .filter((f) => f.endsWith('.jpg') && fs.existsSync(path.join(dir, 'masks', f.replace(/\.jpg$/, '.png'))))
+    .filter(
+      (f) =>
+        f.endsWith('.jpg') && fs.existsSync(path.join(dir, 'masks', f.replace(/\.jpg$/, '.png'))),
+    )
     .map((f) => f.replace(/\.jpg$/, ''))
     .sort();
 }
 
-async function readMask(id: string, dir: string): Promise<{ mask: Uint8Array; width: number; height: number }> {
-  const { data, info } = await sharp(path.join(dir, 'masks', `${id}.png`)).extractChannel(0).raw().toBuffer({ resolveWithObject: true });
-  return { mask: Uint8Array.from(data, (v) => (v >= 128 ? 1 : 0)), width: info.width, height: info.height };
+async function readMask(
+  id: string,
+  dir: string,
+): Promise<{ mask: Uint8Array; width: number; height: number }> {
+  const { data, info } = await sharp(path.join(dir, 'masks', `${id}.png`))
+    .extractChannel(0)
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return {
+    mask: Uint8Array.from(data, (v) => (v >= 128 ? 1 : 0)),
+    width: info.width,
+    height: info.height,
+  };
 }
 
 /** Pixels outside the mask within `r` steps (4-connected) of it. */
@@ -44,7 +64,13 @@ function outerBand(mask: Uint8Array, w: number, h: number, r: number): Uint8Arra
     for (let i = 0; i < grown.length; i++) {
       if (grown[i]) continue;
       const x = i % w;
-      if ((x > 0 && grown[i - 1]) || (x < w - 1 && grown[i + 1]) || (i >= w && grown[i - w]) || (i + w < w * h && grown[i + w])) next[i] = 1;
+      if (
+        (x > 0 && grown[i - 1]) ||
+        (x < w - 1 && grown[i + 1]) ||
+        (i >= w && grown[i - w]) ||
+        (i + w < w * h && grown[i + w])
+      )
+        next[i] = 1;
     }
     grown = next;
   }
@@ -63,7 +89,9 @@ export async function scoreCutout(id: string, dir = EVAL_DIR): Promise<CutoutSco
   const cpuMs = (used.user + used.system) / 1000;
   start = performance.now();
   const { data: decoded, info } = await sharp(photo).raw().toBuffer({ resolveWithObject: true });
-  await sharp(decoded, { raw: { width: info.width, height: info.height, channels: info.channels } }).png({ compressionLevel: 4, adaptiveFiltering: false }).toBuffer();
+  await sharp(decoded, { raw: { width: info.width, height: info.height, channels: info.channels } })
+    .png({ compressionLevel: 4, adaptiveFiltering: false })
+    .toBuffer();
   const sharpMs = performance.now() - start;
   const alpha = await sharp(cutout).extractChannel(3).raw().toBuffer();
   if (alpha.length !== mask.length) throw new Error(`${id}: cut-out is not ${width}x${height}`);
@@ -82,7 +110,14 @@ export async function scoreCutout(id: string, dir = EVAL_DIR): Promise<CutoutSco
     haloSum += alpha[i]!;
     haloCount++;
   }
-  return { id, iou: union ? inter / union : 1, halo: haloCount ? haloSum / haloCount : 0, ms, cpuMs, sharpMs };
+  return {
+    id,
+    iou: union ? inter / union : 1,
+    halo: haloCount ? haloSum / haloCount : 0,
+    ms,
+    cpuMs,
+    sharpMs,
+  };
 }
 
 const LIN = Float64Array.from({ length: 256 }, (_, i) => {
@@ -109,7 +144,8 @@ export function deltaE2000([L1, a1, b1]: number[], [L2, a2, b2]: number[]): numb
   const ap2 = a2! * (1 + G);
   const Cp1 = Math.hypot(ap1, b1!);
   const Cp2 = Math.hypot(ap2, b2!);
-  const hp = (a: number, b: number) => (a === 0 && b === 0 ? 0 : (Math.atan2(b, a) / rad + 360) % 360);
+  const hp = (a: number, b: number) =>
+    a === 0 && b === 0 ? 0 : (Math.atan2(b, a) / rad + 360) % 360;
   const hp1 = hp(ap1, b1!);
   const hp2 = hp(ap2, b2!);
   const dL = L2! - L1!;
@@ -124,8 +160,17 @@ export function deltaE2000([L1, a1, b1]: number[], [L2, a2, b2]: number[]): numb
   const Lm = (L1! + L2!) / 2;
   const Cpm = (Cp1 + Cp2) / 2;
   let hm = hp1 + hp2;
-  if (Cp1 * Cp2 !== 0) hm = Math.abs(hp1 - hp2) > 180 ? (hp1 + hp2 + (hp1 + hp2 < 360 ? 360 : -360)) / 2 : (hp1 + hp2) / 2;
-  const T = 1 - 0.17 * Math.cos((hm - 30) * rad) + 0.24 * Math.cos(2 * hm * rad) + 0.32 * Math.cos((3 * hm + 6) * rad) - 0.2 * Math.cos((4 * hm - 63) * rad);
+  if (Cp1 * Cp2 !== 0)
+    hm =
+      Math.abs(hp1 - hp2) > 180
+        ? (hp1 + hp2 + (hp1 + hp2 < 360 ? 360 : -360)) / 2
+        : (hp1 + hp2) / 2;
+  const T =
+    1 -
+    0.17 * Math.cos((hm - 30) * rad) +
+    0.24 * Math.cos(2 * hm * rad) +
+    0.32 * Math.cos((3 * hm + 6) * rad) -
+    0.2 * Math.cos((4 * hm - 63) * rad);
   const dTheta = 30 * Math.exp(-(((hm - 275) / 25) ** 2));
   const Rc = 2 * Math.sqrt(Cpm ** 7 / (Cpm ** 7 + 25 ** 7));
   const Sl = 1 + (0.015 * (Lm - 50) ** 2) / Math.sqrt(20 + (Lm - 50) ** 2);
@@ -139,7 +184,10 @@ export async function scoreRetouch(id: string, dir = EVAL_DIR): Promise<RetouchS
   const photo = await fs.promises.readFile(path.join(dir, 'garments', `${id}.jpg`));
   const { mask, width, height } = await readMask(id, dir);
   const before = await sharp(photo).removeAlpha().raw().toBuffer();
-  const after = await sharp(await retouchPhoto(photo)).removeAlpha().raw().toBuffer();
+  const after = await sharp(await retouchPhoto(photo))
+    .removeAlpha()
+    .raw()
+    .toBuffer();
   if (after.length !== width * height * 3) throw new Error(`${id}: retouch changed the size`);
   // The backdrop: every pixel more than 3 px outside the garment.
   const near = outerBand(mask, width, height, 3);
@@ -166,14 +214,27 @@ export async function scoreRetouch(id: string, dir = EVAL_DIR): Promise<RetouchS
   let bleached = 0;
   for (let i = 0; i < mask.length; i++) {
     if (!mask[i]) continue;
-    const shifted = labOfLinear(...([0, 1, 2].map((c) => Math.min(1, LIN[before[i * 3 + c]!]! * gain[c]!)) as [number, number, number]));
+    const shifted = labOfLinear(
+      ...([0, 1, 2].map((c) => Math.min(1, LIN[before[i * 3 + c]!]! * gain[c]!)) as [
+        number,
+        number,
+        number,
+      ]),
+    );
     const got = labOfLinear(LIN[after[i * 3]!]!, LIN[after[i * 3 + 1]!]!, LIN[after[i * 3 + 2]!]!);
     deltas.push(deltaE2000(shifted, got));
-    const newlyClipped = [0, 1, 2].some((c) => after[i * 3 + c] === 255 && before[i * 3 + c]! < 250);
+    const newlyClipped = [0, 1, 2].some(
+      (c) => after[i * 3 + c] === 255 && before[i * 3 + c]! < 250,
+    );
     if (newlyClipped || got[0] - shifted[0] > 10) bleached++;
   }
   deltas.sort((a, b) => a - b);
-  return { id, backdrop: backdropCount ? backdropSum / backdropCount : 255, deltaE: deltas[deltas.length >> 1] ?? 0, bleached: deltas.length ? bleached / deltas.length : 0 };
+  return {
+    id,
+    backdrop: backdropCount ? backdropSum / backdropCount : 255,
+    deltaE: deltas[deltas.length >> 1] ?? 0,
+    bleached: deltas.length ? bleached / deltas.length : 0,
+  };
 }
 
 const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
@@ -189,34 +250,82 @@ export async function quality(): Promise<Row[]> {
   for (const id of ids) {
     const s = await scoreCutout(id);
     cut.push(s);
-    console.log(`  ${id.padEnd(22)} ${fmt(s.iou, 4)} ${fmt(s.halo, 1).padStart(6)} ${fmt(s.ms, 0).padStart(5)} ms ${fmt(s.cpuMs, 0).padStart(5)} ms ${fmt(s.sharpMs, 0).padStart(5)} ms`);
+    console.log(
+      `  ${id.padEnd(22)} ${fmt(s.iou, 4)} ${fmt(s.halo, 1).padStart(6)} ${fmt(s.ms, 0).padStart(5)} ms ${fmt(s.cpuMs, 0).padStart(5)} ms ${fmt(s.sharpMs, 0).padStart(5)} ms`,
+    );
   }
   const worst = [...cut].sort((a, b) => a.iou - b.iou).slice(0, 5);
   const minIou = Math.min(...cut.map((s) => s.iou));
   const meanIou = mean(cut.map((s) => s.iou));
   const meanHalo = mean(cut.map((s) => s.halo));
   const timeRatio = mean(cut.map((s) => s.ms)) / mean(cut.map((s) => s.sharpMs));
-  console.log(`  mean IoU ${fmt(meanIou, 4)}, min ${fmt(minIou, 4)}; worst: ${worst.map((s) => `${s.id} ${fmt(s.iou, 3)}`).join(', ')}`);
-  console.log(`  halo mean ${fmt(meanHalo, 1)}/255, max ${fmt(Math.max(...cut.map((s) => s.halo)), 1)}/255`);
-  console.log(`  time ${fmt(mean(cut.map((s) => s.ms)), 0)} ms per photo (CPU ${fmt(mean(cut.map((s) => s.cpuMs)), 0)} ms) vs ${fmt(mean(cut.map((s) => s.sharpMs)), 1)} ms for sharp decode+encode (${fmt(timeRatio, 1)}x)`);
+  console.log(
+    `  mean IoU ${fmt(meanIou, 4)}, min ${fmt(minIou, 4)}; worst: ${worst.map((s) => `${s.id} ${fmt(s.iou, 3)}`).join(', ')}`,
+  );
+  console.log(
+    `  halo mean ${fmt(meanHalo, 1)}/255, max ${fmt(Math.max(...cut.map((s) => s.halo)), 1)}/255`,
+  );
+  console.log(
+    `  time ${fmt(mean(cut.map((s) => s.ms)), 0)} ms per photo (CPU ${fmt(mean(cut.map((s) => s.cpuMs)), 0)} ms) vs ${fmt(mean(cut.map((s) => s.sharpMs)), 1)} ms for sharp decode+encode (${fmt(timeRatio, 1)}x)`,
+  );
   const ret: RetouchScore[] = [];
   console.log('  amateur_to_pro          backdrop  median dE2000  bleached');
   for (const id of ids) {
     const s = await scoreRetouch(id);
     ret.push(s);
-    console.log(`  ${id.padEnd(22)} ${fmt(s.backdrop, 1).padStart(8)} ${fmt(s.deltaE, 2).padStart(14)} ${fmt(100 * s.bleached, 2).padStart(8)} %`);
+    console.log(
+      `  ${id.padEnd(22)} ${fmt(s.backdrop, 1).padStart(8)} ${fmt(s.deltaE, 2).padStart(14)} ${fmt(100 * s.bleached, 2).padStart(8)} %`,
+    );
   }
   const maxDe = Math.max(...ret.map((s) => s.deltaE));
   const minBackdrop = Math.min(...ret.map((s) => s.backdrop));
   const maxBleached = Math.max(...ret.map((s) => s.bleached));
-  console.log(`  median dE2000 mean ${fmt(mean(ret.map((s) => s.deltaE)), 2)}, max ${fmt(maxDe, 2)}; backdrop min ${fmt(minBackdrop, 1)}; bleached max ${fmt(100 * maxBleached, 2)} %`);
+  console.log(
+    `  median dE2000 mean ${fmt(mean(ret.map((s) => s.deltaE)), 2)}, max ${fmt(maxDe, 2)}; backdrop min ${fmt(minBackdrop, 1)}; bleached max ${fmt(100 * maxBleached, 2)} %`,
+  );
   return [
-    { name: `remove_background mean IoU over ${ids.length} real garments`, measured: fmt(meanIou, 4), ratio: meanIou, target: '>= 0.97', pass: meanIou >= 0.97 },
-    { name: 'remove_background min IoU', measured: fmt(minIou, 4), ratio: minIou, target: '>= 0.92', pass: minIou >= 0.92 },
-    { name: 'remove_background mean halo (levels of 255)', measured: fmt(meanHalo, 1), ratio: meanHalo, target: '<= 8', pass: meanHalo <= 8 },
-    { name: 'remove_background time vs sharp decode+encode', measured: `${fmt(mean(cut.map((s) => s.ms)), 0)} ms vs ${fmt(mean(cut.map((s) => s.sharpMs)), 1)} ms`, ratio: timeRatio, target: 'report', pass: true },
-    { name: 'amateur_to_pro worst median dE2000', measured: fmt(maxDe, 2), ratio: maxDe, target: '<= 3', pass: maxDe <= 3 },
-    { name: 'amateur_to_pro darkest backdrop', measured: fmt(minBackdrop, 1), ratio: minBackdrop, target: '>= 250', pass: minBackdrop >= 250 },
+    {
+      name: `remove_background mean IoU over ${ids.length} real garments`,
+      measured: fmt(meanIou, 4),
+      ratio: meanIou,
+      target: '>= 0.97',
+      pass: meanIou >= 0.97,
+    },
+    {
+      name: 'remove_background min IoU',
+      measured: fmt(minIou, 4),
+      ratio: minIou,
+      target: '>= 0.92',
+      pass: minIou >= 0.92,
+    },
+    {
+      name: 'remove_background mean halo (levels of 255)',
+      measured: fmt(meanHalo, 1),
+      ratio: meanHalo,
+      target: '<= 8',
+      pass: meanHalo <= 8,
+    },
+    {
+      name: 'remove_background time vs sharp decode+encode',
+      measured: `${fmt(mean(cut.map((s) => s.ms)), 0)} ms vs ${fmt(mean(cut.map((s) => s.sharpMs)), 1)} ms`,
+      ratio: timeRatio,
+      target: 'report',
+      pass: true,
+    },
+    {
+      name: 'amateur_to_pro worst median dE2000',
+      measured: fmt(maxDe, 2),
+      ratio: maxDe,
+      target: '<= 3',
+      pass: maxDe <= 3,
+    },
+    {
+      name: 'amateur_to_pro darkest backdrop',
+      measured: fmt(minBackdrop, 1),
+      ratio: minBackdrop,
+      target: '>= 250',
+      pass: minBackdrop >= 250,
+    },
   ];
 }
 

@@ -15,10 +15,17 @@ import { startReferenceService, type ReferenceService } from '../reference-servi
 import { runCli, type CliOutcome } from '../soak/processes';
 import { tempDir, type Row } from './shared';
 
-const RECIPE = { request: { toolId: 'remove_background', images: { user_photo: '{photo}' } }, export: { preset: 'original', format: 'png', naming: '{name}-{n}' } };
+const RECIPE = {
+  request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
+  export: { preset: 'original', format: 'png', naming: '{name}-{n}' },
+};
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2) : NaN;
+  return s.length
+    ? s.length % 2
+      ? s[(s.length - 1) / 2]!
+      : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
+    : NaN;
 };
 
 /** Distinct photos in JPEG, PNG and WebP, of a few sizes. */
@@ -26,26 +33,79 @@ async function mixedPhotos(dir: string, count: number, offset: number): Promise<
   fs.mkdirSync(dir, { recursive: true });
   for (let i = 0; i < count; i++) {
     const n = i + offset;
-    const [w, h] = ([[300, 400], [640, 480], [500, 500]] as const)[n % 3]!;
-    const square = await sharp({ create: { width: 40, height: 40, channels: 3, background: { r: (n * 37) % 256, g: (n * 91) % 256, b: (n * 53) % 256 } } }).png().toBuffer();
-    const image = sharp({ create: { width: w, height: h, channels: 3, background: { r: 235, g: 230, b: 220 } } }).composite([{ input: square, left: (n * 7) % (w - 40), top: (n * 11) % (h - 40) }]);
+    const [w, h] = (
+      [
+        [300, 400],
+        [640, 480],
+        [500, 500],
+      ] as const
+    )[n % 3]!;
+    const square = await sharp({
+      create: {
+        width: 40,
+        height: 40,
+        channels: 3,
+        background: { r: (n * 37) % 256, g: (n * 91) % 256, b: (n * 53) % 256 },
+      },
+    })
+      .png()
+      .toBuffer();
+    const image = sharp({
+      create: { width: w, height: h, channels: 3, background: { r: 235, g: 230, b: 220 } },
+    }).composite([{ input: square, left: (n * 7) % (w - 40), top: (n * 11) % (h - 40) }]);
     const format = (['jpeg', 'png', 'webp'] as const)[n % 3]!;
-    await image.toFormat(format).toFile(path.join(dir, `photo-${String(n).padStart(3, '0')}.${format === 'jpeg' ? 'jpg' : format}`));
+    await image
+      .toFormat(format)
+      .toFile(
+        path.join(dir, `photo-${String(n).padStart(3, '0')}.${format === 'jpeg' ? 'jpg' : format}`),
+      );
   }
 }
 
-async function batch(service: ReferenceService, input: { root: string; name: string; apiKey: string; dataDir: string; photos: number; offset: number; timeoutMs: number; flags?: string[] }): Promise<{ outcome: CliOutcome; exported: number }> {
+async function batch(
+  service: ReferenceService,
+  input: {
+    root: string;
+    name: string;
+    apiKey: string;
+    dataDir: string;
+    photos: number;
+    offset: number;
+    timeoutMs: number;
+    flags?: string[];
+  },
+): Promise<{ outcome: CliOutcome; exported: number }> {
   const inDir = path.join(input.root, `${input.name}-in`);
   const outDir = path.join(input.root, `${input.name}-out`);
   await mixedPhotos(inDir, input.photos, input.offset);
   fs.mkdirSync(outDir, { recursive: true });
   const recipe = path.join(input.root, 'recipe.json');
   fs.writeFileSync(recipe, JSON.stringify(RECIPE));
-  const outcome = await runCli(['--in', inDir, '--recipe', recipe, '--out', outDir, '--data', input.dataDir, '--remote', service.url, '--key', input.apiKey, ...(input.flags ?? [])], { killAtMs: null, timeoutMs: input.timeoutMs });
+  const outcome = await runCli(
+    [
+      '--in',
+      inDir,
+      '--recipe',
+      recipe,
+      '--out',
+      outDir,
+      '--data',
+      input.dataDir,
+      '--remote',
+      service.url,
+      '--key',
+      input.apiKey,
+      ...(input.flags ?? []),
+    ],
+    { killAtMs: null, timeoutMs: input.timeoutMs },
+  );
   return { outcome, exported: fs.readdirSync(outDir).length };
 }
 
-const describe = (o: CliOutcome) => (o.timedOut ? `did not end within ${(o.ms / 1000).toFixed(0)} s` : `exit ${o.code}, ${(o.ms / 1000).toFixed(1)} s`);
+const describe = (o: CliOutcome) =>
+  o.timedOut
+    ? `did not end within ${(o.ms / 1000).toFixed(0)} s`
+    : `exit ${o.code}, ${(o.ms / 1000).toFixed(1)} s`;
 
 export async function requests(): Promise<Row[]> {
   const root = tempDir('requests');
@@ -54,8 +114,21 @@ export async function requests(): Promise<Row[]> {
   const service = await startReferenceService({ seed: 11, timeScale: 0.1, idStyle: 'uuid' });
   try {
     // 1. over budget
-    const capped = service.createAccount({ email: 'capped@bench.test', diamonds: 10_000, dailyCap: 200 });
-    const first = await batch(service, { root, name: 'capped', apiKey: capped.apiKey, dataDir: path.join(root, 'data-capped'), photos: 60, offset: 0, timeoutMs: 300_000, flags: ['--daily-cap', '200'] });
+    const capped = service.createAccount({
+      email: 'capped@bench.test',
+      diamonds: 10_000,
+      dailyCap: 200,
+    });
+    const first = await batch(service, {
+      root,
+      name: 'capped',
+      apiKey: capped.apiKey,
+      dataDir: path.join(root, 'data-capped'),
+      photos: 60,
+      offset: 0,
+      timeoutMs: 300_000,
+      flags: ['--daily-cap', '200'],
+    });
     const used = service.requestsToday(capped.apiKey);
     const perPhoto = first.exported ? used / first.exported : Infinity;
     rows.push({
@@ -68,9 +141,21 @@ export async function requests(): Promise<Row[]> {
     });
 
     // 2. inside the budget: completion-to-collection delay
-    const roomy = service.createAccount({ email: 'roomy@bench.test', diamonds: 10_000, dailyCap: 100_000 });
+    const roomy = service.createAccount({
+      email: 'roomy@bench.test',
+      diamonds: 10_000,
+      dailyCap: 100_000,
+    });
     const dataDir = path.join(root, 'data-roomy');
-    const one = await batch(service, { root, name: 'roomy-1', apiKey: roomy.apiKey, dataDir, photos: 20, offset: 100, timeoutMs: 300_000 });
+    const one = await batch(service, {
+      root,
+      name: 'roomy-1',
+      apiKey: roomy.apiKey,
+      dataDir,
+      photos: 20,
+      offset: 100,
+      timeoutMs: 300_000,
+    });
     const timings = service.timings('roomy@bench.test').filter((t) => t.collectedAfterMs !== null);
     const share = median(timings.map((t) => t.collectedAfterMs! / t.durationMs));
     const roomyRequests = service.requestsToday(roomy.apiKey);
@@ -84,11 +169,21 @@ export async function requests(): Promise<Row[]> {
 
     // 3. the same kind of batch again on the same data folder
     const firstJobs = new Set(timings.map((t) => t.id));
-    const two = await batch(service, { root, name: 'roomy-2', apiKey: roomy.apiKey, dataDir, photos: 20, offset: 200, timeoutMs: 300_000 });
+    const two = await batch(service, {
+      root,
+      name: 'roomy-2',
+      apiKey: roomy.apiKey,
+      dataDir,
+      photos: 20,
+      offset: 200,
+      timeoutMs: 300_000,
+    });
     const ratio = two.outcome.ms / one.outcome.ms;
     // What each batch spent its time and requests on, so a miss can be told apart: the same polls
     // and delays with a longer wall time is the machine (process start, image work), not the studio.
-    const secondTimings = service.timings('roomy@bench.test').filter((t) => t.collectedAfterMs !== null && !firstJobs.has(t.id));
+    const secondTimings = service
+      .timings('roomy@bench.test')
+      .filter((t) => t.collectedAfterMs !== null && !firstJobs.has(t.id));
     const detail = (ts: typeof timings, requestsUsed: number, exported: number) =>
       `${(requestsUsed / Math.max(exported, 1)).toFixed(2)} req/photo, delay ${(median(ts.map((t) => t.collectedAfterMs! / t.durationMs)) * 100).toFixed(0)}%, longest job ${(Math.max(...ts.map((t) => t.durationMs)) / 1000).toFixed(1)} s`;
     const secondRequests = service.requestsToday(roomy.apiKey) - roomyRequests;

@@ -20,15 +20,56 @@ async function seed(dataDir: string): Promise<void> {
   const library = new Library(path.join(dataDir, 'library'));
   const now = new Date().toISOString();
   const stored = await Promise.all(
-    [0, 1, 2, 3, 4].map(async (i) => library.store(await productPhoto(800, 1000, i * 70), 'image/jpeg', { sourceSha256: 'bench', sourceName: `bench-${i}.jpg`, recipe: {}, jobId: `job_bench${i}`, shotId: null, service: 'embedded', diamonds: 4, submittedAt: now, completedAt: now, downloadedAt: now })),
+    [0, 1, 2, 3, 4].map(async (i) =>
+      library.store(await productPhoto(800, 1000, i * 70), 'image/jpeg', {
+        sourceSha256: 'bench',
+        sourceName: `bench-${i}.jpg`,
+        recipe: {},
+        jobId: `job_bench${i}`,
+        shotId: null,
+        service: 'embedded',
+        diamonds: 4,
+        submittedAt: now,
+        completedAt: now,
+        downloadedAt: now,
+      }),
+    ),
   );
-  db.prepare("INSERT INTO batches (id, folder_id, kind, output_dir, auto_approve, ceiling, created_at) VALUES ('b_bench', NULL, 'run', ?, 0, NULL, ?)").run(path.join(dataDir, 'out'), now);
+  db.prepare(
+    "INSERT INTO batches (id, folder_id, kind, output_dir, auto_approve, ceiling, created_at) VALUES ('b_bench', NULL, 'run', ?, 0, NULL, ?)",
+  ).run(path.join(dataDir, 'out'), now);
   db.transaction(() => {
     for (let i = 0; i < RESULTS; i++) {
       const id = `it_${String(i).padStart(5, '0')}`;
-      store.insertItem(db, { id, batchId: 'b_bench', folderId: null, sourcePath: `/nowhere/${id}.jpg`, rootDir: '/nowhere', relativeDir: '', name: `${id}.jpg`, sha256: id, recipe: '{}', recipeHash: 'r', toolId: 'virtual_model', state: 'review', waitReason: null, note: null, createdAt: now });
+      store.insertItem(db, {
+        id,
+        batchId: 'b_bench',
+        folderId: null,
+        sourcePath: `/nowhere/${id}.jpg`,
+        rootDir: '/nowhere',
+        relativeDir: '',
+        name: `${id}.jpg`,
+        sha256: id,
+        recipe: '{}',
+        recipeHash: 'r',
+        toolId: 'virtual_model',
+        state: 'review',
+        waitReason: null,
+        note: null,
+        createdAt: now,
+      });
       const file = stored[i % stored.length]!;
-      store.insertResult(db, { id: `res_${i}`, itemId: id, n: 0, shotId: null, sha256: file.sha256, mime: 'image/jpeg', file: file.file, thumb: file.thumb, createdAt: new Date(Date.parse(now) + i).toISOString() });
+      store.insertResult(db, {
+        id: `res_${i}`,
+        itemId: id,
+        n: 0,
+        shotId: null,
+        sha256: file.sha256,
+        mime: 'image/jpeg',
+        file: file.file,
+        thumb: file.thumb,
+        createdAt: new Date(Date.parse(now) + i).toISOString(),
+      });
     }
   })();
   db.close();
@@ -39,9 +80,26 @@ export async function reviewUi(): Promise<Row[]> {
   const dataDir = path.join(root, 'data');
   try {
     await seed(dataDir);
-    const build = spawn(process.execPath, [path.join(repo, 'node_modules/electron-vite/bin/electron-vite.js'), 'build'], { cwd: repo, stdio: 'ignore' });
+    const build = spawn(
+      process.execPath,
+      [path.join(repo, 'node_modules/electron-vite/bin/electron-vite.js'), 'build'],
+      { cwd: repo, stdio: 'ignore' },
+    );
     await new Promise((resolve) => build.once('exit', resolve));
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'src/cli/index.ts'), 'studio', '--data', dataDir, '--port', '0'], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(repo, 'src/cli/index.ts'),
+        'studio',
+        '--data',
+        dataDir,
+        '--port',
+        '0',
+      ],
+      { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
       child.stdout!.on('data', (c: Buffer) => {
@@ -53,7 +111,13 @@ export async function reviewUi(): Promise<Row[]> {
     });
     const browser = await chromium.launch({
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     try {
       const paints: number[] = [];
@@ -62,7 +126,12 @@ export async function reviewUi(): Promise<Row[]> {
         const page = await context.newPage();
         await page.goto(url);
         await page.getByRole('heading', { level: 1 }).waitFor();
-        paints.push(await page.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? Number.NaN));
+        paints.push(
+          await page.evaluate(
+            () =>
+              performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? Number.NaN,
+          ),
+        );
         await context.close();
       }
       const fcp = [...paints].sort((a, b) => a - b)[1]!;
@@ -88,8 +157,20 @@ export async function reviewUi(): Promise<Row[]> {
       const p95 = sorted[Math.floor(sorted.length * 0.95)]!;
       const rendered = await grid.getByRole('option').count();
       return [
-        { name: `review grid scroll, ${RESULTS} results (${frames.deltas.length} frames, ${rendered} cards in the DOM)`, measured: `p95 frame ${fmt(p95, 1)} ms (median ${fmt(sorted[Math.floor(sorted.length / 2)]!, 1)} ms)`, ratio: p95 / 20, target: '< 1 (20 ms)', pass: p95 < 20 },
-        { name: 'UI first contentful paint (median of 3 cold loads)', measured: `${fmt(fcp, 0)} ms (${paints.map((p) => fmt(p, 0)).join(', ')})`, ratio: fcp / 1500, target: '< 1 (1.5 s)', pass: fcp < 1500 },
+        {
+          name: `review grid scroll, ${RESULTS} results (${frames.deltas.length} frames, ${rendered} cards in the DOM)`,
+          measured: `p95 frame ${fmt(p95, 1)} ms (median ${fmt(sorted[Math.floor(sorted.length / 2)]!, 1)} ms)`,
+          ratio: p95 / 20,
+          target: '< 1 (20 ms)',
+          pass: p95 < 20,
+        },
+        {
+          name: 'UI first contentful paint (median of 3 cold loads)',
+          measured: `${fmt(fcp, 0)} ms (${paints.map((p) => fmt(p, 0)).join(', ')})`,
+          ratio: fcp / 1500,
+          target: '< 1 (1.5 s)',
+          pass: fcp < 1500,
+        },
       ];
     } finally {
       await browser.close();

@@ -16,7 +16,10 @@ if (mode === 'real') {
   const body = fs.readFileSync(rest[1]!);
   const status = Number(rest[0]);
   const server = http.createServer((_req, res) => {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': body.length,
+    });
     res.end(body);
   });
   server.listen(0, '127.0.0.1', () => {

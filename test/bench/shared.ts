@@ -24,7 +24,12 @@ export async function productPhoto(width: number, height: number, hue: number): 
 }
 
 /** Writes `count` photos built from 5 base images with per-photo variation (no two identical). */
-export async function writePhotos(dir: string, count: number, width: number, height: number): Promise<string[]> {
+export async function writePhotos(
+  dir: string,
+  count: number,
+  width: number,
+  height: number,
+): Promise<string[]> {
   fs.mkdirSync(dir, { recursive: true });
   const bases = await Promise.all([0, 1, 2, 3, 4].map((i) => productPhoto(width, height, i * 70)));
   const files: string[] = [];
@@ -34,7 +39,13 @@ export async function writePhotos(dir: string, count: number, width: number, hei
     // two patches equal, so the photo number in EXIF keeps every file distinct.
     const patch = { r: i % 256, g: Math.floor(i / 256) % 256, b: 200 };
     const varied = await sharp(base)
-      .composite([{ input: { create: { width: 8, height: 8, channels: 3, background: patch } }, left: 0, top: 0 }])
+      .composite([
+        {
+          input: { create: { width: 8, height: 8, channels: 3, background: patch } },
+          left: 0,
+          top: 0,
+        },
+      ])
       .withExif({ IFD0: { ImageDescription: `bench photo ${i}` } })
       .jpeg({ quality: 90 })
       .toBuffer();
@@ -46,9 +57,21 @@ export async function writePhotos(dir: string, count: number, width: number, hei
 }
 
 /** Starts test/bench/server-child.ts in its own process and waits for its URL. */
-export function startChild(args: string[]): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+export function startChild(
+  args: string[],
+): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const script = path.join(import.meta.dirname, 'server-child.ts');
-  const child = spawn(process.execPath, [...(process.env.BENCH_CHILD_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_CHILD_ARGS?.split(' ').filter(Boolean) ?? []),
+      '--import',
+      'tsx',
+      script,
+      ...args,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {

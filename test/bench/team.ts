@@ -53,11 +53,20 @@ const S3_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function team(): Promise<Row[]> {
-  const baseUrl = process.env.DROPSHOOT_BENCH_DATABASE_URL || process.env.DROPSHOOT_TEST_DATABASE_URL;
+  const baseUrl =
+    process.env.DROPSHOOT_BENCH_DATABASE_URL || process.env.DROPSHOOT_TEST_DATABASE_URL;
   if (!baseUrl) {
-    return [fail('team: PostgreSQL', 'not configured: run `source .ci/postgres` (sets DROPSHOOT_TEST_DATABASE_URL) or set DROPSHOOT_BENCH_DATABASE_URL', '>= 0.8')];
+    return [
+      fail(
+        'team: PostgreSQL',
+        'not configured: run `source .ci/postgres` (sets DROPSHOOT_TEST_DATABASE_URL) or set DROPSHOOT_BENCH_DATABASE_URL',
+        '>= 0.8',
+      ),
+    ];
   }
-  console.log(`  PostgreSQL ${redactUrl(baseUrl)}; provider stand-in sleeps ${PROVIDER_MS} ms; ${SLOTS} jobs at once per worker process`);
+  console.log(
+    `  PostgreSQL ${redactUrl(baseUrl)}; provider stand-in sleeps ${PROVIDER_MS} ms; ${SLOTS} jobs at once per worker process`,
+  );
   const dir = tempDir('team');
   const rows: Row[] = [];
   try {
@@ -94,33 +103,75 @@ async function throughServe(baseUrl: string, dir: string): Promise<Row[]> {
     let poll: PollFigures | undefined;
     const pgRates: number[] = [];
     for (const processes of PROCESS_COUNTS) {
-      const result = await serveScenario({ kind: 'postgres', baseUrl, dir, env, s3, processes, measurePoll: processes === 1 });
+      const result = await serveScenario({
+        kind: 'postgres',
+        baseUrl,
+        dir,
+        env,
+        s3,
+        processes,
+        measurePoll: processes === 1,
+      });
       pgRates.push(result.rate);
       poll ??= result.poll;
-      console.log(`  (b) PostgreSQL, ${processes} worker process(es): ${result.jobs} jobs in ${fmt(result.seconds)} s = ${fmt(result.rate)} jobs/s (provider peak ${provider.peak()} at once)`);
+      console.log(
+        `  (b) PostgreSQL, ${processes} worker process(es): ${result.jobs} jobs in ${fmt(result.seconds)} s = ${fmt(result.rate)} jobs/s (provider peak ${provider.peak()} at once)`,
+      );
     }
     const sqliteRates: number[] = [];
     let sqlitePoll: PollFigures | undefined;
     for (const processes of PROCESS_COUNTS) {
-      const result = await serveScenario({ kind: 'sqlite', baseUrl, dir, env, s3, processes, measurePoll: processes === 1 });
+      const result = await serveScenario({
+        kind: 'sqlite',
+        baseUrl,
+        dir,
+        env,
+        s3,
+        processes,
+        measurePoll: processes === 1,
+      });
       sqliteRates.push(result.rate);
       sqlitePoll ??= result.poll;
-      console.log(`  (c) SQLite, one process with ${processes * SLOTS} slots: ${result.jobs} jobs in ${fmt(result.seconds)} s = ${fmt(result.rate)} jobs/s`);
+      console.log(
+        `  (c) SQLite, one process with ${processes * SLOTS} slots: ${result.jobs} jobs in ${fmt(result.seconds)} s = ${fmt(result.rate)} jobs/s`,
+      );
     }
     const pollRatio = poll!.real / poll!.bare;
     return [
-      { name: names.a, measured: `${fmt(poll!.real, 0)} vs ${fmt(poll!.bare, 0)} req/s`, ratio: pollRatio, target: '>= 0.5', pass: pollRatio >= 0.5 },
+      {
+        name: names.a,
+        measured: `${fmt(poll!.real, 0)} vs ${fmt(poll!.bare, 0)} req/s`,
+        ratio: pollRatio,
+        target: '>= 0.5',
+        pass: pollRatio >= 0.5,
+      },
       // For reading the one above: the same with the polls spread over the account's five keys (five counter rows).
-      { name: `${names.a.replace('team (a)', 'team (a, 5 keys)')}`, measured: `${fmt(poll!.spread, 0)} vs ${fmt(poll!.bare, 0)} req/s`, ratio: poll!.spread / poll!.bare, target: 'info', pass: true },
+      {
+        name: `${names.a.replace('team (a)', 'team (a, 5 keys)')}`,
+        measured: `${fmt(poll!.spread, 0)} vs ${fmt(poll!.bare, 0)} req/s`,
+        ratio: poll!.spread / poll!.bare,
+        target: 'info',
+        pass: true,
+      },
       // Beside it, measured the same way in this run: the embedded default.
-      { name: 'team (c) GET /v1/generations/{id} rps, serve on SQLite vs bare node:http', measured: `${fmt(sqlitePoll!.real, 0)} vs ${fmt(sqlitePoll!.bare, 0)} req/s`, ratio: sqlitePoll!.real / sqlitePoll!.bare, target: 'info', pass: true },
+      {
+        name: 'team (c) GET /v1/generations/{id} rps, serve on SQLite vs bare node:http',
+        measured: `${fmt(sqlitePoll!.real, 0)} vs ${fmt(sqlitePoll!.bare, 0)} req/s`,
+        ratio: sqlitePoll!.real / sqlitePoll!.bare,
+        target: 'info',
+        pass: true,
+      },
       scalingRow(names.b, pgRates, '>= 0.8'),
       { ...scalingRow(names.c, sqliteRates, 'info'), pass: true },
     ];
   } catch (err) {
     if (!(err instanceof ServeNotWired)) throw err;
     console.log(`  ${err.message}`);
-    return [fail(names.a, err.message, '>= 0.5'), fail(names.b, err.message, '>= 0.8'), { ...fail(names.c, err.message, 'info'), pass: true }];
+    return [
+      fail(names.a, err.message, '>= 0.5'),
+      fail(names.b, err.message, '>= 0.8'),
+      { ...fail(names.c, err.message, 'info'), pass: true },
+    ];
   } finally {
     await s3.close();
     await provider.close();
@@ -149,32 +200,68 @@ async function serveScenario(o: {
     const { systemClock } = await import('../../src/core/clock');
     const store = await openStore({ databaseUrl: database?.url, dataDir: dataDir('api') });
     const admin = adminFor(store, systemClock);
-    const { apiKey } = await admin.createAccount({ email: 'bench@example.com', diamonds: 10_000_000, dailyCap: 1_000_000_000 });
+    const { apiKey } = await admin.createAccount({
+      email: 'bench@example.com',
+      diamonds: 10_000_000,
+      dailyCap: 1_000_000_000,
+    });
     // The poll is also measured spread over the account's five keys: one key's polls all update one counter row.
-    const moreKeys = o.measurePoll ? await Promise.all([1, 2, 3, 4].map(() => admin.createKey({ email: 'bench@example.com', dailyCap: 1_000_000_000 }))) : [];
+    const moreKeys = o.measurePoll
+      ? await Promise.all(
+          [1, 2, 3, 4].map(() =>
+            admin.createKey({ email: 'bench@example.com', dailyCap: 1_000_000_000 }),
+          ),
+        )
+      : [];
     await store.close();
 
     let api: Serve;
     if (database) {
       const bucket = await o.s3.bucket();
       const common = ['--database', database.url, '--blobs', o.s3.blobsUrl(bucket)];
-      api = await startServe([...common, '--data', dataDir('api'), '--workers', '0'], o.env, dataDir('api.log'));
+      api = await startServe(
+        [...common, '--data', dataDir('api'), '--workers', '0'],
+        o.env,
+        dataDir('api.log'),
+      );
       serves.push(api);
       const workers = await Promise.all(
         Array.from({ length: o.processes }, (_, i) =>
-          startServe([...common, '--data', dataDir(`worker-${i}`), '--workers', String(SLOTS), '--concurrency', String(SLOTS)], o.env, dataDir(`worker-${i}.log`)),
+          startServe(
+            [
+              ...common,
+              '--data',
+              dataDir(`worker-${i}`),
+              '--workers',
+              String(SLOTS),
+              '--concurrency',
+              String(SLOTS),
+            ],
+            o.env,
+            dataDir(`worker-${i}.log`),
+          ),
         ),
       );
       serves.push(...workers);
     } else {
       const slots = String(o.processes * SLOTS);
-      api = await startServe(['--data', dataDir('api'), '--workers', slots, '--concurrency', slots], o.env, dataDir('api.log'));
+      api = await startServe(
+        ['--data', dataDir('api'), '--workers', slots, '--concurrency', slots],
+        o.env,
+        dataDir('api.log'),
+      );
       serves.push(api);
     }
     const auth = { authorization: `Bearer ${apiKey}` };
-    const uploaded = await fetch(`${api.url}/v1/uploads`, { method: 'POST', headers: auth, body: new Uint8Array(await productPhoto(400, 500, 20)) });
+    const uploaded = await fetch(`${api.url}/v1/uploads`, {
+      method: 'POST',
+      headers: auth,
+      body: new Uint8Array(await productPhoto(400, 500, 20)),
+    });
     if (uploaded.status === 401) {
-      throw new Error(`serve on ${o.kind} refused a key made in the store it was pointed at (401): --database is accepted but not used`);
+      throw new Error(
+        `serve on ${o.kind} refused a key made in the store it was pointed at (401): --database is accepted but not used`,
+      );
     }
     if (!uploaded.ok) throw new Error(`upload: HTTP ${uploaded.status} ${await uploaded.text()}`);
     const photo = ((await uploaded.json()) as { url: string }).url;
@@ -192,21 +279,43 @@ async function serveScenario(o: {
             headers: { ...auth, 'content-type': 'application/json' },
             body: JSON.stringify({ toolId: 'photo_enhance', images: { user_photo: photo } }),
           });
-          if (!response.ok) throw new Error(`POST /v1/generations: HTTP ${response.status} ${await response.text()}`);
+          if (!response.ok)
+            throw new Error(
+              `POST /v1/generations: HTTP ${response.status} ${await response.text()}`,
+            );
           ids.push(((await response.json()) as { id: string }).id);
         }
       }),
     );
-    const span = await waitForJobs(o.kind === 'postgres' ? { url: database!.url } : { file: path.join(dataDir('api'), 'core.db') }, count);
-    const result: ScenarioResult = { jobs: count, seconds: span.seconds, rate: count / span.seconds };
+    const span = await waitForJobs(
+      o.kind === 'postgres'
+        ? { url: database!.url }
+        : { file: path.join(dataDir('api'), 'core.db') },
+      count,
+    );
+    const result: ScenarioResult = {
+      jobs: count,
+      seconds: span.seconds,
+      rate: count / span.seconds,
+    };
     if (before) {
       const used = activityDelta(before, await pgActivity(database!.url), count);
-      console.log(`  (b) PostgreSQL, ${o.processes} worker process(es): per job, created and run (incl. idle claims): ${used}`);
+      console.log(
+        `  (b) PostgreSQL, ${o.processes} worker process(es): per job, created and run (incl. idle claims): ${used}`,
+      );
     }
     if (o.measurePoll) {
       const polled = database ? await pgActivity(database.url) : undefined;
-      result.poll = await pollVersusBare(api.url, ids[0]!, [apiKey, ...moreKeys.map((k) => k.apiKey)], o.dir);
-      if (polled) console.log(`  (a) per poll request: ${activityDelta(polled, await pgActivity(database!.url), result.poll.requests)}`);
+      result.poll = await pollVersusBare(
+        api.url,
+        ids[0]!,
+        [apiKey, ...moreKeys.map((k) => k.apiKey)],
+        o.dir,
+      );
+      if (polled)
+        console.log(
+          `  (a) per poll request: ${activityDelta(polled, await pgActivity(database!.url), result.poll.requests)}`,
+        );
     }
     return result;
   } catch (err) {
@@ -221,7 +330,10 @@ async function serveScenario(o: {
 }
 
 /** Waits until `count` jobs have left 'processing'; the span from the first creation to the last finish, from the rows. */
-async function waitForJobs(where: { url: string } | { file: string }, count: number): Promise<{ seconds: number }> {
+async function waitForJobs(
+  where: { url: string } | { file: string },
+  count: number,
+): Promise<{ seconds: number }> {
   const sql = `SELECT COUNT(*) AS done, SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed, MIN(created_at) AS first, MAX(finished_at) AS last
                FROM jobs WHERE status <> 'processing'`;
   type Span = { done: number; failed: number; first: string | Date; last: string | Date };
@@ -232,7 +344,12 @@ async function waitForJobs(where: { url: string } | { file: string }, count: num
           await client.connect();
           try {
             const row = (await client.query(sql)).rows[0] as Record<string, unknown>;
-            return { done: Number(row.done), failed: Number(row.failed ?? 0), first: row.first as Date, last: row.last as Date };
+            return {
+              done: Number(row.done),
+              failed: Number(row.failed ?? 0),
+              first: row.first as Date,
+              last: row.last as Date,
+            };
           } finally {
             await client.end();
           }
@@ -250,15 +367,22 @@ async function waitForJobs(where: { url: string } | { file: string }, count: num
   for (;;) {
     const span = await read();
     if (span.done >= count) {
-      if (span.failed > 0) throw new Error(`${span.failed} of ${count} jobs failed (see the serve logs)`);
+      if (span.failed > 0)
+        throw new Error(`${span.failed} of ${count} jobs failed (see the serve logs)`);
       return { seconds: (new Date(span.last).getTime() - new Date(span.first).getTime()) / 1000 };
     }
-    if (Date.now() > deadline) throw new Error(`only ${span.done} of ${count} jobs finished in time`);
+    if (Date.now() > deadline)
+      throw new Error(`only ${span.done} of ${count} jobs finished in time`);
     await delay(100);
   }
 }
 
-async function pollVersusBare(apiUrl: string, jobId: string, apiKeys: string[], dir: string): Promise<PollFigures> {
+async function pollVersusBare(
+  apiUrl: string,
+  jobId: string,
+  apiKeys: string[],
+  dir: string,
+): Promise<PollFigures> {
   const pollUrl = `${apiUrl}/v1/generations/${jobId}`;
   const auth = { authorization: `Bearer ${apiKeys[0]}` };
   const body = Buffer.from(await (await fetch(pollUrl, { headers: auth })).arrayBuffer());
@@ -287,13 +411,28 @@ async function pollVersusBare(apiUrl: string, jobId: string, apiKeys: string[], 
 }
 
 /** Requests per second of the measured run, and every request sent (warm-up included). */
-async function load(url: string, headers: Record<string, string>, apiKeys: string[] = []): Promise<{ rps: number; total: number }> {
+async function load(
+  url: string,
+  headers: Record<string, string>,
+  apiKeys: string[] = [],
+): Promise<{ rps: number; total: number }> {
   // With keys: each connection sends its requests with the keys in turn.
-  const requests = apiKeys.length ? apiKeys.map((key) => ({ method: 'GET' as const, headers: { authorization: `Bearer ${key}` } })) : undefined;
-  const options = { url, connections: POLL_CONNECTIONS, headers, ...(requests ? { requests } : {}) };
+  const requests = apiKeys.length
+    ? apiKeys.map((key) => ({
+        method: 'GET' as const,
+        headers: { authorization: `Bearer ${key}` },
+      }))
+    : undefined;
+  const options = {
+    url,
+    connections: POLL_CONNECTIONS,
+    headers,
+    ...(requests ? { requests } : {}),
+  };
   const warm = await autocannon({ ...options, duration: 1 });
   const result = await autocannon({ ...options, duration: POLL_SECONDS });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return { rps: result.requests.average, total: warm.requests.total + result.requests.total };
 }
 
@@ -329,12 +468,28 @@ type Serve = { name: string; url: string; logTail(): string; stop(): Promise<voi
 async function startServe(args: string[], env: NodeJS.ProcessEnv, logFile: string): Promise<Serve> {
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
   const log = fs.openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...(/\.[cm]?ts$/.test(CLI) ? ['--import', 'tsx'] : []), CLI, 'serve', '--host', '127.0.0.1', '--port', '0', ...args], { env, stdio: ['ignore', 'pipe', log] });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(/\.[cm]?ts$/.test(CLI) ? ['--import', 'tsx'] : []),
+      CLI,
+      'serve',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      ...args,
+    ],
+    { env, stdio: ['ignore', 'pipe', log] },
+  );
   fs.closeSync(log);
   const tail = () => fs.readFileSync(logFile, 'utf8').slice(-2_000);
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve ${args.join(' ')} printed nothing in 90 s: ${tail()}`)), 90_000);
+    const timer = setTimeout(
+      () => reject(new Error(`serve ${args.join(' ')} printed nothing in 90 s: ${tail()}`)),
+      90_000,
+    );
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const line = out.split('\n').find((l) => l.startsWith('{') && l.includes('listening'));
@@ -347,7 +502,12 @@ async function startServe(args: string[], env: NodeJS.ProcessEnv, logFile: strin
       clearTimeout(timer);
       const text = tail();
       const unknown = /Unknown option '(--[a-z-]+)'/.exec(text)?.[1];
-      if (unknown) reject(new ServeNotWired(`serve does not accept ${unknown} yet (team mode is not wired into the command)`));
+      if (unknown)
+        reject(
+          new ServeNotWired(
+            `serve does not accept ${unknown} yet (team mode is not wired into the command)`,
+          ),
+        );
       else reject(new Error(`serve exited (${code}) before listening: ${text}`));
     });
   });
@@ -375,29 +535,58 @@ async function atStoreLevel(baseUrl: string, dir: string): Promise<Row[]> {
   for (const processes of PROCESS_COUNTS) {
     const database = await createDatabase(baseUrl, `lease-${processes}`);
     try {
-      const r = await leaseScenario({ databaseUrl: database.url, dataDir: path.join(dir, `lease-pg-${processes}`) }, processes, SLOTS);
+      const r = await leaseScenario(
+        { databaseUrl: database.url, dataDir: path.join(dir, `lease-pg-${processes}`) },
+        processes,
+        SLOTS,
+      );
       pgRates.push(r.rate);
-      console.log(`  lease loop, PostgreSQL, ${processes} process(es) x ${SLOTS}: ${r.jobs} jobs in ${fmt(r.seconds)} s = ${fmt(r.rate)} jobs/s`);
+      console.log(
+        `  lease loop, PostgreSQL, ${processes} process(es) x ${SLOTS}: ${r.jobs} jobs in ${fmt(r.seconds)} s = ${fmt(r.rate)} jobs/s`,
+      );
     } finally {
       await database.drop();
     }
   }
   const sqliteRates: number[] = [];
   for (const processes of PROCESS_COUNTS) {
-    const r = await leaseScenario({ dataDir: path.join(dir, `lease-sqlite-${processes}`) }, 1, processes * SLOTS);
+    const r = await leaseScenario(
+      { dataDir: path.join(dir, `lease-sqlite-${processes}`) },
+      1,
+      processes * SLOTS,
+    );
     sqliteRates.push(r.rate);
-    console.log(`  lease loop, SQLite, 1 process x ${processes * SLOTS}: ${r.jobs} jobs in ${fmt(r.seconds)} s = ${fmt(r.rate)} jobs/s`);
+    console.log(
+      `  lease loop, SQLite, 1 process x ${processes * SLOTS}: ${r.jobs} jobs in ${fmt(r.seconds)} s = ${fmt(r.rate)} jobs/s`,
+    );
   }
   return [
-    scalingRow(`team lease loop only (no HTTP), PostgreSQL, 1, 2, 4 processes x ${SLOTS}, vs linear`, pgRates, 'info'),
-    scalingRow(`team lease loop only (no HTTP), SQLite, 1 process x ${SLOTS}/${SLOTS * 2}/${SLOTS * 4}, vs linear`, sqliteRates, 'info'),
+    scalingRow(
+      `team lease loop only (no HTTP), PostgreSQL, 1, 2, 4 processes x ${SLOTS}, vs linear`,
+      pgRates,
+      'info',
+    ),
+    scalingRow(
+      `team lease loop only (no HTTP), SQLite, 1 process x ${SLOTS}/${SLOTS * 2}/${SLOTS * 4}, vs linear`,
+      sqliteRates,
+      'info',
+    ),
   ].map((row) => ({ ...row, pass: true }));
 }
 
-const WorkerArgs = z.object({ databaseUrl: z.string().optional(), dataDir: z.string(), slots: z.number().int().positive(), jobMs: z.number().int().positive() });
+const WorkerArgs = z.object({
+  databaseUrl: z.string().optional(),
+  dataDir: z.string(),
+  slots: z.number().int().positive(),
+  jobMs: z.number().int().positive(),
+});
 type WorkerArgs = z.infer<typeof WorkerArgs>;
 
-async function leaseScenario(where: { databaseUrl?: string; dataDir: string }, processes: number, slots: number): Promise<{ jobs: number; seconds: number; rate: number }> {
+async function leaseScenario(
+  where: { databaseUrl?: string; dataDir: string },
+  processes: number,
+  slots: number,
+): Promise<{ jobs: number; seconds: number; rate: number }> {
   const store = await openStore({ ...where, maxConnections: 2 });
   const children: ChildProcess[] = [];
   try {
@@ -407,7 +596,10 @@ async function leaseScenario(where: { databaseUrl?: string; dataDir: string }, p
     const ready = await Promise.all(
       Array.from({ length: processes }, () => {
         const args: WorkerArgs = { ...where, slots, jobMs: PROVIDER_MS };
-        const child = fork(import.meta.filename, ['lease-worker', JSON.stringify(args)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+        const child = fork(import.meta.filename, ['lease-worker', JSON.stringify(args)], {
+          execArgv: ['--import', 'tsx'],
+          stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+        });
         children.push(child);
         child.on('message', (m: { done?: number }) => {
           if (m.done !== undefined) {
@@ -417,7 +609,9 @@ async function leaseScenario(where: { databaseUrl?: string; dataDir: string }, p
         });
         return new Promise<void>((resolve, reject) => {
           child.once('message', () => resolve());
-          child.once('exit', (code) => reject(new Error(`lease worker exited (${code}) before it was ready`)));
+          child.once('exit', (code) =>
+            reject(new Error(`lease worker exited (${code}) before it was ready`)),
+          );
         });
       }),
     );
@@ -427,7 +621,18 @@ async function leaseScenario(where: { databaseUrl?: string; dataDir: string }, p
     await store.transaction(async (tx) => {
       for (let i = 0; i < count; i++) {
         await tx.jobs.insert(
-          { id: `job_${randomBytes(8).toString('hex')}`, accountId, keyId, kind: 'generation', toolId: 'photo_enhance', price: 1, input: '{}', templateSetId: null, readySetId: null, createdAt: new Date(Date.now() + i).toISOString() },
+          {
+            id: `job_${randomBytes(8).toString('hex')}`,
+            accountId,
+            keyId,
+            kind: 'generation',
+            toolId: 'photo_enhance',
+            price: 1,
+            input: '{}',
+            templateSetId: null,
+            readySetId: null,
+            createdAt: new Date(Date.now() + i).toISOString(),
+          },
           [{ shotId: null }],
         );
       }
@@ -435,13 +640,21 @@ async function leaseScenario(where: { databaseUrl?: string; dataDir: string }, p
     const committed = Date.now();
     const deadline = committed + 60_000 + count * PROVIDER_MS;
     while (done < count) {
-      if (Date.now() > deadline) throw new Error(`lease loop: only ${done} of ${count} jobs finished in time`);
+      if (Date.now() > deadline)
+        throw new Error(`lease loop: only ${done} of ${count} jobs finished in time`);
       await delay(50);
     }
     const seconds = (lastDone - committed) / 1000;
     return { jobs: count, seconds, rate: count / seconds };
   } finally {
-    await Promise.all(children.map((c) => new Promise<void>((resolve) => (c.exitCode !== null ? resolve() : (c.once('exit', () => resolve()), c.disconnect())))));
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<void>((resolve) =>
+            c.exitCode !== null ? resolve() : (c.once('exit', () => resolve()), c.disconnect()),
+          ),
+      ),
+    );
     await store.close();
   }
 }
@@ -452,7 +665,14 @@ async function seedAccount(store: Store): Promise<{ accountId: string; keyId: st
   const at = new Date().toISOString();
   await store.transaction(async (tx) => {
     await tx.accounts.create({ id: accountId, email: `${accountId}@bench.test`, createdAt: at });
-    await tx.keys.create({ id: keyId, accountId, hash: randomBytes(16).toString('hex'), prefix: 'ds_bench', dailyCap: 500, createdAt: at });
+    await tx.keys.create({
+      id: keyId,
+      accountId,
+      hash: randomBytes(16).toString('hex'),
+      prefix: 'ds_bench',
+      dailyCap: 500,
+      createdAt: at,
+    });
   });
   return { accountId, keyId };
 }
@@ -460,16 +680,26 @@ async function seedAccount(store: Store): Promise<{ accountId: string; keyId: st
 /** A worker process of the store-level bench: the lease loop, each job a sleep then its writes under the lease. */
 async function leaseWorkerMain(raw: string): Promise<void> {
   const args = WorkerArgs.parse(JSON.parse(raw));
-  const store = await openStore({ databaseUrl: args.databaseUrl, dataDir: args.dataDir, maxConnections: 3, migrate: false });
+  const store = await openStore({
+    databaseUrl: args.databaseUrl,
+    dataDir: args.dataDir,
+    maxConnections: 3,
+    migrate: false,
+  });
   const loop = new LeaseLoop({
     jobs: store.jobs,
     workers: args.slots,
     runJob: async (job, signal) => {
       await delay(args.jobMs, undefined, { signal });
       for (const unit of await store.jobs.unitsOf(job.id)) {
-        if (unit.status === 'pending' && !(await store.jobs.completeUnit(job.id, unit.idx, [], job.leaseOwner))) return;
+        if (
+          unit.status === 'pending' &&
+          !(await store.jobs.completeUnit(job.id, unit.idx, [], job.leaseOwner))
+        )
+          return;
       }
-      if (await store.jobs.finish(job.id, 'completed', null, new Date().toISOString())) process.send?.({ done: Date.now() });
+      if (await store.jobs.finish(job.id, 'completed', null, new Date().toISOString()))
+        process.send?.({ done: Date.now() });
     },
   }).start();
   process.send?.({ ready: loop.workerId });
@@ -511,12 +741,21 @@ async function createDatabase(baseUrl: string, tag: string): Promise<BenchDataba
   await admin(`CREATE DATABASE "${name}"`);
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+  return {
+    url: url.toString(),
+    drop: () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+  };
 }
 
 /** An OpenAI-Images-compatible edit endpoint that answers after `ms` with a small PNG (a stand-in written from that API). */
-async function startSleepingProvider(ms: number): Promise<{ url: string; peak(): number; close(): Promise<void> }> {
-  const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: { r: 200, g: 120, b: 80 } } }).png().toBuffer();
+async function startSleepingProvider(
+  ms: number,
+): Promise<{ url: string; peak(): number; close(): Promise<void> }> {
+  const png = await sharp({
+    create: { width: 64, height: 64, channels: 3, background: { r: 200, g: 120, b: 80 } },
+  })
+    .png()
+    .toBuffer();
   const answer = JSON.stringify({ data: [{ b64_json: png.toString('base64') }] });
   let now = 0;
   let peak = 0;
@@ -547,7 +786,11 @@ async function startSleepingProvider(ms: number): Promise<{ url: string; peak():
   };
 }
 
-type BenchS3 = { blobsUrl(bucket: string): string; bucket(): Promise<string>; close(): Promise<void> };
+type BenchS3 = {
+  blobsUrl(bucket: string): string;
+  bucket(): Promise<string>;
+  close(): Promise<void>;
+};
 
 /** s3rver on loopback (its fixed credentials), a fresh bucket per scenario. */
 async function startS3(directory: string): Promise<BenchS3> {
@@ -561,11 +804,15 @@ async function startS3(directory: string): Promise<BenchS3> {
     endpoint,
     region: 'us-east-1',
     forcePathStyle: true,
-    credentials: { accessKeyId: S3_CREDENTIALS.AWS_ACCESS_KEY_ID, secretAccessKey: S3_CREDENTIALS.AWS_SECRET_ACCESS_KEY },
+    credentials: {
+      accessKeyId: S3_CREDENTIALS.AWS_ACCESS_KEY_ID,
+      secretAccessKey: S3_CREDENTIALS.AWS_SECRET_ACCESS_KEY,
+    },
   });
   let n = 0;
   return {
-    blobsUrl: (bucket) => `s3://${bucket}?endpoint=${encodeURIComponent(endpoint)}&region=us-east-1&forcePathStyle=true`,
+    blobsUrl: (bucket) =>
+      `s3://${bucket}?endpoint=${encodeURIComponent(endpoint)}&region=us-east-1&forcePathStyle=true`,
     async bucket() {
       const name = `bench-${process.pid}-${++n}`;
       await client.send(new CreateBucketCommand({ Bucket: name }));
@@ -578,6 +825,10 @@ async function startS3(directory: string): Promise<BenchS3> {
   };
 }
 
-if (process.argv[2] === 'lease-worker' && process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (
+  process.argv[2] === 'lease-worker' &&
+  process.argv[1] &&
+  import.meta.url === pathToFileURL(process.argv[1]).href
+) {
   await leaseWorkerMain(process.argv[3] ?? '{}');
 }

@@ -51,7 +51,9 @@ describe('FoldersScreen', () => {
       </>,
     );
     fireEvent.click(screen.getByRole('button', { name: 'Add folder' }));
-    fireEvent.change(screen.getByLabelText('Folder to watch'), { target: { value: path.join(harness.root, 'does-not-exist', 'x') } });
+    fireEvent.change(screen.getByLabelText('Folder to watch'), {
+      target: { value: path.join(harness.root, 'does-not-exist', 'x') },
+    });
     await screen.findByText('Recipe is valid.');
     fireEvent.click(screen.getByRole('button', { name: 'Start watching' }));
     const alert = await screen.findByRole('alert');

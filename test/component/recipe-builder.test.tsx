@@ -32,7 +32,9 @@ describe('RecipeBuilder', () => {
     expect(men.length).toBeGreaterThan(0);
     expect(men.length).toBeLessThan(24);
     fireEvent.keyDown(models, { key: 'ArrowRight' });
-    expect((latest.request as { images: Record<string, string> }).images.fashion_model).not.toBe('fm_amara');
+    expect((latest.request as { images: Record<string, string> }).images.fashion_model).not.toBe(
+      'fm_amara',
+    );
   });
 
   it('validates as you type with the service rules, and prices the tool', async () => {
@@ -53,9 +55,15 @@ describe('RecipeBuilder', () => {
     render(<Builder />);
     const names = screen.getByLabelText('File names');
     fireEvent.change(names, { target: { value: '{folder}/{name}_{n}' } });
-    await waitFor(() => expect(document.querySelector('#naming-preview code')?.textContent).toBe('spring/look-042_1.jpg'));
+    await waitFor(() =>
+      expect(document.querySelector('#naming-preview code')?.textContent).toBe(
+        'spring/look-042_1.jpg',
+      ),
+    );
     fireEvent.change(names, { target: { value: '{name}-{colour}' } });
-    await waitFor(() => expect(document.querySelector('#naming-preview .problem')?.textContent).toMatch(/colour/));
+    await waitFor(() =>
+      expect(document.querySelector('#naming-preview .problem')?.textContent).toMatch(/colour/),
+    );
   });
 
   it('replays a ready shoot: the price follows the shots chosen', async () => {

@@ -11,7 +11,14 @@ import { useUi } from '../../src/renderer/src/stores/ui-store';
 
 type ResettableStore = { getInitialState(): object; setState(state: object, replace: true): void };
 
-const STORES: readonly ResettableStore[] = [useCatalog, useFolders, useQueue, useResults, useSettings, useUi];
+const STORES: readonly ResettableStore[] = [
+  useCatalog,
+  useFolders,
+  useQueue,
+  useResults,
+  useSettings,
+  useUi,
+];
 
 export function resetStores(): void {
   for (const store of STORES) store.setState(store.getInitialState(), true);

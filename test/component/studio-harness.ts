@@ -16,7 +16,8 @@ import { configure } from '@testing-library/react';
 configure({ asyncUtilTimeout: 15_000 });
 
 // jsdom has no layout, hence no scrollIntoView; pickers call it to keep the choice in view.
-if (typeof Element !== 'undefined') Element.prototype.scrollIntoView ??= function scrollIntoView() {};
+if (typeof Element !== 'undefined')
+  Element.prototype.scrollIntoView ??= function scrollIntoView() {};
 
 export async function startHarness() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-component-'));

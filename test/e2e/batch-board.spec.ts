@@ -10,15 +10,34 @@ import { expect, test, type RunningStudio } from './fixtures';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AccountView, ItemView } from '../../src/shared/studio';
-import { addFolder, checkScreen, command, drop, filesIn, garments, hasGarments, openScreen, tabTo } from './helpers';
+import {
+  addFolder,
+  checkScreen,
+  command,
+  drop,
+  filesIn,
+  garments,
+  hasGarments,
+  openScreen,
+  tabTo,
+} from './helpers';
 
 test.skip(!hasGarments, 'needs the real photos in ../shared/eval/garments');
 
-const items = async (studio: RunningStudio) => (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
-const balance = async (studio: RunningStudio) => (await command<AccountView>(studio.url, 'account.get')).diamondBalance;
-const stat = (page: import('@playwright/test').Page, label: string) => page.getByRole('group', { name: 'Budget' }).locator('.stat', { hasText: label }).locator('strong');
+const items = async (studio: RunningStudio) =>
+  (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
+const balance = async (studio: RunningStudio) =>
+  (await command<AccountView>(studio.url, 'account.get')).diamondBalance;
+const stat = (page: import('@playwright/test').Page, label: string) =>
+  page
+    .getByRole('group', { name: 'Budget' })
+    .locator('.stat', { hasText: label })
+    .locator('strong');
 
-test('a paused board of two folders with the same file names: prices, reasons, filters, reload, cancel, move to front, then spend', async ({ page, studio }) => {
+test('a paused board of two folders with the same file names: prices, reasons, filters, reload, cancel, move to front, then spend', async ({
+  page,
+  studio,
+}) => {
   const north = path.join(studio.root, 'north');
   const south = path.join(studio.root, 'south');
   fs.mkdirSync(north);
@@ -33,8 +52,14 @@ test('a paused board of two folders with the same file names: prices, reasons, f
   // Different photos under the same three names (the same bytes twice would be skipped, and say so).
   const photos = garments(3, 20);
   drop(photos, north);
-  garments(3, 23).forEach((file, i) => fs.copyFileSync(file, path.join(south, path.basename(photos[i]!))));
-  await expect.poll(async () => (await items(studio)).filter((i) => i.state === 'queued').length, { timeout: 60_000 }).toBe(6);
+  garments(3, 23).forEach((file, i) =>
+    fs.copyFileSync(file, path.join(south, path.basename(photos[i]!))),
+  );
+  await expect
+    .poll(async () => (await items(studio)).filter((i) => i.state === 'queued').length, {
+      timeout: 60_000,
+    })
+    .toBe(6);
   await page.reload();
   await openScreen(page, 'Batch');
 
@@ -76,7 +101,10 @@ test('a paused board of two folders with the same file names: prices, reasons, f
   const cancelledId = await second.getAttribute('data-item');
   await tabTo(page, second.getByRole('button', { name: /^Cancel / }));
   await page.keyboard.press('Enter');
-  await expect(page.locator(`tr[data-item="${cancelledId}"]`)).toHaveAttribute('data-state', 'cancelled');
+  await expect(page.locator(`tr[data-item="${cancelledId}"]`)).toHaveAttribute(
+    'data-state',
+    'cancelled',
+  );
   await expect(stat(page, 'To spend')).toHaveText('20');
 
   // Resume: the board and the folder cards follow live; spent is what the account was charged.
@@ -89,12 +117,19 @@ test('a paused board of two folders with the same file names: prices, reasons, f
   await expect(page.getByRole('table', { name: 'Batches' })).toContainText('north');
   await checkScreen(page, 'batch-board');
   await openScreen(page, 'Hot folders');
-  await expect(page.getByRole('listitem', { name: 'Folder south' }).getByTestId('folder-counts')).toContainText('3/3 through');
-  await expect(page.getByRole('listitem', { name: 'Folder north' }).getByTestId('folder-counts')).toContainText('2/2 through');
+  await expect(
+    page.getByRole('listitem', { name: 'Folder south' }).getByTestId('folder-counts'),
+  ).toContainText('3/3 through');
+  await expect(
+    page.getByRole('listitem', { name: 'Folder north' }).getByTestId('folder-counts'),
+  ).toContainText('2/2 through');
   await checkScreen(page, 'folders-live');
 });
 
-test('settings are checked at save; an export that failed is exported again for free, generating again is priced and confirmed', async ({ page, studio }) => {
+test('settings are checked at save; an export that failed is exported again for free, generating again is priced and confirmed', async ({
+  page,
+  studio,
+}) => {
   const west = path.join(studio.root, 'west');
   const blocked = path.join(studio.root, 'west-export');
   fs.mkdirSync(west);
@@ -108,7 +143,9 @@ test('settings are checked at save; an export that failed is exported again for 
   await tabTo(page, page.getByLabel('Naming pattern'));
   await page.keyboard.press('Control+a');
   await page.keyboard.type('{sku}');
-  await expect(page.locator('#export-naming-preview .problem')).toContainText('Unknown token {sku}');
+  await expect(page.locator('#export-naming-preview .problem')).toContainText(
+    'Unknown token {sku}',
+  );
   await expect(page.getByRole('button', { name: 'Save' })).toBeDisabled();
   await checkScreen(page, 'export-invalid-naming');
   await page.keyboard.press('Control+a');
@@ -117,7 +154,9 @@ test('settings are checked at save; an export that failed is exported again for 
   drop(garments(1, 30), west);
   await openScreen(page, 'Review');
   const grid = page.getByRole('listbox', { name: 'Results to review' });
-  await expect(grid.getByRole('option', { name: new RegExp(path.basename(garments(1, 30)[0]!)) })).toBeVisible({ timeout: 120_000 });
+  await expect(
+    grid.getByRole('option', { name: new RegExp(path.basename(garments(1, 30)[0]!)) }),
+  ).toBeVisible({ timeout: 120_000 });
   await grid.getByRole('option', { name: new RegExp(path.basename(garments(1, 30)[0]!)) }).click();
   await page.keyboard.press('a');
   const spentBefore = await balance(studio);
@@ -126,7 +165,9 @@ test('settings are checked at save; an export that failed is exported again for 
   const failed = page.locator('tr[data-state="failed"]');
   await expect(failed).toHaveCount(1, { timeout: 60_000 });
   // A sentence that says what to do, not a raw system error.
-  await expect(failed.locator('td').nth(5)).toHaveText(/^Cannot create the output folder .*west-export: a file of that name is in the way\. Move it, then export again\.$/);
+  await expect(failed.locator('td').nth(5)).toHaveText(
+    /^Cannot create the output folder .*west-export: a file of that name is in the way\. Move it, then export again\.$/,
+  );
   await expect(failed.getByRole('button', { name: /^Export again / })).toBeVisible();
 
   // Generate again: priced and confirmed; cancelled here.
@@ -134,7 +175,9 @@ test('settings are checked at save; an export that failed is exported again for 
   await page.keyboard.press('Enter');
   const confirm = page.getByRole('alertdialog', { name: 'Generate 1 photo again?' });
   await expect(confirm).toContainText('4 diamonds');
-  await expect(confirm.getByRole('button', { name: 'Generate again for 4 diamonds' })).toBeFocused();
+  await expect(
+    confirm.getByRole('button', { name: 'Generate again for 4 diamonds' }),
+  ).toBeFocused();
   await checkScreen(page, 'batch-generate-again-confirm');
   await page.keyboard.press('Escape');
   await expect(confirm).toHaveCount(0);
@@ -143,7 +186,11 @@ test('settings are checked at save; an export that failed is exported again for 
   fs.rmSync(blocked);
   await tabTo(page, failed.getByRole('button', { name: /^Export again / }));
   await page.keyboard.press('Enter');
-  await expect(page.locator('tr[data-state="exported"]').filter({ hasText: path.basename(garments(1, 30)[0]!) })).toHaveCount(1, { timeout: 60_000 });
+  await expect(
+    page
+      .locator('tr[data-state="exported"]')
+      .filter({ hasText: path.basename(garments(1, 30)[0]!) }),
+  ).toHaveCount(1, { timeout: 60_000 });
   expect(filesIn(blocked)).toHaveLength(1);
   expect(await balance(studio)).toBe(spentBefore);
 });

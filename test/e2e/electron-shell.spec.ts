@@ -18,19 +18,35 @@ test('launches hardened, answers the studio contract over IPC', async () => {
   const userData = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-electron-'));
   const app = await electron.launch({
     executablePath: binary!,
-    args: [path.resolve(import.meta.dirname, '../..'), `--user-data-dir=${userData}`, '--no-sandbox'],
+    args: [
+      path.resolve(import.meta.dirname, '../..'),
+      `--user-data-dir=${userData}`,
+      '--no-sandbox',
+    ],
   });
   try {
     const page = await app.firstWindow();
     await expect(page.getByRole('heading', { level: 1 })).toHaveText('Hot folders');
-    const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+    const csp = await page
+      .locator('meta[http-equiv="Content-Security-Policy"]')
+      .getAttribute('content');
     expect(csp).toContain("default-src 'self'");
     const folders = await page.evaluate(() => window.dropshoot!.call('folders.list', {}));
     expect(folders).toEqual({ ok: true, result: [] });
-    const bad = await page.evaluate(() => window.dropshoot!.call('folders.remove', { id: '../etc' }));
+    const bad = await page.evaluate(() =>
+      window.dropshoot!.call('folders.remove', { id: '../etc' }),
+    );
     expect(bad).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
-    expect(await page.evaluate(() => typeof (window as unknown as { require?: unknown }).require)).toBe('undefined');
-    const prefs = await app.evaluate(({ BrowserWindow }) => (BrowserWindow.getAllWindows()[0]!.webContents as unknown as { getLastWebPreferences(): object }).getLastWebPreferences());
+    expect(
+      await page.evaluate(() => typeof (window as unknown as { require?: unknown }).require),
+    ).toBe('undefined');
+    const prefs = await app.evaluate(({ BrowserWindow }) =>
+      (
+        BrowserWindow.getAllWindows()[0]!.webContents as unknown as {
+          getLastWebPreferences(): object;
+        }
+      ).getLastWebPreferences(),
+    );
     expect(prefs).toMatchObject({ contextIsolation: true, sandbox: true, nodeIntegration: false });
   } finally {
     await app.close();

@@ -6,7 +6,10 @@ import path from 'node:path';
 
 const repo = path.resolve(import.meta.dirname, '../..');
 /** Real garment photos for measuring (never copied into the repo): dropped into hot folders only. */
-export const GARMENTS = path.resolve(process.env.DROPSHOOT_EVAL_DIR ?? path.join(repo, '../shared/eval'), 'garments');
+export const GARMENTS = path.resolve(
+  process.env.DROPSHOOT_EVAL_DIR ?? path.join(repo, '../shared/eval'),
+  'garments',
+);
 export const hasGarments = fs.existsSync(GARMENTS);
 /** `scripts/screens.ts` sets this to docs/screens; test runs keep theirs under test-results. */
 const SHOTS = process.env.DROPSHOOT_SCREENS_DIR ?? path.join(repo, 'test-results/screens');
@@ -49,11 +52,16 @@ export async function checkScreen(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
   const { violations } = await new AxeBuilder({ page }).analyze();
   const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`), `${name} accessibility`).toEqual([]);
+  expect(
+    serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
+    `${name} accessibility`,
+  ).toEqual([]);
 }
 
 export async function openScreen(page: Page, name: string): Promise<void> {
-  const button = page.getByRole('navigation', { name: 'Screens' }).getByRole('button', { name: new RegExp(`^${name}`) });
+  const button = page
+    .getByRole('navigation', { name: 'Screens' })
+    .getByRole('button', { name: new RegExp(`^${name}`) });
   await tabTo(page, button);
   await page.keyboard.press('Enter');
   await expect(page.getByRole('heading', { level: 1 })).toHaveText(name);
@@ -67,7 +75,12 @@ export async function openAddFolder(page: Page): Promise<void> {
 }
 
 /** Adds a hot folder with the default recipe (or after `setUp` changed it), by keyboard. */
-export async function addFolder(page: Page, hot: string, out: string, setUp?: () => Promise<void>): Promise<void> {
+export async function addFolder(
+  page: Page,
+  hot: string,
+  out: string,
+  setUp?: () => Promise<void>,
+): Promise<void> {
   await openAddFolder(page);
   await page.keyboard.type(hot);
   await tabTo(page, page.getByLabel('Output folder'));
@@ -81,13 +94,20 @@ export async function addFolder(page: Page, hot: string, out: string, setUp?: ()
 
 /** Calls the studio contract directly: for asserting what the store says, never to drive the UI. */
 export async function command<T>(url: string, name: string, args: object = {}): Promise<T> {
-  const response = await fetch(`${url}/api/command/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(args) });
-  const outcome = (await response.json()) as { ok: true; result: T } | { ok: false; error: { message: string } };
+  const response = await fetch(`${url}/api/command/${name}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(args),
+  });
+  const outcome = (await response.json()) as
+    { ok: true; result: T } | { ok: false; error: { message: string } };
   if (!outcome.ok) throw new Error(outcome.error.message);
   return outcome.result;
 }
 
 export function filesIn(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return (fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => fs.statSync(path.join(dir, f)).isFile()).sort();
+  return (fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[])
+    .filter((f) => fs.statSync(path.join(dir, f)).isFile())
+    .sort();
 }

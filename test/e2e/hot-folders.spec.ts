@@ -6,14 +6,28 @@
 import { expect, test, type RunningStudio } from './fixtures';
 import fs from 'node:fs';
 import path from 'node:path';
-import { addFolder, checkScreen, command, drop, garments, hasGarments, openAddFolder, openScreen, tabTo } from './helpers';
+import {
+  addFolder,
+  checkScreen,
+  command,
+  drop,
+  garments,
+  hasGarments,
+  openAddFolder,
+  openScreen,
+  tabTo,
+} from './helpers';
 import type { ItemView } from '../../src/shared/studio';
 
 test.skip(!hasGarments, 'needs the real photos in ../shared/eval/garments');
 
-const items = async (studio: RunningStudio) => (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
+const items = async (studio: RunningStudio) =>
+  (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
 
-test('broken and non-photo files are rejected with a reason and moved to failed/; hidden files stay ignored', async ({ page, studio }) => {
+test('broken and non-photo files are rejected with a reason and moved to failed/; hidden files stay ignored', async ({
+  page,
+  studio,
+}) => {
   const hot = path.join(studio.root, 'incoming');
   const out = path.join(studio.root, 'incoming-export');
   fs.mkdirSync(hot);
@@ -23,7 +37,10 @@ test('broken and non-photo files are rejected with a reason and moved to failed/
   const [photo] = drop(garments(1), hot);
   const real = fs.readFileSync(photo!);
   fs.writeFileSync(path.join(hot, 'cut-short.jpg'), real.subarray(0, Math.floor(real.length / 2)));
-  fs.writeFileSync(path.join(hot, 'noise.jpg'), Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 251)));
+  fs.writeFileSync(
+    path.join(hot, 'noise.jpg'),
+    Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 251)),
+  );
   fs.writeFileSync(path.join(hot, 'empty.jpg'), '');
   fs.writeFileSync(path.join(hot, 'notes.txt'), 'shoot notes, not a photo\n');
   fs.writeFileSync(path.join(hot, '.DS_Store'), 'finder litter');
@@ -31,27 +48,46 @@ test('broken and non-photo files are rejected with a reason and moved to failed/
   await openScreen(page, 'Batch');
   const rejected = page.locator('tr[data-state="rejected"]');
   await expect(rejected).toHaveCount(4, { timeout: 60_000 });
-  await expect(page.locator('tr[data-state="rejected"]', { hasText: 'cut-short.jpg' })).toContainText('damaged or incomplete');
-  await expect(page.locator('tr[data-state="rejected"]', { hasText: 'noise.jpg' })).toContainText('Not a photo');
-  await expect(page.locator('tr[data-state="rejected"]', { hasText: 'empty.jpg' })).toContainText('The file is empty');
-  await expect(page.locator('tr[data-state="rejected"]', { hasText: 'notes.txt' })).toContainText('Not a photo');
+  await expect(
+    page.locator('tr[data-state="rejected"]', { hasText: 'cut-short.jpg' }),
+  ).toContainText('damaged or incomplete');
+  await expect(page.locator('tr[data-state="rejected"]', { hasText: 'noise.jpg' })).toContainText(
+    'Not a photo',
+  );
+  await expect(page.locator('tr[data-state="rejected"]', { hasText: 'empty.jpg' })).toContainText(
+    'The file is empty',
+  );
+  await expect(page.locator('tr[data-state="rejected"]', { hasText: 'notes.txt' })).toContainText(
+    'Not a photo',
+  );
   await expect(page.getByText('.DS_Store')).toHaveCount(0);
   await checkScreen(page, 'batch-rejected');
 
   // On disk: each moved to failed/ with a reason file; the real photo went on; .DS_Store untouched.
-  await expect.poll(() => fs.existsSync(path.join(hot, 'failed', 'notes.txt.reason.txt')), { timeout: 20_000 }).toBe(true);
+  await expect
+    .poll(() => fs.existsSync(path.join(hot, 'failed', 'notes.txt.reason.txt')), {
+      timeout: 20_000,
+    })
+    .toBe(true);
   for (const name of ['cut-short.jpg', 'noise.jpg', 'empty.jpg', 'notes.txt']) {
     expect(fs.existsSync(path.join(hot, name)), name).toBe(false);
-    expect(fs.readFileSync(path.join(hot, 'failed', `${name}.reason.txt`), 'utf8')).toMatch(/photo|empty|damaged/i);
+    expect(fs.readFileSync(path.join(hot, 'failed', `${name}.reason.txt`), 'utf8')).toMatch(
+      /photo|empty|damaged/i,
+    );
   }
   expect(fs.readFileSync(path.join(hot, '.DS_Store'), 'utf8')).toBe('finder litter');
   // Rejected files cost nothing and are not counted as failures.
   const all = await items(studio);
-  expect(all.filter((i) => i.state === 'rejected').every((i) => i.diamonds === 0 && i.jobId === null)).toBe(true);
+  expect(
+    all.filter((i) => i.state === 'rejected').every((i) => i.diamonds === 0 && i.jobId === null),
+  ).toBe(true);
   expect(all.filter((i) => i.state === 'failed')).toHaveLength(0);
 });
 
-test('nested, duplicate and symlinked folders are refused; output inside the folder too', async ({ page, studio }) => {
+test('nested, duplicate and symlinked folders are refused; output inside the folder too', async ({
+  page,
+  studio,
+}) => {
   const hot = path.join(studio.root, 'incoming');
   const inner = path.join(hot, 'summer');
   fs.mkdirSync(inner, { recursive: true });
@@ -78,17 +114,24 @@ test('nested, duplicate and symlinked folders are refused; output inside the fol
     await page.keyboard.press('Enter');
     await expect(page.getByRole('alert')).toContainText(message);
     // Also beside the button, which stays in view at the bottom of the long form.
-    await expect(page.getByRole('form', { name: 'Add a hot folder' }).locator('.form-footer .problem')).toContainText(message);
+    await expect(
+      page.getByRole('form', { name: 'Add a hot folder' }).locator('.form-footer .problem'),
+    ).toContainText(message);
     await tabTo(page, page.getByRole('button', { name: 'Cancel' }));
     await page.keyboard.press('Enter');
   }
-  await expect(page.getByRole('list', { name: 'Watched folders' }).getByRole('listitem')).toHaveCount(1);
+  await expect(
+    page.getByRole('list', { name: 'Watched folders' }).getByRole('listitem'),
+  ).toHaveCount(1);
   await checkScreen(page, 'folders-refused');
   const folders = await command<unknown[]>(studio.url, 'folders.list');
   expect(folders).toHaveLength(1);
 });
 
-test('a folder’s recipe is edited in place: queued photos keep their snapshot, new ones use the new recipe', async ({ page, studio }) => {
+test('a folder’s recipe is edited in place: queued photos keep their snapshot, new ones use the new recipe', async ({
+  page,
+  studio,
+}) => {
   const hot = path.join(studio.root, 'incoming');
   await page.goto(studio.url);
   const card = page.getByRole('listitem', { name: 'Folder incoming' });
@@ -99,7 +142,11 @@ test('a folder’s recipe is edited in place: queued photos keep their snapshot,
   await page.keyboard.press('Enter');
   await expect(card.getByRole('button', { name: 'Resume' })).toBeVisible();
   drop(garments(1, 1), hot);
-  await expect.poll(async () => (await items(studio)).filter((i) => i.state === 'queued').length, { timeout: 30_000 }).toBe(1);
+  await expect
+    .poll(async () => (await items(studio)).filter((i) => i.state === 'queued').length, {
+      timeout: 30_000,
+    })
+    .toBe(1);
 
   await tabTo(page, card.getByRole('button', { name: 'Edit recipe' }));
   await page.keyboard.press('Enter');
@@ -109,7 +156,9 @@ test('a folder’s recipe is edited in place: queued photos keep their snapshot,
   await expect(editor.getByText('Recipe is valid.')).toBeVisible();
   await tabTo(page, editor.getByRole('button', { name: 'Save recipe' }));
   await page.keyboard.press('Enter');
-  await expect(page.getByRole('status').filter({ hasText: 'Recipe saved' })).toContainText('keep the recipe they were queued with');
+  await expect(page.getByRole('status').filter({ hasText: 'Recipe saved' })).toContainText(
+    'keep the recipe they were queued with',
+  );
   // A name, never the raw id.
   await expect(card).toContainText(/Ready shoot: .+ \(\d+ shots\)/);
   await expect(card).not.toContainText('rts_');
@@ -117,9 +166,15 @@ test('a folder’s recipe is edited in place: queued photos keep their snapshot,
   await checkScreen(page, 'folder-recipe-edited');
 
   drop(garments(1, 2), hot);
-  await expect.poll(async () => (await items(studio)).filter((i) => i.state === 'queued').length, { timeout: 30_000 }).toBe(2);
+  await expect
+    .poll(async () => (await items(studio)).filter((i) => i.state === 'queued').length, {
+      timeout: 30_000,
+    })
+    .toBe(2);
   const queued = (await items(studio)).filter((i) => i.state === 'queued');
-  expect(queued.map((i) => ('readyTemplateSetId' in i.recipe.request ? 'ready' : 'tool')).sort()).toEqual(['ready', 'tool']);
+  expect(
+    queued.map((i) => ('readyTemplateSetId' in i.recipe.request ? 'ready' : 'tool')).sort(),
+  ).toEqual(['ready', 'tool']);
 
   // Stop watching asks first; Escape keeps the folder.
   await tabTo(page, card.getByRole('button', { name: 'Stop watching' }));

@@ -19,15 +19,22 @@ async function studioWith(env: Record<string, string>): Promise<RunningStudio> {
   return studio;
 }
 
-test('a provider key in the environment: no preview banner, and Settings says where the provider comes from', async ({ page }) => {
-  const studio = await studioWith({ DROPSHOOT_FAL_KEY: 'fal-e2e-key-not-real-0123', DROPSHOOT_ROUTE_REMOVE_BACKGROUND: 'fal' });
+test('a provider key in the environment: no preview banner, and Settings says where the provider comes from', async ({
+  page,
+}) => {
+  const studio = await studioWith({
+    DROPSHOOT_FAL_KEY: 'fal-e2e-key-not-real-0123',
+    DROPSHOOT_ROUTE_REMOVE_BACKGROUND: 'fal',
+  });
   await page.goto(studio.url);
   await expect(page.getByRole('navigation', { name: 'Screens' })).toBeVisible();
   await openScreen(page, 'Batch');
   await openScreen(page, 'Hot folders');
   await expect(page.getByRole('note', { name: 'Preview mode' })).toHaveCount(0);
   await openScreen(page, 'Settings');
-  await expect(page.getByRole('note', { name: 'AI providers' })).toContainText('DROPSHOOT_* variables');
+  await expect(page.getByRole('note', { name: 'AI providers' })).toContainText(
+    'DROPSHOOT_* variables',
+  );
   await expect(page.getByRole('note', { name: 'About preview mode' })).toHaveCount(0);
   await checkScreen(page, 'settings-providers-from-environment');
   // The key itself never reaches the page.

@@ -8,7 +8,16 @@
 import { expect, test } from './fixtures';
 import { type Page } from '@playwright/test';
 import path from 'node:path';
-import { checkScreen, command, drop, garments, hasGarments, openAddFolder, openScreen, tabTo } from './helpers';
+import {
+  checkScreen,
+  command,
+  drop,
+  garments,
+  hasGarments,
+  openAddFolder,
+  openScreen,
+  tabTo,
+} from './helpers';
 
 test.skip(!hasGarments, 'needs the real photos in ../shared/eval/garments');
 
@@ -27,10 +36,15 @@ test('first launch says preview mode, with one step to Settings', async ({ page,
   await tabTo(page, note.getByRole('button', { name: 'Open Settings' }));
   await page.keyboard.press('Enter');
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Settings');
-  await expect(page.getByRole('note', { name: 'About preview mode' })).toContainText('offline previews');
+  await expect(page.getByRole('note', { name: 'About preview mode' })).toContainText(
+    'offline previews',
+  );
 });
 
-test('the builder: focus, required and optional fields, status in view, this folder’s names, ready shoots by shot', async ({ page, studio }) => {
+test('the builder: focus, required and optional fields, status in view, this folder’s names, ready shoots by shot', async ({
+  page,
+  studio,
+}) => {
   const hot = path.join(studio.root, 'spring');
   const [photo] = drop(garments(2, 10), hot);
   const stem = path.basename(photo!, path.extname(photo!));
@@ -39,10 +53,14 @@ test('the builder: focus, required and optional fields, status in view, this fol
   await page.keyboard.type(hot);
 
   // This folder's own photos name the preview (not another folder's, not invented).
-  await expect(page.locator('#naming-preview code').first()).toHaveText(`${stem}-virtual_model-1.jpg`);
+  await expect(page.locator('#naming-preview code').first()).toHaveText(
+    `${stem}-virtual_model-1.jpg`,
+  );
   // Model pictures large enough to judge.
   const model = page.getByRole('listbox', { name: 'Fashion model' }).locator('img').first();
-  await expect.poll(async () => (await model.boundingBox())?.width ?? 0).toBeGreaterThanOrEqual(140);
+  await expect
+    .poll(async () => (await model.boundingBox())?.width ?? 0)
+    .toBeGreaterThanOrEqual(140);
 
   // The long form keeps its status and button in view wherever the operator is.
   expect(await footerInView(page)).toBe(true);
@@ -59,7 +77,9 @@ test('the builder: focus, required and optional fields, status in view, this fol
   const tool = page.getByRole('combobox', { name: 'Tool', exact: true });
   await tool.selectOption('photo_edit');
   await expect(page.getByText('Instructions (required)')).toBeVisible();
-  await expect(page.getByRole('status').filter({ hasText: 'Not ready' })).toContainText('“Instructions” is required for this tool');
+  await expect(page.getByRole('status').filter({ hasText: 'Not ready' })).toContainText(
+    '“Instructions” is required for this tool',
+  );
   await expect(page.getByRole('button', { name: 'Start watching' })).toBeDisabled();
   expect(await footerInView(page)).toBe(true);
   await tabTo(page, page.getByLabel('Instructions (required)'));
@@ -73,25 +93,40 @@ test('the builder: focus, required and optional fields, status in view, this fol
   expect(shots).toBeGreaterThan(1);
   // One name per shot of the set (the preview follows the form after a short pause).
   const names = () => page.locator('#naming-preview code').allTextContents();
-  await expect.poll(async () => new Set((await names()).map((n) => n.split('-').slice(-2, -1)[0])).size).toBeGreaterThan(1);
+  await expect
+    .poll(async () => new Set((await names()).map((n) => n.split('-').slice(-2, -1)[0])).size)
+    .toBeGreaterThan(1);
   expect((await names())[0]).toMatch(new RegExp(`^${stem}-[a-z0-9_]+-1\\.jpg$`));
 
   // A bad pattern is refused before anything is saved or charged, in a sentence.
   await tabTo(page, page.getByLabel('File names'));
   await page.keyboard.press('Control+a');
   await page.keyboard.type('{sku}');
-  await expect(page.getByRole('status').filter({ hasText: 'Not ready' })).toContainText('Unknown token {sku}');
+  await expect(page.getByRole('status').filter({ hasText: 'Not ready' })).toContainText(
+    'Unknown token {sku}',
+  );
   await expect(page.getByRole('button', { name: 'Start watching' })).toBeDisabled();
   expect(await footerInView(page)).toBe(true);
   await checkScreen(page, 'recipe-builder-invalid-naming');
-  await expect(command(studio.url, 'folders.add', { path: hot, outputDir: `${hot}-export`, recipe: { request: { readyTemplateSetId: 'rts_studio_basics', images: { garment_photo: '{photo}' } }, export: { naming: '{sku}' } } })).rejects.toThrow(/file-name pattern is not valid/);
+  await expect(
+    command(studio.url, 'folders.add', {
+      path: hot,
+      outputDir: `${hot}-export`,
+      recipe: {
+        request: { readyTemplateSetId: 'rts_studio_basics', images: { garment_photo: '{photo}' } },
+        export: { naming: '{sku}' },
+      },
+    }),
+  ).rejects.toThrow(/file-name pattern is not valid/);
 
   await page.keyboard.press('Control+a');
   await page.keyboard.type('{name}-{shot}');
   await expect(page.getByText('Recipe is valid.')).toBeVisible();
   await tabTo(page, page.getByRole('button', { name: 'Start watching' }));
   await page.keyboard.press('Enter');
-  await expect(page.getByRole('listitem', { name: 'Folder spring' })).toContainText(/Ready shoot: .+ \(\d+ shots\)/);
+  await expect(page.getByRole('listitem', { name: 'Folder spring' })).toContainText(
+    /Ready shoot: .+ \(\d+ shots\)/,
+  );
 });
 
 test('every preview result says so, on the tile and in the loupe', async ({ page, studio }) => {
@@ -102,7 +137,9 @@ test('every preview result says so, on the tile and in the loupe', async ({ page
   await expect(grid.getByRole('option').first()).toContainText('preview');
   await tabTo(page, grid);
   await page.keyboard.press(' ');
-  await expect(page.getByRole('dialog', { name: 'Compare before and after' })).toContainText('offline preview (not an AI photo)');
+  await expect(page.getByRole('dialog', { name: 'Compare before and after' })).toContainText(
+    'offline preview (not an AI photo)',
+  );
   await page.keyboard.press('Escape');
   await checkScreen(page, 'review-preview-results');
 });

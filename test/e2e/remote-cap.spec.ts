@@ -13,7 +13,16 @@ import type { Page } from '@playwright/test';
 import { startReferenceService, type ReferenceService } from '../reference-service';
 import type { ItemView } from '../../src/shared/studio';
 import { expect, test, type RunningStudio } from './fixtures';
-import { addFolder, checkScreen, command, drop, garments, hasGarments, openScreen, tabTo } from './helpers';
+import {
+  addFolder,
+  checkScreen,
+  command,
+  drop,
+  garments,
+  hasGarments,
+  openScreen,
+  tabTo,
+} from './helpers';
 import { startStudio } from './studio';
 
 test.skip(!hasGarments, 'needs the real photos in ../shared/eval/garments');
@@ -39,9 +48,15 @@ async function restartStudio(apiKey: string): Promise<RunningStudio> {
   return running;
 }
 
-const requestsLeft = (page: Page) => page.getByRole('group', { name: 'Budget' }).locator('.stat', { hasText: 'Requests left today' }).locator('strong');
-const items = async (studio: RunningStudio) => (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
-const capField = (page: Page) => page.getByRole('form', { name: 'Daily request cap' }).getByLabel('Requests a day (daily cap)');
+const requestsLeft = (page: Page) =>
+  page
+    .getByRole('group', { name: 'Budget' })
+    .locator('.stat', { hasText: 'Requests left today' })
+    .locator('strong');
+const items = async (studio: RunningStudio) =>
+  (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
+const capField = (page: Page) =>
+  page.getByRole('form', { name: 'Daily request cap' }).getByLabel('Requests a day (daily cap)');
 
 async function saveCap(page: Page, value: string): Promise<void> {
   await tabTo(page, capField(page));
@@ -50,9 +65,15 @@ async function saveCap(page: Page, value: string): Promise<void> {
   await page.keyboard.press('Enter');
 }
 
-test('remote mode: the cap is set in Settings, kept, used from the next start; the studio’s own count goes to 0 and nothing more is sent', async ({ page }) => {
+test('remote mode: the cap is set in Settings, kept, used from the next start; the studio’s own count goes to 0 and nothing more is sent', async ({
+  page,
+}) => {
   test.setTimeout(360_000); // three studio starts on a shared machine
-  const { apiKey } = service.createAccount({ email: 'operator@ref.test', diamonds: 100, dailyCap: 500 });
+  const { apiKey } = service.createAccount({
+    email: 'operator@ref.test',
+    diamonds: 100,
+    dailyCap: 500,
+  });
   let studio = await restartStudio(apiKey);
   await page.goto(studio.url);
   await expect(page.getByRole('note', { name: 'Preview mode' })).toHaveCount(0); // a remote service is not a preview
@@ -63,18 +84,28 @@ test('remote mode: the cap is set in Settings, kept, used from the next start; t
   await expect(page.getByTestId('daily-cap-in-use')).toHaveText('500 a day');
   for (const bad of ['0', 'twelve', '2.5']) {
     await saveCap(page, bad);
-    await expect(page.getByRole('alert')).toHaveText('The daily cap is a whole number of requests from 1 to 100,000,000.');
+    await expect(page.getByRole('alert')).toHaveText(
+      'The daily cap is a whole number of requests from 1 to 100,000,000.',
+    );
     await expect(capField(page)).toHaveAttribute('aria-invalid', 'true');
   }
   await checkScreen(page, 'settings-daily-cap-refused');
   // The server refuses the same way when the form is bypassed.
-  const refused = await fetch(`${studio.url}/api/settings`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ dailyCap: -3 }) });
+  const refused = await fetch(`${studio.url}/api/settings`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ dailyCap: -3 }),
+  });
   expect(refused.status).toBe(400);
-  expect(((await refused.json()) as { error: { message: string } }).error.message).toBe('The daily cap is a whole number of requests from 1 to 100,000,000.');
+  expect(((await refused.json()) as { error: { message: string } }).error.message).toBe(
+    'The daily cap is a whole number of requests from 1 to 100,000,000.',
+  );
   expect(fs.existsSync(path.join(root, 'data', 'studio-settings.json'))).toBe(false);
 
   await saveCap(page, '60');
-  await expect(page.getByText('Daily cap saved: 60 requests a day, used when the studio is started again.')).toBeVisible();
+  await expect(
+    page.getByText('Daily cap saved: 60 requests a day, used when the studio is started again.'),
+  ).toBeVisible();
   await page.reload();
   await openScreen(page, 'Settings');
   await expect(capField(page)).toHaveValue('60');
@@ -107,7 +138,9 @@ test('remote mode: the cap is set in Settings, kept, used from the next start; t
   await page.keyboard.press('Enter');
   await expect(page.locator('tr[data-state="review"]')).toHaveCount(2, { timeout: 120_000 });
   // Went down as the photos were sent (the board hears of each charge), counted by the studio itself.
-  await expect.poll(async () => Number((await requestsLeft(page).innerText()).split(' of ')[0])).toBeLessThan(before);
+  await expect
+    .poll(async () => Number((await requestsLeft(page).innerText()).split(' of ')[0]))
+    .toBeLessThan(before);
   // The studio's count is the service's own count of this key's requests (the page's own
   // account read included): the figure is 60 minus what the service saw.
   await page.reload();
@@ -132,7 +165,12 @@ test('remote mode: the cap is set in Settings, kept, used from the next start; t
   await expect(waiting).toContainText('Daily request cap reached: resumes at the next UTC day.');
   await expect(requestsLeft(page)).toHaveText(`0 of ${used}`);
   await expect(page.getByText('no cap')).toHaveCount(0);
-  await expect(page.getByRole('group', { name: 'Budget' }).locator('.stat', { hasText: 'ETA' }).locator('strong')).toHaveText('after 00:00 UTC (daily cap)');
+  await expect(
+    page
+      .getByRole('group', { name: 'Budget' })
+      .locator('.stat', { hasText: 'ETA' })
+      .locator('strong'),
+  ).toHaveText('after 00:00 UTC (daily cap)');
   await checkScreen(page, 'batch-remote-cap-reached');
   // Nothing more went out: the service's count and the balance stand still while the photo waits.
   const balance = service.balance('operator@ref.test');

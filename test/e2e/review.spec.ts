@@ -9,12 +9,25 @@ import { expect, test, type RunningStudio } from './fixtures';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ItemView, ResultView } from '../../src/shared/studio';
-import { addFolder, checkScreen, command, drop, filesIn, garments, hasGarments, isFocused, openScreen, tabTo } from './helpers';
+import {
+  addFolder,
+  checkScreen,
+  command,
+  drop,
+  filesIn,
+  garments,
+  hasGarments,
+  isFocused,
+  openScreen,
+  tabTo,
+} from './helpers';
 
 test.skip(!hasGarments, 'needs the real photos in ../shared/eval/garments');
 
-const results = async (studio: RunningStudio) => (await command<{ results: ResultView[] }>(studio.url, 'results.list', {})).results;
-const items = async (studio: RunningStudio) => (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
+const results = async (studio: RunningStudio) =>
+  (await command<{ results: ResultView[] }>(studio.url, 'results.list', {})).results;
+const items = async (studio: RunningStudio) =>
+  (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
 
 test('loupe, undo, redo and rejections on real cut-outs', async ({ page, studio }) => {
   const hot = path.join(studio.root, 'cutouts');
@@ -50,15 +63,26 @@ test('loupe, undo, redo and rejections on real cut-outs', async ({ page, studio 
   await expect(after).toHaveJSProperty('complete', true);
   const natural = await after.evaluate((img: HTMLImageElement) => img.naturalWidth);
   await page.keyboard.press('1');
-  await expect.poll(() => after.evaluate((img: HTMLImageElement) => img.getBoundingClientRect().width)).toBe(natural);
+  await expect
+    .poll(() => after.evaluate((img: HTMLImageElement) => img.getBoundingClientRect().width))
+    .toBe(natural);
   await page.keyboard.press('2');
-  await expect.poll(() => after.evaluate((img: HTMLImageElement) => img.getBoundingClientRect().width)).toBe(natural * 2);
+  await expect
+    .poll(() => after.evaluate((img: HTMLImageElement) => img.getBoundingClientRect().width))
+    .toBe(natural * 2);
   const pane = loupe.locator('.loupe-pane').nth(1);
   await page.keyboard.press('Shift+ArrowRight');
   await page.keyboard.press('Shift+ArrowDown');
   await expect.poll(() => pane.evaluate((el) => el.scrollLeft + el.scrollTop)).toBeGreaterThan(0);
   // Both panes show the same region.
-  await expect.poll(() => loupe.locator('.loupe-pane').nth(0).evaluate((el) => el.scrollLeft)).toBe(await pane.evaluate((el) => el.scrollLeft));
+  await expect
+    .poll(() =>
+      loupe
+        .locator('.loupe-pane')
+        .nth(0)
+        .evaluate((el) => el.scrollLeft),
+    )
+    .toBe(await pane.evaluate((el) => el.scrollLeft));
   await expect(pane).toHaveClass(/checker/);
   await page.keyboard.press('ArrowRight');
   await expect(loupe).toContainText('2 of 3');
@@ -75,26 +99,36 @@ test('loupe, undo, redo and rejections on real cut-outs', async ({ page, studio 
   await expect.poll(() => isFocused(grid)).toBe(true);
   await page.keyboard.press('a');
   await expect(tiles).toHaveCount(2);
-  await expect.poll(async () => (await results(studio)).filter((r) => r.review === 'approved').length).toBe(1);
+  await expect
+    .poll(async () => (await results(studio)).filter((r) => r.review === 'approved').length)
+    .toBe(1);
   const first = (await results(studio)).find((r) => r.review === 'approved')!;
 
   // Approved: exported; Undo (U) takes the decision back and removes the file it wrote.
   await expect.poll(() => filesIn(out).length, { timeout: 60_000 }).toBe(1);
-  await expect.poll(async () => (await results(studio)).find((r) => r.exportedPath)?.id).toBeTruthy();
+  await expect
+    .poll(async () => (await results(studio)).find((r) => r.exportedPath)?.id)
+    .toBeTruthy();
   await page.keyboard.press('u');
   await expect(tiles).toHaveCount(3);
   await expect.poll(() => filesIn(out).length, { timeout: 30_000 }).toBe(0);
   const undone = (await results(studio)).find((r) => r.id === first.id);
   expect(undone?.review).toBe('pending');
   expect(undone?.exportedPath).toBeNull();
-  expect(fs.existsSync(path.join(hot, (await items(studio)).find((i) => i.id === undone?.itemId)!.name))).toBe(true); // source back in place
+  expect(
+    fs.existsSync(path.join(hot, (await items(studio)).find((i) => i.id === undone?.itemId)!.name)),
+  ).toBe(true); // source back in place
 
   // Redo: the old result is declined at once, so "Approve all shown" can never export it.
   await tabTo(page, grid);
-  const redone = { id: (await grid.getAttribute('aria-activedescendant'))!.replace(/^result-/, '') };
+  const redone = {
+    id: (await grid.getAttribute('aria-activedescendant'))!.replace(/^result-/, ''),
+  };
   await page.keyboard.press('r');
   await expect(tiles).toHaveCount(2);
-  await expect.poll(async () => (await results(studio)).find((r) => r.id === redone.id)?.review).toBe('rejected');
+  await expect
+    .poll(async () => (await results(studio)).find((r) => r.id === redone.id)?.review)
+    .toBe('rejected');
   await expect(page.getByRole('button', { name: 'Approve all shown (2)' })).toBeVisible();
 
   // Shift-click ranges include the highlighted tile.

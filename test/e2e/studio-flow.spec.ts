@@ -29,7 +29,9 @@ test('folder, 3 photos, review by keyboard, export to disk', async ({ page, stud
   await page.keyboard.type(out);
   await expect(page.getByText('Recipe is valid.')).toBeVisible();
   await expect(page.getByText('Price: 4 diamonds per photo')).toBeVisible();
-  await expect(page.getByRole('listbox', { name: 'Fashion model' }).getByRole('option')).toHaveCount(24);
+  await expect(
+    page.getByRole('listbox', { name: 'Fashion model' }).getByRole('option'),
+  ).toHaveCount(24);
   await expect(page.locator('#naming-preview code').first()).toHaveText(/-virtual_model-1\.jpg$/);
   await checkScreen(page, 'recipe-builder');
   await tabTo(page, page.getByRole('button', { name: 'Start watching' }));
@@ -37,7 +39,8 @@ test('folder, 3 photos, review by keyboard, export to disk', async ({ page, stud
   await expect(page.getByRole('list', { name: 'Watched folders' }).getByText(hot)).toBeVisible();
   await checkScreen(page, 'folders');
 
-  for (const name of fs.readdirSync(SAMPLES)) fs.copyFileSync(path.join(SAMPLES, name), path.join(hot, name));
+  for (const name of fs.readdirSync(SAMPLES))
+    fs.copyFileSync(path.join(SAMPLES, name), path.join(hot, name));
 
   await openScreen(page, 'Batch');
   await expect(page.locator('tr[data-state]')).toHaveCount(3, { timeout: 30_000 });
@@ -86,5 +89,7 @@ test('folder, 3 photos, review by keyboard, export to disk', async ({ page, stud
 
 function exportedFiles(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => /\.(jpe?g|png|webp)$/.test(f) && !path.basename(f).startsWith('.'));
+  return fs
+    .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => /\.(jpe?g|png|webp)$/.test(f) && !path.basename(f).startsWith('.'));
 }

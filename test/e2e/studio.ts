@@ -20,7 +20,19 @@ export async function startStudio(options: StudioOptions = {}): Promise<RunningS
   const root = options.root ?? fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-e2e-'));
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(repo, 'src/cli/index.ts'), 'studio', '--data', path.join(root, 'data'), '--port', '0', '--settle-ms', '300', ...(options.args ?? [])],
+    [
+      '--import',
+      'tsx',
+      path.join(repo, 'src/cli/index.ts'),
+      'studio',
+      '--data',
+      path.join(root, 'data'),
+      '--port',
+      '0',
+      '--settle-ms',
+      '300',
+      ...(options.args ?? []),
+    ],
     { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...options.env } },
   );
   const url = await new Promise<string>((resolve, reject) => {
@@ -30,7 +42,9 @@ export async function startStudio(options: StudioOptions = {}): Promise<RunningS
       const line = out.split('\n').find((l) => l.startsWith('{"studio"'));
       if (line) resolve((JSON.parse(line) as { studio: string }).studio);
     });
-    child.once('exit', (code) => reject(new Error(`studio exited with ${code} before it was ready`)));
+    child.once('exit', (code) =>
+      reject(new Error(`studio exited with ${code} before it was ready`)),
+    );
   });
   return {
     url,

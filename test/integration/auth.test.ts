@@ -17,7 +17,10 @@ let bobApi: Api;
 
 beforeAll(async () => {
   srv = await startTestServer({}, 'auth-');
-  [alice, bob] = await Promise.all([createAccount(srv.dataDir, 100), createAccount(srv.dataDir, 100)]);
+  [alice, bob] = await Promise.all([
+    createAccount(srv.dataDir, 100),
+    createAccount(srv.dataDir, 100),
+  ]);
   aliceApi = srv.api(alice.apiKey);
   bobApi = srv.api(bob.apiKey);
 });
@@ -29,7 +32,10 @@ type Call = { name: string; run: (api: Api) => Promise<import('./helpers/api').A
 
 /** One call per endpoint of spec section 4. Bodies are valid-looking so only auth can fail them. */
 function everyEndpoint(png: Buffer): Call[] {
-  const validGen = { toolId: 'remove_background', images: { user_photo: 'https://example.com/a.png' } };
+  const validGen = {
+    toolId: 'remove_background',
+    images: { user_photo: 'https://example.com/a.png' },
+  };
   return [
     { name: 'GET /v1/models', run: (a) => a.get('/v1/models') },
     { name: 'GET /v1/fashion-models', run: (a) => a.get('/v1/fashion-models') },
@@ -38,13 +44,29 @@ function everyEndpoint(png: Buffer): Call[] {
     { name: 'POST /v1/uploads', run: (a) => a.upload(png, 'image/png') },
     { name: 'POST /v1/generations', run: (a) => a.generate(validGen) },
     { name: 'GET /v1/generations/{id}', run: (a) => a.get('/v1/generations/gen_whatever') },
-    { name: 'POST /v1/template-sets', run: (a) => a.post('/v1/template-sets', { label: 'x', sourceMediaId: 'gen_whatever' }) },
+    {
+      name: 'POST /v1/template-sets',
+      run: (a) => a.post('/v1/template-sets', { label: 'x', sourceMediaId: 'gen_whatever' }),
+    },
     { name: 'GET /v1/template-sets', run: (a) => a.get('/v1/template-sets') },
-    { name: 'DELETE /v1/template-sets/{id}', run: (a) => a.delete('/v1/template-sets/ts_whatever') },
+    {
+      name: 'DELETE /v1/template-sets/{id}',
+      run: (a) => a.delete('/v1/template-sets/ts_whatever'),
+    },
     { name: 'GET /v1/account', run: (a) => a.get('/v1/account') },
     { name: 'GET /v1/ready-template-sets', run: (a) => a.get('/v1/ready-template-sets') },
-    { name: 'GET /v1/ready-template-sets/{id}', run: (a) => a.get('/v1/ready-template-sets/rts_whatever') },
-    { name: 'POST /v1/catalog-jobs', run: (a) => a.post('/v1/catalog-jobs', { readyTemplateSetId: 'x', images: { garment_photo: 'https://example.com/a.png' } }) },
+    {
+      name: 'GET /v1/ready-template-sets/{id}',
+      run: (a) => a.get('/v1/ready-template-sets/rts_whatever'),
+    },
+    {
+      name: 'POST /v1/catalog-jobs',
+      run: (a) =>
+        a.post('/v1/catalog-jobs', {
+          readyTemplateSetId: 'x',
+          images: { garment_photo: 'https://example.com/a.png' },
+        }),
+    },
   ];
 }
 
@@ -63,7 +85,11 @@ describe('401 for bad credentials on every endpoint', () => {
     it(`answers 401 JSON for ${label}`, async () => {
       const png = await garmentPng();
       const auth =
-        header === 'BASIC_WITH_KEY' ? `Basic ${alice.apiKey}` : header === 'KEY_PLUS_X' ? `Bearer ${alice.apiKey}x` : header;
+        header === 'BASIC_WITH_KEY'
+          ? `Basic ${alice.apiKey}`
+          : header === 'KEY_PLUS_X'
+            ? `Bearer ${alice.apiKey}x`
+            : header;
       for (const call of everyEndpoint(png)) {
         const res = await call.run(aliceApi.withKey(null).withAuth(auth));
         try {
@@ -77,12 +103,20 @@ describe('401 for bad credentials on every endpoint', () => {
 
   it('checks the key before validating the body (unknown toolId without a key is 401, not 400)', async () => {
     expectError(await aliceApi.withKey(null).generate({ toolId: 'no_such_tool' }), 401);
-    expectError(await aliceApi.withKey(null).post('/v1/generations', undefined, { raw: '{not json', contentType: 'application/json' }), 401);
+    expectError(
+      await aliceApi
+        .withKey(null)
+        .post('/v1/generations', undefined, { raw: '{not json', contentType: 'application/json' }),
+      401,
+    );
   });
 
   it('charges nothing when a request is rejected with 401', async () => {
     const before = await aliceApi.balance();
-    const res = await aliceApi.withKey(null).generate({ toolId: 'remove_background', images: { user_photo: 'https://example.com/a.png' } });
+    const res = await aliceApi.withKey(null).generate({
+      toolId: 'remove_background',
+      images: { user_photo: 'https://example.com/a.png' },
+    });
     expectError(res, 401);
     expect(await aliceApi.balance()).toBe(before);
   });
@@ -116,7 +150,14 @@ describe('keys of one account', () => {
     expect(new Set([acct.apiKey, ...extra.map((k) => k.apiKey)]).size).toBe(5);
     for (const k of extra) expectSuccess(await srv.api(k.apiKey).get('/v1/account'), 200);
 
-    const sixth = await runCli(['admin', 'create-key', '--data', srv.dataDir, '--email', acct.email]);
+    const sixth = await runCli([
+      'admin',
+      'create-key',
+      '--data',
+      srv.dataDir,
+      '--email',
+      acct.email,
+    ]);
     expect(sixth.code).not.toBe(0);
     expect(sixth.stderr.trim().length).toBeGreaterThan(0);
     expect(sixth.stderr).toMatch(/5|five|limit|active/i);
@@ -155,10 +196,16 @@ describe('resources are scoped to the account', () => {
   beforeAll(async () => {
     const ids = await catalogIds(aliceApi);
     const url = await aliceApi.uploadUrl(await garmentPng());
-    aliceJob = await aliceApi.submit({ toolId: 'virtual_model', images: { fashion_model: ids.fashionModel, garment_photo: url } });
+    aliceJob = await aliceApi.submit({
+      toolId: 'virtual_model',
+      images: { fashion_model: ids.fashionModel, garment_photo: url },
+    });
     const done = await aliceApi.waitForJob(aliceJob);
     expect(done.status).toBe('completed');
-    const created = await aliceApi.post('/v1/template-sets', { label: 'alice look', sourceMediaId: aliceJob });
+    const created = await aliceApi.post('/v1/template-sets', {
+      label: 'alice look',
+      sourceMediaId: aliceJob,
+    });
     expectSuccess(created, 201);
     aliceSet = created.body.id as string;
   });
@@ -178,7 +225,10 @@ describe('resources are scoped to the account', () => {
   });
 
   it("gives 404 when saving another account's job as a template set (sourceMediaId)", async () => {
-    expectError(await bobApi.post('/v1/template-sets', { label: 'stolen', sourceMediaId: aliceJob }), 404);
+    expectError(
+      await bobApi.post('/v1/template-sets', { label: 'stolen', sourceMediaId: aliceJob }),
+      404,
+    );
   });
 
   it("refuses to generate from another account's templateSetId with 404 and charges nothing", async () => {

@@ -46,14 +46,21 @@ describe('malformed and mistyped JSON', () => {
 
   it.each(posts)('answers 400 JSON to malformed JSON on POST %s', async (p) => {
     const before = await api.balance();
-    for (const raw of ['{"toolId": "virtual_model",', '{toolId: virtual_model}', "{'a':1}", '{"a":1}}', '\u0000\u0001garbage']) {
+    for (const raw of [
+      '{"toolId": "virtual_model",',
+      '{toolId: virtual_model}',
+      "{'a':1}",
+      '{"a":1}}',
+      '\u0000\u0001garbage',
+    ]) {
       expectError(await rawPost(p, raw), 400);
     }
     await expectUnchargedAndAlive(api, before);
   });
 
   it.each(posts)('answers 400 to JSON that is not an object on POST %s', async (p) => {
-    for (const raw of ['[]', '"text"', '42', 'null', 'true']) expectError(await rawPost(p, raw), 400);
+    for (const raw of ['[]', '"text"', '42', 'null', 'true'])
+      expectError(await rawPost(p, raw), 400);
   });
 
   it('answers 400 to wrong field types on POST /v1/generations, charging nothing', async () => {
@@ -65,14 +72,24 @@ describe('malformed and mistyped JSON', () => {
       { toolId: 'remove_background', images: { user_photo: 123 } },
       { toolId: 'remove_background', images: { user_photo: [photo] } },
       { toolId: 'remove_background', images: { user_photo: null } },
-      { toolId: 'outfit_photo', images: { fashion_model: ids.fashionModel, garment_photos: photo } },
-      { toolId: 'outfit_photo', images: { fashion_model: ids.fashionModel, garment_photos: [photo, 7] } },
+      {
+        toolId: 'outfit_photo',
+        images: { fashion_model: ids.fashionModel, garment_photos: photo },
+      },
+      {
+        toolId: 'outfit_photo',
+        images: { fashion_model: ids.fashionModel, garment_photos: [photo, 7] },
+      },
       { toolId: 'ai_videos', images: { user_photo: photo }, motionPrompt: 'spin', duration: '5' },
       { toolId: 'ai_videos', images: { user_photo: photo }, motionPrompt: 'spin', duration: -1 },
       { toolId: 'ai_videos', images: { user_photo: photo }, motionPrompt: 'spin', duration: 0 },
       { toolId: 'photo_edit', images: { user_photo: photo }, customPrompt: { text: 'x' } },
       { toolId: 'pose_angle_switch', images: { user_photo: photo }, pose: 12 },
-      { toolId: 'virtual_model', images: { fashion_model: ids.fashionModel, garment_photo: photo }, ratio: 1 },
+      {
+        toolId: 'virtual_model',
+        images: { fashion_model: ids.fashionModel, garment_photo: photo },
+        ratio: 1,
+      },
     ];
     for (const body of bad) {
       const res = await api.generate(body as Record<string, unknown>);
@@ -88,33 +105,89 @@ describe('malformed and mistyped JSON', () => {
   it('answers 400 to wrong field types on template sets and catalog jobs', async () => {
     expectError(await api.post('/v1/template-sets', { label: 7, sourceMediaId: knownJob }), 400);
     expectError(await api.post('/v1/template-sets', { label: 'x', sourceMediaId: ['a'] }), 400);
-    expectError(await api.post('/v1/catalog-jobs', { readyTemplateSetId: 5, images: { garment_photo: photo } }), 400);
-    expectError(await api.post('/v1/catalog-jobs', { readyTemplateSetId: 'x', images: { garment_photo: photo }, shotIds: 'all' }), 400);
+    expectError(
+      await api.post('/v1/catalog-jobs', {
+        readyTemplateSetId: 5,
+        images: { garment_photo: photo },
+      }),
+      400,
+    );
+    expectError(
+      await api.post('/v1/catalog-jobs', {
+        readyTemplateSetId: 'x',
+        images: { garment_photo: photo },
+        shotIds: 'all',
+      }),
+      400,
+    );
   });
 
   it('answers 400 to unknown top-level fields', async () => {
     const before = await api.balance();
-    expectError(await api.generate({ toolId: 'remove_background', images: { user_photo: photo }, webhookUrl: 'https://x.test' }), 400);
-    expectError(await api.generate({ toolId: 'remove_background', images: { user_photo: photo }, diamonds: 0 }), 400);
-    expectError(await api.post('/v1/template-sets', { label: 'x', sourceMediaId: knownJob, owner: 'someone-else' }), 400);
-    expectError(await api.post('/v1/catalog-jobs', { readyTemplateSetId: 'x', images: { garment_photo: photo }, priority: 'high' }), 400);
+    expectError(
+      await api.generate({
+        toolId: 'remove_background',
+        images: { user_photo: photo },
+        webhookUrl: 'https://x.test',
+      }),
+      400,
+    );
+    expectError(
+      await api.generate({
+        toolId: 'remove_background',
+        images: { user_photo: photo },
+        diamonds: 0,
+      }),
+      400,
+    );
+    expectError(
+      await api.post('/v1/template-sets', {
+        label: 'x',
+        sourceMediaId: knownJob,
+        owner: 'someone-else',
+      }),
+      400,
+    );
+    expectError(
+      await api.post('/v1/catalog-jobs', {
+        readyTemplateSetId: 'x',
+        images: { garment_photo: photo },
+        priority: 'high',
+      }),
+      400,
+    );
     await expectUnchargedAndAlive(api, before);
   });
 
-  it.each(posts)('answers 400 (not 500) to JSON nested 10,000 levels deep on POST %s', async (p) => {
-    const before = await api.balance();
-    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
-    for (const raw of [deep, `{"toolId":${deep}}`, `{"label":"x","images":{"a":${'{"b":'.repeat(5000)}1${'}'.repeat(5000)}}}`]) {
-      expectError(await rawPost(p, raw), 400, 'nested');
-    }
-    // Brackets inside strings are text, not depth.
-    expectError(await rawPost(p, JSON.stringify({ unknownField: '['.repeat(10_000) })), 400, 'unknown');
-    await expectUnchargedAndAlive(api, before);
-  });
+  it.each(posts)(
+    'answers 400 (not 500) to JSON nested 10,000 levels deep on POST %s',
+    async (p) => {
+      const before = await api.balance();
+      const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+      for (const raw of [
+        deep,
+        `{"toolId":${deep}}`,
+        `{"label":"x","images":{"a":${'{"b":'.repeat(5000)}1${'}'.repeat(5000)}}}`,
+      ]) {
+        expectError(await rawPost(p, raw), 400, 'nested');
+      }
+      // Brackets inside strings are text, not depth.
+      expectError(
+        await rawPost(p, JSON.stringify({ unknownField: '['.repeat(10_000) })),
+        400,
+        'unknown',
+      );
+      await expectUnchargedAndAlive(api, before);
+    },
+  );
 
   it('answers 413 to a JSON body over 1 MiB and keeps serving', async () => {
     const before = await api.balance();
-    const huge = { toolId: 'photo_edit', images: { user_photo: photo }, customPrompt: 'x'.repeat(1024 * 1024 + 10) };
+    const huge = {
+      toolId: 'photo_edit',
+      images: { user_photo: photo },
+      customPrompt: 'x'.repeat(1024 * 1024 + 10),
+    };
     expectError(await api.generate(huge), 413);
     await expectUnchargedAndAlive(api, before);
   });
@@ -122,17 +195,42 @@ describe('malformed and mistyped JSON', () => {
   it('answers 400 to more than 10 images in an array but accepts exactly 10', async () => {
     const before = await api.balance();
     const eleven = Array.from({ length: 11 }, () => photo);
-    expectError(await api.generate({ toolId: 'outfit_photo', images: { fashion_model: ids.fashionModel, garment_photos: eleven } }), 400);
-    expectError(await api.generate({ toolId: 'jewelry_on_model', images: { jewelry_images: eleven }, jewelryType: 'ring' }), 400);
+    expectError(
+      await api.generate({
+        toolId: 'outfit_photo',
+        images: { fashion_model: ids.fashionModel, garment_photos: eleven },
+      }),
+      400,
+    );
+    expectError(
+      await api.generate({
+        toolId: 'jewelry_on_model',
+        images: { jewelry_images: eleven },
+        jewelryType: 'ring',
+      }),
+      400,
+    );
     await expectUnchargedAndAlive(api, before);
-    const ten = await api.generate({ toolId: 'outfit_photo', images: { fashion_model: ids.fashionModel, garment_photos: eleven.slice(0, 10) } });
+    const ten = await api.generate({
+      toolId: 'outfit_photo',
+      images: { fashion_model: ids.fashionModel, garment_photos: eleven.slice(0, 10) },
+    });
     expectSuccess(ten, 202);
     expect((await api.waitForJob(ten.body.id as string)).status).toBe('completed');
   });
 });
 
 describe('hostile ids', () => {
-  const nasty = ['../x', '..%2F..%2Fcore.db', '1;DROP TABLE jobs', "' OR '1'='1", '%00', 'a'.repeat(600), '..\\..\\windows', '%2e%2e%2f'];
+  const nasty = [
+    '../x',
+    '..%2F..%2Fcore.db',
+    '1;DROP TABLE jobs',
+    "' OR '1'='1",
+    '%00',
+    'a'.repeat(600),
+    '..\\..\\windows',
+    '%2e%2e%2f',
+  ];
 
   it('answers 404 or 400 JSON (never 500) for hostile ids in every path parameter', async () => {
     for (const raw of nasty) {
@@ -154,7 +252,11 @@ describe('hostile ids', () => {
 
   it('answers an id over 8 KiB with 414 in the {success:false,error} shape, after authentication', async () => {
     const long = 'a'.repeat(9000);
-    for (const res of [await api.get(`/v1/generations/${long}`), await api.delete(`/v1/template-sets/${long}`), await api.get(`/v1/ready-template-sets/${long}`)]) {
+    for (const res of [
+      await api.get(`/v1/generations/${long}`),
+      await api.delete(`/v1/template-sets/${long}`),
+      await api.get(`/v1/ready-template-sets/${long}`),
+    ]) {
       expectError(res, 414, 'too long');
       expect(Object.keys(res.body).sort()).toEqual(['error', 'success']);
     }
@@ -169,7 +271,11 @@ describe('hostile ids', () => {
   });
 
   it('answers 404 or 400 for literal traversal paths too', async () => {
-    for (const p of ['/v1/generations/../account', '/v1/generations/..%2f..%2fetc%2fpasswd', '/v1/template-sets/%2e%2e']) {
+    for (const p of [
+      '/v1/generations/../account',
+      '/v1/generations/..%2f..%2fetc%2fpasswd',
+      '/v1/template-sets/%2e%2e',
+    ]) {
       const res = await api.get(p);
       expect(res.status).toBeLessThan(500);
     }
@@ -178,9 +284,21 @@ describe('hostile ids', () => {
   it('answers 4xx for hostile ids in JSON bodies, charging nothing', async () => {
     const before = await api.balance();
     for (const raw of nasty) {
-      expectError(await api.generate({ templateSetId: raw, images: { garment_photo: photo } }), [400, 404]);
-      expectError(await api.post('/v1/template-sets', { label: 'x', sourceMediaId: raw }), [400, 404]);
-      expectError(await api.post('/v1/catalog-jobs', { readyTemplateSetId: raw, images: { garment_photo: photo } }), [400, 404]);
+      expectError(
+        await api.generate({ templateSetId: raw, images: { garment_photo: photo } }),
+        [400, 404],
+      );
+      expectError(
+        await api.post('/v1/template-sets', { label: 'x', sourceMediaId: raw }),
+        [400, 404],
+      );
+      expectError(
+        await api.post('/v1/catalog-jobs', {
+          readyTemplateSetId: raw,
+          images: { garment_photo: photo },
+        }),
+        [400, 404],
+      );
     }
     await expectUnchargedAndAlive(api, before);
   });
@@ -189,7 +307,11 @@ describe('hostile ids', () => {
     const job = await api.get(`/v1/generations/${knownJob}`);
     expectSuccess(job, 200);
     expect(job.body.status).toBe('completed');
-    const id = await api.submit({ toolId: 'photo_reframe', images: { user_photo: photo }, targetRatio: '3:4' });
+    const id = await api.submit({
+      toolId: 'photo_reframe',
+      images: { user_photo: photo },
+      targetRatio: '3:4',
+    });
     expect((await api.waitForJob(id)).status).toBe('completed');
   });
 });
@@ -216,7 +338,12 @@ describe('unicode text', () => {
   });
 
   it('accepts a unicode motionPrompt on ai_videos', async () => {
-    const id = await api.submit({ toolId: 'ai_videos', images: { user_photo: photo }, motionPrompt: 'rotation lente ↻ 360° 🎥', duration: 2 });
+    const id = await api.submit({
+      toolId: 'ai_videos',
+      images: { user_photo: photo },
+      motionPrompt: 'rotation lente ↻ 360° 🎥',
+      duration: 2,
+    });
     expect((await api.waitForJob(id)).status).toBe('completed');
   });
 });
@@ -250,7 +377,13 @@ describe('image URLs without allowPrivateUrls (SSRF protection)', () => {
           throw new Error(`${u}: ${(err as Error).message}`);
         }
       }
-      expectError(await api.generate({ toolId: 'virtual_model', images: { fashion_model: 'http://10.1.2.3/m.png', garment_photo: photo } }), 400);
+      expectError(
+        await api.generate({
+          toolId: 'virtual_model',
+          images: { fashion_model: 'http://10.1.2.3/m.png', garment_photo: photo },
+        }),
+        400,
+      );
       await expectUnchargedAndAlive(api, before);
     } finally {
       await host.close();
@@ -295,7 +428,10 @@ describe('image URLs with allowPrivateUrls', () => {
 
   it('resolves a URL on a local HTTP server serving a real PNG and completes the job', async () => {
     const before = await papi.balance();
-    const id = await papi.submit({ toolId: 'remove_background', images: { user_photo: `${host.url}/shirt.png` } });
+    const id = await papi.submit({
+      toolId: 'remove_background',
+      images: { user_photo: `${host.url}/shirt.png` },
+    });
     expect(await papi.balance()).toBe(before - 1);
     const job = await papi.waitForJob(id);
     expect(job.status).toBe('completed');
@@ -304,7 +440,12 @@ describe('image URLs with allowPrivateUrls', () => {
 
   it('refuses an unreachable URL, a 404 URL and a non-image URL with 400 before charging', async () => {
     const before = await papi.balance();
-    for (const u of ['http://127.0.0.1:1/nope.png', `${host.url}/missing.png`, `${host.url}/page.html`, `${host.url}/lying.png`]) {
+    for (const u of [
+      'http://127.0.0.1:1/nope.png',
+      `${host.url}/missing.png`,
+      `${host.url}/page.html`,
+      `${host.url}/lying.png`,
+    ]) {
       const res = await papi.generate({ toolId: 'remove_background', images: { user_photo: u } });
       try {
         expectError(res, 400);
@@ -313,14 +454,23 @@ describe('image URLs with allowPrivateUrls', () => {
       }
     }
     // The same for a fashion_model given as a URL and for catalog jobs.
-    expectError(await papi.generate({ toolId: 'model_swap', images: { user_photo: `${host.url}/shirt.png`, fashion_model: `${host.url}/missing.png` } }), 400);
+    expectError(
+      await papi.generate({
+        toolId: 'model_swap',
+        images: { user_photo: `${host.url}/shirt.png`, fashion_model: `${host.url}/missing.png` },
+      }),
+      400,
+    );
     await expectUnchargedAndAlive(papi, before);
   });
 
   it('gives 400 within a bounded time for a URL whose server never answers, and keeps serving meanwhile', async () => {
     const before = await papi.balance();
     const t0 = Date.now();
-    const pending = papi.generate({ toolId: 'remove_background', images: { user_photo: `${host.url}/slow.png` } });
+    const pending = papi.generate({
+      toolId: 'remove_background',
+      images: { user_photo: `${host.url}/slow.png` },
+    });
     // While one request waits on the dead URL, others are still served.
     expectSuccess(await papi.get('/v1/account'), 200);
     const res = await pending;

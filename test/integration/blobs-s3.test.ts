@@ -29,11 +29,23 @@ afterAll(async () => {
   await s3?.close();
 });
 
-type Started = { server: RunningServer; api: (key: string) => Api; apiKey: string; dataDir: string; logs: string[] };
+type Started = {
+  server: RunningServer;
+  api: (key: string) => Api;
+  apiKey: string;
+  dataDir: string;
+  logs: string[];
+};
 
 /** A server on S3 blobs with a fresh account (made through the core, before the server starts). */
 async function startOnS3(
-  opts: { bucket?: string; prefix?: string; accessKeyId?: string; secret?: string; timeouts?: Partial<HttpTimeouts> } = {},
+  opts: {
+    bucket?: string;
+    prefix?: string;
+    accessKeyId?: string;
+    secret?: string;
+    timeouts?: Partial<HttpTimeouts>;
+  } = {},
 ): Promise<Started> {
   const dataDir = makeTempDir('blobs-s3-');
   const blobsUrl = s3.blobsUrl(opts.bucket ?? BUCKET, opts.prefix);
@@ -47,7 +59,12 @@ async function startOnS3(
   try {
     const logger = createLogger({ target: { write: (line: string) => logs.push(line) } });
     const server = await startServer({
-      dataDir, blobsUrl, host: '127.0.0.1', port: 0, logger, log: (m) => logger.info(m),
+      dataDir,
+      blobsUrl,
+      host: '127.0.0.1',
+      port: 0,
+      logger,
+      log: (m) => logger.info(m),
       ...(opts.timeouts ? { timeouts: opts.timeouts } : {}),
     });
     return { server, api: (key) => new Api(server.url, key), apiKey, dataDir, logs };
@@ -114,7 +131,11 @@ describe('blobs in an S3-compatible bucket', () => {
     expect((await fetch(`${srv.server.url}/files/b_nope`)).status).toBe(404);
     const ready = await request(srv.server.url, 'GET', '/readyz', null);
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ success: true, status: 'ready', checks: { database: 'ok', blobs: 'ok' } });
+    expect(ready.body).toEqual({
+      success: true,
+      status: 'ready',
+      checks: { database: 'ok', blobs: 'ok' },
+    });
   });
 });
 
@@ -124,7 +145,10 @@ describe('orphan sweep on a bucket', () => {
     const blobsUrl = s3.blobsUrl(SPARE);
     try {
       let core = await openCore({ dataDir, blobsUrl, resumeJobs: false });
-      const { apiKey } = await core.admin.createAccount({ email: 'sweep@example.test', diamonds: 0 });
+      const { apiKey } = await core.admin.createAccount({
+        email: 'sweep@example.test',
+        diamonds: 0,
+      });
       expect((await core.service.upload(`Bearer ${apiKey}`, await garmentPng())).status).toBe(200);
       await core.close();
       const [kept] = await s3.keys(SPARE);
@@ -152,7 +176,10 @@ describe('orphan sweep on a bucket', () => {
     const blobsUrl = s3.blobsUrl(SPARE, 'refused');
     try {
       const core = await openCore({ dataDir, blobsUrl, resumeJobs: false, storageQuotaBytes: 10 });
-      const { apiKey } = await core.admin.createAccount({ email: 'refused@example.test', diamonds: 0 });
+      const { apiKey } = await core.admin.createAccount({
+        email: 'refused@example.test',
+        diamonds: 0,
+      });
       const refused = await core.service.upload(`Bearer ${apiKey}`, await garmentPng());
       expect(refused.status).toBe(413);
       expect(await core.store.blobs.recordedShas()).toEqual(new Set());
@@ -177,14 +204,18 @@ describe('credentials', () => {
       expect(ready.status).toBe(503);
       expect(ready.body.success).toBe(false);
       expect(ready.body.checks.database).toBe('ok');
-      expect(ready.body.error).toMatch(/^Not ready: blobs unreachable: reaching the bucket on s3:\/\/dropshoot-blobs\//);
+      expect(ready.body.error).toMatch(
+        /^Not ready: blobs unreachable: reaching the bucket on s3:\/\/dropshoot-blobs\//,
+      );
       const upload = await srv.api(srv.apiKey).upload(await garmentPng());
       expect(upload.status).toBe(500);
       const everything = `${ready.text}\n${upload.text}\n${srv.logs.join('')}`;
       expect(everything).not.toContain(SECRET);
       expect(everything).not.toContain(srv.apiKey);
       // The failure was logged, as JSON, with what went wrong.
-      expect(srv.logs.some((l) => l.includes('unexpected error') && l.includes('storing a blob'))).toBe(true);
+      expect(
+        srv.logs.some((l) => l.includes('unexpected error') && l.includes('storing a blob')),
+      ).toBe(true);
     } finally {
       await stop(srv);
     }
@@ -202,7 +233,11 @@ describe('credentials', () => {
     expect(message).not.toContain(SECRET);
     expect(() => parseBlobsUrl('s3://ab?forcePathStyle=true')).toThrow(/3-63/);
     expect(() => parseBlobsUrl('s3://bucket-name?endpoint=ftp://x')).toThrow(/endpoint/);
-    expect(parseBlobsUrl('s3://bucket-name/a/b/?endpoint=http://127.0.0.1:9000&region=eu-west-1&forcePathStyle=true')).toEqual({
+    expect(
+      parseBlobsUrl(
+        's3://bucket-name/a/b/?endpoint=http://127.0.0.1:9000&region=eu-west-1&forcePathStyle=true',
+      ),
+    ).toEqual({
       bucket: 'bucket-name',
       prefix: 'a/b/',
       endpoint: 'http://127.0.0.1:9000',
@@ -214,7 +249,9 @@ describe('credentials', () => {
     delete process.env.AWS_SECRET_ACCESS_KEY;
     const dataDir = makeTempDir('blobs-nocreds-');
     try {
-      await expect(openCore({ dataDir, blobsUrl: s3.blobsUrl(BUCKET), resumeJobs: false })).rejects.toThrow(
+      await expect(
+        openCore({ dataDir, blobsUrl: s3.blobsUrl(BUCKET), resumeJobs: false }),
+      ).rejects.toThrow(
         'S3 blob storage needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment',
       );
     } finally {
@@ -228,16 +265,26 @@ describe('the embedded default (no --blobs)', () => {
   it('keeps files under <data>/blobs/ab/<sha256>, as before, and is ready', async () => {
     const dataDir = makeTempDir('blobs-local-');
     const setup = await openCore({ dataDir, resumeJobs: false });
-    const { apiKey } = await setup.admin.createAccount({ email: 'local@example.test', diamonds: 0 });
+    const { apiKey } = await setup.admin.createAccount({
+      email: 'local@example.test',
+      diamonds: 0,
+    });
     await setup.close();
     const logs: string[] = [];
-    const server = await startServer({ dataDir, host: '127.0.0.1', port: 0, logger: createLogger({ target: { write: (l: string) => logs.push(l) } }) });
+    const server = await startServer({
+      dataDir,
+      host: '127.0.0.1',
+      port: 0,
+      logger: createLogger({ target: { write: (l: string) => logs.push(l) } }),
+    });
     try {
       const bytes = await garmentPng(120, 150);
       const url = await new Api(server.url, apiKey).uploadUrl(bytes);
       const { createHash } = await import('node:crypto');
       const sha = createHash('sha256').update(bytes).digest('hex');
-      expect(fs.readFileSync(path.join(dataDir, 'blobs', sha.slice(0, 2), sha)).equals(bytes)).toBe(true);
+      expect(fs.readFileSync(path.join(dataDir, 'blobs', sha.slice(0, 2), sha)).equals(bytes)).toBe(
+        true,
+      );
       expect(fs.existsSync(path.join(dataDir, 'blob-scratch'))).toBe(false);
       expect(Buffer.from(await (await fetch(url)).arrayBuffer()).equals(bytes)).toBe(true);
       const ready = await request(server.url, 'GET', '/readyz', null);
@@ -260,14 +307,24 @@ describe('request ids and logs', () => {
       expect(given.headers.get('x-request-id')).toBe('client-req-42');
       const made = await api.get('/v1/account');
       expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-      const hostile = await api.get('/v1/account', { headers: { 'x-request-id': 'a"b\\n{"level":60}' } });
+      const hostile = await api.get('/v1/account', {
+        headers: { 'x-request-id': 'a"b\\n{"level":60}' },
+      });
       expect(hostile.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
       const health = await request(srv.server.url, 'GET', '/healthz', null);
       expect(health.status).toBe(200);
 
-      const lines = srv.logs.join('').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const lines = srv.logs
+        .join('')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       const requests = lines.filter((l) => l.msg === 'request');
-      expect(requests.find((l) => l.requestId === 'client-req-42')).toMatchObject({ method: 'GET', url: '/v1/account', status: 200 });
+      expect(requests.find((l) => l.requestId === 'client-req-42')).toMatchObject({
+        method: 'GET',
+        url: '/v1/account',
+        status: 200,
+      });
       expect(requests.some((l) => l.requestId === made.headers.get('x-request-id'))).toBe(true);
       expect(srv.logs.join('')).not.toContain(srv.apiKey);
     } finally {
@@ -324,11 +381,24 @@ describe('dropshoot serve --blobs', () => {
       const bytes = await garmentPng(90, 110, '#3050f0');
       const url = await new Api(proc.url, account.apiKey).uploadUrl(bytes);
       expect((await s3.keys(BUCKET)).some((k) => k.startsWith('cli/'))).toBe(true);
-      expect(Buffer.from(await (await fetch(url, { headers: { 'x-request-id': 'cli-download-1' } })).arrayBuffer()).equals(bytes)).toBe(true);
+      expect(
+        Buffer.from(
+          await (await fetch(url, { headers: { 'x-request-id': 'cli-download-1' } })).arrayBuffer(),
+        ).equals(bytes),
+      ).toBe(true);
       await stopServe(proc);
       expect(await proc.exited).toEqual({ code: 0, signal: null });
-      const lines = proc.stderr().trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(lines.find((l) => l.requestId === 'cli-download-1')).toMatchObject({ msg: 'request', method: 'GET', status: 200 });
+      const lines = proc
+        .stderr()
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.find((l) => l.requestId === 'cli-download-1')).toMatchObject({
+        msg: 'request',
+        method: 'GET',
+        status: 200,
+      });
       expect(proc.stderr()).not.toContain(account.apiKey);
     } finally {
       if (proc) await stopServe(proc);
@@ -339,10 +409,20 @@ describe('dropshoot serve --blobs', () => {
   it('refuses a malformed --blobs URL in one line, before listening', async () => {
     const dataDir = makeTempDir('blobs-cli-bad-');
     try {
-      const res = await runCli(['serve', '--port', '0', '--data', dataDir, '--blobs', 's3://AKIA:topsecretvalue@Bad_Bucket']);
+      const res = await runCli([
+        'serve',
+        '--port',
+        '0',
+        '--data',
+        dataDir,
+        '--blobs',
+        's3://AKIA:topsecretvalue@Bad_Bucket',
+      ]);
       expect(res.code).toBe(1);
       expect(res.stdout).toBe('');
-      expect(res.stderr).toBe('dropshoot: the blobs URL must not hold credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY instead\n');
+      expect(res.stderr).toBe(
+        'dropshoot: the blobs URL must not hold credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY instead\n',
+      );
     } finally {
       removeDir(dataDir);
     }

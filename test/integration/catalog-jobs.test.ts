@@ -40,7 +40,10 @@ afterAll(async () => {
 describe('happy path', () => {
   it('runs every shot of a set: 202 pack_processing, costs 4 per shot, completes with one image per shot', async () => {
     const before = await api.balance();
-    const res = await api.post('/v1/catalog-jobs', { readyTemplateSetId: set.id, images: { garment_photo: photo } });
+    const res = await api.post('/v1/catalog-jobs', {
+      readyTemplateSetId: set.id,
+      images: { garment_photo: photo },
+    });
     expectSuccess(res, 202);
     expect(res.body.status).toBe('pack_processing');
     expect(typeof res.body.mediaItemId).toBe('string');
@@ -69,7 +72,12 @@ describe('happy path', () => {
   it('runs only the requested shotIds, charges 4 per requested shot and honours ratio', async () => {
     const chosen = shotIds(set).slice(0, 2);
     const before = await api.balance();
-    const res = await api.post('/v1/catalog-jobs', { readyTemplateSetId: set.id, images: { user_photo: photo }, shotIds: chosen, ratio: '1:1' });
+    const res = await api.post('/v1/catalog-jobs', {
+      readyTemplateSetId: set.id,
+      images: { user_photo: photo },
+      shotIds: chosen,
+      ratio: '1:1',
+    });
     expectSuccess(res, 202);
     expect(res.body.packTotal).toBe(2);
     expect(res.body.diamondCost).toBe(8);
@@ -77,7 +85,9 @@ describe('happy path', () => {
     const job = await api.waitForJob(res.body.mediaItemId as string, 60_000);
     expect(job.status).toBe('completed');
     expect(job.resultUrls).toHaveLength(2);
-    const { width, height } = await imageSize((await download((job.resultUrls as string[])[0]!, acct.apiKey)).bytes);
+    const { width, height } = await imageSize(
+      (await download((job.resultUrls as string[])[0]!, acct.apiKey)).bytes,
+    );
     expect(width / height).toBeCloseTo(1, 1);
   });
 
@@ -91,12 +101,39 @@ describe('happy path', () => {
 describe('errors (nothing charged)', () => {
   it('answers 400 for missing readyTemplateSetId, missing images and an unknown shot id; 404 for an unknown set', async () => {
     const before = await api.balance();
-    expectError(await api.post('/v1/catalog-jobs', { images: { garment_photo: photo } }), 400, 'readyTemplateSetId');
+    expectError(
+      await api.post('/v1/catalog-jobs', { images: { garment_photo: photo } }),
+      400,
+      'readyTemplateSetId',
+    );
     expectError(await api.post('/v1/catalog-jobs', { readyTemplateSetId: set.id }), 400);
-    expectError(await api.post('/v1/catalog-jobs', { readyTemplateSetId: set.id, images: {} }), 400);
-    expectError(await api.post('/v1/catalog-jobs', { readyTemplateSetId: set.id, images: { garment_photo: photo }, shotIds: ['shot_nope'] }), 400);
-    expectError(await api.post('/v1/catalog-jobs', { readyTemplateSetId: set.id, images: { garment_photo: photo }, shotIds: [] }), 400);
-    expectError(await api.post('/v1/catalog-jobs', { readyTemplateSetId: 'rts_unknown', images: { garment_photo: photo } }), 404);
+    expectError(
+      await api.post('/v1/catalog-jobs', { readyTemplateSetId: set.id, images: {} }),
+      400,
+    );
+    expectError(
+      await api.post('/v1/catalog-jobs', {
+        readyTemplateSetId: set.id,
+        images: { garment_photo: photo },
+        shotIds: ['shot_nope'],
+      }),
+      400,
+    );
+    expectError(
+      await api.post('/v1/catalog-jobs', {
+        readyTemplateSetId: set.id,
+        images: { garment_photo: photo },
+        shotIds: [],
+      }),
+      400,
+    );
+    expectError(
+      await api.post('/v1/catalog-jobs', {
+        readyTemplateSetId: 'rts_unknown',
+        images: { garment_photo: photo },
+      }),
+      404,
+    );
     expect(await api.balance()).toBe(before);
   });
 
@@ -105,10 +142,17 @@ describe('errors (nothing charged)', () => {
     const poor = await createAccount(srv.dataDir, cost - 1);
     const p = srv.api(poor.apiKey);
     const url = await p.uploadUrl(await garmentPng());
-    const res = await p.post('/v1/catalog-jobs', { readyTemplateSetId: set.id, images: { garment_photo: url } });
+    const res = await p.post('/v1/catalog-jobs', {
+      readyTemplateSetId: set.id,
+      images: { garment_photo: url },
+    });
     expectError(res, 402, 'Insufficient diamonds', String(cost), String(cost - 1));
     expect(await p.balance()).toBe(cost - 1);
-    const sub = await p.post('/v1/catalog-jobs', { readyTemplateSetId: set.id, images: { garment_photo: url }, shotIds: shotIds(set).slice(0, 1) });
+    const sub = await p.post('/v1/catalog-jobs', {
+      readyTemplateSetId: set.id,
+      images: { garment_photo: url },
+      shotIds: shotIds(set).slice(0, 1),
+    });
     expectSuccess(sub, 202);
     expect(sub.body.diamondCost).toBe(4);
     expect(await p.balance()).toBe(cost - 5);
@@ -117,13 +161,19 @@ describe('errors (nothing charged)', () => {
 
 describe('progress and refunds (steered provider)', () => {
   it('fills resultUrls shot by shot while packCompleted grows', async () => {
-    const slow = await startTestServer({ provider: delayedProvider(800), concurrency: 1 }, 'catjobs-slow-');
+    const slow = await startTestServer(
+      { provider: delayedProvider(800), concurrency: 1 },
+      'catjobs-slow-',
+    );
     try {
       const a = await createAccount(slow.dataDir, 100);
       const sapi = slow.api(a.apiKey);
       const url = await sapi.uploadUrl(await garmentPng());
       const s = await pickSet(sapi);
-      const res = await sapi.post('/v1/catalog-jobs', { readyTemplateSetId: s.id, images: { garment_photo: url } });
+      const res = await sapi.post('/v1/catalog-jobs', {
+        readyTemplateSetId: s.id,
+        images: { garment_photo: url },
+      });
       expectSuccess(res, 202);
       const id = res.body.mediaItemId as string;
       let sawPartial = false;
@@ -136,7 +186,11 @@ describe('progress and refunds (steered provider)', () => {
         expect(last.packTotal).toBe(s.shotCount);
         expect((last.resultUrls as string[]).length).toBe(last.packCompleted);
         if (last.status === 'completed' || last.status === 'failed') break;
-        if ((last.packCompleted as number) > 0 && (last.packCompleted as number) < (last.packTotal as number)) sawPartial = true;
+        if (
+          (last.packCompleted as number) > 0 &&
+          (last.packCompleted as number) < (last.packTotal as number)
+        )
+          sawPartial = true;
         await sleep(150);
       }
       expect(last.status).toBe('completed');
@@ -148,13 +202,19 @@ describe('progress and refunds (steered provider)', () => {
 
   it('refunds the whole charge exactly once when every shot fails', async () => {
     // Failing after a pause keeps the charge visible before the refund.
-    const bad = await startTestServer({ provider: flakyProvider(() => true, 1500) }, 'catjobs-fail-');
+    const bad = await startTestServer(
+      { provider: flakyProvider(() => true, 1500) },
+      'catjobs-fail-',
+    );
     try {
       const a = await createAccount(bad.dataDir, 100);
       const bapi = bad.api(a.apiKey);
       const url = await bapi.uploadUrl(await garmentPng());
       const s = await pickSet(bapi);
-      const res = await bapi.post('/v1/catalog-jobs', { readyTemplateSetId: s.id, images: { garment_photo: url } });
+      const res = await bapi.post('/v1/catalog-jobs', {
+        readyTemplateSetId: s.id,
+        images: { garment_photo: url },
+      });
       expectSuccess(res, 202);
       expect(await bapi.balance()).toBe(100 - 4 * (s.shotCount as number));
       const job = await bapi.waitForJob(res.body.mediaItemId as string, 60_000);
@@ -180,7 +240,10 @@ describe('progress and refunds (steered provider)', () => {
       const papi = srv2.api(a.apiKey);
       const url = await papi.uploadUrl(await garmentPng());
       const s = await pickSet(papi);
-      const res = await papi.post('/v1/catalog-jobs', { readyTemplateSetId: s.id, images: { garment_photo: url } });
+      const res = await papi.post('/v1/catalog-jobs', {
+        readyTemplateSetId: s.id,
+        images: { garment_photo: url },
+      });
       expectSuccess(res, 202);
       const cost = 4 * (s.shotCount as number);
       const job = await papi.waitForJob(res.body.mediaItemId as string, 60_000);

@@ -52,9 +52,18 @@ describe('GET /v1/models', () => {
   it('describes virtual_model as model_garment with an assembled prompt and remove_background as deterministic without a prompt', async () => {
     const res = await api.get('/v1/models');
     const byId = new Map((res.body.models as Json[]).map((m) => [m.id as string, m]));
-    expect(byId.get('virtual_model')).toMatchObject({ inputShape: 'model_garment', promptMode: 'assembled' });
-    expect(byId.get('remove_background')).toMatchObject({ inputShape: 'deterministic', promptMode: 'none' });
-    expect(byId.get('photo_enhance')).toMatchObject({ inputShape: 'deterministic', promptMode: 'none' });
+    expect(byId.get('virtual_model')).toMatchObject({
+      inputShape: 'model_garment',
+      promptMode: 'assembled',
+    });
+    expect(byId.get('remove_background')).toMatchObject({
+      inputShape: 'deterministic',
+      promptMode: 'none',
+    });
+    expect(byId.get('photo_enhance')).toMatchObject({
+      inputShape: 'deterministic',
+      promptMode: 'none',
+    });
   });
 });
 
@@ -97,7 +106,14 @@ describe('GET /v1/fashion-models', () => {
     const one = await api.get('/v1/fashion-models?limit=1');
     expectSuccess(one, 200);
     expect(one.body.fashionModels).toHaveLength(1);
-    for (const q of ['limit=0', 'limit=101', 'limit=abc', 'limit=-1', 'limit=2.5', 'gender=robot']) {
+    for (const q of [
+      'limit=0',
+      'limit=101',
+      'limit=abc',
+      'limit=-1',
+      'limit=2.5',
+      'gender=robot',
+    ]) {
       expectError(await api.get(`/v1/fashion-models?${q}`), 400);
     }
   });
@@ -157,7 +173,9 @@ describe('GET /v1/poses', () => {
   });
 
   it('returns exactly 4 poses per jewelry type, distinct from the default set', async () => {
-    const defaults = new Set(((await api.get('/v1/poses?limit=100')).body.poses as Json[]).map((p) => p.id as string));
+    const defaults = new Set(
+      ((await api.get('/v1/poses?limit=100')).body.poses as Json[]).map((p) => p.id as string),
+    );
     const seen = new Set<string>();
     for (const type of ['ring', 'necklace', 'earring', 'bracelet']) {
       const res = await api.get(`/v1/poses?type=${type}`);
@@ -236,7 +254,9 @@ describe('GET /v1/ready-template-sets', () => {
     const filtered = await allSets(`category=${encodeURIComponent(category)}`);
     expect(filtered.length).toBeGreaterThan(0);
     expect(filtered.every((s) => s.category === category)).toBe(true);
-    const expectedCount = (big.body.templateSets as Json[]).filter((s) => s.category === category).length;
+    const expectedCount = (big.body.templateSets as Json[]).filter(
+      (s) => s.category === category,
+    ).length;
     expect(filtered).toHaveLength(expectedCount);
   });
 
@@ -253,7 +273,9 @@ describe('GET /v1/ready-template-sets', () => {
     const set = one.body.templateSet as Json;
     expect(set.id).toBe(first.id);
     expect(set.shotCount).toBe(first.shotCount);
-    expect((set.shots as Json[]).map((s) => s.id)).toEqual((first.shots as Json[]).map((s) => s.id));
+    expect((set.shots as Json[]).map((s) => s.id)).toEqual(
+      (first.shots as Json[]).map((s) => s.id),
+    );
     expectError(await api.get('/v1/ready-template-sets/rts_does_not_exist'), 404);
   });
 });
@@ -266,7 +288,15 @@ describe('GET /v1/account', () => {
     expect(res.body.diamondBalance).toBe(123);
     const plan = res.body.plan as Json;
     expect(typeof plan.isPremium).toBe('boolean');
-    expect(['active', 'will_expire', 'paused', 'billing_issue', 'expired', 'refunded', 'none']).toContain(plan.status);
+    expect([
+      'active',
+      'will_expire',
+      'paused',
+      'billing_issue',
+      'expired',
+      'refunded',
+      'none',
+    ]).toContain(plan.status);
     expect(typeof plan.planProductId).toBe('string');
     expect(typeof plan.provider).toBe('string');
     expect(typeof plan.cancelAtPeriodEnd).toBe('boolean');

@@ -31,12 +31,18 @@ type Done = { code: number | null; signal: NodeJS.Signals | null; stdout: string
 type Cli = { child: ChildProcess; done: Promise<Done>; stdout: () => string };
 
 function start(args: string[]): Cli {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const done = new Promise<Done>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const done = new Promise<Done>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   cleanups.push(() => {
     if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
   });
@@ -60,7 +66,14 @@ async function until(check: () => boolean, timeoutMs: number): Promise<void> {
   }
 }
 
-type Summary = { photos: number; exported: number; skipped: number; diamondsSpent: number; files: string[]; interrupted?: { signal: string; unfinished: { name: string; state: string }[] } };
+type Summary = {
+  photos: number;
+  exported: number;
+  skipped: number;
+  diamondsSpent: number;
+  files: string[];
+  interrupted?: { signal: string; unfinished: { name: string; state: string }[] };
+};
 
 describe('run: the data folder is locked before anything opens in it', () => {
   it('a second run on a folder in use is refused at once and opens nothing (no core, no queue)', async () => {
@@ -68,14 +81,28 @@ describe('run: the data folder is locked before anything opens in it', () => {
     const dataDir = path.join(root, 'data');
     fs.mkdirSync(dataDir);
     // A live process holds the folder (as a running `run` or `studio` would).
-    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], {
+      stdio: 'ignore',
+    });
     cleanups.push(() => void holder.kill('SIGKILL'));
     fs.writeFileSync(path.join(dataDir, 'studio.lock'), String(holder.pid));
 
-    const res = await cli(['run', '--in', path.join(REPO_ROOT, 'resources/samples/photos'), '--recipe', RECIPE, '--out', path.join(root, 'out'), '--data', dataDir]);
+    const res = await cli([
+      'run',
+      '--in',
+      path.join(REPO_ROOT, 'resources/samples/photos'),
+      '--recipe',
+      RECIPE,
+      '--out',
+      path.join(root, 'out'),
+      '--data',
+      dataDir,
+    ]);
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
-    expect(res.stderr).toBe(`dropshoot: the data folder ${dataDir} is in use by another Dropshoot process (pid ${holder.pid}); let it finish or stop it, or give another --data folder\n`);
+    expect(res.stderr).toBe(
+      `dropshoot: the data folder ${dataDir} is in use by another Dropshoot process (pid ${holder.pid}); let it finish or stop it, or give another --data folder\n`,
+    );
     // The embedded core resumes its jobs as it opens: refused first, it never opened.
     expect(fs.readdirSync(dataDir)).toEqual(['studio.lock']);
     expect(fs.readFileSync(path.join(dataDir, 'studio.lock'), 'utf8')).toBe(String(holder.pid));
@@ -83,44 +110,63 @@ describe('run: the data folder is locked before anything opens in it', () => {
 });
 
 describe('run: SIGINT and SIGTERM', () => {
-  it.each(['SIGINT', 'SIGTERM'] as const)('%s ends the run at a safe point with its summary; the next run finishes without paying twice', async (signal) => {
-    const root = tempDir();
-    const inDir = path.join(root, 'in');
-    const outDir = path.join(root, 'out');
-    const dataDir = path.join(root, 'data');
-    const photos = 12;
-    for (let i = 0; i < photos; i++) await photo(path.join(inDir, `p${String(i).padStart(2, '0')}.jpg`), i * 30);
-    const args = ['run', '--in', inDir, '--recipe', RECIPE, '--out', outDir, '--data', dataDir, '--concurrency', '1'];
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    '%s ends the run at a safe point with its summary; the next run finishes without paying twice',
+    async (signal) => {
+      const root = tempDir();
+      const inDir = path.join(root, 'in');
+      const outDir = path.join(root, 'out');
+      const dataDir = path.join(root, 'data');
+      const photos = 12;
+      for (let i = 0; i < photos; i++)
+        await photo(path.join(inDir, `p${String(i).padStart(2, '0')}.jpg`), i * 30);
+      const args = [
+        'run',
+        '--in',
+        inDir,
+        '--recipe',
+        RECIPE,
+        '--out',
+        outDir,
+        '--data',
+        dataDir,
+        '--concurrency',
+        '1',
+      ];
 
-    const first = start(args);
-    await until(() => fs.existsSync(outDir) && fs.readdirSync(outDir).length > 0, 120_000);
-    first.child.kill(signal);
-    const stopped = await first.done;
-    expect(stopped.code, stopped.stderr).toBe(signal === 'SIGINT' ? 130 : 143);
-    expect(stopped.stderr).toContain(`dropshoot: ${signal}: stopping at a safe point`);
-    // Nothing but the CLI's own one-line messages: no stack trace after the summary.
-    expect(stopped.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('dropshoot: '))).toEqual([]);
-    const summary = json<Summary>(stopped.stdout);
-    expect(summary.interrupted?.signal).toBe(signal);
-    expect(summary.photos).toBe(photos);
-    expect(summary.exported).toBeGreaterThanOrEqual(1);
-    expect(summary.exported + summary.interrupted!.unfinished.length).toBe(photos);
-    expect(fs.existsSync(path.join(dataDir, 'studio.lock'))).toBe(false);
+      const first = start(args);
+      await until(() => fs.existsSync(outDir) && fs.readdirSync(outDir).length > 0, 120_000);
+      first.child.kill(signal);
+      const stopped = await first.done;
+      expect(stopped.code, stopped.stderr).toBe(signal === 'SIGINT' ? 130 : 143);
+      expect(stopped.stderr).toContain(`dropshoot: ${signal}: stopping at a safe point`);
+      // Nothing but the CLI's own one-line messages: no stack trace after the summary.
+      expect(
+        stopped.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('dropshoot: ')),
+      ).toEqual([]);
+      const summary = json<Summary>(stopped.stdout);
+      expect(summary.interrupted?.signal).toBe(signal);
+      expect(summary.photos).toBe(photos);
+      expect(summary.exported).toBeGreaterThanOrEqual(1);
+      expect(summary.exported + summary.interrupted!.unfinished.length).toBe(photos);
+      expect(fs.existsSync(path.join(dataDir, 'studio.lock'))).toBe(false);
 
-    const second = await cli(args);
-    expect(second.code, second.stderr).toBe(0);
-    const rest = json<Summary>(second.stdout);
-    expect(rest.exported + rest.skipped).toBe(photos);
-    expect(rest.interrupted).toBeUndefined();
-    expect(fs.readdirSync(outDir)).toHaveLength(photos);
-    // Each photo charged once (remove_background costs 1) across both runs, by the core's own ledger.
-    const core = await InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
-    try {
-      expect((await core.getAccount()).diamondBalance).toBe(LOCAL_STARTING_DIAMONDS - photos);
-    } finally {
-      await core.close();
-    }
-  }, 240_000);
+      const second = await cli(args);
+      expect(second.code, second.stderr).toBe(0);
+      const rest = json<Summary>(second.stdout);
+      expect(rest.exported + rest.skipped).toBe(photos);
+      expect(rest.interrupted).toBeUndefined();
+      expect(fs.readdirSync(outDir)).toHaveLength(photos);
+      // Each photo charged once (remove_background costs 1) across both runs, by the core's own ledger.
+      const core = await InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
+      try {
+        expect((await core.getAccount()).diamondBalance).toBe(LOCAL_STARTING_DIAMONDS - photos);
+      } finally {
+        await core.close();
+      }
+    },
+    240_000,
+  );
 });
 
 describe('one data-folder layout for run, studio and generate', () => {
@@ -130,7 +176,15 @@ describe('one data-folder layout for run, studio and generate', () => {
     const shoot = path.join(root, 'shoot');
     await photo(path.join(shoot, 'tee.jpg'), 0);
 
-    const made = await cli(['generate', '--tool', 'remove_background', '--image', path.join(shoot, 'tee.jpg'), '--data', dataDir]);
+    const made = await cli([
+      'generate',
+      '--tool',
+      'remove_background',
+      '--image',
+      path.join(shoot, 'tee.jpg'),
+      '--data',
+      dataDir,
+    ]);
     expect(made.code, made.stderr).toBe(0);
     const one = json<{ files: string[]; diamondBalance: number }>(made.stdout);
     expect(one.files).toEqual([path.join(shoot, 'tee-remove_background-1.png')]);
@@ -139,9 +193,29 @@ describe('one data-folder layout for run, studio and generate', () => {
     expect(fs.existsSync(path.join(dataDir, 'core.db'))).toBe(false);
     expect(fs.existsSync(path.join(REPO_ROOT, 'out', 'tee-remove_background-1.png'))).toBe(false);
 
-    const ran = await cli(['run', '--in', shoot, '--recipe', RECIPE, '--out', path.join(root, 'exports'), '--data', dataDir]);
+    const ran = await cli([
+      'run',
+      '--in',
+      shoot,
+      '--recipe',
+      RECIPE,
+      '--out',
+      path.join(root, 'exports'),
+      '--data',
+      dataDir,
+    ]);
     expect(ran.code, ran.stderr).toBe(0);
-    const picked = await cli(['generate', '--tool', 'remove_background', '--image', path.join(shoot, 'tee.jpg'), '--data', dataDir, '--out', path.join(root, 'picked')]);
+    const picked = await cli([
+      'generate',
+      '--tool',
+      'remove_background',
+      '--image',
+      path.join(shoot, 'tee.jpg'),
+      '--data',
+      dataDir,
+      '--out',
+      path.join(root, 'picked'),
+    ]);
     const two = json<{ files: string[]; diamondBalance: number }>(picked.stdout);
     expect(two.files).toEqual([path.join(root, 'picked', 'tee-remove_background-1.png')]);
     // run (the photo and its generated neighbour, 1 diamond each) and generate again, on the balance the first generate left.
@@ -154,20 +228,63 @@ describe('one data-folder layout for run, studio and generate', () => {
     const dataDir = path.join(root, 'data');
     const img = path.join(root, 'tee.jpg');
     await photo(img, 120);
-    const first = json<{ diamondBalance: number }>((await cli(['generate', '--tool', 'remove_background', '--image', img, '--data', dataDir, '--out', root])).stdout);
+    const first = json<{ diamondBalance: number }>(
+      (
+        await cli([
+          'generate',
+          '--tool',
+          'remove_background',
+          '--image',
+          img,
+          '--data',
+          dataDir,
+          '--out',
+          root,
+        ])
+      ).stdout,
+    );
     // Lay it out as the older generate did: the core's files at the top of the data folder.
-    for (const entry of fs.readdirSync(path.join(dataDir, 'core'))) fs.renameSync(path.join(dataDir, 'core', entry), path.join(dataDir, entry));
+    for (const entry of fs.readdirSync(path.join(dataDir, 'core')))
+      fs.renameSync(path.join(dataDir, 'core', entry), path.join(dataDir, entry));
     fs.rmdirSync(path.join(dataDir, 'core'));
     expect(fs.existsSync(path.join(dataDir, 'core.db'))).toBe(true);
 
-    const res = await cli(['run', '--in', root, '--recipe', RECIPE, '--out', path.join(root, 'exports'), '--data', dataDir]);
+    const res = await cli([
+      'run',
+      '--in',
+      root,
+      '--recipe',
+      RECIPE,
+      '--out',
+      path.join(root, 'exports'),
+      '--data',
+      dataDir,
+    ]);
     expect(res.code, res.stderr).toBe(0);
     expect(fs.existsSync(path.join(dataDir, 'core.db'))).toBe(false);
     expect(fs.existsSync(path.join(dataDir, 'blobs'))).toBe(false);
-    expect(fs.readdirSync(path.join(dataDir, 'core')).sort()).toEqual(expect.arrayContaining(['blobs', 'core.db']));
-    const after = json<{ diamondBalance: number }>((await cli(['generate', '--tool', 'remove_background', '--image', img, '--data', dataDir, '--out', path.join(root, 'again')])).stdout);
+    expect(fs.readdirSync(path.join(dataDir, 'core')).sort()).toEqual(
+      expect.arrayContaining(['blobs', 'core.db']),
+    );
+    const after = json<{ diamondBalance: number }>(
+      (
+        await cli([
+          'generate',
+          '--tool',
+          'remove_background',
+          '--image',
+          img,
+          '--data',
+          dataDir,
+          '--out',
+          path.join(root, 'again'),
+        ])
+      ).stdout,
+    );
     // The same ledger went on: the run's photos and this generate were charged to the balance the old layout held.
-    expect(after.diamondBalance).toBe(first.diamondBalance - json<Summary>(res.stdout).diamondsSpent - 1);
+    expect(after.diamondBalance).toBe(
+      first.diamondBalance - json<Summary>(res.stdout).diamondsSpent - 1,
+    );
   }, 120_000);
 
   it('a data folder holding both layouts is refused with the fix, not forked', async () => {
@@ -175,15 +292,41 @@ describe('one data-folder layout for run, studio and generate', () => {
     const dataDir = path.join(root, 'data');
     const img = path.join(root, 'tee.jpg');
     await photo(img, 240);
-    expect((await cli(['generate', '--tool', 'remove_background', '--image', img, '--data', dataDir, '--out', root])).code).toBe(0);
+    expect(
+      (
+        await cli([
+          'generate',
+          '--tool',
+          'remove_background',
+          '--image',
+          img,
+          '--data',
+          dataDir,
+          '--out',
+          root,
+        ])
+      ).code,
+    ).toBe(0);
     fs.copyFileSync(path.join(dataDir, 'core', 'core.db'), path.join(dataDir, 'core.db'));
     for (const args of [
       ['generate', '--tool', 'remove_background', '--image', img, '--data', dataDir, '--out', root],
-      ['run', '--in', root, '--recipe', RECIPE, '--out', path.join(root, 'exports'), '--data', dataDir],
+      [
+        'run',
+        '--in',
+        root,
+        '--recipe',
+        RECIPE,
+        '--out',
+        path.join(root, 'exports'),
+        '--data',
+        dataDir,
+      ],
     ]) {
       const res = await cli(args);
       expect(res.code).toBe(1);
-      expect(res.stderr).toMatch(/^dropshoot: .+ holds two service cores, .+; keep one: .+, then run again\n$/);
+      expect(res.stderr).toMatch(
+        /^dropshoot: .+ holds two service cores, .+; keep one: .+, then run again\n$/,
+      );
     }
     expect(fs.existsSync(path.join(dataDir, 'core.db'))).toBe(true);
     expect(fs.existsSync(path.join(dataDir, 'studio.db'))).toBe(false);

@@ -5,7 +5,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, expectError, expectSuccess, makeTempDir, removeDir } from './helpers/api';
-import { cliJson, createAccount, createKey, grant, revokeKey, runCli, spawnServe, stopServe, uniqueEmail, type ServeProcess } from './helpers/cli';
+import {
+  cliJson,
+  createAccount,
+  createKey,
+  grant,
+  revokeKey,
+  runCli,
+  spawnServe,
+  stopServe,
+  uniqueEmail,
+  type ServeProcess,
+} from './helpers/cli';
 import { garmentPng } from './helpers/images';
 
 describe('serve and admin on a running server', () => {
@@ -33,7 +44,14 @@ describe('serve and admin on a running server', () => {
   it('create-account prints email, apiKey and keyId; the key works at once on the running server', async () => {
     const email = uniqueEmail('cli');
     const out = await cliJson<{ email: string; apiKey: string; keyId: string }>([
-      'admin', 'create-account', '--data', dir, '--email', email, '--diamonds', '42',
+      'admin',
+      'create-account',
+      '--data',
+      dir,
+      '--email',
+      email,
+      '--diamonds',
+      '42',
     ]);
     expect(out.email).toBe(email);
     expect(typeof out.apiKey).toBe('string');
@@ -55,7 +73,11 @@ describe('serve and admin on a running server', () => {
     const acct = await createAccount(dir, 5);
     const a = api(acct.apiKey);
     const url = await a.uploadUrl(await garmentPng());
-    const id = await a.submit({ toolId: 'photo_reframe', images: { user_photo: url }, targetRatio: '9:16' });
+    const id = await a.submit({
+      toolId: 'photo_reframe',
+      images: { user_photo: url },
+      targetRatio: '9:16',
+    });
     expect(await grant(dir, acct.email, 1)).toEqual({ diamondBalance: 4 });
     expect((await a.waitForJob(id)).status).toBe('completed');
     expect(await a.balance()).toBe(4);
@@ -88,7 +110,10 @@ describe('serve and admin on a running server', () => {
       p = await spawnServe(dir2);
       expect((await fetch(`${p.url}/healthz`)).status).toBe(200);
       p.child.kill('SIGTERM');
-      const exit = await Promise.race([p.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000))]);
+      const exit = await Promise.race([
+        p.exited,
+        new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000)),
+      ]);
       expect(exit).not.toBe('timeout');
       await expect(fetch(`${p.url}/healthz`)).rejects.toThrow();
     } finally {
@@ -104,48 +129,82 @@ describe('usage errors', () => {
     ['an unknown command', ['frobnicate']],
     ['an unknown admin command', ['admin', 'delete-everything', '--data', '/tmp/x']],
     ['admin without a subcommand', ['admin']],
-    ['an unknown flag', ['admin', 'grant', '--data', '/tmp/x', '--email', 'a@b.c', '--diamonds', '1', '--bogus']],
+    [
+      'an unknown flag',
+      ['admin', 'grant', '--data', '/tmp/x', '--email', 'a@b.c', '--diamonds', '1', '--bogus'],
+    ],
     ['a missing required flag', ['admin', 'create-account', '--data', '/tmp/x', '--diamonds', '5']],
-    ['a non-numeric --diamonds', ['admin', 'create-account', '--data', '/tmp/x', '--email', 'a@b.c', '--diamonds', 'lots']],
-    ['a negative --daily-cap', ['admin', 'create-key', '--data', '/tmp/x', '--email', 'a@b.c', '--daily-cap', '-3']],
+    [
+      'a non-numeric --diamonds',
+      ['admin', 'create-account', '--data', '/tmp/x', '--email', 'a@b.c', '--diamonds', 'lots'],
+    ],
+    [
+      'a negative --daily-cap',
+      ['admin', 'create-key', '--data', '/tmp/x', '--email', 'a@b.c', '--daily-cap', '-3'],
+    ],
     ['serve without --data', ['serve', '--port', '0']],
     ['serve with a non-numeric port', ['serve', '--port', 'http', '--data', '/tmp/x']],
   ];
 
-  it.each(cases)('exits non-zero with one line naming the problem and --help for %s', async (_label, args) => {
-    const res = await runCli(args);
-    expect(res.code).not.toBe(0);
-    expect(res.code).not.toBeNull();
-    const lines = res.stderr.split('\n').filter((l) => l.trim() !== '');
-    expect(lines, res.stderr).toHaveLength(1);
-    expect(lines[0]).toMatch(/^dropshoot: .+; see `dropshoot --help` for usage\.$/);
-    // The usage text itself is not repeated on every error.
-    expect(res.stderr).not.toContain('Usage:');
-    // No JSON result line for a failed command.
-    expect(res.stdout.trim()).toBe('');
-  });
+  it.each(cases)(
+    'exits non-zero with one line naming the problem and --help for %s',
+    async (_label, args) => {
+      const res = await runCli(args);
+      expect(res.code).not.toBe(0);
+      expect(res.code).not.toBeNull();
+      const lines = res.stderr.split('\n').filter((l) => l.trim() !== '');
+      expect(lines, res.stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(/^dropshoot: .+; see `dropshoot --help` for usage\.$/);
+      // The usage text itself is not repeated on every error.
+      expect(res.stderr).not.toContain('Usage:');
+      // No JSON result line for a failed command.
+      expect(res.stdout.trim()).toBe('');
+    },
+  );
 
   it('names a missing flag with what to give', async () => {
     const res = await runCli(['run', '--in', 'resources/samples/photos', '--out', '/tmp/x']);
-    expect(res.stderr).toBe('dropshoot: missing --recipe (the recipe file, e.g. resources/samples/recipes/cutout-amazon.json); see `dropshoot --help` for usage.\n');
+    expect(res.stderr).toBe(
+      'dropshoot: missing --recipe (the recipe file, e.g. resources/samples/recipes/cutout-amazon.json); see `dropshoot --help` for usage.\n',
+    );
   });
 
-  it.each([['--help'], ['-h'], ['help'], ['run', '--help'], ['generate', '-h']])('prints the usage on stdout and exits 0 for %s', async (...args) => {
-    const res = await runCli(args);
-    expect(res.code).toBe(0);
-    expect(res.stdout).toMatch(/^Usage: dropshoot <command>/);
-    for (const command of ['serve', 'admin', 'run', 'studio', 'generate']) expect(res.stdout).toContain(`  ${command} `);
-    expect(res.stderr).toBe('');
-  });
+  it.each([['--help'], ['-h'], ['help'], ['run', '--help'], ['generate', '-h']])(
+    'prints the usage on stdout and exits 0 for %s',
+    async (...args) => {
+      const res = await runCli(args);
+      expect(res.code).toBe(0);
+      expect(res.stdout).toMatch(/^Usage: dropshoot <command>/);
+      for (const command of ['serve', 'admin', 'run', 'studio', 'generate'])
+        expect(res.stdout).toContain(`  ${command} `);
+      expect(res.stderr).toBe('');
+    },
+  );
 
   it('fails with a clear message for grant/create-key on an unknown e-mail', async () => {
     const dir = makeTempDir('cli-err-');
     try {
       await createAccount(dir, 1);
-      const g = await runCli(['admin', 'grant', '--data', dir, '--email', 'nobody@example.test', '--diamonds', '5']);
+      const g = await runCli([
+        'admin',
+        'grant',
+        '--data',
+        dir,
+        '--email',
+        'nobody@example.test',
+        '--diamonds',
+        '5',
+      ]);
       expect(g.code).not.toBe(0);
       expect(g.stderr.trim().length).toBeGreaterThan(0);
-      const k = await runCli(['admin', 'create-key', '--data', dir, '--email', 'nobody@example.test']);
+      const k = await runCli([
+        'admin',
+        'create-key',
+        '--data',
+        dir,
+        '--email',
+        'nobody@example.test',
+      ]);
       expect(k.code).not.toBe(0);
       expect(k.stderr.trim().length).toBeGreaterThan(0);
     } finally {

@@ -32,7 +32,8 @@ async function standIn(options: StandInOptions = {}): Promise<StandIn> {
   return service;
 }
 
-const httpClient = (service: StandIn, apiKey = service.apiKey) => new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
+const httpClient = (service: StandIn, apiKey = service.apiKey) =>
+  new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
 
 describe('ready-set pagination against a service that names its cursor its own way (item 11)', () => {
   it('reads every set from a service whose cursor parameter is `after`', async () => {
@@ -60,18 +61,42 @@ describe('ready-set pagination against a service that names its cursor its own w
   });
 
   it('asks a strict service (400 on unknown parameters) with one cursor name at a time, then keeps the one it takes', async () => {
-    const service = await standIn({ cursorParam: 'pageToken', readySets: 45, defaultLimit: 10, maxLimit: 10, strictQuery: true });
+    const service = await standIn({
+      cursorParam: 'pageToken',
+      readySets: 45,
+      defaultLimit: 10,
+      maxLimit: 10,
+      strictQuery: true,
+    });
     const client = httpClient(service);
     const read = await readAllReadySets(client, { pageSize: 10 });
     expect(read).toMatchObject({ stop: 'end', complete: true });
     expect(read.templateSets).toHaveLength(45);
-    const pages = service.log.filter((r) => r.path === '/v1/ready-template-sets').map((r) => [...r.query.keys()].filter((k) => k !== 'limit').join(','));
+    const pages = service.log
+      .filter((r) => r.path === '/v1/ready-template-sets')
+      .map((r) => [...r.query.keys()].filter((k) => k !== 'limit').join(','));
     // Page 1; page 2 with every name (refused), then cursor, nextCursor, after (refused), pageToken; pages 3-5 with pageToken only.
-    expect(pages).toEqual(['', 'cursor,nextCursor,after,pageToken', 'cursor', 'nextCursor', 'after', 'pageToken', 'pageToken', 'pageToken', 'pageToken']);
+    expect(pages).toEqual([
+      '',
+      'cursor,nextCursor,after,pageToken',
+      'cursor',
+      'nextCursor',
+      'after',
+      'pageToken',
+      'pageToken',
+      'pageToken',
+      'pageToken',
+    ]);
   });
 
   it("the studio's request count is every request sent, also those one call sends to find the cursor name", async () => {
-    const service = await standIn({ cursorParam: 'pageToken', readySets: 45, defaultLimit: 10, maxLimit: 10, strictQuery: true });
+    const service = await standIn({
+      cursorParam: 'pageToken',
+      readySets: 45,
+      defaultLimit: 10,
+      maxLimit: 10,
+      strictQuery: true,
+    });
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-count-'));
     cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
     const engine = new StudioEngine({ dataDir, client: httpClient(service), dailyCap: 1000 });
@@ -91,12 +116,14 @@ describe('catalog cache behind the recipe builder (item 7)', () => {
     const commands = createCommands(engine, new HotFolders(engine));
     const call = async <T>(name: string, args: unknown = {}): Promise<T> => {
       const answer = await runCommand(commands, name, args);
-      if (!answer.ok) throw Object.assign(new Error(answer.error.message), { code: answer.error.code });
+      if (!answer.ok)
+        throw Object.assign(new Error(answer.error.message), { code: answer.error.code });
       return answer.result as T;
     };
     return {
       /** What the recipe builder asks for when it opens. */
-      openRecipeBuilder: () => Promise.all([call<CatalogView>('catalog.get'), call<LookView[]>('looks.list')]),
+      openRecipeBuilder: () =>
+        Promise.all([call<CatalogView>('catalog.get'), call<LookView[]>('looks.list')]),
       call,
       close: () => engine.close(),
     };
@@ -112,7 +139,13 @@ describe('catalog cache behind the recipe builder (item 7)', () => {
     // models, fashion-models, venues, poses x5 (default + 4 jewelry types), ready sets (one page), template-sets
     expect(coldRequests).toBe(10);
     expect(cold.readySets).toHaveLength(45);
-    expect(cold.poses.map((p) => p.type)).toEqual(['default', 'ring', 'necklace', 'earring', 'bracelet']);
+    expect(cold.poses.map((p) => p.type)).toEqual([
+      'default',
+      'ring',
+      'necklace',
+      'earring',
+      'bracelet',
+    ]);
     expect(cold.cache).toMatchObject({ ageSeconds: 0, stale: false, error: null, warnings: [] });
     expect(looks).toHaveLength(1);
 
@@ -133,7 +166,9 @@ describe('catalog cache behind the recipe builder (item 7)', () => {
     const text = fs.readFileSync(path.join(dataDir, CATALOG_CACHE_FILE), 'utf8');
     expect(text).not.toContain(service.apiKey);
     const file = JSON.parse(text) as { entries: Record<string, unknown> };
-    expect(Object.keys(file.entries)).toEqual([`${service.url} ${httpClient(service).keyFingerprint}`]);
+    expect(Object.keys(file.entries)).toEqual([
+      `${service.url} ${httpClient(service).keyFingerprint}`,
+    ]);
     // Another key on the same service is another account: its catalog is read afresh (and refused here).
     const other = studio(dataDir, httpClient(service, 'sk_another_key_000000'));
     await expect(other.call('catalog.get')).rejects.toMatchObject({ code: 'service_401' });
@@ -160,7 +195,12 @@ describe('catalog cache behind the recipe builder (item 7)', () => {
     now = new Date('2025-03-03T12:00:00Z');
     const offline = await s.call<CatalogView>('catalog.get');
     expect(offline.tools.map((t) => t.id)).toContain('remove_background');
-    expect(offline.cache).toMatchObject({ fetchedAt: '2025-03-02T10:00:00.000Z', ageSeconds: 26 * 3600, stale: true, error: expect.stringMatching(/could not be reached/) });
+    expect(offline.cache).toMatchObject({
+      fetchedAt: '2025-03-02T10:00:00.000Z',
+      ageSeconds: 26 * 3600,
+      stale: true,
+      error: expect.stringMatching(/could not be reached/),
+    });
     const looks = await s.call<LookView[]>('looks.list');
     expect(looks).toHaveLength(1);
     await s.close();
@@ -190,11 +230,16 @@ describe('catalog cache behind the recipe builder (item 7)', () => {
   it('a damaged cache file is read as empty and rewritten; one that cannot be written costs only the cache', async () => {
     const service = await standIn();
     const damaged = tempDir();
-    fs.writeFileSync(path.join(damaged, CATALOG_CACHE_FILE), '{"version":1,"entries":{"x":{"catalog":{"fetchedAt":"yesterday"');
+    fs.writeFileSync(
+      path.join(damaged, CATALOG_CACHE_FILE),
+      '{"version":1,"entries":{"x":{"catalog":{"fetchedAt":"yesterday"',
+    );
     const s = studio(damaged, httpClient(service));
     expect((await s.call<CatalogView>('catalog.get')).tools.length).toBeGreaterThan(0);
     await s.close();
-    expect(JSON.parse(fs.readFileSync(path.join(damaged, CATALOG_CACHE_FILE), 'utf8'))).toMatchObject({ version: 1 });
+    expect(
+      JSON.parse(fs.readFileSync(path.join(damaged, CATALOG_CACHE_FILE), 'utf8')),
+    ).toMatchObject({ version: 1 });
 
     const unwritable = tempDir();
     fs.mkdirSync(path.join(unwritable, CATALOG_CACHE_FILE)); // a folder where the file should go

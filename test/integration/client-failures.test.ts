@@ -40,26 +40,53 @@ async function behindProxy(faults: Faults) {
   const service = await startReferenceService({ seed: 5, timeScale: 0.01 });
   cleanups.push(() => service.close());
   const { apiKey } = service.createAccount({ email: 'failures@example.com', diamonds: 100 });
-  const proxy = await startFaultProxy({ target: service.url, seed: 1, faults, retryAfterSeconds: 3, allow: (_f, method, p) => method === 'POST' && p === '/v1/generations' });
+  const proxy = await startFaultProxy({
+    target: service.url,
+    seed: 1,
+    faults,
+    retryAfterSeconds: 3,
+    allow: (_f, method, p) => method === 'POST' && p === '/v1/generations',
+  });
   cleanups.push(() => proxy.close());
   const client = new HttpClient({ baseUrl: proxy.url, apiKey, timeoutMs: 5000 });
-  const photo = await sharp({ create: { width: 64, height: 64, channels: 3, background: { r: 200, g: 60, b: 40 } } }).jpeg().toBuffer();
+  const photo = await sharp({
+    create: { width: 64, height: 64, channels: 3, background: { r: 200, g: 60, b: 40 } },
+  })
+    .jpeg()
+    .toBuffer();
   const upload = await client.upload(photo);
-  const create = () => client.createGeneration({ toolId: 'remove_background', images: { user_photo: upload.url } }, { idempotencyKey: 'k-1' });
+  const create = () =>
+    client.createGeneration(
+      { toolId: 'remove_background', images: { user_photo: upload.url } },
+      { idempotencyKey: 'k-1' },
+    );
   return { service, proxy, create };
 }
 
 describe('HttpClient failures', () => {
   it('a closed port: the create certainly never went out (notSent), and the message says so', async () => {
     const port = await closedPort();
-    const client = new HttpClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', timeoutMs: 5000 });
-    const err = await failureOf(client.createGeneration({ toolId: 'remove_background', images: { user_photo: 'https://example.invalid/a.jpg' } }, { idempotencyKey: 'k' }));
+    const client = new HttpClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: 'k',
+      timeoutMs: 5000,
+    });
+    const err = await failureOf(
+      client.createGeneration(
+        { toolId: 'remove_background', images: { user_photo: 'https://example.invalid/a.jpg' } },
+        { idempotencyKey: 'k' },
+      ),
+    );
     expect(err).toMatchObject({ status: 0, notSent: true, retryable: true, retryAfterMs: null });
     expect(err.message).toMatch(/could not be reached: .*ECONNREFUSED/);
   });
 
   it('an unresolvable host: not sent', async () => {
-    const client = new HttpClient({ baseUrl: 'http://dropshoot-no-such-host.invalid', apiKey: 'k', timeoutMs: 5000 });
+    const client = new HttpClient({
+      baseUrl: 'http://dropshoot-no-such-host.invalid',
+      apiKey: 'k',
+      timeoutMs: 5000,
+    });
     expect(await failureOf(client.getAccount())).toMatchObject({ status: 0, notSent: true });
   });
 
@@ -67,8 +94,12 @@ describe('HttpClient failures', () => {
     const { service, proxy, create } = await behindProxy({ dropAfter: 1 });
     const err = await failureOf(create());
     expect(err).toMatchObject({ status: 0, notSent: false });
-    expect(err.message).toMatch(/no answer to POST \/v1\/generations; the request may have arrived/);
-    expect(proxy.log.filter((e) => e.path === '/v1/generations')).toMatchObject([{ fault: 'dropAfter', forwarded: true }]);
+    expect(err.message).toMatch(
+      /no answer to POST \/v1\/generations; the request may have arrived/,
+    );
+    expect(proxy.log.filter((e) => e.path === '/v1/generations')).toMatchObject([
+      { fault: 'dropAfter', forwarded: true },
+    ]);
     expect(service.jobs('failures@example.com')).toHaveLength(1);
   });
 
@@ -78,7 +109,9 @@ describe('HttpClient failures', () => {
     const { service, proxy, create } = await behindProxy({ resetBefore: 1 });
     const err = await failureOf(create());
     expect(err).toMatchObject({ status: 0, notSent: false });
-    expect(proxy.log.filter((e) => e.path === '/v1/generations')).toMatchObject([{ fault: 'resetBefore', forwarded: false }]);
+    expect(proxy.log.filter((e) => e.path === '/v1/generations')).toMatchObject([
+      { fault: 'resetBefore', forwarded: false },
+    ]);
     expect(service.jobs('failures@example.com')).toHaveLength(0);
   });
 
@@ -87,15 +120,28 @@ describe('HttpClient failures', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
     cleanups.push(() => void server.closeAllConnections());
-    const client = new HttpClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: 'k', timeoutMs: 300 });
-    const err = await failureOf(client.createGeneration({ toolId: 'remove_background', images: { user_photo: 'https://example.invalid/a.jpg' } }, { idempotencyKey: 'k' }));
+    const client = new HttpClient({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      apiKey: 'k',
+      timeoutMs: 300,
+    });
+    const err = await failureOf(
+      client.createGeneration(
+        { toolId: 'remove_background', images: { user_photo: 'https://example.invalid/a.jpg' } },
+        { idempotencyKey: 'k' },
+      ),
+    );
     expect(err).toMatchObject({ status: 0, notSent: false });
     expect(err.message).toMatch(/no answer in time/);
   });
 
   it('Retry-After in seconds (the fault proxy’s 429)', async () => {
     const { create } = await behindProxy({ rateLimit429: 1 });
-    expect(await failureOf(create())).toMatchObject({ status: 429, retryAfterMs: 3000, notSent: false });
+    expect(await failureOf(create())).toMatchObject({
+      status: 429,
+      retryAfterMs: 3000,
+      notSent: false,
+    });
   });
 
   it('Retry-After as an HTTP date, measured against the answer’s own Date header', async () => {
@@ -104,12 +150,24 @@ describe('HttpClient failures', () => {
     served.setMilliseconds(0);
     const server = http.createServer((_req, res) => {
       res
-        .writeHead(429, { 'content-type': 'application/json', date: served.toUTCString(), 'retry-after': new Date(served.getTime() + 90_000).toUTCString() })
+        .writeHead(429, {
+          'content-type': 'application/json',
+          date: served.toUTCString(),
+          'retry-after': new Date(served.getTime() + 90_000).toUTCString(),
+        })
         .end(JSON.stringify({ success: false, error: 'Too many requests' }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const client = new HttpClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: 'k', timeoutMs: 5000 });
-    expect(await failureOf(client.getAccount())).toMatchObject({ status: 429, retryAfterMs: 90_000, message: 'Too many requests' });
+    const client = new HttpClient({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      apiKey: 'k',
+      timeoutMs: 5000,
+    });
+    expect(await failureOf(client.getAccount())).toMatchObject({
+      status: 429,
+      retryAfterMs: 90_000,
+      message: 'Too many requests',
+    });
   });
 });

@@ -12,13 +12,24 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { judgeMedia, sniffMedia, sniffUploadMime, UnrecognizedMediaError } from '../../src/client';
 
-const still = () => sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 200, g: 40, b: 90 } } });
+const still = () =>
+  sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 200, g: 40, b: 90 } } });
 
 async function video(ext: 'mp4' | 'mov' | 'webm'): Promise<Buffer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'client-media-'));
   const out = path.join(dir, `clip.${ext}`);
   const codec = ext === 'webm' ? ['-c:v', 'libvpx'] : ['-c:v', 'libx264', '-pix_fmt', 'yuv420p'];
-  await promisify(execFile)(ffmpeg.path, ['-v', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=64x64:d=0.2', ...codec, '-y', out]);
+  await promisify(execFile)(ffmpeg.path, [
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=red:s=64x64:d=0.2',
+    ...codec,
+    '-y',
+    out,
+  ]);
   try {
     return fs.readFileSync(out);
   } finally {
@@ -28,17 +39,49 @@ async function video(ext: 'mp4' | 'mov' | 'webm'): Promise<Buffer> {
 
 describe('sniffMedia', () => {
   it('types real stills by their bytes: JPEG, PNG, WebP, GIF, AVIF', async () => {
-    expect(sniffMedia(await still().jpeg().toBuffer())).toEqual({ mime: 'image/jpeg', ext: 'jpg', kind: 'image' });
-    expect(sniffMedia(await still().png().toBuffer())).toEqual({ mime: 'image/png', ext: 'png', kind: 'image' });
-    expect(sniffMedia(await still().webp().toBuffer())).toEqual({ mime: 'image/webp', ext: 'webp', kind: 'image' });
-    expect(sniffMedia(await still().gif().toBuffer())).toEqual({ mime: 'image/gif', ext: 'gif', kind: 'image' });
-    expect(sniffMedia(await still().avif().toBuffer())).toEqual({ mime: 'image/avif', ext: 'avif', kind: 'image' });
+    expect(sniffMedia(await still().jpeg().toBuffer())).toEqual({
+      mime: 'image/jpeg',
+      ext: 'jpg',
+      kind: 'image',
+    });
+    expect(sniffMedia(await still().png().toBuffer())).toEqual({
+      mime: 'image/png',
+      ext: 'png',
+      kind: 'image',
+    });
+    expect(sniffMedia(await still().webp().toBuffer())).toEqual({
+      mime: 'image/webp',
+      ext: 'webp',
+      kind: 'image',
+    });
+    expect(sniffMedia(await still().gif().toBuffer())).toEqual({
+      mime: 'image/gif',
+      ext: 'gif',
+      kind: 'image',
+    });
+    expect(sniffMedia(await still().avif().toBuffer())).toEqual({
+      mime: 'image/avif',
+      ext: 'avif',
+      kind: 'image',
+    });
   });
 
   it('types real videos by their bytes: MP4, MOV, WebM', async () => {
-    expect(sniffMedia(await video('mp4'))).toEqual({ mime: 'video/mp4', ext: 'mp4', kind: 'video' });
-    expect(sniffMedia(await video('mov'))).toEqual({ mime: 'video/quicktime', ext: 'mov', kind: 'video' });
-    expect(sniffMedia(await video('webm'))).toEqual({ mime: 'video/webm', ext: 'webm', kind: 'video' });
+    expect(sniffMedia(await video('mp4'))).toEqual({
+      mime: 'video/mp4',
+      ext: 'mp4',
+      kind: 'video',
+    });
+    expect(sniffMedia(await video('mov'))).toEqual({
+      mime: 'video/quicktime',
+      ext: 'mov',
+      kind: 'video',
+    });
+    expect(sniffMedia(await video('webm'))).toEqual({
+      mime: 'video/webm',
+      ext: 'webm',
+      kind: 'video',
+    });
   });
 
   it('knows nothing of HTML error pages, JSON, TIFF, empty or truncated bodies', async () => {
@@ -63,7 +106,10 @@ describe('judgeMedia', () => {
     const page = Buffer.from('<!DOCTYPE html><html><body>AccessDenied</body></html>');
     let error: unknown;
     try {
-      judgeMedia(page, { what: 'the file at https://cdn.example/r/1', servedAs: 'application/octet-stream' });
+      judgeMedia(page, {
+        what: 'the file at https://cdn.example/r/1',
+        servedAs: 'application/octet-stream',
+      });
     } catch (err) {
       error = err;
     }
@@ -74,7 +120,11 @@ describe('judgeMedia', () => {
   });
 
   it('names unknown bytes by their first bytes and refuses an empty body', () => {
-    expect(() => judgeMedia(Buffer.from([1, 2, 3, 4, 5, 6, 7, 8, 9]), { what: 'x', servedAs: null })).toThrow('unknown bytes (01 02 03 04 05 06 07 08…)');
-    expect(() => judgeMedia(Buffer.alloc(0), { what: 'x', servedAs: 'image/jpeg' })).toThrow('it is an empty body (0 bytes, served as image/jpeg)');
+    expect(() =>
+      judgeMedia(Buffer.from([1, 2, 3, 4, 5, 6, 7, 8, 9]), { what: 'x', servedAs: null }),
+    ).toThrow('unknown bytes (01 02 03 04 05 06 07 08…)');
+    expect(() => judgeMedia(Buffer.alloc(0), { what: 'x', servedAs: 'image/jpeg' })).toThrow(
+      'it is an empty body (0 bytes, served as image/jpeg)',
+    );
   });
 });

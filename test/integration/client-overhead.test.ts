@@ -31,7 +31,10 @@ describe('request overhead (item 12)', () => {
   it('concurrent callers of GET /v1/models through the studio client share one request, counted once', async () => {
     const service = await standIn();
     let counted = 0;
-    const client = countingClient(new HttpClient({ baseUrl: service.url, apiKey: service.apiKey }), () => counted++).client;
+    const client = countingClient(
+      new HttpClient({ baseUrl: service.url, apiKey: service.apiKey }),
+      () => counted++,
+    ).client;
     const answers = await Promise.all(Array.from({ length: 8 }, () => client.listModels()));
     expect(answers.every((a) => a.some((m) => m.id === 'remove_background'))).toBe(true);
     expect(service.count('GET', '/v1/models')).toBe(1);
@@ -46,7 +49,10 @@ describe('request overhead (item 12)', () => {
     const service = await standIn();
     await service.close();
     let counted = 0;
-    const client = countingClient(new HttpClient({ baseUrl: service.url, apiKey: service.apiKey, timeoutMs: 2000 }), () => counted++).client;
+    const client = countingClient(
+      new HttpClient({ baseUrl: service.url, apiKey: service.apiKey, timeoutMs: 2000 }),
+      () => counted++,
+    ).client;
     await expect(client.listModels()).rejects.toMatchObject({ status: 0 });
     await expect(client.listModels()).rejects.toMatchObject({ status: 0 });
     expect(counted).toBe(2);
@@ -60,13 +66,21 @@ describe('request overhead (item 12)', () => {
     const inDir = path.join(root, 'in');
     fs.mkdirSync(inDir);
     for (let i = 0; i < 8; i++) {
-      await sharp({ create: { width: 300, height: 400, channels: 3, background: { r: 30 * i, g: 90, b: 160 } } }).jpeg().toFile(path.join(inDir, `p${i}.jpg`));
+      await sharp({
+        create: { width: 300, height: 400, channels: 3, background: { r: 30 * i, g: 90, b: 160 } },
+      })
+        .jpeg()
+        .toFile(path.join(inDir, `p${i}.jpg`));
     }
     const recipe: Recipe = {
       request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
       export: { preset: 'original', format: 'jpeg', quality: 90, naming: '{name}-{tool}-{n}' },
     };
-    const engine = new StudioEngine({ dataDir: path.join(root, 'studio'), client: new HttpClient({ baseUrl: service.url, apiKey: service.apiKey }), concurrency: 4 });
+    const engine = new StudioEngine({
+      dataDir: path.join(root, 'studio'),
+      client: new HttpClient({ baseUrl: service.url, apiKey: service.apiKey }),
+      concurrency: 4,
+    });
     try {
       // As `dropshoot run` does: check the recipe, then run the batch.
       expect(await checkRecipe(engine.client, recipe)).toBeNull();
@@ -85,9 +99,14 @@ describe('request overhead (item 12)', () => {
 
   it('a headless run does not read the account while it charges (a charge is no reason to ask for the balance)', async () => {
     const service = await headlessRun();
-    const charges = service.log.filter((r) => r.method === 'POST' && r.path === '/v1/generations').map((r) => r.at);
+    const charges = service.log
+      .filter((r) => r.method === 'POST' && r.path === '/v1/generations')
+      .map((r) => r.at);
     expect(charges).toHaveLength(8);
-    const readsWhileCharging = service.log.filter((r) => r.path === '/v1/account' && r.at >= Math.min(...charges) && r.at <= Math.max(...charges));
+    const readsWhileCharging = service.log.filter(
+      (r) =>
+        r.path === '/v1/account' && r.at >= Math.min(...charges) && r.at <= Math.max(...charges),
+    );
     expect(readsWhileCharging).toEqual([]);
   });
 });

@@ -33,7 +33,11 @@ async function reference(options: ReferenceServiceOptions = {}) {
   const service = await startReferenceService({ seed: 10, timeScale: 0.01, ...options });
   cleanups.push(() => service.close());
   const { apiKey } = service.createAccount({ email: 'studio@example.com', diamonds: 100 });
-  return { service, apiKey, client: new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 10_000 }) };
+  return {
+    service,
+    apiKey,
+    client: new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 10_000 }),
+  };
 }
 
 describe('against the reference service', () => {
@@ -58,9 +62,15 @@ describe('against the reference service', () => {
     const { service, apiKey } = await reference({ cursorParam: 'after', extraFields: true });
     const dataDir = tempDir();
     const open = async () => {
-      const engine = new StudioEngine({ dataDir, client: new HttpClient({ baseUrl: service.url, apiKey }) });
+      const engine = new StudioEngine({
+        dataDir,
+        client: new HttpClient({ baseUrl: service.url, apiKey }),
+      });
       const commands = createCommands(engine, new HotFolders(engine));
-      const [catalog, looks] = await Promise.all([runCommand(commands, 'catalog.get', {}), runCommand(commands, 'looks.list', {})]);
+      const [catalog, looks] = await Promise.all([
+        runCommand(commands, 'catalog.get', {}),
+        runCommand(commands, 'looks.list', {}),
+      ]);
       await engine.close();
       if (!catalog.ok || !looks.ok) throw new Error('a catalog command failed');
       return catalog.result as CatalogView;
@@ -81,8 +91,18 @@ describe('against the reference service', () => {
     const inDir = path.join(root, 'in');
     fs.mkdirSync(inDir);
     for (const [i, hue] of [20, 140, 260].entries()) {
-      await sharp({ create: { width: 600, height: 800, channels: 3, background: { r: 244, g: 244, b: 240 } } })
-        .composite([{ input: Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="300" height="500"><rect width="300" height="500" rx="40" fill="hsl(${hue},70%,45%)"/></svg>`), top: 150, left: 150 }])
+      await sharp({
+        create: { width: 600, height: 800, channels: 3, background: { r: 244, g: 244, b: 240 } },
+      })
+        .composite([
+          {
+            input: Buffer.from(
+              `<svg xmlns="http://www.w3.org/2000/svg" width="300" height="500"><rect width="300" height="500" rx="40" fill="hsl(${hue},70%,45%)"/></svg>`,
+            ),
+            top: 150,
+            left: 150,
+          },
+        ])
         .jpeg({ quality: 88 })
         .toFile(path.join(inDir, `look-${i}.jpg`));
     }
@@ -94,7 +114,9 @@ describe('against the reference service', () => {
     try {
       const summary = await runBatch(engine, { inDir, recipe, outDir: path.join(root, 'out') });
       expect(summary).toMatchObject({ photos: 3, exported: 3, failed: [] });
-      const results = store.listItems(engine.db, { limit: 10, offset: 0 }).items.flatMap((i) => store.resultsOf(engine.db, i.id));
+      const results = store
+        .listItems(engine.db, { limit: 10, offset: 0 })
+        .items.flatMap((i) => store.resultsOf(engine.db, i.id));
       expect(results.length).toBeGreaterThanOrEqual(3);
       for (const result of results) {
         expect(result.mime).toMatch(/^image\/(png|jpeg|webp)$/);
@@ -105,7 +127,10 @@ describe('against the reference service', () => {
         expect(result.exportedPath).toMatch(/\.jpg$/);
         const report = store.resultView(result).compliance!;
         expect(report.checks.length).toBeGreaterThan(0);
-        expect(report.checks.find((c) => c.id === 'format')).toMatchObject({ ok: true, value: 'jpeg' });
+        expect(report.checks.find((c) => c.id === 'format')).toMatchObject({
+          ok: true,
+          value: 'jpeg',
+        });
       }
     } finally {
       await engine.close();

@@ -37,9 +37,17 @@ describe('desktop settings: daily cap', () => {
     const dir = tempDir();
     expect(settingsView(dir, noKeychain, {}).dailyCap).toBeNull();
     expect(readSettings(dir, noKeychain)).toEqual({ mode: 'embedded', providerKeys: {} });
-    const view = updateSettings(dir, noKeychain, DesktopSettingsUpdateSchema.parse({ dailyCap: 120 }));
+    const view = updateSettings(
+      dir,
+      noKeychain,
+      DesktopSettingsUpdateSchema.parse({ dailyCap: 120 }),
+    );
     expect(view.dailyCap).toBe(120);
-    expect(readSettings(dir, noKeychain)).toEqual({ mode: 'embedded', providerKeys: {}, dailyCap: 120 });
+    expect(readSettings(dir, noKeychain)).toEqual({
+      mode: 'embedded',
+      providerKeys: {},
+      dailyCap: 120,
+    });
     updateSettings(dir, noKeychain, { mode: 'embedded' });
     expect(readSettings(dir, noKeychain).dailyCap).toBe(120);
   });
@@ -55,13 +63,18 @@ describe('desktop settings: daily cap', () => {
 
   it('a damaged cap in the file is dropped (the engine default applies), the rest of the file kept', () => {
     const dir = tempDir();
-    fs.writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ mode: 'embedded', dailyCap: -5 }));
+    fs.writeFileSync(
+      path.join(dir, 'settings.json'),
+      JSON.stringify({ mode: 'embedded', dailyCap: -5 }),
+    );
     expect(readSettings(dir, noKeychain)).toEqual({ mode: 'embedded', providerKeys: {} });
   });
 
   it('says when the environment sets an AI provider', () => {
     const dir = tempDir();
-    expect(settingsView(dir, noKeychain, { DROPSHOOT_OPENAI_KEY: 'sk-test' }).aiProviderFromEnvironment).toBe(true);
+    expect(
+      settingsView(dir, noKeychain, { DROPSHOOT_OPENAI_KEY: 'sk-test' }).aiProviderFromEnvironment,
+    ).toBe(true);
     expect(settingsView(dir, noKeychain, {}).aiProviderFromEnvironment).toBe(false);
   });
 });
@@ -70,8 +83,16 @@ describe('headless studio settings file', () => {
   it('saves the cap atomically, reads it back, and reports the flag that wins over it', () => {
     const dir = tempDir();
     const port = studioSettingsPort(dir, { dailyCapFromFlag: 40, env: {} });
-    expect(port.get()).toEqual({ dailyCap: null, dailyCapFromFlag: 40, aiProviderFromEnvironment: false });
-    expect(port.save({ dailyCap: 75 })).toEqual({ dailyCap: 75, dailyCapFromFlag: 40, aiProviderFromEnvironment: false });
+    expect(port.get()).toEqual({
+      dailyCap: null,
+      dailyCapFromFlag: 40,
+      aiProviderFromEnvironment: false,
+    });
+    expect(port.save({ dailyCap: 75 })).toEqual({
+      dailyCap: 75,
+      dailyCapFromFlag: 40,
+      aiProviderFromEnvironment: false,
+    });
     expect(readStudioSettings(dir)).toEqual({ dailyCap: 75 });
     expect(fs.readdirSync(dir)).toEqual(['studio-settings.json']); // no temporary file left
   });

@@ -45,7 +45,10 @@ describe('custom daily cap', () => {
       api.get('/v1/template-sets'),
       api.upload(await garmentPng(), 'image/png'),
       api.generate({ toolId: 'remove_background', images: { user_photo: url } }),
-      api.post('/v1/catalog-jobs', { readyTemplateSetId: 'whatever', images: { garment_photo: url } }),
+      api.post('/v1/catalog-jobs', {
+        readyTemplateSetId: 'whatever',
+        images: { garment_photo: url },
+      }),
       api.get('/v1/account'),
     ];
     for (const res of await Promise.all(calls)) expectError(res, 429, '1', 'reached', 'key');

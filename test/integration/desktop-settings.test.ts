@@ -48,14 +48,30 @@ describe('desktop settings', () => {
     expect(readSettings(dir, cipher)).toEqual({ mode: 'embedded', providerKeys: {} });
 
     const afterKeys = updateSettings(dir, cipher, { providerKeys: { fal: FAL } });
-    expect(afterKeys).toEqual({ mode: 'embedded', baseUrl: null, encryptionAvailable: true, providerKeys: { fal: true, openai: false }, dailyCap: null, aiProviderFromEnvironment: expect.any(Boolean) });
-    updateSettings(dir, cipher, { mode: 'remote', baseUrl: 'https://shoot.example.com', apiKey: REMOTE });
+    expect(afterKeys).toEqual({
+      mode: 'embedded',
+      baseUrl: null,
+      encryptionAvailable: true,
+      providerKeys: { fal: true, openai: false },
+      dailyCap: null,
+      aiProviderFromEnvironment: expect.any(Boolean),
+    });
+    updateSettings(dir, cipher, {
+      mode: 'remote',
+      baseUrl: 'https://shoot.example.com',
+      apiKey: REMOTE,
+    });
 
     const text = fs.readFileSync(path.join(dir, 'settings.json'), 'utf8');
     expect(text).not.toContain(FAL);
     expect(text).not.toContain(REMOTE);
     expect(fs.statSync(path.join(dir, 'settings.json')).mode & 0o077).toBe(0);
-    expect(readSettings(dir, cipher)).toEqual({ mode: 'remote', baseUrl: 'https://shoot.example.com', apiKey: REMOTE, providerKeys: { fal: FAL } });
+    expect(readSettings(dir, cipher)).toEqual({
+      mode: 'remote',
+      baseUrl: 'https://shoot.example.com',
+      apiKey: REMOTE,
+      providerKeys: { fal: FAL },
+    });
 
     // Switching back keeps the provider keys; forgetting one removes it.
     updateSettings(dir, cipher, { mode: 'embedded' });
@@ -68,7 +84,9 @@ describe('desktop settings', () => {
   it('refuses to store a secret without a keychain, and leaves the file as it was', () => {
     const dir = tempDir();
     const none = aesCipher(undefined, false);
-    expect(() => updateSettings(dir, none, { providerKeys: { openai: 'sk-test-123456789' } })).toThrow(/no keychain/);
+    expect(() =>
+      updateSettings(dir, none, { providerKeys: { openai: 'sk-test-123456789' } }),
+    ).toThrow(/no keychain/);
     expect(fs.existsSync(path.join(dir, 'settings.json'))).toBe(false);
     expect(settingsView(dir, none).encryptionAvailable).toBe(false);
   });
@@ -78,15 +96,40 @@ describe('desktop settings', () => {
     fs.writeFileSync(path.join(dir, 'settings.json'), '{"mode": "remote", ');
     expect(readSettings(dir, aesCipher())).toEqual({ mode: 'embedded', providerKeys: {} });
 
-    updateSettings(dir, aesCipher(Buffer.alloc(32, 1)), { mode: 'remote', baseUrl: 'https://shoot.example.com', apiKey: REMOTE });
-    expect(readSettings(dir, aesCipher(Buffer.alloc(32, 2)))).toEqual({ mode: 'embedded', providerKeys: {} });
+    updateSettings(dir, aesCipher(Buffer.alloc(32, 1)), {
+      mode: 'remote',
+      baseUrl: 'https://shoot.example.com',
+      apiKey: REMOTE,
+    });
+    expect(readSettings(dir, aesCipher(Buffer.alloc(32, 2)))).toEqual({
+      mode: 'embedded',
+      providerKeys: {},
+    });
   });
 
   it('validates updates from the window: only known shapes, real URLs, non-trivial keys', () => {
-    expect(DesktopSettingsUpdateSchema.safeParse({ mode: 'remote', baseUrl: 'file:///etc/passwd', apiKey: REMOTE }).success).toBe(false);
-    expect(DesktopSettingsUpdateSchema.safeParse({ mode: 'remote', baseUrl: 'https://x.example', apiKey: 'short' }).success).toBe(false);
-    expect(DesktopSettingsUpdateSchema.safeParse({ providerKeys: { other: 'abcdefghijk' } }).success).toBe(false);
-    expect(DesktopSettingsUpdateSchema.safeParse({ mode: 'embedded', extra: true }).success).toBe(false);
-    expect(DesktopSettingsUpdateSchema.safeParse({ providerKeys: { fal: FAL, openai: null } }).success).toBe(true);
+    expect(
+      DesktopSettingsUpdateSchema.safeParse({
+        mode: 'remote',
+        baseUrl: 'file:///etc/passwd',
+        apiKey: REMOTE,
+      }).success,
+    ).toBe(false);
+    expect(
+      DesktopSettingsUpdateSchema.safeParse({
+        mode: 'remote',
+        baseUrl: 'https://x.example',
+        apiKey: 'short',
+      }).success,
+    ).toBe(false);
+    expect(
+      DesktopSettingsUpdateSchema.safeParse({ providerKeys: { other: 'abcdefghijk' } }).success,
+    ).toBe(false);
+    expect(DesktopSettingsUpdateSchema.safeParse({ mode: 'embedded', extra: true }).success).toBe(
+      false,
+    );
+    expect(
+      DesktopSettingsUpdateSchema.safeParse({ providerKeys: { fal: FAL, openai: null } }).success,
+    ).toBe(true);
   });
 });

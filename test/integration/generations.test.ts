@@ -4,11 +4,35 @@
  * charged), 402, and catalog ids vs URLs for fashion_model / venue.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { download, expectError, expectSuccess, type Api, type ApiResponse, type Json } from './helpers/api';
+import {
+  download,
+  expectError,
+  expectSuccess,
+  type Api,
+  type ApiResponse,
+  type Json,
+} from './helpers/api';
 import { startTestServer, type TestServer } from './helpers/server';
 import { createAccount, createKey, type Account } from './helpers/cli';
-import { garmentJpeg, garmentPng, hasTransparentPixels, imageSize, isImage, isMp4, mp4DurationSeconds } from './helpers/images';
-import { catalogIds, PACK_TOOLS, PRICES, REQUIRED_IMAGES, requestFor, TOOLS, type CatalogIds, type Tool } from './helpers/tools';
+import {
+  garmentJpeg,
+  garmentPng,
+  hasTransparentPixels,
+  imageSize,
+  isImage,
+  isMp4,
+  mp4DurationSeconds,
+} from './helpers/images';
+import {
+  catalogIds,
+  PACK_TOOLS,
+  PRICES,
+  REQUIRED_IMAGES,
+  requestFor,
+  TOOLS,
+  type CatalogIds,
+  type Tool,
+} from './helpers/tools';
 
 let srv: TestServer;
 let acct: Account;
@@ -44,60 +68,72 @@ describe('every tool completes through the local provider', () => {
     for (const tool of TOOLS) {
       const res = await api.generate(requestFor(tool, photo, ids, photo2));
       const after = await api.balance();
-      const job = res.status === 202 ? poller.waitForJob(res.body.id as string, 90_000) : Promise.reject(new Error(`not accepted: ${res.text}`));
+      const job =
+        res.status === 202
+          ? poller.waitForJob(res.body.id as string, 90_000)
+          : Promise.reject(new Error(`not accepted: ${res.text}`));
       job.catch(() => undefined);
       submitted.set(tool, { res, charged: balance - after, job });
       balance = after;
     }
   }, 120_000);
 
-  it.each(TOOLS)('runs %s: 202 processing, charges its price, completes with downloadable outputs', async (tool) => {
-    const s = submitted.get(tool)!;
-    expectSuccess(s.res, 202);
-    expect(s.res.body.status).toBe('processing');
-    expect(typeof s.res.body.id).toBe('string');
-    expect(s.charged).toBe(PRICES[tool]);
+  it.each(TOOLS)(
+    'runs %s: 202 processing, charges its price, completes with downloadable outputs',
+    async (tool) => {
+      const s = submitted.get(tool)!;
+      expectSuccess(s.res, 202);
+      expect(s.res.body.status).toBe('processing');
+      expect(typeof s.res.body.id).toBe('string');
+      expect(s.charged).toBe(PRICES[tool]);
 
-    const job = await s.job;
-    expect(job.id).toBe(s.res.body.id);
-    expect(job.status, `job failed: ${job.errorMessage as string}`).toBe('completed');
-    expect(job.errorMessage).toBeNull();
-    const urls = job.resultUrls as string[];
-    if (PACK_TOOLS.includes(tool)) expect(urls.length).toBeGreaterThanOrEqual(2);
-    else if (tool === 'outfit_photo') expect(urls.length).toBeGreaterThanOrEqual(1);
-    else expect(urls).toHaveLength(1);
-    expect(new Set(urls).size).toBe(urls.length);
-    for (const url of urls) {
-      const got = await download(url, acct.apiKey);
-      expect(got.status).toBe(200);
-      if (tool === 'ai_videos') {
-        expect(isMp4(got.bytes)).toBe(true);
-        expect(got.contentType).toContain('video/mp4');
-      } else {
-        expect(isImage(got.bytes)).toBe(true);
-        expect(got.contentType).toMatch(/^image\/(png|jpeg|webp)/);
-        const size = await imageSize(got.bytes);
-        expect(size.width).toBeGreaterThan(0);
-        expect(size.height).toBeGreaterThan(0);
+      const job = await s.job;
+      expect(job.id).toBe(s.res.body.id);
+      expect(job.status, `job failed: ${job.errorMessage as string}`).toBe('completed');
+      expect(job.errorMessage).toBeNull();
+      const urls = job.resultUrls as string[];
+      if (PACK_TOOLS.includes(tool)) expect(urls.length).toBeGreaterThanOrEqual(2);
+      else if (tool === 'outfit_photo') expect(urls.length).toBeGreaterThanOrEqual(1);
+      else expect(urls).toHaveLength(1);
+      expect(new Set(urls).size).toBe(urls.length);
+      for (const url of urls) {
+        const got = await download(url, acct.apiKey);
+        expect(got.status).toBe(200);
+        if (tool === 'ai_videos') {
+          expect(isMp4(got.bytes)).toBe(true);
+          expect(got.contentType).toContain('video/mp4');
+        } else {
+          expect(isImage(got.bytes)).toBe(true);
+          expect(got.contentType).toMatch(/^image\/(png|jpeg|webp)/);
+          const size = await imageSize(got.bytes);
+          expect(size.width).toBeGreaterThan(0);
+          expect(size.height).toBeGreaterThan(0);
+        }
       }
-    }
-  });
+    },
+  );
 
   it('reframes photo_reframe output to the 4:5 target ratio', async () => {
     const job = await submitted.get('photo_reframe')!.job;
-    const { width, height } = await imageSize((await download((job.resultUrls as string[])[0]!, acct.apiKey)).bytes);
+    const { width, height } = await imageSize(
+      (await download((job.resultUrls as string[])[0]!, acct.apiKey)).bytes,
+    );
     expect(width / height).toBeCloseTo(4 / 5, 1);
   });
 
   it('renders virtual_model at the requested 4:5 ratio', async () => {
     const job = await submitted.get('virtual_model')!.job;
-    const { width, height } = await imageSize((await download((job.resultUrls as string[])[0]!, acct.apiKey)).bytes);
+    const { width, height } = await imageSize(
+      (await download((job.resultUrls as string[])[0]!, acct.apiKey)).bytes,
+    );
     expect(width / height).toBeCloseTo(4 / 5, 1);
   });
 
   it('upscales with photo_enhance (output larger than the 200x250 input)', async () => {
     const job = await submitted.get('photo_enhance')!.job;
-    const { width, height } = await imageSize((await download((job.resultUrls as string[])[0]!, acct.apiKey)).bytes);
+    const { width, height } = await imageSize(
+      (await download((job.resultUrls as string[])[0]!, acct.apiKey)).bytes,
+    );
     expect(width).toBeGreaterThan(200);
     expect(height).toBeGreaterThan(250);
   });
@@ -128,14 +164,21 @@ describe('catalog ids and URLs for fashion_model and venue', () => {
   it('accepts fashion_model and venue as direct image URLs', async () => {
     const model = await api.uploadUrl(await garmentJpeg(300, 400, '#c08060'), 'image/jpeg');
     const venue = await api.uploadUrl(await garmentJpeg(400, 300, '#6080c0'), 'image/jpeg');
-    const id = await api.submit({ toolId: 'virtual_model', images: { fashion_model: model, venue, garment_photo: photo } });
+    const id = await api.submit({
+      toolId: 'virtual_model',
+      images: { fashion_model: model, venue, garment_photo: photo },
+    });
     const job = await api.waitForJob(id);
     expect(job.status).toBe('completed');
     expect(job.resultUrls).toHaveLength(1);
   });
 
   it('accepts jewelry_images[] instead of jewelry_image', async () => {
-    const id = await api.submit({ toolId: 'jewelry_on_model', images: { jewelry_images: [photo, photo2] }, jewelryType: 'necklace' });
+    const id = await api.submit({
+      toolId: 'jewelry_on_model',
+      images: { jewelry_images: [photo, photo2] },
+      jewelryType: 'necklace',
+    });
     expect((await api.waitForJob(id)).status).toBe('completed');
   });
 
@@ -150,9 +193,18 @@ describe('catalog ids and URLs for fashion_model and venue', () => {
 
   it('rejects an unknown fashion_model or venue catalog id with 400 and charges nothing', async () => {
     const before = await api.balance();
-    expectError(await api.generate({ toolId: 'virtual_model', images: { fashion_model: 'fm_nobody_here', garment_photo: photo } }), 400);
     expectError(
-      await api.generate({ toolId: 'virtual_model', images: { fashion_model: ids.fashionModel, venue: 'venue_nowhere', garment_photo: photo } }),
+      await api.generate({
+        toolId: 'virtual_model',
+        images: { fashion_model: 'fm_nobody_here', garment_photo: photo },
+      }),
+      400,
+    );
+    expectError(
+      await api.generate({
+        toolId: 'virtual_model',
+        images: { fashion_model: ids.fashionModel, venue: 'venue_nowhere', garment_photo: photo },
+      }),
       400,
     );
     expect(await api.balance()).toBe(before);
@@ -160,8 +212,17 @@ describe('catalog ids and URLs for fashion_model and venue', () => {
 
   it('refuses a catalog id in a field that must be a URL (garment_photo, user_photo)', async () => {
     const before = await api.balance();
-    expectError(await api.generate({ toolId: 'virtual_model', images: { fashion_model: ids.fashionModel, garment_photo: ids.fashionModel } }), 400);
-    expectError(await api.generate({ toolId: 'remove_background', images: { user_photo: ids.venue } }), 400);
+    expectError(
+      await api.generate({
+        toolId: 'virtual_model',
+        images: { fashion_model: ids.fashionModel, garment_photo: ids.fashionModel },
+      }),
+      400,
+    );
+    expectError(
+      await api.generate({ toolId: 'remove_background', images: { user_photo: ids.venue } }),
+      400,
+    );
     expect(await api.balance()).toBe(before);
   });
 });
@@ -188,8 +249,16 @@ describe('validation errors: 400, nothing charged', () => {
   }
 
   it('names the bad toolId for an unknown tool', async () => {
-    expectError(await api.generate({ toolId: 'pose_variation', images: { user_photo: photo } }), 400, 'pose_variation');
-    expectError(await api.generate({ toolId: 'VIRTUAL_MODEL', images: { user_photo: photo } }), 400, 'VIRTUAL_MODEL');
+    expectError(
+      await api.generate({ toolId: 'pose_variation', images: { user_photo: photo } }),
+      400,
+      'pose_variation',
+    );
+    expectError(
+      await api.generate({ toolId: 'VIRTUAL_MODEL', images: { user_photo: photo } }),
+      400,
+      'VIRTUAL_MODEL',
+    );
     await expectNothingCharged();
   });
 
@@ -198,7 +267,9 @@ describe('validation errors: 400, nothing charged', () => {
     await expectNothingCharged();
   });
 
-  const missing: [Tool, string][] = TOOLS.flatMap((tool) => REQUIRED_IMAGES[tool].map((field) => [tool, field] as [Tool, string]));
+  const missing: [Tool, string][] = TOOLS.flatMap((tool) =>
+    REQUIRED_IMAGES[tool].map((field) => [tool, field] as [Tool, string]),
+  );
   it.each(missing)('names %s and the missing field %s', async (tool, field) => {
     const body = requestFor(tool, photo, ids, photo2);
     const images = { ...(body.images as Json) };
@@ -209,7 +280,12 @@ describe('validation errors: 400, nothing charged', () => {
   });
 
   it('rejects a request with no images object at all', async () => {
-    expectError(await api.generate({ toolId: 'remove_background' }), 400, 'remove_background', 'user_photo');
+    expectError(
+      await api.generate({ toolId: 'remove_background' }),
+      400,
+      'remove_background',
+      'user_photo',
+    );
     await expectNothingCharged();
   });
 
@@ -230,7 +306,11 @@ describe('validation errors: 400, nothing charged', () => {
     const shotTypes = ['full_body', 'half_body', 'close_up', 'back_view', 'side_view'];
     const styles = ['minimal', 'editorial', 'streetwear', 'luxury', 'catalog'];
     for (let i = 0; i < 5; i++) {
-      const res = await own.api.generate({ ...requestFor('pro_studio', own.photo, ids), shotType: shotTypes[i], stylePreset: styles[i] });
+      const res = await own.api.generate({
+        ...requestFor('pro_studio', own.photo, ids),
+        shotType: shotTypes[i],
+        stylePreset: styles[i],
+      });
       expectSuccess(res, 202);
       accepted.push(res.body.id as string);
     }
@@ -285,9 +365,18 @@ describe('validation errors: 400, nothing charged', () => {
 
   it('rejects an unknown ratio on other tools and accepts a listed one, charging only that', async () => {
     const own = await spender();
-    expectError(await own.api.generate({ ...requestFor('model_to_flat_lay', own.photo, ids), ratio: '7:3:1' }), 400);
+    expectError(
+      await own.api.generate({
+        ...requestFor('model_to_flat_lay', own.photo, ids),
+        ratio: '7:3:1',
+      }),
+      400,
+    );
     expect(await own.api.balance()).toBe(START);
-    const res = await own.api.generate({ ...requestFor('model_to_flat_lay', own.photo, ids), ratio: '4:3' });
+    const res = await own.api.generate({
+      ...requestFor('model_to_flat_lay', own.photo, ids),
+      ratio: '4:3',
+    });
     expectSuccess(res, 202);
     expect((await own.api.waitForJob(res.body.id as string)).status).toBe('completed');
     expect(await own.api.balance()).toBe(START - PRICES.model_to_flat_lay);
@@ -299,10 +388,17 @@ describe('402 insufficient diamonds', () => {
     const poor = await createAccount(srv.dataDir, 3);
     const p = srv.api(poor.apiKey);
     const url = await p.uploadUrl(await garmentPng());
-    const res = await p.generate({ toolId: 'virtual_model', images: { fashion_model: ids.fashionModel, garment_photo: url } });
+    const res = await p.generate({
+      toolId: 'virtual_model',
+      images: { fashion_model: ids.fashionModel, garment_photo: url },
+    });
     expectError(res, 402, 'Insufficient diamonds', '4', '3');
     expect(await p.balance()).toBe(3);
-    const video = await p.generate({ toolId: 'ai_videos', images: { user_photo: url }, motionPrompt: 'spin' });
+    const video = await p.generate({
+      toolId: 'ai_videos',
+      images: { user_photo: url },
+      motionPrompt: 'spin',
+    });
     expectError(video, 402, 'Insufficient diamonds', '20', '3');
     expect(await p.balance()).toBe(3);
   });
@@ -311,17 +407,31 @@ describe('402 insufficient diamonds', () => {
     const exact = await createAccount(srv.dataDir, 2);
     const p = srv.api(exact.apiKey);
     const url = await p.uploadUrl(await garmentPng());
-    const id = await p.submit({ toolId: 'photo_reframe', images: { user_photo: url }, targetRatio: '1:1' });
+    const id = await p.submit({
+      toolId: 'photo_reframe',
+      images: { user_photo: url },
+      targetRatio: '1:1',
+    });
     expect(await p.balance()).toBe(0);
     expect((await p.waitForJob(id)).status).toBe('completed');
     expect(await p.balance()).toBe(0);
-    expectError(await p.generate({ toolId: 'remove_background', images: { user_photo: url } }), 402, 'Insufficient diamonds', '1', '0');
+    expectError(
+      await p.generate({ toolId: 'remove_background', images: { user_photo: url } }),
+      402,
+      'Insufficient diamonds',
+      '1',
+      '0',
+    );
   });
 });
 
 describe('ai_videos duration', () => {
   it('defaults to a 5 second clip when duration is omitted', async () => {
-    const id = await api.submit({ toolId: 'ai_videos', images: { user_photo: photo }, motionPrompt: 'gentle sway' });
+    const id = await api.submit({
+      toolId: 'ai_videos',
+      images: { user_photo: photo },
+      motionPrompt: 'gentle sway',
+    });
     const job = await api.waitForJob(id, 90_000);
     expect(job.status).toBe('completed');
     const video = (await download((job.resultUrls as string[])[0]!, acct.apiKey)).bytes;

@@ -10,7 +10,11 @@ import {
   UPLOAD_LIMIT_BYTES,
 } from '../../src/studio/watch/prepare-upload';
 import { hasCompleteTrailer, sniffFormat } from '../../src/studio/watch/sniff';
-import { CAN_DECODE_HEIC, checkStableFile, isobmffComplete } from '../../src/studio/watch/stable-file';
+import {
+  CAN_DECODE_HEIC,
+  checkStableFile,
+  isobmffComplete,
+} from '../../src/studio/watch/stable-file';
 import { makeHeic } from './helpers/heic';
 
 let dir: string;
@@ -21,13 +25,25 @@ afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const solid = (format: 'jpeg' | 'png' | 'webp' | 'tiff' | 'avif', w = 64, h = 48): Promise<Buffer> =>
+const solid = (
+  format: 'jpeg' | 'png' | 'webp' | 'tiff' | 'avif',
+  w = 64,
+  h = 48,
+): Promise<Buffer> =>
   sharp({ create: { width: w, height: h, channels: 3, background: { r: 200, g: 30, b: 60 } } })
     .toFormat(format)
     .toBuffer();
 
 const noisyJpeg = (w: number, h: number): Promise<Buffer> =>
-  sharp({ create: { width: w, height: h, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+  sharp({
+    create: {
+      width: w,
+      height: h,
+      channels: 3,
+      background: '#000',
+      noise: { type: 'gaussian', mean: 128, sigma: 40 },
+    },
+  })
     .jpeg({ quality: 90 })
     .toBuffer();
 
@@ -55,12 +71,16 @@ describe('ignore rules', () => {
     expect(isIgnored(p)).toBe(true);
   });
 
-  it.each(['look.jpg', 'sub/look.png', 'brand/done/look.jpg', 'brand/failed', 'done-looks/a.jpg', ''])(
-    'keeps %j',
-    (p) => {
-      expect(isIgnored(p)).toBe(false);
-    },
-  );
+  it.each([
+    'look.jpg',
+    'sub/look.png',
+    'brand/done/look.jpg',
+    'brand/failed',
+    'done-looks/a.jpg',
+    '',
+  ])('keeps %j', (p) => {
+    expect(isIgnored(p)).toBe(false);
+  });
 
   it('accepts Windows separators', () => {
     expect(isIgnored('done\\sub\\look.jpg')).toBe(true);
@@ -112,8 +132,14 @@ describe('stable-file check', () => {
       checkStableFile(path.join(dir, 'half.jpg'), { settleMs: 50, decodeRetries: 2 }),
       checkStableFile(path.join(dir, 'cut.png'), { settleMs: 50, decodeRetries: 2 }),
     ]);
-    expect(half).toMatchObject({ kind: 'rejected', reason: expect.stringMatching(/The JPEG file is damaged or incomplete/) as string });
-    expect(cut).toMatchObject({ kind: 'rejected', reason: 'The PNG file is incomplete (the copy may have been cut short).' });
+    expect(half).toMatchObject({
+      kind: 'rejected',
+      reason: expect.stringMatching(/The JPEG file is damaged or incomplete/) as string,
+    });
+    expect(cut).toMatchObject({
+      kind: 'rejected',
+      reason: 'The PNG file is incomplete (the copy may have been cut short).',
+    });
     // 50 + 100 + 150 ms of settling: it retried before giving up.
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
   });
@@ -165,7 +191,13 @@ describe('prepareUpload', () => {
 
   it('re-encodes a PNG over 8 MiB as a JPEG under the limit', async () => {
     const png = await sharp({
-      create: { width: 2000, height: 1500, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 60 } },
+      create: {
+        width: 2000,
+        height: 1500,
+        channels: 3,
+        background: '#000',
+        noise: { type: 'gaussian', mean: 128, sigma: 60 },
+      },
     })
       .png({ compressionLevel: 1 })
       .toBuffer();
@@ -191,7 +223,9 @@ describe('prepareUpload', () => {
       .jpeg()
       .toBuffer();
     const out = await prepareUpload(p3);
-    expect(out.converted).toEqual([expect.stringMatching(/Colour profile ".*P3.*" converted to sRGB/)]);
+    expect(out.converted).toEqual([
+      expect.stringMatching(/Colour profile ".*P3.*" converted to sRGB/),
+    ]);
     expect(out.mime).toBe('image/jpeg');
     const meta = await sharp(out.data).metadata();
     expect(meta.icc?.toString('latin1').replace(/\0/g, '')).toContain('sRGB');
@@ -199,12 +233,21 @@ describe('prepareUpload', () => {
 
   // Real HEVC-coded HEIC files (see helpers/heic.ts), as iPhones write them.
   const garment = () =>
-    sharp(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="320" height="240"><rect width="100%" height="100%" fill="#ffffff"/><rect x="80" y="40" width="160" height="160" fill="#c03020"/></svg>'))
+    sharp(
+      Buffer.from(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="320" height="240"><rect width="100%" height="100%" fill="#ffffff"/><rect x="80" y="40" width="160" height="160" fill="#c03020"/></svg>',
+      ),
+    )
       .png()
       .toBuffer();
   const pixel = async (jpeg: Buffer, x: number, y: number) => {
     const { data, info } = await sharp(jpeg).raw().toBuffer({ resolveWithObject: true });
-    return [...data.subarray((y * info.width + x) * info.channels, (y * info.width + x) * info.channels + 3)];
+    return [
+      ...data.subarray(
+        (y * info.width + x) * info.channels,
+        (y * info.width + x) * info.channels + 3,
+      ),
+    ];
   };
 
   it('converts an sRGB HEIC to JPEG with its colours', async () => {
@@ -219,10 +262,20 @@ describe('prepareUpload', () => {
   });
 
   it('reads a Display P3 HEIC (nclx or ICC) as P3 and converts it to sRGB', async () => {
-    const p3Icc = (await sharp(await sharp({ create: { width: 2, height: 2, channels: 3, background: '#000' } }).withIccProfile('p3').png().toBuffer()).metadata()).icc!;
+    const p3Icc = (
+      await sharp(
+        await sharp({ create: { width: 2, height: 2, channels: 3, background: '#000' } })
+          .withIccProfile('p3')
+          .png()
+          .toBuffer(),
+      ).metadata()
+    ).icc!;
     for (const colour of [{ primaries: 12 }, { primaries: 2, icc: p3Icc }]) {
       const out = await prepareUpload(await makeHeic(await garment(), colour));
-      expect(out.converted).toEqual(['HEIC converted to JPEG', expect.stringMatching(/Colour profile ".*P3.*" converted to sRGB/)]);
+      expect(out.converted).toEqual([
+        'HEIC converted to JPEG',
+        expect.stringMatching(/Colour profile ".*P3.*" converted to sRGB/),
+      ]);
       // P3 red is more saturated than sRGB red: in sRGB its red channel rises, green and blue fall.
       const [r, g, b] = await pixel(out.data, 160, 120);
       expect(r).toBeGreaterThan(0xc0 + 8);

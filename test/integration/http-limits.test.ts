@@ -16,7 +16,10 @@ let port: number;
 
 beforeAll(async () => {
   // Short limits so the test sees them act; production defaults are in DEFAULT_TIMEOUTS.
-  srv = await startTestServer({ timeouts: { headersMs: 1000, requestMs: 2500, keepAliveMs: 1000, checkEveryMs: 200 } }, 'limits-');
+  srv = await startTestServer(
+    { timeouts: { headersMs: 1000, requestMs: 2500, keepAliveMs: 1000, checkEveryMs: 200 } },
+    'limits-',
+  );
   acct = await createAccount(srv.dataDir, 10);
   api = srv.api(acct.apiKey);
   port = Number(new URL(srv.url).port);
@@ -45,7 +48,10 @@ function lastResponse(raw: string): { status: number; body: Record<string, unkno
   expect(at, `no HTTP response in ${JSON.stringify(raw)}`).toBeGreaterThanOrEqual(0);
   const response = raw.slice(at);
   const status = Number(response.slice(9, 12));
-  const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+  const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as Record<
+    string,
+    unknown
+  >;
   return { status, body };
 }
 
@@ -63,17 +69,20 @@ describe('stalled and trickling connections', () => {
   it.each([
     ['without a key', null],
     ['with a valid key', 'valid'],
-  ] as const)('closes a connection that sends half its headers and stalls (%s), with a 408 error body', async (_name, auth) => {
-    const conn = await connect();
-    const key = auth === 'valid' ? `Authorization: Bearer ${acct.apiKey}\r\n` : '';
-    conn.socket.write(`GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n${key}X-Half: `);
-    // Meanwhile the server answers everyone else.
-    expectSuccess(await api.get('/v1/models'), 200);
-    await conn.closed;
-    const { status, body } = lastResponse(conn.received());
-    expect(status).toBe(408);
-    expect(body).toEqual({ success: false, error: expect.stringMatching(/timeout/i) });
-  });
+  ] as const)(
+    'closes a connection that sends half its headers and stalls (%s), with a 408 error body',
+    async (_name, auth) => {
+      const conn = await connect();
+      const key = auth === 'valid' ? `Authorization: Bearer ${acct.apiKey}\r\n` : '';
+      conn.socket.write(`GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n${key}X-Half: `);
+      // Meanwhile the server answers everyone else.
+      expectSuccess(await api.get('/v1/models'), 200);
+      await conn.closed;
+      const { status, body } = lastResponse(conn.received());
+      expect(status).toBe(408);
+      expect(body).toEqual({ success: false, error: expect.stringMatching(/timeout/i) });
+    },
+  );
 
   it('ends a body trickled byte by byte with a 408 error and charges nothing', async () => {
     const before = await api.balance();
@@ -93,7 +102,9 @@ describe('stalled and trickling connections', () => {
 
   it('ends a trickled body without a key too: 401 at once, then the connection is closed', async () => {
     const conn = await connect();
-    conn.socket.write('POST /v1/uploads HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\nContent-Length: 5000000\r\n\r\n');
+    conn.socket.write(
+      'POST /v1/uploads HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\nContent-Length: 5000000\r\n\r\n',
+    );
     await trickle(conn);
     await conn.closed;
     const raw = conn.received();
@@ -103,7 +114,9 @@ describe('stalled and trickling connections', () => {
 
   it('closes an idle keep-alive connection after the keep-alive limit', async () => {
     const conn = await connect();
-    conn.socket.write(`GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${acct.apiKey}\r\n\r\n`);
+    conn.socket.write(
+      `GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${acct.apiKey}\r\n\r\n`,
+    );
     await conn.closed;
     const raw = conn.received();
     expect(raw.startsWith('HTTP/1.1 200 ')).toBe(true);

@@ -23,7 +23,11 @@ function coreRows<T>(server: TestServer, sql: string, ...params: unknown[]): T[]
   }
 }
 const ledgerOf = (server: TestServer, jobId: string) =>
-  coreRows<{ kind: string; amount: number }>(server, 'SELECT kind, amount FROM ledger WHERE job_id = ? ORDER BY id', jobId);
+  coreRows<{ kind: string; amount: number }>(
+    server,
+    'SELECT kind, amount FROM ledger WHERE job_id = ? ORDER BY id',
+    jobId,
+  );
 
 let srv: TestServer;
 let acct: Account;
@@ -46,7 +50,11 @@ const freshKey = (): string => `idem-${process.pid}-${Date.now()}-${++n}`;
 describe('POST /v1/generations', () => {
   it('replays the same response for the same key and body and charges once', async () => {
     const key = freshKey();
-    const body = { toolId: 'photo_edit', images: { user_photo: url }, customPrompt: 'make the background light grey' };
+    const body = {
+      toolId: 'photo_edit',
+      images: { user_photo: url },
+      customPrompt: 'make the background light grey',
+    };
     const before = await api.balance();
     const first = await api.generate(body, { 'Idempotency-Key': key });
     expectSuccess(first, 202);
@@ -64,8 +72,17 @@ describe('POST /v1/generations', () => {
   it('answers 409 for the same key with a different body and charges nothing more', async () => {
     const key = freshKey();
     const before = await api.balance();
-    expectSuccess(await api.generate({ toolId: 'remove_background', images: { user_photo: url } }, { 'Idempotency-Key': key }), 202);
-    const res = await api.generate({ toolId: 'photo_enhance', images: { user_photo: url } }, { 'Idempotency-Key': key });
+    expectSuccess(
+      await api.generate(
+        { toolId: 'remove_background', images: { user_photo: url } },
+        { 'Idempotency-Key': key },
+      ),
+      202,
+    );
+    const res = await api.generate(
+      { toolId: 'photo_enhance', images: { user_photo: url } },
+      { 'Idempotency-Key': key },
+    );
     expectError(res, 409);
     expect(await api.balance()).toBe(before - 1);
   });
@@ -85,7 +102,9 @@ describe('POST /v1/generations', () => {
     const key = freshKey();
     const body = { toolId: 'amateur_to_pro', images: { user_photo: url } };
     const before = await api.balance();
-    const results = await Promise.all(Array.from({ length: 6 }, () => api.generate(body, { 'Idempotency-Key': key })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => api.generate(body, { 'Idempotency-Key': key })),
+    );
     for (const r of results) expectSuccess(r, 202);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     expect(await api.balance()).toBe(before - 2);
@@ -96,8 +115,14 @@ describe('POST /v1/generations', () => {
     const p = srv.api(poor.apiKey);
     const photo = await p.uploadUrl(await garmentPng());
     const key = freshKey();
-    const body = { toolId: 'photo_edit', images: { user_photo: photo }, customPrompt: 'brighten the background' };
-    const results = await Promise.all(Array.from({ length: 20 }, () => p.generate(body, { 'Idempotency-Key': key })));
+    const body = {
+      toolId: 'photo_edit',
+      images: { user_photo: photo },
+      customPrompt: 'brighten the background',
+    };
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => p.generate(body, { 'Idempotency-Key': key })),
+    );
     for (const r of results) expectSuccess(r, 202);
     const ids = new Set(results.map((r) => r.body.id as string));
     expect(ids.size).toBe(1);
@@ -127,8 +152,14 @@ describe('POST /v1/generations', () => {
     const other = await createAccount(srv.dataDir, 10);
     const o = srv.api(other.apiKey);
     const oUrl = await o.uploadUrl(await garmentPng());
-    const mine = await api.generate({ toolId: 'remove_background', images: { user_photo: url } }, { 'Idempotency-Key': key });
-    const theirs = await o.generate({ toolId: 'remove_background', images: { user_photo: oUrl } }, { 'Idempotency-Key': key });
+    const mine = await api.generate(
+      { toolId: 'remove_background', images: { user_photo: url } },
+      { 'Idempotency-Key': key },
+    );
+    const theirs = await o.generate(
+      { toolId: 'remove_background', images: { user_photo: oUrl } },
+      { 'Idempotency-Key': key },
+    );
     expectSuccess(mine, 202);
     expectSuccess(theirs, 202);
     expect(theirs.body.id).not.toBe(mine.body.id);
@@ -145,10 +176,16 @@ describe('POST /v1/catalog-jobs', () => {
     const photo = await p.uploadUrl(await garmentPng());
     const sets = await p.get('/v1/ready-template-sets?limit=100');
     const set = (sets.body.templateSets as Json[])[0]!;
-    const body = { readyTemplateSetId: set.id, images: { garment_photo: photo }, shotIds: [(set.shots as Json[])[0]!.id] };
+    const body = {
+      readyTemplateSetId: set.id,
+      images: { garment_photo: photo },
+      shotIds: [(set.shots as Json[])[0]!.id],
+    };
     const key = freshKey();
     const results = await Promise.all(
-      Array.from({ length: 20 }, () => p.post('/v1/catalog-jobs', body, { headers: { 'Idempotency-Key': key } })),
+      Array.from({ length: 20 }, () =>
+        p.post('/v1/catalog-jobs', body, { headers: { 'Idempotency-Key': key } }),
+      ),
     );
     for (const r of results) expectSuccess(r, 202);
     const ids = new Set(results.map((r) => r.body.mediaItemId as string));
@@ -162,7 +199,11 @@ describe('POST /v1/catalog-jobs', () => {
     const set = (sets.body.templateSets as Json[]).find((s) => (s.shotCount as number) >= 2)!;
     const shots = (set.shots as Json[]).map((s) => s.id as string);
     const key = freshKey();
-    const body = { readyTemplateSetId: set.id, images: { garment_photo: url }, shotIds: shots.slice(0, 1) };
+    const body = {
+      readyTemplateSetId: set.id,
+      images: { garment_photo: url },
+      shotIds: shots.slice(0, 1),
+    };
     const before = await api.balance();
     const first = await api.post('/v1/catalog-jobs', body, { headers: { 'Idempotency-Key': key } });
     expectSuccess(first, 202);
@@ -170,7 +211,11 @@ describe('POST /v1/catalog-jobs', () => {
     expect(again.status).toBe(202);
     expect(again.body.mediaItemId).toBe(first.body.mediaItemId);
     expect(await api.balance()).toBe(before - 4);
-    const different = await api.post('/v1/catalog-jobs', { ...body, shotIds: shots.slice(0, 2) }, { headers: { 'Idempotency-Key': key } });
+    const different = await api.post(
+      '/v1/catalog-jobs',
+      { ...body, shotIds: shots.slice(0, 2) },
+      { headers: { 'Idempotency-Key': key } },
+    );
     expectError(different, 409);
     expect(await api.balance()).toBe(before - 4);
   });
@@ -182,11 +227,17 @@ describe('POST /v1/uploads', () => {
     const o = srv.api(other.apiKey);
     const bytes = await garmentPng(150, 180, '#33aa77');
     const key = freshKey();
-    const results = await Promise.all(Array.from({ length: 20 }, () => o.upload(bytes, 'image/png', { 'Idempotency-Key': key })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => o.upload(bytes, 'image/png', { 'Idempotency-Key': key })),
+    );
     for (const r of results) expectSuccess(r, 200);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     expect(new Set(results.map((r) => r.body.url)).size).toBe(1);
-    const rows = coreRows<{ n: number }>(srv, "SELECT COUNT(*) AS n FROM blobs WHERE account_id = (SELECT id FROM accounts WHERE email = ?)", other.email);
+    const rows = coreRows<{ n: number }>(
+      srv,
+      'SELECT COUNT(*) AS n FROM blobs WHERE account_id = (SELECT id FROM accounts WHERE email = ?)',
+      other.email,
+    );
     expect(rows[0]!.n).toBe(1);
   });
 });
@@ -205,14 +256,26 @@ describe('a failure after the charge (500)', () => {
     const b = bad.api(acct2.apiKey);
     const photo = await b.uploadUrl(await garmentPng());
     const key = freshKey();
-    const body = { toolId: 'photo_edit', images: { user_photo: photo }, customPrompt: 'remove the logo' };
-    const jobsOf = () => coreRows<{ id: string; status: string }>(bad, 'SELECT id, status FROM jobs WHERE account_id = (SELECT id FROM accounts WHERE email = ?)', acct2.email);
+    const body = {
+      toolId: 'photo_edit',
+      images: { user_photo: photo },
+      customPrompt: 'remove the logo',
+    };
+    const jobsOf = () =>
+      coreRows<{ id: string; status: string }>(
+        bad,
+        'SELECT id, status FROM jobs WHERE account_id = (SELECT id FROM accounts WHERE email = ?)',
+        acct2.email,
+      );
 
     expectError(await b.generate(body, { 'Idempotency-Key': key }), 500, 'refunded');
     expect(await b.balance()).toBe(3);
     const [job] = jobsOf();
     expect(job!.status).toBe('failed');
-    expect(ledgerOf(bad, job!.id)).toEqual([{ kind: 'charge', amount: -3 }, { kind: 'refund', amount: 3 }]);
+    expect(ledgerOf(bad, job!.id)).toEqual([
+      { kind: 'charge', amount: -3 },
+      { kind: 'refund', amount: 3 },
+    ]);
     const polled = await b.get(`/v1/generations/${job!.id}`);
     expect(polled.body).toMatchObject({ status: 'failed', resultUrls: [] });
     expect(typeof polled.body.errorMessage).toBe('string');
@@ -220,13 +283,18 @@ describe('a failure after the charge (500)', () => {
     // Retries with the same key, one and then ten at once: never the failed job's 202 replayed,
     // every attempt charged and refunded exactly once, the balance whole.
     expectError(await b.generate(body, { 'Idempotency-Key': key }), 500, 'refunded');
-    const burst = await Promise.all(Array.from({ length: 10 }, () => b.generate(body, { 'Idempotency-Key': key })));
+    const burst = await Promise.all(
+      Array.from({ length: 10 }, () => b.generate(body, { 'Idempotency-Key': key })),
+    );
     for (const r of burst) expectError(r, 500, 'refunded');
     const jobs = jobsOf();
     expect(jobs.length).toBeGreaterThanOrEqual(3);
     for (const j of jobs) {
       expect(j.status).toBe('failed');
-      expect(ledgerOf(bad, j.id)).toEqual([{ kind: 'charge', amount: -3 }, { kind: 'refund', amount: 3 }]);
+      expect(ledgerOf(bad, j.id)).toEqual([
+        { kind: 'charge', amount: -3 },
+        { kind: 'refund', amount: 3 },
+      ]);
     }
     expect(await b.balance()).toBe(3);
   });

@@ -13,7 +13,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LeaseLoop, LeaseLost, WorkerStopping, type LeasedJob, type RunLeasedJob } from '../../src/core/jobs/lease-loop';
+import {
+  LeaseLoop,
+  LeaseLost,
+  WorkerStopping,
+  type LeasedJob,
+  type RunLeasedJob,
+} from '../../src/core/jobs/lease-loop';
 import { openPostgresStore } from '../../src/core/store/pg/index';
 import { openSqliteStore } from '../../src/core/store/sqlite/index';
 import type { Store } from '../../src/core/store/types';
@@ -24,7 +30,11 @@ const uid = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
 const WORKER = path.resolve(import.meta.dirname, 'helpers/lease-worker.ts');
 
 /** Waits for `check` to hold (polling), failing after `ms` with `what`. */
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  ms = 20_000,
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
@@ -37,14 +47,36 @@ async function seedJobs(store: Store, n: number, units = 1): Promise<string[]> {
   const accountId = uid('acct');
   const keyId = uid('key');
   await store.transaction(async (tx) => {
-    await tx.accounts.create({ id: accountId, email: `${accountId}@example.test`, createdAt: new Date(T0).toISOString() });
-    await tx.keys.create({ id: keyId, accountId, hash: uid('hash'), prefix: 'ds_test', dailyCap: 500, createdAt: new Date(T0).toISOString() });
+    await tx.accounts.create({
+      id: accountId,
+      email: `${accountId}@example.test`,
+      createdAt: new Date(T0).toISOString(),
+    });
+    await tx.keys.create({
+      id: keyId,
+      accountId,
+      hash: uid('hash'),
+      prefix: 'ds_test',
+      dailyCap: 500,
+      createdAt: new Date(T0).toISOString(),
+    });
   });
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
     const id = uid('job');
     await store.jobs.insert(
-      { id, accountId, keyId, kind: 'generation', toolId: 'photo_enhance', price: 1, input: '{}', templateSetId: null, readySetId: null, createdAt: new Date(T0 + i).toISOString() },
+      {
+        id,
+        accountId,
+        keyId,
+        kind: 'generation',
+        toolId: 'photo_enhance',
+        price: 1,
+        input: '{}',
+        templateSetId: null,
+        readySetId: null,
+        createdAt: new Date(T0 + i).toISOString(),
+      },
       Array.from({ length: units }, () => ({ shotId: null })),
     );
     ids.push(id);
@@ -88,7 +120,11 @@ class Tally {
  * under the lease, then the job finished. An abort ends the work (on shutdown, the run); a refused
  * write ends the run.
  */
-function standInRun(store: Store, tally: Tally, work: (job: LeasedJob, signal: AbortSignal) => Promise<void>): RunLeasedJob {
+function standInRun(
+  store: Store,
+  tally: Tally,
+  work: (job: LeasedJob, signal: AbortSignal) => Promise<void>,
+): RunLeasedJob {
   return async (job, signal) => {
     tally.enter(job);
     try {
@@ -108,7 +144,8 @@ function standInRun(store: Store, tally: Tally, work: (job: LeasedJob, signal: A
           return;
         }
       }
-      if (await store.jobs.finish(job.id, 'completed', null, new Date().toISOString())) tally.finished.push({ id: job.id, by: job.leaseOwner });
+      if (await store.jobs.finish(job.id, 'completed', null, new Date().toISOString()))
+        tally.finished.push({ id: job.id, by: job.leaseOwner });
     } finally {
       tally.leave(job);
     }
@@ -116,10 +153,15 @@ function standInRun(store: Store, tally: Tally, work: (job: LeasedJob, signal: A
 }
 
 const untilAborted = (_job: LeasedJob, signal: AbortSignal) =>
-  new Promise<void>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
+  new Promise<void>((_resolve, reject) =>
+    signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }),
+  );
 
 /** The behaviour every store keeps. `twoStores` gives two handles on one database (SQLite: the same store). */
-function describeLeaseLoop(name: string, twoStores: () => Promise<{ a: Store; b: Store; close(): Promise<void> }>): void {
+function describeLeaseLoop(
+  name: string,
+  twoStores: () => Promise<{ a: Store; b: Store; close(): Promise<void> }>,
+): void {
   describe(`lease loop on ${name}`, () => {
     const loops: LeaseLoop[] = [];
     const loop = (options: ConstructorParameters<typeof LeaseLoop>[0]) => {
@@ -142,13 +184,22 @@ function describeLeaseLoop(name: string, twoStores: () => Promise<{ a: Store; b:
       withStores(async ({ a }) => {
         const tally = new Tally();
         const ids = await seedJobs(a, 12);
-        const worker = loop({ jobs: a.jobs, workers: 3, leaseMs: 10_000, runJob: standInRun(a, tally, () => delay(15)) }).start();
+        const worker = loop({
+          jobs: a.jobs,
+          workers: 3,
+          leaseMs: 10_000,
+          runJob: standInRun(a, tally, () => delay(15)),
+        }).start();
         await until('every job finished', () => tally.finished.length === 12);
         expect(tally.finishedIds()).toEqual([...ids].sort());
         expect(tally.overlaps).toEqual([]);
         expect(tally.started).toHaveLength(12); // none ran twice
         expect(tally.peak.get(worker.workerId)).toBeLessThanOrEqual(3);
-        expect((await Promise.all(ids.map((id) => a.jobs.get(id)))).every((j) => j?.status === 'completed')).toBe(true);
+        expect(
+          (await Promise.all(ids.map((id) => a.jobs.get(id)))).every(
+            (j) => j?.status === 'completed',
+          ),
+        ).toBe(true);
         expect(await worker.stop()).toBe(0); // finished jobs hold no lease
       }),
     );
@@ -180,10 +231,18 @@ function describeLeaseLoop(name: string, twoStores: () => Promise<{ a: Store; b:
       withStores(async ({ a, b }) => {
         const tally = new Tally();
         const ids = await seedJobs(a, 3);
-        const worker = loop({ jobs: a.jobs, workers: 2, leaseMs: 60_000, runJob: standInRun(a, tally, untilAborted) }).start();
+        const worker = loop({
+          jobs: a.jobs,
+          workers: 2,
+          leaseMs: 60_000,
+          runJob: standInRun(a, tally, untilAborted),
+        }).start();
         await until('two jobs run', () => worker.activeJobs().length === 2);
         expect(await worker.stop({ drainMs: 0 })).toBe(2);
-        expect(tally.aborted.map((x) => x.reason)).toEqual([expect.any(WorkerStopping), expect.any(WorkerStopping)]);
+        expect(tally.aborted.map((x) => x.reason)).toEqual([
+          expect.any(WorkerStopping),
+          expect.any(WorkerStopping),
+        ]);
         expect(worker.activeJobs()).toEqual([]);
         expect(tally.finished).toEqual([]);
         // Leases of 60 s, yet all three are free now (the third was never claimed: 2 workers).
@@ -196,7 +255,12 @@ function describeLeaseLoop(name: string, twoStores: () => Promise<{ a: Store; b:
       withStores(async ({ a, b }) => {
         const tally = new Tally();
         const [id] = await seedJobs(a, 1);
-        const worker = loop({ jobs: a.jobs, workers: 1, leaseMs: 1_200, runJob: standInRun(a, tally, () => delay(2_500)) }).start();
+        const worker = loop({
+          jobs: a.jobs,
+          workers: 1,
+          leaseMs: 1_200,
+          runJob: standInRun(a, tally, () => delay(2_500)),
+        }).start();
         await until('the job runs', () => worker.activeJobs().length === 1);
         let rivalGot: string[] = [];
         let rivalTries = 0;
@@ -221,7 +285,12 @@ function describeLeaseLoop(name: string, twoStores: () => Promise<{ a: Store; b:
       withStores(async ({ a, b }) => {
         const tally = new Tally();
         const [id] = await seedJobs(a, 1, 2);
-        const worker = loop({ jobs: a.jobs, workers: 1, leaseMs: 900, runJob: standInRun(a, tally, untilAborted) }).start();
+        const worker = loop({
+          jobs: a.jobs,
+          workers: 1,
+          leaseMs: 900,
+          runJob: standInRun(a, tally, untilAborted),
+        }).start();
         await until('the job runs', () => worker.activeJobs().length === 1);
         // Taken away (as when its lease lapsed during a stall) and claimed by another worker.
         await b.jobs.releaseLeases(worker.workerId);
@@ -248,16 +317,28 @@ function describeLeaseLoop(name: string, twoStores: () => Promise<{ a: Store; b:
           claim: a.jobs.claim.bind(a.jobs),
           releaseLeases: a.jobs.releaseLeases.bind(a.jobs),
           renewLease: (workerId: string, leaseMs: number) =>
-            databaseDown ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) : a.jobs.renewLease(workerId, leaseMs),
+            databaseDown
+              ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'))
+              : a.jobs.renewLease(workerId, leaseMs),
         };
         const logged: string[] = [];
-        const worker = loop({ jobs, workers: 1, leaseMs: 300, runJob: standInRun(a, tally, untilAborted), log: (m) => logged.push(m) }).start();
+        const worker = loop({
+          jobs,
+          workers: 1,
+          leaseMs: 300,
+          runJob: standInRun(a, tally, untilAborted),
+          log: (m) => logged.push(m),
+        }).start();
         await until('the job runs', () => worker.activeJobs().length === 1);
         databaseDown = true;
         await until('the run was aborted', () => tally.aborted.length === 1);
         expect(tally.aborted[0]!.reason).toBeInstanceOf(LeaseLost);
-        expect(String(tally.aborted[0]!.reason)).toMatch(/lease ran out while the database did not answer/);
-        expect(logged.some((m) => m.includes('renewing leases failed: connect ECONNREFUSED'))).toBe(true);
+        expect(String(tally.aborted[0]!.reason)).toMatch(
+          /lease ran out while the database did not answer/,
+        );
+        expect(logged.some((m) => m.includes('renewing leases failed: connect ECONNREFUSED'))).toBe(
+          true,
+        );
         databaseDown = false;
       }),
     );
@@ -266,9 +347,22 @@ function describeLeaseLoop(name: string, twoStores: () => Promise<{ a: Store; b:
       'two loops on one database never run one job at once, and every job finishes once',
       withStores(async ({ a, b }) => {
         const tally = new Tally();
-        const run = (store: Store) => standInRun(store, tally, () => delay(5 + Math.floor(Math.random() * 30)));
-        const first = loop({ jobs: a.jobs, workers: 4, leaseMs: 10_000, claimIntervalMs: 5, runJob: run(a) }).start();
-        const second = loop({ jobs: b.jobs, workers: 4, leaseMs: 10_000, claimIntervalMs: 5, runJob: run(b) }).start();
+        const run = (store: Store) =>
+          standInRun(store, tally, () => delay(5 + Math.floor(Math.random() * 30)));
+        const first = loop({
+          jobs: a.jobs,
+          workers: 4,
+          leaseMs: 10_000,
+          claimIntervalMs: 5,
+          runJob: run(a),
+        }).start();
+        const second = loop({
+          jobs: b.jobs,
+          workers: 4,
+          leaseMs: 10_000,
+          claimIntervalMs: 5,
+          runJob: run(b),
+        }).start();
         const ids = await seedJobs(a, 40); // both loops are polling as the jobs arrive
         await until('every job finished', () => tally.finished.length === 40);
         expect(tally.finishedIds()).toEqual([...ids].sort());
@@ -279,7 +373,9 @@ function describeLeaseLoop(name: string, twoStores: () => Promise<{ a: Store; b:
         expect(tally.peak.get(second.workerId) ?? 0).toBeLessThanOrEqual(4);
         const byWorker = new Map<string, number>();
         for (const f of tally.finished) byWorker.set(f.by, (byWorker.get(f.by) ?? 0) + 1);
-        console.log(`[lease-loop ${name}] jobs finished per loop: ${[...byWorker.values()].join(' + ')}`);
+        console.log(
+          `[lease-loop ${name}] jobs finished per loop: ${[...byWorker.values()].join(' + ')}`,
+        );
       }),
     );
   });
@@ -300,14 +396,26 @@ describePostgres('lease loop on PostgreSQL across pools and processes', (databas
 
   describeLeaseLoop('PostgreSQL', async () => {
     const schema = freshSchema();
-    const a = await openPostgresStore(databaseUrl(), { schema, max: 5, applicationName: 'lease-loop-a' });
-    const b = await openPostgresStore(databaseUrl(), { schema, max: 5, applicationName: 'lease-loop-b' });
+    const a = await openPostgresStore(databaseUrl(), {
+      schema,
+      max: 5,
+      applicationName: 'lease-loop-a',
+    });
+    const b = await openPostgresStore(databaseUrl(), {
+      schema,
+      max: 5,
+      applicationName: 'lease-loop-b',
+    });
     return { a, b, close: async () => void (await Promise.all([a.close(), b.close()])) };
   });
 
   it('a worker process killed with SIGKILL mid-job: another takes its jobs once the lease has run out, and each finishes once', async () => {
     const schema = freshSchema();
-    const store = await openPostgresStore(databaseUrl(), { schema, max: 5, applicationName: 'lease-loop-survivor' });
+    const store = await openPostgresStore(databaseUrl(), {
+      schema,
+      max: 5,
+      applicationName: 'lease-loop-survivor',
+    });
     let child: ChildProcess | undefined;
     let survivor: LeaseLoop | undefined;
     try {
@@ -325,7 +433,11 @@ describePostgres('lease loop on PostgreSQL across pools and processes', (databas
         if (m.ready) deadWorker = m.ready;
         if (m.started) started.push({ started: m.started, at: m.at! });
       });
-      await until(`the worker process runs both jobs (stderr: ${stderr})`, () => started.length === 2 && deadWorker !== '', 60_000);
+      await until(
+        `the worker process runs both jobs (stderr: ${stderr})`,
+        () => started.length === 2 && deadWorker !== '',
+        60_000,
+      );
       const exited = new Promise((resolve) => child!.once('exit', resolve));
       child.kill('SIGKILL');
       await exited;
@@ -334,13 +446,21 @@ describePostgres('lease loop on PostgreSQL across pools and processes', (databas
       expect(await store.jobs.claim('probe', 60_000, 10)).toEqual([]);
 
       const tally = new Tally();
-      survivor = new LeaseLoop({ jobs: store.jobs, workers: 2, leaseMs, claimIntervalMs: 50, runJob: standInRun(store, tally, () => delay(10)) }).start();
+      survivor = new LeaseLoop({
+        jobs: store.jobs,
+        workers: 2,
+        leaseMs,
+        claimIntervalMs: 50,
+        runJob: standInRun(store, tally, () => delay(10)),
+      }).start();
       await until('the survivor finished both jobs', () => tally.finished.length === 2, 60_000);
       expect(tally.finishedIds()).toEqual([...ids].sort());
       expect(tally.finished.every((f) => f.by === survivor!.workerId)).toBe(true);
       expect(tally.overlaps).toEqual([]);
       // Not before the lease ran out (loosely: the dead worker reported after its claim).
-      expect(Math.min(...tally.started.map((s) => s.at)) - Math.max(...started.map((s) => s.at))).toBeGreaterThanOrEqual(leaseMs / 2);
+      expect(
+        Math.min(...tally.started.map((s) => s.at)) - Math.max(...started.map((s) => s.at)),
+      ).toBeGreaterThanOrEqual(leaseMs / 2);
       // Writes under the dead worker's name land nowhere now.
       expect(await store.jobs.completeUnit(ids[0]!, 0, [], deadWorker)).toBe(false);
     } finally {

@@ -29,12 +29,21 @@ describe('parallel spending on one account', () => {
     const apis = keys.map((k) => srv.api(k));
     const ids = await catalogIds(apis[0]!);
     const url = await apis[0]!.uploadUrl(await garmentPng(120, 150));
-    const body = { toolId: 'virtual_model', images: { fashion_model: ids.fashionModel, garment_photo: url } };
+    const body = {
+      toolId: 'virtual_model',
+      images: { fashion_model: ids.fashionModel, garment_photo: url },
+    };
 
-    const results: ApiResponse[] = await Promise.all(Array.from({ length: 40 }, (_, i) => apis[i % 4]!.generate(body)));
+    const results: ApiResponse[] = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => apis[i % 4]!.generate(body)),
+    );
     const accepted = results.filter((r) => r.status === 202);
     const refused = results.filter((r) => r.status === 402);
-    expect(results.filter((r) => r.status !== 202 && r.status !== 402).map((r) => `${r.status} ${r.text}`)).toEqual([]);
+    expect(
+      results
+        .filter((r) => r.status !== 202 && r.status !== 402)
+        .map((r) => `${r.status} ${r.text}`),
+    ).toEqual([]);
     expect(accepted).toHaveLength(K);
     expect(refused).toHaveLength(40 - K);
     for (const r of refused) expectError(r, 402, 'Insufficient diamonds');
@@ -44,7 +53,8 @@ describe('parallel spending on one account', () => {
     expect(right).toBe(start - 4 * K);
     expect(right).toBeGreaterThanOrEqual(0);
 
-    for (const r of accepted) expect((await apis[2]!.waitForJob(r.body.id as string)).status).toBe('completed');
+    for (const r of accepted)
+      expect((await apis[2]!.waitForJob(r.body.id as string)).status).toBe('completed');
     expect(await apis[3]!.balance()).toBe(0);
   });
 
@@ -58,7 +68,9 @@ describe('parallel spending on one account', () => {
       { toolId: 'photo_reframe', images: { user_photo: url }, targetRatio: '1:1' }, // 2
     ];
     const price = [3, 1, 2];
-    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => api.generate(bodies[i % 3]!)));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => api.generate(bodies[i % 3]!)),
+    );
     let spent = 0;
     results.forEach((r, i) => {
       expect([202, 402]).toContain(r.status);
@@ -87,7 +99,10 @@ describe('refunds', () => {
     const api = srv.api(acct.apiKey);
     const up = await api.upload(corruptPng(), 'image/png');
     expectSuccess(up, 200); // valid signature: the upload itself is accepted
-    const id = await api.submit({ toolId: 'remove_background', images: { user_photo: up.body.url } });
+    const id = await api.submit({
+      toolId: 'remove_background',
+      images: { user_photo: up.body.url },
+    });
     expect(await api.balance()).toBe(9);
     const job = await api.waitForJob(id);
     expect(job.status).toBe('failed');
@@ -119,9 +134,16 @@ describe('refunds', () => {
       const ids = await catalogIds(api);
       const url = await api.uploadUrl(await garmentPng());
       const jobs = [
-        await api.submit({ toolId: 'virtual_model', images: { fashion_model: ids.fashionModel, garment_photo: url } }),
+        await api.submit({
+          toolId: 'virtual_model',
+          images: { fashion_model: ids.fashionModel, garment_photo: url },
+        }),
         await api.submit({ toolId: 'clothing_ecom_pack', images: { user_photo: url } }),
-        await api.submit({ toolId: 'ai_videos', images: { user_photo: url }, motionPrompt: 'turn' }),
+        await api.submit({
+          toolId: 'ai_videos',
+          images: { user_photo: url },
+          motionPrompt: 'turn',
+        }),
       ];
       expect(await api.balance()).toBe(50 - 4 - 12 - 20);
       for (const id of jobs) {
@@ -144,11 +166,19 @@ describe('refunds', () => {
       const acct = await createAccount(bad.dataDir, 30);
       const api = bad.api(acct.apiKey);
       const url = await api.uploadUrl(await garmentPng());
-      const res = await api.generate({ toolId: 'photo_edit', images: { user_photo: url }, customPrompt: 'remove the logo' });
+      const res = await api.generate({
+        toolId: 'photo_edit',
+        images: { user_photo: url },
+        customPrompt: 'remove the logo',
+      });
       expectError(res, 500);
       expect(await api.balance()).toBe(30);
       // Several in a row: each refunded, never double.
-      const more = await Promise.all([1, 2, 3].map(() => api.generate({ toolId: 'remove_background', images: { user_photo: url } })));
+      const more = await Promise.all(
+        [1, 2, 3].map(() =>
+          api.generate({ toolId: 'remove_background', images: { user_photo: url } }),
+        ),
+      );
       for (const r of more) expectError(r, 500);
       await sleep(300);
       expect(await api.balance()).toBe(30);

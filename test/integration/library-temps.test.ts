@@ -53,12 +53,22 @@ it('stores the same bytes twice as one file (a rewrite replaces it whole)', asyn
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-library-'));
   dirs.push(root);
   const library = new Library(root);
-  const png = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#3c3' } }).png().toBuffer();
+  const png = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#3c3' } })
+    .png()
+    .toBuffer();
   const first = await library.store(png, 'application/octet-stream', provenance);
-  const second = await library.store(png, 'application/octet-stream', { ...provenance, jobId: 'gen_2' });
+  const second = await library.store(png, 'application/octet-stream', {
+    ...provenance,
+    jobId: 'gen_2',
+  });
   expect(second.file).toBe(first.file);
   const shardFiles = fs.readdirSync(path.join(root, path.dirname(first.file))).sort();
   expect(shardFiles).toEqual(
-    [path.basename(first.file), path.basename(first.thumb!), `${first.sha256}.gen_1.json`, `${first.sha256}.gen_2.json`].sort(),
+    [
+      path.basename(first.file),
+      path.basename(first.thumb!),
+      `${first.sha256}.gen_1.json`,
+      `${first.sha256}.gen_2.json`,
+    ].sort(),
   );
 });

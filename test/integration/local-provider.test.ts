@@ -33,12 +33,16 @@ const meanOf = async (img: Buffer, region?: Region) => {
 describe('catalog', () => {
   it('ships 24+ models of both genders, 24+ venues, 24 default poses, 4 per jewelry type and 3 ready sets', () => {
     expect(catalog.fashionModels.length).toBeGreaterThanOrEqual(24);
-    expect(new Set(catalog.fashionModels.map((m) => m.gender))).toEqual(new Set(['male', 'female']));
+    expect(new Set(catalog.fashionModels.map((m) => m.gender))).toEqual(
+      new Set(['male', 'female']),
+    );
     expect(catalog.venues.length).toBeGreaterThanOrEqual(24);
     expect(catalog.poses.filter((p) => p.type === 'default').length).toBeGreaterThanOrEqual(24);
-    for (const type of ['ring', 'necklace', 'earring', 'bracelet']) expect(catalog.poses.filter((p) => p.type === type)).toHaveLength(4);
+    for (const type of ['ring', 'necklace', 'earring', 'bracelet'])
+      expect(catalog.poses.filter((p) => p.type === type)).toHaveLength(4);
     expect(catalog.readySets.filter((s) => s.shots.length >= 3).length).toBeGreaterThanOrEqual(3);
-    for (const file of [...catalog.fashionModels, ...catalog.venues].map((e) => e.file)) expect(fs.existsSync(catalog.filePath(file))).toBe(true);
+    for (const file of [...catalog.fashionModels, ...catalog.venues].map((e) => e.file))
+      expect(fs.existsSync(catalog.filePath(file))).toBe(true);
   });
 });
 
@@ -46,9 +50,15 @@ describe('photo_enhance', () => {
   it('doubles the size and is sharper than a plain resize', async () => {
     const input = await product();
     const out = await enhancePhoto(input);
-    expect(await sharp(out).metadata()).toMatchObject({ width: 1200, height: 1600, format: 'jpeg' });
+    expect(await sharp(out).metadata()).toMatchObject({
+      width: 1200,
+      height: 1600,
+      format: 'jpeg',
+    });
     const plain = await sharp(input).resize(1200, 1600).jpeg({ quality: 92 }).toBuffer();
-    expect((await sharp(out).stats()).sharpness).toBeGreaterThan((await sharp(plain).stats()).sharpness);
+    expect((await sharp(out).stats()).sharpness).toBeGreaterThan(
+      (await sharp(plain).stats()).sharpness,
+    );
   });
 });
 
@@ -59,7 +69,12 @@ describe('photo_reframe', () => {
     const { width, height } = await sharp(out).metadata();
     expect(Math.abs(width! / height! - 16 / 9)).toBeLessThan(2 / height!);
     const source = await meanOf(input, { left: 0, top: 0, width: 40, height: 600 });
-    const fill = await meanOf(out, { left: 0, top: 0, width: Math.round(width! * 0.1), height: height! });
+    const fill = await meanOf(out, {
+      left: 0,
+      top: 0,
+      width: Math.round(width! * 0.1),
+      height: height!,
+    });
     expect(fill.reduce((sum, v, c) => sum + Math.abs(v - source[c]!), 0)).toBeLessThan(8);
   });
 
@@ -75,7 +90,12 @@ describe('amateur_to_pro', () => {
   it('neutralises a colour cast on the backdrop', async () => {
     const input = await product('#c8d2ea');
     const before = await meanOf(input, { left: 0, top: 0, width: 60, height: 60 });
-    const after = await meanOf(await retouchPhoto(input), { left: 0, top: 0, width: 60, height: 60 });
+    const after = await meanOf(await retouchPhoto(input), {
+      left: 0,
+      top: 0,
+      width: 60,
+      height: 60,
+    });
     const cast = (c: number[]) => Math.max(...c) - Math.min(...c);
     expect(cast(after)).toBeLessThan(cast(before) / 3);
   });
@@ -104,7 +124,10 @@ describe('generative tools', () => {
     const [out] = await provider.run(
       job({
         images: { garment_photo: [{ path: photo, mime: 'image/jpeg' }] },
-        fashionModel: { id: model.id, image: { path: catalog.filePath(model.file), mime: 'image/png' } },
+        fashionModel: {
+          id: model.id,
+          image: { path: catalog.filePath(model.file), mime: 'image/png' },
+        },
         venue: { id: venue.id, image: { path: catalog.filePath(venue.file), mime: 'image/jpeg' } },
         params: { ratio: '4:5' },
       }),
@@ -121,13 +144,23 @@ describe('generative tools', () => {
   it('gives a pack of four distinct shots', async () => {
     const photo = path.join(dir, 'p2.jpg');
     fs.writeFileSync(photo, await product());
-    const outs = await provider.run(job({ toolId: 'clothing_ecom_pack', images: { user_photo: [{ path: photo, mime: 'image/jpeg' }] }, outputs: 4 }), { signal: new AbortController().signal });
+    const outs = await provider.run(
+      job({
+        toolId: 'clothing_ecom_pack',
+        images: { user_photo: [{ path: photo, mime: 'image/jpeg' }] },
+        outputs: 4,
+      }),
+      { signal: new AbortController().signal },
+    );
     expect(outs).toHaveLength(4);
-    const thumbs = await Promise.all(outs.map((o) => sharp(o.data).resize(32, 32, { fit: 'fill' }).raw().toBuffer()));
+    const thumbs = await Promise.all(
+      outs.map((o) => sharp(o.data).resize(32, 32, { fit: 'fill' }).raw().toBuffer()),
+    );
     for (let a = 0; a < 4; a++) {
       for (let b = a + 1; b < 4; b++) {
         let diff = 0;
-        for (let i = 0; i < thumbs[a]!.length; i++) diff += Math.abs(thumbs[a]![i]! - thumbs[b]![i]!);
+        for (let i = 0; i < thumbs[a]!.length; i++)
+          diff += Math.abs(thumbs[a]![i]! - thumbs[b]![i]!);
         expect(diff / thumbs[a]!.length).toBeGreaterThan(5);
       }
     }
@@ -143,7 +176,11 @@ describe('ai_videos', () => {
   });
 
   it('renders an H.264 MP4 of the requested duration', async () => {
-    const mp4 = await renderVideo(await product(), { motionPrompt: 'pan right', duration: 2, ratio: '1:1' });
+    const mp4 = await renderVideo(await product(), {
+      motionPrompt: 'pan right',
+      duration: 2,
+      ratio: '1:1',
+    });
     expect(mp4.subarray(4, 8).toString('latin1')).toBe('ftyp');
     const file = path.join(os.tmpdir(), `dropshoot-video-${process.pid}.mp4`);
     fs.writeFileSync(file, mp4);

@@ -8,7 +8,13 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL_VARIABLE, DatabaseUrlInvalid, databaseUrlFrom, openStore, storeTarget } from '../../src/core/store/open-store';
+import {
+  DATABASE_URL_VARIABLE,
+  DatabaseUrlInvalid,
+  databaseUrlFrom,
+  openStore,
+  storeTarget,
+} from '../../src/core/store/open-store';
 import { DatabaseUnavailable } from '../../src/core/store/pg/url';
 import type { Store } from '../../src/core/store/types';
 import { describePostgres } from '../support/postgres';
@@ -46,21 +52,37 @@ describe('databaseUrlFrom', () => {
   it('refuses other schemes, naming the flag or variable and never the password', () => {
     const flagError = thrown(() => databaseUrlFrom('mysql://root:hunter2-pw@db/app', {}));
     expect(flagError).toBeInstanceOf(DatabaseUrlInvalid);
-    expect(flagError.message).toMatch(/^--database mysql:\/\/root:\*\*\*@db\/app: scheme mysql:\/\/ is not supported; give postgres:\/\//);
+    expect(flagError.message).toMatch(
+      /^--database mysql:\/\/root:\*\*\*@db\/app: scheme mysql:\/\/ is not supported; give postgres:\/\//,
+    );
     expect(flagError.message).toContain('leave it out for SQLite under --data');
     expect(`${flagError.message}${flagError.stack}`).not.toContain('hunter2');
 
-    const envError = thrown(() => databaseUrlFrom(undefined, { [DATABASE_URL_VARIABLE]: 'sqlite:///var/lib/core.db' }));
-    expect(envError.message).toMatch(/^DROPSHOOT_DATABASE_URL .*scheme sqlite:\/\/ is not supported/);
-    expect(thrown(() => databaseUrlFrom('db.internal:5432', {})).message).toMatch(/scheme db\.internal:\/\/ is not supported|not a URL/);
-    expect(thrown(() => databaseUrlFrom('just words', {})).message).toMatch(/^--database .*: not a URL/);
-    expect(thrown(() => databaseUrlFrom('', {})).message).toBe('--database is empty (give a postgres:// URL, or leave it out for SQLite under --data)');
+    const envError = thrown(() =>
+      databaseUrlFrom(undefined, { [DATABASE_URL_VARIABLE]: 'sqlite:///var/lib/core.db' }),
+    );
+    expect(envError.message).toMatch(
+      /^DROPSHOOT_DATABASE_URL .*scheme sqlite:\/\/ is not supported/,
+    );
+    expect(thrown(() => databaseUrlFrom('db.internal:5432', {})).message).toMatch(
+      /scheme db\.internal:\/\/ is not supported|not a URL/,
+    );
+    expect(thrown(() => databaseUrlFrom('just words', {})).message).toMatch(
+      /^--database .*: not a URL/,
+    );
+    expect(thrown(() => databaseUrlFrom('', {})).message).toBe(
+      '--database is empty (give a postgres:// URL, or leave it out for SQLite under --data)',
+    );
   });
 
   it('refuses a PostgreSQL URL without a database or with a bad schema, never showing the password (raw or %-encoded)', () => {
     const noDb = thrown(() => databaseUrlFrom('postgres://svc:p%40ss-w0rd@db.internal:5432/', {}));
-    expect(noDb.message).toMatch(/^--database postgres:\/\/svc:\*\*\*@db\.internal:5432\/: no database name/);
-    const badSchema = thrown(() => databaseUrlFrom('postgres://svc:p%40ss-w0rd@db.internal/app?schema=Team-A', {}));
+    expect(noDb.message).toMatch(
+      /^--database postgres:\/\/svc:\*\*\*@db\.internal:5432\/: no database name/,
+    );
+    const badSchema = thrown(() =>
+      databaseUrlFrom('postgres://svc:p%40ss-w0rd@db.internal/app?schema=Team-A', {}),
+    );
     expect(badSchema.message).toMatch(/schema "Team-A" must be lower-case letters, digits and _/);
     for (const err of [noDb, badSchema]) {
       expect(err.message).not.toContain('p%40ss-w0rd');
@@ -74,9 +96,18 @@ describe('databaseUrlFrom', () => {
       file: path.join(root, 'd', 'core.db'),
       label: `SQLite ${path.join(root, 'd', 'core.db')}`,
     });
-    const target = storeTarget({ databaseUrl: 'postgresql://svc:pw-123@db:6432/app?schema=team_a&application_name=x', dataDir: root });
-    expect(target).toMatchObject({ dialect: 'postgres', schema: 'team_a', url: 'postgresql://svc:pw-123@db:6432/app?application_name=x' });
-    expect(target.label).toBe('PostgreSQL postgresql://svc:***@db:6432/app?schema=team_a&application_name=x');
+    const target = storeTarget({
+      databaseUrl: 'postgresql://svc:pw-123@db:6432/app?schema=team_a&application_name=x',
+      dataDir: root,
+    });
+    expect(target).toMatchObject({
+      dialect: 'postgres',
+      schema: 'team_a',
+      url: 'postgresql://svc:pw-123@db:6432/app?application_name=x',
+    });
+    expect(target.label).toBe(
+      'PostgreSQL postgresql://svc:***@db:6432/app?schema=team_a&application_name=x',
+    );
   });
 });
 
@@ -103,7 +134,11 @@ describePostgres('openStore with a PostgreSQL URL', (databaseUrl) => {
 
   it('opens PostgreSQL migrated; ?schema= keeps each service in its own schema of one database', async () => {
     const dataDir = path.join(root, 'pg-data');
-    const a = await openStore({ databaseUrl: withParams({ schema: 'team_a' }), dataDir, applicationName: 'open-store-test' });
+    const a = await openStore({
+      databaseUrl: withParams({ schema: 'team_a' }),
+      dataDir,
+      applicationName: 'open-store-test',
+    });
     const b = await openStore({ databaseUrl: withParams({ schema: 'team_b' }), dataDir });
     try {
       expect(a.dialect).toBe('postgres');

@@ -43,10 +43,13 @@ describe('uploads', () => {
     ['png', '16000x16000', 'image/png'],
     ['jpg', '60000x60000', 'image/jpeg'],
     ['webp', '16000x16000', 'image/webp'],
-  ])('refuses a %s declaring %s with 400 naming the size and the limit', async (kind, size, mime) => {
-    expect(bombs[kind]!.length).toBeLessThan(1024 * 1024);
-    expectError(await api.upload(bombs[kind]!, mime), 400, size, 'megapixels');
-  });
+  ])(
+    'refuses a %s declaring %s with 400 naming the size and the limit',
+    async (kind, size, mime) => {
+      expect(bombs[kind]!.length).toBeLessThan(1024 * 1024);
+      expectError(await api.upload(bombs[kind]!, mime), 400, size, 'megapixels');
+    },
+  );
 
   it('accepts a photo header of 24 megapixels', async () => {
     expectSuccess(await api.upload(await bombJpeg(6000, 4000), 'image/jpeg'), 200);
@@ -63,12 +66,45 @@ describe('image URLs', () => {
 
   it('refuses a bomb as a direct fashion_model or venue URL, a catalog job product and a template-set image', async () => {
     const before = await api.balance();
-    expectError(await api.generate({ toolId: 'virtual_model', images: { fashion_model: `${host.url}/bomb.webp`, garment_photo: photo } }), 400, 'megapixels');
-    expectError(await api.generate({ toolId: 'virtual_model', images: { fashion_model: ids.fashionModel, venue: `${host.url}/bomb.jpg`, garment_photo: photo } }), 400, 'megapixels');
+    expectError(
+      await api.generate({
+        toolId: 'virtual_model',
+        images: { fashion_model: `${host.url}/bomb.webp`, garment_photo: photo },
+      }),
+      400,
+      'megapixels',
+    );
+    expectError(
+      await api.generate({
+        toolId: 'virtual_model',
+        images: {
+          fashion_model: ids.fashionModel,
+          venue: `${host.url}/bomb.jpg`,
+          garment_photo: photo,
+        },
+      }),
+      400,
+      'megapixels',
+    );
     const sets = await api.get('/v1/ready-template-sets?limit=1');
     const set = (sets.body.templateSets as { id: string }[])[0]!;
-    expectError(await api.post('/v1/catalog-jobs', { readyTemplateSetId: set.id, images: { garment_photo: `${host.url}/bomb.png` } }), 400, 'megapixels');
-    expectError(await api.post('/v1/template-sets', { label: 'bomb', toolId: 'virtual_model', images: { fashion_model: `${host.url}/bomb.png` } }), 400, 'megapixels');
+    expectError(
+      await api.post('/v1/catalog-jobs', {
+        readyTemplateSetId: set.id,
+        images: { garment_photo: `${host.url}/bomb.png` },
+      }),
+      400,
+      'megapixels',
+    );
+    expectError(
+      await api.post('/v1/template-sets', {
+        label: 'bomb',
+        toolId: 'virtual_model',
+        images: { fashion_model: `${host.url}/bomb.png` },
+      }),
+      400,
+      'megapixels',
+    );
     expect(await api.balance()).toBe(before);
   });
 });

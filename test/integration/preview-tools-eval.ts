@@ -8,16 +8,25 @@ import sharp from 'sharp';
 import { EVAL_DIR } from '../bench/quality';
 
 export { EVAL_DIR };
-export const evalPresent = (): boolean => fs.existsSync(path.join(EVAL_DIR, 'garments')) && fs.existsSync(path.join(EVAL_DIR, 'masks'));
+export const evalPresent = (): boolean =>
+  fs.existsSync(path.join(EVAL_DIR, 'garments')) && fs.existsSync(path.join(EVAL_DIR, 'masks'));
 
-export const garmentPhoto = (id: string): Promise<Buffer> => fs.promises.readFile(path.join(EVAL_DIR, 'garments', `${id}.jpg`));
+export const garmentPhoto = (id: string): Promise<Buffer> =>
+  fs.promises.readFile(path.join(EVAL_DIR, 'garments', `${id}.jpg`));
 
 export type Mask = { mask: Uint8Array; width: number; height: number };
 
 /** 1 = garment, 0 = background. */
 export async function garmentMask(id: string): Promise<Mask> {
-  const { data, info } = await sharp(path.join(EVAL_DIR, 'masks', `${id}.png`)).extractChannel(0).raw().toBuffer({ resolveWithObject: true });
-  return { mask: Uint8Array.from(data, (v) => (v >= 128 ? 1 : 0)), width: info.width, height: info.height };
+  const { data, info } = await sharp(path.join(EVAL_DIR, 'masks', `${id}.png`))
+    .extractChannel(0)
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return {
+    mask: Uint8Array.from(data, (v) => (v >= 128 ? 1 : 0)),
+    width: info.width,
+    height: info.height,
+  };
 }
 
 /**
@@ -32,7 +41,10 @@ export function edgeDistance({ mask, width, height }: Mask): Float32Array {
     const y = (i / width) | 0;
     const v = mask[i];
     const edge =
-      (x > 0 && mask[i - 1] !== v) || (x < width - 1 && mask[i + 1] !== v) || (y > 0 && mask[i - width] !== v) || (y < height - 1 && mask[i + width] !== v);
+      (x > 0 && mask[i - 1] !== v) ||
+      (x < width - 1 && mask[i + 1] !== v) ||
+      (y > 0 && mask[i - width] !== v) ||
+      (y < height - 1 && mask[i + width] !== v);
     d[i] = edge ? 0 : big;
   }
   const relax = (i: number, j: number, w: number) => {
@@ -65,7 +77,14 @@ export function edgeDistance({ mask, width, height }: Mask): Float32Array {
 }
 
 /** 8-bit RGB pixels of an image (alpha flattened onto `background`). */
-export async function rgbOf(image: Buffer | string, background = '#ffffff'): Promise<{ data: Buffer; width: number; height: number }> {
-  const { data, info } = await sharp(image).flatten({ background }).toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+export async function rgbOf(
+  image: Buffer | string,
+  background = '#ffffff',
+): Promise<{ data: Buffer; width: number; height: number }> {
+  const { data, info } = await sharp(image)
+    .flatten({ background })
+    .toColourspace('srgb')
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height };
 }

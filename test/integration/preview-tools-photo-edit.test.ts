@@ -34,7 +34,8 @@ async function measure(id: string, output: Buffer, rgb: [number, number, number]
       if ([0, 1, 2].every((c) => Math.abs(edited.data[i * 3 + c]! - rgb[c]!) <= 4)) coloured++;
     } else if (mask.mask[i] && dist[i]! > 4) {
       inside++;
-      for (let c = 0; c < 3; c++) diff += Math.abs(edited.data[i * 3 + c]! - photo.data[i * 3 + c]!);
+      for (let c = 0; c < 3; c++)
+        diff += Math.abs(edited.data[i * 3 + c]! - photo.data[i * 3 + c]!);
     }
   }
   return { backdrop: coloured / far, garmentChange: diff / inside / 3 };
@@ -43,14 +44,20 @@ async function measure(id: string, output: Buffer, rgb: [number, number, number]
 describe.skipIf(!present)('photo_edit on real garment photos', () => {
   // Coloured, dark, and white-on-white with a cast shadow.
   for (const id of ['00055_00', '03032_00', '051988_1']) {
-    it(`"make the background light grey" gives a light grey backdrop around the unchanged garment (${id})`, { timeout: 120_000 }, async () => {
-      const out = await editPhoto(await garmentPhoto(id), 'make the background light grey');
-      expect(out.mime).toBe('image/jpeg');
-      const m = await measure(id, out.data, [LIGHT_GREY, LIGHT_GREY, LIGHT_GREY]);
-      console.log(`${id}: light grey backdrop ${(100 * m.backdrop).toFixed(2)} % of the background beyond 8 px; garment mean change ${m.garmentChange.toFixed(2)} levels`);
-      expect(m.backdrop).toBeGreaterThanOrEqual(0.99);
-      expect(m.garmentChange).toBeLessThanOrEqual(4);
-    });
+    it(
+      `"make the background light grey" gives a light grey backdrop around the unchanged garment (${id})`,
+      { timeout: 120_000 },
+      async () => {
+        const out = await editPhoto(await garmentPhoto(id), 'make the background light grey');
+        expect(out.mime).toBe('image/jpeg');
+        const m = await measure(id, out.data, [LIGHT_GREY, LIGHT_GREY, LIGHT_GREY]);
+        console.log(
+          `${id}: light grey backdrop ${(100 * m.backdrop).toFixed(2)} % of the background beyond 8 px; garment mean change ${m.garmentChange.toFixed(2)} levels`,
+        );
+        expect(m.backdrop).toBeGreaterThanOrEqual(0.99);
+        expect(m.garmentChange).toBeLessThanOrEqual(4);
+      },
+    );
   }
 
   it('removes the background to a transparent PNG', { timeout: 120_000 }, async () => {
@@ -79,22 +86,33 @@ describe.skipIf(!present)('photo_edit on real garment photos', () => {
     expect(solid / inside).toBeGreaterThanOrEqual(0.99);
   });
 
-  it('brightens the photo and crops it square around the garment', { timeout: 120_000 }, async () => {
-    const id = '03032_00';
-    const input = await garmentPhoto(id);
-    const out = await editPhoto(input, 'crop to square, then make it brighter');
-    const meta = await sharp(out.data).metadata();
-    expect(meta.width).toBe(768);
-    expect(meta.height).toBe(768);
-    // The garment (dark) is brighter than in the photo.
-    const mean = async (b: Buffer) => (await sharp(b).stats()).channels.slice(0, 3).reduce((s, c) => s + c.mean, 0) / 3;
-    const crop = await sharp(input).extract({ left: 0, top: (1024 - 768) / 2, width: 768, height: 768 }).toBuffer();
-    expect(await mean(out.data)).toBeGreaterThan((await mean(crop)) + 5);
-  });
+  it(
+    'brightens the photo and crops it square around the garment',
+    { timeout: 120_000 },
+    async () => {
+      const id = '03032_00';
+      const input = await garmentPhoto(id);
+      const out = await editPhoto(input, 'crop to square, then make it brighter');
+      const meta = await sharp(out.data).metadata();
+      expect(meta.width).toBe(768);
+      expect(meta.height).toBe(768);
+      // The garment (dark) is brighter than in the photo.
+      const mean = async (b: Buffer) =>
+        (await sharp(b).stats()).channels.slice(0, 3).reduce((s, c) => s + c.mean, 0) / 3;
+      const crop = await sharp(input)
+        .extract({ left: 0, top: (1024 - 768) / 2, width: 768, height: 768 })
+        .toBuffer();
+      expect(await mean(out.data)).toBeGreaterThan((await mean(crop)) + 5);
+    },
+  );
 
   it('refuses what it cannot do, naming the part it cannot do', async () => {
-    await expect(editPhoto(await garmentPhoto('00055_00'), 'add a hat')).rejects.toThrow(/cannot do "add a hat"/);
-    await expect(editPhoto(await garmentPhoto('00055_00'), 'make the background white and add a hat')).rejects.toThrow(/cannot do "add a hat"/);
+    await expect(editPhoto(await garmentPhoto('00055_00'), 'add a hat')).rejects.toThrow(
+      /cannot do "add a hat"/,
+    );
+    await expect(
+      editPhoto(await garmentPhoto('00055_00'), 'make the background white and add a hat'),
+    ).rejects.toThrow(/cannot do "add a hat"/);
   });
 });
 
@@ -119,31 +137,49 @@ describe.skipIf(!present)('photo_edit through the service', () => {
     }
   };
 
-  it('"add a hat" fails with a readable reason and the charge is refunded: the balance is unchanged', { timeout: 120_000 }, async () => {
-    const before = await api.balance();
-    const res = await api.generate({ toolId: 'photo_edit', images: { user_photo: photoUrl }, customPrompt: 'add a hat' });
-    expectSuccess(res, 202);
-    const job = await api.waitForJob(res.body.id as string, 90_000);
-    expect(job.status).toBe('failed');
-    expect(job.errorMessage).toMatch(/cannot do "add a hat".*It can: change the background colour/);
-    expect(ledger(res.body.id as string)).toEqual([
-      { kind: 'charge', amount: -3 },
-      { kind: 'refund', amount: 3 },
-    ]);
-    expect(await api.balance()).toBe(before);
-  });
+  it(
+    '"add a hat" fails with a readable reason and the charge is refunded: the balance is unchanged',
+    { timeout: 120_000 },
+    async () => {
+      const before = await api.balance();
+      const res = await api.generate({
+        toolId: 'photo_edit',
+        images: { user_photo: photoUrl },
+        customPrompt: 'add a hat',
+      });
+      expectSuccess(res, 202);
+      const job = await api.waitForJob(res.body.id as string, 90_000);
+      expect(job.status).toBe('failed');
+      expect(job.errorMessage).toMatch(
+        /cannot do "add a hat".*It can: change the background colour/,
+      );
+      expect(ledger(res.body.id as string)).toEqual([
+        { kind: 'charge', amount: -3 },
+        { kind: 'refund', amount: 3 },
+      ]);
+      expect(await api.balance()).toBe(before);
+    },
+  );
 
-  it('"make the background light grey" completes, is charged once, and its result has the grey backdrop', { timeout: 120_000 }, async () => {
-    const before = await api.balance();
-    const res = await api.generate({ toolId: 'photo_edit', images: { user_photo: photoUrl }, customPrompt: 'make the background light grey' });
-    expectSuccess(res, 202);
-    const job = await api.waitForJob(res.body.id as string, 90_000);
-    expect(job.status).toBe('completed');
-    expect(await api.balance()).toBe(before - 3);
-    const file = await download((job.resultUrls as string[])[0]!, api.key);
-    expect(file.status).toBe(200);
-    const m = await measure('00055_00', file.bytes, [LIGHT_GREY, LIGHT_GREY, LIGHT_GREY]);
-    expect(m.backdrop).toBeGreaterThanOrEqual(0.99);
-    expect(m.garmentChange).toBeLessThanOrEqual(4);
-  });
+  it(
+    '"make the background light grey" completes, is charged once, and its result has the grey backdrop',
+    { timeout: 120_000 },
+    async () => {
+      const before = await api.balance();
+      const res = await api.generate({
+        toolId: 'photo_edit',
+        images: { user_photo: photoUrl },
+        customPrompt: 'make the background light grey',
+      });
+      expectSuccess(res, 202);
+      const job = await api.waitForJob(res.body.id as string, 90_000);
+      expect(job.status).toBe('completed');
+      expect(await api.balance()).toBe(before - 3);
+      const file = await download((job.resultUrls as string[])[0]!, api.key);
+      expect(file.status).toBe(200);
+      const m = await measure('00055_00', file.bytes, [LIGHT_GREY, LIGHT_GREY, LIGHT_GREY]);
+      expect(m.backdrop).toBeGreaterThanOrEqual(0.99);
+      expect(m.garmentChange).toBeLessThanOrEqual(4);
+    },
+  );
 });

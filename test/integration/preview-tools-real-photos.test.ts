@@ -24,8 +24,14 @@ if (!present) console.log('preview tools on real photos skipped: ../shared/eval 
 
 const catalog = loadCatalog();
 const provider = createLocalProvider({ catalog });
-const garment = (id: string) => ({ path: path.join(EVAL_DIR, 'garments', `${id}.jpg`), mime: 'image/jpeg' as const });
-const person = (file: string) => ({ path: path.join(EVAL_DIR, 'people', file), mime: 'image/jpeg' as const });
+const garment = (id: string) => ({
+  path: path.join(EVAL_DIR, 'garments', `${id}.jpg`),
+  mime: 'image/jpeg' as const,
+});
+const person = (file: string) => ({
+  path: path.join(EVAL_DIR, 'people', file),
+  mime: 'image/jpeg' as const,
+});
 const model = catalog.fashionModels[0]!;
 const job = (over: Partial<ProviderJob>): ProviderJob => ({
   jobId: 'j',
@@ -38,10 +44,14 @@ const job = (over: Partial<ProviderJob>): ProviderJob => ({
   outputs: 1,
   ...over,
 });
-const run = async (j: ProviderJob) => (await provider.run(j, { signal: new AbortController().signal }))[0]!.data;
+const run = async (j: ProviderJob) =>
+  (await provider.run(j, { signal: new AbortController().signal }))[0]!.data;
 
 /** Mean row (0 top, 1 bottom) of the pixels `pick` accepts, and how many there are. */
-async function where(image: Buffer, pick: (r: number, g: number, b: number) => boolean): Promise<{ y: number; count: number }> {
+async function where(
+  image: Buffer,
+  pick: (r: number, g: number, b: number) => boolean,
+): Promise<{ y: number; count: number }> {
   const { data, width, height } = await rgbOf(image);
   let sum = 0;
   let count = 0;
@@ -57,27 +67,52 @@ const lavender = (r: number, g: number, b: number) => b - g > 25 && r - g > 12 &
 const teal = (r: number, g: number, b: number) => b - r > 40 && g - r > 25 && b < 120;
 
 describe.skipIf(!present)('garments placed by kind', () => {
-  it('reads the kind from the cut-out: trousers, dresses and tops of the real set', { timeout: 300_000 }, async () => {
-    const expected: Record<string, string> = { '051991_1': 'bottom', '051946_1': 'bottom', '051988_1': 'bottom', '053744_1': 'dress', '052234_1': 'dress', '00055_00': 'top', '12562_00': 'top', '049940_1': 'top' };
-    for (const [id, kind] of Object.entries(expected)) expect(await garmentKind(await removeBackground(await garmentPhoto(id))), id).toBe(kind);
-  });
+  it(
+    'reads the kind from the cut-out: trousers, dresses and tops of the real set',
+    { timeout: 300_000 },
+    async () => {
+      const expected: Record<string, string> = {
+        '051991_1': 'bottom',
+        '051946_1': 'bottom',
+        '051988_1': 'bottom',
+        '053744_1': 'dress',
+        '052234_1': 'dress',
+        '00055_00': 'top',
+        '12562_00': 'top',
+        '049940_1': 'top',
+      };
+      for (const [id, kind] of Object.entries(expected))
+        expect(await garmentKind(await removeBackground(await garmentPhoto(id))), id).toBe(kind);
+    },
+  );
 
-  it('outfit_photo: trousers on the legs and the top on the torso, whatever their order', { timeout: 300_000 }, async () => {
-    for (const ids of [['00055_00', '051991_1'], ['051991_1', '00055_00']]) {
-      const out = await run(job({ images: { garment_photos: ids.map(garment) } }));
-      const top = await where(out, lavender);
-      const bottom = await where(out, teal);
-      console.log(`${ids.join(' + ')}: lavender top at ${top.y.toFixed(2)} (${top.count} px), trousers at ${bottom.y.toFixed(2)} (${bottom.count} px)`);
-      expect(top.count).toBeGreaterThan(2000);
-      expect(bottom.count).toBeGreaterThan(2000);
-      expect(top.y).toBeLessThan(0.45);
-      expect(bottom.y).toBeGreaterThan(top.y + 0.2);
-    }
-  });
+  it(
+    'outfit_photo: trousers on the legs and the top on the torso, whatever their order',
+    { timeout: 300_000 },
+    async () => {
+      for (const ids of [
+        ['00055_00', '051991_1'],
+        ['051991_1', '00055_00'],
+      ]) {
+        const out = await run(job({ images: { garment_photos: ids.map(garment) } }));
+        const top = await where(out, lavender);
+        const bottom = await where(out, teal);
+        console.log(
+          `${ids.join(' + ')}: lavender top at ${top.y.toFixed(2)} (${top.count} px), trousers at ${bottom.y.toFixed(2)} (${bottom.count} px)`,
+        );
+        expect(top.count).toBeGreaterThan(2000);
+        expect(bottom.count).toBeGreaterThan(2000);
+        expect(top.y).toBeLessThan(0.45);
+        expect(bottom.y).toBeGreaterThan(top.y + 0.2);
+      }
+    },
+  );
 
   it('outfit_photo: a second top never goes on the legs', { timeout: 300_000 }, async () => {
     // Before: any second garment was put on the legs (the lavender tee at about 0.7 of the height).
-    const out = await run(job({ images: { garment_photos: [garment('00126_00'), garment('00055_00')] } }));
+    const out = await run(
+      job({ images: { garment_photos: [garment('00126_00'), garment('00055_00')] } }),
+    );
     const second = await where(out, lavender);
     console.log(`00126_00 + 00055_00: second top at ${second.y.toFixed(2)} (${second.count} px)`);
     expect(second.count).toBeGreaterThan(1000);
@@ -87,41 +122,75 @@ describe.skipIf(!present)('garments placed by kind', () => {
 
 describe.skipIf(!present)('real people are never drawn over', () => {
   for (const toolId of ['pose_angle_switch', 'model_swap'] as const) {
-    it(`${toolId}: the photo itself beside the target, under a label`, { timeout: 120_000 }, async () => {
-      const pose = catalog.poses.find((p) => p.type === 'default')!;
-      const out = await run(
-        job({
-          toolId,
-          images: { user_photo: [person('049205_0.jpg')] },
-          pose: { id: pose.id, type: 'default', image: { path: catalog.filePath(pose.file), mime: 'image/png' } },
-        }),
-      );
-      // The left pane is the photo, untouched but for scale (a cartoon over it differed by 40+ levels).
-      const meta = await sharp(out).metadata();
-      const pane = { left: 16, top: 96 + 16, width: Math.round(meta.width! * 0.5) - 24, height: meta.height! - 96 - 32 };
-      const got = await sharp(out).extract(pane).removeAlpha().raw().toBuffer();
-      const want = await sharp(person('049205_0.jpg').path).resize(pane.width, pane.height, { fit: 'contain', background: '#ffffff' }).flatten({ background: '#ffffff' }).removeAlpha().raw().toBuffer();
-      let diff = 0;
-      for (let i = 0; i < got.length; i++) diff += Math.abs(got[i]! - want[i]!);
-      console.log(`${toolId}: left pane differs from the photo by ${(diff / got.length).toFixed(2)} levels`);
-      expect(diff / got.length).toBeLessThan(6);
-      // A dark label bar across the top.
-      const barPx = await sharp(out).extract({ left: 0, top: 0, width: meta.width!, height: 90 }).png().toBuffer();
-      const bar = (await sharp(barPx).stats()).channels[0]!.mean; // stats() reads the input: extract first
-      expect(bar).toBeLessThan(90);
-    });
+    it(
+      `${toolId}: the photo itself beside the target, under a label`,
+      { timeout: 120_000 },
+      async () => {
+        const pose = catalog.poses.find((p) => p.type === 'default')!;
+        const out = await run(
+          job({
+            toolId,
+            images: { user_photo: [person('049205_0.jpg')] },
+            pose: {
+              id: pose.id,
+              type: 'default',
+              image: { path: catalog.filePath(pose.file), mime: 'image/png' },
+            },
+          }),
+        );
+        // The left pane is the photo, untouched but for scale (a cartoon over it differed by 40+ levels).
+        const meta = await sharp(out).metadata();
+        const pane = {
+          left: 16,
+          top: 96 + 16,
+          width: Math.round(meta.width! * 0.5) - 24,
+          height: meta.height! - 96 - 32,
+        };
+        const got = await sharp(out).extract(pane).removeAlpha().raw().toBuffer();
+        const want = await sharp(person('049205_0.jpg').path)
+          .resize(pane.width, pane.height, { fit: 'contain', background: '#ffffff' })
+          .flatten({ background: '#ffffff' })
+          .removeAlpha()
+          .raw()
+          .toBuffer();
+        let diff = 0;
+        for (let i = 0; i < got.length; i++) diff += Math.abs(got[i]! - want[i]!);
+        console.log(
+          `${toolId}: left pane differs from the photo by ${(diff / got.length).toFixed(2)} levels`,
+        );
+        expect(diff / got.length).toBeLessThan(6);
+        // A dark label bar across the top.
+        const barPx = await sharp(out)
+          .extract({ left: 0, top: 0, width: meta.width!, height: 90 })
+          .png()
+          .toBuffer();
+        const bar = (await sharp(barPx).stats()).channels[0]!.mean; // stats() reads the input: extract first
+        expect(bar).toBeLessThan(90);
+      },
+    );
   }
 });
 
 describe.skipIf(!present)('model_to_flat_lay gives the garment alone', () => {
   for (const file of ['049205_0.jpg', '051482_0.jpg', '07966_00.jpg']) {
     it(`no face, arms or legs of the model are left (${file})`, { timeout: 120_000 }, async () => {
-      const src = await where(await removeBackground(await fs.promises.readFile(person(file).path)), isSkin);
-      const out = await run(job({ toolId: 'model_to_flat_lay', images: { user_photo: [person(file)] }, fashionModel: null }));
+      const src = await where(
+        await removeBackground(await fs.promises.readFile(person(file).path)),
+        isSkin,
+      );
+      const out = await run(
+        job({
+          toolId: 'model_to_flat_lay',
+          images: { user_photo: [person(file)] },
+          fashionModel: null,
+        }),
+      );
       const skin = await where(out, isSkin);
       const { width, height } = await sharp(out).metadata();
       const share = skin.count / (width! * height!);
-      console.log(`${file}: skin ${src.count} px in the person's cut-out, ${skin.count} px (${(100 * share).toFixed(2)}%) in the flat lay`);
+      console.log(
+        `${file}: skin ${src.count} px in the person's cut-out, ${skin.count} px (${(100 * share).toFixed(2)}%) in the flat lay`,
+      );
       expect(src.count).toBeGreaterThan(20_000); // there is a person to remove
       expect(share).toBeLessThan(0.004);
     });
@@ -133,33 +202,58 @@ describe.skipIf(!present)('ai_videos keeps the whole garment in frame', () => {
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   // A wide long-sleeved top in a tall video: the old cover crop cut both sleeves in every frame.
-  for (const [motionPrompt, ratio] of [['slow pan left', '9:16'], ['zoom in on the fabric', '9:16'], ['tilt up', '16:9']] as const) {
-    it(`'${motionPrompt}' at ${ratio}: no frame's edge crosses the garment (049805_1)`, { timeout: 180_000 }, async () => {
-      const clip = await renderVideo(await garmentPhoto('049805_1'), { motionPrompt, ratio, duration: 2 });
-      const file = path.join(dir, 'clip.mp4');
-      fs.writeFileSync(file, clip);
-      const pattern = path.join(dir, 'f%03d.png');
-      const r = spawnSync(ffmpeg.path, ['-hide_banner', '-loglevel', 'error', '-y', '-i', file, '-vf', 'fps=5', pattern]);
-      expect(r.status).toBe(0);
-      const frames = fs.readdirSync(dir).filter((f) => f.startsWith('f') && f.endsWith('.png'));
-      expect(frames.length).toBeGreaterThanOrEqual(9);
-      let worst = 0;
-      for (const f of frames) {
-        const { data, width, height } = await rgbOf(path.join(dir, f));
-        // Garment pixels on the frame's outer 2 px: purple fabric, far from the white backdrop.
-        let onEdge = 0;
-        let ring = 0;
-        for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) {
-          if (x > 1 && y > 1 && x < width - 2 && y < height - 2) continue;
-          ring++;
-          const i = (y * width + x) * 3;
-          if (Math.min(data[i]!, data[i + 1]!, data[i + 2]!) < 200) onEdge++;
+  for (const [motionPrompt, ratio] of [
+    ['slow pan left', '9:16'],
+    ['zoom in on the fabric', '9:16'],
+    ['tilt up', '16:9'],
+  ] as const) {
+    it(
+      `'${motionPrompt}' at ${ratio}: no frame's edge crosses the garment (049805_1)`,
+      { timeout: 180_000 },
+      async () => {
+        const clip = await renderVideo(await garmentPhoto('049805_1'), {
+          motionPrompt,
+          ratio,
+          duration: 2,
+        });
+        const file = path.join(dir, 'clip.mp4');
+        fs.writeFileSync(file, clip);
+        const pattern = path.join(dir, 'f%03d.png');
+        const r = spawnSync(ffmpeg.path, [
+          '-hide_banner',
+          '-loglevel',
+          'error',
+          '-y',
+          '-i',
+          file,
+          '-vf',
+          'fps=5',
+          pattern,
+        ]);
+        expect(r.status).toBe(0);
+        const frames = fs.readdirSync(dir).filter((f) => f.startsWith('f') && f.endsWith('.png'));
+        expect(frames.length).toBeGreaterThanOrEqual(9);
+        let worst = 0;
+        for (const f of frames) {
+          const { data, width, height } = await rgbOf(path.join(dir, f));
+          // Garment pixels on the frame's outer 2 px: purple fabric, far from the white backdrop.
+          let onEdge = 0;
+          let ring = 0;
+          for (let y = 0; y < height; y++)
+            for (let x = 0; x < width; x++) {
+              if (x > 1 && y > 1 && x < width - 2 && y < height - 2) continue;
+              ring++;
+              const i = (y * width + x) * 3;
+              if (Math.min(data[i]!, data[i + 1]!, data[i + 2]!) < 200) onEdge++;
+            }
+          worst = Math.max(worst, onEdge / ring);
+          fs.rmSync(path.join(dir, f));
         }
-        worst = Math.max(worst, onEdge / ring);
-        fs.rmSync(path.join(dir, f));
-      }
-      console.log(`${motionPrompt} ${ratio}: worst frame has ${(100 * worst).toFixed(2)}% of its edge on the garment`);
-      expect(worst).toBeLessThan(0.002);
-    });
+        console.log(
+          `${motionPrompt} ${ratio}: worst frame has ${(100 * worst).toFixed(2)}% of its edge on the garment`,
+        );
+        expect(worst).toBeLessThan(0.002);
+      },
+    );
   }
 });

@@ -22,21 +22,49 @@ describe('provider configuration', () => {
   });
 
   it('takes routes from the file, keys from the keychain, and lets DROPSHOOT_* variables win', () => {
-    const dir = dataDir(JSON.stringify({ fal: { pollIntervalMs: 500 }, routes: { virtual_model: { adapter: 'fal', costPerOutputUsd: 0.07 } } }));
+    const dir = dataDir(
+      JSON.stringify({
+        fal: { pollIntervalMs: 500 },
+        routes: { virtual_model: { adapter: 'fal', costPerOutputUsd: 0.07 } },
+      }),
+    );
     const fromKeychain = loadProviderConfig(dir, {}, { fal: 'fal-keychain-key-123' });
-    expect(fromKeychain.fal).toEqual({ apiKey: 'fal-keychain-key-123', baseUrl: 'https://queue.fal.run', pollIntervalMs: 500 });
+    expect(fromKeychain.fal).toEqual({
+      apiKey: 'fal-keychain-key-123',
+      baseUrl: 'https://queue.fal.run',
+      pollIntervalMs: 500,
+    });
     expect(fromKeychain.routes.virtual_model).toEqual({ adapter: 'fal', costPerOutputUsd: 0.07 });
 
-    const env = { DROPSHOOT_FAL_KEY: 'fal-env-key-456789', DROPSHOOT_ROUTE_PHOTO_EDIT: 'openai:gpt-image-1', DROPSHOOT_OPENAI_KEY: 'sk-env-123456789', DROPSHOOT_OPENAI_BASE_URL: 'http://127.0.0.1:9999' };
+    const env = {
+      DROPSHOOT_FAL_KEY: 'fal-env-key-456789',
+      DROPSHOOT_ROUTE_PHOTO_EDIT: 'openai:gpt-image-1',
+      DROPSHOOT_OPENAI_KEY: 'sk-env-123456789',
+      DROPSHOOT_OPENAI_BASE_URL: 'http://127.0.0.1:9999',
+    };
     const withEnv = loadProviderConfig(dir, env, { fal: 'fal-keychain-key-123' });
     expect(withEnv.fal?.apiKey).toBe('fal-env-key-456789');
     expect(withEnv.routes.photo_edit).toEqual({ adapter: 'openai', model: 'gpt-image-1' });
-    expect(withEnv.openai).toEqual({ apiKey: 'sk-env-123456789', baseUrl: 'http://127.0.0.1:9999', model: 'gpt-image-1' });
+    expect(withEnv.openai).toEqual({
+      apiKey: 'sk-env-123456789',
+      baseUrl: 'http://127.0.0.1:9999',
+      model: 'gpt-image-1',
+    });
   });
 
   it('explains a route without a key, an unknown tool and bad JSON, without quoting any key', () => {
-    expect(() => loadProviderConfig(dataDir(JSON.stringify({ routes: { ai_videos: { adapter: 'fal' } } })), {})).toThrow('route ai_videos uses fal, but no fal apiKey is configured');
-    expect(() => loadProviderConfig(dataDir(JSON.stringify({ routes: { make_magic: { adapter: 'fal' } } })), {})).toThrow(/routes/);
+    expect(() =>
+      loadProviderConfig(
+        dataDir(JSON.stringify({ routes: { ai_videos: { adapter: 'fal' } } })),
+        {},
+      ),
+    ).toThrow('route ai_videos uses fal, but no fal apiKey is configured');
+    expect(() =>
+      loadProviderConfig(
+        dataDir(JSON.stringify({ routes: { make_magic: { adapter: 'fal' } } })),
+        {},
+      ),
+    ).toThrow(/routes/);
     const secret = 'sk-very-secret-value-000';
     const broken = dataDir(`{"openai": {"apiKey": "${secret}",}}`);
     let message = '';

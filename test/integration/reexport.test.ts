@@ -52,14 +52,22 @@ describe('re-export per destination', () => {
     cleanups.push(() => client.close());
     const balance = async () => (await client.getAccount()).diamondBalance;
     const run = async (outDir: string) => {
-      const engine = new StudioEngine({ dataDir, client, prepareUpload: prepareForUpload, concurrency: 2 });
+      const engine = new StudioEngine({
+        dataDir,
+        client,
+        prepareUpload: prepareForUpload,
+        concurrency: 2,
+      });
       try {
         return await runBatch(engine, { inDir, recipe, outDir });
       } finally {
         await engine.close();
       }
     };
-    const expected = ['a-remove_background-1.png', path.join('tops', 'b-remove_background-1.png')].sort();
+    const expected = [
+      'a-remove_background-1.png',
+      path.join('tops', 'b-remove_background-1.png'),
+    ].sort();
     const start = await balance();
 
     const outA = path.join(root, 'export-a');
@@ -71,11 +79,19 @@ describe('re-export per destination', () => {
     // Another destination: the same files, nothing spent, no request to the service for a job.
     const outB = path.join(root, 'export-b');
     const second = await run(outB);
-    expect(second).toMatchObject({ photos: 2, exported: 2, skipped: 0, failed: [], diamondsSpent: 0 });
+    expect(second).toMatchObject({
+      photos: 2,
+      exported: 2,
+      skipped: 0,
+      failed: [],
+      diamondsSpent: 0,
+    });
     expect(filesUnder(outB)).toEqual(expected);
     expect(await balance()).toBe(start - 2);
     for (const file of filesUnder(outB)) {
-      expect(fs.readFileSync(path.join(outB, file))).toEqual(fs.readFileSync(path.join(outA, file)));
+      expect(fs.readFileSync(path.join(outB, file))).toEqual(
+        fs.readFileSync(path.join(outA, file)),
+      );
       expect((await sharp(path.join(outB, file)).metadata()).hasAlpha).toBe(true);
     }
     expect(second.files.sort()).toEqual(expected.map((f) => path.join(outB, f)).sort());
@@ -84,9 +100,15 @@ describe('re-export per destination', () => {
     const third = await run(outA);
     expect(third).toMatchObject({ photos: 2, exported: 0, skipped: 2, diamondsSpent: 0 });
     for (const skip of third.skippedPhotos) {
-      expect(skip.reason).toMatch(new RegExp(`^already exported to ${outA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} on \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC \\(.+\\.png\\); nothing spent$`));
+      expect(skip.reason).toMatch(
+        new RegExp(
+          `^already exported to ${outA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} on \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC \\(.+\\.png\\); nothing spent$`,
+        ),
+      );
     }
-    expect(third.skippedPhotos.map((s) => s.name).sort()).toEqual(['a.jpg', path.join('tops', 'b.jpg')].sort());
+    expect(third.skippedPhotos.map((s) => s.name).sort()).toEqual(
+      ['a.jpg', path.join('tops', 'b.jpg')].sort(),
+    );
 
     // The files deleted: written again, nothing spent.
     fs.rmSync(outA, { recursive: true });

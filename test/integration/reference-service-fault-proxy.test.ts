@@ -12,14 +12,30 @@ afterEach(async () => {
   for (const thing of open.splice(0).reverse()) await thing.close();
 });
 
-async function setUp(): Promise<{ service: ReferenceService; proxy: FaultProxy; apiKey: string; photoUrl: string }> {
+async function setUp(): Promise<{
+  service: ReferenceService;
+  proxy: FaultProxy;
+  apiKey: string;
+  photoUrl: string;
+}> {
   const service = await startReferenceService({ seed: 5, timeScale: 0.001 });
   open.push(service);
   const { apiKey } = service.createAccount({ email: 'px@ref.test', diamonds: 100 });
-  const bytes = await sharp({ create: { width: 8, height: 8, channels: 3, background: 'blue' } }).jpeg().toBuffer();
-  const up = await fetch(`${service.url}/v1/uploads`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: new Uint8Array(bytes) });
+  const bytes = await sharp({ create: { width: 8, height: 8, channels: 3, background: 'blue' } })
+    .jpeg()
+    .toBuffer();
+  const up = await fetch(`${service.url}/v1/uploads`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}` },
+    body: new Uint8Array(bytes),
+  });
   const photoUrl = ((await up.json()) as { url: string }).url;
-  const proxy = await startFaultProxy({ target: service.url, seed: 9, stallHoldMs: 50, retryAfterSeconds: 3 });
+  const proxy = await startFaultProxy({
+    target: service.url,
+    seed: 9,
+    stallHoldMs: 50,
+    retryAfterSeconds: 3,
+  });
   open.push(proxy);
   return { service, proxy, apiKey, photoUrl };
 }
@@ -44,30 +60,52 @@ describe('fault proxy', () => {
     const { service, proxy, apiKey, photoUrl } = await setUp();
     proxy.setFaults({ [fault]: 1 });
     const outcome = await create(proxy, apiKey, photoUrl).then(
-      async (res) => ({ status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as { success: boolean; error: string } }),
+      async (res) => ({
+        status: res.status,
+        retryAfter: res.headers.get('retry-after'),
+        body: (await res.json()) as { success: boolean; error: string },
+      }),
       () => 'lost' as const,
     );
     if (answer === 'lost') expect(outcome).toBe('lost');
     else {
       expect(outcome).toMatchObject({ status: answer, body: { success: false } });
       if (answer === 429) expect(outcome).toMatchObject({ retryAfter: '3' });
-      if (answer === 402) expect((outcome as { body: { error: string } }).body.error).toMatch(/^Insufficient diamonds: required \d+, balance \d+$/);
+      if (answer === 402)
+        expect((outcome as { body: { error: string } }).body.error).toMatch(
+          /^Insufficient diamonds: required \d+, balance \d+$/,
+        );
     }
     expect(service.jobs('px@ref.test')).toHaveLength(forwarded ? 1 : 0);
     expect(service.balance('px@ref.test')).toBe(forwarded ? 99 : 100);
-    expect(proxy.log).toEqual([expect.objectContaining({ method: 'POST', path: '/v1/generations', fault, forwarded, upstreamStatus: forwarded ? 202 : null })]);
+    expect(proxy.log).toEqual([
+      expect.objectContaining({
+        method: 'POST',
+        path: '/v1/generations',
+        fault,
+        forwarded,
+        upstreamStatus: forwarded ? 202 : null,
+      }),
+    ]);
   });
 
   it('draws the same faults for the same seed, and passes everything once faults are off', async () => {
     const { service, apiKey } = await setUp();
     const sequences: (string | null)[][] = [];
     for (let round = 0; round < 2; round++) {
-      const proxy = await startFaultProxy({ target: service.url, seed: 42, faults: { error500Before: 0.3, rateLimit429: 0.3 } });
+      const proxy = await startFaultProxy({
+        target: service.url,
+        seed: 42,
+        faults: { error500Before: 0.3, rateLimit429: 0.3 },
+      });
       open.push(proxy);
-      for (let i = 0; i < 20; i++) await fetch(`${proxy.url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } });
+      for (let i = 0; i < 20; i++)
+        await fetch(`${proxy.url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } });
       sequences.push(proxy.log.map((e) => e.fault));
       proxy.setFaults({});
-      const res = await fetch(`${proxy.url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const res = await fetch(`${proxy.url}/v1/models`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
       expect(res.status).toBe(200);
     }
     expect(sequences[0]).toEqual(sequences[1]);

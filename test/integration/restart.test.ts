@@ -8,8 +8,24 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, download, expectSuccess, makeTempDir, removeDir, sleep, type Json } from './helpers/api';
-import { crashServe, createAccount, createKey, spawnServe, stopServe, type Account, type ServeProcess } from './helpers/cli';
+import {
+  Api,
+  download,
+  expectSuccess,
+  makeTempDir,
+  removeDir,
+  sleep,
+  type Json,
+} from './helpers/api';
+import {
+  crashServe,
+  createAccount,
+  createKey,
+  spawnServe,
+  stopServe,
+  type Account,
+  type ServeProcess,
+} from './helpers/cli';
 import { openCore } from '../../src/core';
 import { delayedProvider } from './helpers/providers';
 import { garmentJpeg, garmentPng, isImage, isMp4 } from './helpers/images';
@@ -39,7 +55,9 @@ async function pollAll(api: Api, ids: string[], timeoutMs: number): Promise<Map<
     if (out.size === ids.length) return out;
     await sleep(500);
   }
-  throw new Error(`jobs still processing after restart: ${ids.filter((id) => !out.has(id)).join(', ')}`);
+  throw new Error(
+    `jobs still processing after restart: ${ids.filter((id) => !out.has(id)).join(', ')}`,
+  );
 }
 
 describe('kill -9 and restart on the same data dir', () => {
@@ -53,8 +71,19 @@ describe('kill -9 and restart on the same data dir', () => {
     const big = await api.uploadUrl(await garmentJpeg(3000, 4000), 'image/jpeg');
     const small = await api.uploadUrl(await garmentPng(), 'image/png');
     const plan: [Tool, Json][] = [
-      ['ai_videos', { toolId: 'ai_videos', images: { user_photo: small }, motionPrompt: 'slow pan', duration: 10 }],
-      ['ai_videos', { toolId: 'ai_videos', images: { user_photo: big }, motionPrompt: 'zoom in', duration: 10 }],
+      [
+        'ai_videos',
+        {
+          toolId: 'ai_videos',
+          images: { user_photo: small },
+          motionPrompt: 'slow pan',
+          duration: 10,
+        },
+      ],
+      [
+        'ai_videos',
+        { toolId: 'ai_videos', images: { user_photo: big }, motionPrompt: 'zoom in', duration: 10 },
+      ],
       ['photo_enhance', { toolId: 'photo_enhance', images: { user_photo: big } }],
       ['photo_enhance', { toolId: 'photo_enhance', images: { user_photo: big } }],
       ['clothing_ecom_pack', { toolId: 'clothing_ecom_pack', images: { user_photo: big } }],
@@ -124,11 +153,26 @@ describe('restarts never fail queued work', () => {
       const shotIds = (set.shots as Json[]).slice(0, 3).map((x) => x.id as string);
 
       const plan: [Tool, Json][] = [
-        ['ai_videos', { toolId: 'ai_videos', images: { user_photo: photo }, motionPrompt: 'slow pan', duration: 3 }],
+        [
+          'ai_videos',
+          {
+            toolId: 'ai_videos',
+            images: { user_photo: photo },
+            motionPrompt: 'slow pan',
+            duration: 3,
+          },
+        ],
         ['clothing_ecom_pack', { toolId: 'clothing_ecom_pack', images: { user_photo: photo } }],
-        ...(['photo_enhance', 'remove_background', 'amateur_to_pro', 'photo_enhance', 'remove_background', 'amateur_to_pro'] as const).map(
-          (tool): [Tool, Json] => [tool, { toolId: tool, images: { user_photo: photo } }],
-        ),
+        ...(
+          [
+            'photo_enhance',
+            'remove_background',
+            'amateur_to_pro',
+            'photo_enhance',
+            'remove_background',
+            'amateur_to_pro',
+          ] as const
+        ).map((tool): [Tool, Json] => [tool, { toolId: tool, images: { user_photo: photo } }]),
       ];
       const ids: string[] = [];
       for (const [, body] of plan) {
@@ -136,7 +180,11 @@ describe('restarts never fail queued work', () => {
         expectSuccess(res, 202);
         ids.push(res.body.id as string);
       }
-      const catalog = await api.post('/v1/catalog-jobs', { readyTemplateSetId: set.id, images: { garment_photo: photo }, shotIds });
+      const catalog = await api.post('/v1/catalog-jobs', {
+        readyTemplateSetId: set.id,
+        images: { garment_photo: photo },
+        shotIds,
+      });
       expectSuccess(catalog, 202);
       const catalogId = catalog.body.mediaItemId as string;
       const charged = plan.reduce((sum, [tool]) => sum + PRICES[tool], 0) + 4 * shotIds.length;
@@ -144,7 +192,14 @@ describe('restarts never fail queued work', () => {
       // Six restarts, one of them kill -9 (a shot it cut runs again). The harness escalates a
       // SIGTERM that takes over 10 s to SIGKILL, which is a crash too: the record says so.
       const history: string[] = [];
-      for (const how of ['SIGTERM', 'SIGTERM', 'SIGKILL', 'SIGTERM', 'SIGTERM', 'SIGTERM'] as const) {
+      for (const how of [
+        'SIGTERM',
+        'SIGTERM',
+        'SIGKILL',
+        'SIGTERM',
+        'SIGTERM',
+        'SIGTERM',
+      ] as const) {
         const began = Date.now();
         await stopServe(proc, how);
         history.push(`${how} took ${Date.now() - began} ms; stderr: ${proc.stderr().trim()}`);
@@ -156,7 +211,9 @@ describe('restarts never fail queued work', () => {
       history.push(`final stderr: ${proc.stderr().trim()}`);
       for (const id of ids) {
         const job = jobs.get(id)!;
-        expect(job.status, `${id}: ${job.errorMessage as string}\n${history.join('\n')}`).toBe('completed');
+        expect(job.status, `${id}: ${job.errorMessage as string}\n${history.join('\n')}`).toBe(
+          'completed',
+        );
         expect((job.resultUrls as string[]).length).toBeGreaterThanOrEqual(1);
       }
       const pack = jobs.get(catalogId)!;
@@ -172,8 +229,12 @@ describe('restarts never fail queued work', () => {
       await stopServe(proc, 'SIGTERM');
       const db = new Database(path.join(data, 'core.db'), { readonly: true });
       try {
-        expect(db.prepare("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'refund'").get()).toEqual({ n: 0 });
-        expect(db.prepare("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'charge'").get()).toEqual({ n: plan.length + 1 });
+        expect(db.prepare("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'refund'").get()).toEqual({
+          n: 0,
+        });
+        expect(db.prepare("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'charge'").get()).toEqual({
+          n: plan.length + 1,
+        });
       } finally {
         db.close();
       }
@@ -186,13 +247,25 @@ describe('restarts never fail queued work', () => {
     const data = makeTempDir('interrupt-');
     try {
       // A provider slow enough that every job is still queued or running when the core closes.
-      let core = await openCore({ dataDir: data, provider: delayedProvider(60_000), concurrency: 1 });
-      const { apiKey } = await core.admin.createAccount({ email: 'crash@example.test', diamonds: 100 });
+      let core = await openCore({
+        dataDir: data,
+        provider: delayedProvider(60_000),
+        concurrency: 1,
+      });
+      const { apiKey } = await core.admin.createAccount({
+        email: 'crash@example.test',
+        diamonds: 100,
+      });
       const auth = `Bearer ${apiKey}`;
       const upload = await core.service.upload(auth, await garmentPng());
       const url = (upload.body as { url: string }).url;
       const created = await Promise.all(
-        [0, 1, 2].map(() => core.service.createGeneration(auth, { toolId: 'remove_background', images: { user_photo: url } })),
+        [0, 1, 2].map(() =>
+          core.service.createGeneration(auth, {
+            toolId: 'remove_background',
+            images: { user_photo: url },
+          }),
+        ),
       );
       const ids = created.map((r) => (r.body as { id: string }).id);
       await sleep(200); // the first unit has started
@@ -211,12 +284,17 @@ describe('restarts never fail queued work', () => {
         await sleep(100);
       }
       await core.close();
-      expect(units('SELECT job_id, interruptions FROM job_units WHERE interruptions > 0')).toEqual([]);
+      expect(units('SELECT job_id, interruptions FROM job_units WHERE interruptions > 0')).toEqual(
+        [],
+      );
 
       // What a crash leaves: the running unit still marked started. Three such starts fail it.
       const mark = () => {
         const db = new Database(path.join(data, 'core.db'));
-        db.prepare('UPDATE job_units SET started_at = ? WHERE job_id = ?').run(new Date().toISOString(), ids[0]);
+        db.prepare('UPDATE job_units SET started_at = ? WHERE job_id = ?').run(
+          new Date().toISOString(),
+          ids[0],
+        );
         db.close();
       };
       for (let crash = 1; crash <= 3; crash++) {
@@ -226,14 +304,24 @@ describe('restarts never fail queued work', () => {
         const polled = await core.service.getGeneration(auth, ids[0]!);
         await core.close();
         if (crash < 3) expect((polled.body as { status: string }).status).toBe('processing');
-        else expect(polled.body).toMatchObject({ status: 'failed', errorMessage: expect.stringContaining('cut 3 times') });
+        else
+          expect(polled.body).toMatchObject({
+            status: 'failed',
+            errorMessage: expect.stringContaining('cut 3 times'),
+          });
       }
-      expect(units(`SELECT interruptions FROM job_units WHERE job_id = '${ids[1]}' OR job_id = '${ids[2]}'`)).toEqual([
-        { interruptions: 0 },
-        { interruptions: 0 },
-      ]);
+      expect(
+        units(
+          `SELECT interruptions FROM job_units WHERE job_id = '${ids[1]}' OR job_id = '${ids[2]}'`,
+        ),
+      ).toEqual([{ interruptions: 0 }, { interruptions: 0 }]);
       // The failed one was refunded; the other two are still paid for and queued.
-      core = await openCore({ dataDir: data, provider: delayedProvider(60_000), concurrency: 1, resumeJobs: false });
+      core = await openCore({
+        dataDir: data,
+        provider: delayedProvider(60_000),
+        concurrency: 1,
+        resumeJobs: false,
+      });
       expect((await core.service.getAccount(auth)).body).toMatchObject({ diamondBalance: 98 });
       await core.close();
     } finally {

@@ -11,9 +11,13 @@ import { makeSchedule } from '../soak/schedule';
 const CI_SEEDS = [2, 7, 13, 15];
 
 describe('soak: seeded fault schedules against the reference service', () => {
-  it.each(CI_SEEDS)('seed %i keeps every invariant', async (seed) => {
-    const log: string[] = [];
-    const result = await runSchedule(makeSchedule(seed), { log: (line) => log.push(line) });
-    expect(result.violations, log.join('\n')).toEqual([]);
-  }, 240_000);
+  it.each(CI_SEEDS)(
+    'seed %i keeps every invariant',
+    async (seed) => {
+      const log: string[] = [];
+      const result = await runSchedule(makeSchedule(seed), { log: (line) => log.push(line) });
+      expect(result.violations, log.join('\n')).toEqual([]);
+    },
+    240_000,
+  );
 });

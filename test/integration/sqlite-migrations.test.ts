@@ -67,7 +67,9 @@ describe('migration runner', () => {
     };
     expect(() => migrate(db, file, [...steps, broken])).toThrow('step 30 broke');
     expect(db.pragma('user_version', { simple: true })).toBe(20);
-    expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'c'").get()).toEqual({ n: 0 });
+    expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'c'").get()).toEqual({
+      n: 0,
+    });
     db.close();
   });
 

@@ -6,7 +6,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, expectSuccess, makeTempDir, removeDir, startHost, type Api } from './helpers/api';
+import {
+  expectError,
+  expectSuccess,
+  makeTempDir,
+  removeDir,
+  startHost,
+  type Api,
+} from './helpers/api';
 import { createAccount } from './helpers/cli';
 import { garmentJpeg, garmentPng } from './helpers/images';
 import { startTestServer, type TestServer } from './helpers/server';
@@ -62,7 +69,13 @@ describe('fetched images of refused requests', () => {
 
   it('stores nothing for a request refused after its first image was fetched', async () => {
     const before = storeOf(srv.dataDir);
-    const res = await api.generate({ toolId: 'outfit_photo', images: { fashion_model: `${host.url}/big.jpg`, garment_photos: [`${host.url}/other.jpg`, `${host.url}/missing.jpg`] } });
+    const res = await api.generate({
+      toolId: 'outfit_photo',
+      images: {
+        fashion_model: `${host.url}/big.jpg`,
+        garment_photos: [`${host.url}/other.jpg`, `${host.url}/missing.jpg`],
+      },
+    });
     expectError(res, 400, 'garment_photos');
     expect(await api.balance()).toBe(100);
     expect(storeOf(srv.dataDir)).toEqual(before);
@@ -71,17 +84,31 @@ describe('fetched images of refused requests', () => {
   it('stores nothing when a 0-diamond account saves template sets with image URLs', async () => {
     const before = storeOf(srv.dataDir);
     for (let i = 0; i < 3; i++) {
-      const res = await broke.post('/v1/template-sets', { label: `look ${i}`, toolId: 'virtual_model', images: { fashion_model: `${host.url}/big.jpg`, venue: `${host.url}/other.jpg` } });
+      const res = await broke.post('/v1/template-sets', {
+        label: `look ${i}`,
+        toolId: 'virtual_model',
+        images: { fashion_model: `${host.url}/big.jpg`, venue: `${host.url}/other.jpg` },
+      });
       expectSuccess(res, 201);
     }
     expect(storeOf(srv.dataDir)).toEqual(before);
     // A bad URL is still refused: the check fetched it.
-    expectError(await broke.post('/v1/template-sets', { label: 'bad', toolId: 'virtual_model', images: { fashion_model: `${host.url}/missing.jpg` } }), 400);
+    expectError(
+      await broke.post('/v1/template-sets', {
+        label: 'bad',
+        toolId: 'virtual_model',
+        images: { fashion_model: `${host.url}/missing.jpg` },
+      }),
+      400,
+    );
   });
 
   it('keeps the fetched image of an accepted request, once, and the job uses it', async () => {
     const before = storeOf(srv.dataDir);
-    const id = await api.submit({ toolId: 'remove_background', images: { user_photo: `${host.url}/big.jpg` } });
+    const id = await api.submit({
+      toolId: 'remove_background',
+      images: { user_photo: `${host.url}/big.jpg` },
+    });
     const after = storeOf(srv.dataDir);
     expect(after.files).toBe(before.files + 1);
     expect(after.bytes).toBe(before.bytes + big.length);
@@ -92,7 +119,10 @@ describe('fetched images of refused requests', () => {
 describe('per-account storage bound', () => {
   let srv: TestServer;
   beforeAll(async () => {
-    srv = await startTestServer({ allowPrivateUrls: true, storageQuotaBytes: big.length + Math.floor(other.length / 2) }, 'quota-');
+    srv = await startTestServer(
+      { allowPrivateUrls: true, storageQuotaBytes: big.length + Math.floor(other.length / 2) },
+      'quota-',
+    );
   });
   afterAll(async () => {
     await srv?.close();
@@ -114,11 +144,24 @@ describe('per-account storage bound', () => {
     const api = srv.api((await createAccount(srv.dataDir, 50)).apiKey);
     await api.uploadUrl(big, 'image/jpeg');
     const before = storeOf(srv.dataDir);
-    expectError(await api.generate({ toolId: 'remove_background', images: { user_photo: `${host.url}/other.jpg` } }), 413, 'storage limit');
+    expectError(
+      await api.generate({
+        toolId: 'remove_background',
+        images: { user_photo: `${host.url}/other.jpg` },
+      }),
+      413,
+      'storage limit',
+    );
     expect(await api.balance()).toBe(50);
     expect(storeOf(srv.dataDir)).toEqual(before);
     // An image it already holds costs no storage: accepted.
-    expectSuccess(await api.generate({ toolId: 'remove_background', images: { user_photo: `${host.url}/big.jpg` } }), 202);
+    expectSuccess(
+      await api.generate({
+        toolId: 'remove_background',
+        images: { user_photo: `${host.url}/big.jpg` },
+      }),
+      202,
+    );
   });
 });
 
@@ -127,7 +170,10 @@ describe('orphans at start-up', () => {
     const dataDir = makeTempDir('orphans-');
     try {
       let core = await openCore({ dataDir, resumeJobs: false });
-      const { apiKey } = await core.admin.createAccount({ email: 'orphans@example.test', diamonds: 0 });
+      const { apiKey } = await core.admin.createAccount({
+        email: 'orphans@example.test',
+        diamonds: 0,
+      });
       const upload = await core.service.upload(`Bearer ${apiKey}`, await garmentPng());
       expect(upload.status).toBe(200);
       await core.close();

@@ -28,26 +28,70 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       const id = uid('acct');
       await store.transaction(async (tx) => {
         await tx.accounts.create({ id, email, createdAt: T0 });
-        await tx.ledger.append({ accountId: id, kind: 'grant', amount: balance, jobId: null, note: 'opening balance', createdAt: T0 });
+        await tx.ledger.append({
+          accountId: id,
+          kind: 'grant',
+          amount: balance,
+          jobId: null,
+          note: 'opening balance',
+          createdAt: T0,
+        });
       });
       return id;
     }
     async function key(accountId: string, createdAt = T0, dailyCap = 500): Promise<string> {
       const id = uid('key');
-      await store.keys.create({ id, accountId, hash: uid('hash'), prefix: 'ds_live_abcd', dailyCap, createdAt });
+      await store.keys.create({
+        id,
+        accountId,
+        hash: uid('hash'),
+        prefix: 'ds_live_abcd',
+        dailyCap,
+        createdAt,
+      });
       return id;
     }
-    async function job(accountId: string, keyId: string, opts: { units?: number; createdAt?: string; price?: number } = {}): Promise<string> {
+    async function job(
+      accountId: string,
+      keyId: string,
+      opts: { units?: number; createdAt?: string; price?: number } = {},
+    ): Promise<string> {
       const id = uid('job');
-      const units = Array.from({ length: opts.units ?? 1 }, (_, i) => ({ shotId: opts.units ? `shot-${i}` : null }));
+      const units = Array.from({ length: opts.units ?? 1 }, (_, i) => ({
+        shotId: opts.units ? `shot-${i}` : null,
+      }));
       await store.jobs.insert(
-        { id, accountId, keyId, kind: opts.units ? 'catalog' : 'generation', toolId: 'virtual_model', price: opts.price ?? 4, input: '{"units":[]}', templateSetId: null, readySetId: null, createdAt: opts.createdAt ?? T0 },
+        {
+          id,
+          accountId,
+          keyId,
+          kind: opts.units ? 'catalog' : 'generation',
+          toolId: 'virtual_model',
+          price: opts.price ?? 4,
+          input: '{"units":[]}',
+          templateSetId: null,
+          readySetId: null,
+          createdAt: opts.createdAt ?? T0,
+        },
         units,
       );
       return id;
     }
-    async function blob(accountId: string | null, sha256: string, size: number, id = uid('b')): Promise<string> {
-      await store.blobs.insert({ id, sha256, mime: 'image/png', size, accountId, origin: accountId ? 'upload' : 'result', createdAt: T0 });
+    async function blob(
+      accountId: string | null,
+      sha256: string,
+      size: number,
+      id = uid('b'),
+    ): Promise<string> {
+      await store.blobs.insert({
+        id,
+        sha256,
+        mime: 'image/png',
+        size,
+        accountId,
+        origin: accountId ? 'upload' : 'result',
+        createdAt: T0,
+      });
       return id;
     }
 
@@ -57,9 +101,24 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.accounts.idByEmail('mixed.case@example.TEST')).toBe(id);
         expect(await store.accounts.idByEmail('nobody@example.test')).toBeUndefined();
         const row = await store.accounts.get(id);
-        expect(row).toMatchObject({ id, email: 'Mixed.Case@Example.test', balance: 7, planStatus: 'active', planIsPremium: false, planCancelAtPeriodEnd: false, planRenewsAt: null, createdAt: T0 });
+        expect(row).toMatchObject({
+          id,
+          email: 'Mixed.Case@Example.test',
+          balance: 7,
+          planStatus: 'active',
+          planIsPremium: false,
+          planCancelAtPeriodEnd: false,
+          planRenewsAt: null,
+          createdAt: T0,
+        });
         expect(typeof row!.planProductId).toBe('string');
-        await expect(store.accounts.create({ id: uid('acct'), email: 'MIXED.case@example.test', createdAt: T0 })).rejects.toThrow();
+        await expect(
+          store.accounts.create({
+            id: uid('acct'),
+            email: 'MIXED.case@example.test',
+            createdAt: T0,
+          }),
+        ).rejects.toThrow();
         expect(await store.accounts.get('acct_missing')).toBeUndefined();
       });
 
@@ -70,13 +129,37 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const older = await key(accountId, at(1), 60);
         expect(await store.keys.countActive(accountId)).toBe(2);
         expect(await store.keys.firstActiveIdByEmail(email.toUpperCase())).toBe(older);
-        expect(await store.keys.findActiveById(later)).toEqual({ keyId: later, accountId, dailyCap: 50 });
+        expect(await store.keys.findActiveById(later)).toEqual({
+          keyId: later,
+          accountId,
+          dailyCap: 50,
+        });
 
         const hash = uid('hash');
         const third = uid('key');
-        await store.keys.create({ id: third, accountId, hash, prefix: 'ds_live_wxyz', dailyCap: 9, createdAt: at(9) });
-        expect(await store.keys.findActiveByHash(hash)).toEqual({ keyId: third, accountId, dailyCap: 9 });
-        await expect(store.keys.create({ id: uid('key'), accountId, hash, prefix: 'ds_live_dup', dailyCap: 9, createdAt: at(9) })).rejects.toThrow();
+        await store.keys.create({
+          id: third,
+          accountId,
+          hash,
+          prefix: 'ds_live_wxyz',
+          dailyCap: 9,
+          createdAt: at(9),
+        });
+        expect(await store.keys.findActiveByHash(hash)).toEqual({
+          keyId: third,
+          accountId,
+          dailyCap: 9,
+        });
+        await expect(
+          store.keys.create({
+            id: uid('key'),
+            accountId,
+            hash,
+            prefix: 'ds_live_dup',
+            dailyCap: 9,
+            createdAt: at(9),
+          }),
+        ).rejects.toThrow();
 
         expect(await store.keys.revoke(older, at(10))).toBe('revoked');
         expect(await store.keys.revoke(older, at(11))).toBe('already revoked');
@@ -94,15 +177,60 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       it('appends entries with the running balance, refuses an overdraft and a second charge of a job, writing nothing', async () => {
         const accountId = await account(10);
         const jobId = uid('job');
-        expect(await store.ledger.append({ accountId, kind: 'charge', amount: -4, jobId, note: null, createdAt: at(1) })).toBe(6);
-        await expect(store.ledger.append({ accountId, kind: 'charge', amount: -1, jobId, note: null, createdAt: at(2) })).rejects.toThrow();
-        await expect(store.ledger.append({ accountId, kind: 'charge', amount: -7, jobId: uid('job'), note: null, createdAt: at(2) })).rejects.toThrow();
+        expect(
+          await store.ledger.append({
+            accountId,
+            kind: 'charge',
+            amount: -4,
+            jobId,
+            note: null,
+            createdAt: at(1),
+          }),
+        ).toBe(6);
+        await expect(
+          store.ledger.append({
+            accountId,
+            kind: 'charge',
+            amount: -1,
+            jobId,
+            note: null,
+            createdAt: at(2),
+          }),
+        ).rejects.toThrow();
+        await expect(
+          store.ledger.append({
+            accountId,
+            kind: 'charge',
+            amount: -7,
+            jobId: uid('job'),
+            note: null,
+            createdAt: at(2),
+          }),
+        ).rejects.toThrow();
         expect(await store.ledger.balanceOf(accountId)).toBe(6);
         expect(await store.ledger.chargeOf(jobId)).toEqual({ accountId, amount: -4 });
         expect(await store.ledger.hasRefund(jobId)).toBe(false);
-        expect(await store.ledger.append({ accountId, kind: 'refund', amount: 4, jobId, note: 'failed', createdAt: at(3) })).toBe(10);
+        expect(
+          await store.ledger.append({
+            accountId,
+            kind: 'refund',
+            amount: 4,
+            jobId,
+            note: 'failed',
+            createdAt: at(3),
+          }),
+        ).toBe(10);
         expect(await store.ledger.hasRefund(jobId)).toBe(true);
-        await expect(store.ledger.append({ accountId, kind: 'refund', amount: 4, jobId, note: 'again', createdAt: at(4) })).rejects.toThrow();
+        await expect(
+          store.ledger.append({
+            accountId,
+            kind: 'refund',
+            amount: 4,
+            jobId,
+            note: 'again',
+            createdAt: at(4),
+          }),
+        ).rejects.toThrow();
 
         const entries = await store.ledger.entriesFor(accountId);
         expect(entries.map((e) => [e.kind, e.amount, e.balanceAfter, e.jobId])).toEqual([
@@ -122,7 +250,14 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
           store.transaction(async (tx) => {
             const balance = await tx.ledger.balanceOf(accountId, { forUpdate: true });
             if (balance === undefined || balance < 3) return false;
-            await tx.ledger.append({ accountId, kind: 'charge', amount: -3, jobId: uid('job'), note: null, createdAt: at(1) });
+            await tx.ledger.append({
+              accountId,
+              kind: 'charge',
+              amount: -3,
+              jobId: uid('job'),
+              note: null,
+              createdAt: at(1),
+            });
             return true;
           }),
         );
@@ -132,7 +267,9 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const entries = await store.ledger.entriesFor(accountId);
         expect(entries.reduce((sum, e) => sum + e.amount, 0)).toBe(0);
         expect(entries.every((e) => e.balanceAfter >= 0)).toBe(true);
-        expect(entries.map((e) => e.balanceAfter)).toEqual([30, 27, 24, 21, 18, 15, 12, 9, 6, 3, 0]);
+        expect(entries.map((e) => e.balanceAfter)).toEqual([
+          30, 27, 24, 21, 18, 15, 12, 9, 6, 3, 0,
+        ]);
       });
 
       it('a transaction that throws leaves nothing behind', async () => {
@@ -141,7 +278,14 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await expect(
           store.transaction(async (tx) => {
             await tx.accounts.create({ id: uid('acct'), email, createdAt: T0 });
-            await tx.ledger.append({ accountId, kind: 'charge', amount: -5, jobId: uid('job'), note: null, createdAt: at(1) });
+            await tx.ledger.append({
+              accountId,
+              kind: 'charge',
+              amount: -5,
+              jobId: uid('job'),
+              note: null,
+              createdAt: at(1),
+            });
             throw new Error('changed my mind');
           }),
         ).rejects.toThrow('changed my mind');
@@ -156,13 +300,20 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const accountId = await account();
         const keyId = await key(accountId);
         const day = '2026-11-22';
-        const results = await Promise.all(Array.from({ length: 40 }, () => store.requests.increment(keyId, day, 25)));
+        const results = await Promise.all(
+          Array.from({ length: 40 }, () => store.requests.increment(keyId, day, 25)),
+        );
         const accepted = results.filter((r) => !r.refused);
         expect(accepted).toHaveLength(25);
-        expect(accepted.map((r) => r.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+        expect(accepted.map((r) => r.count).sort((a, b) => a - b)).toEqual(
+          Array.from({ length: 25 }, (_, i) => i + 1),
+        );
         expect(results.filter((r) => r.refused).every((r) => r.count === 25)).toBe(true);
         expect(await store.requests.get(keyId, day)).toBe(25);
-        expect(await store.requests.increment(keyId, '2026-11-23', 25)).toEqual({ count: 1, refused: false });
+        expect(await store.requests.increment(keyId, '2026-11-23', 25)).toEqual({
+          count: 1,
+          refused: false,
+        });
         expect(await store.requests.get(keyId, '2026-11-21')).toBe(0);
       });
     });
@@ -170,15 +321,31 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     describe('idempotency', () => {
       it('stores an answer, keeps the first against a fresh duplicate, replaces an expired one, forgets on delete', async () => {
         const accountId = await account();
-        const row = { accountId, endpoint: 'generations', key: 'k-1', bodyHash: 'h1', status: 202, body: { success: true, id: 'job_1' }, createdAt: at(0) };
+        const row = {
+          accountId,
+          endpoint: 'generations',
+          key: 'k-1',
+          bodyHash: 'h1',
+          status: 202,
+          body: { success: true, id: 'job_1' },
+          createdAt: at(0),
+        };
         expect(await store.idempotency.get(accountId, 'generations', 'k-1')).toBeUndefined();
         expect(await store.idempotency.put(row, at(-1440))).toBe(true);
         expect(await store.idempotency.get(accountId, 'generations', 'k-1')).toEqual(row);
         expect(await store.idempotency.get(accountId, 'uploads', 'k-1')).toBeUndefined();
 
-        const rival = { ...row, bodyHash: 'h2', body: { success: true, id: 'job_2' }, createdAt: at(1) };
+        const rival = {
+          ...row,
+          bodyHash: 'h2',
+          body: { success: true, id: 'job_2' },
+          createdAt: at(1),
+        };
         expect(await store.idempotency.put(rival, at(-1439))).toBe(false);
-        expect((await store.idempotency.get(accountId, 'generations', 'k-1'))?.body).toEqual({ success: true, id: 'job_1' });
+        expect((await store.idempotency.get(accountId, 'generations', 'k-1'))?.body).toEqual({
+          success: true,
+          id: 'job_1',
+        });
 
         const dayLater = { ...rival, createdAt: at(1500) };
         expect(await store.idempotency.put(dayLater, at(60))).toBe(true);
@@ -195,11 +362,32 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const keyId = await key(accountId);
         const id = await job(accountId, keyId, { units: 3 });
         expect(await store.jobs.get(id)).toEqual<JobRow>({
-          id, accountId, keyId, kind: 'catalog', toolId: 'virtual_model', status: 'processing', price: 4, input: '{"units":[]}', errorMessage: null, readySetId: null, createdAt: T0,
+          id,
+          accountId,
+          keyId,
+          kind: 'catalog',
+          toolId: 'virtual_model',
+          status: 'processing',
+          price: 4,
+          input: '{"units":[]}',
+          errorMessage: null,
+          readySetId: null,
+          createdAt: T0,
         });
-        expect(await store.jobs.unitsOf(id)).toEqual([0, 1, 2].map((idx) => ({ idx, shotId: `shot-${idx}`, status: 'pending', errorMessage: null })));
+        expect(await store.jobs.unitsOf(id)).toEqual(
+          [0, 1, 2].map((idx) => ({
+            idx,
+            shotId: `shot-${idx}`,
+            status: 'pending',
+            errorMessage: null,
+          })),
+        );
 
-        const [b0, b1, b2] = [await blob(null, 'a'.repeat(64), 10), await blob(null, 'b'.repeat(64), 10), await blob(null, 'c'.repeat(64), 10)];
+        const [b0, b1, b2] = [
+          await blob(null, 'a'.repeat(64), 10),
+          await blob(null, 'b'.repeat(64), 10),
+          await blob(null, 'c'.repeat(64), 10),
+        ];
         expect(await store.jobs.completeUnit(id, 2, [b1, b2])).toBe(true);
         expect(await store.jobs.completeUnit(id, 0, [b0])).toBe(true);
         expect(await store.jobs.completeUnit(id, 0, [b1])).toBe(false);
@@ -210,7 +398,11 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
           { unitIdx: 2, n: 0, blobId: b1 },
           { unitIdx: 2, n: 1, blobId: b2 },
         ]);
-        expect((await store.jobs.unitsOf(id)).map((u) => [u.status, u.errorMessage])).toEqual([['completed', null], ['failed', 'the provider refused'], ['completed', null]]);
+        expect((await store.jobs.unitsOf(id)).map((u) => [u.status, u.errorMessage])).toEqual([
+          ['completed', null],
+          ['failed', 'the provider refused'],
+          ['completed', null],
+        ]);
 
         await store.jobs.recordProviderCost(id, 'fal', 0.25);
         await store.jobs.recordProviderCost(id, 'fal', null);
@@ -229,10 +421,14 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await store.jobs.markUnitStarted(id, 0, at(1));
         await store.jobs.markUnitStarted(id, 1, at(1));
         await store.jobs.clearUnitsStarted([{ jobId: id, idx: 1 }]);
-        expect(await store.jobs.countInterruptions()).toEqual([{ jobId: id, idx: 0, interruptions: 1 }]);
+        expect(await store.jobs.countInterruptions()).toEqual([
+          { jobId: id, idx: 0, interruptions: 1 },
+        ]);
         expect(await store.jobs.countInterruptions()).toEqual([]);
         await store.jobs.markUnitStarted(id, 0, at(2));
-        expect(await store.jobs.countInterruptions()).toEqual([{ jobId: id, idx: 0, interruptions: 2 }]);
+        expect(await store.jobs.countInterruptions()).toEqual([
+          { jobId: id, idx: 0, interruptions: 2 },
+        ]);
       });
 
       it('leases each processing job to one worker at a time; renew, release and expiry hand it over', async () => {
@@ -278,7 +474,9 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const keyId = await key(accountId);
         const ids = [];
         for (let i = 0; i < 12; i++) ids.push(await job(accountId, keyId, { createdAt: at(i) }));
-        const claims = await Promise.all(Array.from({ length: 6 }, (_, w) => store.jobs.claim(`worker-${w}`, 60_000, 3)));
+        const claims = await Promise.all(
+          Array.from({ length: 6 }, (_, w) => store.jobs.claim(`worker-${w}`, 60_000, 3)),
+        );
         const all = claims.flat();
         expect(new Set(all).size).toBe(all.length);
         expect(all.sort()).toEqual([...ids].sort());
@@ -289,7 +487,18 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       it('inserts, reads within the account only, lists newest first, deletes once', async () => {
         const accountId = await account();
         const other = await account();
-        const base = { accountId, label: 'Look', toolId: 'virtual_model', images: { fashion_model: 'fm_1', venue: 'https://example.test/v.png' }, pose: 'p1', shotType: null, stylePreset: null, ratio: '3:4', coverUrl: null, sourceJobId: null };
+        const base = {
+          accountId,
+          label: 'Look',
+          toolId: 'virtual_model',
+          images: { fashion_model: 'fm_1', venue: 'https://example.test/v.png' },
+          pose: 'p1',
+          shotType: null,
+          stylePreset: null,
+          ratio: '3:4',
+          coverUrl: null,
+          sourceJobId: null,
+        };
         const first = uid('ts');
         const second = uid('ts');
         await store.templates.insert({ ...base, id: first, createdAt: at(1) });
@@ -307,7 +516,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     });
 
     describe('blob rows', () => {
-      it('names content by public id, sums an account\'s distinct content, lists what is recorded', async () => {
+      it("names content by public id, sums an account's distinct content, lists what is recorded", async () => {
         const accountId = await account();
         const other = await account();
         const [sha1, sha2, sha3] = ['1'.repeat(64), '2'.repeat(64), '3'.repeat(64)];
@@ -315,7 +524,12 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await blob(accountId, sha1, 100); // the same content again: counted once
         await blob(accountId, sha2, 50);
         await blob(null, sha3, 7);
-        expect(await store.blobs.get(id1)).toEqual({ id: id1, sha256: sha1, mime: 'image/png', size: 100 });
+        expect(await store.blobs.get(id1)).toEqual({
+          id: id1,
+          sha256: sha1,
+          mime: 'image/png',
+          size: 100,
+        });
         expect(await store.blobs.get('b_missing')).toBeUndefined();
         expect(await store.blobs.accountBytes(accountId)).toBe(150);
         expect(await store.blobs.accountBytes(other)).toBe(0);

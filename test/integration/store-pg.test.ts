@@ -35,7 +35,14 @@ describePostgres('PostgreSQL store', (databaseUrl) => {
       const id = uid('acct');
       await store.transaction(async (tx) => {
         await tx.accounts.create({ id, email: `${id}@example.test`, createdAt: T0 });
-        await tx.ledger.append({ accountId: id, kind: 'grant', amount: balance, jobId: null, note: null, createdAt: T0 });
+        await tx.ledger.append({
+          accountId: id,
+          kind: 'grant',
+          amount: balance,
+          jobId: null,
+          note: null,
+          createdAt: T0,
+        });
       });
       return id;
     }
@@ -57,8 +64,22 @@ describePostgres('PostgreSQL store', (databaseUrl) => {
             await bothLocked;
           }
           await tx.ledger.balanceOf(to, { forUpdate: true });
-          await tx.ledger.append({ accountId: from, kind: 'charge', amount: -10, jobId: uid('job'), note: null, createdAt: T0 });
-          await tx.ledger.append({ accountId: to, kind: 'grant', amount: 10, jobId: null, note: null, createdAt: T0 });
+          await tx.ledger.append({
+            accountId: from,
+            kind: 'charge',
+            amount: -10,
+            jobId: uid('job'),
+            note: null,
+            createdAt: T0,
+          });
+          await tx.ledger.append({
+            accountId: to,
+            kind: 'grant',
+            amount: 10,
+            jobId: null,
+            note: null,
+            createdAt: T0,
+          });
         });
       await Promise.all([move(a, b, 'ab'), move(b, a, 'ba')]);
       // One of them was the victim and ran again (a re-run can, rarely, lose a second race).
@@ -72,17 +93,40 @@ describePostgres('PostgreSQL store', (databaseUrl) => {
     it('refuses to commit a transaction whose failed statement fn swallowed (PostgreSQL would roll it back silently)', async () => {
       const accountId = await account(10);
       const jobId = uid('job');
-      await store.ledger.append({ accountId, kind: 'charge', amount: -2, jobId, note: null, createdAt: T0 });
+      await store.ledger.append({
+        accountId,
+        kind: 'charge',
+        amount: -2,
+        jobId,
+        note: null,
+        createdAt: T0,
+      });
       const attempt = store.transaction(async (tx) => {
-        await tx.ledger.append({ accountId, kind: 'grant', amount: 5, jobId: null, note: 'lost with the rest', createdAt: T0 });
+        await tx.ledger.append({
+          accountId,
+          kind: 'grant',
+          amount: 5,
+          jobId: null,
+          note: 'lost with the rest',
+          createdAt: T0,
+        });
         try {
-          await tx.ledger.append({ accountId, kind: 'charge', amount: -2, jobId, note: null, createdAt: T0 }); // second charge of the job
+          await tx.ledger.append({
+            accountId,
+            kind: 'charge',
+            amount: -2,
+            jobId,
+            note: null,
+            createdAt: T0,
+          }); // second charge of the job
         } catch {
           // swallowed: on SQLite the transaction could go on; on PostgreSQL it is over
         }
         return 'done';
       });
-      await expect(attempt).rejects.toThrow(/transaction rolled back: a statement in it failed .*ledger_one_charge_per_job/);
+      await expect(attempt).rejects.toThrow(
+        /transaction rolled back: a statement in it failed .*ledger_one_charge_per_job/,
+      );
       expect(await store.ledger.balanceOf(accountId)).toBe(8);
       expect(await store.ledger.entriesFor(accountId)).toHaveLength(2);
     });
@@ -92,7 +136,15 @@ describePostgres('PostgreSQL store', (databaseUrl) => {
       try {
         const accountId = await account(0);
         const [k1, k2] = [uid('key'), uid('key')];
-        for (const id of [k1, k2]) await store.keys.create({ id, accountId, hash: uid('hash'), prefix: 'ds_live_test', dailyCap: 5, createdAt: T0 });
+        for (const id of [k1, k2])
+          await store.keys.create({
+            id,
+            accountId,
+            hash: uid('hash'),
+            prefix: 'ds_live_test',
+            dailyCap: 5,
+            createdAt: T0,
+          });
         const before = await other.keys.changeMarker();
 
         await expect(
@@ -125,7 +177,9 @@ describePostgres('PostgreSQL store', (databaseUrl) => {
       );
       expect(failure).toBeInstanceOf(DatabaseUnavailable);
       expect((failure as DatabaseUnavailable).code).toBe('28P01');
-      expect(`${(failure as Error).message}${(failure as Error).stack}`).not.toContain('wrong-Pa55word-xyz');
+      expect(`${(failure as Error).message}${(failure as Error).stack}`).not.toContain(
+        'wrong-Pa55word-xyz',
+      );
     });
   });
 });

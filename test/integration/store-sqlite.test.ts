@@ -18,14 +18,28 @@ describe('SQLite store', () => {
     const file = freshFile();
     let store = openSqliteStore(file);
     await store.transaction(async (tx) => {
-      await tx.accounts.create({ id: 'acct_1', email: 'a@example.test', createdAt: '2026-11-22T10:00:00.000Z' });
-      await tx.keys.create({ id: 'key_1', accountId: 'acct_1', hash: 'h', prefix: 'p', dailyCap: 5, createdAt: '2026-11-22T10:00:00.000Z' });
+      await tx.accounts.create({
+        id: 'acct_1',
+        email: 'a@example.test',
+        createdAt: '2026-11-22T10:00:00.000Z',
+      });
+      await tx.keys.create({
+        id: 'key_1',
+        accountId: 'acct_1',
+        hash: 'h',
+        prefix: 'p',
+        dailyCap: 5,
+        createdAt: '2026-11-22T10:00:00.000Z',
+      });
     });
     for (let i = 0; i < 3; i++) await store.requests.increment('key_1', '2026-11-22', 5);
     await store.close();
     store = openSqliteStore(file);
     expect(await store.requests.get('key_1', '2026-11-22')).toBe(3);
-    expect(await store.requests.increment('key_1', '2026-11-22', 3)).toEqual({ count: 3, refused: true });
+    expect(await store.requests.increment('key_1', '2026-11-22', 3)).toEqual({
+      count: 3,
+      refused: true,
+    });
     await store.close();
   });
 
@@ -35,7 +49,11 @@ describe('SQLite store', () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const tx = store.transaction(async (t) => {
-      await t.accounts.create({ id: 'acct_1', email: 'a@example.test', createdAt: '2026-11-22T10:00:00.000Z' });
+      await t.accounts.create({
+        id: 'acct_1',
+        email: 'a@example.test',
+        createdAt: '2026-11-22T10:00:00.000Z',
+      });
       await held;
       order.push('tx done');
     });
@@ -47,7 +65,9 @@ describe('SQLite store', () => {
     release();
     await Promise.all([tx, outside]);
     expect(order).toEqual(['tx done', 'outside saw acct_1']);
-    await expect(store.transaction(async () => store.accounts.idByEmail('a@example.test'))).rejects.toThrow(/use the transaction store/);
+    await expect(
+      store.transaction(async () => store.accounts.idByEmail('a@example.test')),
+    ).rejects.toThrow(/use the transaction store/);
     expect(await store.accounts.idByEmail('a@example.test')).toBe('acct_1');
     await store.close();
   });

@@ -39,7 +39,10 @@ const command = async (name: string, args: unknown = {}) => {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(args),
   });
-  return { status: res.status, body: (await res.json()) as { ok: boolean; error?: { code: string; message: string } } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { ok: boolean; error?: { code: string; message: string } },
+  };
 };
 
 describe('studio command names', () => {
@@ -48,7 +51,10 @@ describe('studio command names', () => {
     async (name) => {
       const res = await command(name);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ ok: false, error: { code: 'unknown_command', message: `unknown command '${name}'` } });
+      expect(res.body).toEqual({
+        ok: false,
+        error: { code: 'unknown_command', message: `unknown command '${name}'` },
+      });
     },
   );
 

@@ -22,7 +22,11 @@ describe('daily cap for the studio', () => {
     const { apiKey } = service.createAccount({ email: 'cap@example.com', diamonds: 10 });
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-cap-'));
     cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-    const config = EngineStartSchema.parse({ dataDir, service: { mode: 'remote', baseUrl: service.url, apiKey }, dailyCap: 42 });
+    const config = EngineStartSchema.parse({
+      dataDir,
+      service: { mode: 'remote', baseUrl: service.url, apiKey },
+      dailyCap: 42,
+    });
     const host = await openStudioHost(config, () => undefined);
     cleanups.push(() => host.close());
     const budget = await host.studio.engine.budget();
@@ -35,6 +39,9 @@ describe('daily cap for the studio', () => {
   }, 60_000);
 
   it('refuses a cap below 1', () => {
-    expect(EngineStartSchema.safeParse({ dataDir: '/tmp/x', service: { mode: 'embedded' }, dailyCap: 0 }).success).toBe(false);
+    expect(
+      EngineStartSchema.safeParse({ dataDir: '/tmp/x', service: { mode: 'embedded' }, dailyCap: 0 })
+        .success,
+    ).toBe(false);
   });
 });

@@ -3,12 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  discardTemp,
-  placeFile,
-  tempPathFor,
-  writeFileAtomic,
-} from '../../src/infra/atomic-write';
+import { discardTemp, placeFile, tempPathFor, writeFileAtomic } from '../../src/infra/atomic-write';
 import { checkCompliance } from '../../src/studio/export/compliance';
 import { exportResult, type ExportResultInput } from '../../src/studio/export/export-result';
 import { renderForPreset } from '../../src/studio/export/render';
@@ -41,7 +36,13 @@ const dressSvg = (w: number, h: number, x: number, y: number, s = 1): Buffer =>
 /** Product shot: the dress on an off-white sweep (with a little sensor noise). */
 async function offWhiteShot(file: string, w = 1200, h = 1600, x = 400, y = 350): Promise<string> {
   const noise = await sharp({
-    create: { width: w, height: h, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 0, sigma: 2 } },
+    create: {
+      width: w,
+      height: h,
+      channels: 3,
+      background: '#000',
+      noise: { type: 'gaussian', mean: 0, sigma: 2 },
+    },
   })
     .removeAlpha()
     .raw()
@@ -51,14 +52,19 @@ async function offWhiteShot(file: string, w = 1200, h = 1600, x = 400, y = 350):
     .removeAlpha()
     .raw()
     .toBuffer();
-  for (let i = 0; i < base.length; i++) base[i] = Math.max(0, (base[i] ?? 0) - (noise[i] ?? 0) / 16);
-  await sharp(base, { raw: { width: w, height: h, channels: 3 } }).jpeg({ quality: 92 }).toFile(file);
+  for (let i = 0; i < base.length; i++)
+    base[i] = Math.max(0, (base[i] ?? 0) - (noise[i] ?? 0) / 16);
+  await sharp(base, { raw: { width: w, height: h, channels: 3 } })
+    .jpeg({ quality: 92 })
+    .toFile(file);
   return file;
 }
 
 /** Cut-out: the dress on a transparent background, with an anti-aliased alpha edge. */
 async function transparentShot(file: string, w = 1000, h = 1000): Promise<string> {
-  await sharp({ create: { width: w, height: h, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+  await sharp({
+    create: { width: w, height: h, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } },
+  })
     .composite([{ input: dressSvg(w, h, 300, 50, 1) }])
     .png()
     .toFile(file);
@@ -161,7 +167,10 @@ describe('marketplace presets', () => {
 
   it('amazon: compliance fails an off-white, small product image', async () => {
     const src = await offWhiteShot(path.join(dir, 'shot.jpg'));
-    const report = await checkCompliance({ image: src, settings: { preset: 'amazon', format: 'jpeg' } });
+    const report = await checkCompliance({
+      image: src,
+      settings: { preset: 'amazon', format: 'jpeg' },
+    });
     expect(report.ok).toBe(false);
     const failed = report.checks.filter((c) => !c.ok).map((c) => c.id);
     expect(failed).toEqual(expect.arrayContaining(['background', 'fill', 'size', 'icc-profile']));
@@ -170,28 +179,32 @@ describe('marketplace presets', () => {
   it.each([
     ['zalando', 1801, 2600, 'jpeg'],
     ['shopify', 2048, 2048, 'png'],
-  ] as const)('%s: exactly %i×%i, product centred, sRGB with profile', async (preset, w, h, format) => {
-    // Product off-centre, to prove it gets centred.
-    const src = await offWhiteShot(path.join(dir, 'shot.jpg'), 1600, 1400, 150, 250);
-    const out = await renderForPreset(src, { preset, format, quality: 85 });
-    const meta = await sharp(out.data).metadata();
-    expect([meta.width, meta.height]).toEqual([w, h]);
-    expect(meta.format).toBe(preset === 'zalando' ? 'jpeg' : format);
-    expect(meta.space).toBe('srgb');
-    expect(meta.hasProfile).toBe(true);
-    // The product's horizontal centre is the frame's centre (within 2%).
-    const p = await pixels(out.data);
-    let [l, r] = [p.width, -1];
-    for (let y = 0; y < p.height; y += 4) {
-      for (let x = 0; x < p.width; x++) {
-        const i = (y * p.width + x) * p.channels;
-        if ((p.data[i] ?? 0) < 200 && (p.data[i + 1] ?? 0) < 120) [l, r] = [Math.min(l, x), Math.max(r, x)];
+  ] as const)(
+    '%s: exactly %i×%i, product centred, sRGB with profile',
+    async (preset, w, h, format) => {
+      // Product off-centre, to prove it gets centred.
+      const src = await offWhiteShot(path.join(dir, 'shot.jpg'), 1600, 1400, 150, 250);
+      const out = await renderForPreset(src, { preset, format, quality: 85 });
+      const meta = await sharp(out.data).metadata();
+      expect([meta.width, meta.height]).toEqual([w, h]);
+      expect(meta.format).toBe(preset === 'zalando' ? 'jpeg' : format);
+      expect(meta.space).toBe('srgb');
+      expect(meta.hasProfile).toBe(true);
+      // The product's horizontal centre is the frame's centre (within 2%).
+      const p = await pixels(out.data);
+      let [l, r] = [p.width, -1];
+      for (let y = 0; y < p.height; y += 4) {
+        for (let x = 0; x < p.width; x++) {
+          const i = (y * p.width + x) * p.channels;
+          if ((p.data[i] ?? 0) < 200 && (p.data[i + 1] ?? 0) < 120)
+            [l, r] = [Math.min(l, x), Math.max(r, x)];
+        }
       }
-    }
-    expect(Math.abs((l + r) / 2 - p.width / 2) / p.width).toBeLessThan(0.02);
-    const report = await checkCompliance({ image: out.data, settings: { preset, format } });
-    expect(report.ok).toBe(true);
-  });
+      expect(Math.abs((l + r) / 2 - p.width / 2) / p.width).toBeLessThan(0.02);
+      const report = await checkCompliance({ image: out.data, settings: { preset, format } });
+      expect(report.ok).toBe(true);
+    },
+  );
 
   it('original: keeps the size; PNG keeps transparency; sRGB profile embedded', async () => {
     const src = await transparentShot(path.join(dir, 'cutout.png'), 640, 480);
@@ -214,14 +227,22 @@ describe('marketplace presets', () => {
 
   it('converts a Display P3 input to sRGB', async () => {
     const src = path.join(dir, 'p3.jpg');
-    await sharp({ create: { width: 300, height: 200, channels: 3, background: { r: 200, g: 40, b: 60 } } })
+    await sharp({
+      create: { width: 300, height: 200, channels: 3, background: { r: 200, g: 40, b: 60 } },
+    })
       .withIccProfile('p3')
       .jpeg()
       .toFile(src);
     const out = await renderForPreset(src, { preset: 'original', format: 'jpeg', quality: 90 });
-    const report = await checkCompliance({ image: out.data, settings: { preset: 'original', format: 'jpeg' } });
+    const report = await checkCompliance({
+      image: out.data,
+      settings: { preset: 'original', format: 'jpeg' },
+    });
     expect(report.checks.find((c) => c.id === 'icc-profile')).toMatchObject({ ok: true });
-    const p3Report = await checkCompliance({ image: src, settings: { preset: 'original', format: 'jpeg' } });
+    const p3Report = await checkCompliance({
+      image: src,
+      settings: { preset: 'original', format: 'jpeg' },
+    });
     expect(p3Report.checks.find((c) => c.id === 'icc-profile')).toMatchObject({ ok: false });
   });
 });
@@ -268,7 +289,9 @@ describe('exportResult', () => {
 
   it('amazon export reports forced JPEG and a passing compliance report', async () => {
     const src = await offWhiteShot(path.join(dir, 'result.png'));
-    const out = await exportResult(base({ resultPath: src, export: { preset: 'amazon', format: 'png' } }));
+    const out = await exportResult(
+      base({ resultPath: src, export: { preset: 'amazon', format: 'png' } }),
+    );
     expect(out.path.endsWith('.jpg')).toBe(true);
     expect(out.report.ok).toBe(true);
     expect(out.report.checks.find((c) => c.id === 'format')?.message).toContain('forced');
@@ -285,9 +308,9 @@ describe('exportResult', () => {
 
   it('rejects a bad naming pattern before writing anything', async () => {
     const src = await offWhiteShot(path.join(dir, 'result.jpg'), 200, 200, 0, 0);
-    await expect(exportResult(base({ resultPath: src, export: { naming: '{name}/{oops}' } }))).rejects.toThrow(
-      /Unknown token \{oops\}/,
-    );
+    await expect(
+      exportResult(base({ resultPath: src, export: { naming: '{name}/{oops}' } })),
+    ).rejects.toThrow(/Unknown token \{oops\}/);
     expect(fs.existsSync(path.join(dir, 'out'))).toBe(false);
   });
 });
@@ -356,7 +379,9 @@ describe('source files', () => {
     const moved = await moveSourceToDone({ root, file });
     expect(moved).toBe(path.join(root, 'done', 'brand', 'ss27', 'look-2.jpg'));
     expect(fs.readFileSync(moved, 'utf8')).toBe('photo');
-    expect(fs.readFileSync(path.join(root, 'done', 'brand', 'ss27', 'look.jpg'), 'utf8')).toBe('earlier');
+    expect(fs.readFileSync(path.join(root, 'done', 'brand', 'ss27', 'look.jpg'), 'utf8')).toBe(
+      'earlier',
+    );
     expect(fs.existsSync(file)).toBe(false);
   });
 
@@ -376,13 +401,18 @@ describe('source files', () => {
     const reason = fs.readFileSync(reasonPath, 'utf8');
     expect(reason).toContain('no person detected');
     expect(reason).toContain('2026-11-22T10:00:00.000Z');
-    expect(fs.readdirSync(path.join(root, 'failed')).sort()).toEqual(['look.jpg', 'look.jpg.reason.txt']);
+    expect(fs.readdirSync(path.join(root, 'failed')).sort()).toEqual([
+      'look.jpg',
+      'look.jpg.reason.txt',
+    ]);
   });
 
   it('refuses to move a file from outside the hot folder', async () => {
     const file = path.join(dir, 'elsewhere.jpg');
     fs.writeFileSync(file, 'x');
-    await expect(moveSourceToDone({ root: path.join(dir, 'hot'), file })).rejects.toThrow(/not inside/);
+    await expect(moveSourceToDone({ root: path.join(dir, 'hot'), file })).rejects.toThrow(
+      /not inside/,
+    );
   });
 
   it('moves across filesystems by copy + fsync + unlink', async (ctx) => {

@@ -17,7 +17,11 @@ import type { Recipe } from '../../src/shared/studio';
 import { StudioEngine, type EngineOptions } from '../../src/studio/engine';
 import { openStudio, runCommand } from '../../src/studio';
 import { runBatch, type RunOptions } from '../../src/studio/run-batch';
-import { startReferenceService, type ReferenceService, type ReferenceServiceOptions } from '../reference-service';
+import {
+  startReferenceService,
+  type ReferenceService,
+  type ReferenceServiceOptions,
+} from '../reference-service';
 import { startFaultProxy, type FaultProxyOptions } from '../reference-service/fault-proxy';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -27,9 +31,20 @@ afterEach(async () => {
 
 const EMAIL = 'studio@example.com';
 
-type World = { root: string; service: ReferenceService; apiKey: string; url: string; inDir: string };
+type World = {
+  root: string;
+  service: ReferenceService;
+  apiKey: string;
+  url: string;
+  inDir: string;
+};
 
-async function world(options: ReferenceServiceOptions, account: { diamonds: number; dailyCap?: number }, photos: number, proxy?: Omit<FaultProxyOptions, 'target'>): Promise<World & { proxy?: Awaited<ReturnType<typeof startFaultProxy>> }> {
+async function world(
+  options: ReferenceServiceOptions,
+  account: { diamonds: number; dailyCap?: number },
+  photos: number,
+  proxy?: Omit<FaultProxyOptions, 'target'>,
+): Promise<World & { proxy?: Awaited<ReturnType<typeof startFaultProxy>> }> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-money-'));
   cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
   const service = await startReferenceService({ seed: 3, timeScale: 0.01, ...options });
@@ -46,14 +61,27 @@ async function world(options: ReferenceServiceOptions, account: { diamonds: numb
   fs.mkdirSync(inDir);
   for (let i = 0; i < photos; i++) {
     const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="320" height="400"><rect width="100%" height="100%" fill="#f0efe9"/><rect x="${60 + i * 7}" y="80" width="180" height="240" rx="24" fill="hsl(${i * 37},65%,45%)"/></svg>`;
-    await sharp(Buffer.from(svg)).jpeg({ quality: 90 }).toFile(path.join(inDir, `p${String(i).padStart(2, '0')}.jpg`));
+    await sharp(Buffer.from(svg))
+      .jpeg({ quality: 90 })
+      .toFile(path.join(inDir, `p${String(i).padStart(2, '0')}.jpg`));
   }
   return { root, service, apiKey, url, inDir, ...(fault ? { proxy: fault } : {}) };
 }
 
 /** `dropshoot run` against the world, on a data folder that may be reused by the next call. */
-async function run(w: World, recipe: Recipe, opts: { out?: string; data?: string; maxDiamonds?: number; engine?: Partial<EngineOptions>; client?: ServiceClient } & RunOptions = {}) {
-  const client = opts.client ?? new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
+async function run(
+  w: World,
+  recipe: Recipe,
+  opts: {
+    out?: string;
+    data?: string;
+    maxDiamonds?: number;
+    engine?: Partial<EngineOptions>;
+    client?: ServiceClient;
+  } & RunOptions = {},
+) {
+  const client =
+    opts.client ?? new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
   const engine = new StudioEngine({
     dataDir: opts.data ?? path.join(w.root, 'data'),
     client,
@@ -66,16 +94,34 @@ async function run(w: World, recipe: Recipe, opts: { out?: string; data?: string
   });
   try {
     const { out, data: _data, maxDiamonds, engine: _engine, client: _client, ...runOptions } = opts;
-    return await runBatch(engine, { inDir: w.inDir, recipe, outDir: out ?? path.join(w.root, 'out'), ...(maxDiamonds !== undefined ? { maxDiamonds } : {}), ...runOptions });
+    return await runBatch(engine, {
+      inDir: w.inDir,
+      recipe,
+      outDir: out ?? path.join(w.root, 'out'),
+      ...(maxDiamonds !== undefined ? { maxDiamonds } : {}),
+      ...runOptions,
+    });
   } finally {
     await engine.close();
     await client.close();
   }
 }
 
-const cutout: Recipe = { request: { toolId: 'remove_background', images: { user_photo: '{photo}' } }, export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{n}' } };
-const onModel: Recipe = { request: { toolId: 'virtual_model', images: { fashion_model: 'person-001', garment_photo: '{photo}' } }, export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' } };
-const readyShoot = (id: string): Recipe => ({ request: { readyTemplateSetId: id, images: { garment_photo: '{photo}' } }, export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{shot}' } });
+const cutout: Recipe = {
+  request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
+  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{n}' },
+};
+const onModel: Recipe = {
+  request: {
+    toolId: 'virtual_model',
+    images: { fashion_model: 'person-001', garment_photo: '{photo}' },
+  },
+  export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
+};
+const readyShoot = (id: string): Recipe => ({
+  request: { readyTemplateSetId: id, images: { garment_photo: '{photo}' } },
+  export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{shot}' },
+});
 
 function money(service: ReferenceService) {
   const ledger = service.ledger(EMAIL);
@@ -91,7 +137,14 @@ function money(service: ReferenceService) {
   };
 }
 
-const filesIn = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => /\.(png|jpe?g|webp)$/.test(f)).sort() : []);
+const filesIn = (dir: string) =>
+  fs.existsSync(dir)
+    ? fs
+        .readdirSync(dir, { recursive: true })
+        .map(String)
+        .filter((f) => /\.(png|jpe?g|webp)$/.test(f))
+        .sort()
+    : [];
 
 describe('a job once paid is collected, never paid again (item 1)', () => {
   it('export folder not writable: the run fails the photos, and the re-run delivers the same paid jobs', async () => {
@@ -140,7 +193,11 @@ describe('a job once paid is collected, never paid again (item 1)', () => {
 
 describe('statuses the spec leaves open (item 2)', () => {
   it('a ready shoot answering pack_processing / pack_completed is collected shot by shot, paid once', async () => {
-    const w = await world({ catalogStatus: 'pack', resultsOnOtherHost: true, extraFields: true, idStyle: 'opaque' }, { diamonds: 100 }, 2);
+    const w = await world(
+      { catalogStatus: 'pack', resultsOnOtherHost: true, extraFields: true, idStyle: 'opaque' },
+      { diamonds: 100 },
+      2,
+    );
     const summary = await run(w, readyShoot('shoot-02'));
     expect(summary).toMatchObject({ photos: 2, exported: 2, failed: [] });
     // shoot-02 has 3 shots: every one delivered for both photos.
@@ -184,7 +241,12 @@ describe('500 and lost answers on create (item 4)', () => {
     const first = await run(w, cutout);
     expect(first.exported).toBe(1);
     // Whichever photo's submission reached the proxy first lost its answer.
-    expect(first.uncertain).toEqual([{ name: expect.stringMatching(/^p0[01]\.jpg$/), reason: expect.stringMatching(/may cost 1 more diamond/) }]);
+    expect(first.uncertain).toEqual([
+      {
+        name: expect.stringMatching(/^p0[01]\.jpg$/),
+        reason: expect.stringMatching(/may cost 1 more diamond/),
+      },
+    ]);
     const lost = first.uncertain[0]!.name;
     expect(money(w.service).charges).toBe(2); // the lost one was charged; it was not sent again
     // Its charge is known only from the balance: counted, so the summary's spend is the ledger's.
@@ -192,7 +254,13 @@ describe('500 and lost answers on create (item 4)', () => {
 
     const settled = await run(w, cutout, { uncertain: 'resubmit' });
     expect(settled).toMatchObject({ exported: 1, skipped: 1, uncertain: [] });
-    expect(settled.notices).toContainEqual(expect.stringMatching(new RegExp(`^${lost.replace('.', '\\.')}: uncertain submission resubmitted .*may cost 1 more`)));
+    expect(settled.notices).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^${lost.replace('.', '\\.')}: uncertain submission resubmitted .*may cost 1 more`,
+        ),
+      ),
+    );
     // The stated cost was paid: the lost job's charge stays, one more for the resubmission.
     expect(money(w.service)).toMatchObject({ charges: 3, refunds: 0 });
   }, 60_000);
@@ -217,29 +285,64 @@ describe('an uncertain submission is settled by the operator (item 4)', () => {
     const { w, first } = await lostOne();
     const settled = await run(w, cutout, { uncertain: 'fail' });
     expect(settled).toMatchObject({ exported: 0, skipped: 1, uncertain: [] });
-    expect(settled.failed).toEqual([{ name: first.uncertain[0]!.name, reason: expect.stringContaining('it may have been charged once') }]);
+    expect(settled.failed).toEqual([
+      {
+        name: first.uncertain[0]!.name,
+        reason: expect.stringContaining('it may have been charged once'),
+      },
+    ]);
     expect(money(w.service)).toMatchObject({ charges: 2, refunds: 0 });
   }, 60_000);
 
   it('from the UI: queue.resolveUncertain resubmits (one more charge, as stated) or fails it', async () => {
     const { w, first } = await lostOne();
     const client = new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
-    const studio = await openStudio({ dataDir: path.join(w.root, 'data'), client, apiKey: w.apiKey });
+    const studio = await openStudio({
+      dataDir: path.join(w.root, 'data'),
+      client,
+      apiKey: w.apiKey,
+    });
     cleanups.push(async () => {
       await studio.close();
       await client.close();
     });
     const list = async () => {
       const listed = await runCommand(studio.commands, 'queue.list', {});
-      return listed.ok ? (listed.result as { items: { id: string; name: string; state: string; uncertain: boolean; note: string | null }[] }).items : [];
+      return listed.ok
+        ? (
+            listed.result as {
+              items: {
+                id: string;
+                name: string;
+                state: string;
+                uncertain: boolean;
+                note: string | null;
+              }[];
+            }
+          ).items
+        : [];
     };
     const lost = (await list()).find((i) => i.name === first.uncertain[0]!.name)!;
-    expect(lost).toMatchObject({ uncertain: true, note: expect.stringMatching(/may cost 1 more diamond/) });
+    expect(lost).toMatchObject({
+      uncertain: true,
+      note: expect.stringMatching(/may cost 1 more diamond/),
+    });
     // Settling twice is harmless: the second finds nothing uncertain.
-    expect(await runCommand(studio.commands, 'queue.resolveUncertain', { id: lost.id, action: 'resubmit' })).toEqual({ ok: true, result: { changed: 1 } });
-    expect(await runCommand(studio.commands, 'queue.resolveUncertain', { id: lost.id, action: 'fail' })).toEqual({ ok: true, result: { changed: 0 } });
+    expect(
+      await runCommand(studio.commands, 'queue.resolveUncertain', {
+        id: lost.id,
+        action: 'resubmit',
+      }),
+    ).toEqual({ ok: true, result: { changed: 1 } });
+    expect(
+      await runCommand(studio.commands, 'queue.resolveUncertain', { id: lost.id, action: 'fail' }),
+    ).toEqual({ ok: true, result: { changed: 0 } });
     const deadline = Date.now() + 30_000;
-    while ((await list()).find((i) => i.id === lost.id)?.state !== 'exported' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (
+      (await list()).find((i) => i.id === lost.id)?.state !== 'exported' &&
+      Date.now() < deadline
+    )
+      await new Promise((r) => setTimeout(r, 100));
     expect((await list()).find((i) => i.id === lost.id)?.state).toBe('exported');
     expect(filesIn(path.join(w.root, 'out'))).toEqual(['p00-1.png', 'p01-1.png']);
     expect(money(w.service)).toMatchObject({ charges: 3, refunds: 0 });
@@ -277,10 +380,15 @@ describe('a create that certainly never went out is sent again (issue 10 open en
     const closed = (probe.address() as AddressInfo).port;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const service = new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
-    const nowhere = new HttpClient({ baseUrl: `http://127.0.0.1:${closed}`, apiKey: w.apiKey, timeoutMs: 5000 });
+    const nowhere = new HttpClient({
+      baseUrl: `http://127.0.0.1:${closed}`,
+      apiKey: w.apiKey,
+      timeoutMs: 5000,
+    });
     let refused = 0;
     const client: ServiceClient = Object.assign(Object.create(service) as ServiceClient, {
-      createGeneration: (...args: Parameters<ServiceClient['createGeneration']>) => (refused++ === 0 ? nowhere.createGeneration(...args) : service.createGeneration(...args)),
+      createGeneration: (...args: Parameters<ServiceClient['createGeneration']>) =>
+        refused++ === 0 ? nowhere.createGeneration(...args) : service.createGeneration(...args),
     });
     const summary = await run(w, cutout, { client });
     expect(refused).toBe(3);
@@ -299,7 +407,11 @@ describe('short of diamonds (item 5)', () => {
     expect(summary.held).toHaveLength(2);
     expect(summary.held[0]!.reason).toContain('Insufficient diamonds: required 5, balance 4');
     expect(summary.diamondsMissing).toBe(2 * 5 - 4);
-    expect(summary.notices?.some((n) => n.includes('short of diamonds: Insufficient diamonds: required 5, balance 4'))).toBe(true);
+    expect(
+      summary.notices?.some((n) =>
+        n.includes('short of diamonds: Insufficient diamonds: required 5, balance 4'),
+      ),
+    ).toBe(true);
     // Not a burst of futile 402s: the balance of 4 never reopened the gate.
     const creates402 = w.service.requestsToday(w.apiKey);
     expect(creates402).toBeLessThan(20);
@@ -315,7 +427,11 @@ describe('short of diamonds (item 5)', () => {
 
 describe('429: rate limits and the daily cap (item 6)', () => {
   it('a rate limit with Retry-After is waited out and the run goes on; no day is closed', async () => {
-    const w = await world({ rateLimit: { probability: 0.3, retryAfterSeconds: 1 } }, { diamonds: 50 }, 4);
+    const w = await world(
+      { rateLimit: { probability: 0.3, retryAfterSeconds: 1 } },
+      { diamonds: 50 },
+      4,
+    );
     const summary = await run(w, cutout);
     expect(summary).toMatchObject({ photos: 4, exported: 4, failed: [], held: [] });
     expect(summary.notices?.some((n) => n.includes('daily request cap'))).toBe(false);
@@ -331,7 +447,9 @@ describe('429: rate limits and the daily cap (item 6)', () => {
     expect(paid).toBeGreaterThan(0);
     expect(first.exported).toBeLessThan(4);
     expect((first.collectTomorrow ?? []).length + first.exported).toBe(paid);
-    expect(capNotice).toContain(`${first.collectTomorrow?.length} paid job(s) will be collected by the next run`);
+    expect(capNotice).toContain(
+      `${first.collectTomorrow?.length} paid job(s) will be collected by the next run`,
+    );
 
     w.service.setDailyCap(w.apiKey, 200);
     const next = await run(w, cutout);
@@ -347,7 +465,9 @@ describe('requests budget (item 7)', () => {
     const summary = await run(w, cutout, { engine: { dailyCap: 14 } });
     const plan = summary.notices?.find((n) => n.startsWith('requests left today'));
     // Two requests went on prices and the balance before the plan was made.
-    expect(plan).toBe('requests left today: 12 of 14 (about 3 per photo): 3 of 6 photo(s) fit today');
+    expect(plan).toBe(
+      'requests left today: 12 of 14 (about 3 per photo): 3 of 6 photo(s) fit today',
+    );
     expect(summary.exported).toBeGreaterThanOrEqual(3);
     expect(summary.exported + summary.held.length).toBe(6);
     expect(w.service.requestsToday(w.apiKey)).toBeLessThanOrEqual(14);
@@ -368,7 +488,10 @@ describe('diamond ceilings against the real charge (items 9, 10)', () => {
 
   it('a ready shoot is priced before it starts: a ceiling below one shoot spends nothing', async () => {
     const w = await world({ catalogStatus: 'pack' }, { diamonds: 100 }, 3);
-    const summary = await run(w, readyShoot('shoot-04'), { maxDiamonds: 10, engine: { concurrency: 3 } });
+    const summary = await run(w, readyShoot('shoot-04'), {
+      maxDiamonds: 10,
+      engine: { concurrency: 3 },
+    });
     expect(money(w.service).net).toBeLessThanOrEqual(10);
     expect(summary.exported + summary.held.length).toBe(3);
   }, 60_000);
@@ -385,16 +508,26 @@ describe('retry from the UI (item 1)', () => {
     fs.rmSync(blocked); // the folder can be written now
 
     const client = new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
-    const studio = await openStudio({ dataDir: path.join(w.root, 'data'), client, apiKey: w.apiKey });
+    const studio = await openStudio({
+      dataDir: path.join(w.root, 'data'),
+      client,
+      apiKey: w.apiKey,
+    });
     cleanups.push(async () => {
       await studio.close();
       await client.close();
     });
     const listed = await runCommand(studio.commands, 'queue.list', {});
-    const ids = (listed.ok ? (listed.result as { items: { id: string }[] }).items : []).map((i) => i.id);
-    expect(await runCommand(studio.commands, 'queue.retry', { ids })).toEqual({ ok: true, result: { changed: 2 } });
+    const ids = (listed.ok ? (listed.result as { items: { id: string }[] }).items : []).map(
+      (i) => i.id,
+    );
+    expect(await runCommand(studio.commands, 'queue.retry', { ids })).toEqual({
+      ok: true,
+      result: { changed: 2 },
+    });
     const deadline = Date.now() + 30_000;
-    while (filesIn(path.join(blocked, 'out')).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (filesIn(path.join(blocked, 'out')).length < 2 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     expect(filesIn(path.join(blocked, 'out'))).toEqual(['p00-1.png', 'p01-1.png']);
     expect(money(w.service)).toMatchObject({ charges: 2, refunds: 0 });
     // Nothing was uploaded or created again (at most a poll or a price read).
@@ -409,7 +542,9 @@ describe('polls hold no slot (item 8)', () => {
     expect(summary.exported).toBe(4);
     const jobs = w.service.jobs(EMAIL);
     const timings = new Map(w.service.timings(EMAIL).map((t) => [t.id, t]));
-    const firstDone = Math.min(...jobs.map((j) => Date.parse(j.createdAt) + timings.get(j.id)!.durationMs));
+    const firstDone = Math.min(
+      ...jobs.map((j) => Date.parse(j.createdAt) + timings.get(j.id)!.durationMs),
+    );
     const lastCreated = Math.max(...jobs.map((j) => Date.parse(j.createdAt)));
     expect(lastCreated).toBeLessThan(firstDone);
   }, 60_000);

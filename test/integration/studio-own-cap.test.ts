@@ -24,13 +24,18 @@ afterEach(async () => {
 
 const EMAIL = 'own-cap@example.com';
 const DAY_MS = 86_400_000;
-const cutout: Recipe = { request: { toolId: 'remove_background', images: { user_photo: '{photo}' } }, export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{n}' } };
+const cutout: Recipe = {
+  request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
+  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{n}' },
+};
 
 async function photos(dir: string, n: number): Promise<void> {
   fs.mkdirSync(dir, { recursive: true });
   for (let i = 0; i < n; i++) {
     const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="320" height="400"><rect width="100%" height="100%" fill="#f0efe9"/><rect x="${60 + i * 7}" y="80" width="180" height="240" rx="24" fill="hsl(${i * 37},65%,45%)"/></svg>`;
-    await sharp(Buffer.from(svg)).jpeg({ quality: 90 }).toFile(path.join(dir, `p${String(i).padStart(2, '0')}.jpg`));
+    await sharp(Buffer.from(svg))
+      .jpeg({ quality: 90 })
+      .toFile(path.join(dir, `p${String(i).padStart(2, '0')}.jpg`));
   }
 }
 
@@ -44,7 +49,13 @@ async function world(): Promise<{ root: string; service: ReferenceService; apiKe
   return { root, service, apiKey };
 }
 
-const filesIn = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.png')).sort() : []);
+const filesIn = (dir: string) =>
+  fs.existsSync(dir)
+    ? fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith('.png'))
+        .sort()
+    : [];
 
 describe("the studio's own count at --daily-cap", () => {
   it('run stops submitting and polling at the cap, lists the paid jobs; the next day collects them, nothing paid twice', async () => {
@@ -55,7 +66,15 @@ describe("the studio's own count at --daily-cap", () => {
     const cap = 15;
     const runOnce = async (offsetMs: number) => {
       const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
-      const engine = new StudioEngine({ dataDir: path.join(w.root, 'data'), client, apiKey: w.apiKey, dailyCap: cap, concurrency: 3, capProbeMs: 200, now: () => new Date(Date.now() + offsetMs) });
+      const engine = new StudioEngine({
+        dataDir: path.join(w.root, 'data'),
+        client,
+        apiKey: w.apiKey,
+        dailyCap: cap,
+        concurrency: 3,
+        capProbeMs: 200,
+        now: () => new Date(Date.now() + offsetMs),
+      });
       try {
         return await runBatch(engine, { inDir, recipe: cutout, outDir });
       } finally {
@@ -77,14 +96,21 @@ describe("the studio's own count at --daily-cap", () => {
     expect(first.exported + first.skipped).toBeLessThan(first.photos); // exit code 1
     const notice = first.notices?.find((n) => n.startsWith('daily request cap reached'));
     expect(notice).toContain(`Daily request cap of ${cap} reached (counted by this studio`);
-    expect(notice).toContain(`${first.collectTomorrow?.length} paid job(s) will be collected by the next run`);
-    for (const c of first.collectTomorrow ?? []) expect(first.held).toContainEqual({ name: c.name, reason: expect.stringContaining(`paid (job ${c.jobId})`) });
+    expect(notice).toContain(
+      `${first.collectTomorrow?.length} paid job(s) will be collected by the next run`,
+    );
+    for (const c of first.collectTomorrow ?? [])
+      expect(first.held).toContainEqual({
+        name: c.name,
+        reason: expect.stringContaining(`paid (job ${c.jobId})`),
+      });
 
     // The next UTC day (the studio's clock a day on): the paid jobs are collected, not paid again.
     // A day later the service has long finished them; its clock is real, so wait until it has
     // (read from its own state: no request sent or counted).
     const finishedBy = Date.now() + 60_000;
-    while (w.service.jobs(EMAIL).some((j) => j.status === 'processing') && Date.now() < finishedBy) await new Promise((r) => setTimeout(r, 250));
+    while (w.service.jobs(EMAIL).some((j) => j.status === 'processing') && Date.now() < finishedBy)
+      await new Promise((r) => setTimeout(r, 250));
     const next = await runOnce(DAY_MS);
     expect(w.service.requestsToday(w.apiKey) - sentFirst).toBeLessThanOrEqual(cap);
     const exported = new Set(filesIn(outDir).map((f) => f.replace(/-1\.png$/, '.jpg')));
@@ -103,7 +129,15 @@ describe("the studio's own count at --daily-cap", () => {
     const outDir = path.join(w.root, 'out');
     const cap = 14;
     const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
-    const studio = await openStudio({ dataDir: path.join(w.root, 'data'), client, apiKey: w.apiKey, dailyCap: cap, concurrency: 3, capProbeMs: 200, settleMs: 100 });
+    const studio = await openStudio({
+      dataDir: path.join(w.root, 'data'),
+      client,
+      apiKey: w.apiKey,
+      dailyCap: cap,
+      concurrency: 3,
+      capProbeMs: 200,
+      settleMs: 100,
+    });
     cleanups.push(async () => {
       await studio.close();
       await client.close();
@@ -112,13 +146,18 @@ describe("the studio's own count at --daily-cap", () => {
     let shownUsed = 0;
     studio.engine.events.on('budget.changed', (view) => (shownUsed = view.requestsUsedToday));
     fs.mkdirSync(inDir);
-    const added = await runCommand(studio.commands, 'folders.add', { path: inDir, outputDir: outDir, recipe: cutout });
+    const added = await runCommand(studio.commands, 'folders.add', {
+      path: inDir,
+      outputDir: outDir,
+      recipe: cutout,
+    });
     expect(added.ok).toBe(true);
     expect((await runCommand(studio.commands, 'account.get', {})).ok).toBe(true);
     await photos(inDir, 6);
     // Wait until the count is spent: the studio keeps polling its running jobs until then.
     const deadline = Date.now() + 60_000;
-    while (studio.engine.spending.requestsUsedToday() < cap && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    while (studio.engine.spending.requestsUsedToday() < cap && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
     expect(studio.engine.spending.requestsUsedToday()).toBe(cap);
     // The UI goes on asking: balance, catalog refresh, account. Answered from what is known, nothing sent.
     await runCommand(studio.commands, 'budget.get', {});
@@ -133,11 +172,25 @@ describe("the studio's own count at --daily-cap", () => {
     // Unfinished photos wait for the day to reopen (not failed; a delivered one waits for review).
     const waits = async () => {
       const listed = await runCommand(studio.commands, 'queue.list', {});
-      return (listed.ok ? (listed.result as { items: { name: string; state: string; waitReason: string | null }[] }).items : []).map((i) => `${i.name} ${i.state} ${i.waitReason}`);
+      return (
+        listed.ok
+          ? (
+              listed.result as {
+                items: { name: string; state: string; waitReason: string | null }[];
+              }
+            ).items
+          : []
+      ).map((i) => `${i.name} ${i.state} ${i.waitReason}`);
     };
     const settled = Date.now() + 10_000;
-    while ((await waits()).some((i) => !/ (exported \S+|review \S+|\S+ daily_cap)$/.test(i)) && Date.now() < settled) await new Promise((r) => setTimeout(r, 200));
-    expect((await waits()).filter((i) => !/ (exported \S+|review \S+|\S+ daily_cap)$/.test(i))).toEqual([]);
+    while (
+      (await waits()).some((i) => !/ (exported \S+|review \S+|\S+ daily_cap)$/.test(i)) &&
+      Date.now() < settled
+    )
+      await new Promise((r) => setTimeout(r, 200));
+    expect(
+      (await waits()).filter((i) => !/ (exported \S+|review \S+|\S+ daily_cap)$/.test(i)),
+    ).toEqual([]);
     expect(w.service.requestsToday(w.apiKey)).toBe(cap);
   }, 120_000);
 });
@@ -150,11 +203,26 @@ describe('a studio restarted on a key the service has already capped', () => {
     fs.mkdirSync(inDir);
     const open = async () => {
       const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
-      const studio = await openStudio({ dataDir, client, apiKey: w.apiKey, concurrency: 3, capProbeMs: 60_000, settleMs: 100 });
+      const studio = await openStudio({
+        dataDir,
+        client,
+        apiKey: w.apiKey,
+        concurrency: 3,
+        capProbeMs: 60_000,
+        settleMs: 100,
+      });
       return { studio, close: async () => (await studio.close(), await client.close()) };
     };
     const first = await open();
-    expect((await runCommand(first.studio.commands, 'folders.add', { path: inDir, outputDir: path.join(w.root, 'out'), recipe: cutout })).ok).toBe(true);
+    expect(
+      (
+        await runCommand(first.studio.commands, 'folders.add', {
+          path: inDir,
+          outputDir: path.join(w.root, 'out'),
+          recipe: cutout,
+        })
+      ).ok,
+    ).toBe(true);
     await first.close();
     // The service's own cap, reached today before the studio starts again (prices not known yet).
     const used = w.service.requestsToday(w.apiKey);

@@ -25,14 +25,32 @@ async function folder(photos: number) {
   const inDir = path.join(root, 'in');
   fs.mkdirSync(inDir);
   for (let i = 0; i < photos; i++) {
-    await sharp({ create: { width: 200, height: 240, channels: 3, background: { r: 40 * i, g: 120, b: 200 } } }).jpeg().toFile(path.join(inDir, `p${i}.jpg`));
+    await sharp({
+      create: { width: 200, height: 240, channels: 3, background: { r: 40 * i, g: 120, b: 200 } },
+    })
+      .jpeg()
+      .toFile(path.join(inDir, `p${i}.jpg`));
   }
   const recipe = path.join(root, 'recipe.json');
-  fs.writeFileSync(recipe, JSON.stringify({ request: { toolId: 'remove_background', images: { user_photo: '{photo}' } }, export: { preset: 'original', format: 'png', naming: '{name}-{n}' } }));
+  fs.writeFileSync(
+    recipe,
+    JSON.stringify({
+      request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
+      export: { preset: 'original', format: 'png', naming: '{name}-{n}' },
+    }),
+  );
   return { root, inDir, recipe, out: path.join(root, 'out'), data: path.join(root, 'data') };
 }
 
-const summaryOf = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1)!) as { photos: number; exported: number; held: { name: string; reason: string }[]; unreachable?: string; notices: string[]; diamondsSpent: number };
+const summaryOf = (stdout: string) =>
+  JSON.parse(stdout.trim().split('\n').at(-1)!) as {
+    photos: number;
+    exported: number;
+    held: { name: string; reason: string }[];
+    unreachable?: string;
+    notices: string[];
+    diamondsSpent: number;
+  };
 
 describe('run when the service does not answer at the start', () => {
   it('a closed port: asked again a few times, then the summary says the service could not be reached (exit 1)', async () => {
@@ -41,10 +59,31 @@ describe('run when the service does not answer at the start', () => {
     const port = (probe.address() as AddressInfo).port;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const f = await folder(2);
-    const outcome = await runCli(['--in', f.inDir, '--recipe', f.recipe, '--out', f.out, '--data', f.data, '--remote', `http://127.0.0.1:${port}`, '--key', 'k'], { killAtMs: null, timeoutMs: 90_000 });
+    const outcome = await runCli(
+      [
+        '--in',
+        f.inDir,
+        '--recipe',
+        f.recipe,
+        '--out',
+        f.out,
+        '--data',
+        f.data,
+        '--remote',
+        `http://127.0.0.1:${port}`,
+        '--key',
+        'k',
+      ],
+      { killAtMs: null, timeoutMs: 90_000 },
+    );
     expect(outcome.code).toBe(1);
     const summary = summaryOf(outcome.stdout);
-    expect(summary).toMatchObject({ photos: 2, exported: 0, diamondsSpent: 0, unreachable: expect.stringMatching(/could not be reached.*ECONNREFUSED.*asked 4 times/) });
+    expect(summary).toMatchObject({
+      photos: 2,
+      exported: 0,
+      diamondsSpent: 0,
+      unreachable: expect.stringMatching(/could not be reached.*ECONNREFUSED.*asked 4 times/),
+    });
     expect(summary.held.map((h) => h.name).sort()).toEqual(['p0.jpg', 'p1.jpg']);
     expect(summary.held[0]!.reason).toMatch(/^not started: the service could not be reached/);
     expect(outcome.stderr).toMatch(/the service could not be reached to check the recipe/);
@@ -55,10 +94,31 @@ describe('run when the service does not answer at the start', () => {
     cleanups.push(() => service.close());
     const { apiKey } = service.createAccount({ email: 'reset@example.com', diamonds: 50 });
     let resets = 0;
-    const proxy = await startFaultProxy({ target: service.url, seed: 2, faults: { resetBefore: 1 }, allow: (_f, method, p) => method === 'GET' && p === '/v1/models' && resets++ < 2 });
+    const proxy = await startFaultProxy({
+      target: service.url,
+      seed: 2,
+      faults: { resetBefore: 1 },
+      allow: (_f, method, p) => method === 'GET' && p === '/v1/models' && resets++ < 2,
+    });
     cleanups.push(() => proxy.close());
     const f = await folder(2);
-    const outcome = await runCli(['--in', f.inDir, '--recipe', f.recipe, '--out', f.out, '--data', f.data, '--remote', proxy.url, '--key', apiKey], { killAtMs: null, timeoutMs: 90_000 });
+    const outcome = await runCli(
+      [
+        '--in',
+        f.inDir,
+        '--recipe',
+        f.recipe,
+        '--out',
+        f.out,
+        '--data',
+        f.data,
+        '--remote',
+        proxy.url,
+        '--key',
+        apiKey,
+      ],
+      { killAtMs: null, timeoutMs: 90_000 },
+    );
     expect(outcome.code).toBe(0);
     expect(summaryOf(outcome.stdout)).toMatchObject({ photos: 2, exported: 2 });
     expect(proxy.log.filter((e) => e.fault === 'resetBefore')).toHaveLength(2);

@@ -44,11 +44,25 @@ const recipe: Recipe = {
 
 function filesUnder(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
-async function runOnce(client: ServiceClient, dataDir: string, inDir: string, outDir: string, extra: { maxDiamonds?: number } = {}) {
-  const engine = new StudioEngine({ dataDir, client, prepareUpload: prepareForUpload, concurrency: 2 });
+async function runOnce(
+  client: ServiceClient,
+  dataDir: string,
+  inDir: string,
+  outDir: string,
+  extra: { maxDiamonds?: number } = {},
+) {
+  const engine = new StudioEngine({
+    dataDir,
+    client,
+    prepareUpload: prepareForUpload,
+    concurrency: 2,
+  });
   try {
     const summary = await runBatch(engine, { inDir, recipe, outDir, ...extra });
     return { ...summary, requestBound: requestBound(engine.db, summary.batchId) };
@@ -72,10 +86,20 @@ describe('studio run (embedded core)', () => {
     const before = (await client.getAccount()).diamondBalance;
 
     const first = await runOnce(client, dataDir, inDir, outDir);
-    expect(first).toMatchObject({ photos: 3, exported: 3, skipped: 0, failed: [], diamondsSpent: 3 });
+    expect(first).toMatchObject({
+      photos: 3,
+      exported: 3,
+      skipped: 0,
+      failed: [],
+      diamondsSpent: 3,
+    });
     const files = filesUnder(outDir).sort();
     expect(files.map((f) => path.relative(outDir, f)).sort()).toEqual(
-      ['look-1-remove_background-1.png', 'tops/look-2-remove_background-1.png', 'tops/look-3-remove_background-1.png'].map((p) => path.join(...p.split('/'))),
+      [
+        'look-1-remove_background-1.png',
+        'tops/look-2-remove_background-1.png',
+        'tops/look-3-remove_background-1.png',
+      ].map((p) => path.join(...p.split('/'))),
     );
     const meta = await sharp(files[0]!).metadata();
     expect(meta.hasAlpha).toBe(true);
@@ -119,8 +143,12 @@ describe('studio run (embedded core)', () => {
     const root = tempDir('studio-heic');
     const inDir = path.join(root, 'in');
     fs.mkdirSync(inDir, { recursive: true });
-    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="600" height="800"><rect width="100%" height="100%" fill="#f4f4f2"/><rect x="150" y="160" width="300" height="480" rx="40" fill="#2a6fb0"/></svg>';
-    fs.writeFileSync(path.join(inDir, 'IMG_0001.HEIC'), await makeHeic(await sharp(Buffer.from(svg)).png().toBuffer(), { primaries: 12 }));
+    const svg =
+      '<svg xmlns="http://www.w3.org/2000/svg" width="600" height="800"><rect width="100%" height="100%" fill="#f4f4f2"/><rect x="150" y="160" width="300" height="480" rx="40" fill="#2a6fb0"/></svg>';
+    fs.writeFileSync(
+      path.join(inDir, 'IMG_0001.HEIC'),
+      await makeHeic(await sharp(Buffer.from(svg)).png().toBuffer(), { primaries: 12 }),
+    );
     const dataDir = path.join(root, 'data');
     const client = await InProcessClient.open({ dataDir: path.join(dataDir, 'core') });
     cleanups.push(() => client.close());
@@ -154,7 +182,10 @@ describe('studio run (remote service over HTTP)', () => {
     const serverData = path.join(root, 'server');
     fs.mkdirSync(serverData);
     const store = openSqliteStore(path.join(serverData, 'core.db'));
-    const { apiKey } = await adminFor(store, systemClock).createAccount({ email: 'studio@example.com', diamonds: 10 });
+    const { apiKey } = await adminFor(store, systemClock).createAccount({
+      email: 'studio@example.com',
+      diamonds: 10,
+    });
     await store.close();
     const server: RunningServer = await startServer({ dataDir: serverData, port: 0 });
     cleanups.push(() => server.close());

@@ -44,11 +44,26 @@ function start(settleMs = SETTLE_MS, concurrency = 4): HotFolderWatch {
 }
 
 const tinyPng = (i: number): Promise<Buffer> =>
-  sharp({ create: { width: 4, height: 4, channels: 3, background: { r: i % 256, g: (i >> 8) % 256, b: 7 } } })
+  sharp({
+    create: {
+      width: 4,
+      height: 4,
+      channels: 3,
+      background: { r: i % 256, g: (i >> 8) % 256, b: 7 },
+    },
+  })
     .png()
     .toBuffer();
 const jpeg = (w: number, h: number): Promise<Buffer> =>
-  sharp({ create: { width: w, height: h, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+  sharp({
+    create: {
+      width: w,
+      height: h,
+      channels: 3,
+      background: '#000',
+      noise: { type: 'gaussian', mean: 128, sigma: 40 },
+    },
+  })
     .jpeg({ quality: 90 })
     .toBuffer();
 
@@ -100,7 +115,10 @@ describe('hot folder', () => {
 
   it('never delivers a half-written JPEG, present at start or dropped later', async () => {
     const data = await jpeg(600, 400);
-    fs.writeFileSync(path.join(root, 'before.jpg'), data.subarray(0, Math.floor(data.length * 0.6)));
+    fs.writeFileSync(
+      path.join(root, 'before.jpg'),
+      data.subarray(0, Math.floor(data.length * 0.6)),
+    );
     await start().ready;
     fs.writeFileSync(path.join(root, 'after.jpg'), data.subarray(0, Math.floor(data.length * 0.4)));
     await until(() => rejections.length === 2);
@@ -158,7 +176,9 @@ describe('hot folder', () => {
     const pngs = await Promise.all(Array.from({ length: 1000 }, (_, i) => tinyPng(i)));
     fs.mkdirSync(path.join(root, 'batch'));
     await Promise.all(
-      pngs.map((png, i) => fs.promises.writeFile(path.join(root, 'batch', `p${String(i).padStart(4, '0')}.png`), png)),
+      pngs.map((png, i) =>
+        fs.promises.writeFile(path.join(root, 'batch', `p${String(i).padStart(4, '0')}.png`), png),
+      ),
     );
     await until(() => files.length >= 1000, 45_000);
     await sleep(SETTLE_MS * 3);

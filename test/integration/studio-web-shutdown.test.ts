@@ -25,7 +25,11 @@ function openEvents(url: string): Promise<{ res: http.IncomingMessage; first: st
 
 it('sends event-stream headers at once and exits on SIGTERM while a browser tab holds the stream', async () => {
   const data = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-web-'));
-  const child = spawn(TSX, ['src/cli/index.ts', 'studio', '--data', data, '--port', '0'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(TSX, ['src/cli/index.ts', 'studio', '--data', data, '--port', '0'], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   cleanups.push(() => {
     if (child.exitCode === null) killGroup(child);
     fs.rmSync(data, { recursive: true, force: true });

@@ -52,7 +52,10 @@ async function aspectOf(jobId: string): Promise<number> {
 
 describe('creating and listing', () => {
   it('saves a completed virtual_model job (sourceMediaId) and lists its styling with a cover image', async () => {
-    const res = await api.post('/v1/template-sets', { label: 'Summer studio', sourceMediaId: sourceJob });
+    const res = await api.post('/v1/template-sets', {
+      label: 'Summer studio',
+      sourceMediaId: sourceJob,
+    });
     expectSuccess(res, 201);
     expect(typeof res.body.id).toBe('string');
     const entry = (await listSets()).find((t) => t.id === res.body.id);
@@ -92,8 +95,19 @@ describe('creating and listing', () => {
   });
 
   it('allows every saveable tool via the direct way', async () => {
-    for (const toolId of ['virtual_model', 'outfit_photo', 'pro_studio', 'jewelry_on_model', 'clothing_ecom_pack', 'jewelry_ecom_pack']) {
-      const res = await api.post('/v1/template-sets', { label: `direct ${toolId}`, toolId, images: { fashion_model: ids.fashionModel } });
+    for (const toolId of [
+      'virtual_model',
+      'outfit_photo',
+      'pro_studio',
+      'jewelry_on_model',
+      'clothing_ecom_pack',
+      'jewelry_ecom_pack',
+    ]) {
+      const res = await api.post('/v1/template-sets', {
+        label: `direct ${toolId}`,
+        toolId,
+        images: { fashion_model: ids.fashionModel },
+      });
       expectSuccess(res, 201);
     }
   });
@@ -102,22 +116,46 @@ describe('creating and listing', () => {
 describe('validation', () => {
   it('answers 400 when label is missing or empty', async () => {
     expectError(await api.post('/v1/template-sets', { sourceMediaId: sourceJob }), 400, 'label');
-    expectError(await api.post('/v1/template-sets', { label: '', sourceMediaId: sourceJob }), 400, 'label');
+    expectError(
+      await api.post('/v1/template-sets', { label: '', sourceMediaId: sourceJob }),
+      400,
+      'label',
+    );
   });
 
   it('answers 400 for a toolId outside the saveable tools', async () => {
     for (const toolId of ['remove_background', 'photo_edit', 'ai_videos', 'photo_enhance']) {
-      expectError(await api.post('/v1/template-sets', { label: 'nope', toolId, images: { fashion_model: ids.fashionModel } }), 400);
+      expectError(
+        await api.post('/v1/template-sets', {
+          label: 'nope',
+          toolId,
+          images: { fashion_model: ids.fashionModel },
+        }),
+        400,
+      );
     }
   });
 
   it('answers 400 for the direct way without images.fashion_model', async () => {
-    expectError(await api.post('/v1/template-sets', { label: 'no model', toolId: 'virtual_model', images: { venue: ids.venue } }), 400);
-    expectError(await api.post('/v1/template-sets', { label: 'no images', toolId: 'virtual_model' }), 400);
+    expectError(
+      await api.post('/v1/template-sets', {
+        label: 'no model',
+        toolId: 'virtual_model',
+        images: { venue: ids.venue },
+      }),
+      400,
+    );
+    expectError(
+      await api.post('/v1/template-sets', { label: 'no images', toolId: 'virtual_model' }),
+      400,
+    );
   });
 
   it('answers 404 for an unknown sourceMediaId', async () => {
-    expectError(await api.post('/v1/template-sets', { label: 'ghost', sourceMediaId: 'gen_unknown_000000' }), 404);
+    expectError(
+      await api.post('/v1/template-sets', { label: 'ghost', sourceMediaId: 'gen_unknown_000000' }),
+      404,
+    );
   });
 
   it('answers 400 when the source job is a deterministic tool (not saveable)', async () => {
@@ -133,11 +171,20 @@ describe('validation', () => {
       const sapi = slow.api(a.apiKey);
       const url = await sapi.uploadUrl(await garmentPng());
       const sids = await catalogIds(sapi);
-      const id = await sapi.submit({ toolId: 'virtual_model', images: { fashion_model: sids.fashionModel, garment_photo: url } });
+      const id = await sapi.submit({
+        toolId: 'virtual_model',
+        images: { fashion_model: sids.fashionModel, garment_photo: url },
+      });
       expect((await sapi.get(`/v1/generations/${id}`)).body.status).toBe('processing');
-      expectError(await sapi.post('/v1/template-sets', { label: 'too early', sourceMediaId: id }), 400);
+      expectError(
+        await sapi.post('/v1/template-sets', { label: 'too early', sourceMediaId: id }),
+        400,
+      );
       expect((await sapi.waitForJob(id)).status).toBe('completed');
-      expectSuccess(await sapi.post('/v1/template-sets', { label: 'now fine', sourceMediaId: id }), 201);
+      expectSuccess(
+        await sapi.post('/v1/template-sets', { label: 'now fine', sourceMediaId: id }),
+        201,
+      );
     } finally {
       await slow.close();
     }
@@ -146,7 +193,10 @@ describe('validation', () => {
 
 describe('deleting', () => {
   it('deletes with 200 {success:true}, removes it from the listing, and a second delete is 404', async () => {
-    const res = await api.post('/v1/template-sets', { label: 'temporary', sourceMediaId: sourceJob });
+    const res = await api.post('/v1/template-sets', {
+      label: 'temporary',
+      sourceMediaId: sourceJob,
+    });
     expectSuccess(res, 201);
     const id = res.body.id as string;
     const del = await api.delete(`/v1/template-sets/${id}`);
@@ -175,31 +225,55 @@ describe('generating from a template set', () => {
   });
 
   it('lets request fields override the saved ones (ratio 16:9 instead of 4:5)', async () => {
-    const id = await api.submit({ templateSetId: templateId, images: { garment_photo: photo }, ratio: '16:9' });
+    const id = await api.submit({
+      templateSetId: templateId,
+      images: { garment_photo: photo },
+      ratio: '16:9',
+    });
     expect(await aspectOf(id)).toBeCloseTo(16 / 9, 1);
   });
 
   it('accepts a toolId equal to the template toolId', async () => {
-    const id = await api.submit({ templateSetId: templateId, toolId: 'virtual_model', images: { garment_photo: photo } });
+    const id = await api.submit({
+      templateSetId: templateId,
+      toolId: 'virtual_model',
+      images: { garment_photo: photo },
+    });
     expect((await api.waitForJob(id)).status).toBe('completed');
   });
 
   it('answers 400 naming both tool ids when toolId differs from the template, charging nothing', async () => {
     const before = await api.balance();
-    const res = await api.generate({ templateSetId: templateId, toolId: 'outfit_photo', images: { garment_photos: [photo] } });
+    const res = await api.generate({
+      templateSetId: templateId,
+      toolId: 'outfit_photo',
+      images: { garment_photos: [photo] },
+    });
     expectError(res, 400, 'virtual_model', 'outfit_photo');
     expect(await api.balance()).toBe(before);
   });
 
   it('answers 400 naming the missing product image, and 404 for an unknown templateSetId', async () => {
     const before = await api.balance();
-    expectError(await api.generate({ templateSetId: templateId, images: {} }), 400, 'virtual_model', 'garment_photo');
-    expectError(await api.generate({ templateSetId: 'tpl_unknown_123', images: { garment_photo: photo } }), 404);
+    expectError(
+      await api.generate({ templateSetId: templateId, images: {} }),
+      400,
+      'virtual_model',
+      'garment_photo',
+    );
+    expectError(
+      await api.generate({ templateSetId: 'tpl_unknown_123', images: { garment_photo: photo } }),
+      404,
+    );
     expect(await api.balance()).toBe(before);
   });
 
   it('replays a pack template with only images.user_photo', async () => {
-    const res = await api.post('/v1/template-sets', { label: 'pack look', toolId: 'clothing_ecom_pack', images: { fashion_model: ids.fashionModel } });
+    const res = await api.post('/v1/template-sets', {
+      label: 'pack look',
+      toolId: 'clothing_ecom_pack',
+      images: { fashion_model: ids.fashionModel },
+    });
     expectSuccess(res, 201);
     const before = await api.balance();
     const id = await api.submit({ templateSetId: res.body.id, images: { user_photo: photo } });
@@ -210,9 +284,18 @@ describe('generating from a template set', () => {
   });
 
   it('replays a directly saved pro_studio template once shotType and stylePreset are given', async () => {
-    const res = await api.post('/v1/template-sets', { label: 'pro', toolId: 'pro_studio', images: { fashion_model: ids.fashionModel } });
+    const res = await api.post('/v1/template-sets', {
+      label: 'pro',
+      toolId: 'pro_studio',
+      images: { fashion_model: ids.fashionModel },
+    });
     expectSuccess(res, 201);
-    const id = await api.submit({ templateSetId: res.body.id, images: { garment_photos: [photo] }, shotType: 'close_up', stylePreset: 'luxury' });
+    const id = await api.submit({
+      templateSetId: res.body.id,
+      images: { garment_photos: [photo] },
+      shotType: 'close_up',
+      stylePreset: 'luxury',
+    });
     expect((await api.waitForJob(id)).status).toBe('completed');
   });
 });

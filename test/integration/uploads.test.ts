@@ -38,14 +38,17 @@ describe('accepted uploads', () => {
     ['PNG', 'image/png', garmentPng],
     ['JPEG', 'image/jpeg', () => garmentJpeg()],
     ['WebP', 'image/webp', garmentWebp],
-  ] as const)('stores a %s and serves it back byte-for-byte without auth', async (_name, mime, make) => {
-    const bytes = await make();
-    const res = await api.upload(bytes, mime);
-    expectSuccess(res, 200);
-    expect(typeof res.body.id).toBe('string');
-    expect(res.body.url).toMatch(/^https?:\/\//);
-    await expectServed(res.body.url as string, bytes, mime);
-  });
+  ] as const)(
+    'stores a %s and serves it back byte-for-byte without auth',
+    async (_name, mime, make) => {
+      const bytes = await make();
+      const res = await api.upload(bytes, mime);
+      expectSuccess(res, 200);
+      expect(typeof res.body.id).toBe('string');
+      expect(res.body.url).toMatch(/^https?:\/\//);
+      await expectServed(res.body.url as string, bytes, mime);
+    },
+  );
 
   it('judges the format by signature: a PNG sent as image/jpeg is accepted and served as image/png', async () => {
     const bytes = await garmentPng(120, 150);
@@ -101,13 +104,18 @@ describe('refused uploads', () => {
   });
 
   it('answers 415 for text sent with Content-Type image/png', async () => {
-    expectError(await api.upload(Buffer.from('hello, I am not an image at all\n'.repeat(20)), 'image/png'), 415);
+    expectError(
+      await api.upload(Buffer.from('hello, I am not an image at all\n'.repeat(20)), 'image/png'),
+      415,
+    );
   });
 
   it('answers 415 for a GIF, a PDF and an SVG even when labelled as an image', async () => {
     const gif = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
     const pdf = Buffer.from('%PDF-1.4\n%âãÏÓ\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
-    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>');
+    const svg = Buffer.from(
+      '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>',
+    );
     expectError(await api.upload(gif, 'image/png'), 415);
     expectError(await api.upload(pdf, 'image/jpeg'), 415);
     expectError(await api.upload(svg, 'image/webp'), 415);
@@ -129,7 +137,9 @@ describe('Idempotency-Key on uploads', () => {
     expectSuccess(again, 200);
     expect(again.body.id).toBe(first.body.id);
     expect(again.body.url).toBe(first.body.url);
-    const other = await api.upload(await garmentPng(91, 111), 'image/png', { 'Idempotency-Key': key });
+    const other = await api.upload(await garmentPng(91, 111), 'image/png', {
+      'Idempotency-Key': key,
+    });
     expectError(other, 409);
   });
 });

@@ -10,9 +10,16 @@ import { ReferenceServiceOptionsSchema } from './options';
 
 const Email = z.object({ email: z.string().min(1) });
 const routes = {
-  'POST /_ref/accounts': z.object({ email: z.string().min(1), diamonds: z.number().int().nonnegative(), dailyCap: z.number().int().positive().optional() }),
+  'POST /_ref/accounts': z.object({
+    email: z.string().min(1),
+    diamonds: z.number().int().nonnegative(),
+    dailyCap: z.number().int().positive().optional(),
+  }),
   'POST /_ref/grant': z.object({ email: z.string().min(1), diamonds: z.number().int() }),
-  'POST /_ref/daily-cap': z.object({ apiKey: z.string().min(1), cap: z.number().int().nonnegative() }),
+  'POST /_ref/daily-cap': z.object({
+    apiKey: z.string().min(1),
+    cap: z.number().int().nonnegative(),
+  }),
   'POST /_ref/options': ReferenceServiceOptionsSchema.partial(),
 } as const;
 
@@ -41,7 +48,12 @@ export function adminRoutes(core: ReferenceCore, token: string) {
         }
         case 'POST /_ref/options': {
           const patch = routes[route].parse(json);
-          core.options = { ...core.options, ...patch, seed: core.options.seed, statePath: core.options.statePath };
+          core.options = {
+            ...core.options,
+            ...patch,
+            seed: core.options.seed,
+            statePath: core.options.statePath,
+          };
           return reply(200, { ok: true });
         }
         case 'GET /_ref/balance':

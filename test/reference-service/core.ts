@@ -2,7 +2,16 @@
  * The /v1 rules of the spec, transport-free: authentication and the daily cap (gate), then one
  * handler per endpoint returning {status, body}. Jobs advance on a timer (see advance()).
  */
-import { FASHION_MODELS, POSES, READY_SETS, readySetById, SHOT_PRICE, TOOLS, toolById, VENUES } from './catalog';
+import {
+  FASHION_MODELS,
+  POSES,
+  READY_SETS,
+  readySetById,
+  SHOT_PRICE,
+  TOOLS,
+  toolById,
+  VENUES,
+} from './catalog';
 import { makeResultImage, makeVideoBytes, sniffImage } from './images';
 import { DEFAULTS, type ReferenceServiceOptions } from './options';
 import { SeededRandom } from './random';
@@ -18,12 +27,21 @@ import {
 } from './rules';
 import { Store, type Job, type LedgerEntry, type Piece } from './state';
 
-export type Reply = { status: number; body: Record<string, unknown>; headers?: Record<string, string>; delayMs?: number };
+export type Reply = {
+  status: number;
+  body: Record<string, unknown>;
+  headers?: Record<string, string>;
+  delayMs?: number;
+};
 export type Caller = { apiKey: string; email: string };
 export type Urls = { base: string; results: string };
 
 const SAVEABLE = TOOLS.filter((t) => t.saveable).map((t) => t.id);
-const fail = (status: number, error: string, headers?: Record<string, string>): Reply => ({ status, body: { success: false, error }, ...(headers ? { headers } : {}) });
+const fail = (status: number, error: string, headers?: Record<string, string>): Reply => ({
+  status,
+  body: { success: false, error },
+  ...(headers ? { headers } : {}),
+});
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 export class ReferenceCore {
@@ -51,7 +69,9 @@ export class ReferenceCore {
     this.store.save();
   }
   private newId(): string {
-    return (this.options.idStyle ?? DEFAULTS.idStyle) === 'opaque' ? this.rng.opaque() : this.rng.uuid();
+    return (this.options.idStyle ?? DEFAULTS.idStyle) === 'opaque'
+      ? this.rng.opaque()
+      : this.rng.uuid();
   }
 
   // ---- admin (test harness) ------------------------------------------------------------------
@@ -61,7 +81,10 @@ export class ReferenceCore {
     const now = new Date().toISOString();
     this.state.accounts[input.email] = { email: input.email, balance: 0, createdAt: now };
     const apiKey = `rk-${this.rng.opaque(32)}`;
-    this.state.keys[apiKey] = { email: input.email, dailyCap: input.dailyCap ?? DEFAULTS.defaultDailyCap };
+    this.state.keys[apiKey] = {
+      email: input.email,
+      dailyCap: input.dailyCap ?? DEFAULTS.defaultDailyCap,
+    };
     if (input.diamonds > 0) this.move(input.email, input.diamonds, 'grant');
     this.save();
     return { apiKey };
@@ -112,7 +135,13 @@ export class ReferenceCore {
   }
   private move(email: string, delta: number, kind: LedgerEntry['kind'], jobId?: string): void {
     this.account(email).balance += delta;
-    this.state.ledger.push({ at: new Date().toISOString(), email, delta, kind, ...(jobId ? { jobId } : {}) });
+    this.state.ledger.push({
+      at: new Date().toISOString(),
+      email,
+      delta,
+      kind,
+      ...(jobId ? { jobId } : {}),
+    });
   }
 
   // ---- gate: spec 5 and 8, before any other work --------------------------------------------
@@ -124,20 +153,39 @@ export class ReferenceCore {
     const limit = this.options.rateLimit;
     if (limit && this.rng.chance(limit.probability)) {
       this.save();
-      return { reply: fail(429, `Too many requests right now; retry after ${limit.retryAfterSeconds} seconds`, { 'retry-after': String(limit.retryAfterSeconds) }) };
+      return {
+        reply: fail(
+          429,
+          `Too many requests right now; retry after ${limit.retryAfterSeconds} seconds`,
+          { 'retry-after': String(limit.retryAfterSeconds) },
+        ),
+      };
     }
     const today = utcDay(Date.now());
     const count = this.state.counts[match[1]!];
     const used = count && count.day === today ? count.n : 0;
     this.state.counts[match[1]!] = { day: today, n: used + 1 };
     this.save();
-    if (used >= key.dailyCap) return { reply: fail(429, `Daily request cap of ${key.dailyCap} reached for this key; it resets at 00:00 UTC`) };
+    if (used >= key.dailyCap)
+      return {
+        reply: fail(
+          429,
+          `Daily request cap of ${key.dailyCap} reached for this key; it resets at 00:00 UTC`,
+        ),
+      };
     return { caller: { apiKey: match[1]!, email: key.email } };
   }
 
   // ---- endpoints ------------------------------------------------------------------------------
 
-  async handle(caller: Caller, method: string, pathname: string, query: URLSearchParams, body: Buffer, headers: Record<string, string | undefined>): Promise<Reply> {
+  async handle(
+    caller: Caller,
+    method: string,
+    pathname: string,
+    query: URLSearchParams,
+    body: Buffer,
+    headers: Record<string, string | undefined>,
+  ): Promise<Reply> {
     try {
       const seg = pathname.split('/').filter(Boolean).map(decodeURIComponent); // ['v1', ...]
       const route = `${method} /${seg.slice(0, 2).join('/')}${seg.length > 2 ? '/:id' : ''}`;
@@ -145,32 +193,62 @@ export class ReferenceCore {
       if (seg.length > 3) return fail(404, 'Not found');
       switch (route) {
         case 'GET /v1/models':
-          return this.ok({ models: TOOLS.map((t) => ({ id: t.id, inputShape: t.inputShape, promptMode: t.promptMode, fallbackPriceDiamonds: t.fallbackPriceDiamonds })) });
+          return this.ok({
+            models: TOOLS.map((t) => ({
+              id: t.id,
+              inputShape: t.inputShape,
+              promptMode: t.promptMode,
+              fallbackPriceDiamonds: t.fallbackPriceDiamonds,
+            })),
+          });
         case 'GET /v1/fashion-models': {
           const gender = query.get('gender');
-          if (gender !== null && gender !== 'male' && gender !== 'female') return fail(400, 'gender must be male or female');
+          if (gender !== null && gender !== 'male' && gender !== 'female')
+            return fail(400, 'gender must be male or female');
           const list = FASHION_MODELS.filter((m) => !gender || m.gender === gender);
-          return this.ok({ fashionModels: list.slice(0, this.limit(query)).map((m) => ({ ...m, imageUrl: `${this.urls.base}/catalog/${m.id}` })) });
+          return this.ok({
+            fashionModels: list
+              .slice(0, this.limit(query))
+              .map((m) => ({ ...m, imageUrl: `${this.urls.base}/catalog/${m.id}` })),
+          });
         }
         case 'GET /v1/venues':
-          return this.ok({ venues: VENUES.slice(0, this.limit(query)).map((v) => ({ ...v, imageUrl: `${this.urls.base}/catalog/${v.id}` })) });
+          return this.ok({
+            venues: VENUES.slice(0, this.limit(query)).map((v) => ({
+              ...v,
+              imageUrl: `${this.urls.base}/catalog/${v.id}`,
+            })),
+          });
         case 'GET /v1/poses': {
           const type = query.get('type');
-          if (type !== null && !['ring', 'necklace', 'earring', 'bracelet'].includes(type)) return fail(400, 'type must be ring, necklace, earring or bracelet');
-          return this.ok({ poses: POSES.filter((p) => p.type === type).slice(0, this.limit(query)).map((p) => ({ id: p.id, type: p.type ?? 'default' })) });
+          if (type !== null && !['ring', 'necklace', 'earring', 'bracelet'].includes(type))
+            return fail(400, 'type must be ring, necklace, earring or bracelet');
+          return this.ok({
+            poses: POSES.filter((p) => p.type === type)
+              .slice(0, this.limit(query))
+              .map((p) => ({ id: p.id, type: p.type ?? 'default' })),
+          });
         }
         case 'POST /v1/uploads':
           return this.upload(caller, body);
         case 'POST /v1/generations':
-          return await this.idempotently(caller, headers, body, () => this.createGeneration(caller, this.json(body)));
+          return await this.idempotently(caller, headers, body, () =>
+            this.createGeneration(caller, this.json(body)),
+          );
         case 'GET /v1/generations/:id':
           return this.poll(caller, id);
         case 'POST /v1/template-sets':
           return this.createTemplateSet(caller, this.json(body));
         case 'GET /v1/template-sets':
-          return this.ok({ templateSets: this.state.templateSets.filter((t) => t.email === caller.email).map((t) => this.templateEntry(t)) });
+          return this.ok({
+            templateSets: this.state.templateSets
+              .filter((t) => t.email === caller.email)
+              .map((t) => this.templateEntry(t)),
+          });
         case 'DELETE /v1/template-sets/:id': {
-          const index = this.state.templateSets.findIndex((t) => t.id === id && t.email === caller.email);
+          const index = this.state.templateSets.findIndex(
+            (t) => t.id === id && t.email === caller.email,
+          );
           if (index < 0) return fail(404, `Template set ${id} not found`);
           this.state.templateSets.splice(index, 1);
           this.save();
@@ -186,7 +264,9 @@ export class ReferenceCore {
           return this.ok({ templateSet: this.readySetEntry(set) });
         }
         case 'POST /v1/catalog-jobs':
-          return await this.idempotently(caller, headers, body, () => this.createCatalogJob(caller, this.json(body)));
+          return await this.idempotently(caller, headers, body, () =>
+            this.createCatalogJob(caller, this.json(body)),
+          );
         default:
           return fail(404, `No such endpoint: ${method} ${pathname}`);
       }
@@ -209,12 +289,18 @@ export class ReferenceCore {
   private limit(query: URLSearchParams): number {
     const raw = query.get('limit');
     if (raw === null) return 20;
-    if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 100) throw new BadRequest(400, 'limit must be an integer from 1 to 100');
+    if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 100)
+      throw new BadRequest(400, 'limit must be an integer from 1 to 100');
     return Number(raw);
   }
 
   /** Only when honourIdempotencyKey: the same key replays the first answer (no echo header). */
-  private async idempotently(caller: Caller, headers: Record<string, string | undefined>, body: Buffer, create: () => Promise<Reply>): Promise<Reply> {
+  private async idempotently(
+    caller: Caller,
+    headers: Record<string, string | undefined>,
+    body: Buffer,
+    create: () => Promise<Reply>,
+  ): Promise<Reply> {
     const key = headers['idempotency-key'];
     if (!this.options.honourIdempotencyKey || !key) return create();
     const slot = `${caller.apiKey}\n${key}\n${body.toString('utf8')}`;
@@ -238,7 +324,8 @@ export class ReferenceCore {
   }
 
   fileUrl(fileId: string, role: 'upload' | 'result'): string {
-    if (role === 'result' && this.options.resultsOnOtherHost) return `${this.urls.results}/blob/${fileId}`;
+    if (role === 'result' && this.options.resultsOnOtherHost)
+      return `${this.urls.results}/blob/${fileId}`;
     const file = this.state.files[fileId];
     return `${this.urls.base}/${role === 'upload' ? 'files' : 'results'}/${fileId}.${file?.ext ?? 'bin'}`;
   }
@@ -256,7 +343,10 @@ export class ReferenceCore {
   }
 
   /** Resolves every image value (catalog id, own URL or fetched URL); returns the product photo bytes. */
-  private async resolveImages(toolId: string, images: Record<string, string | string[]>): Promise<{ productFileId: string | null; productBytes: Buffer | null }> {
+  private async resolveImages(
+    toolId: string,
+    images: Record<string, string | string[]>,
+  ): Promise<{ productFileId: string | null; productBytes: Buffer | null }> {
     let productBytes: Buffer | null = null;
     let productFileId: string | null = null;
     const product = productImage(images);
@@ -267,7 +357,11 @@ export class ReferenceCore {
         const own = this.ownFileId(ref);
         let bytes: Buffer | null = own ? this.store.readFile(own) : null;
         if (!bytes) bytes = await fetchImage(ref);
-        if (!bytes) throw new BadRequest(400, `${toolId}: missing required image images.${field} (could not be resolved: ${ref.slice(0, 200)})`);
+        if (!bytes)
+          throw new BadRequest(
+            400,
+            `${toolId}: missing required image images.${field} (could not be resolved: ${ref.slice(0, 200)})`,
+          );
         if (product && field === product.field && ref === product.url && !productBytes) {
           productBytes = bytes;
           productFileId = own;
@@ -277,12 +371,20 @@ export class ReferenceCore {
     return { productFileId, productBytes };
   }
 
-  private storeProduct(resolved: { productFileId: string | null; productBytes: Buffer | null }): string | null {
+  private storeProduct(resolved: {
+    productFileId: string | null;
+    productBytes: Buffer | null;
+  }): string | null {
     if (resolved.productFileId) return resolved.productFileId;
     if (!resolved.productBytes) return null;
     const kind = sniffImage(resolved.productBytes);
     const fileId = this.newId();
-    this.store.putFile(fileId, resolved.productBytes, kind?.mime ?? 'application/octet-stream', kind?.ext ?? 'bin');
+    this.store.putFile(
+      fileId,
+      resolved.productBytes,
+      kind?.mime ?? 'application/octet-stream',
+      kind?.ext ?? 'bin',
+    );
     return fileId;
   }
 
@@ -294,12 +396,25 @@ export class ReferenceCore {
   private async createGeneration(caller: Caller, raw: unknown): Promise<Reply> {
     let request: GenerationRequest = parseBody(GenerationRequestSchema, raw);
     if (request.templateSetId !== undefined) {
-      const template = this.state.templateSets.find((t) => t.id === request.templateSetId && t.email === caller.email);
+      const template = this.state.templateSets.find(
+        (t) => t.id === request.templateSetId && t.email === caller.email,
+      );
       if (!template) return fail(404, `Template set ${request.templateSetId} not found`);
       if (request.toolId !== undefined && request.toolId !== template.toolId) {
-        return fail(400, `Template set was saved for toolId '${template.toolId}', not '${request.toolId}'`);
+        return fail(
+          400,
+          `Template set was saved for toolId '${template.toolId}', not '${request.toolId}'`,
+        );
       }
-      request = { ...template.fields, ...request, toolId: template.toolId, images: { ...(template.images as Record<string, string | string[]>), ...(request.images ?? {}) } };
+      request = {
+        ...template.fields,
+        ...request,
+        toolId: template.toolId,
+        images: {
+          ...(template.images as Record<string, string | string[]>),
+          ...(request.images ?? {}),
+        },
+      };
     }
     const tool = checkGeneration(request);
     const images = request.images ?? {};
@@ -307,7 +422,8 @@ export class ReferenceCore {
     const extra = this.options.chargeExtra ?? DEFAULTS.chargeExtra;
     const price = tool.fallbackPriceDiamonds + extra * tool.results;
     const balance = this.account(caller.email).balance;
-    if (balance < price) return fail(402, `Insufficient diamonds: required ${price}, balance ${balance}`);
+    if (balance < price)
+      return fail(402, `Insufficient diamonds: required ${price}, balance ${balance}`);
 
     const id = this.newId();
     const finishAt = Date.now() + this.duration();
@@ -327,34 +443,59 @@ export class ReferenceCore {
       output: tool.video ? 'video' : tool.id === 'remove_background' ? 'png' : 'jpeg',
       fails: this.rng.chance(this.options.failJobs),
       errorMessage: null,
-      pieces: Array.from({ length: tool.results }, (_, i) => ({ id: `result-${i + 1}`, finishAt, fails: false, state: 'pending' as const, fileId: null })),
+      pieces: Array.from({ length: tool.results }, (_, i) => ({
+        id: `result-${i + 1}`,
+        finishAt,
+        fails: false,
+        state: 'pending' as const,
+        fileId: null,
+      })),
     };
     this.state.jobs.push(job);
     this.move(caller.email, -price, 'charge', id);
     if (this.rng.chance(this.options.fail500AfterCharge)) {
-      this.endJob(job, 'The generation could not be started after charging; the diamonds were refunded');
+      this.endJob(
+        job,
+        'The generation could not be started after charging; the diamonds were refunded',
+      );
       this.save();
-      return { ...fail(500, `Generation ${id} failed after the charge; ${price} diamonds refunded`), delayMs: this.options.createDelayMs ?? 0 };
+      return {
+        ...fail(500, `Generation ${id} failed after the charge; ${price} diamonds refunded`),
+        delayMs: this.options.createDelayMs ?? 0,
+      };
     }
     this.save();
-    return { ...this.ok({ id, status: 'processing' }, 202), delayMs: this.options.createDelayMs ?? 0 };
+    return {
+      ...this.ok({ id, status: 'processing' }, 202),
+      delayMs: this.options.createDelayMs ?? 0,
+    };
   }
 
   private async createCatalogJob(caller: Caller, raw: unknown): Promise<Reply> {
     const request = parseBody(CatalogJobRequestSchema, raw);
     if (!request.readyTemplateSetId) return fail(400, 'readyTemplateSetId is required');
     const images = request.images ?? {};
-    const product = productImage(images) ?? Object.entries(images).map(([field, v]) => ({ field, url: Array.isArray(v) ? v[0] : v })).find((p) => typeof p.url === 'string');
+    const product =
+      productImage(images) ??
+      Object.entries(images)
+        .map(([field, v]) => ({ field, url: Array.isArray(v) ? v[0] : v }))
+        .find((p) => typeof p.url === 'string');
     if (!product?.url) return fail(400, 'catalog job: missing required image images.garment_photo');
     const set = readySetById(request.readyTemplateSetId);
     if (!set) return fail(404, `Ready template set ${request.readyTemplateSetId} not found`);
-    const unknownShots = (request.shotIds ?? []).filter((s) => !set.shots.some((shot) => shot.id === s));
-    if (unknownShots.length) return fail(400, `Unknown shotIds for ${set.id}: ${unknownShots.join(', ')}`);
-    const shots = request.shotIds?.length ? set.shots.filter((s) => request.shotIds!.includes(s.id)) : set.shots;
+    const unknownShots = (request.shotIds ?? []).filter(
+      (s) => !set.shots.some((shot) => shot.id === s),
+    );
+    if (unknownShots.length)
+      return fail(400, `Unknown shotIds for ${set.id}: ${unknownShots.join(', ')}`);
+    const shots = request.shotIds?.length
+      ? set.shots.filter((s) => request.shotIds!.includes(s.id))
+      : set.shots;
     const resolved = await this.resolveImages('catalog job', images);
     const price = shots.length * (SHOT_PRICE + (this.options.chargeExtra ?? DEFAULTS.chargeExtra));
     const balance = this.account(caller.email).balance;
-    if (balance < price) return fail(402, `Insufficient diamonds: required ${price}, balance ${balance}`);
+    if (balance < price)
+      return fail(402, `Insufficient diamonds: required ${price}, balance ${balance}`);
 
     const id = this.newId();
     const created = Date.now();
@@ -370,35 +511,58 @@ export class ReferenceCore {
       createdAt: new Date(created).toISOString(),
       request,
       styling: {},
-      inputFileId: this.storeProduct(resolved.productBytes ? resolved : { productFileId: this.ownFileId(product.url), productBytes: null }),
+      inputFileId: this.storeProduct(
+        resolved.productBytes
+          ? resolved
+          : { productFileId: this.ownFileId(product.url), productBytes: null },
+      ),
       output: 'jpeg',
       fails: false,
       errorMessage: null,
-      pieces: shots.map((s) => ({ id: s.id, finishAt: created + this.duration(), fails: this.rng.chance(this.options.failShots), state: 'pending' as const, fileId: null })),
+      pieces: shots.map((s) => ({
+        id: s.id,
+        finishAt: created + this.duration(),
+        fails: this.rng.chance(this.options.failShots),
+        state: 'pending' as const,
+        fileId: null,
+      })),
     };
     this.state.jobs.push(job);
     this.move(caller.email, -price, 'charge', id);
     this.save();
-    const reply = this.ok({ mediaItemId: id, status: 'pack_processing', packTotal: shots.length, diamondCost: price, readyTemplateSetId: set.id });
+    const reply = this.ok({
+      mediaItemId: id,
+      status: 'pack_processing',
+      packTotal: shots.length,
+      diamondCost: price,
+      readyTemplateSetId: set.id,
+    });
     return { ...reply, delayMs: this.options.createDelayMs ?? 0 };
   }
 
   private statusOf(job: Job): string {
-    if (job.kind !== 'catalog' || (this.options.catalogStatus ?? DEFAULTS.catalogStatus) === 'spec') return job.status;
+    if (job.kind !== 'catalog' || (this.options.catalogStatus ?? DEFAULTS.catalogStatus) === 'spec')
+      return job.status;
     return `pack_${job.status}`;
   }
 
   private poll(caller: Caller, id: string): Reply {
     const job = this.state.jobs.find((j) => j.id === id && j.email === caller.email);
     if (!job) return fail(404, `Generation ${id} not found`);
-    if (job.status !== 'processing' && !this.collectedAt.has(job.id)) this.collectedAt.set(job.id, Date.now());
+    if (job.status !== 'processing' && !this.collectedAt.has(job.id))
+      this.collectedAt.set(job.id, Date.now());
     // In completion order, so earlier entries never move as more shots finish.
-    const done = job.pieces.filter((p) => p.state === 'done').sort((a, b) => a.finishAt - b.finishAt);
+    const done = job.pieces
+      .filter((p) => p.state === 'done')
+      .sort((a, b) => a.finishAt - b.finishAt);
     const body: Record<string, unknown> = {
       id: job.id,
       status: this.statusOf(job),
       // A failed generation has no results; a catalog job keeps the shots it made.
-      resultUrls: job.kind === 'generation' && job.status !== 'completed' ? [] : done.map((p) => this.fileUrl(p.fileId!, 'result')),
+      resultUrls:
+        job.kind === 'generation' && job.status !== 'completed'
+          ? []
+          : done.map((p) => this.fileUrl(p.fileId!, 'result')),
       errorMessage: job.status === 'failed' ? job.errorMessage : null,
     };
     if (job.kind === 'catalog' || job.pieces.length > 1) {
@@ -415,15 +579,33 @@ export class ReferenceCore {
     const id = this.newId();
     const createdAt = new Date().toISOString();
     if (input.sourceMediaId !== undefined) {
-      const job = this.state.jobs.find((j) => j.id === input.sourceMediaId && j.email === caller.email);
+      const job = this.state.jobs.find(
+        (j) => j.id === input.sourceMediaId && j.email === caller.email,
+      );
       if (!job) return fail(404, `sourceMediaId ${input.sourceMediaId} not found`);
       if (job.status !== 'completed') return fail(400, `sourceMediaId ${job.id} has not completed`);
-      if (!job.toolId || !SAVEABLE.includes(job.toolId)) return fail(400, `toolId ${job.toolId ?? '(catalog job)'} cannot be saved as a template set`);
+      if (!job.toolId || !SAVEABLE.includes(job.toolId))
+        return fail(
+          400,
+          `toolId ${job.toolId ?? '(catalog job)'} cannot be saved as a template set`,
+        );
       const req = job.request as GenerationRequest;
-      const styling = Object.fromEntries(Object.entries(req.images ?? {}).filter(([k]) => k === 'fashion_model' || k === 'venue'));
-      this.state.templateSets.push({ id, email: caller.email, label: input.label, toolId: job.toolId, images: styling, fields: job.styling, coverFileId: job.pieces[0]?.fileId ?? null, createdAt });
+      const styling = Object.fromEntries(
+        Object.entries(req.images ?? {}).filter(([k]) => k === 'fashion_model' || k === 'venue'),
+      );
+      this.state.templateSets.push({
+        id,
+        email: caller.email,
+        label: input.label,
+        toolId: job.toolId,
+        images: styling,
+        fields: job.styling,
+        coverFileId: job.pieces[0]?.fileId ?? null,
+        createdAt,
+      });
     } else {
-      if (!input.toolId || !SAVEABLE.includes(input.toolId)) return fail(400, `toolId must be one of the saveable tools: ${SAVEABLE.join(', ')}`);
+      if (!input.toolId || !SAVEABLE.includes(input.toolId))
+        return fail(400, `toolId must be one of the saveable tools: ${SAVEABLE.join(', ')}`);
       const model = input.images?.fashion_model;
       if (typeof model !== 'string' || !model) return fail(400, 'images.fashion_model is required');
       const venue = input.images?.venue;
@@ -443,14 +625,17 @@ export class ReferenceCore {
   }
 
   private templateEntry(t: State['templateSets'][number]) {
-    const asUrl = (v: unknown) => (typeof v === 'string' && !/^https?:/.test(v) ? `${this.urls.base}/catalog/${v}` : v);
+    const asUrl = (v: unknown) =>
+      typeof v === 'string' && !/^https?:/.test(v) ? `${this.urls.base}/catalog/${v}` : v;
     return {
       id: t.id,
       label: t.label,
       toolId: t.toolId,
       images: Object.fromEntries(Object.entries(t.images).map(([k, v]) => [k, asUrl(v)])),
       pose: (t.fields.pose as string | undefined) ?? null,
-      coverUrl: t.coverFileId ? this.fileUrl(t.coverFileId, 'result') : `${this.urls.base}/catalog/${String(t.images.fashion_model)}`,
+      coverUrl: t.coverFileId
+        ? this.fileUrl(t.coverFileId, 'result')
+        : `${this.urls.base}/catalog/${String(t.images.fashion_model)}`,
       ...t.fields,
     };
   }
@@ -462,12 +647,25 @@ export class ReferenceCore {
     return this.ok({
       email: account.email,
       diamondBalance: account.balance,
-      plan: { isPremium: true, status: 'active', planProductId: 'ref-pro-monthly', provider: 'reference-billing', cancelAtPeriodEnd: false, renewsAt: renews.toISOString() },
+      plan: {
+        isPremium: true,
+        status: 'active',
+        planProductId: 'ref-pro-monthly',
+        provider: 'reference-billing',
+        cancelAtPeriodEnd: false,
+        renewsAt: renews.toISOString(),
+      },
     });
   }
 
   private readySetEntry(set: (typeof READY_SETS)[number]) {
-    return { id: set.id, category: set.category, shotCount: set.shots.length, shots: set.shots, coverUrl: `${this.urls.base}/catalog/${set.id}` };
+    return {
+      id: set.id,
+      category: set.category,
+      shotCount: set.shots.length,
+      shots: set.shots,
+      coverUrl: `${this.urls.base}/catalog/${set.id}`,
+    };
   }
 
   /** Cursor: opaque base64 of the next index, read from the `cursorParam` query name only. */
@@ -475,16 +673,22 @@ export class ReferenceCore {
     const category = query.get('category');
     const all = READY_SETS.filter((s) => s.active && (!category || s.category === category));
     const rawLimit = query.get('limit');
-    const size = rawLimit !== null && /^\d+$/.test(rawLimit) ? Math.min(Math.max(Number(rawLimit), 1), 50) : (this.options.readySetPageSize ?? DEFAULTS.readySetPageSize);
+    const size =
+      rawLimit !== null && /^\d+$/.test(rawLimit)
+        ? Math.min(Math.max(Number(rawLimit), 1), 50)
+        : (this.options.readySetPageSize ?? DEFAULTS.readySetPageSize);
     const cursor = query.get(this.options.cursorParam ?? DEFAULTS.cursorParam);
     let start = 0;
     if (cursor !== null) {
-      const decoded = Number(Buffer.from(cursor, 'base64url').toString('utf8').replace(/^pos:/, ''));
+      const decoded = Number(
+        Buffer.from(cursor, 'base64url').toString('utf8').replace(/^pos:/, ''),
+      );
       if (!Number.isInteger(decoded) || decoded < 0) return fail(400, 'Invalid cursor');
       start = decoded;
     }
     const page = all.slice(start, start + size);
-    const next = start + size < all.length ? Buffer.from(`pos:${start + size}`).toString('base64url') : null;
+    const next =
+      start + size < all.length ? Buffer.from(`pos:${start + size}`).toString('base64url') : null;
     return this.ok({ templateSets: page.map((s) => this.readySetEntry(s)), nextCursor: next });
   }
 
@@ -493,20 +697,31 @@ export class ReferenceCore {
   /** Per job: how long it ran and how long the client took to see it done (for benchmarks). */
   timings(email: string): { id: string; durationMs: number; collectedAfterMs: number | null }[] {
     return this.state.jobs
-      .filter((j) => j.email === email && j.status !== 'processing' && typeof j.endedAt === 'number')
+      .filter(
+        (j) => j.email === email && j.status !== 'processing' && typeof j.endedAt === 'number',
+      )
       .map((j) => {
         const collected = this.collectedAt.get(j.id);
-        return { id: j.id, durationMs: j.endedAt! - Date.parse(j.createdAt), collectedAfterMs: collected === undefined ? null : collected - j.endedAt! };
+        return {
+          id: j.id,
+          durationMs: j.endedAt! - Date.parse(j.createdAt),
+          collectedAfterMs: collected === undefined ? null : collected - j.endedAt!,
+        };
       });
   }
 
   private endJob(job: Job, errorMessage: string | null): void {
     job.endedAt = Date.now();
-    const allFailed = job.pieces.every((p) => p.state === 'failed') || job.fails || errorMessage !== null;
+    const allFailed =
+      job.pieces.every((p) => p.state === 'failed') || job.fails || errorMessage !== null;
     if (allFailed) {
       for (const p of job.pieces) if (p.state === 'pending') p.state = 'failed';
       job.status = 'failed';
-      job.errorMessage = errorMessage ?? (job.kind === 'catalog' ? 'Every shot failed; the whole charge was refunded' : 'The generation failed: the model could not render this product');
+      job.errorMessage =
+        errorMessage ??
+        (job.kind === 'catalog'
+          ? 'Every shot failed; the whole charge was refunded'
+          : 'The generation failed: the model could not render this product');
       job.refunded = job.charged;
       this.move(job.email, job.charged, 'refund', job.id);
     } else {
@@ -519,7 +734,9 @@ export class ReferenceCore {
     const now = Date.now();
     for (const job of this.state.jobs) {
       if (job.status !== 'processing' || this.finalizing.has(job.id)) continue;
-      const due = job.pieces.filter((p) => p.state === 'pending' && p.finishAt <= now).sort((a, b) => a.finishAt - b.finishAt);
+      const due = job.pieces
+        .filter((p) => p.state === 'pending' && p.finishAt <= now)
+        .sort((a, b) => a.finishAt - b.finishAt);
       if (!due.length) continue;
       this.finalizing.add(job.id);
       const work = this.finish(job, due).finally(() => {
@@ -543,9 +760,22 @@ export class ReferenceCore {
         continue;
       }
       const fileId = this.newId();
-      const bytes = job.output === 'video' ? makeVideoBytes(job.id) : await makeResultImage(input, `${job.id}/${piece.id}`, job.pieces.indexOf(piece), job.output === 'png' ? 'png' : 'jpeg');
+      const bytes =
+        job.output === 'video'
+          ? makeVideoBytes(job.id)
+          : await makeResultImage(
+              input,
+              `${job.id}/${piece.id}`,
+              job.pieces.indexOf(piece),
+              job.output === 'png' ? 'png' : 'jpeg',
+            );
       const ext = job.output === 'video' ? 'mp4' : job.output === 'png' ? 'png' : 'jpg';
-      this.store.putFile(fileId, bytes, job.output === 'video' ? 'video/mp4' : `image/${job.output}`, ext);
+      this.store.putFile(
+        fileId,
+        bytes,
+        job.output === 'video' ? 'video/mp4' : `image/${job.output}`,
+        ext,
+      );
       piece.fileId = fileId;
       piece.state = 'done';
     }
@@ -561,7 +791,9 @@ export class ReferenceCore {
 type State = Store['state'];
 
 function pick(request: Record<string, unknown>, fields: string[]): Record<string, unknown> {
-  return Object.fromEntries(fields.filter((f) => request[f] !== undefined).map((f) => [f, request[f]]));
+  return Object.fromEntries(
+    fields.filter((f) => request[f] !== undefined).map((f) => [f, request[f]]),
+  );
 }
 
 async function fetchImage(url: string): Promise<Buffer | null> {

@@ -7,7 +7,15 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { SeededRandom } from './random';
 
-export const FAULT_NAMES = ['error500Before', 'error500After', 'dropAfter', 'resetBefore', 'stallMs', 'rateLimit429', 'insufficient402'] as const;
+export const FAULT_NAMES = [
+  'error500Before',
+  'error500After',
+  'dropAfter',
+  'resetBefore',
+  'stallMs',
+  'rateLimit429',
+  'insufficient402',
+] as const;
 export type FaultName = (typeof FAULT_NAMES)[number];
 /**
  * Probability of each fault per request (their sum at most 1):
@@ -31,7 +39,15 @@ export type FaultProxyOptions = {
   allow?: (fault: FaultName, method: string, path: string) => boolean;
   port?: number;
 };
-export type FaultLogEntry = { seq: number; at: string; method: string; path: string; fault: FaultName | null; forwarded: boolean; upstreamStatus: number | null };
+export type FaultLogEntry = {
+  seq: number;
+  at: string;
+  method: string;
+  path: string;
+  fault: FaultName | null;
+  forwarded: boolean;
+  upstreamStatus: number | null;
+};
 export type FaultProxy = {
   url: string;
   log: FaultLogEntry[];
@@ -49,12 +65,22 @@ function forward(target: string, req: http.IncomingMessage, body: Buffer): Promi
     const headers = { ...req.headers, host: url.host };
     delete headers['content-length'];
     delete headers.connection;
-    const upstream = http.request(url, { method: req.method, headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
+    const upstream = http.request(
+      url,
+      { method: req.method, headers: { ...headers, 'content-length': String(body.length) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 502,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     upstream.on('error', reject);
     upstream.end(body);
   });
@@ -85,8 +111,15 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     }
     return null;
   };
-  const json = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+  const json = (
+    res: http.ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ) => {
+    res
+      .writeHead(status, { 'content-type': 'application/json', ...headers })
+      .end(JSON.stringify(body));
   };
 
   const server = http.createServer((req, res) => {
@@ -96,11 +129,22 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       const path = new URL(req.url ?? '/', 'http://proxy.invalid').pathname;
       let fault = path.startsWith('/v1/') ? draw() : null;
       if (fault && options.allow && !options.allow(fault, method, path)) fault = null;
-      const entry: FaultLogEntry = { seq: log.length + 1, at: new Date().toISOString(), method, path, fault, forwarded: false, upstreamStatus: null };
+      const entry: FaultLogEntry = {
+        seq: log.length + 1,
+        at: new Date().toISOString(),
+        method,
+        path,
+        fault,
+        forwarded: false,
+        upstreamStatus: null,
+      };
       log.push(entry);
       switch (fault) {
         case 'error500Before':
-          return json(res, 500, { success: false, error: 'Internal server error (proxy, not forwarded)' });
+          return json(res, 500, {
+            success: false,
+            error: 'Internal server error (proxy, not forwarded)',
+          });
         case 'resetBefore':
           return req.socket.destroy();
         case 'stallMs': {
@@ -113,10 +157,18 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
         }
         case 'rateLimit429': {
           const seconds = options.retryAfterSeconds ?? 1;
-          return json(res, 429, { success: false, error: `Too many requests; retry after ${seconds} seconds` }, { 'retry-after': String(seconds) });
+          return json(
+            res,
+            429,
+            { success: false, error: `Too many requests; retry after ${seconds} seconds` },
+            { 'retry-after': String(seconds) },
+          );
         }
         case 'insufficient402':
-          return json(res, 402, { success: false, error: 'Insufficient diamonds: required 4, balance 0' });
+          return json(res, 402, {
+            success: false,
+            error: 'Insufficient diamonds: required 4, balance 0',
+          });
         default:
           break;
       }
@@ -125,16 +177,25 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
         upstream = await forward(target, req, body);
       } catch (err) {
         // The service itself is down: the client sees what a gateway would answer.
-        return json(res, 502, { success: false, error: `upstream unreachable: ${err instanceof Error ? err.message : String(err)}` });
+        return json(res, 502, {
+          success: false,
+          error: `upstream unreachable: ${err instanceof Error ? err.message : String(err)}`,
+        });
       }
       entry.forwarded = true;
       entry.upstreamStatus = upstream.status;
-      if (fault === 'error500After') return json(res, 500, { success: false, error: 'Internal server error (proxy, answer discarded)' });
+      if (fault === 'error500After')
+        return json(res, 500, {
+          success: false,
+          error: 'Internal server error (proxy, answer discarded)',
+        });
       if (fault === 'dropAfter') return req.socket.destroy();
       const headers = { ...upstream.headers };
       delete headers['transfer-encoding'];
       delete headers.connection;
-      res.writeHead(upstream.status, { ...headers, 'content-length': String(upstream.body.length) }).end(upstream.body);
+      res
+        .writeHead(upstream.status, { ...headers, 'content-length': String(upstream.body.length) })
+        .end(upstream.body);
     })().catch(() => req.socket.destroy());
   });
   server.on('connection', (socket) => {

@@ -48,20 +48,42 @@ export type ReferenceJob = {
 };
 
 /** For main.ts: fixed ports (so URLs survive a restart) and the /_ref admin routes. */
-export type ServeOptions = { host?: string; port?: number; resultsPort?: number; adminToken?: string };
+export type ServeOptions = {
+  host?: string;
+  port?: number;
+  resultsPort?: number;
+  adminToken?: string;
+};
 
 const send = (res: http.ServerResponse, reply: Reply, extraFields: boolean) => {
   const body = extraFields ? withExtraFields(reply.body) : reply.body;
-  res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', ...(reply.headers ?? {}) });
+  res.writeHead(reply.status, {
+    'content-type': 'application/json; charset=utf-8',
+    ...(reply.headers ?? {}),
+  });
   res.end(JSON.stringify(body));
 };
 
 /** Unknown fields on the body and on every entry of its lists (never inside `images`). */
 function withExtraFields(body: Record<string, unknown>): Record<string, unknown> {
-  const tag = (o: Record<string, unknown>) => ({ ...o, _rev: 7, region: 'ref-eu-1', links: { self: null } });
+  const tag = (o: Record<string, unknown>) => ({
+    ...o,
+    _rev: 7,
+    region: 'ref-eu-1',
+    links: { self: null },
+  });
   return tag(
     Object.fromEntries(
-      Object.entries(body).map(([k, v]) => [k, Array.isArray(v) ? v.map((e) => (e && typeof e === 'object' && !Array.isArray(e) ? tag(e as Record<string, unknown>) : e)) : v]),
+      Object.entries(body).map(([k, v]) => [
+        k,
+        Array.isArray(v)
+          ? v.map((e) =>
+              e && typeof e === 'object' && !Array.isArray(e)
+                ? tag(e as Record<string, unknown>)
+                : e,
+            )
+          : v,
+      ]),
     ),
   );
 }
@@ -88,7 +110,10 @@ const listen = (server: http.Server, host: string, port: number) =>
     server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
   });
 
-export async function startReferenceService(options: ReferenceServiceOptions = {}, serve: ServeOptions = {}): Promise<ReferenceService> {
+export async function startReferenceService(
+  options: ReferenceServiceOptions = {},
+  serve: ServeOptions = {},
+): Promise<ReferenceService> {
   const opts = ReferenceServiceOptionsSchema.parse(options);
   const host = serve.host ?? '127.0.0.1';
   const core = new ReferenceCore(opts, { base: '', results: '' });
@@ -99,10 +124,17 @@ export async function startReferenceService(options: ReferenceServiceOptions = {
     const meta = m ? core.store.state.files[m[1]!] : undefined;
     const bytes = m && meta ? core.store.readFile(m[1]!) : null;
     if (!bytes || !meta) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ success: false, error: 'Not found' }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ success: false, error: 'Not found' }));
       return;
     }
-    res.writeHead(200, { 'content-type': octet ? 'application/octet-stream' : meta.mime, 'content-length': bytes.length }).end(bytes);
+    res
+      .writeHead(200, {
+        'content-type': octet ? 'application/octet-stream' : meta.mime,
+        'content-length': bytes.length,
+      })
+      .end(bytes);
   };
 
   const admin = serve.adminToken ? adminRoutes(core, serve.adminToken) : null;
@@ -111,21 +143,33 @@ export async function startReferenceService(options: ReferenceServiceOptions = {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://ref.invalid');
       core.advance();
-      if (url.pathname.startsWith('/_ref/') && admin) return admin(req, res, url, await readBody(req, DEFAULTS.jsonBytes));
-      if (url.pathname.startsWith('/files/') || url.pathname.startsWith('/results/')) return serveFile(res, url.pathname, false);
+      if (url.pathname.startsWith('/_ref/') && admin)
+        return admin(req, res, url, await readBody(req, DEFAULTS.jsonBytes));
+      if (url.pathname.startsWith('/files/') || url.pathname.startsWith('/results/'))
+        return serveFile(res, url.pathname, false);
       if (url.pathname.startsWith('/catalog/')) {
         const id = url.pathname.slice('/catalog/'.length);
         let png = catalogImages.get(id);
         if (!png) {
           let h = 0;
           for (const ch of id) h = (Math.imul(h, 33) + ch.charCodeAt(0)) >>> 0;
-          png = await sharp({ create: { width: 64, height: 80, channels: 3, background: { r: h & 255, g: (h >> 8) & 255, b: (h >> 16) & 255 } } }).png().toBuffer();
+          png = await sharp({
+            create: {
+              width: 64,
+              height: 80,
+              channels: 3,
+              background: { r: h & 255, g: (h >> 8) & 255, b: (h >> 16) & 255 },
+            },
+          })
+            .png()
+            .toBuffer();
           catalogImages.set(id, png);
         }
         res.writeHead(200, { 'content-type': 'image/png' }).end(png);
         return;
       }
-      if (!url.pathname.startsWith('/v1/')) return send(res, { status: 404, body: { success: false, error: 'Not found' } }, false);
+      if (!url.pathname.startsWith('/v1/'))
+        return send(res, { status: 404, body: { success: false, error: 'Not found' } }, false);
       const gate = core.gate(req.headers.authorization);
       if ('reply' in gate) {
         req.resume();
@@ -133,13 +177,41 @@ export async function startReferenceService(options: ReferenceServiceOptions = {
       }
       const isUpload = req.method === 'POST' && url.pathname === '/v1/uploads';
       const body = await readBody(req, isUpload ? DEFAULTS.uploadBytes : DEFAULTS.jsonBytes);
-      if (!isUpload && body.length > DEFAULTS.jsonBytes) return send(res, { status: 413, body: { success: false, error: 'Request body too large' } }, core.options.extraFields === true);
-      const headers = { 'idempotency-key': typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined };
-      const reply = await core.handle(gate.caller, req.method ?? 'GET', url.pathname, url.searchParams, body, headers);
+      if (!isUpload && body.length > DEFAULTS.jsonBytes)
+        return send(
+          res,
+          { status: 413, body: { success: false, error: 'Request body too large' } },
+          core.options.extraFields === true,
+        );
+      const headers = {
+        'idempotency-key':
+          typeof req.headers['idempotency-key'] === 'string'
+            ? req.headers['idempotency-key']
+            : undefined,
+      };
+      const reply = await core.handle(
+        gate.caller,
+        req.method ?? 'GET',
+        url.pathname,
+        url.searchParams,
+        body,
+        headers,
+      );
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
       send(res, reply, core.options.extraFields === true);
     })().catch((err: unknown) => {
-      if (!res.headersSent) send(res, { status: 500, body: { success: false, error: `internal error: ${err instanceof Error ? err.message : String(err)}` } }, false);
+      if (!res.headersSent)
+        send(
+          res,
+          {
+            status: 500,
+            body: {
+              success: false,
+              error: `internal error: ${err instanceof Error ? err.message : String(err)}`,
+            },
+          },
+          false,
+        );
       else res.destroy();
     });
   });
@@ -173,7 +245,12 @@ export async function startReferenceService(options: ReferenceServiceOptions = {
     timings: (email) => core.timings(email),
     setOptions: (patch) => {
       const checked = ReferenceServiceOptionsSchema.partial().parse(patch);
-      core.options = { ...core.options, ...checked, seed: core.options.seed, statePath: core.options.statePath };
+      core.options = {
+        ...core.options,
+        ...checked,
+        seed: core.options.seed,
+        statePath: core.options.statePath,
+      };
     },
     close: async () => {
       clearInterval(ticker);

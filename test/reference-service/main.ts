@@ -20,13 +20,18 @@ const { values } = parseArgs({
   },
   strict: true,
 });
-const options = ReferenceServiceOptionsSchema.parse({ ...(JSON.parse(values.options) as object), ...(values.state ? { statePath: values.state } : {}) });
+const options = ReferenceServiceOptionsSchema.parse({
+  ...(JSON.parse(values.options) as object),
+  ...(values.state ? { statePath: values.state } : {}),
+});
 const service = await startReferenceService(options, {
   port: Number(values.port),
   resultsPort: Number(values['results-port']),
   ...(values['admin-token'] ? { adminToken: values['admin-token'] } : {}),
 });
-process.stdout.write(`${JSON.stringify({ listening: service.url, results: service.resultsUrl })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ listening: service.url, results: service.resultsUrl })}\n`,
+);
 const stop = () => {
   void service.close().then(() => process.exit(0));
 };

@@ -25,7 +25,12 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   /** Probability that one catalog shot fails. */
   failShots: z.number().min(0).max(1).optional(),
   /** Transient 429 with Retry-After (not the daily cap, not counted). */
-  rateLimit: z.strictObject({ probability: z.number().min(0).max(1), retryAfterSeconds: z.number().int().nonnegative() }).optional(),
+  rateLimit: z
+    .strictObject({
+      probability: z.number().min(0).max(1),
+      retryAfterSeconds: z.number().int().nonnegative(),
+    })
+    .optional(),
   /** Slow answers to creates (after the charge is made). */
   createDelayMs: z.number().int().nonnegative().optional(),
   /** Query name of the ready-template-set cursor (default 'after', not 'cursor'). */

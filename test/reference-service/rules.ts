@@ -57,7 +57,10 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new BadRequest(400, `Invalid request: ${issue ? `${issue.path.join('.') || 'body'} ${issue.message}` : 'malformed body'}`);
+    throw new BadRequest(
+      400,
+      `Invalid request: ${issue ? `${issue.path.join('.') || 'body'} ${issue.message}` : 'malformed body'}`,
+    );
   }
   return parsed.data;
 }
@@ -70,30 +73,47 @@ export function checkGeneration(request: GenerationRequest): ToolRule {
   const images = request.images ?? {};
   const present = (field: string) => {
     const v = images[field];
-    return Array.isArray(v) ? v.length > 0 && v.every((x) => x.trim() !== '') : typeof v === 'string' && v.trim() !== '';
+    return Array.isArray(v)
+      ? v.length > 0 && v.every((x) => x.trim() !== '')
+      : typeof v === 'string' && v.trim() !== '';
   };
   for (const need of tool.requiredImages) {
     const options = Array.isArray(need) ? need : [need];
-    if (!options.some(present)) throw new BadRequest(400, `${tool.id}: missing required image images.${options.join(' or images.')}`);
+    if (!options.some(present))
+      throw new BadRequest(
+        400,
+        `${tool.id}: missing required image images.${options.join(' or images.')}`,
+      );
   }
   for (const field of tool.requiredFields) {
     const value = (request as Record<string, unknown>)[field];
-    if (typeof value !== 'string' || value.trim() === '') throw new BadRequest(400, `${tool.id}: missing required field ${field}`);
+    if (typeof value !== 'string' || value.trim() === '')
+      throw new BadRequest(400, `${tool.id}: missing required field ${field}`);
   }
   if (request.ratio !== undefined) {
     const allowed = tool.id === 'virtual_model' ? VIRTUAL_MODEL_RATIOS : RATIOS;
-    if (!allowed.includes(request.ratio)) throw new BadRequest(400, `${tool.id}: ratio must be one of ${allowed.join(', ')}`);
+    if (!allowed.includes(request.ratio))
+      throw new BadRequest(400, `${tool.id}: ratio must be one of ${allowed.join(', ')}`);
   }
   if (request.jewelryType !== undefined && !JEWELRY_TYPES.includes(request.jewelryType)) {
     throw new BadRequest(400, `${tool.id}: jewelryType must be one of ${JEWELRY_TYPES.join(', ')}`);
   }
-  if (request.pose !== undefined && !POSES.some((p) => p.id === request.pose)) throw new BadRequest(400, `${tool.id}: unknown pose '${request.pose}'`);
+  if (request.pose !== undefined && !POSES.some((p) => p.id === request.pose))
+    throw new BadRequest(400, `${tool.id}: unknown pose '${request.pose}'`);
   return tool;
 }
 
 /** The field holding the product photo that results are made from. */
-export function productImage(images: Record<string, string | string[]>): { field: string; url: string } | null {
-  for (const field of ['user_photo', 'garment_photo', 'garment_photos', 'jewelry_image', 'jewelry_images']) {
+export function productImage(
+  images: Record<string, string | string[]>,
+): { field: string; url: string } | null {
+  for (const field of [
+    'user_photo',
+    'garment_photo',
+    'garment_photos',
+    'jewelry_image',
+    'jewelry_images',
+  ]) {
     const v = images[field];
     const url = Array.isArray(v) ? v[0] : v;
     if (typeof url === 'string' && url.trim() !== '') return { field, url };

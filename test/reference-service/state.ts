@@ -53,7 +53,10 @@ export type Job = z.infer<typeof JobSchema>;
 const StateSchema = z.object({
   version: z.literal(1),
   rng: z.number(),
-  accounts: z.record(z.string(), z.object({ email: z.string(), balance: z.number().int(), createdAt: z.string() })),
+  accounts: z.record(
+    z.string(),
+    z.object({ email: z.string(), balance: z.number().int(), createdAt: z.string() }),
+  ),
   keys: z.record(z.string(), z.object({ email: z.string(), dailyCap: z.number().int() })),
   counts: z.record(z.string(), z.object({ day: z.string(), n: z.number().int() })),
   ledger: z.array(LedgerEntrySchema),
@@ -87,10 +90,23 @@ export class Store {
     if (statePath && fs.existsSync(statePath)) {
       this.state = StateSchema.parse(JSON.parse(fs.readFileSync(statePath, 'utf8')));
     } else {
-      this.state = { version: 1, rng: seed >>> 0, accounts: {}, keys: {}, counts: {}, ledger: [], jobs: [], uploads: {}, files: {}, templateSets: [] };
+      this.state = {
+        version: 1,
+        rng: seed >>> 0,
+        accounts: {},
+        keys: {},
+        counts: {},
+        ledger: [],
+        jobs: [],
+        uploads: {},
+        files: {},
+        templateSets: [],
+      };
     }
     this.ownsFilesDir = !statePath;
-    this.filesDir = statePath ? `${statePath}.files` : fs.mkdtempSync(path.join(os.tmpdir(), 'reference-service-'));
+    this.filesDir = statePath
+      ? `${statePath}.files`
+      : fs.mkdtempSync(path.join(os.tmpdir(), 'reference-service-'));
     fs.mkdirSync(this.filesDir, { recursive: true });
   }
 

@@ -7,12 +7,31 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startFaultProxy } from '../reference-service/fault-proxy';
-import { checkInvariants, snapshotFolder, type FolderSnapshot, type RunRecord, type Summary } from './invariants';
+import {
+  checkInvariants,
+  snapshotFolder,
+  type FolderSnapshot,
+  type RunRecord,
+  type Summary,
+} from './invariants';
 import { makePhotos } from './photos';
-import { readJobs, readLedger, runCli, startServiceProcess, type ServiceProcess } from './processes';
+import {
+  readJobs,
+  readLedger,
+  runCli,
+  startServiceProcess,
+  type ServiceProcess,
+} from './processes';
 import { RECIPES, type RunPlan, type Schedule } from './schedule';
 
-export type SeedResult = { seed: number; schedule: Schedule; runs: RunRecord[]; violations: string[]; workDir: string; ms: number };
+export type SeedResult = {
+  seed: number;
+  schedule: Schedule;
+  runs: RunRecord[];
+  violations: string[];
+  workDir: string;
+  ms: number;
+};
 
 const CLEAN: RunPlan = { faults: {}, killAtMs: null, serviceRestart: null, blockExport: false };
 const EMAIL = 'soak@reference.test';
@@ -30,11 +49,18 @@ function parseSummary(stdout: string): Summary | null {
   return null;
 }
 
-export async function runSchedule(schedule: Schedule, opts: { runTimeoutMs?: number; keep?: boolean; log?: (line: string) => void } = {}): Promise<SeedResult> {
+export async function runSchedule(
+  schedule: Schedule,
+  opts: { runTimeoutMs?: number; keep?: boolean; log?: (line: string) => void } = {},
+): Promise<SeedResult> {
   const started = Date.now();
   const log = opts.log ?? (() => {});
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), `soak-${schedule.seed}-`));
-  const dirs = { in: path.join(workDir, 'in'), out: path.join(workDir, 'out'), data: path.join(workDir, 'data') };
+  const dirs = {
+    in: path.join(workDir, 'in'),
+    out: path.join(workDir, 'out'),
+    data: path.join(workDir, 'data'),
+  };
   for (const dir of Object.values(dirs)) fs.mkdirSync(dir, { recursive: true });
   const photos = await makePhotos(dirs.in, schedule.photos);
   const recipeFile = path.join(workDir, 'recipe.json');
@@ -43,23 +69,44 @@ export async function runSchedule(schedule: Schedule, opts: { runTimeoutMs?: num
   const serviceLog: string[] = [];
   const token = `soak-${schedule.seed}`;
   const serviceOptions = { ...schedule.service, ...schedule.serviceFaults };
-  let service: ServiceProcess = await startServiceProcess({ statePath, options: serviceOptions, token, log: serviceLog });
-  const ports = { port: Number(new URL(service.url).port), resultsPort: Number(new URL(service.resultsUrl).port) };
-  const { apiKey } = await service.admin<{ apiKey: string }>('POST', 'accounts', { email: EMAIL, diamonds: 2000, dailyCap: 100_000 });
+  let service: ServiceProcess = await startServiceProcess({
+    statePath,
+    options: serviceOptions,
+    token,
+    log: serviceLog,
+  });
+  const ports = {
+    port: Number(new URL(service.url).port),
+    resultsPort: Number(new URL(service.resultsUrl).port),
+  };
+  const { apiKey } = await service.admin<{ apiKey: string }>('POST', 'accounts', {
+    email: EMAIL,
+    diamonds: 2000,
+    dailyCap: 100_000,
+  });
   // Only faults a service following the spec could show: a 500 in place of a create's real answer
   // would claim a refund that never happened, and 402 exists only on creates.
-  const isCreate = (method: string, p: string) => method === 'POST' && /^\/v1\/(generations|catalog-jobs)$/.test(p);
+  const isCreate = (method: string, p: string) =>
+    method === 'POST' && /^\/v1\/(generations|catalog-jobs)$/.test(p);
   const proxy = await startFaultProxy({
     target: service.url,
     seed: schedule.seed,
     stallHoldMs: 2500,
     retryAfterSeconds: 1,
-    allow: (fault, method, p) => (fault === 'error500After' ? !isCreate(method, p) : fault === 'insufficient402' ? isCreate(method, p) : true),
+    allow: (fault, method, p) =>
+      fault === 'error500After'
+        ? !isCreate(method, p)
+        : fault === 'insufficient402'
+          ? isCreate(method, p)
+          : true,
   });
 
   const runs: RunRecord[] = [];
   const snapshots: FolderSnapshot[] = [];
-  const plans: { plan: RunPlan; clean: boolean }[] = [...schedule.disrupted.map((plan) => ({ plan, clean: false })), ...Array.from({ length: schedule.cleanRuns }, () => ({ plan: CLEAN, clean: true }))];
+  const plans: { plan: RunPlan; clean: boolean }[] = [
+    ...schedule.disrupted.map((plan) => ({ plan, clean: false })),
+    ...Array.from({ length: schedule.cleanRuns }, () => ({ plan: CLEAN, clean: true })),
+  ];
   let reranAfterSuccess = false;
   try {
     for (let i = 0; i < plans.length; i++) {
@@ -70,7 +117,18 @@ export async function runSchedule(schedule: Schedule, opts: { runTimeoutMs?: num
         reranAfterSuccess = true;
       }
       proxy.setFaults(plan.faults);
-      await service.admin('POST', 'options', clean ? { failJobs: 0, failShots: 0, fail500AfterCharge: 0, rateLimit: { probability: 0, retryAfterSeconds: 1 } } : schedule.serviceFaults);
+      await service.admin(
+        'POST',
+        'options',
+        clean
+          ? {
+              failJobs: 0,
+              failShots: 0,
+              fail500AfterCharge: 0,
+              rateLimit: { probability: 0, retryAfterSeconds: 1 },
+            }
+          : schedule.serviceFaults,
+      );
       const blockPath = path.join(dirs.out, 'sub');
       let blocked = false;
       if (plan.blockExport && !fs.existsSync(blockPath)) {
@@ -86,17 +144,39 @@ export async function runSchedule(schedule: Schedule, opts: { runTimeoutMs?: num
             void (async () => {
               await service.stop(signal);
               await sleep(downMs);
-              service = await startServiceProcess({ statePath, options: clean ? schedule.service : serviceOptions, token, ...ports, log: serviceLog });
+              service = await startServiceProcess({
+                statePath,
+                options: clean ? schedule.service : serviceOptions,
+                token,
+                ...ports,
+                log: serviceLog,
+              });
               resolve();
             })();
           }, atMs);
         });
       }
       log(`seed ${schedule.seed} run ${i + 1}${clean ? ' (clean)' : ''}: ${JSON.stringify(plan)}`);
-      const outcome = await runCli(['--in', dirs.in, '--recipe', recipeFile, '--out', dirs.out, '--data', dirs.data, '--remote', proxy.url, '--key', apiKey], {
-        killAtMs: plan.killAtMs,
-        timeoutMs: opts.runTimeoutMs ?? 90_000,
-      });
+      const outcome = await runCli(
+        [
+          '--in',
+          dirs.in,
+          '--recipe',
+          recipeFile,
+          '--out',
+          dirs.out,
+          '--data',
+          dirs.data,
+          '--remote',
+          proxy.url,
+          '--key',
+          apiKey,
+        ],
+        {
+          killAtMs: plan.killAtMs,
+          timeoutMs: opts.runTimeoutMs ?? 90_000,
+        },
+      );
       if (plan.serviceRestart) {
         // A restart planned after the run ended is skipped; one under way is awaited.
         if (restartTimer) clearTimeout(restartTimer);
@@ -105,15 +185,41 @@ export async function runSchedule(schedule: Schedule, opts: { runTimeoutMs?: num
       if (blocked) fs.rmSync(blockPath, { force: true });
       snapshots.push(await snapshotFolder(dirs.out));
       const summary = parseSummary(outcome.stdout);
-      const [ledgerNow, jobsNow] = await Promise.all([readLedger(service, EMAIL), readJobs(service, EMAIL)]);
-      const ledgerSpentAfter = -ledgerNow.filter((e) => e.kind !== 'grant').reduce((sum, e) => sum + e.delta, 0);
-      runs.push({ index: i + 1, clean, plan, blocked, outcome, summary, ledgerSpentAfter, openJobsAfter: jobsNow.filter((j) => j.status === 'processing').length });
+      const [ledgerNow, jobsNow] = await Promise.all([
+        readLedger(service, EMAIL),
+        readJobs(service, EMAIL),
+      ]);
+      const ledgerSpentAfter = -ledgerNow
+        .filter((e) => e.kind !== 'grant')
+        .reduce((sum, e) => sum + e.delta, 0);
+      runs.push({
+        index: i + 1,
+        clean,
+        plan,
+        blocked,
+        outcome,
+        summary,
+        ledgerSpentAfter,
+        openJobsAfter: jobsNow.filter((j) => j.status === 'processing').length,
+      });
       log(
         `  -> exit ${outcome.code ?? outcome.signal}${outcome.killed ? ' (killed as planned)' : ''}${outcome.timedOut ? ' (TIMED OUT)' : ''} in ${(outcome.ms / 1000).toFixed(1)} s; ${summary ? `exported ${summary.exported}, skipped ${summary.skipped}, failed ${summary.failed.length}, uncertain ${summary.uncertain.length}, held ${summary.held?.length ?? 0}, spent ${summary.diamondsSpent}` : `no summary${outcome.stderr ? `: ${outcome.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300)}` : ''}`}`,
       );
     }
-    const [ledger, jobs] = await Promise.all([readLedger(service, EMAIL), readJobs(service, EMAIL)]);
-    const violations = await checkInvariants({ photos, runs, snapshots, ledger, jobs, proxyLog: proxy.log, outDir: dirs.out, serviceUrl: service.url });
+    const [ledger, jobs] = await Promise.all([
+      readLedger(service, EMAIL),
+      readJobs(service, EMAIL),
+    ]);
+    const violations = await checkInvariants({
+      photos,
+      runs,
+      snapshots,
+      ledger,
+      jobs,
+      proxyLog: proxy.log,
+      outDir: dirs.out,
+      serviceUrl: service.url,
+    });
     return { seed: schedule.seed, schedule, runs, violations, workDir, ms: Date.now() - started };
   } finally {
     await proxy.close();

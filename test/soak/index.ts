@@ -19,7 +19,10 @@ const { values } = parseArgs({
   strict: true,
   args: process.argv.slice(2).filter((a) => a !== '--'),
 });
-const seeds = values.seed !== undefined ? [Number(values.seed)] : Array.from({ length: Number(values.schedules) }, (_, i) => Number(values.from) + i);
+const seeds =
+  values.seed !== undefined
+    ? [Number(values.seed)]
+    : Array.from({ length: Number(values.schedules) }, (_, i) => Number(values.from) + i);
 if (seeds.some((s) => !Number.isInteger(s))) {
   console.error('--seed, --from and --schedules take whole numbers');
   process.exit(2);
@@ -28,13 +31,22 @@ if (seeds.some((s) => !Number.isInteger(s))) {
 const failing: number[] = [];
 for (const seed of seeds) {
   const schedule = makeSchedule(seed);
-  console.log(`\n== seed ${seed}: ${schedule.recipe}, ${schedule.photos} photos, service ${JSON.stringify(schedule.service)}, service faults ${JSON.stringify(schedule.serviceFaults)}`);
-  const result = await runSchedule(schedule, { keep: values.keep, log: values.quiet ? undefined : (line) => console.log(`  ${line}`) });
+  console.log(
+    `\n== seed ${seed}: ${schedule.recipe}, ${schedule.photos} photos, service ${JSON.stringify(schedule.service)}, service faults ${JSON.stringify(schedule.serviceFaults)}`,
+  );
+  const result = await runSchedule(schedule, {
+    keep: values.keep,
+    log: values.quiet ? undefined : (line) => console.log(`  ${line}`),
+  });
   if (result.violations.length) {
     failing.push(seed);
-    console.log(`  VIOLATIONS (${result.violations.length}) for seed ${seed}${values.keep ? ` (kept in ${result.workDir})` : ''}:`);
+    console.log(
+      `  VIOLATIONS (${result.violations.length}) for seed ${seed}${values.keep ? ` (kept in ${result.workDir})` : ''}:`,
+    );
     for (const v of result.violations) console.log(`   - ${v}`);
   } else console.log(`  ok (${(result.ms / 1000).toFixed(0)} s, ${result.runs.length} run(s))`);
 }
-console.log(`\n${seeds.length - failing.length}/${seeds.length} schedules without violations${failing.length ? `; failing seeds: ${failing.join(' ')}` : ''}`);
+console.log(
+  `\n${seeds.length - failing.length}/${seeds.length} schedules without violations${failing.length ? `; failing seeds: ${failing.join(' ')}` : ''}`,
+);
 process.exit(failing.length ? 1 : 0);

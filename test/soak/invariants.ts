@@ -51,8 +51,15 @@ export async function snapshotFolder(root: string): Promise<FolderSnapshot> {
       if (entry.isDirectory()) await walk(relPath);
       else if (entry.isFile()) {
         const full = path.join(root, relPath);
-        const [bytes, stat] = await Promise.all([fs.promises.readFile(full), fs.promises.stat(full)]);
-        snapshot.set(relPath, { sha: createHash('sha256').update(bytes).digest('hex'), mtimeMs: stat.mtimeMs, size: bytes.length });
+        const [bytes, stat] = await Promise.all([
+          fs.promises.readFile(full),
+          fs.promises.stat(full),
+        ]);
+        snapshot.set(relPath, {
+          sha: createHash('sha256').update(bytes).digest('hex'),
+          mtimeMs: stat.mtimeMs,
+          size: bytes.length,
+        });
       }
     }
   };
@@ -62,13 +69,18 @@ export async function snapshotFolder(root: string): Promise<FolderSnapshot> {
 
 const productUrl = (request: unknown): string | null => {
   const images = (request as { images?: Record<string, unknown> } | null)?.images ?? {};
-  for (const field of ['user_photo', 'garment_photo']) if (typeof images[field] === 'string') return images[field] as string;
+  for (const field of ['user_photo', 'garment_photo'])
+    if (typeof images[field] === 'string') return images[field] as string;
   return null;
 };
 
 /** Output files of a photo: same folder, named `<stem>-...` (the recipes' naming). */
 const filesOf = (snapshot: FolderSnapshot, photo: Photo) =>
-  [...snapshot.keys()].filter((rel) => path.posix.dirname(rel) === (photo.dir || '.') && path.posix.basename(rel).startsWith(`${photo.stem}-`));
+  [...snapshot.keys()].filter(
+    (rel) =>
+      path.posix.dirname(rel) === (photo.dir || '.') &&
+      path.posix.basename(rel).startsWith(`${photo.stem}-`),
+  );
 
 export async function checkInvariants(input: {
   photos: Photo[];
@@ -95,7 +107,9 @@ export async function checkInvariants(input: {
       if (res?.ok) photo = await identifyPhoto(Buffer.from(await res.arrayBuffer()), photos);
     }
     if (!photo) {
-      violations.push(`job ${job.id} (charged ${job.charged}) is for no known photo (image ${url ?? 'missing'})`);
+      violations.push(
+        `job ${job.id} (charged ${job.charged}) is for no known photo (image ${url ?? 'missing'})`,
+      );
       continue;
     }
     jobsByPhoto.get(photo.index)!.push(job);
@@ -106,14 +120,24 @@ export async function checkInvariants(input: {
     const entries = input.ledger.filter((e) => e.jobId === job.id);
     const charged = -entries.filter((e) => e.kind === 'charge').reduce((s, e) => s + e.delta, 0);
     const refunded = entries.filter((e) => e.kind === 'refund').reduce((s, e) => s + e.delta, 0);
-    if (charged !== job.charged || refunded !== job.refunded) violations.push(`service ledger disagrees with job ${job.id}`);
+    if (charged !== job.charged || refunded !== job.refunded)
+      violations.push(`service ledger disagrees with job ${job.id}`);
   }
 
-  const creates = input.proxyLog.filter((e) => e.method === 'POST' && /^\/v1\/(generations|catalog-jobs)$/.test(e.path));
-  const lostCreates = creates.filter((e) => e.forwarded && (e.fault === 'dropAfter' || e.upstreamStatus === null)).length;
+  const creates = input.proxyLog.filter(
+    (e) => e.method === 'POST' && /^\/v1\/(generations|catalog-jobs)$/.test(e.path),
+  );
+  const lostCreates = creates.filter(
+    (e) => e.forwarded && (e.fault === 'dropAfter' || e.upstreamStatus === null),
+  ).length;
   const summary = lastRun?.summary ?? null;
   const listed = new Map<string, string>();
-  for (const entry of [...(summary?.failed ?? []), ...(summary?.uncertain ?? []), ...(summary?.held ?? [])]) listed.set(entry.name.replace(/\.[^.]+$/, ''), entry.reason);
+  for (const entry of [
+    ...(summary?.failed ?? []),
+    ...(summary?.uncertain ?? []),
+    ...(summary?.held ?? []),
+  ])
+    listed.set(entry.name.replace(/\.[^.]+$/, ''), entry.reason);
 
   const delivered = new Set<number>();
   for (const photo of photos) {
@@ -128,7 +152,11 @@ export async function checkInvariants(input: {
     }
     // 2. delivered, or listed with a reason
     const expected = paid.length ? Math.max(...paid.map((j) => j.results)) : 0;
-    const isDelivered = paid.length > 0 && paid.every((j) => j.status === 'completed') && expected > 0 && files.length >= expected;
+    const isDelivered =
+      paid.length > 0 &&
+      paid.every((j) => j.status === 'completed') &&
+      expected > 0 &&
+      files.length >= expected;
     if (isDelivered) delivered.add(photo.index);
     const reason = listed.get(photo.rel.replace(/\.[^.]+$/, ''));
     if (paid.length && !isDelivered && reason === undefined) {
@@ -136,49 +164,81 @@ export async function checkInvariants(input: {
         `${photo.rel}: paid job ${paid.map((j) => `${j.id} (${j.status}, ${j.results} results)`).join(', ')} not delivered (${files.length} file(s) exported) and not listed as failed in the last run's summary`,
       );
     }
-    if (!paid.length && files.length === 0 && reason === undefined && summary) violations.push(`${photo.rel}: neither exported nor listed as failed in the last run's summary`);
-    if (reason !== undefined && reason.trim() === '') violations.push(`${photo.rel}: listed as failed without a reason`);
-    if (paid.length && files.length > expected) violations.push(`${photo.rel}: ${files.length} files exported for ${expected} result(s): ${files.join(', ')}`);
+    if (!paid.length && files.length === 0 && reason === undefined && summary)
+      violations.push(
+        `${photo.rel}: neither exported nor listed as failed in the last run's summary`,
+      );
+    if (reason !== undefined && reason.trim() === '')
+      violations.push(`${photo.rel}: listed as failed without a reason`);
+    if (paid.length && files.length > expected)
+      violations.push(
+        `${photo.rel}: ${files.length} files exported for ${expected} result(s): ${files.join(', ')}`,
+      );
   }
 
   // 3. nothing written twice
   const bySha = new Map<string, string[]>();
   for (const [rel, file] of final) bySha.set(file.sha, [...(bySha.get(file.sha) ?? []), rel]);
-  for (const names of bySha.values()) if (names.length > 1) violations.push(`same content written under ${names.length} names: ${names.join(', ')}`);
+  for (const names of bySha.values())
+    if (names.length > 1)
+      violations.push(`same content written under ${names.length} names: ${names.join(', ')}`);
   for (let k = 1; k < snapshots.length; k++) {
     for (const [rel, before] of snapshots[k - 1]!) {
       const after = snapshots[k]!.get(rel);
       if (!after) violations.push(`${rel} exported by run ${k} disappeared after run ${k + 1}`);
-      else if (after.sha !== before.sha || after.mtimeMs !== before.mtimeMs) violations.push(`${rel} exported by run ${k} was rewritten by run ${k + 1}`);
+      else if (after.sha !== before.sha || after.mtimeMs !== before.mtimeMs)
+        violations.push(`${rel} exported by run ${k} was rewritten by run ${k + 1}`);
     }
   }
 
   // 4. the last run tells the truth
   if (!lastRun) return [...violations, 'no run happened'];
-  if (lastRun.outcome.timedOut) violations.push(`run ${lastRun.index} did not end within its time limit (waits silently)`);
-  for (const run of runs) if (run.outcome.timedOut && run !== lastRun) violations.push(`run ${run.index} did not end within its time limit (waits silently)`);
+  if (lastRun.outcome.timedOut)
+    violations.push(`run ${lastRun.index} did not end within its time limit (waits silently)`);
+  for (const run of runs)
+    if (run.outcome.timedOut && run !== lastRun)
+      violations.push(`run ${run.index} did not end within its time limit (waits silently)`);
   if (!summary) {
-    violations.push(`the last run (${lastRun.index}) printed no summary (exit ${lastRun.outcome.code ?? lastRun.outcome.signal}): ${lastRun.outcome.stderr.trim().slice(-300)}`);
+    violations.push(
+      `the last run (${lastRun.index}) printed no summary (exit ${lastRun.outcome.code ?? lastRun.outcome.signal}): ${lastRun.outcome.stderr.trim().slice(-300)}`,
+    );
     return violations;
   }
   const parsed = SummarySchema.safeParse(summary);
-  if (!parsed.success) return [...violations, `the last run's summary does not have the documented shape: ${parsed.error.issues[0]?.message}`];
-  if (summary.photos !== photos.length) violations.push(`summary says ${summary.photos} photos, the folder has ${photos.length}`);
+  if (!parsed.success)
+    return [
+      ...violations,
+      `the last run's summary does not have the documented shape: ${parsed.error.issues[0]?.message}`,
+    ];
+  if (summary.photos !== photos.length)
+    violations.push(`summary says ${summary.photos} photos, the folder has ${photos.length}`);
   const allDone = summary.exported + summary.skipped === summary.photos;
-  if ((lastRun.outcome.code === 0) !== allDone) violations.push(`exit code ${lastRun.outcome.code} but exported ${summary.exported} + skipped ${summary.skipped} of ${summary.photos}`);
+  if ((lastRun.outcome.code === 0) !== allDone)
+    violations.push(
+      `exit code ${lastRun.outcome.code} but exported ${summary.exported} + skipped ${summary.skipped} of ${summary.photos}`,
+    );
   if (summary.exported + summary.skipped !== delivered.size) {
-    violations.push(`summary says ${summary.exported} exported + ${summary.skipped} skipped, but ${delivered.size} photo(s) are delivered in the folder and paid once`);
+    violations.push(
+      `summary says ${summary.exported} exported + ${summary.skipped} skipped, but ${delivered.size} photo(s) are delivered in the folder and paid once`,
+    );
   }
   for (const photo of photos) {
-    if (delivered.has(photo.index) && listed.has(photo.rel.replace(/\.[^.]+$/, ''))) violations.push(`${photo.rel} is delivered but listed as failed: ${listed.get(photo.rel.replace(/\.[^.]+$/, ''))}`);
+    if (delivered.has(photo.index) && listed.has(photo.rel.replace(/\.[^.]+$/, '')))
+      violations.push(
+        `${photo.rel} is delivered but listed as failed: ${listed.get(photo.rel.replace(/\.[^.]+$/, ''))}`,
+      );
   }
-  for (const file of summary.files) if (!fs.existsSync(file)) violations.push(`summary lists ${file}, which does not exist`);
+  for (const file of summary.files)
+    if (!fs.existsSync(file)) violations.push(`summary lists ${file}, which does not exist`);
   // Diamonds: a run's spend is checkable when nothing from an earlier run could still be charged or refunded.
   for (const [k, run] of runs.entries()) {
     const before = runs[k - 1];
     if (!run.summary || (before && (!before.summary || before.openJobsAfter > 0))) continue;
     const ledgerSpent = run.ledgerSpentAfter - (before?.ledgerSpentAfter ?? 0);
-    if (run.summary.diamondsSpent !== ledgerSpent) violations.push(`run ${run.index} says ${run.summary.diamondsSpent} diamonds spent; the service's ledger says ${ledgerSpent} in that run`);
+    if (run.summary.diamondsSpent !== ledgerSpent)
+      violations.push(
+        `run ${run.index} says ${run.summary.diamondsSpent} diamonds spent; the service's ledger says ${ledgerSpent} in that run`,
+      );
   }
   return violations;
 }

@@ -6,12 +6,22 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 
-export type Photo = { index: number; rel: string; stem: string; dir: string; rgb: [number, number, number] };
+export type Photo = {
+  index: number;
+  rel: string;
+  stem: string;
+  dir: string;
+  rgb: [number, number, number];
+};
 
 /** Colours far apart in RGB so re-encoding never confuses two photos. */
 function colour(index: number): [number, number, number] {
   const levels = [20, 120, 230];
-  return [levels[index % 3]!, levels[Math.floor(index / 3) % 3]!, levels[Math.floor(index / 9) % 3]!];
+  return [
+    levels[index % 3]!,
+    levels[Math.floor(index / 3) % 3]!,
+    levels[Math.floor(index / 9) % 3]!,
+  ];
 }
 
 /** Writes `count` photos under `inDir`, every third one in `sub/` (whose export can be blocked). */
@@ -25,8 +35,24 @@ export async function makePhotos(inDir: string, count: number): Promise<Photo[]>
     fs.mkdirSync(path.join(inDir, dir), { recursive: true });
     const rgb = colour(index);
     // A small darker square keeps it a "product photo" rather than a flat card.
-    const square = await sharp({ create: { width: 40, height: 60, channels: 3, background: { r: rgb[0] / 2, g: rgb[1] / 2, b: rgb[2] / 2 } } }).png().toBuffer();
-    await sharp({ create: { width: 160, height: 200, channels: 3, background: { r: rgb[0], g: rgb[1], b: rgb[2] } } })
+    const square = await sharp({
+      create: {
+        width: 40,
+        height: 60,
+        channels: 3,
+        background: { r: rgb[0] / 2, g: rgb[1] / 2, b: rgb[2] / 2 },
+      },
+    })
+      .png()
+      .toBuffer();
+    await sharp({
+      create: {
+        width: 160,
+        height: 200,
+        channels: 3,
+        background: { r: rgb[0], g: rgb[1], b: rgb[2] },
+      },
+    })
       .composite([{ input: square, top: 70, left: 60 }])
       .jpeg({ quality: 90 })
       .toFile(path.join(inDir, rel));

@@ -13,8 +13,29 @@ export type ServiceProcess = {
   admin<T>(method: 'GET' | 'POST', p: string, body?: unknown): Promise<T>;
 };
 
-export async function startServiceProcess(input: { statePath: string; options: ReferenceServiceOptions; token: string; port?: number; resultsPort?: number; log: string[] }): Promise<ServiceProcess> {
-  const args = ['--import', 'tsx', 'test/reference-service/main.ts', '--port', String(input.port ?? 0), '--results-port', String(input.resultsPort ?? 0), '--state', input.statePath, '--admin-token', input.token, '--options', JSON.stringify(input.options)];
+export async function startServiceProcess(input: {
+  statePath: string;
+  options: ReferenceServiceOptions;
+  token: string;
+  port?: number;
+  resultsPort?: number;
+  log: string[];
+}): Promise<ServiceProcess> {
+  const args = [
+    '--import',
+    'tsx',
+    'test/reference-service/main.ts',
+    '--port',
+    String(input.port ?? 0),
+    '--results-port',
+    String(input.resultsPort ?? 0),
+    '--state',
+    input.statePath,
+    '--admin-token',
+    input.token,
+    '--options',
+    JSON.stringify(input.options),
+  ];
   let child: ChildProcess | undefined;
   let line = '';
   // A port just freed by a killed process can still be taken for a moment: retry briefly.
@@ -44,22 +65,48 @@ export async function startServiceProcess(input: { statePath: string; options: R
         running.kill(signal);
       }),
     admin: async <T>(method: 'GET' | 'POST', p: string, body?: unknown) => {
-      const res = await fetch(`${started.listening}/_ref/${p}`, { method, headers: { 'x-ref-token': input.token, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const res = await fetch(`${started.listening}/_ref/${p}`, {
+        method,
+        headers: { 'x-ref-token': input.token, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
       if (!res.ok) throw new Error(`admin ${p}: ${res.status} ${await res.text()}`);
       return (await res.json()) as T;
     },
   };
 }
 
-export const readLedger = async (service: ServiceProcess, email: string) => (await service.admin<{ ledger: LedgerEntry[] }>('GET', `ledger?email=${encodeURIComponent(email)}`)).ledger;
-export const readJobs = async (service: ServiceProcess, email: string) => (await service.admin<{ jobs: ReferenceJob[] }>('GET', `jobs?email=${encodeURIComponent(email)}`)).jobs;
+export const readLedger = async (service: ServiceProcess, email: string) =>
+  (
+    await service.admin<{ ledger: LedgerEntry[] }>(
+      'GET',
+      `ledger?email=${encodeURIComponent(email)}`,
+    )
+  ).ledger;
+export const readJobs = async (service: ServiceProcess, email: string) =>
+  (await service.admin<{ jobs: ReferenceJob[] }>('GET', `jobs?email=${encodeURIComponent(email)}`))
+    .jobs;
 
-export type CliOutcome = { code: number | null; signal: string | null; stdout: string; stderr: string; killed: boolean; timedOut: boolean; ms: number };
+export type CliOutcome = {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  killed: boolean;
+  timedOut: boolean;
+  ms: number;
+};
 
 /** Runs `dropshoot run` exactly as a user would; optionally kill -9 it after `killAtMs`. */
-export function runCli(args: string[], opts: { killAtMs: number | null; timeoutMs: number; onStart?: (child: ChildProcess) => void }): Promise<CliOutcome> {
+export function runCli(
+  args: string[],
+  opts: { killAtMs: number | null; timeoutMs: number; onStart?: (child: ChildProcess) => void },
+): Promise<CliOutcome> {
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'run', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'run', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   opts.onStart?.(child);
   const out: Buffer[] = [];
   const err: Buffer[] = [];
@@ -67,10 +114,13 @@ export function runCli(args: string[], opts: { killAtMs: number | null; timeoutM
   child.stderr!.on('data', (c: Buffer) => err.push(c));
   let killed = false;
   let timedOut = false;
-  const killer = opts.killAtMs === null ? null : setTimeout(() => {
-    killed = true;
-    child.kill('SIGKILL');
-  }, opts.killAtMs);
+  const killer =
+    opts.killAtMs === null
+      ? null
+      : setTimeout(() => {
+          killed = true;
+          child.kill('SIGKILL');
+        }, opts.killAtMs);
   const timeout = setTimeout(() => {
     timedOut = true;
     child.kill('SIGKILL');
@@ -81,7 +131,15 @@ export function runCli(args: string[], opts: { killAtMs: number | null; timeoutM
       clearTimeout(timeout);
       // Wait for the pipes to drain before reading them.
       setImmediate(() =>
-        resolve({ code, signal, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString(), killed: killed && !timedOut, timedOut, ms: Date.now() - started }),
+        resolve({
+          code,
+          signal,
+          stdout: Buffer.concat(out).toString(),
+          stderr: Buffer.concat(err).toString(),
+          killed: killed && !timedOut,
+          timedOut,
+          ms: Date.now() - started,
+        }),
       );
     });
   });

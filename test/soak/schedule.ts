@@ -4,13 +4,27 @@ import type { Faults } from '../reference-service/fault-proxy';
 import { SeededRandom } from '../reference-service/random';
 
 export const RECIPES = {
-  remove_background: { request: { toolId: 'remove_background', images: { user_photo: '{photo}' } }, export: { preset: 'original', format: 'png', naming: '{name}-{n}' } },
+  remove_background: {
+    request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
+    export: { preset: 'original', format: 'png', naming: '{name}-{n}' },
+  },
   virtual_model: {
-    request: { toolId: 'virtual_model', images: { garment_photo: '{photo}', fashion_model: 'person-004', venue: 'place-002' }, pose: 'stance-003', ratio: '4:5' },
+    request: {
+      toolId: 'virtual_model',
+      images: { garment_photo: '{photo}', fashion_model: 'person-004', venue: 'place-002' },
+      pose: 'stance-003',
+      ratio: '4:5',
+    },
     export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
   },
-  clothing_ecom_pack: { request: { toolId: 'clothing_ecom_pack', images: { user_photo: '{photo}' } }, export: { preset: 'original', format: 'jpeg', naming: '{name}-{n}' } },
-  ready_shoot: { request: { readyTemplateSetId: 'shoot-03', images: { garment_photo: '{photo}' } }, export: { preset: 'original', format: 'jpeg', naming: '{name}-{shot}' } },
+  clothing_ecom_pack: {
+    request: { toolId: 'clothing_ecom_pack', images: { user_photo: '{photo}' } },
+    export: { preset: 'original', format: 'jpeg', naming: '{name}-{n}' },
+  },
+  ready_shoot: {
+    request: { readyTemplateSetId: 'shoot-03', images: { garment_photo: '{photo}' } },
+    export: { preset: 'original', format: 'jpeg', naming: '{name}-{shot}' },
+  },
 } as const;
 export type RecipeName = keyof typeof RECIPES;
 
@@ -31,7 +45,10 @@ export type Schedule = {
   photos: number;
   service: ReferenceServiceOptions;
   /** Service faults switched on during the disrupted runs (off for the clean runs). */
-  serviceFaults: Pick<ReferenceServiceOptions, 'failJobs' | 'failShots' | 'fail500AfterCharge' | 'rateLimit'>;
+  serviceFaults: Pick<
+    ReferenceServiceOptions,
+    'failJobs' | 'failShots' | 'fail500AfterCharge' | 'rateLimit'
+  >;
   disrupted: RunPlan[];
   /** Clean runs allowed after the disrupted ones, until one exits 0. */
   cleanRuns: number;
@@ -41,7 +58,14 @@ export type Schedule = {
 
 // No 'insufficient402': a made-up 402 names a price and a balance the service does not have,
 // which misleads any client that learns prices from 402s (a short balance is tested for real).
-const FAULT_MENU: (keyof Faults)[] = ['error500Before', 'error500After', 'dropAfter', 'resetBefore', 'stallMs', 'rateLimit429'];
+const FAULT_MENU: (keyof Faults)[] = [
+  'error500Before',
+  'error500After',
+  'dropAfter',
+  'resetBefore',
+  'stallMs',
+  'rateLimit429',
+];
 
 export function makeSchedule(seed: number): Schedule {
   const rng = new SeededRandom(seed * 7919 + 17);
@@ -49,11 +73,19 @@ export function makeSchedule(seed: number): Schedule {
   const disruptedCount = 1 + rng.int(3);
   const disrupted: RunPlan[] = Array.from({ length: disruptedCount }, () => {
     const faults: Faults = {};
-    if (rng.chance(0.7)) for (const name of FAULT_MENU) if (rng.chance(0.3)) faults[name] = Number(rng.between(0.02, 0.12).toFixed(3));
+    if (rng.chance(0.7))
+      for (const name of FAULT_MENU)
+        if (rng.chance(0.3)) faults[name] = Number(rng.between(0.02, 0.12).toFixed(3));
     return {
       faults,
       killAtMs: rng.chance(0.5) ? Math.round(rng.between(2000, 7000)) : null,
-      serviceRestart: rng.chance(0.35) ? { atMs: Math.round(rng.between(1500, 6000)), downMs: Math.round(rng.between(200, 2500)), signal: rng.chance(0.6) ? 'SIGKILL' : 'SIGTERM' } : null,
+      serviceRestart: rng.chance(0.35)
+        ? {
+            atMs: Math.round(rng.between(1500, 6000)),
+            downMs: Math.round(rng.between(200, 2500)),
+            signal: rng.chance(0.6) ? 'SIGKILL' : 'SIGTERM',
+          }
+        : null,
       blockExport: rng.chance(0.25),
     };
   });

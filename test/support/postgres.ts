@@ -44,7 +44,10 @@ export type TestDatabase = {
 
 /** Creates an empty database on the configured server; `drop()` removes it and its connections. */
 export async function createTestDatabase(baseUrl: string, label = 'test'): Promise<TestDatabase> {
-  const slug = label.toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 24);
+  const slug = label
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .slice(0, 24);
   const name = `dropshoot_t_${slug}_${process.pid}_${randomBytes(4).toString('hex')}`;
   await withAdmin(baseUrl, (admin) => admin.query(`CREATE DATABASE "${name}"`));
   const url = new URL(baseUrl);
@@ -52,7 +55,10 @@ export async function createTestDatabase(baseUrl: string, label = 'test'): Promi
   return {
     url: url.toString(),
     name,
-    drop: () => withAdmin(baseUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
+    drop: () =>
+      withAdmin(baseUrl, (admin) =>
+        admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+      ).then(() => undefined),
   };
 }
 
@@ -84,7 +90,9 @@ export function describePostgres(name: string, body: (databaseUrl: () => string)
     if (inCi()) {
       describe(name, () => {
         it('has a PostgreSQL database to run against', () => {
-          throw new Error(`CI is set but ${reason}: the PostgreSQL tests must not be skipped in CI`);
+          throw new Error(
+            `CI is set but ${reason}: the PostgreSQL tests must not be skipped in CI`,
+          );
         });
       });
     } else {
@@ -102,7 +110,10 @@ export function describePostgres(name: string, body: (databaseUrl: () => string)
       await database?.drop();
     });
     body(() => {
-      if (!database) throw new Error('the test database is made in beforeAll; read its URL inside a test or hook');
+      if (!database)
+        throw new Error(
+          'the test database is made in beforeAll; read its URL inside a test or hook',
+        );
       return database.url;
     });
   });

@@ -14,25 +14,78 @@ import { openPostgresStore } from '../../src/core/store/pg/index';
 import type { Store } from '../../src/core/store/types';
 
 export const workerRequest = z.discriminatedUnion('op', [
-  z.object({ id: z.number(), op: z.literal('charge'), accountId: z.string(), jobId: z.string(), price: z.number().int().positive(), at: z.string() }),
-  z.object({ id: z.number(), op: z.literal('increment'), keyId: z.string(), day: z.string(), cap: z.number().int().positive() }),
+  z.object({
+    id: z.number(),
+    op: z.literal('charge'),
+    accountId: z.string(),
+    jobId: z.string(),
+    price: z.number().int().positive(),
+    at: z.string(),
+  }),
+  z.object({
+    id: z.number(),
+    op: z.literal('increment'),
+    keyId: z.string(),
+    day: z.string(),
+    cap: z.number().int().positive(),
+  }),
   z.object({ id: z.number(), op: z.literal('refund'), jobId: z.string(), at: z.string() }),
   z.object({ id: z.number(), op: z.literal('refundUnguarded'), jobId: z.string(), at: z.string() }),
-  z.object({ id: z.number(), op: z.literal('chargeAndHang'), accountId: z.string(), jobId: z.string(), price: z.number().int().positive(), at: z.string() }),
-  z.object({ id: z.number(), op: z.literal('claim'), workerId: z.string(), leaseMs: z.number().int().positive(), limit: z.number().int().positive() }),
-  z.object({ id: z.number(), op: z.literal('renew'), workerId: z.string(), leaseMs: z.number().int().positive() }),
-  z.object({ id: z.number(), op: z.literal('markStarted'), jobId: z.string(), idx: z.number().int(), at: z.string() }),
-  z.object({ id: z.number(), op: z.literal('completeUnit'), jobId: z.string(), idx: z.number().int(), blobIds: z.array(z.string()), leaseOwner: z.string() }),
+  z.object({
+    id: z.number(),
+    op: z.literal('chargeAndHang'),
+    accountId: z.string(),
+    jobId: z.string(),
+    price: z.number().int().positive(),
+    at: z.string(),
+  }),
+  z.object({
+    id: z.number(),
+    op: z.literal('claim'),
+    workerId: z.string(),
+    leaseMs: z.number().int().positive(),
+    limit: z.number().int().positive(),
+  }),
+  z.object({
+    id: z.number(),
+    op: z.literal('renew'),
+    workerId: z.string(),
+    leaseMs: z.number().int().positive(),
+  }),
+  z.object({
+    id: z.number(),
+    op: z.literal('markStarted'),
+    jobId: z.string(),
+    idx: z.number().int(),
+    at: z.string(),
+  }),
+  z.object({
+    id: z.number(),
+    op: z.literal('completeUnit'),
+    jobId: z.string(),
+    idx: z.number().int(),
+    blobIds: z.array(z.string()),
+    leaseOwner: z.string(),
+  }),
   z.object({ id: z.number(), op: z.literal('finish'), jobId: z.string(), at: z.string() }),
   z.object({
-    id: z.number(), op: z.literal('idempotentCharge'), accountId: z.string(), jobId: z.string(), price: z.number().int().positive(),
-    key: z.string(), bodyHash: z.string(), at: z.string(),
+    id: z.number(),
+    op: z.literal('idempotentCharge'),
+    accountId: z.string(),
+    jobId: z.string(),
+    price: z.number().int().positive(),
+    key: z.string(),
+    bodyHash: z.string(),
+    at: z.string(),
   }),
 ]);
 export type WorkerRequest = z.infer<typeof workerRequest>;
-export type WorkerReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string };
+export type WorkerReply =
+  { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string };
 
-const config = z.object({ url: z.string(), schema: z.string(), name: z.string() }).parse(JSON.parse(process.argv[2] ?? '{}'));
+const config = z
+  .object({ url: z.string(), schema: z.string(), name: z.string() })
+  .parse(JSON.parse(process.argv[2] ?? '{}'));
 
 class Replay extends Error {}
 
@@ -42,7 +95,14 @@ async function handle(store: Store, req: WorkerRequest): Promise<unknown> {
       return store.transaction(async (tx) => {
         const balance = await tx.ledger.balanceOf(req.accountId, { forUpdate: true });
         if (balance === undefined || balance < req.price) return { charged: false, balance };
-        const after = await tx.ledger.append({ accountId: req.accountId, kind: 'charge', amount: -req.price, jobId: req.jobId, note: config.name, createdAt: req.at });
+        const after = await tx.ledger.append({
+          accountId: req.accountId,
+          kind: 'charge',
+          amount: -req.price,
+          jobId: req.jobId,
+          note: config.name,
+          createdAt: req.at,
+        });
         return { charged: true, balance: after };
       });
     case 'increment':
@@ -50,10 +110,18 @@ async function handle(store: Store, req: WorkerRequest): Promise<unknown> {
     case 'refund':
       // The service's rule: only the call that moved the job out of 'processing' refunds it.
       return store.transaction(async (tx) => {
-        if (!(await tx.jobs.finish(req.jobId, 'failed', 'provider failed', req.at))) return { refunded: 0 };
+        if (!(await tx.jobs.finish(req.jobId, 'failed', 'provider failed', req.at)))
+          return { refunded: 0 };
         const charge = await tx.ledger.chargeOf(req.jobId);
         if (!charge || (await tx.ledger.hasRefund(req.jobId))) return { refunded: 0 };
-        await tx.ledger.append({ accountId: charge.accountId, kind: 'refund', amount: -charge.amount, jobId: req.jobId, note: config.name, createdAt: req.at });
+        await tx.ledger.append({
+          accountId: charge.accountId,
+          kind: 'refund',
+          amount: -charge.amount,
+          jobId: req.jobId,
+          note: config.name,
+          createdAt: req.at,
+        });
         return { refunded: -charge.amount };
       });
     case 'refundUnguarded':
@@ -61,7 +129,14 @@ async function handle(store: Store, req: WorkerRequest): Promise<unknown> {
       return store.transaction(async (tx) => {
         const charge = await tx.ledger.chargeOf(req.jobId);
         if (!charge || (await tx.ledger.hasRefund(req.jobId))) return { refunded: 0 };
-        await tx.ledger.append({ accountId: charge.accountId, kind: 'refund', amount: -charge.amount, jobId: req.jobId, note: config.name, createdAt: req.at });
+        await tx.ledger.append({
+          accountId: charge.accountId,
+          kind: 'refund',
+          amount: -charge.amount,
+          jobId: req.jobId,
+          note: config.name,
+          createdAt: req.at,
+        });
         return { refunded: -charge.amount };
       });
     case 'chargeAndHang':
@@ -69,7 +144,14 @@ async function handle(store: Store, req: WorkerRequest): Promise<unknown> {
       // process dies (the test kills it with SIGKILL), and the charge must then vanish.
       return store.transaction(async (tx) => {
         await tx.ledger.balanceOf(req.accountId, { forUpdate: true });
-        await tx.ledger.append({ accountId: req.accountId, kind: 'charge', amount: -req.price, jobId: req.jobId, note: config.name, createdAt: req.at });
+        await tx.ledger.append({
+          accountId: req.accountId,
+          kind: 'charge',
+          amount: -req.price,
+          jobId: req.jobId,
+          note: config.name,
+          createdAt: req.at,
+        });
         process.send?.({ id: req.id, ok: true, result: 'holding' } satisfies WorkerReply);
         return new Promise<never>(() => undefined);
       });
@@ -90,10 +172,25 @@ async function handle(store: Store, req: WorkerRequest): Promise<unknown> {
           if (seen) throw new Replay();
           const balance = await tx.ledger.balanceOf(req.accountId, { forUpdate: true });
           if (balance === undefined || balance < req.price) return { charged: false, jobId: null };
-          await tx.ledger.append({ accountId: req.accountId, kind: 'charge', amount: -req.price, jobId: req.jobId, note: config.name, createdAt: req.at });
+          await tx.ledger.append({
+            accountId: req.accountId,
+            kind: 'charge',
+            amount: -req.price,
+            jobId: req.jobId,
+            note: config.name,
+            createdAt: req.at,
+          });
           const body = { success: true, id: req.jobId };
           const stored = await tx.idempotency.put(
-            { accountId: req.accountId, endpoint: 'generations', key: req.key, bodyHash: req.bodyHash, status: 202, body, createdAt: req.at },
+            {
+              accountId: req.accountId,
+              endpoint: 'generations',
+              key: req.key,
+              bodyHash: req.bodyHash,
+              status: 202,
+              body,
+              createdAt: req.at,
+            },
             new Date(Date.parse(req.at) - 24 * 3600_000).toISOString(),
           );
           if (!stored) throw new Replay(); // another process answered first: undo this charge
@@ -107,16 +204,29 @@ async function handle(store: Store, req: WorkerRequest): Promise<unknown> {
   }
 }
 
-const store = await openPostgresStore(config.url, { schema: config.schema, max: 8, applicationName: config.name });
+const store = await openPostgresStore(config.url, {
+  schema: config.schema,
+  max: 8,
+  applicationName: config.name,
+});
 process.on('message', (message: unknown) => {
   const parsed = workerRequest.safeParse(message);
   if (!parsed.success) {
-    process.send?.({ id: (message as { id?: number })?.id ?? -1, ok: false, error: `bad request: ${parsed.error.message}` } satisfies WorkerReply);
+    process.send?.({
+      id: (message as { id?: number })?.id ?? -1,
+      ok: false,
+      error: `bad request: ${parsed.error.message}`,
+    } satisfies WorkerReply);
     return;
   }
   handle(store, parsed.data).then(
     (result) => process.send?.({ id: parsed.data.id, ok: true, result } satisfies WorkerReply),
-    (err: unknown) => process.send?.({ id: parsed.data.id, ok: false, error: err instanceof Error ? err.message : String(err) } satisfies WorkerReply),
+    (err: unknown) =>
+      process.send?.({
+        id: parsed.data.id,
+        ok: false,
+        error: err instanceof Error ? err.message : String(err),
+      } satisfies WorkerReply),
   );
 });
 process.on('disconnect', () => {

@@ -6,10 +6,23 @@ import { describe, expect, it } from 'vitest';
 import { ApiError, MAX_READY_SET_PAGES, readAllReadySets } from '../../src/client';
 import type { ReadyTemplateSetEntry } from '../../src/shared/api';
 
-const set = (id: string) => ({ id, name: id, category: 'studio', coverUrl: '', shotCount: 1, shots: [] }) as ReadyTemplateSetEntry;
+const set = (id: string) =>
+  ({
+    id,
+    name: id,
+    category: 'studio',
+    coverUrl: '',
+    shotCount: 1,
+    shots: [],
+  }) as ReadyTemplateSetEntry;
 
 type Query = { limit?: number; cursor?: string; category?: string };
-function source(answer: (query: Query, call: number) => { templateSets: ReadyTemplateSetEntry[]; nextCursor: string | null }) {
+function source(
+  answer: (
+    query: Query,
+    call: number,
+  ) => { templateSets: ReadyTemplateSetEntry[]; nextCursor: string | null },
+) {
   const calls: Query[] = [];
   return {
     calls,
@@ -22,7 +35,10 @@ function source(answer: (query: Query, call: number) => { templateSets: ReadyTem
 
 describe('readAllReadySets', () => {
   it('follows the cursor to the end and reads each page once', async () => {
-    const pages: Record<string, { templateSets: ReadyTemplateSetEntry[]; nextCursor: string | null }> = {
+    const pages: Record<
+      string,
+      { templateSets: ReadyTemplateSetEntry[]; nextCursor: string | null }
+    > = {
       start: { templateSets: [set('a'), set('b')], nextCursor: 'p2' },
       p2: { templateSets: [set('c')], nextCursor: 'p3' },
       p3: { templateSets: [set('d')], nextCursor: null },
@@ -31,7 +47,11 @@ describe('readAllReadySets', () => {
     const read = await readAllReadySets(s);
     expect(read).toMatchObject({ pages: 3, stop: 'end', complete: true });
     expect(read.templateSets.map((t) => t.id)).toEqual(['a', 'b', 'c', 'd']);
-    expect(s.calls).toEqual([{ limit: 100 }, { limit: 100, cursor: 'p2' }, { limit: 100, cursor: 'p3' }]);
+    expect(s.calls).toEqual([
+      { limit: 100 },
+      { limit: 100, cursor: 'p2' },
+      { limit: 100, cursor: 'p3' },
+    ]);
   });
 
   it('stops at the second request when the service ignores the cursor (same page, same cursor)', async () => {
@@ -43,7 +63,10 @@ describe('readAllReadySets', () => {
 
   it('stops when a cursor comes back that was already followed', async () => {
     // New sets on every page, but the cursors cycle: c1, c2, c1...
-    const s = source((_q, call) => ({ templateSets: [set(`s${call}`)], nextCursor: call % 2 ? 'c1' : 'c2' }));
+    const s = source((_q, call) => ({
+      templateSets: [set(`s${call}`)],
+      nextCursor: call % 2 ? 'c1' : 'c2',
+    }));
     const read = await readAllReadySets(s);
     expect(read).toMatchObject({ pages: 3, stop: 'cursor_repeated', complete: false });
     expect(read.templateSets.map((t) => t.id)).toEqual(['s1', 's2', 's3']);
@@ -58,7 +81,9 @@ describe('readAllReadySets', () => {
 
   it('keeps each set once when pages overlap, and goes on while a page brings something new', async () => {
     const s = source((q) =>
-      q.cursor === undefined ? { templateSets: [set('a'), set('b')], nextCursor: 'c1' } : { templateSets: [set('b'), set('c')], nextCursor: null },
+      q.cursor === undefined
+        ? { templateSets: [set('a'), set('b')], nextCursor: 'c1' }
+        : { templateSets: [set('b'), set('c')], nextCursor: null },
     );
     const read = await readAllReadySets(s);
     expect(read.templateSets.map((t) => t.id)).toEqual(['a', 'b', 'c']);
@@ -70,7 +95,8 @@ describe('readAllReadySets', () => {
       calls: [] as Query[],
       listReadySets(query: Query = {}) {
         this.calls.push(query);
-        if (query.limit !== undefined && query.limit > 50) return Promise.reject(new ApiError(400, 'limit must be at most 50'));
+        if (query.limit !== undefined && query.limit > 50)
+          return Promise.reject(new ApiError(400, 'limit must be at most 50'));
         return Promise.resolve({ templateSets: [set('a')], nextCursor: null });
       },
     };
@@ -83,6 +109,8 @@ describe('readAllReadySets', () => {
     const s = source(() => {
       throw new ApiError(401, 'Invalid API key');
     });
-    await expect(readAllReadySets({ listReadySets: (q) => Promise.resolve().then(() => s.listReadySets(q)) })).rejects.toMatchObject({ status: 401 });
+    await expect(
+      readAllReadySets({ listReadySets: (q) => Promise.resolve().then(() => s.listReadySets(q)) }),
+    ).rejects.toMatchObject({ status: 401 });
   });
 });

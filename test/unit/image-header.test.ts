@@ -5,12 +5,23 @@
 import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { assertPixelLimit, imageDimensions, MAX_INPUT_PIXELS } from '../../src/core/media/image-header';
+import {
+  assertPixelLimit,
+  imageDimensions,
+  MAX_INPUT_PIXELS,
+} from '../../src/core/media/image-header';
 import { BadRequest } from '../../src/core/errors';
 import { bombJpeg, bombPng, bombWebp } from '../integration/helpers/bombs';
 
 const canvas = (width: number, height: number, alpha = false) =>
-  sharp({ create: { width, height, channels: alpha ? 4 : 3, background: { r: 200, g: 30, b: 30, alpha: 0.5 } } });
+  sharp({
+    create: {
+      width,
+      height,
+      channels: alpha ? 4 : 3,
+      background: { r: 200, g: 30, b: 30, alpha: 0.5 },
+    },
+  });
 
 describe('imageDimensions', () => {
   it.each([
@@ -18,7 +29,14 @@ describe('imageDimensions', () => {
     ['PNG with alpha', () => canvas(321, 123, true).png().toBuffer()],
     ['baseline JPEG', () => canvas(321, 123).jpeg().toBuffer()],
     ['progressive JPEG', () => canvas(321, 123).jpeg({ progressive: true }).toBuffer()],
-    ['JPEG with EXIF and ICC before the frame', () => canvas(321, 123).withMetadata({ exif: { IFD0: { Copyright: 'x'.repeat(3000) } } }).jpeg().toBuffer()],
+    [
+      'JPEG with EXIF and ICC before the frame',
+      () =>
+        canvas(321, 123)
+          .withMetadata({ exif: { IFD0: { Copyright: 'x'.repeat(3000) } } })
+          .jpeg()
+          .toBuffer(),
+    ],
     ['lossy WebP (VP8)', () => canvas(321, 123).webp({ quality: 80 }).toBuffer()],
     ['lossless WebP (VP8L)', () => canvas(321, 123).webp({ lossless: true }).toBuffer()],
     ['WebP with alpha (VP8X)', () => canvas(321, 123, true).webp({ quality: 80 }).toBuffer()],
@@ -36,7 +54,10 @@ describe('imageDimensions', () => {
   it('gives null for a header it cannot read instead of guessing', () => {
     expect(imageDimensions(Buffer.from([0xff, 0xd8, 0xff, 0xd9]))).toBeNull();
     expect(imageDimensions(Buffer.from('not an image at all, really'))).toBeNull();
-    const truncated = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), deflateSync(Buffer.alloc(10))]);
+    const truncated = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      deflateSync(Buffer.alloc(10)),
+    ]);
     expect(imageDimensions(truncated)).toBeNull();
   });
 });

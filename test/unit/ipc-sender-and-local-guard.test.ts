@@ -3,12 +3,23 @@ import { isOwnFrame, type AppPage } from '../../src/main/own-frame';
 import { refuseForeignRequest } from '../../src/studio/local-guard';
 
 describe('IPC sender check: only our own page may call the studio', () => {
-  const dev: AppPage = { devServerUrl: 'http://localhost:5173/', rendererFile: '/app/out/renderer/index.html' };
-  const packaged: AppPage = { devServerUrl: undefined, rendererFile: '/app/out/renderer/index.html' };
+  const dev: AppPage = {
+    devServerUrl: 'http://localhost:5173/',
+    rendererFile: '/app/out/renderer/index.html',
+  };
+  const packaged: AppPage = {
+    devServerUrl: undefined,
+    rendererFile: '/app/out/renderer/index.html',
+  };
   const cases: [string, AppPage, string | undefined, boolean][] = [
     ['dev server page', dev, 'http://localhost:5173/', true],
     ['dev server page with a route', dev, 'http://localhost:5173/#/review?x=1', true],
-    ['look-alike host that starts with the dev origin', dev, 'http://localhost:5173.evil.test/', false],
+    [
+      'look-alike host that starts with the dev origin',
+      dev,
+      'http://localhost:5173.evil.test/',
+      false,
+    ],
     ['dev origin with user info', dev, 'http://localhost:5173@evil.test/', false],
     ['other port', dev, 'http://localhost:5174/', false],
     ['https on the dev host', dev, 'https://localhost:5173/', false],
@@ -31,7 +42,11 @@ describe('IPC sender check: only our own page may call the studio', () => {
 describe('studio web guard: Host and Origin must be this machine', () => {
   const cases: [string, { host?: string; origin?: string }, boolean][] = [
     ['loopback with port', { host: '127.0.0.1:5170' }, true],
-    ['localhost with matching origin', { host: 'localhost:5170', origin: 'http://localhost:5170' }, true],
+    [
+      'localhost with matching origin',
+      { host: 'localhost:5170', origin: 'http://localhost:5170' },
+      true,
+    ],
     ['IPv6 loopback', { host: '[::1]:5170', origin: 'http://[::1]:5170' }, true],
     ['no Host header', {}, false],
     ['DNS rebinding host', { host: 'evil.test:5170' }, false],
@@ -41,7 +56,11 @@ describe('studio web guard: Host and Origin must be this machine', () => {
     ['foreign origin', { host: '127.0.0.1:5170', origin: 'http://evil.test' }, false],
     ['origin on another port', { host: '127.0.0.1:5170', origin: 'http://127.0.0.1:9999' }, false],
     ['opaque origin', { host: '127.0.0.1:5170', origin: 'null' }, false],
-    ['https origin for an http studio', { host: 'localhost:5170', origin: 'https://localhost:5170' }, false],
+    [
+      'https origin for an http studio',
+      { host: 'localhost:5170', origin: 'https://localhost:5170' },
+      false,
+    ],
   ];
   it.each(cases)('%s', (_name, headers, accepted) => {
     expect(refuseForeignRequest(headers) === null).toBe(accepted);

@@ -53,8 +53,19 @@ describe('API keys', () => {
   });
 
   it('rejects missing, malformed, unknown and revoked keys', async () => {
-    const { apiKey, keyId } = await createAccount(store, { email: 'a@example.com', diamonds: 0 }, now);
-    for (const header of [undefined, '', 'Bearer', `Basic ${apiKey}`, 'Bearer ds_live_unknownunknownunknown', `Bearer ${apiKey}x`]) {
+    const { apiKey, keyId } = await createAccount(
+      store,
+      { email: 'a@example.com', diamonds: 0 },
+      now,
+    );
+    for (const header of [
+      undefined,
+      '',
+      'Bearer',
+      `Basic ${apiKey}`,
+      'Bearer ds_live_unknownunknownunknown',
+      `Bearer ${apiKey}x`,
+    ]) {
       await expect(authenticate(store, header)).rejects.toThrow(Unauthorized);
     }
     await revokeKey(store, keyId, now);
@@ -79,7 +90,9 @@ describe('API keys', () => {
     for (let i = 0; i < 3; i++) counted.push(await countRequest(store, key, now));
     expect(counted).toEqual([1, 2, 3]);
     await expect(countRequest(store, key, now)).rejects.toThrow(DailyCapReached);
-    await expect(countRequest(store, key, now)).rejects.toThrow(/3 requests reached for this API key/);
+    await expect(countRequest(store, key, now)).rejects.toThrow(
+      /3 requests reached for this API key/,
+    );
     // The next UTC day starts a fresh count.
     expect(await countRequest(store, key, new Date('2026-11-23T00:00:00Z'))).toBe(1);
   });
@@ -90,7 +103,8 @@ describe('API keys', () => {
     const key = await authenticate(store, `Bearer ${apiKey}`);
     await countRequest(store, key, now);
     await countRequest(store, key, now);
-    const stored = () => raw<{ count: number }>('SELECT count FROM key_usage WHERE key_id = ?', key.keyId)?.count;
+    const stored = () =>
+      raw<{ count: number }>('SELECT count FROM key_usage WHERE key_id = ?', key.keyId)?.count;
     expect(stored()).toBeUndefined(); // not yet written
     await new Promise((resolve) => setTimeout(resolve, 200)); // a batch is written within 50 ms
     expect(stored()).toBe(2);

@@ -30,12 +30,16 @@ afterEach(async () => {
 describe('ledger', () => {
   it('records the opening balance as a grant', async () => {
     expect(await balanceOf(store, accountId)).toBe(10);
-    expect((await entriesFor(store, accountId)).map((e) => [e.kind, e.amount])).toEqual([['grant', 10]]);
+    expect((await entriesFor(store, accountId)).map((e) => [e.kind, e.amount])).toEqual([
+      ['grant', 10],
+    ]);
   });
 
   it('charges and refuses a charge the balance cannot cover, writing nothing', async () => {
     expect(await inTx(store, (tx) => charge(tx, accountId, 'job_1', 4, now))).toBe(6);
-    await expect(inTx(store, (tx) => charge(tx, accountId, 'job_2', 7, now))).rejects.toThrow(InsufficientDiamonds);
+    await expect(inTx(store, (tx) => charge(tx, accountId, 'job_2', 7, now))).rejects.toThrow(
+      InsufficientDiamonds,
+    );
     expect(await balanceOf(store, accountId)).toBe(6);
     expect(await entriesFor(store, accountId)).toHaveLength(2);
   });
@@ -50,7 +54,9 @@ describe('ledger', () => {
 
   it('refuses a second charge for the same job at the database level', async () => {
     await inTx(store, (tx) => charge(tx, accountId, 'job_1', 1, now));
-    await expect(inTx(store, (tx) => charge(tx, accountId, 'job_1', 1, now))).rejects.toThrow(/UNIQUE/);
+    await expect(inTx(store, (tx) => charge(tx, accountId, 'job_1', 1, now))).rejects.toThrow(
+      /UNIQUE/,
+    );
     expect(await balanceOf(store, accountId)).toBe(9);
   });
 
@@ -68,7 +74,9 @@ describe('ledger', () => {
     });
 
     it('cannot go negative even if a caller bypasses the check', () => {
-      expect(() => db.prepare('UPDATE accounts SET balance = -1 WHERE id = ?').run(accountId)).toThrow(/CHECK/);
+      expect(() =>
+        db.prepare('UPDATE accounts SET balance = -1 WHERE id = ?').run(accountId),
+      ).toThrow(/CHECK/);
     });
   });
 
@@ -80,7 +88,9 @@ describe('ledger', () => {
       let charged = 0;
       for (let i = 0; i < 20; i++) {
         try {
-          await inTx(i % 2 === 0 ? store : other, (tx) => charge(tx, accountId, `job_${i}`, 1, now));
+          await inTx(i % 2 === 0 ? store : other, (tx) =>
+            charge(tx, accountId, `job_${i}`, 1, now),
+          );
           charged++;
         } catch (err) {
           expect(err).toBeInstanceOf(InsufficientDiamonds);

@@ -3,7 +3,11 @@ import { fillPhoto, mentionsPhoto, PHOTO_PLACEHOLDER } from '../../src/shared/st
 
 describe('the "{photo}" placeholder', () => {
   it('is replaced in single image fields and in list entries, other values kept in order', () => {
-    const images = { garment_photos: ['https://a.test/1.jpg', PHOTO_PLACEHOLDER], fashion_model: 'fm_amara', user_photo: PHOTO_PLACEHOLDER };
+    const images = {
+      garment_photos: ['https://a.test/1.jpg', PHOTO_PLACEHOLDER],
+      fashion_model: 'fm_amara',
+      user_photo: PHOTO_PLACEHOLDER,
+    };
     expect(fillPhoto(images, 'https://up.test/p.jpg')).toEqual({
       garment_photos: ['https://a.test/1.jpg', 'https://up.test/p.jpg'],
       fashion_model: 'fm_amara',

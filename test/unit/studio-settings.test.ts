@@ -1,6 +1,10 @@
 /** What counts as an AI provider in the environment, and the daily cap's refusals in words. */
 import { describe, expect, it } from 'vitest';
-import { aiProviderInEnvironment, DAILY_CAP_SENTENCE, parseDailyCap } from '../../src/shared/studio-settings';
+import {
+  aiProviderInEnvironment,
+  DAILY_CAP_SENTENCE,
+  parseDailyCap,
+} from '../../src/shared/studio-settings';
 
 describe('aiProviderInEnvironment', () => {
   it.each([
@@ -27,7 +31,10 @@ describe('parseDailyCap', () => {
   ])('%j is %d', (text, value) => {
     expect(parseDailyCap(text)).toEqual({ ok: true, value });
   });
-  it.each(['0', '-3', '2.5', '1e3', 'twelve', '', '100000001'])('%j is refused with the sentence', (text) => {
-    expect(parseDailyCap(text)).toEqual({ ok: false, message: DAILY_CAP_SENTENCE });
-  });
+  it.each(['0', '-3', '2.5', '1e3', 'twelve', '', '100000001'])(
+    '%j is refused with the sentence',
+    (text) => {
+      expect(parseDailyCap(text)).toEqual({ ok: false, message: DAILY_CAP_SENTENCE });
+    },
+  );
 });

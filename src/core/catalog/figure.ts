@@ -42,18 +42,28 @@ export type FigureAnchors = {
 
 const rad = (deg: number) => (deg * Math.PI) / 180;
 type Pt = { x: number; y: number };
-const limb = (from: Pt, length: number, angle: number): Pt => ({ x: from.x + Math.sin(rad(angle)) * length, y: from.y + Math.cos(rad(angle)) * length });
+const limb = (from: Pt, length: number, angle: number): Pt => ({
+  x: from.x + Math.sin(rad(angle)) * length,
+  y: from.y + Math.cos(rad(angle)) * length,
+});
 
 /**
  * The figure as SVG elements inside a `width` x `height` box, feet near the bottom. Returns the
  * markup and the anchors where products go.
  */
-export function drawFigure(look: Appearance, pose: PoseJoints, width: number, height: number): { svg: string; anchors: FigureAnchors } {
+export function drawFigure(
+  look: Appearance,
+  pose: PoseJoints,
+  width: number,
+  height: number,
+): { svg: string; anchors: FigureAnchors } {
   const unit = (height / 8.9) * look.height; // head heights, with headroom above
   const cx = width / 2 + Math.sin(rad(pose.lean)) * unit * 0.5;
   const footY = height * 0.965;
   const legLen = unit * 1.95;
-  const hipY = footY - legLen * 2 * Math.cos(rad(Math.max(Math.abs(pose.leftLeg), Math.abs(pose.rightLeg)) * 0.5));
+  const hipY =
+    footY -
+    legLen * 2 * Math.cos(rad(Math.max(Math.abs(pose.leftLeg), Math.abs(pose.rightLeg)) * 0.5));
   const shoulderY = hipY - unit * 2.6;
   const headR = unit * 0.45;
   const headC = { x: cx + Math.sin(rad(pose.headTilt)) * headR * 0.4, y: shoulderY - unit * 0.95 };
@@ -77,7 +87,8 @@ export function drawFigure(look: Appearance, pose: PoseJoints, width: number, he
   const legW = unit * 0.42 * look.build;
   const line = (a: Pt, b: Pt, w: number, color: string) =>
     `<line x1="${a.x.toFixed(1)}" y1="${a.y.toFixed(1)}" x2="${b.x.toFixed(1)}" y2="${b.y.toFixed(1)}" stroke="${color}" stroke-width="${w.toFixed(1)}" stroke-linecap="round"/>`;
-  const poly = (pts: Pt[], color: string) => `<polygon points="${pts.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(' ')}" fill="${color}" stroke-linejoin="round"/>`;
+  const poly = (pts: Pt[], color: string) =>
+    `<polygon points="${pts.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(' ')}" fill="${color}" stroke-linejoin="round"/>`;
   const back = pose.facing < 0;
   const hair = hairShape(look, headC, headR, back);
 
@@ -90,9 +101,22 @@ export function drawFigure(look: Appearance, pose: PoseJoints, width: number, he
     `<ellipse cx="${lAnkle.x.toFixed(1)}" cy="${(lAnkle.y + legW * 0.25).toFixed(1)}" rx="${(legW * 0.75).toFixed(1)}" ry="${(legW * 0.35).toFixed(1)}" fill="${look.shoes}"/>`,
     `<ellipse cx="${rAnkle.x.toFixed(1)}" cy="${(rAnkle.y + legW * 0.25).toFixed(1)}" rx="${(legW * 0.75).toFixed(1)}" ry="${(legW * 0.35).toFixed(1)}" fill="${look.shoes}"/>`,
     // Torso (base top) with hips.
-    poly([lShoulder, rShoulder, { x: rHip.x + hipHalf * 0.45, y: hipY + unit * 0.15 }, { x: lHip.x - hipHalf * 0.45, y: hipY + unit * 0.15 }], look.outfit),
+    poly(
+      [
+        lShoulder,
+        rShoulder,
+        { x: rHip.x + hipHalf * 0.45, y: hipY + unit * 0.15 },
+        { x: lHip.x - hipHalf * 0.45, y: hipY + unit * 0.15 },
+      ],
+      look.outfit,
+    ),
     // Neck and head.
-    line({ x: cx, y: shoulderY + unit * 0.1 }, { x: headC.x, y: headC.y + headR * 0.8 }, unit * 0.3, look.skin),
+    line(
+      { x: cx, y: shoulderY + unit * 0.1 },
+      { x: headC.x, y: headC.y + headR * 0.8 },
+      unit * 0.3,
+      look.skin,
+    ),
     hair.behind,
     `<ellipse cx="${headC.x.toFixed(1)}" cy="${headC.y.toFixed(1)}" rx="${(headR * 0.82).toFixed(1)}" ry="${headR.toFixed(1)}" fill="${back ? look.hair : look.skin}"/>`,
     hair.front,
@@ -111,21 +135,39 @@ export function drawFigure(look: Appearance, pose: PoseJoints, width: number, he
   return {
     svg: parts.join(''),
     anchors: {
-      torso: { x: lShoulder.x - limbW * 0.5, y: shoulderY - unit * 0.1, width: rShoulder.x - lShoulder.x + limbW, height: hipY - shoulderY + unit * 0.35 },
-      legs: { x: Math.min(lHip.x, lAnkle.x) - legW * 0.6, y: hipY, width: Math.max(rHip.x, rAnkle.x) - Math.min(lHip.x, lAnkle.x) + legW * 1.2, height: footY - hipY - legW * 0.3 },
+      torso: {
+        x: lShoulder.x - limbW * 0.5,
+        y: shoulderY - unit * 0.1,
+        width: rShoulder.x - lShoulder.x + limbW,
+        height: hipY - shoulderY + unit * 0.35,
+      },
+      legs: {
+        x: Math.min(lHip.x, lAnkle.x) - legW * 0.6,
+        y: hipY,
+        width: Math.max(rHip.x, rAnkle.x) - Math.min(lHip.x, lAnkle.x) + legW * 1.2,
+        height: footY - hipY - legW * 0.3,
+      },
       neck: { x: cx, y: shoulderY - unit * 0.05 },
       ears: [
         { x: headC.x - headR * 0.8, y: headC.y + headR * 0.15 },
         { x: headC.x + headR * 0.8, y: headC.y + headR * 0.15 },
       ],
       wrists: [lWrist, rWrist],
-      hands: [limb(lWrist, limbW * 0.8, -(pose.leftArm + pose.leftElbow)), limb(rWrist, limbW * 0.8, pose.rightArm + pose.rightElbow)],
+      hands: [
+        limb(lWrist, limbW * 0.8, -(pose.leftArm + pose.leftElbow)),
+        limb(rWrist, limbW * 0.8, pose.rightArm + pose.rightElbow),
+      ],
       bbox: { x: minX, y: top, width: maxX - minX, height: footY - top },
     },
   };
 }
 
-function hairShape(look: Appearance, c: Pt, r: number, back: boolean): { behind: string; front: string } {
+function hairShape(
+  look: Appearance,
+  c: Pt,
+  r: number,
+  back: boolean,
+): { behind: string; front: string } {
   const e = (cx: number, cy: number, rx: number, ry: number) =>
     `<ellipse cx="${cx.toFixed(1)}" cy="${cy.toFixed(1)}" rx="${rx.toFixed(1)}" ry="${ry.toFixed(1)}" fill="${look.hair}"/>`;
   switch (look.hairStyle) {
@@ -135,12 +177,21 @@ function hairShape(look: Appearance, c: Pt, r: number, back: boolean): { behind:
         front: back ? '' : e(c.x, c.y - r * 0.72, r * 0.86, r * 0.36),
       };
     case 'bun':
-      return { behind: e(c.x, c.y - r * 1.05, r * 0.45, r * 0.4), front: back ? '' : e(c.x, c.y - r * 0.72, r * 0.84, r * 0.34) };
+      return {
+        behind: e(c.x, c.y - r * 1.05, r * 0.45, r * 0.4),
+        front: back ? '' : e(c.x, c.y - r * 0.72, r * 0.84, r * 0.34),
+      };
     case 'curly':
-      return { behind: e(c.x, c.y - r * 0.2, r * 1.25, r * 1.15), front: back ? '' : e(c.x, c.y - r * 0.75, r * 0.95, r * 0.36) };
+      return {
+        behind: e(c.x, c.y - r * 0.2, r * 1.25, r * 1.15),
+        front: back ? '' : e(c.x, c.y - r * 0.75, r * 0.95, r * 0.36),
+      };
     case 'buzz':
       return { behind: '', front: back ? '' : e(c.x, c.y - r * 0.75, r * 0.8, r * 0.3) };
     case 'short':
-      return { behind: e(c.x, c.y - r * 0.3, r * 0.92, r * 0.85), front: back ? '' : e(c.x + r * 0.1, c.y - r * 0.74, r * 0.86, r * 0.34) };
+      return {
+        behind: e(c.x, c.y - r * 0.3, r * 0.92, r * 0.85),
+        front: back ? '' : e(c.x + r * 0.1, c.y - r * 0.74, r * 0.86, r * 0.34),
+      };
   }
 }

@@ -12,11 +12,40 @@ const Slug = z.string().regex(/^[a-z0-9_-]+$/);
 const File = z.string().regex(/^[a-z0-9_-]+\/[a-z0-9_.-]+\.(png|jpg|jpeg|webp)$/);
 const Ratio = z.enum(['1:1', '4:5', '3:4', '9:16', '16:9']);
 
-const FashionModelSchema = z.looseObject({ id: Slug, name: z.string().min(1), gender: z.enum(['male', 'female']), file: File });
-const VenueSchema = z.looseObject({ id: Slug, name: z.string().min(1), category: z.string().min(1), file: File });
-const PoseSchema = z.looseObject({ id: Slug, name: z.string().min(1), type: z.enum(['default', 'ring', 'necklace', 'earring', 'bracelet']), file: File });
-const ReadyShotSchema = z.object({ id: Slug, name: z.string().min(1), pose: Slug, fashionModel: Slug, venue: Slug, ratio: Ratio });
-const ReadySetSchema = z.object({ id: Slug, name: z.string().min(1), category: z.string().min(1), cover: File, active: z.boolean(), shots: z.array(ReadyShotSchema).min(1) });
+const FashionModelSchema = z.looseObject({
+  id: Slug,
+  name: z.string().min(1),
+  gender: z.enum(['male', 'female']),
+  file: File,
+});
+const VenueSchema = z.looseObject({
+  id: Slug,
+  name: z.string().min(1),
+  category: z.string().min(1),
+  file: File,
+});
+const PoseSchema = z.looseObject({
+  id: Slug,
+  name: z.string().min(1),
+  type: z.enum(['default', 'ring', 'necklace', 'earring', 'bracelet']),
+  file: File,
+});
+const ReadyShotSchema = z.object({
+  id: Slug,
+  name: z.string().min(1),
+  pose: Slug,
+  fashionModel: Slug,
+  venue: Slug,
+  ratio: Ratio,
+});
+const ReadySetSchema = z.object({
+  id: Slug,
+  name: z.string().min(1),
+  category: z.string().min(1),
+  cover: File,
+  active: z.boolean(),
+  shots: z.array(ReadyShotSchema).min(1),
+});
 const CatalogFileSchema = z.object({
   fashionModels: z.array(FashionModelSchema),
   venues: z.array(VenueSchema),
@@ -54,12 +83,16 @@ export function loadCatalog(dir = defaultCatalogDir()): Catalog {
   try {
     raw = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new CatalogError(`cannot read the catalog at ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new CatalogError(
+      `cannot read the catalog at ${file}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   const parsed = CatalogFileSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new CatalogError(`${file}: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}`);
+    throw new CatalogError(
+      `${file}: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}`,
+    );
   }
   const data = parsed.data;
   const ids = (list: readonly { id: string }[]) => new Set(list.map((e) => e.id));
@@ -69,14 +102,19 @@ export function loadCatalog(dir = defaultCatalogDir()): Catalog {
   for (const list of [data.fashionModels, data.venues, data.poses, data.readySets] as const) {
     if (ids(list).size !== list.length) throw new CatalogError(`${file}: duplicate ids`);
   }
-  const files = [...data.fashionModels, ...data.venues, ...data.poses].map((e) => e.file).concat(data.readySets.map((s) => s.cover));
+  const files = [...data.fashionModels, ...data.venues, ...data.poses]
+    .map((e) => e.file)
+    .concat(data.readySets.map((s) => s.cover));
   for (const asset of files) {
-    if (!fs.existsSync(path.join(dir, asset))) throw new CatalogError(`${file}: missing asset ${asset}`);
+    if (!fs.existsSync(path.join(dir, asset)))
+      throw new CatalogError(`${file}: missing asset ${asset}`);
   }
   for (const set of data.readySets) {
     for (const shot of set.shots) {
       if (!models.has(shot.fashionModel) || !venues.has(shot.venue) || !poses.has(shot.pose)) {
-        throw new CatalogError(`${file}: ready set ${set.id} shot ${shot.id} refers to an unknown model, venue or pose`);
+        throw new CatalogError(
+          `${file}: ready set ${set.id} shot ${shot.id} refers to an unknown model, venue or pose`,
+        );
       }
     }
   }

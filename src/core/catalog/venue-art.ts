@@ -16,14 +16,16 @@ export type VenueLook =
 /** Small deterministic generator so every build draws the same bricks and leaves. */
 function seeded(seed: number): () => number {
   let s = seed;
-  return () => ((s = (s * 16807) % 2147483647) / 2147483647);
+  return () => (s = (s * 16807) % 2147483647) / 2147483647;
 }
 
 export function venueSvg(look: VenueLook, w: number, h: number): string {
   const horizon = h * 0.72;
-  const grad = (id: string, a: string, b: string) => `<linearGradient id="${id}" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="${a}"/><stop offset="1" stop-color="${b}"/></linearGradient>`;
+  const grad = (id: string, a: string, b: string) =>
+    `<linearGradient id="${id}" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="${a}"/><stop offset="1" stop-color="${b}"/></linearGradient>`;
   const vignette = `<radialGradient id="vig" cx="0.5" cy="0.45" r="0.75"><stop offset="0.6" stop-color="#000" stop-opacity="0"/><stop offset="1" stop-color="#000" stop-opacity="0.18"/></radialGradient>`;
-  const ground = (color: string) => `<rect y="${horizon}" width="${w}" height="${h - horizon}" fill="${color}"/><rect y="${horizon}" width="${w}" height="${h * 0.02}" fill="#000" opacity="0.08"/>`;
+  const ground = (color: string) =>
+    `<rect y="${horizon}" width="${w}" height="${h - horizon}" fill="${color}"/><rect y="${horizon}" width="${w}" height="${h * 0.02}" fill="#000" opacity="0.08"/>`;
   const rnd = seeded(w * 31 + h + look.kind.length * 977);
   let body = '';
   switch (look.kind) {
@@ -54,7 +56,8 @@ export function venueSvg(look: VenueLook, w: number, h: number): string {
         const color = look.buildings[i++ % look.buildings.length]!;
         blocks += `<rect x="${x}" y="${horizon - bh}" width="${bw}" height="${bh}" fill="${color}"/>`;
         for (let wy = horizon - bh + 12; wy < horizon - 16; wy += 22) {
-          for (let wx = x + 8; wx < x + bw - 12; wx += 18) blocks += `<rect x="${wx}" y="${wy}" width="8" height="12" fill="#f4e9b5" opacity="${(0.25 + rnd() * 0.5).toFixed(2)}"/>`;
+          for (let wx = x + 8; wx < x + bw - 12; wx += 18)
+            blocks += `<rect x="${wx}" y="${wy}" width="8" height="12" fill="#f4e9b5" opacity="${(0.25 + rnd() * 0.5).toFixed(2)}"/>`;
         }
         x += bw + 4;
       }
@@ -63,7 +66,8 @@ export function venueSvg(look: VenueLook, w: number, h: number): string {
     }
     case 'plaster': {
       let stains = '';
-      for (let i = 0; i < 40; i++) stains += `<circle cx="${rnd() * w}" cy="${rnd() * horizon}" r="${10 + rnd() * 60}" fill="#000" opacity="${(rnd() * 0.05).toFixed(3)}"/>`;
+      for (let i = 0; i < 40; i++)
+        stains += `<circle cx="${rnd() * w}" cy="${rnd() * horizon}" r="${10 + rnd() * 60}" fill="#000" opacity="${(rnd() * 0.05).toFixed(3)}"/>`;
       body = `<defs>${vignette}</defs><rect width="100%" height="100%" fill="${look.wall}"/>${stains}${ground(look.ground)}`;
       break;
     }

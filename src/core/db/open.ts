@@ -24,7 +24,10 @@ export const CORE_SCHEMA_VERSION = latestVersion(MIGRATIONS);
 
 export { DatabaseTooNew } from '../../infra/sqlite-migrations';
 
-export function openDatabase(file: string, migrations: readonly Migration<WritableDB>[] = MIGRATIONS): WritableDB {
+export function openDatabase(
+  file: string,
+  migrations: readonly Migration<WritableDB>[] = MIGRATIONS,
+): WritableDB {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file) as WritableDB;
   db.pragma('journal_mode = WAL');

@@ -37,7 +37,11 @@ export const StoredUnitSchema = z.object({
   fashionModel: EntitySchema.nullable(),
   venue: EntitySchema.nullable(),
   pose: z
-    .object({ id: z.string(), type: z.enum(['default', ...JEWELRY_TYPES]), image: StoredImageSchema })
+    .object({
+      id: z.string(),
+      type: z.enum(['default', ...JEWELRY_TYPES]),
+      image: StoredImageSchema,
+    })
     .nullable(),
   params: z.object({
     ...StoredParamsShape,

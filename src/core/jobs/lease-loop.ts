@@ -37,7 +37,12 @@ const OptionsSchema = z.object({
   /** Jobs run here at once, the claim limit (`serve --workers N`); 0 = API only: never claims. */
   workers: z.number().int().min(0).max(10_000),
   /** How long a claim or renewal holds a job (default 30 s): a dead process's jobs wait this long. */
-  leaseMs: z.number().int().min(30).max(24 * 3_600_000).default(30_000),
+  leaseMs: z
+    .number()
+    .int()
+    .min(30)
+    .max(24 * 3_600_000)
+    .default(30_000),
   /** How often an idle slot looks for new jobs (default 500 ms); a finished job looks at once. */
   claimIntervalMs: z.number().int().min(1).max(3_600_000).default(500),
   /** Names this worker in `jobs.lease_owner` (default host:pid:random). */
@@ -79,7 +84,12 @@ export class LeaseLoop {
   private stopped: Promise<number> | undefined;
 
   constructor(private readonly opts: LeaseLoopOptions) {
-    const parsed = OptionsSchema.parse({ workers: opts.workers, leaseMs: opts.leaseMs, claimIntervalMs: opts.claimIntervalMs, workerId: opts.workerId });
+    const parsed = OptionsSchema.parse({
+      workers: opts.workers,
+      leaseMs: opts.leaseMs,
+      claimIntervalMs: opts.claimIntervalMs,
+      workerId: opts.workerId,
+    });
     this.workers = parsed.workers;
     this.leaseMs = parsed.leaseMs;
     this.claimIntervalMs = parsed.claimIntervalMs;
@@ -92,7 +102,10 @@ export class LeaseLoop {
     this.state = 'running';
     if (this.workers === 0) return this;
     this.claimTimer = setInterval(() => this.wake(), this.claimIntervalMs).unref();
-    this.renewTimer = setInterval(() => this.queue(() => this.renew()), Math.max(10, Math.floor(this.leaseMs / 3))).unref();
+    this.renewTimer = setInterval(
+      () => this.queue(() => this.renew()),
+      Math.max(10, Math.floor(this.leaseMs / 3)),
+    ).unref();
     this.wake();
     return this;
   }
@@ -133,7 +146,8 @@ export class LeaseLoop {
       return 0;
     }
     await settledWithin(this.runs(), drainMs);
-    for (const [, entry] of this.running) entry.controller.abort(new WorkerStopping(`worker ${this.workerId} is shutting down`));
+    for (const [, entry] of this.running)
+      entry.controller.abort(new WorkerStopping(`worker ${this.workerId} is shutting down`));
     await settledWithin(this.runs(), abortWaitMs);
     clearInterval(this.renewTimer);
     await this.chain;
@@ -141,7 +155,9 @@ export class LeaseLoop {
     try {
       released = await this.opts.jobs.releaseLeases(this.workerId);
     } catch (err) {
-      this.log(`could not release the leases of ${this.workerId} (they run out within ${this.leaseMs} ms): ${describe(err)}`);
+      this.log(
+        `could not release the leases of ${this.workerId} (they run out within ${this.leaseMs} ms): ${describe(err)}`,
+      );
     }
     this.state = 'stopped';
     return released;
@@ -152,7 +168,9 @@ export class LeaseLoop {
   }
 
   private queue(step: () => Promise<void>): void {
-    this.chain = this.chain.then(step).catch((err: unknown) => this.log(`lease loop: ${describe(err)}`));
+    this.chain = this.chain
+      .then(step)
+      .catch((err: unknown) => this.log(`lease loop: ${describe(err)}`));
   }
 
   private async claim(): Promise<void> {
@@ -163,7 +181,9 @@ export class LeaseLoop {
     try {
       ids = await this.opts.jobs.claim(this.workerId, this.leaseMs, free);
     } catch (err) {
-      this.log(`claiming jobs failed (tried again in ${this.claimIntervalMs} ms): ${describe(err)}`);
+      this.log(
+        `claiming jobs failed (tried again in ${this.claimIntervalMs} ms): ${describe(err)}`,
+      );
       return;
     }
     // Claimed while stopping: left held, and released by stop() with the rest.
@@ -180,7 +200,8 @@ export class LeaseLoop {
       this.log(`renewing leases failed: ${describe(err)}`);
       // Past a whole lease without a renewal, another process may have taken any of them.
       for (const [id, entry] of this.running) {
-        if (!entry.controller.signal.aborted && Date.now() - entry.confirmedAt >= this.leaseMs) this.lose(id, entry, 'its lease ran out while the database did not answer');
+        if (!entry.controller.signal.aborted && Date.now() - entry.confirmedAt >= this.leaseMs)
+          this.lose(id, entry, 'its lease ran out while the database did not answer');
       }
       return;
     }
@@ -188,11 +209,17 @@ export class LeaseLoop {
     for (const [id, entry] of this.running) {
       if (entry.controller.signal.aborted) continue;
       if (holding.has(id)) entry.confirmedAt = asked;
-      else this.lose(id, entry, 'its lease was lost (it lapsed or was released, and another worker may hold it)');
+      else
+        this.lose(
+          id,
+          entry,
+          'its lease was lost (it lapsed or was released, and another worker may hold it)',
+        );
     }
     // Held but not running here: its run returned without finishing it (e.g. a database error
     // mid-run). It is still ours, so it runs again (at most once per renewal interval).
-    if (this.state === 'running') for (const id of held) if (!this.running.has(id)) this.launch(id, asked);
+    if (this.state === 'running')
+      for (const id of held) if (!this.running.has(id)) this.launch(id, asked);
   }
 
   private lose(id: string, entry: Running, why: string): void {
@@ -214,7 +241,8 @@ export class LeaseLoop {
     entry.done = Promise.resolve()
       .then(() => this.opts.runJob({ id, leaseOwner: this.workerId }, controller.signal))
       .catch((err: unknown) => {
-        if (!controller.signal.aborted) this.log(`job ${id}: run failed on ${this.workerId}: ${describe(err)}`);
+        if (!controller.signal.aborted)
+          this.log(`job ${id}: run failed on ${this.workerId}: ${describe(err)}`);
       })
       .finally(() => {
         this.running.delete(id);
@@ -231,7 +259,10 @@ export class LeaseLoop {
 function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
   if (ms <= 0) return Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).then(() => clearTimeout(timer));
+  return Promise.race([
+    work,
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+  ]).then(() => clearTimeout(timer));
 }
 
 function describe(err: unknown): string {

@@ -45,7 +45,10 @@ export class JobRunner {
       jobId,
       toolId: unit.toolId,
       images: Object.fromEntries(Object.entries(unit.images).map(([k, v]) => [k, v.map(input)])),
-      fashionModel: unit.fashionModel && { id: unit.fashionModel.id, image: input(unit.fashionModel.image) },
+      fashionModel: unit.fashionModel && {
+        id: unit.fashionModel.id,
+        image: input(unit.fashionModel.image),
+      },
       venue: unit.venue && { id: unit.venue.id, image: input(unit.venue.image) },
       pose: unit.pose && { id: unit.pose.id, type: unit.pose.type, image: input(unit.pose.image) },
       params: unit.params,
@@ -57,7 +60,9 @@ export class JobRunner {
   private async copyInputsHere(unit: StoredUnit): Promise<void> {
     const named = [
       ...Object.values(unit.images).flat(),
-      ...[unit.fashionModel?.image, unit.venue?.image, unit.pose?.image].filter((i) => i !== undefined),
+      ...[unit.fashionModel?.image, unit.venue?.image, unit.pose?.image].filter(
+        (i) => i !== undefined,
+      ),
     ];
     const shas = new Set(named.flatMap((i) => (i.source === 'blob' ? [i.sha256] : [])));
     await Promise.all([...shas].map((sha) => this.opts.blobs.localCopy(sha)));
@@ -71,9 +76,15 @@ export class JobRunner {
     const limit = this.opts.maxInterruptions ?? 3;
     await this.opts.store.transaction(async (tx) => {
       for (const cut of await tx.jobs.countInterruptions()) {
-        this.opts.log?.(`job ${cut.jobId} unit ${cut.idx}: cut by a crash (${cut.interruptions} of ${limit})`);
+        this.opts.log?.(
+          `job ${cut.jobId} unit ${cut.idx}: cut by a crash (${cut.interruptions} of ${limit})`,
+        );
         if (cut.interruptions >= limit) {
-          await tx.jobs.failUnit(cut.jobId, cut.idx, `the shot was cut ${cut.interruptions} times by a service crash`);
+          await tx.jobs.failUnit(
+            cut.jobId,
+            cut.idx,
+            `the shot was cut ${cut.interruptions} times by a service crash`,
+          );
         }
       }
     });
@@ -107,7 +118,9 @@ export class JobRunner {
     this.abort.abort();
     const cut = [...this.running.values()];
     this.running.clear();
-    this.stopped = this.opts.store.jobs.clearUnitsStarted(cut).catch((err: unknown) => this.opts.log?.(`could not clear started marks: ${String(err)}`));
+    this.stopped = this.opts.store.jobs
+      .clearUnitsStarted(cut)
+      .catch((err: unknown) => this.opts.log?.(`could not clear started marks: ${String(err)}`));
     return this.stopped;
   }
 
@@ -144,7 +157,10 @@ export class JobRunner {
   }
 
   private async runUnit(jobId: string, idx: number, unit: StoredUnit): Promise<void> {
-    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.opts.unitTimeoutMs ?? 10 * 60_000)]);
+    const signal = AbortSignal.any([
+      this.abort.signal,
+      AbortSignal.timeout(this.opts.unitTimeoutMs ?? 10 * 60_000),
+    ]);
     const slot = `${jobId}\n${idx}`;
     this.running.set(slot, { jobId, idx });
     await this.opts.store.jobs.markUnitStarted(jobId, idx, this.now().toISOString());
@@ -160,11 +176,30 @@ export class JobRunner {
       await store.transaction(async (tx) => {
         const blobIds: string[] = [];
         for (const [n, o] of outputs.entries()) {
-          blobIds.push(await recordBlob(tx, { sha256: shas[n]!, mime: o.mime, size: o.data.length, origin: 'result', accountId: null }, this.now()));
+          blobIds.push(
+            await recordBlob(
+              tx,
+              {
+                sha256: shas[n]!,
+                mime: o.mime,
+                size: o.data.length,
+                origin: 'result',
+                accountId: null,
+              },
+              this.now(),
+            ),
+          );
         }
         await tx.jobs.completeUnit(jobId, idx, blobIds);
-        const cost = outputs.reduce<number | null>((sum, o) => (o.costUsd === undefined ? sum : (sum ?? 0) + o.costUsd), null);
-        await tx.jobs.recordProviderCost(jobId, outputs[0]?.source ?? this.opts.provider.name, cost);
+        const cost = outputs.reduce<number | null>(
+          (sum, o) => (o.costUsd === undefined ? sum : (sum ?? 0) + o.costUsd),
+          null,
+        );
+        await tx.jobs.recordProviderCost(
+          jobId,
+          outputs[0]?.source ?? this.opts.provider.name,
+          cost,
+        );
       });
     } catch (err) {
       if (this.abort.signal.aborted) return;
@@ -184,7 +219,9 @@ export class JobRunner {
    */
   private async finalize(jobId: string, forcedError?: string): Promise<void> {
     await this.opts.store.transaction(async (tx) => {
-      if (forcedError) for (const u of await tx.jobs.unitsOf(jobId)) await tx.jobs.failUnit(jobId, u.idx, forcedError);
+      if (forcedError)
+        for (const u of await tx.jobs.unitsOf(jobId))
+          await tx.jobs.failUnit(jobId, u.idx, forcedError);
       const units = await tx.jobs.unitsOf(jobId);
       if (units.some((u) => u.status === 'pending')) return;
       const now = this.now();
@@ -193,7 +230,8 @@ export class JobRunner {
         return;
       }
       const message = failureMessage(units);
-      if (await tx.jobs.finish(jobId, 'failed', message, now.toISOString())) await refund(tx, jobId, now, message);
+      if (await tx.jobs.finish(jobId, 'failed', message, now.toISOString()))
+        await refund(tx, jobId, now, message);
     });
   }
 }
@@ -215,10 +253,18 @@ function describeFailure(err: unknown): string {
  * Used by the service for the spec's "failure after the deduction": fails the job and refunds its
  * charge once, with `alsoDo` in the same transaction. Returns the diamonds refunded.
  */
-export function failAndRefund(store: Store, jobId: string, message: string, now: Date, alsoDo: (tx: Store) => Promise<void> = async () => {}): Promise<number> {
+export function failAndRefund(
+  store: Store,
+  jobId: string,
+  message: string,
+  now: Date,
+  alsoDo: (tx: Store) => Promise<void> = async () => {},
+): Promise<number> {
   return store.transaction(async (tx) => {
     for (const u of await tx.jobs.unitsOf(jobId)) await tx.jobs.failUnit(jobId, u.idx, message);
-    const refunded = (await tx.jobs.finish(jobId, 'failed', message, now.toISOString())) ? await refund(tx, jobId, now, message) : 0;
+    const refunded = (await tx.jobs.finish(jobId, 'failed', message, now.toISOString()))
+      ? await refund(tx, jobId, now, message)
+      : 0;
     await alsoDo(tx);
     return refunded;
   });

@@ -17,7 +17,14 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { BlobMissing, CONTENT_NAME, type BlobContentStore, type BlobListing, type BlobObject, type ByteRange } from './blob-content';
+import {
+  BlobMissing,
+  CONTENT_NAME,
+  type BlobContentStore,
+  type BlobListing,
+  type BlobObject,
+  type ByteRange,
+} from './blob-content';
 import type { S3Location } from './blobs-url';
 
 export type S3Credentials = { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
@@ -27,9 +34,15 @@ export function s3CredentialsFromEnv(env: NodeJS.ProcessEnv): S3Credentials {
   const accessKeyId = env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
   if (!accessKeyId || !secretAccessKey) {
-    throw new Error('S3 blob storage needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment');
+    throw new Error(
+      'S3 blob storage needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment',
+    );
   }
-  return { accessKeyId, secretAccessKey, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) };
+  return {
+    accessKeyId,
+    secretAccessKey,
+    ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+  };
 }
 
 export class S3BlobContent implements BlobContentStore {
@@ -46,7 +59,9 @@ export class S3BlobContent implements BlobContentStore {
     private readonly scratchDir: string,
   ) {
     this.description = `s3://${location.bucket}/${location.prefix}${location.endpoint ? ` at ${location.endpoint}` : ''}`;
-    this.secrets = [credentials.secretAccessKey, credentials.sessionToken ?? ''].filter((s) => s.length >= 4);
+    this.secrets = [credentials.secretAccessKey, credentials.sessionToken ?? ''].filter(
+      (s) => s.length >= 4,
+    );
     this.client = new S3Client({
       region: location.region,
       ...(location.endpoint ? { endpoint: location.endpoint } : {}),
@@ -77,7 +92,12 @@ export class S3BlobContent implements BlobContentStore {
     // another process (which spares objects younger than its grace period) leaves it alone.
     try {
       await this.client.send(
-        new PutObjectCommand({ Bucket: this.location.bucket, Key: this.key(sha256), Body: data, ContentLength: data.length }),
+        new PutObjectCommand({
+          Bucket: this.location.bucket,
+          Key: this.key(sha256),
+          Body: data,
+          ContentLength: data.length,
+        }),
       );
     } catch (err) {
       throw this.failure('storing a blob', err);
@@ -103,7 +123,9 @@ export class S3BlobContent implements BlobContentStore {
 
   async head(sha256: string): Promise<BlobObject | undefined> {
     try {
-      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.location.bucket, Key: this.key(sha256) }));
+      const out = await this.client.send(
+        new HeadObjectCommand({ Bucket: this.location.bucket, Key: this.key(sha256) }),
+      );
       return { sha256, size: out.ContentLength ?? 0, modifiedMs: out.LastModified?.getTime() ?? 0 };
     } catch (err) {
       if (isNotFound(err)) return undefined;
@@ -134,7 +156,11 @@ export class S3BlobContent implements BlobContentStore {
       let page;
       try {
         page = await this.client.send(
-          new ListObjectsV2Command({ Bucket: this.location.bucket, Prefix: this.location.prefix, ContinuationToken: token }),
+          new ListObjectsV2Command({
+            Bucket: this.location.bucket,
+            Prefix: this.location.prefix,
+            ContinuationToken: token,
+          }),
         );
       } catch (err) {
         throw this.failure('listing blobs', err);
@@ -143,8 +169,14 @@ export class S3BlobContent implements BlobContentStore {
         if (!object.Key) continue;
         const name = object.Key.slice(this.location.prefix.length);
         const base = name.slice(name.lastIndexOf('/') + 1);
-        const sha256 = CONTENT_NAME.test(base) && name === `${base.slice(0, 2)}/${base}` ? base : null;
-        yield { name, sha256, size: object.Size ?? 0, modifiedMs: object.LastModified?.getTime() ?? 0 };
+        const sha256 =
+          CONTENT_NAME.test(base) && name === `${base.slice(0, 2)}/${base}` ? base : null;
+        yield {
+          name,
+          sha256,
+          size: object.Size ?? 0,
+          modifiedMs: object.LastModified?.getTime() ?? 0,
+        };
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);

@@ -126,7 +126,12 @@ export class LocalBlobContent implements BlobContentStore {
           continue; // removed meanwhile
         }
         if (!stat.isFile()) continue;
-        yield { name, sha256: CONTENT_NAME.test(name) ? name : null, size: stat.size, modifiedMs: stat.mtimeMs };
+        yield {
+          name,
+          sha256: CONTENT_NAME.test(name) ? name : null,
+          size: stat.size,
+          modifiedMs: stat.mtimeMs,
+        };
       }
     }
   }

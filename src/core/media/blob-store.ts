@@ -40,9 +40,19 @@ export class BlobStore {
   }
 
   /** Writes the bytes (once per content) and records a new public id for them. */
-  async put(data: Buffer, mime: string, origin: BlobOrigin, accountId: string | null, now: Date): Promise<BlobRecord> {
+  async put(
+    data: Buffer,
+    mime: string,
+    origin: BlobOrigin,
+    accountId: string | null,
+    now: Date,
+  ): Promise<BlobRecord> {
     const sha256 = await this.writeFile(data);
-    const id = await recordBlob(this.store, { sha256, mime, size: data.length, origin, accountId }, now);
+    const id = await recordBlob(
+      this.store,
+      { sha256, mime, size: data.length, origin, accountId },
+      now,
+    );
     return { id, sha256, mime, size: data.length };
   }
 
@@ -74,7 +84,9 @@ export class BlobStore {
       if (this.staged.has(sha256)) return; // staged again by another request meanwhile
       await this.content.delete(sha256);
     } catch (err) {
-      this.log?.(`could not remove unrecorded blob content (the sweep will): ${err instanceof Error ? err.message : String(err)}`);
+      this.log?.(
+        `could not remove unrecorded blob content (the sweep will): ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   }
 
@@ -104,7 +116,12 @@ export class BlobStore {
       if (now - entry.modifiedMs < graceMs) continue;
       if (entry.sha256 === null) await this.content.deleteListed(entry.name);
       // Asked again just before deleting: a row may have come since the listing started.
-      else if (recorded.has(entry.sha256) || this.staged.has(entry.sha256) || (await this.isRecorded(entry.sha256))) continue;
+      else if (
+        recorded.has(entry.sha256) ||
+        this.staged.has(entry.sha256) ||
+        (await this.isRecorded(entry.sha256))
+      )
+        continue;
       else await this.content.delete(entry.sha256);
       removed.files++;
       removed.bytes += entry.size;
@@ -120,7 +137,13 @@ export class BlobStore {
 /** Inserts the row that keeps written content under a new public id; for callers inside their own transaction. */
 export async function recordBlob(
   tx: Store,
-  blob: { sha256: string; mime: string; size: number; origin: BlobOrigin; accountId: string | null },
+  blob: {
+    sha256: string;
+    mime: string;
+    size: number;
+    origin: BlobOrigin;
+    accountId: string | null;
+  },
   now: Date,
 ): Promise<string> {
   const id = newId(blob.origin === 'result' ? 'r' : 'b');

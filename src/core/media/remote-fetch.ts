@@ -36,7 +36,11 @@ function guardedLookup(allowPrivate: boolean): net.LookupFunction {
       const list = addresses as dns.LookupAddress[];
       const allowed = allowPrivate ? list : list.filter((a) => isPublicAddress(a.address));
       if (allowed.length === 0) {
-        return callback(new RemoteFetchError(`${hostname} resolves to a private or local address`), '', 0);
+        return callback(
+          new RemoteFetchError(`${hostname} resolves to a private or local address`),
+          '',
+          0,
+        );
       }
       if ((options as dns.LookupAllOptions).all) return callback(null, allowed as never, 0);
       const first = allowed[0]!;
@@ -63,13 +67,19 @@ function requestOnce(url: URL, opts: RemoteFetchOptions): Promise<Answer> {
   }
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (!opts.allowPrivate && net.isIP(host) && !isPublicAddress(host)) {
-    return Promise.reject(new RemoteFetchError('URLs to private, loopback or link-local addresses are refused'));
+    return Promise.reject(
+      new RemoteFetchError('URLs to private, loopback or link-local addresses are refused'),
+    );
   }
   const client = url.protocol === 'https:' ? https : http;
   return new Promise<Answer>((resolve, reject) => {
     const req = client.get(
       url,
-      { lookup: guardedLookup(opts.allowPrivate), timeout: opts.timeoutMs, headers: { accept: 'image/*' } },
+      {
+        lookup: guardedLookup(opts.allowPrivate),
+        timeout: opts.timeoutMs,
+        headers: { accept: 'image/*' },
+      },
       (res) => {
         const status = res.statusCode ?? 0;
         if (status >= 300 && status < 400 && res.headers.location) {
@@ -99,7 +109,10 @@ function requestOnce(url: URL, opts: RemoteFetchOptions): Promise<Answer> {
       },
     );
     // Whole-request deadline: `timeout` above only covers idle sockets, not a slow trickle.
-    const deadline = setTimeout(() => req.destroy(new RemoteFetchError('timed out')), opts.timeoutMs);
+    const deadline = setTimeout(
+      () => req.destroy(new RemoteFetchError('timed out')),
+      opts.timeoutMs,
+    );
     req.on('close', () => clearTimeout(deadline));
     req.on('timeout', () => req.destroy(new RemoteFetchError('timed out')));
     req.on('error', (err) =>

@@ -35,7 +35,8 @@ export const EMBEDDED_ORIGIN = 'http://embedded.dropshoot.invalid';
 
 export function catalogImage(file: string): StoredImage {
   const mime = mimeOfPath(file);
-  if (!mime || !isUploadMime(mime)) throw new Error(`catalog asset ${file} is not a JPEG, PNG or WebP file`);
+  if (!mime || !isUploadMime(mime))
+    throw new Error(`catalog asset ${file} is not a JPEG, PNG or WebP file`);
   return { source: 'catalog', file, mime };
 }
 
@@ -43,7 +44,9 @@ const HEADER_BYTES = 64 * 1024;
 
 /** The start of a blob, enough for its dimensions; the whole blob when a JPEG's frame header comes late. */
 async function headerBytes(blobs: BlobStore, sha256: string, size: number): Promise<Buffer> {
-  const start = await collect(await blobs.open(sha256, { start: 0, end: Math.max(0, Math.min(size, HEADER_BYTES) - 1) }));
+  const start = await collect(
+    await blobs.open(sha256, { start: 0, end: Math.max(0, Math.min(size, HEADER_BYTES) - 1) }),
+  );
   return size <= HEADER_BYTES || imageDimensions(start) ? start : collect(await blobs.open(sha256));
 }
 
@@ -115,7 +118,9 @@ export class ImageResolver {
 
   toInput(image: StoredImage): InputImage {
     const file =
-      image.source === 'blob' ? this.opts.blobs.pathOf(image.sha256) : this.opts.catalog.filePath(image.file);
+      image.source === 'blob'
+        ? this.opts.blobs.pathOf(image.sha256)
+        : this.opts.catalog.filePath(image.file);
     return { path: file, mime: image.mime };
   }
 
@@ -123,7 +128,12 @@ export class ImageResolver {
    * Resolves one image reference. Fetched images are staged in `staging` (recorded only if the
    * request is accepted); with `staging` null they are checked and dropped (validation only).
    */
-  async resolve(ref: string, field: string, toolId: string, staging: StagedImages | null): Promise<StoredImage> {
+  async resolve(
+    ref: string,
+    field: string,
+    toolId: string,
+    staging: StagedImages | null,
+  ): Promise<StoredImage> {
     const fail = (why: string) =>
       new BadRequest(`${toolId}: required image '${field}' could not be resolved: ${why}`);
     const catalogEntry =
@@ -144,9 +154,11 @@ export class ImageResolver {
           : `'${ref}' is not a URL`,
       );
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw fail('only http(s) URLs are accepted');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw fail('only http(s) URLs are accepted');
 
-    if (this.isOwnOrigin(url)) return await this.resolveOwn(url, `${toolId}: image '${field}'`, fail);
+    if (this.isOwnOrigin(url))
+      return await this.resolveOwn(url, `${toolId}: image '${field}'`, fail);
 
     let data: Buffer;
     try {
@@ -161,11 +173,17 @@ export class ImageResolver {
     const mime = sniffImage(data);
     if (!mime) throw fail('the URL does not serve a JPEG, PNG or WebP image');
     assertPixelLimit(data, `${toolId}: image '${field}'`);
-    const sha256 = staging ? await staging.add(data, mime) : createHash('sha256').update(data).digest('hex');
+    const sha256 = staging
+      ? await staging.add(data, mime)
+      : createHash('sha256').update(data).digest('hex');
     return { source: 'blob', sha256, mime };
   }
 
-  private async resolveOwn(url: URL, what: string, fail: (why: string) => BadRequest): Promise<StoredImage> {
+  private async resolveOwn(
+    url: URL,
+    what: string,
+    fail: (why: string) => BadRequest,
+  ): Promise<StoredImage> {
     const fileMatch = /^\/files\/([A-Za-z0-9_-]{1,64})$/.exec(url.pathname);
     if (fileMatch?.[1]) {
       const blob = await this.opts.blobs.get(fileMatch[1]);

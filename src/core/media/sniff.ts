@@ -9,7 +9,8 @@ import type { UploadMime } from '../../shared/media-types';
 export type ImageMime = UploadMime;
 
 const PNG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-const startsWith = (data: Uint8Array, bytes: readonly number[], at = 0) => bytes.every((b, i) => data[at + i] === b);
+const startsWith = (data: Uint8Array, bytes: readonly number[], at = 0) =>
+  bytes.every((b, i) => data[at + i] === b);
 const ascii = (text: string) => [...text].map((c) => c.charCodeAt(0));
 
 export function sniffImage(data: Uint8Array): ImageMime | null {

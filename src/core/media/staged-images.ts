@@ -22,13 +22,24 @@ export class StagedImages {
   }
 
   /** Quota check and one `fetched` row per distinct file, owned by the account. */
-  async record(tx: Store, accountId: string, quotaBytes: number | undefined, now: Date): Promise<void> {
+  async record(
+    tx: Store,
+    accountId: string,
+    quotaBytes: number | undefined,
+    now: Date,
+  ): Promise<void> {
     const fresh = new Map<string, Staged>();
-    for (const f of this.files) if (!(await tx.blobs.accountHolds(accountId, f.sha256))) fresh.set(f.sha256, f);
+    for (const f of this.files)
+      if (!(await tx.blobs.accountHolds(accountId, f.sha256))) fresh.set(f.sha256, f);
     if (fresh.size === 0) return;
     const added = [...fresh.values()].reduce((sum, f) => sum + f.size, 0);
     await assertQuota(tx, accountId, added, quotaBytes);
-    for (const f of fresh.values()) await recordBlob(tx, { sha256: f.sha256, mime: f.mime, size: f.size, origin: 'fetched', accountId }, now);
+    for (const f of fresh.values())
+      await recordBlob(
+        tx,
+        { sha256: f.sha256, mime: f.mime, size: f.size, origin: 'fetched', accountId },
+        now,
+      );
   }
 
   /** Never throws (see BlobStore.release). */
@@ -38,7 +49,12 @@ export class StagedImages {
 }
 
 /** Throws StorageLimitReached when `added` bytes would take the account past `quotaBytes`. */
-export async function assertQuota(tx: Store, accountId: string, added: number, quotaBytes: number | undefined): Promise<void> {
+export async function assertQuota(
+  tx: Store,
+  accountId: string,
+  added: number,
+  quotaBytes: number | undefined,
+): Promise<void> {
   if (quotaBytes === undefined || added === 0) return;
   const held = await tx.blobs.accountBytes(accountId);
   if (held + added > quotaBytes) throw new StorageLimitReached(held, added, quotaBytes);

@@ -32,7 +32,9 @@ export type OpenStoreOptions = {
 };
 
 /** Where a store lives, safe to log: `SQLite /data/core.db` or `PostgreSQL postgres://user:***@host/db`. */
-export type StoreTarget = { dialect: 'sqlite'; file: string; label: string } | { dialect: 'postgres'; url: string; schema: string | undefined; label: string };
+export type StoreTarget =
+  | { dialect: 'sqlite'; file: string; label: string }
+  | { dialect: 'postgres'; url: string; schema: string | undefined; label: string };
 
 /**
  * The database URL from the `--database` flag, else the environment variable; undefined when
@@ -40,12 +42,22 @@ export type StoreTarget = { dialect: 'sqlite'; file: string; label: string } | {
  * DatabaseUrlInvalid, naming where the URL came from and never its password, for a URL that is
  * not PostgreSQL's or is malformed.
  */
-export function databaseUrlFrom(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function databaseUrlFrom(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   const fromEnv = env[DATABASE_URL_VARIABLE];
   const [value, source] =
-    flag !== undefined ? [flag, '--database'] : fromEnv !== undefined && fromEnv.trim() !== '' ? [fromEnv, DATABASE_URL_VARIABLE] : [undefined, ''];
+    flag !== undefined
+      ? [flag, '--database']
+      : fromEnv !== undefined && fromEnv.trim() !== ''
+        ? [fromEnv, DATABASE_URL_VARIABLE]
+        : [undefined, ''];
   if (value === undefined) return undefined;
-  if (value.trim() === '') throw new DatabaseUrlInvalid(`${source} is empty (give a postgres:// URL, or leave it out for SQLite under --data)`);
+  if (value.trim() === '')
+    throw new DatabaseUrlInvalid(
+      `${source} is empty (give a postgres:// URL, or leave it out for SQLite under --data)`,
+    );
   storeTarget({ databaseUrl: value, dataDir: '.' }, source);
   return value.trim();
 }
@@ -54,7 +66,10 @@ export function databaseUrlFrom(flag: string | undefined, env: NodeJS.ProcessEnv
  * Where `openStore` would open, without connecting: validates the URL (scheme, host, database
  * name, `?schema=`). `source` names the flag or variable in messages.
  */
-export function storeTarget(options: Pick<OpenStoreOptions, 'databaseUrl' | 'dataDir'>, source = 'the database URL'): StoreTarget {
+export function storeTarget(
+  options: Pick<OpenStoreOptions, 'databaseUrl' | 'dataDir'>,
+  source = 'the database URL',
+): StoreTarget {
   if (options.databaseUrl === undefined) {
     const file = path.join(path.resolve(options.dataDir), SQLITE_FILE_NAME);
     return { dialect: 'sqlite', file, label: `SQLite ${file}` };
@@ -100,7 +115,10 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** `?schema=` is ours, not the driver's: taken out of the URL and checked. */
-function withoutSchemaParam(text: string, refuse: (reason: string) => never): { url: string; schema: string | undefined } {
+function withoutSchemaParam(
+  text: string,
+  refuse: (reason: string) => never,
+): { url: string; schema: string | undefined } {
   let url: URL;
   try {
     url = new URL(text);
@@ -109,7 +127,10 @@ function withoutSchemaParam(text: string, refuse: (reason: string) => never): { 
   }
   const schema = url.searchParams.get('schema');
   if (schema === null) return { url: text, schema: undefined };
-  if (!SCHEMA_NAME.test(schema)) refuse(`schema ${JSON.stringify(schema)} must be lower-case letters, digits and _ (at most 63)`);
+  if (!SCHEMA_NAME.test(schema))
+    refuse(
+      `schema ${JSON.stringify(schema)} must be lower-case letters, digits and _ (at most 63)`,
+    );
   url.searchParams.delete('schema');
   return { url: url.toString(), schema };
 }

@@ -38,7 +38,14 @@ export type AccountRow = {
 
 /** What authentication yields: enough to count the request and scope every query. */
 export type ActiveKey = { keyId: string; accountId: string; dailyCap: number };
-export type NewKey = { id: string; accountId: string; hash: string; prefix: string; dailyCap: number; createdAt: string };
+export type NewKey = {
+  id: string;
+  accountId: string;
+  hash: string;
+  prefix: string;
+  dailyCap: number;
+  createdAt: string;
+};
 
 export type LedgerKind = 'grant' | 'charge' | 'refund';
 export type LedgerEntry = {
@@ -83,7 +90,12 @@ export type NewJob = {
   readySetId: string | null;
   createdAt: string;
 };
-export type UnitRow = { idx: number; shotId: string | null; status: UnitStatus; errorMessage: string | null };
+export type UnitRow = {
+  idx: number;
+  shotId: string | null;
+  status: UnitStatus;
+  errorMessage: string | null;
+};
 export type ResultRow = { unitIdx: number; n: number; blobId: string };
 export type UnitRef = { jobId: string; idx: number };
 
@@ -104,7 +116,11 @@ export type NewTemplateSet = TemplateSetRow & { accountId: string; sourceJobId: 
 
 export type BlobOrigin = 'upload' | 'result' | 'fetched';
 export type BlobRecord = { id: string; sha256: string; mime: string; size: number };
-export type NewBlobRow = BlobRecord & { accountId: string | null; origin: BlobOrigin; createdAt: string };
+export type NewBlobRow = BlobRecord & {
+  accountId: string | null;
+  origin: BlobOrigin;
+  createdAt: string;
+};
 
 // ---- repositories --------------------------------------------------------------------------
 
@@ -186,11 +202,21 @@ export interface JobRepository {
    * false (writing nothing) if the unit was not pending, or if `leaseOwner` is given and the
    * job's lease is not held by it.
    */
-  completeUnit(jobId: string, idx: number, blobIds: readonly string[], leaseOwner?: string): Promise<boolean>;
+  completeUnit(
+    jobId: string,
+    idx: number,
+    blobIds: readonly string[],
+    leaseOwner?: string,
+  ): Promise<boolean>;
   /** Pending unit -> 'failed' with the message, clearing the started mark; false as for completeUnit. */
   failUnit(jobId: string, idx: number, message: string, leaseOwner?: string): Promise<boolean>;
   /** 'processing' job -> status with the message and finished_at, clearing any lease; false if it had already left 'processing'. */
-  finish(jobId: string, status: 'completed' | 'failed', errorMessage: string | null, finishedAt: string): Promise<boolean>;
+  finish(
+    jobId: string,
+    status: 'completed' | 'failed',
+    errorMessage: string | null,
+    finishedAt: string,
+  ): Promise<boolean>;
   /**
    * Leases up to `limit` 'processing' jobs whose lease is absent or expired to `workerId` for
    * `leaseMs` (oldest first; rows another claimer holds are skipped, never waited for); returns

@@ -28,7 +28,9 @@ const TITLES: Record<Screen, string> = {
 export function App() {
   const screen = useUi((s) => s.screen);
   const show = useUi((s) => s.show);
-  const pending = useResults((s) => Object.values(s.results).filter((r) => r.review === 'pending').length);
+  const pending = useResults(
+    (s) => Object.values(s.results).filter((r) => r.review === 'pending').length,
+  );
 
   useEffect(() => {
     act(() =>
@@ -55,9 +57,19 @@ export function App() {
       <nav className="nav" aria-label="Screens">
         <div className="brand">Dropshoot</div>
         {SCREENS.map((name) => (
-          <button key={name} type="button" className="nav-item" aria-current={screen === name ? 'page' : undefined} onClick={() => show(name)}>
+          <button
+            key={name}
+            type="button"
+            className="nav-item"
+            aria-current={screen === name ? 'page' : undefined}
+            onClick={() => show(name)}
+          >
             {TITLES[name]}
-            {name === 'review' && pending > 0 ? <span className="badge" aria-label={`${pending} waiting`}>{pending}</span> : null}
+            {name === 'review' && pending > 0 ? (
+              <span className="badge" aria-label={`${pending} waiting`}>
+                {pending}
+              </span>
+            ) : null}
           </button>
         ))}
       </nav>

@@ -25,7 +25,10 @@ export function connectEvents(): () => void {
       case 'batch.finished': {
         const { exported, failed } = event.data;
         useUi.getState().notify(`Batch finished: ${exported} exported, ${failed} failed`);
-        void useCatalog.getState().loadAccount().catch(() => undefined);
+        void useCatalog
+          .getState()
+          .loadAccount()
+          .catch(() => undefined);
         break;
       }
     }

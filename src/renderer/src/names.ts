@@ -14,7 +14,11 @@ const toolName = (toolId: string) => {
 };
 
 /** "Virtual model", "Ready shoot: Studio basics (2 of 4 shots)", "Look: Summer linen". */
-export function recipeName(recipe: RecipeInput, catalog: CatalogView | null, looks: LookView[]): string {
+export function recipeName(
+  recipe: RecipeInput,
+  catalog: CatalogView | null,
+  looks: LookView[],
+): string {
   const request = recipe.request as Record<string, unknown>;
   if (typeof request.readyTemplateSetId === 'string') {
     const set = catalog?.readySets.find((r) => r.id === request.readyTemplateSetId);
@@ -30,7 +34,11 @@ export function recipeName(recipe: RecipeInput, catalog: CatalogView | null, loo
 }
 
 /** Diamonds one photo costs with this recipe, or null while the catalog is not known. */
-export function recipePrice(recipe: RecipeInput, catalog: CatalogView | null, looks: LookView[]): number | null {
+export function recipePrice(
+  recipe: RecipeInput,
+  catalog: CatalogView | null,
+  looks: LookView[],
+): number | null {
   const request = recipe.request as Record<string, unknown>;
   if (typeof request.readyTemplateSetId === 'string') {
     if (Array.isArray(request.shotIds)) return CATALOG_SHOT_PRICE * request.shotIds.length;
@@ -46,7 +54,11 @@ export function recipePrice(recipe: RecipeInput, catalog: CatalogView | null, lo
 }
 
 /** What an item costs: its charge once charged, its recipe's price before. */
-export function itemPrice(item: ItemView, catalog: CatalogView | null, looks: LookView[]): number | null {
+export function itemPrice(
+  item: ItemView,
+  catalog: CatalogView | null,
+  looks: LookView[],
+): number | null {
   if (item.diamonds > 0 || item.jobId) return item.diamonds;
   return recipePrice(item.recipe, catalog, looks);
 }
@@ -61,8 +73,13 @@ export function sentence(message: string | null): string {
   if (text.startsWith('[') || text.startsWith('{')) {
     try {
       const parsed = JSON.parse(text) as unknown;
-      const issues = (Array.isArray(parsed) ? parsed : [parsed]) as { path?: unknown[]; message?: string }[];
-      text = issues.map((i) => `${i.path?.length ? `${i.path.join('.')}: ` : ''}${i.message ?? ''}`).join('; ');
+      const issues = (Array.isArray(parsed) ? parsed : [parsed]) as {
+        path?: unknown[];
+        message?: string;
+      }[];
+      text = issues
+        .map((i) => `${i.path?.length ? `${i.path.join('.')}: ` : ''}${i.message ?? ''}`)
+        .join('; ');
     } catch {
       // not JSON after all
     }
@@ -77,10 +94,14 @@ function systemError(text: string): string | null {
   const match = /^(E[A-Z]+): [^,]*(?:, (\w+) '([^']*)')?/.exec(text);
   if (!match) return null;
   const [, code, operation, target = 'the file'] = match;
-  if (code === 'EEXIST' && operation === 'mkdir') return `Cannot create the output folder ${target}: a file of that name is in the way. Move it, then export again`;
-  if (code === 'ENOTDIR') return `Cannot write into ${target}: part of that path is a file, not a folder. Fix the output folder, then export again`;
-  if (code === 'EACCES' || code === 'EPERM') return `No permission to write ${target}. Fix the folder's permissions, then export again`;
-  if (code === 'ENOSPC') return `The disk is full while writing ${target}. Free some space, then export again`;
+  if (code === 'EEXIST' && operation === 'mkdir')
+    return `Cannot create the output folder ${target}: a file of that name is in the way. Move it, then export again`;
+  if (code === 'ENOTDIR')
+    return `Cannot write into ${target}: part of that path is a file, not a folder. Fix the output folder, then export again`;
+  if (code === 'EACCES' || code === 'EPERM')
+    return `No permission to write ${target}. Fix the folder's permissions, then export again`;
+  if (code === 'ENOSPC')
+    return `The disk is full while writing ${target}. Free some space, then export again`;
   if (code === 'ENOENT') return `${target} is missing (moved or deleted)`;
   return null;
 }

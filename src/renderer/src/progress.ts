@@ -1,10 +1,16 @@
 /** Progress and time left of a set of items (a batch, a folder), from what the board already has. */
 import { TERMINAL_STATES, type ItemView } from '../../shared/studio';
 
-export type Progress = { total: number; done: number; remaining: number; etaSeconds: number | null };
+export type Progress = {
+  total: number;
+  done: number;
+  remaining: number;
+  etaSeconds: number | null;
+};
 
 /** Items that count as finished for progress: terminal, or waiting for the operator's review. */
-export const isSettled = (item: ItemView) => TERMINAL_STATES.includes(item.state) || item.state === 'review';
+export const isSettled = (item: ItemView) =>
+  TERMINAL_STATES.includes(item.state) || item.state === 'review';
 
 /**
  * ETA from the pace seen so far: photos settled in the last 15 minutes over the time they took.
@@ -19,7 +25,10 @@ export function progressOf(items: ItemView[], now = Date.now()): Progress {
   let etaSeconds: number | null = null;
   if (remaining === 0) etaSeconds = 0;
   else if (recent.length >= 1) {
-    const start = Math.min(...counted.map((i) => Date.parse(i.createdAt)).filter((t) => t >= since), ...recent.map((i) => Date.parse(i.updatedAt)));
+    const start = Math.min(
+      ...counted.map((i) => Date.parse(i.createdAt)).filter((t) => t >= since),
+      ...recent.map((i) => Date.parse(i.updatedAt)),
+    );
     const elapsed = Math.max(5_000, now - start);
     etaSeconds = Math.round((remaining * elapsed) / recent.length / 1000);
   }

@@ -17,7 +17,10 @@ import type { StudioSettingsUpdate, StudioSettingsView } from '../../shared/stud
 export type Outcome = { ok: true; result: unknown } | { ok: false; error: StudioError };
 
 export type Transport = {
-  call<K extends StudioCommandName>(name: K, args: StudioCommandArgs<K>): Promise<StudioCommandResults[K]>;
+  call<K extends StudioCommandName>(
+    name: K,
+    args: StudioCommandArgs<K>,
+  ): Promise<StudioCommandResults[K]>;
   subscribe(listener: (event: StudioEvent) => void): () => void;
   /** URLs the renderer may put in `<img src>`. */
   libraryUrl(relative: string): string;
@@ -68,7 +71,8 @@ export function desktopSettings() {
   if (!bridge) return null;
   return {
     get: async () => unwrap<DesktopSettingsView>(await bridge.get()),
-    save: async (update: DesktopSettingsUpdate) => unwrap<DesktopSettingsView>(await bridge.save(update)),
+    save: async (update: DesktopSettingsUpdate) =>
+      unwrap<DesktopSettingsView>(await bridge.save(update)),
     relaunch: async () => {
       unwrap<null>(await bridge.relaunch());
     },
@@ -88,7 +92,10 @@ export function httpTransport(base = ''): Transport {
       try {
         outcome = (await response.json()) as Outcome;
       } catch {
-        throw new StudioCallError('offline', `The studio answered ${response.status} without a readable body`);
+        throw new StudioCallError(
+          'offline',
+          `The studio answered ${response.status} without a readable body`,
+        );
       }
       return unwrap(outcome);
     },
@@ -123,7 +130,8 @@ export function httpTransport(base = ''): Transport {
       void connect();
       return () => controller.abort();
     },
-    libraryUrl: (relative) => `${base}/library/${relative.split('/').map(encodeURIComponent).join('/')}`,
+    libraryUrl: (relative) =>
+      `${base}/library/${relative.split('/').map(encodeURIComponent).join('/')}`,
     mediaUrl: (url) => `${base}/api/media?url=${encodeURIComponent(url)}`,
     sourceUrl: (itemId) => `${base}/api/source/${encodeURIComponent(itemId)}`,
     async settings() {
@@ -158,17 +166,23 @@ export function ipcTransport(bridge: DesktopBridge): Transport {
   return {
     call: async (name, args) => unwrap(await bridge.call(name, args ?? {})),
     subscribe: (listener) => bridge.onEvent(listener),
-    libraryUrl: (relative) => `dropshoot://library/${relative.split('/').map(encodeURIComponent).join('/')}`,
+    libraryUrl: (relative) =>
+      `dropshoot://library/${relative.split('/').map(encodeURIComponent).join('/')}`,
     mediaUrl: (url) => `dropshoot://media/?url=${encodeURIComponent(url)}`,
     sourceUrl: (itemId) => `dropshoot://source/${encodeURIComponent(itemId)}`,
     settings: async () => fromDesktop(unwrap<DesktopSettingsView>(await bridge.settings.get())),
-    saveSettings: async (update) => fromDesktop(unwrap<DesktopSettingsView>(await bridge.settings.save(update))),
+    saveSettings: async (update) =>
+      fromDesktop(unwrap<DesktopSettingsView>(await bridge.settings.save(update))),
   };
 }
 
 /** The desktop app's settings seen as the studio's: the app has no command-line cap. */
 function fromDesktop(view: DesktopSettingsView): StudioSettingsView {
-  return { dailyCap: view.dailyCap, dailyCapFromFlag: null, aiProviderFromEnvironment: view.aiProviderFromEnvironment };
+  return {
+    dailyCap: view.dailyCap,
+    dailyCapFromFlag: null,
+    aiProviderFromEnvironment: view.aiProviderFromEnvironment,
+  };
 }
 
 let current: Transport | null = null;

@@ -68,18 +68,45 @@ const ITEM_COLUMNS = `id, batch_id AS batchId, folder_id AS folderId, source_pat
   reserved, price_sure AS priceSure, resubmits, created_at AS createdAt, updated_at AS updatedAt`;
 
 const COLUMN_OF: Record<string, string> = {
-  state: 'state', waitReason: 'wait_reason', waitUntil: 'wait_until', error: 'error', note: 'note',
-  uncertain: 'uncertain', attempts: 'attempts', position: 'position', uploadKey: 'upload_key',
-  uploadUrl: 'upload_url', submitKey: 'submit_key', submitRequest: 'submit_request', jobId: 'job_id', resultUrls: 'result_urls', shotMap: 'shot_map',
-  price: 'price', diamonds: 'diamonds', packTotal: 'pack_total', packCompleted: 'pack_completed',
-  packFailed: 'pack_failed', submittedAt: 'submitted_at', recipe: 'recipe', recipeHash: 'recipe_hash',
-  toolId: 'tool_id', sourcePath: 'source_path', failedShots: 'failed_shots', jobStatus: 'job_status', pollAt: 'poll_at',
-  seenRunningAt: 'seen_running_at', reserved: 'reserved', priceSure: 'price_sure', resubmits: 'resubmits', batchId: 'batch_id',
+  state: 'state',
+  waitReason: 'wait_reason',
+  waitUntil: 'wait_until',
+  error: 'error',
+  note: 'note',
+  uncertain: 'uncertain',
+  attempts: 'attempts',
+  position: 'position',
+  uploadKey: 'upload_key',
+  uploadUrl: 'upload_url',
+  submitKey: 'submit_key',
+  submitRequest: 'submit_request',
+  jobId: 'job_id',
+  resultUrls: 'result_urls',
+  shotMap: 'shot_map',
+  price: 'price',
+  diamonds: 'diamonds',
+  packTotal: 'pack_total',
+  packCompleted: 'pack_completed',
+  packFailed: 'pack_failed',
+  submittedAt: 'submitted_at',
+  recipe: 'recipe',
+  recipeHash: 'recipe_hash',
+  toolId: 'tool_id',
+  sourcePath: 'source_path',
+  failedShots: 'failed_shots',
+  jobStatus: 'job_status',
+  pollAt: 'poll_at',
+  seenRunningAt: 'seen_running_at',
+  reserved: 'reserved',
+  priceSure: 'price_sure',
+  resubmits: 'resubmits',
+  batchId: 'batch_id',
 };
 export type ItemPatch = Partial<Pick<ItemRow, keyof typeof COLUMN_OF & keyof ItemRow>>;
 
 export function getItem(db: StudioDB, id: string): ItemRow | undefined {
-  return db.prepare(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ?`).get(id) as ItemRow | undefined;
+  return db.prepare(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ?`).get(id) as
+    ItemRow | undefined;
 }
 
 export function updateItem(db: StudioDB, id: string, patch: ItemPatch, now: Date): void {
@@ -92,16 +119,63 @@ export function updateItem(db: StudioDB, id: string, patch: ItemPatch, now: Date
   );
 }
 
-type InsertedLater = 'updatedAt' | 'position' | 'attempts' | 'uncertain' | 'waitUntil' | 'uploadKey' | 'uploadUrl' | 'submitKey' | 'submitRequest' | 'jobId' | 'resultUrls' | 'shotMap' | 'failedShots' | 'price' | 'diamonds' | 'packTotal' | 'packCompleted' | 'packFailed' | 'submittedAt' | 'error' | 'jobStatus' | 'pollAt' | 'seenRunningAt' | 'reserved' | 'priceSure' | 'resubmits';
-export function insertItem(db: StudioDB, item: Omit<ItemRow, InsertedLater> & { error?: string | null }): void {
-  const { maxPos } = db.prepare('SELECT COALESCE(MAX(position), 0) AS maxPos FROM items').get() as { maxPos: number };
+type InsertedLater =
+  | 'updatedAt'
+  | 'position'
+  | 'attempts'
+  | 'uncertain'
+  | 'waitUntil'
+  | 'uploadKey'
+  | 'uploadUrl'
+  | 'submitKey'
+  | 'submitRequest'
+  | 'jobId'
+  | 'resultUrls'
+  | 'shotMap'
+  | 'failedShots'
+  | 'price'
+  | 'diamonds'
+  | 'packTotal'
+  | 'packCompleted'
+  | 'packFailed'
+  | 'submittedAt'
+  | 'error'
+  | 'jobStatus'
+  | 'pollAt'
+  | 'seenRunningAt'
+  | 'reserved'
+  | 'priceSure'
+  | 'resubmits';
+export function insertItem(
+  db: StudioDB,
+  item: Omit<ItemRow, InsertedLater> & { error?: string | null },
+): void {
+  const { maxPos } = db.prepare('SELECT COALESCE(MAX(position), 0) AS maxPos FROM items').get() as {
+    maxPos: number;
+  };
   db.prepare(
     `INSERT INTO items (id, batch_id, folder_id, source_path, root_dir, relative_dir, name, sha256, recipe, recipe_hash, tool_id,
        state, wait_reason, error, note, position, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
-    item.id, item.batchId, item.folderId, item.sourcePath, item.rootDir, item.relativeDir, item.name, item.sha256, item.recipe,
-    item.recipeHash, item.toolId, item.state, item.waitReason, item.error ?? null, item.note, maxPos + 1, item.createdAt, item.createdAt,
+    item.id,
+    item.batchId,
+    item.folderId,
+    item.sourcePath,
+    item.rootDir,
+    item.relativeDir,
+    item.name,
+    item.sha256,
+    item.recipe,
+    item.recipeHash,
+    item.toolId,
+    item.state,
+    item.waitReason,
+    item.error ?? null,
+    item.note,
+    maxPos + 1,
+    item.createdAt,
+    item.createdAt,
   );
 }
 
@@ -110,7 +184,11 @@ export function insertItem(db: StudioDB, item: Omit<ItemRow, InsertedLater> & { 
  * that failed after its job was paid for (a job the service did not report as
  * failed): that one is adopted, never submitted again.
  */
-export function findEquivalent(db: StudioDB, sha256: string, recipeHash: string): ItemRow | undefined {
+export function findEquivalent(
+  db: StudioDB,
+  sha256: string,
+  recipeHash: string,
+): ItemRow | undefined {
   return db
     .prepare(
       `SELECT ${ITEM_COLUMNS} FROM items WHERE sha256 = ? AND recipe_hash = ?
@@ -128,31 +206,56 @@ export function isPaid(item: Pick<ItemRow, 'jobId' | 'jobStatus'>): boolean {
 
 /** The smallest queue position (0 for an empty queue): moving items before it puts them first. */
 export function firstPosition(db: StudioDB): number {
-  return (db.prepare('SELECT COALESCE(MIN(position), 0) AS minPos FROM items').get() as { minPos: number }).minPos;
+  return (
+    db.prepare('SELECT COALESCE(MIN(position), 0) AS minPos FROM items').get() as { minPos: number }
+  ).minPos;
 }
 
 export function itemsInStates(db: StudioDB, states: readonly ItemState[]): ItemRow[] {
   return db
-    .prepare(`SELECT ${ITEM_COLUMNS} FROM items WHERE state IN (${states.map(() => '?').join(',')}) ORDER BY position`)
+    .prepare(
+      `SELECT ${ITEM_COLUMNS} FROM items WHERE state IN (${states.map(() => '?').join(',')}) ORDER BY position`,
+    )
     .all(...states) as ItemRow[];
 }
 
 type Condition = { sql: string; args: readonly (string | number)[] };
 
 /** `WHERE a AND b` of the conditions given (absent ones left out), with their arguments in order. */
-function whereAll(...conditions: (Condition | undefined)[]): { clause: string; args: (string | number)[] } {
+function whereAll(...conditions: (Condition | undefined)[]): {
+  clause: string;
+  args: (string | number)[];
+} {
   const used = conditions.filter((c): c is Condition => c !== undefined);
-  return { clause: used.length ? `WHERE ${used.map((c) => c.sql).join(' AND ')}` : '', args: used.flatMap((c) => c.args) };
+  return {
+    clause: used.length ? `WHERE ${used.map((c) => c.sql).join(' AND ')}` : '',
+    args: used.flatMap((c) => c.args),
+  };
 }
 
-export function listItems(db: StudioDB, q: { states?: readonly ItemState[]; folderId?: string; batchId?: string; limit: number; offset: number }): { items: ItemRow[]; total: number } {
+export function listItems(
+  db: StudioDB,
+  q: {
+    states?: readonly ItemState[];
+    folderId?: string;
+    batchId?: string;
+    limit: number;
+    offset: number;
+  },
+): { items: ItemRow[]; total: number } {
   const { clause, args } = whereAll(
-    q.states?.length ? { sql: `state IN (${q.states.map(() => '?').join(',')})`, args: q.states } : undefined,
+    q.states?.length
+      ? { sql: `state IN (${q.states.map(() => '?').join(',')})`, args: q.states }
+      : undefined,
     q.folderId ? { sql: 'folder_id = ?', args: [q.folderId] } : undefined,
     q.batchId ? { sql: 'batch_id = ?', args: [q.batchId] } : undefined,
   );
-  const { total } = db.prepare(`SELECT COUNT(*) AS total FROM items ${clause}`).get(...args) as { total: number };
-  const items = db.prepare(`SELECT ${ITEM_COLUMNS} FROM items ${clause} ORDER BY position LIMIT ? OFFSET ?`).all(...args, q.limit, q.offset) as ItemRow[];
+  const { total } = db.prepare(`SELECT COUNT(*) AS total FROM items ${clause}`).get(...args) as {
+    total: number;
+  };
+  const items = db
+    .prepare(`SELECT ${ITEM_COLUMNS} FROM items ${clause} ORDER BY position LIMIT ? OFFSET ?`)
+    .all(...args, q.limit, q.offset) as ItemRow[];
   return { items, total };
 }
 
@@ -175,81 +278,149 @@ export type ResultRow = {
 const RESULT_COLUMNS = `id, item_id AS itemId, n, shot_id AS shotId, sha256, mime, file, thumb, review,
   exported_path AS exportedPath, compliance, created_at AS createdAt`;
 
-export function insertResult(db: StudioDB, r: Omit<ResultRow, 'review' | 'exportedPath' | 'compliance'>): boolean {
+export function insertResult(
+  db: StudioDB,
+  r: Omit<ResultRow, 'review' | 'exportedPath' | 'compliance'>,
+): boolean {
   return (
     db
       .prepare(
         `INSERT OR IGNORE INTO results (id, item_id, n, shot_id, sha256, mime, file, thumb, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(r.id, r.itemId, r.n, r.shotId, r.sha256, r.mime, r.file, r.thumb, r.createdAt).changes === 1
+      .run(r.id, r.itemId, r.n, r.shotId, r.sha256, r.mime, r.file, r.thumb, r.createdAt)
+      .changes === 1
   );
 }
 
 export function resultsOf(db: StudioDB, itemId: string): ResultRow[] {
-  return db.prepare(`SELECT ${RESULT_COLUMNS} FROM results WHERE item_id = ? ORDER BY n`).all(itemId) as ResultRow[];
+  return db
+    .prepare(`SELECT ${RESULT_COLUMNS} FROM results WHERE item_id = ? ORDER BY n`)
+    .all(itemId) as ResultRow[];
 }
 
 export function getResult(db: StudioDB, id: string): ResultRow | undefined {
-  return db.prepare(`SELECT ${RESULT_COLUMNS} FROM results WHERE id = ?`).get(id) as ResultRow | undefined;
+  return db.prepare(`SELECT ${RESULT_COLUMNS} FROM results WHERE id = ?`).get(id) as
+    ResultRow | undefined;
 }
 
-export function listResults(db: StudioDB, q: { review?: ReviewState; itemId?: string; limit: number; offset: number }): { results: ResultRow[]; total: number } {
+export function listResults(
+  db: StudioDB,
+  q: { review?: ReviewState; itemId?: string; limit: number; offset: number },
+): { results: ResultRow[]; total: number } {
   const { clause, args } = whereAll(
     q.review ? { sql: 'review = ?', args: [q.review] } : undefined,
     q.itemId ? { sql: 'item_id = ?', args: [q.itemId] } : undefined,
   );
-  const { total } = db.prepare(`SELECT COUNT(*) AS total FROM results ${clause}`).get(...args) as { total: number };
-  const results = db.prepare(`SELECT ${RESULT_COLUMNS} FROM results ${clause} ORDER BY created_at, item_id, n LIMIT ? OFFSET ?`).all(...args, q.limit, q.offset) as ResultRow[];
+  const { total } = db.prepare(`SELECT COUNT(*) AS total FROM results ${clause}`).get(...args) as {
+    total: number;
+  };
+  const results = db
+    .prepare(
+      `SELECT ${RESULT_COLUMNS} FROM results ${clause} ORDER BY created_at, item_id, n LIMIT ? OFFSET ?`,
+    )
+    .all(...args, q.limit, q.offset) as ResultRow[];
   return { results, total };
 }
 
 export function setReview(db: StudioDB, id: string, review: ReviewState): boolean {
-  return db.prepare('UPDATE results SET review = ? WHERE id = ? AND review != ?').run(review, id, review).changes === 1;
+  return (
+    db.prepare('UPDATE results SET review = ? WHERE id = ? AND review != ?').run(review, id, review)
+      .changes === 1
+  );
 }
 
-export function setExported(db: StudioDB, id: string, exportedPath: string, compliance: ComplianceReport | null): void {
-  db.prepare('UPDATE results SET exported_path = ?, compliance = ? WHERE id = ?').run(exportedPath, compliance && JSON.stringify(compliance), id);
+export function setExported(
+  db: StudioDB,
+  id: string,
+  exportedPath: string,
+  compliance: ComplianceReport | null,
+): void {
+  db.prepare('UPDATE results SET exported_path = ?, compliance = ? WHERE id = ?').run(
+    exportedPath,
+    compliance && JSON.stringify(compliance),
+    id,
+  );
 }
 
 // ---- folders, batches, settings, request log -------------------------------------------------
 
-export type FolderRow = { id: string; path: string; outputDir: string; recipe: string; paused: number; waitReason: WaitReason | null };
-const FOLDER_COLUMNS = 'id, path, output_dir AS outputDir, recipe, paused, wait_reason AS waitReason';
+export type FolderRow = {
+  id: string;
+  path: string;
+  outputDir: string;
+  recipe: string;
+  paused: number;
+  waitReason: WaitReason | null;
+};
+const FOLDER_COLUMNS =
+  'id, path, output_dir AS outputDir, recipe, paused, wait_reason AS waitReason';
 
 /** The batch new photos of a folder go to (the newest), if any. */
 export function folderBatch(db: StudioDB, folderId: string): BatchRow | undefined {
-  const row = db.prepare("SELECT id FROM batches WHERE folder_id = ? AND kind = 'folder' ORDER BY created_at DESC, rowid DESC LIMIT 1").get(folderId) as { id: string } | undefined;
+  const row = db
+    .prepare(
+      "SELECT id FROM batches WHERE folder_id = ? AND kind = 'folder' ORDER BY created_at DESC, rowid DESC LIMIT 1",
+    )
+    .get(folderId) as { id: string } | undefined;
   return row && getBatch(db, row.id);
 }
 
 export function getFolder(db: StudioDB, id: string): FolderRow | undefined {
-  return db.prepare(`SELECT ${FOLDER_COLUMNS} FROM folders WHERE id = ?`).get(id) as FolderRow | undefined;
+  return db.prepare(`SELECT ${FOLDER_COLUMNS} FROM folders WHERE id = ?`).get(id) as
+    FolderRow | undefined;
 }
 export function listFolders(db: StudioDB): FolderRow[] {
-  return db.prepare(`SELECT ${FOLDER_COLUMNS} FROM folders ORDER BY created_at`).all() as FolderRow[];
+  return db
+    .prepare(`SELECT ${FOLDER_COLUMNS} FROM folders ORDER BY created_at`)
+    .all() as FolderRow[];
 }
 
-export type BatchRow = { id: string; folderId: string | null; kind: 'run' | 'folder'; outputDir: string; autoApprove: number; ceiling: number | null; waitReason: WaitReason | null };
+export type BatchRow = {
+  id: string;
+  folderId: string | null;
+  kind: 'run' | 'folder';
+  outputDir: string;
+  autoApprove: number;
+  ceiling: number | null;
+  waitReason: WaitReason | null;
+};
 export function getBatch(db: StudioDB, id: string): BatchRow | undefined {
   return db
-    .prepare('SELECT id, folder_id AS folderId, kind, output_dir AS outputDir, auto_approve AS autoApprove, ceiling, wait_reason AS waitReason FROM batches WHERE id = ?')
+    .prepare(
+      'SELECT id, folder_id AS folderId, kind, output_dir AS outputDir, auto_approve AS autoApprove, ceiling, wait_reason AS waitReason FROM batches WHERE id = ?',
+    )
     .get(id) as BatchRow | undefined;
 }
 export function batchSpent(db: StudioDB, batchId: string): number {
-  return (db.prepare('SELECT COALESCE(SUM(diamonds), 0) AS spent FROM items WHERE batch_id = ?').get(batchId) as { spent: number }).spent;
+  return (
+    db
+      .prepare('SELECT COALESCE(SUM(diamonds), 0) AS spent FROM items WHERE batch_id = ?')
+      .get(batchId) as { spent: number }
+  ).spent;
 }
 
 export function getSetting(db: StudioDB, key: string): string | undefined {
-  return (db.prepare('SELECT value FROM settings WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+  return (
+    db.prepare('SELECT value FROM settings WHERE key = ?').get(key) as { value: string } | undefined
+  )?.value;
 }
 export function setSetting(db: StudioDB, key: string, value: string): void {
-  db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+  db.prepare(
+    'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+  ).run(key, value);
 }
 
 export function countRequest(db: StudioDB, origin: string, day: string): void {
-  db.prepare('INSERT INTO request_log (origin, day, count) VALUES (?, ?, 1) ON CONFLICT (origin, day) DO UPDATE SET count = count + 1').run(origin, day);
+  db.prepare(
+    'INSERT INTO request_log (origin, day, count) VALUES (?, ?, 1) ON CONFLICT (origin, day) DO UPDATE SET count = count + 1',
+  ).run(origin, day);
 }
 export function requestsOn(db: StudioDB, origin: string, day: string): number {
-  return (db.prepare('SELECT count FROM request_log WHERE origin = ? AND day = ?').get(origin, day) as { count: number } | undefined)?.count ?? 0;
+  return (
+    (
+      db.prepare('SELECT count FROM request_log WHERE origin = ? AND day = ?').get(origin, day) as
+        { count: number } | undefined
+    )?.count ?? 0
+  );
 }

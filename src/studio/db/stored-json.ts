@@ -3,7 +3,12 @@
  * what comes back from disk is checked here, not cast where it is used.
  */
 import { z } from 'zod';
-import { RecipeSchema, StoredComplianceReportSchema, type Recipe, type StoredComplianceReport } from '../../shared/studio';
+import {
+  RecipeSchema,
+  StoredComplianceReportSchema,
+  type Recipe,
+  type StoredComplianceReport,
+} from '../../shared/studio';
 
 /**
  * An item's recipe snapshot. It was validated when the photo was queued and is kept exactly as
@@ -37,5 +42,7 @@ export function readComplianceReport(text: string | null): StoredComplianceRepor
   } catch {
     return null;
   }
-  return StoredComplianceReportSchema.safeParse(json).success ? (json as StoredComplianceReport) : null;
+  return StoredComplianceReportSchema.safeParse(json).success
+    ? (json as StoredComplianceReport)
+    : null;
 }

@@ -7,7 +7,12 @@ import path from 'node:path';
 import type { FolderView, ItemView, ResultView } from '../../shared/studio';
 import type { StudioDB } from './open';
 import { batchSpent, folderBatch, type FolderRow, type ItemRow, type ResultRow } from './queries';
-import { parseFolderRecipe, readComplianceReport, readFailedShots, readRecipeSnapshot } from './stored-json';
+import {
+  parseFolderRecipe,
+  readComplianceReport,
+  readFailedShots,
+  readRecipeSnapshot,
+} from './stored-json';
 
 export function itemView(row: ItemRow): ItemView {
   return {
@@ -55,7 +60,10 @@ export function resultView(row: ResultRow): ResultView {
   };
 }
 
-export function folderView(row: FolderRow, batch?: { ceiling: number | null; spent: number }): FolderView {
+export function folderView(
+  row: FolderRow,
+  batch?: { ceiling: number | null; spent: number },
+): FolderView {
   return {
     id: row.id,
     path: row.path,
@@ -71,5 +79,8 @@ export function folderView(row: FolderRow, batch?: { ceiling: number | null; spe
 /** A folder as the UI sees it, with its batch's ceiling and spend. */
 export function folderViewOf(db: StudioDB, row: FolderRow): FolderView {
   const batch = folderBatch(db, row.id);
-  return folderView(row, batch ? { ceiling: batch.ceiling, spent: batchSpent(db, batch.id) } : undefined);
+  return folderView(
+    row,
+    batch ? { ceiling: batch.ceiling, spent: batchSpent(db, batch.id) } : undefined,
+  );
 }

@@ -8,7 +8,12 @@
  * out (antialiasing and JPEG ringing belong to the edge). A backdrop that is not white (an
  * off-white sweep) is found from the frame's border and counts as impure background.
  */
-import { DEFAULT_TOLERANCE, estimateBackground, isBackgroundPixel, type RawImage } from './product-bbox';
+import {
+  DEFAULT_TOLERANCE,
+  estimateBackground,
+  isBackgroundPixel,
+  type RawImage,
+} from './product-bbox';
 
 /** A channel at or above this counts as white: 255 give or take JPEG ringing, invisible on a page. */
 export const WHITE_FLOOR = 250;
@@ -63,12 +68,15 @@ export function backgroundPurity(img: RawImage): PurityReport {
   // A backdrop that is not white at all (an off-white sweep left as it was) is background too.
   const border = estimateBackground(img);
   if (Math.min(border.r, border.g, border.b) < WHITE_FLOOR) {
-    const backdrop = floodFromBorder(img, (p) => isBackgroundPixel(img, p * ch, border, DEFAULT_TOLERANCE));
-    for (let i = 0; i < n; i++) if (backdrop[i] && !white[i]) {
-      white[i] = 1;
-      offWhite[i] = 1;
-      nonWhite--;
-    }
+    const backdrop = floodFromBorder(img, (p) =>
+      isBackgroundPixel(img, p * ch, border, DEFAULT_TOLERANCE),
+    );
+    for (let i = 0; i < n; i++)
+      if (backdrop[i] && !white[i]) {
+        white[i] = 1;
+        offWhite[i] = 1;
+        nonWhite--;
+      }
   }
   // Residue candidates: neutral grey whose non-white neighbours are all within 6 levels (no edge).
   const candidate = new Uint8Array(n);
@@ -90,7 +98,12 @@ export function backgroundPurity(img: RawImage): PurityReport {
   for (let i = 0; i < n; i++) {
     if (!candidate[i]) continue;
     const x = i % w;
-    if ((x > 0 && outside[i - 1]) || (x < w - 1 && outside[i + 1]) || (i >= w && outside[i - w]) || (i + w < n && outside[i + w])) {
+    if (
+      (x > 0 && outside[i - 1]) ||
+      (x < w - 1 && outside[i + 1]) ||
+      (i >= w && outside[i - w]) ||
+      (i + w < n && outside[i + w])
+    ) {
       residue[i] = 1;
       stack[top++] = i;
     }
@@ -112,7 +125,11 @@ export function backgroundPurity(img: RawImage): PurityReport {
   // shaded white fabric (a hem, a sleeve's edge) is hemmed in by the garment (0.01-0.27).
   for (const c of label(residue, w, h)) {
     const grey = c.members.reduce((k, p) => k + (lum[p]! <= VISIBLE_GREY ? 1 : 0), 0);
-    if (grey >= 0.25 * c.pixels && outsideFrontier(c.members, residue, outside, w, h) >= STRIP_FRONTIER) continue;
+    if (
+      grey >= 0.25 * c.pixels &&
+      outsideFrontier(c.members, residue, outside, w, h) >= STRIP_FRONTIER
+    )
+      continue;
     for (const p of c.members) residue[p] = 0;
     residueCount -= c.pixels;
   }
@@ -144,24 +161,44 @@ export function backgroundPurity(img: RawImage): PurityReport {
   }
   for (let i = 0; i < n; i++) if (ring[i]) impureMask[i] = 0;
   const regions = label(impureMask, w, h);
-  const largest = regions.reduce<(typeof regions)[number] | null>((a, b) => (a && a.pixels >= b.pixels ? a : b), null);
+  const largest = regions.reduce<(typeof regions)[number] | null>(
+    (a, b) => (a && a.pixels >= b.pixels ? a : b),
+    null,
+  );
   return {
     background,
     impure,
     share: background === 0 ? 0 : impure / background,
-    largest: largest && { left: largest.left, top: largest.top, width: largest.width, height: largest.height, pixels: largest.pixels },
+    largest: largest && {
+      left: largest.left,
+      top: largest.top,
+      width: largest.width,
+      height: largest.height,
+      pixels: largest.pixels,
+    },
     residueShare,
     neutralProduct,
   };
 }
 
 /** Of the 4-neighbours just outside a region, the share that is white reached from the frame. */
-function outsideFrontier(members: number[], region: Uint8Array, outside: Uint8Array, w: number, h: number): number {
+function outsideFrontier(
+  members: number[],
+  region: Uint8Array,
+  outside: Uint8Array,
+  w: number,
+  h: number,
+): number {
   let toOutside = 0;
   let total = 0;
   for (const p of members) {
     const x = p % w;
-    for (const q of [x > 0 ? p - 1 : -1, x < w - 1 ? p + 1 : -1, p >= w ? p - w : -1, p < w * (h - 1) ? p + w : -1]) {
+    for (const q of [
+      x > 0 ? p - 1 : -1,
+      x < w - 1 ? p + 1 : -1,
+      p >= w ? p - w : -1,
+      p < w * (h - 1) ? p + w : -1,
+    ]) {
       if (q < 0 || region[q]) continue;
       total++;
       if (outside[q]) toOutside++;
@@ -218,7 +255,10 @@ function label(mask: Uint8Array, w: number, h: number): Component[] {
     let top = 0;
     stack[top++] = s;
     const members: number[] = [];
-    let minX = w, minY = h, maxX = 0, maxY = 0;
+    let minX = w,
+      minY = h,
+      maxX = 0,
+      maxY = 0;
     while (top > 0) {
       const p = stack[--top]!;
       members.push(p);
@@ -242,7 +282,14 @@ function label(mask: Uint8Array, w: number, h: number): Component[] {
         }
       }
     }
-    out.push({ left: minX, top: minY, width: maxX - minX + 1, height: maxY - minY + 1, pixels: members.length, members });
+    out.push({
+      left: minX,
+      top: minY,
+      width: maxX - minX + 1,
+      height: maxY - minY + 1,
+      pixels: members.length,
+      members,
+    });
   }
   return out;
 }

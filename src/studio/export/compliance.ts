@@ -151,7 +151,8 @@ export async function checkCompliance(input: ComplianceInput): Promise<Complianc
     });
   }
 
-  const needsPixels = preset.whiteBackground || preset.minFill !== null || framing.kind === 'canvas';
+  const needsPixels =
+    preset.whiteBackground || preset.minFill !== null || framing.kind === 'canvas';
   const raw = needsPixels ? await readRgb(input.image) : null;
   if (raw && preset.whiteBackground) {
     const purity = backgroundPurity(raw);
@@ -215,19 +216,25 @@ async function readRgb(image: string | Buffer): Promise<RawImage> {
 const round = (n: number): string => String(Math.round(n * 10_000) / 10_000);
 
 /** One exported file's verdict for `run`'s summary: the checks that failed or warned, in words. */
-export type FileVerdict = { path: string; verdict: ComplianceVerdict | 'unchecked'; checks: string[] };
+export type FileVerdict = {
+  path: string;
+  verdict: ComplianceVerdict | 'unchecked';
+  checks: string[];
+};
 
 /** Reads a stored report (JSON, possibly written before verdicts existed) into a file's verdict. */
 export function fileVerdict(path: string, stored: string | null): FileVerdict {
   if (stored === null) return { path, verdict: 'unchecked', checks: [] };
   const parsed = StoredComplianceReportSchema.safeParse(JSON.parse(stored));
-  if (!parsed.success) return { path, verdict: 'unchecked', checks: ['the stored compliance report is unreadable'] };
+  if (!parsed.success)
+    return { path, verdict: 'unchecked', checks: ['the stored compliance report is unreadable'] };
   const { ok, checks, verdict } = parsed.data;
   const flagged = checks.filter((c) => !c.ok);
   return {
     path,
     verdict: verdict ?? (!ok ? 'fail' : flagged.length > 0 ? 'warn' : 'pass'),
-    checks: flagged.map((c) => `${c.severity === 'warning' ? 'warning' : 'error'}: ${c.id}: ${c.message}`),
+    checks: flagged.map(
+      (c) => `${c.severity === 'warning' ? 'warning' : 'error'}: ${c.id}: ${c.message}`,
+    ),
   };
 }
-

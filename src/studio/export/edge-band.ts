@@ -31,16 +31,25 @@ const luma = (img: RawImage, p: number): number => {
  * The edge's median colour (with its alpha on RGBA images), and whether it is plain: 97% of its
  * outer 3 lines within 10 levels of it, or a transparent edge.
  */
-export function edgeBackdrop(img: RawImage, side: Side): { colour: Rgb & { alpha: number }; plain: boolean } {
+export function edgeBackdrop(
+  img: RawImage,
+  side: Side,
+): { colour: Rgb & { alpha: number }; plain: boolean } {
   const pixels = [0, 1, 2].flatMap((k) => line(img, side, k));
-  const channel = (c: number) => pixels.map((p) => img.data[p * img.channels + c]!).sort((a, b) => a - b)[pixels.length >> 1]!;
+  const channel = (c: number) =>
+    pixels.map((p) => img.data[p * img.channels + c]!).sort((a, b) => a - b)[pixels.length >> 1]!;
   const alpha = img.channels === 4 ? channel(3) : 255;
   if (alpha < 128) return { colour: { r: 0, g: 0, b: 0, alpha: 0 }, plain: true };
   const colour = { r: channel(0), g: channel(1), b: channel(2), alpha: 255 };
   let near = 0;
   for (const p of pixels) {
     const i = p * img.channels;
-    if (Math.abs(img.data[i]! - colour.r) <= 10 && Math.abs(img.data[i + 1]! - colour.g) <= 10 && Math.abs(img.data[i + 2]! - colour.b) <= 10) near++;
+    if (
+      Math.abs(img.data[i]! - colour.r) <= 10 &&
+      Math.abs(img.data[i + 1]! - colour.g) <= 10 &&
+      Math.abs(img.data[i + 2]! - colour.b) <= 10
+    )
+      near++;
   }
   return { colour, plain: near >= 0.97 * pixels.length };
 }

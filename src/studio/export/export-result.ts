@@ -79,11 +79,17 @@ export async function exportResult(input: ExportResultInput): Promise<ExportResu
   }
   // Skip before rendering: no point spending seconds on an image that will not be written.
   if (conflict === 'skip' && (await exists(target))) {
-    return { path: target, status: 'skipped', report: await reportExisting(target, settings, isImage) };
+    return {
+      path: target,
+      status: 'skipped',
+      report: await reportExisting(target, settings, isImage),
+    };
   }
   if (!isImage) {
     const data = await fs.readFile(input.resultPath);
-    const placed = (input.adoptIdentical && (await findIdentical(target, data))) || (await writeFileAtomic(target, data, conflict));
+    const placed =
+      (input.adoptIdentical && (await findIdentical(target, data))) ||
+      (await writeFileAtomic(target, data, conflict));
     return { ...placed, report: videoReport(settings) };
   }
   const rendered = await renderForPreset(input.resultPath, settings);
@@ -105,7 +111,10 @@ export async function exportResult(input: ExportResultInput): Promise<ExportResu
 }
 
 /** The first of `target`, `target-2`, … that holds exactly `data`, up to the first free name. */
-async function findIdentical(target: string, data: Buffer): Promise<{ path: string; status: PlaceStatus } | null> {
+async function findIdentical(
+  target: string,
+  data: Buffer,
+): Promise<{ path: string; status: PlaceStatus } | null> {
   for (let n = 1; ; n++) {
     const candidate = suffixedPath(target, n);
     let existing: Buffer;

@@ -25,7 +25,8 @@ export function iccDescription(icc: Uint8Array): string | null {
       const start = offset + view.getUint32(offset + 24);
       if (start + length > icc.byteLength) return null;
       let text = '';
-      for (let j = 0; j + 1 < length; j += 2) text += String.fromCharCode(view.getUint16(start + j));
+      for (let j = 0; j + 1 < length; j += 2)
+        text += String.fromCharCode(view.getUint16(start + j));
       return text.replace(/\0+$/, '');
     }
     return null;

@@ -95,10 +95,13 @@ export function validatePattern(pattern: string): { ok: true } | { ok: false; er
 }
 
 /** Zod schema for a stored pattern: same rules as parsePattern. */
-export const NamingPatternSchema = z.string().max(200).superRefine((pattern, ctx) => {
-  const result = validatePattern(pattern);
-  if (!result.ok) ctx.addIssue({ code: 'custom', message: result.error });
-});
+export const NamingPatternSchema = z
+  .string()
+  .max(200)
+  .superRefine((pattern, ctx) => {
+    const result = validatePattern(pattern);
+    if (!result.ok) ctx.addIssue({ code: 'custom', message: result.error });
+  });
 
 /**
  * Renders a pattern to a relative path (`/`-separated, extension included). Token values are
@@ -106,7 +109,9 @@ export const NamingPatternSchema = z.string().max(200).superRefine((pattern, ctx
  */
 export function renderName(pattern: string, values: NamingValues): string {
   // `photo.{ext}` is accepted; the extension is appended below, so drop it here.
-  const parts = parsePattern(pattern.endsWith('.{ext}') ? pattern.slice(0, -'.{ext}'.length) : pattern);
+  const parts = parsePattern(
+    pattern.endsWith('.{ext}') ? pattern.slice(0, -'.{ext}'.length) : pattern,
+  );
   const v = NamingValuesSchema.parse(values);
   const ext = v.ext.toLowerCase();
   const tokenValue = (token: NamingToken): string => {

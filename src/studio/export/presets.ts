@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { EXPORT_FORMATS, EXPORT_PRESETS, ExportSettingsSchema, type ExportSettings } from '../../shared/studio';
+import {
+  EXPORT_FORMATS,
+  EXPORT_PRESETS,
+  ExportSettingsSchema,
+  type ExportSettings,
+} from '../../shared/studio';
 import { extensionFor as mediaExtensionFor, mimeOfFormat } from '../../shared/media-types';
 import { DEFAULT_NAMING_PATTERN, NamingPatternSchema } from './naming';
 
@@ -78,9 +83,10 @@ export const PRESETS: Readonly<Record<PresetId, Preset>> = {
 };
 
 /** The format actually written, and a note when the preset overrode the chosen one. */
-export function effectiveFormat(
-  settings: Pick<ExportSettings, 'preset' | 'format'>,
-): { format: OutputFormat; note: string | null } {
+export function effectiveFormat(settings: Pick<ExportSettings, 'preset' | 'format'>): {
+  format: OutputFormat;
+  note: string | null;
+} {
   const forced = PRESETS[settings.preset].forcedFormat;
   if (forced === null || forced === settings.format) return { format: settings.format, note: null };
   return {
@@ -90,4 +96,5 @@ export function effectiveFormat(
 }
 
 /** The extension an export in this format is written with (`jpg` for JPEG). */
-export const extensionFor = (format: OutputFormat): string => mediaExtensionFor(mimeOfFormat(format));
+export const extensionFor = (format: OutputFormat): string =>
+  mediaExtensionFor(mimeOfFormat(format));

@@ -1,11 +1,6 @@
 import { sharp } from '../../infra/sharp';
 import type { Sharp } from 'sharp';
-import {
-  effectiveFormat,
-  PRESETS,
-  type ExportSettings,
-  type OutputFormat,
-} from './presets';
+import { effectiveFormat, PRESETS, type ExportSettings, type OutputFormat } from './presets';
 import {
   DEFAULT_TOLERANCE,
   estimateBackground,
@@ -118,24 +113,48 @@ export async function renderForPreset(
         w = insideWindow(sw, sh, box, aspect);
         crop = w;
         edges.clear();
-        const cut = box && (box.left < w.left || box.top < w.top || box.left + box.width > w.left + w.width || box.top + box.height > w.top + w.height);
-        notes.push(`Cropped to ${framing.width}×${framing.height}: the photo's edge is not plain backdrop, so it was not extended${cut ? ' (the product is cut at the frame)' : ''}`);
+        const cut =
+          box &&
+          (box.left < w.left ||
+            box.top < w.top ||
+            box.left + box.width > w.left + w.width ||
+            box.top + box.height > w.top + w.height);
+        notes.push(
+          `Cropped to ${framing.width}×${framing.height}: the photo's edge is not plain backdrop, so it was not extended${cut ? ' (the product is cut at the frame)' : ''}`,
+        );
       }
       const scale = framing.width / w.width;
       upscale = Math.max(1, scale);
       const cw = Math.max(1, Math.min(framing.width, Math.round(crop.width * scale)));
       const ch = Math.max(1, Math.min(framing.height, Math.round(crop.height * scale)));
-      const left = Math.min(framing.width - cw, Math.max(0, Math.round((crop.left - w.left) * scale)));
-      const top = Math.min(framing.height - ch, Math.max(0, Math.round((crop.top - w.top) * scale)));
-      if (edges.size > 0) notes.push(`Padded with the backdrop's own colour (${[...edges.keys()].join(', ')})`);
+      const left = Math.min(
+        framing.width - cw,
+        Math.max(0, Math.round((crop.left - w.left) * scale)),
+      );
+      const top = Math.min(
+        framing.height - ch,
+        Math.max(0, Math.round((crop.top - w.top) * scale)),
+      );
+      if (edges.size > 0)
+        notes.push(`Padded with the backdrop's own colour (${[...edges.keys()].join(', ')})`);
       if (scale > 1) notes.push(`Upscaled ${scale.toFixed(2)}×`);
-      const photo = await sharp(raw.data, { raw: { width: sw, height: sh, channels: raw.channels } })
+      const photo = await sharp(raw.data, {
+        raw: { width: sw, height: sh, channels: raw.channels },
+      })
         .extract(crop)
         .resize(cw, ch, { fit: 'fill' })
         .raw()
         .toBuffer();
-      const canvas = backdropCanvas(framing.width, framing.height, raw.channels, { left, top, width: cw, height: ch }, edges);
-      pipeline = sharp(canvas, { raw: { width: framing.width, height: framing.height, channels: raw.channels } }).composite([
+      const canvas = backdropCanvas(
+        framing.width,
+        framing.height,
+        raw.channels,
+        { left, top, width: cw, height: ch },
+        edges,
+      );
+      pipeline = sharp(canvas, {
+        raw: { width: framing.width, height: framing.height, channels: raw.channels },
+      }).composite([
         { input: photo, raw: { width: cw, height: ch, channels: raw.channels }, left, top },
       ]);
       width = framing.width;
@@ -144,7 +163,17 @@ export async function renderForPreset(
     }
   }
   const data = await encode(pipeline, format, settings.quality).toBuffer();
-  return { data, format, width, height, sourceWidth: sw, sourceHeight: sh, notes, upscale, preview };
+  return {
+    data,
+    format,
+    width,
+    height,
+    sourceWidth: sw,
+    sourceHeight: sh,
+    notes,
+    upscale,
+    preview,
+  };
 }
 
 /** Whether the image has transparent pixels (a cut-out), not only an alpha channel. */
@@ -228,7 +257,9 @@ function backdropCanvas(
     const c = edges.get(side)?.colour;
     if (!c) return;
     const px = [c.r, c.g, c.b, c.alpha];
-    for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) for (let k = 0; k < channels; k++) out[(y * width + x) * channels + k] = px[k]!;
+    for (let y = y0; y < y1; y++)
+      for (let x = x0; x < x1; x++)
+        for (let k = 0; k < channels; k++) out[(y * width + x) * channels + k] = px[k]!;
   };
   paint(0, 0, photo.left, height, 'left');
   paint(photo.left + photo.width, 0, width, height, 'right');

@@ -13,7 +13,15 @@ import { sharp } from '../../infra/sharp';
 
 /** What the worker sends back: the primary picture as RGBA, and how to read its colours. */
 type Decoded =
-  | { ok: true; width: number; height: number; hasAlpha: boolean; rgba: Uint8Array; icc: Uint8Array | null; primaries: number | null }
+  | {
+      ok: true;
+      width: number;
+      height: number;
+      hasAlpha: boolean;
+      rgba: Uint8Array;
+      icc: Uint8Array | null;
+      primaries: number | null;
+    }
   | { ok: false; message: string };
 
 /**
@@ -108,7 +116,8 @@ function decodeInWorker(data: Buffer): Promise<Decoded> {
           reject(error);
         };
         // Out of memory, say: the worker is gone without a word.
-        const onExit = (code: number) => onError(new Error(`the HEIC decoder stopped (exit code ${code})`));
+        const onExit = (code: number) =>
+          onError(new Error(`the HEIC decoder stopped (exit code ${code})`));
         current.on('message', onMessage);
         current.on('error', onError);
         current.on('exit', onExit);
@@ -131,7 +140,11 @@ const displayP3Icc = () =>
 
 /** Inserts an iCCP chunk after IHDR (the PNG way to say which colour space the pixels are in). */
 function withIccChunk(png: Buffer, icc: Buffer): Buffer {
-  const body = Buffer.concat([Buffer.from('icc\0', 'latin1'), Buffer.from([0]), zlib.deflateSync(icc)]);
+  const body = Buffer.concat([
+    Buffer.from('icc\0', 'latin1'),
+    Buffer.from([0]),
+    zlib.deflateSync(icc),
+  ]);
   const type = Buffer.from('iCCP', 'latin1');
   const chunk = Buffer.alloc(12 + body.length);
   chunk.writeUInt32BE(body.length, 0);
@@ -149,7 +162,10 @@ export async function heicToPng(data: Buffer): Promise<Buffer> {
   const decoded = await decodeInWorker(data);
   if (!decoded.ok) throw new HeicDecodeError(decoded.message);
   const { width, height } = decoded;
-  let pipeline = sharp(Buffer.from(decoded.rgba.buffer, decoded.rgba.byteOffset, decoded.rgba.byteLength), { raw: { width, height, channels: 4 } });
+  let pipeline = sharp(
+    Buffer.from(decoded.rgba.buffer, decoded.rgba.byteOffset, decoded.rgba.byteLength),
+    { raw: { width, height, channels: 4 } },
+  );
   if (!decoded.hasAlpha) pipeline = pipeline.removeAlpha();
   const png = await pipeline.png({ compressionLevel: 1 }).toBuffer();
   if (decoded.icc) return withIccChunk(png, Buffer.from(decoded.icc));

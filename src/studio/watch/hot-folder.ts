@@ -77,7 +77,10 @@ export function watchHotFolder(options: WatchHotFolderOptions): HotFolderWatch {
   const describe = (file: string): { relativeDir: string; name: string } => {
     const relative = path.relative(root, file);
     const dir = path.dirname(relative);
-    return { relativeDir: dir === '.' ? '' : dir.split(path.sep).join('/'), name: path.basename(file) };
+    return {
+      relativeDir: dir === '.' ? '' : dir.split(path.sep).join('/'),
+      name: path.basename(file),
+    };
   };
 
   const check = async (file: string, state: PathState): Promise<void> => {

@@ -46,14 +46,17 @@ export async function prepareUpload(
   const maxBytes = options.maxBytes ?? UPLOAD_LIMIT_BYTES;
   const original = typeof input === 'string' ? await fs.readFile(input) : input;
   const format = sniffFormat(original.subarray(0, 64));
-  if (!format) throw new UnsupportedImageError('Not a supported image: JPEG, PNG, WebP, HEIC, AVIF or TIFF');
+  if (!format)
+    throw new UnsupportedImageError('Not a supported image: JPEG, PNG, WebP, HEIC, AVIF or TIFF');
   // libvips has no HEVC decoder: HEIC is decoded apart, to a lossless PNG with its colour profile.
   const data = format === 'heic' && !CAN_DECODE_HEIC ? await decodeHeic(original) : original;
   let meta: Metadata;
   try {
     meta = await sharp(data).metadata();
   } catch (error) {
-    throw new UnsupportedImageError(`Cannot read the ${format.toUpperCase()} image: ${(error as Error).message}`);
+    throw new UnsupportedImageError(
+      `Cannot read the ${format.toUpperCase()} image: ${(error as Error).message}`,
+    );
   }
 
   const converted: string[] = [];
@@ -86,7 +89,9 @@ export async function prepareUpload(
     const out = await jpeg(base(), quality);
     if (out.length <= maxBytes) {
       if (original.length > maxBytes || quality !== QUALITY_STEPS[0]) {
-        converted.push(`Re-encoded at JPEG quality ${quality} (${formatMiB(original.length)} → ${formatMiB(out.length)})`);
+        converted.push(
+          `Re-encoded at JPEG quality ${quality} (${formatMiB(original.length)} → ${formatMiB(out.length)})`,
+        );
       }
       return { data: out, mime: 'image/jpeg', converted };
     }

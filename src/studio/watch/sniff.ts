@@ -2,7 +2,14 @@ import { z } from 'zod';
 import type { MediaFormat } from '../../shared/media-types';
 
 /** Photos a hot folder takes (named as in the shared media table); HEIC/AVIF/TIFF are converted before upload. */
-export const SOURCE_FORMATS = ['jpeg', 'png', 'webp', 'heic', 'avif', 'tiff'] as const satisfies readonly MediaFormat[];
+export const SOURCE_FORMATS = [
+  'jpeg',
+  'png',
+  'webp',
+  'heic',
+  'avif',
+  'tiff',
+] as const satisfies readonly MediaFormat[];
 export const SourceFormatSchema = z.enum(SOURCE_FORMATS);
 export type SourceFormat = z.infer<typeof SourceFormatSchema>;
 

@@ -62,7 +62,12 @@ export async function checkStableFile(
         continue; // written to while we read it: wait for it to settle again
       case 'invalid':
         if (!inspected.retry || ++failures > retries) {
-          return { kind: 'rejected', reason: inspected.reason, size: stats.size, mtimeMs: stats.mtimeMs };
+          return {
+            kind: 'rejected',
+            reason: inspected.reason,
+            size: stats.size,
+            mtimeMs: stats.mtimeMs,
+          };
         }
     }
   }
@@ -103,14 +108,29 @@ export async function inspectImage(file: string, stats: Stats): Promise<Inspecti
   if (!after) return { kind: 'gone' };
   if (data.length !== stats.size || !sameStats(stats, after)) return { kind: 'changed' };
   // Some copiers preallocate the full size and fill it in later: a blank header may still come.
-  if (data.length === 0) return { kind: 'invalid', reason: 'The file is empty (0 bytes).', retry: true };
+  if (data.length === 0)
+    return { kind: 'invalid', reason: 'The file is empty (0 bytes).', retry: true };
   const format = sniffFormat(data.subarray(0, 64));
-  if (!format) return { kind: 'invalid', reason: 'Not a photo: Dropshoot takes JPEG, PNG, WebP, HEIC, AVIF and TIFF images, and this file is none of them.', retry: true };
+  if (!format)
+    return {
+      kind: 'invalid',
+      reason:
+        'Not a photo: Dropshoot takes JPEG, PNG, WebP, HEIC, AVIF and TIFF images, and this file is none of them.',
+      retry: true,
+    };
   if (!hasCompleteTrailer(data, format)) {
-    return { kind: 'invalid', reason: `The ${format.toUpperCase()} file is incomplete (the copy may have been cut short).`, retry: true };
+    return {
+      kind: 'invalid',
+      reason: `The ${format.toUpperCase()} file is incomplete (the copy may have been cut short).`,
+      retry: true,
+    };
   }
   if ((format === 'heic' || format === 'avif') && !isobmffComplete(data)) {
-    return { kind: 'invalid', reason: `The ${format.toUpperCase()} file is incomplete (the copy may have been cut short).`, retry: true };
+    return {
+      kind: 'invalid',
+      reason: `The ${format.toUpperCase()} file is incomplete (the copy may have been cut short).`,
+      retry: true,
+    };
   }
   // libvips cannot decode HEIC: its box structure (every box, mdat included, complete) was
   // checked above, and the picture is decoded apart (WebAssembly libheif) once, at upload.

@@ -33,7 +33,13 @@ export type RequestOptions = {
   signal?: AbortSignal;
 };
 
-export async function request(baseUrl: string, method: string, p: string, key: string | null, opts: RequestOptions = {}): Promise<ApiResponse> {
+export async function request(
+  baseUrl: string,
+  method: string,
+  p: string,
+  key: string | null,
+  opts: RequestOptions = {},
+): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   const auth = opts.auth !== undefined ? opts.auth : key ? `Bearer ${key}` : null;
   if (auth !== null) headers.authorization = auth;
@@ -79,7 +85,10 @@ export class Api {
     return new Api(this.baseUrl, this.key, auth);
   }
   private req(method: string, p: string, opts: RequestOptions = {}): Promise<ApiResponse> {
-    const o = this.authOverride !== undefined && opts.auth === undefined ? { ...opts, auth: this.authOverride } : opts;
+    const o =
+      this.authOverride !== undefined && opts.auth === undefined
+        ? { ...opts, auth: this.authOverride }
+        : opts;
     return request(this.baseUrl, method, p, this.key, o);
   }
   get(p: string, opts?: RequestOptions): Promise<ApiResponse> {
@@ -91,7 +100,11 @@ export class Api {
   delete(p: string, opts?: RequestOptions): Promise<ApiResponse> {
     return this.req('DELETE', p, opts);
   }
-  upload(bytes: Buffer, contentType = 'image/png', headers: Record<string, string> = {}): Promise<ApiResponse> {
+  upload(
+    bytes: Buffer,
+    contentType = 'image/png',
+    headers: Record<string, string> = {},
+  ): Promise<ApiResponse> {
     return this.req('POST', '/v1/uploads', { raw: bytes, contentType, headers });
   }
   /** Uploads and returns the public URL (asserting success). */
@@ -139,15 +152,23 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 /** Success shape: `{ success: true, ... }` with the expected status. */
 export function expectSuccess(res: ApiResponse, status: number): void {
   if (res.status !== status || res.body.success !== true) {
-    throw new Error(`expected ${status} {success:true}, got ${res.status}: ${res.text.slice(0, 600)}`);
+    throw new Error(
+      `expected ${status} {success:true}, got ${res.status}: ${res.text.slice(0, 600)}`,
+    );
   }
 }
 
 /** Error shape: `{ success: false, error: <non-empty string> }` with the status and message parts (case-insensitive). */
-export function expectError(res: ApiResponse, status: number | number[], ...parts: (string | number)[]): void {
+export function expectError(
+  res: ApiResponse,
+  status: number | number[],
+  ...parts: (string | number)[]
+): void {
   const statuses = Array.isArray(status) ? status : [status];
   if (!statuses.includes(res.status)) {
-    throw new Error(`expected status ${statuses.join(' or ')}, got ${res.status}: ${res.text.slice(0, 600)}`);
+    throw new Error(
+      `expected status ${statuses.join(' or ')}, got ${res.status}: ${res.text.slice(0, 600)}`,
+    );
   }
   expect(res.isJson, `error body must be JSON: ${res.text.slice(0, 200)}`).toBe(true);
   expect(res.body.success).toBe(false);
@@ -159,7 +180,10 @@ export function expectError(res: ApiResponse, status: number | number[], ...part
 }
 
 /** Downloads a result or upload URL. Sends the caller's key too (harmless for public URLs). */
-export async function download(url: string, key?: string | null): Promise<{ status: number; contentType: string; bytes: Buffer }> {
+export async function download(
+  url: string,
+  key?: string | null,
+): Promise<{ status: number; contentType: string; bytes: Buffer }> {
   const res = await fetch(url, key ? { headers: { authorization: `Bearer ${key}` } } : {});
   const bytes = Buffer.from(await res.arrayBuffer());
   return { status: res.status, contentType: res.headers.get('content-type') ?? '', bytes };
@@ -175,7 +199,9 @@ export function removeDir(dir: string): void {
 
 /** A tiny loopback HTTP server used as a "remote" image host for URL inputs. */
 export type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
-export async function startHost(handler: Handler): Promise<{ url: string; close(): Promise<void> }> {
+export async function startHost(
+  handler: Handler,
+): Promise<{ url: string; close(): Promise<void> }> {
   const sockets = new Set<import('node:net').Socket>();
   const srv = http.createServer(handler);
   srv.on('connection', (s) => {

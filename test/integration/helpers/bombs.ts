@@ -33,7 +33,10 @@ export function bombPng(width: number, height: number): Buffer {
   ihdr[8] = 1; // bit depth
   ihdr[9] = 0; // grayscale
   // Tiny bombs for the limit checks need no real rows: the header is what is judged.
-  const rows = width * height <= 100_000_000 ? Buffer.alloc(0) : Buffer.alloc((1 + Math.ceil(width / 8)) * height);
+  const rows =
+    width * height <= 100_000_000
+      ? Buffer.alloc(0)
+      : Buffer.alloc((1 + Math.ceil(width / 8)) * height);
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     chunk('IHDR', ihdr),
@@ -44,7 +47,11 @@ export function bombPng(width: number, height: number): Buffer {
 
 /** A real JPEG whose SOF header declares width x height (each at most 65535). */
 export async function bombJpeg(width: number, height: number): Promise<Buffer> {
-  const jpeg = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080' } }).jpeg().toBuffer();
+  const jpeg = await sharp({
+    create: { width: 64, height: 64, channels: 3, background: '#808080' },
+  })
+    .jpeg()
+    .toBuffer();
   let at = 2;
   while (at < jpeg.length) {
     const marker = jpeg[at + 1]!;
@@ -60,8 +67,13 @@ export async function bombJpeg(width: number, height: number): Promise<Buffer> {
 
 /** A real WebP with alpha (extended format) whose VP8X header declares width x height. */
 export async function bombWebp(width: number, height: number): Promise<Buffer> {
-  const webp = await sharp({ create: { width: 64, height: 64, channels: 4, background: { r: 1, g: 2, b: 3, alpha: 0.5 } } }).webp().toBuffer();
-  if (webp.toString('latin1', 12, 16) !== 'VP8X') throw new Error('sharp did not write an extended WebP');
+  const webp = await sharp({
+    create: { width: 64, height: 64, channels: 4, background: { r: 1, g: 2, b: 3, alpha: 0.5 } },
+  })
+    .webp()
+    .toBuffer();
+  if (webp.toString('latin1', 12, 16) !== 'VP8X')
+    throw new Error('sharp did not write an extended WebP');
   webp.writeUIntLE(width - 1, 24, 3);
   webp.writeUIntLE(height - 1, 27, 3);
   return webp;

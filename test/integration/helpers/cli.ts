@@ -15,11 +15,20 @@ const CLI = 'src/cli/index.ts';
  */
 const NODE_WITH_TSX = [process.execPath, '--import', 'tsx', CLI] as const;
 
-export type CliResult = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
+export type CliResult = {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+};
 
 export function runCli(args: string[], timeoutMs = 30_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(NODE_WITH_TSX[0], [...NODE_WITH_TSX.slice(1), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(NODE_WITH_TSX[0], [...NODE_WITH_TSX.slice(1), ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -43,10 +52,13 @@ export function runCli(args: string[], timeoutMs = 30_000): Promise<CliResult> {
 export async function cliJson<T = Record<string, unknown>>(args: string[]): Promise<T> {
   const res = await runCli(args);
   if (res.code !== 0) {
-    throw new Error(`CLI failed (exit ${res.code}): ${args.join(' ')}\nstdout: ${res.stdout}\nstderr: ${res.stderr}`);
+    throw new Error(
+      `CLI failed (exit ${res.code}): ${args.join(' ')}\nstdout: ${res.stdout}\nstderr: ${res.stderr}`,
+    );
   }
   const lines = res.stdout.split('\n').filter((l) => l.trim() !== '');
-  if (lines.length !== 1) throw new Error(`CLI printed ${lines.length} lines, expected one JSON line: ${res.stdout}`);
+  if (lines.length !== 1)
+    throw new Error(`CLI printed ${lines.length} lines, expected one JSON line: ${res.stdout}`);
   return JSON.parse(lines[0]!) as T;
 }
 
@@ -59,8 +71,21 @@ export function uniqueEmail(tag = 'user'): string {
 export type Account = { email: string; apiKey: string; keyId: string };
 export type Key = { apiKey: string; keyId: string };
 
-export async function createAccount(dataDir: string, diamonds: number, email = uniqueEmail()): Promise<Account> {
-  const out = await cliJson<Account>(['admin', 'create-account', '--data', dataDir, '--email', email, '--diamonds', String(diamonds)]);
+export async function createAccount(
+  dataDir: string,
+  diamonds: number,
+  email = uniqueEmail(),
+): Promise<Account> {
+  const out = await cliJson<Account>([
+    'admin',
+    'create-account',
+    '--data',
+    dataDir,
+    '--email',
+    email,
+    '--diamonds',
+    String(diamonds),
+  ]);
   return out;
 }
 
@@ -71,11 +96,31 @@ export async function createKey(dataDir: string, email: string, dailyCap?: numbe
 }
 
 export async function revokeKey(dataDir: string, keyId: string): Promise<{ revoked: boolean }> {
-  return cliJson<{ revoked: boolean }>(['admin', 'revoke-key', '--data', dataDir, '--key-id', keyId]);
+  return cliJson<{ revoked: boolean }>([
+    'admin',
+    'revoke-key',
+    '--data',
+    dataDir,
+    '--key-id',
+    keyId,
+  ]);
 }
 
-export async function grant(dataDir: string, email: string, diamonds: number): Promise<{ diamondBalance: number }> {
-  return cliJson<{ diamondBalance: number }>(['admin', 'grant', '--data', dataDir, '--email', email, '--diamonds', String(diamonds)]);
+export async function grant(
+  dataDir: string,
+  email: string,
+  diamonds: number,
+): Promise<{ diamondBalance: number }> {
+  return cliJson<{ diamondBalance: number }>([
+    'admin',
+    'grant',
+    '--data',
+    dataDir,
+    '--email',
+    email,
+    '--diamonds',
+    String(diamonds),
+  ]);
 }
 
 export type ServeProcess = {
@@ -87,14 +132,32 @@ export type ServeProcess = {
 };
 
 /** Spawns `serve --port 0 --data DIR` and waits for its `{"listening": URL}` line. */
-export function spawnServe(dataDir: string, extra: string[] = [], timeoutMs = 30_000): Promise<ServeProcess> {
+export function spawnServe(
+  dataDir: string,
+  extra: string[] = [],
+  timeoutMs = 30_000,
+): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
     // A process group of our own lets a test SIGKILL the server and anything it started at once.
-    const child = spawn(NODE_WITH_TSX[0], [...NODE_WITH_TSX.slice(1), 'serve', '--port', '0', '--data', dataDir, '--host', '127.0.0.1', ...extra], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const child = spawn(
+      NODE_WITH_TSX[0],
+      [
+        ...NODE_WITH_TSX.slice(1),
+        'serve',
+        '--port',
+        '0',
+        '--data',
+        dataDir,
+        '--host',
+        '127.0.0.1',
+        ...extra,
+      ],
+      {
+        cwd: REPO_ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
     let stdout = '';
     let stderr = '';
     let done = false;
@@ -105,7 +168,11 @@ export function spawnServe(dataDir: string, extra: string[] = [], timeoutMs = 30
       if (done) return;
       done = true;
       killGroup(child);
-      reject(new Error(`serve did not print {"listening"} within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(
+          `serve did not print {"listening"} within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+        ),
+      );
     }, timeoutMs);
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
@@ -127,7 +194,11 @@ export function spawnServe(dataDir: string, extra: string[] = [], timeoutMs = 30
       if (done) return;
       done = true;
       clearTimeout(timer);
-      reject(new Error(`serve exited early (code ${code}, signal ${signal})\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(
+          `serve exited early (code ${code}, signal ${signal})\nstdout: ${stdout}\nstderr: ${stderr}`,
+        ),
+      );
     });
   });
 }
@@ -162,7 +233,10 @@ export async function crashServe(proc: ServeProcess): Promise<void> {
 }
 
 /** Stops a spawned server that this test started: SIGTERM to it, SIGKILL to the group on timeout. */
-export async function stopServe(proc: ServeProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+export async function stopServe(
+  proc: ServeProcess,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<void> {
   if (signal === 'SIGKILL') return crashServe(proc);
   if (proc.child.exitCode === null && proc.child.signalCode === null) {
     proc.child.kill(signal);

@@ -19,14 +19,19 @@ type Box = { type: string; start: number; payload: number; end: number };
 
 function boxes(data: Buffer, from: number, to: number): Box[] {
   const found: Box[] = [];
-  for (let at = from; at + 8 <= to; ) {
+  for (let at = from; at + 8 <= to;) {
     let size = data.readUInt32BE(at);
     let header = 8;
     if (size === 1) {
       size = Number(data.readBigUInt64BE(at + 8));
       header = 16;
     } else if (size === 0) size = to - at;
-    found.push({ type: data.toString('latin1', at + 4, at + 8), start: at, payload: at + header, end: at + size });
+    found.push({
+      type: data.toString('latin1', at + 4, at + 8),
+      start: at,
+      payload: at + header,
+      end: at + size,
+    });
     at += size;
   }
   return found;
@@ -80,36 +85,118 @@ function hevcFromMp4(mp4: Buffer): { hvcC: Buffer; sample: Buffer } {
 export type HeicColour = { primaries: number; icc?: Buffer };
 
 /** Wraps one HEVC picture as the primary item of a HEIC file. */
-function heifContainer(hvcC: Buffer, sample: Buffer, width: number, height: number, colour: HeicColour): Buffer {
-  const ftyp = box('ftyp', Buffer.from('heic', 'latin1'), u32(0), Buffer.from('mif1heic', 'latin1'));
-  const hdlr = fullBox('hdlr', 0, 0, u32(0), Buffer.from('pict', 'latin1'), Buffer.alloc(12), Buffer.from([0]));
+function heifContainer(
+  hvcC: Buffer,
+  sample: Buffer,
+  width: number,
+  height: number,
+  colour: HeicColour,
+): Buffer {
+  const ftyp = box(
+    'ftyp',
+    Buffer.from('heic', 'latin1'),
+    u32(0),
+    Buffer.from('mif1heic', 'latin1'),
+  );
+  const hdlr = fullBox(
+    'hdlr',
+    0,
+    0,
+    u32(0),
+    Buffer.from('pict', 'latin1'),
+    Buffer.alloc(12),
+    Buffer.from([0]),
+  );
   const pitm = fullBox('pitm', 0, 0, u16(1));
-  const infe = fullBox('infe', 2, 0, u16(1), u16(0), Buffer.from('hvc1', 'latin1'), Buffer.from([0]));
+  const infe = fullBox(
+    'infe',
+    2,
+    0,
+    u16(1),
+    u16(0),
+    Buffer.from('hvc1', 'latin1'),
+    Buffer.from([0]),
+  );
   const iinf = fullBox('iinf', 0, 0, u16(1), infe);
   const ispe = fullBox('ispe', 0, 0, u32(width), u32(height));
   // nclx: primaries, transfer (the sRGB curve), matrix (BT.601, as ffmpeg converts), full range.
-  const properties = [hvcC, ispe, box('colr', Buffer.from('nclx', 'latin1'), u16(colour.primaries), u16(13), u16(6), Buffer.from([0x80]))];
+  const properties = [
+    hvcC,
+    ispe,
+    box(
+      'colr',
+      Buffer.from('nclx', 'latin1'),
+      u16(colour.primaries),
+      u16(13),
+      u16(6),
+      Buffer.from([0x80]),
+    ),
+  ];
   if (colour.icc) properties.push(box('colr', Buffer.from('prof', 'latin1'), colour.icc));
   const ipco = box('ipco', ...properties);
   const associations = properties.map((_, i) => (i === 1 ? 0 : 0x80) | (i + 1)); // all but ispe essential
-  const ipma = fullBox('ipma', 0, 0, u32(1), u16(1), Buffer.from([associations.length, ...associations]));
+  const ipma = fullBox(
+    'ipma',
+    0,
+    0,
+    u32(1),
+    u16(1),
+    Buffer.from([associations.length, ...associations]),
+  );
   const iprp = box('iprp', ipco, ipma);
   // iloc needs the absolute offset of the picture, which follows everything before mdat's payload.
-  const ilocFor = (offset: number) => fullBox('iloc', 0, 0, Buffer.from([0x44, 0x00]), u16(1), u16(1), u16(0), u16(1), u32(offset), u32(sample.length));
-  const metaFor = (offset: number) => fullBox('meta', 0, 0, hdlr, pitm, iinf, ilocFor(offset), iprp);
+  const ilocFor = (offset: number) =>
+    fullBox(
+      'iloc',
+      0,
+      0,
+      Buffer.from([0x44, 0x00]),
+      u16(1),
+      u16(1),
+      u16(0),
+      u16(1),
+      u32(offset),
+      u32(sample.length),
+    );
+  const metaFor = (offset: number) =>
+    fullBox('meta', 0, 0, hdlr, pitm, iinf, ilocFor(offset), iprp);
   const offset = ftyp.length + metaFor(0).length + 8;
   return Buffer.concat([ftyp, metaFor(offset), box('mdat', sample)]);
 }
 
 /** Encodes `image` (any format sharp reads) as a HEIC file; width and height must be even. */
-export async function makeHeic(image: Buffer, colour: HeicColour = { primaries: 1 }): Promise<Buffer> {
+export async function makeHeic(
+  image: Buffer,
+  colour: HeicColour = { primaries: 1 },
+): Promise<Buffer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-heic-'));
   try {
     const { width, height } = await sharp(image).metadata();
     const input = path.join(dir, 'in.png');
     const output = path.join(dir, 'out.mp4');
     await sharp(image).png().toFile(input);
-    await run(ffmpeg.path, ['-v', 'error', '-y', '-i', input, '-frames:v', '1', '-vf', 'scale=out_range=full:out_color_matrix=bt601', '-c:v', 'libx265', '-x265-params', 'log-level=error:keyint=1', '-pix_fmt', 'yuv420p', '-color_range', 'pc', '-tag:v', 'hvc1', output]);
+    await run(ffmpeg.path, [
+      '-v',
+      'error',
+      '-y',
+      '-i',
+      input,
+      '-frames:v',
+      '1',
+      '-vf',
+      'scale=out_range=full:out_color_matrix=bt601',
+      '-c:v',
+      'libx265',
+      '-x265-params',
+      'log-level=error:keyint=1',
+      '-pix_fmt',
+      'yuv420p',
+      '-color_range',
+      'pc',
+      '-tag:v',
+      'hvc1',
+      output,
+    ]);
     const { hvcC, sample } = hevcFromMp4(fs.readFileSync(output));
     return heifContainer(hvcC, sample, width, height, colour);
   } finally {

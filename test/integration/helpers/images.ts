@@ -44,17 +44,27 @@ function tshirtSvg(width: number, height: number, color = '#d01c1c'): Buffer {
 /** 800x1000 JPEG of a red T-shirt on white (the spec-style product photo). */
 export function garmentJpeg(width = 800, height = 1000, color = '#d01c1c'): Promise<Buffer> {
   return cached(`garment-jpeg-${width}x${height}-${color}`, () =>
-    sharp(tshirtSvg(width, height, color)).jpeg({ quality: 85 }).toBuffer(),
+    sharp(tshirtSvg(width, height, color))
+      .jpeg({ quality: 85 })
+      .toBuffer(),
   );
 }
 
 /** Small PNG of the same garment; quick for the local provider. */
 export function garmentPng(width = 200, height = 250, color = '#1c4fd0'): Promise<Buffer> {
-  return cached(`garment-png-${width}x${height}-${color}`, () => sharp(tshirtSvg(width, height, color)).png().toBuffer());
+  return cached(`garment-png-${width}x${height}-${color}`, () =>
+    sharp(tshirtSvg(width, height, color))
+      .png()
+      .toBuffer(),
+  );
 }
 
 export function garmentWebp(width = 200, height = 250): Promise<Buffer> {
-  return cached(`garment-webp-${width}x${height}`, () => sharp(tshirtSvg(width, height, '#1cd04f')).webp().toBuffer());
+  return cached(`garment-webp-${width}x${height}`, () =>
+    sharp(tshirtSvg(width, height, '#1cd04f'))
+      .webp()
+      .toBuffer(),
+  );
 }
 
 /** A file with a valid PNG signature whose image data is garbage: any decoder fails on it. */
@@ -75,24 +85,37 @@ export async function paddedPng(size: number): Promise<Buffer> {
 }
 
 export const isPng = (b: Buffer): boolean =>
-  b.length > 8 && b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
-export const isJpeg = (b: Buffer): boolean => b.length > 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff;
+  b.length > 8 &&
+  b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+export const isJpeg = (b: Buffer): boolean =>
+  b.length > 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff;
 export const isWebp = (b: Buffer): boolean =>
-  b.length > 12 && b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP';
+  b.length > 12 &&
+  b.subarray(0, 4).toString('latin1') === 'RIFF' &&
+  b.subarray(8, 12).toString('latin1') === 'WEBP';
 /** ISO-BMFF (MP4): the first box is `ftyp` at byte offset 4. */
-export const isMp4 = (b: Buffer): boolean => b.length > 12 && b.subarray(4, 8).toString('latin1') === 'ftyp';
+export const isMp4 = (b: Buffer): boolean =>
+  b.length > 12 && b.subarray(4, 8).toString('latin1') === 'ftyp';
 export const isImage = (b: Buffer): boolean => isPng(b) || isJpeg(b) || isWebp(b);
 
 /** Decodes the image with sharp (proves it is a real, readable image, not just a signature). */
-export async function imageSize(b: Buffer): Promise<{ width: number; height: number; format: string; hasAlpha: boolean }> {
+export async function imageSize(
+  b: Buffer,
+): Promise<{ width: number; height: number; format: string; hasAlpha: boolean }> {
   const meta = await sharp(b).metadata();
-  return { width: meta.width ?? 0, height: meta.height ?? 0, format: meta.format ?? '', hasAlpha: meta.hasAlpha ?? false };
+  return {
+    width: meta.width ?? 0,
+    height: meta.height ?? 0,
+    format: meta.format ?? '',
+    hasAlpha: meta.hasAlpha ?? false,
+  };
 }
 
 /** True when at least one pixel is not fully opaque (a cut-out really has transparency). */
 export async function hasTransparentPixels(b: Buffer): Promise<boolean> {
   const { data, info } = await sharp(b).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  for (let i = info.channels - 1; i < data.length; i += info.channels) if (data[i]! < 255) return true;
+  for (let i = info.channels - 1; i < data.length; i += info.channels)
+    if (data[i]! < 255) return true;
   return false;
 }
 

@@ -9,10 +9,21 @@ import { z } from 'zod';
 import { LeaseLoop } from '../../../src/core/jobs/lease-loop';
 import { openPostgresStore } from '../../../src/core/store/pg/index';
 
-const args = z.object({ url: z.string(), schema: z.string(), workers: z.number().int().positive(), leaseMs: z.number().int().positive() }).parse(JSON.parse(process.argv[2] ?? '{}'));
+const args = z
+  .object({
+    url: z.string(),
+    schema: z.string(),
+    workers: z.number().int().positive(),
+    leaseMs: z.number().int().positive(),
+  })
+  .parse(JSON.parse(process.argv[2] ?? '{}'));
 const send = (message: object) => process.send?.(message);
 
-const store = await openPostgresStore(args.url, { schema: args.schema, max: 3, applicationName: 'lease-worker' });
+const store = await openPostgresStore(args.url, {
+  schema: args.schema,
+  max: 3,
+  applicationName: 'lease-worker',
+});
 const loop = new LeaseLoop({
   jobs: store.jobs,
   workers: args.workers,
@@ -21,7 +32,9 @@ const loop = new LeaseLoop({
   runJob: (job, signal) => {
     send({ started: job.id, at: Date.now() });
     // Runs until the process is killed (or, should the lease be lost, until aborted).
-    return new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    return new Promise<void>((resolve) =>
+      signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
   },
 });
 loop.start();

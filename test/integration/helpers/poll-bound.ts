@@ -7,13 +7,20 @@
 import type { StudioDB } from '../../../src/studio/db/open';
 import { maxPollsFor } from '../../../src/studio/poller';
 
-export function requestBound(db: StudioDB, batchId: string | null, extraReads = 4): { bound: number; jobs: number } {
+export function requestBound(
+  db: StudioDB,
+  batchId: string | null,
+  extraReads = 4,
+): { bound: number; jobs: number } {
   const rows = db
     .prepare(
       `SELECT i.submitted_at AS submittedAt, MIN(r.created_at) AS collectedAt FROM items i JOIN results r ON r.item_id = i.id
        WHERE i.submitted_at IS NOT NULL ${batchId ? 'AND i.batch_id = ?' : ''} GROUP BY i.id`,
     )
     .all(...(batchId ? [batchId] : [])) as { submittedAt: string; collectedAt: string }[];
-  const bound = rows.reduce((sum, r) => sum + 2 + maxPollsFor(Date.parse(r.collectedAt) - Date.parse(r.submittedAt)), extraReads);
+  const bound = rows.reduce(
+    (sum, r) => sum + 2 + maxPollsFor(Date.parse(r.collectedAt) - Date.parse(r.submittedAt)),
+    extraReads,
+  );
   return { bound, jobs: rows.length };
 }

@@ -52,7 +52,10 @@ export function delayedProvider(ms: number): ProviderAdapter & { calls: Provider
  * Local provider whose run() throws when `shouldFail` says so; `n` counts run() calls per job id
  * (0-based), so `(job, n) => n === 0` fails exactly the first shot of every job.
  */
-export function flakyProvider(shouldFail: (job: ProviderJob, n: number) => boolean, delayMs = 0): ProviderAdapter {
+export function flakyProvider(
+  shouldFail: (job: ProviderJob, n: number) => boolean,
+  delayMs = 0,
+): ProviderAdapter {
   const inner = localProvider();
   const perJob = new Map<string, number>();
   return {

@@ -25,7 +25,13 @@ export type TestS3 = {
 
 export async function startTestS3(buckets: string[]): Promise<TestS3> {
   const directory = makeTempDir('s3rver-');
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: buckets.map((name) => ({ name })) });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: buckets.map((name) => ({ name })),
+  });
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;

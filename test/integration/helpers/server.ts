@@ -8,7 +8,12 @@ import type { HttpTimeouts } from '../../../src/server/app';
 import { Api, makeTempDir, removeDir } from './api';
 import { testBlobsUrl } from './s3';
 
-export type TestServer = { url: string; dataDir: string; api: (key: string | null) => Api; close(): Promise<void> };
+export type TestServer = {
+  url: string;
+  dataDir: string;
+  api: (key: string | null) => Api;
+  close(): Promise<void>;
+};
 
 export type TestServerOptions = {
   allowPrivateUrls?: boolean;
@@ -25,7 +30,13 @@ export async function startTestServer(opts: TestServerOptions = {}, tag = ''): P
   const dataDir = makeTempDir(tag);
   try {
     const blobsUrl = opts.blobsUrl ?? (await testBlobsUrl());
-    const server = await startServer({ dataDir, host: '127.0.0.1', port: 0, ...opts, ...(blobsUrl ? { blobsUrl } : {}) });
+    const server = await startServer({
+      dataDir,
+      host: '127.0.0.1',
+      port: 0,
+      ...opts,
+      ...(blobsUrl ? { blobsUrl } : {}),
+    });
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     return {
       url: server.url,
@@ -44,4 +55,3 @@ export async function startTestServer(opts: TestServerOptions = {}, tag = ''): P
     throw err;
   }
 }
-

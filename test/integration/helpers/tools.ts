@@ -23,7 +23,14 @@ export const PRICES = {
 
 export type Tool = keyof typeof PRICES;
 export const TOOLS = Object.keys(PRICES) as Tool[];
-export const SAVEABLE: Tool[] = ['virtual_model', 'outfit_photo', 'pro_studio', 'jewelry_on_model', 'clothing_ecom_pack', 'jewelry_ecom_pack'];
+export const SAVEABLE: Tool[] = [
+  'virtual_model',
+  'outfit_photo',
+  'pro_studio',
+  'jewelry_on_model',
+  'clothing_ecom_pack',
+  'jewelry_ecom_pack',
+];
 export const PACK_TOOLS: Tool[] = ['clothing_ecom_pack', 'jewelry_ecom_pack'];
 
 /** Required image fields per tool (spec 2.2); the missing-image 400 must name the field. */
@@ -60,20 +67,44 @@ export async function catalogIds(api: Api): Promise<CatalogIds> {
     expect(Array.isArray(list) && list.length > 0, `${key} must not be empty`).toBe(true);
     return list[0]!.id as string;
   };
-  return { fashionModel: pick(m, 'fashionModels'), venue: pick(v, 'venues'), pose: pick(p, 'poses'), ringPose: pick(r, 'poses') };
+  return {
+    fashionModel: pick(m, 'fashionModels'),
+    venue: pick(v, 'venues'),
+    pose: pick(p, 'poses'),
+    ringPose: pick(r, 'poses'),
+  };
 }
 
 /** A valid, minimal request for every tool; `photo` is an uploaded (or otherwise reachable) image URL. */
 export function requestFor(tool: Tool, photo: string, ids: CatalogIds, photo2 = photo): Json {
   switch (tool) {
     case 'virtual_model':
-      return { toolId: tool, images: { fashion_model: ids.fashionModel, garment_photo: photo, venue: ids.venue }, pose: ids.pose, ratio: '4:5' };
+      return {
+        toolId: tool,
+        images: { fashion_model: ids.fashionModel, garment_photo: photo, venue: ids.venue },
+        pose: ids.pose,
+        ratio: '4:5',
+      };
     case 'outfit_photo':
-      return { toolId: tool, images: { fashion_model: ids.fashionModel, garment_photos: [photo, photo2] } };
+      return {
+        toolId: tool,
+        images: { fashion_model: ids.fashionModel, garment_photos: [photo, photo2] },
+      };
     case 'pro_studio':
-      return { toolId: tool, images: { fashion_model: ids.fashionModel, garment_photos: [photo] }, shotType: 'full_body', stylePreset: 'minimal' };
+      return {
+        toolId: tool,
+        images: { fashion_model: ids.fashionModel, garment_photos: [photo] },
+        shotType: 'full_body',
+        stylePreset: 'minimal',
+      };
     case 'jewelry_on_model':
-      return { toolId: tool, images: { jewelry_image: photo }, jewelryType: 'ring', pose: ids.ringPose, backgroundColor: '#f4efe9' };
+      return {
+        toolId: tool,
+        images: { jewelry_image: photo },
+        jewelryType: 'ring',
+        pose: ids.ringPose,
+        backgroundColor: '#f4efe9',
+      };
     case 'clothing_ecom_pack':
     case 'jewelry_ecom_pack':
     case 'model_to_flat_lay':
@@ -82,13 +113,22 @@ export function requestFor(tool: Tool, photo: string, ids: CatalogIds, photo2 = 
     case 'remove_background':
       return { toolId: tool, images: { user_photo: photo } };
     case 'ai_videos':
-      return { toolId: tool, images: { user_photo: photo }, motionPrompt: 'slow 360 turn, soft light', duration: 2 };
+      return {
+        toolId: tool,
+        images: { user_photo: photo },
+        motionPrompt: 'slow 360 turn, soft light',
+        duration: 2,
+      };
     case 'pose_angle_switch':
       return { toolId: tool, images: { user_photo: photo }, pose: ids.pose };
     case 'model_swap':
       return { toolId: tool, images: { user_photo: photo, fashion_model: ids.fashionModel } };
     case 'photo_edit':
-      return { toolId: tool, images: { user_photo: photo }, customPrompt: 'make the shirt navy blue' };
+      return {
+        toolId: tool,
+        images: { user_photo: photo },
+        customPrompt: 'make the shirt navy blue',
+      };
     case 'photo_reframe':
       return { toolId: tool, images: { user_photo: photo }, targetRatio: '4:5' };
   }

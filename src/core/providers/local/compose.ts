@@ -7,7 +7,12 @@
 import sharp, { type Metadata, type OverlayOptions, type Sharp } from 'sharp';
 import { z } from 'zod';
 import type { Catalog } from '../../catalog';
-import { drawFigure, type Appearance, type FigureAnchors, type PoseJoints } from '../../catalog/figure';
+import {
+  drawFigure,
+  type Appearance,
+  type FigureAnchors,
+  type PoseJoints,
+} from '../../catalog/figure';
 import type { ProviderJob } from '../types';
 import { ProviderError } from '../types';
 import { canvasFor, checkAborted, decodeMeta, open, ratioOf } from './image-io';
@@ -32,11 +37,31 @@ const AppearanceSchema = z.object({
   height: z.number(),
 });
 const JointsSchema = z.object({
-  leftArm: z.number(), leftElbow: z.number(), rightArm: z.number(), rightElbow: z.number(),
-  leftLeg: z.number(), leftKnee: z.number(), rightLeg: z.number(), rightKnee: z.number(),
-  lean: z.number(), headTilt: z.number(), facing: z.number(),
+  leftArm: z.number(),
+  leftElbow: z.number(),
+  rightArm: z.number(),
+  rightElbow: z.number(),
+  leftLeg: z.number(),
+  leftKnee: z.number(),
+  rightLeg: z.number(),
+  rightKnee: z.number(),
+  lean: z.number(),
+  headTilt: z.number(),
+  facing: z.number(),
 });
-const STANDING: PoseJoints = { leftArm: 8, leftElbow: 4, rightArm: 8, rightElbow: 4, leftLeg: 4, leftKnee: 0, rightLeg: 4, rightKnee: 0, lean: 0, headTilt: 0, facing: 1 };
+const STANDING: PoseJoints = {
+  leftArm: 8,
+  leftElbow: 4,
+  rightArm: 8,
+  rightElbow: 4,
+  leftLeg: 4,
+  leftKnee: 0,
+  rightLeg: 4,
+  rightKnee: 0,
+  lean: 0,
+  headTilt: 0,
+  facing: 1,
+};
 
 type Layer = OverlayOptions;
 type Box = { x: number; y: number; width: number; height: number };
@@ -45,9 +70,20 @@ export class Compositor {
   constructor(private readonly catalog: Catalog) {}
 
   private appearance(id: string | null | undefined): Appearance {
-    const entry = this.catalog.fashionModels.find((m) => m.id === id) ?? this.catalog.fashionModels[0];
+    const entry =
+      this.catalog.fashionModels.find((m) => m.id === id) ?? this.catalog.fashionModels[0];
     const parsed = AppearanceSchema.safeParse((entry as { look?: unknown } | undefined)?.look);
-    return parsed.success ? parsed.data : { skin: '#c98f65', hair: '#3b2417', hairStyle: 'short', outfit: '#e9e4da', shoes: '#1b1b1b', build: 1, height: 1 };
+    return parsed.success
+      ? parsed.data
+      : {
+          skin: '#c98f65',
+          hair: '#3b2417',
+          hairStyle: 'short',
+          outfit: '#e9e4da',
+          shoes: '#1b1b1b',
+          build: 1,
+          height: 1,
+        };
   }
 
   private joints(poseId: string | null | undefined, variant: number): PoseJoints {
@@ -64,21 +100,38 @@ export class Compositor {
   /** Background layer at the canvas size: the venue, a solid colour, or a studio sweep. */
   private async background(job: ProviderJob, width: number, height: number): Promise<Buffer> {
     if (job.params.backgroundColor) {
-      return sharp({ create: { width, height, channels: 3, background: job.params.backgroundColor } }).png().toBuffer();
+      return sharp({
+        create: { width, height, channels: 3, background: job.params.backgroundColor },
+      })
+        .png()
+        .toBuffer();
     }
-    if (job.venue) return open(job.venue.image.path).resize(width, height, { fit: 'cover' }).removeAlpha().png().toBuffer();
+    if (job.venue)
+      return open(job.venue.image.path)
+        .resize(width, height, { fit: 'cover' })
+        .removeAlpha()
+        .png()
+        .toBuffer();
     const sweep = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><defs><linearGradient id="g" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#f7f6f3"/><stop offset="1" stop-color="#dedbd5"/></linearGradient></defs><rect width="100%" height="100%" fill="url(#g)"/></svg>`;
     return sharp(Buffer.from(sweep)).png().toBuffer();
   }
 
   /** The model layer and where products go on it. */
-  private async figure(job: ProviderJob, width: number, height: number, facing?: number): Promise<{ layer: Layer; anchors: FigureAnchors }> {
+  private async figure(
+    job: ProviderJob,
+    width: number,
+    height: number,
+    facing?: number,
+  ): Promise<{ layer: Layer; anchors: FigureAnchors }> {
     const joints = { ...this.joints(job.pose?.id, job.params.variant ?? 0) };
     if (facing !== undefined) joints.facing = facing;
     if (job.fashionModel && job.fashionModel.id === null) {
       // The caller's own model photo: cut the person out and stand them in the frame.
       const person = await removeBackground(await sharp(job.fashionModel.image.path).toBuffer());
-      const scaled = await sharp(person).resize(Math.round(width * 0.8), Math.round(height * 0.92), { fit: 'inside' }).png().toBuffer();
+      const scaled = await sharp(person)
+        .resize(Math.round(width * 0.8), Math.round(height * 0.92), { fit: 'inside' })
+        .png()
+        .toBuffer();
       const meta = await sharp(scaled).metadata();
       const x = Math.round((width - meta.width!) / 2);
       const y = height - meta.height! - Math.round(height * 0.02);
@@ -90,9 +143,18 @@ export class Compositor {
           torso: { x: x + w * 0.25, y: y + h * 0.17, width: w * 0.5, height: h * 0.33 },
           legs: { x: x + w * 0.28, y: y + h * 0.5, width: w * 0.44, height: h * 0.45 },
           neck: { x: x + w / 2, y: y + h * 0.16 },
-          ears: [{ x: x + w * 0.44, y: y + h * 0.08 }, { x: x + w * 0.56, y: y + h * 0.08 }],
-          wrists: [{ x: x + w * 0.2, y: y + h * 0.5 }, { x: x + w * 0.8, y: y + h * 0.5 }],
-          hands: [{ x: x + w * 0.2, y: y + h * 0.53 }, { x: x + w * 0.8, y: y + h * 0.53 }],
+          ears: [
+            { x: x + w * 0.44, y: y + h * 0.08 },
+            { x: x + w * 0.56, y: y + h * 0.08 },
+          ],
+          wrists: [
+            { x: x + w * 0.2, y: y + h * 0.5 },
+            { x: x + w * 0.8, y: y + h * 0.5 },
+          ],
+          hands: [
+            { x: x + w * 0.2, y: y + h * 0.53 },
+            { x: x + w * 0.8, y: y + h * 0.53 },
+          ],
           bbox: { x, y, width: w, height: h },
         },
       };
@@ -100,20 +162,41 @@ export class Compositor {
     const look = this.appearance(job.fashionModel?.id);
     const { svg, anchors } = drawFigure(look, joints, width, height);
     const shadow = `<ellipse cx="${width / 2}" cy="${height * 0.968}" rx="${width * 0.16}" ry="${height * 0.012}" fill="#000" opacity="0.22"/>`;
-    const layer = await sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${shadow}${svg}</svg>`)).png().toBuffer();
+    const layer = await sharp(
+      Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${shadow}${svg}</svg>`,
+      ),
+    )
+      .png()
+      .toBuffer();
     return { layer: { input: layer, left: 0, top: 0 }, anchors };
   }
 
   /** A product cut-out scaled into `box` (centred, keeping its shape). */
-  private async place(cutout: Buffer, box: Box, opts: { fill?: 'contain' | 'cover'; rotate?: number } = {}): Promise<Layer> {
-    const trimmed = await sharp(cutout).trim({ threshold: 1 }).png().toBuffer().catch(() => cutout);
+  private async place(
+    cutout: Buffer,
+    box: Box,
+    opts: { fill?: 'contain' | 'cover'; rotate?: number } = {},
+  ): Promise<Layer> {
+    const trimmed = await sharp(cutout)
+      .trim({ threshold: 1 })
+      .png()
+      .toBuffer()
+      .catch(() => cutout);
     const w = Math.max(4, Math.round(box.width));
     const h = Math.max(4, Math.round(box.height));
     let img = sharp(trimmed).resize(w, h, { fit: opts.fill === 'cover' ? 'cover' : 'inside' });
-    if (opts.rotate) img = sharp(await img.png().toBuffer()).rotate(opts.rotate, { background: { r: 0, g: 0, b: 0, alpha: 0 } });
+    if (opts.rotate)
+      img = sharp(await img.png().toBuffer()).rotate(opts.rotate, {
+        background: { r: 0, g: 0, b: 0, alpha: 0 },
+      });
     const input = await img.png().toBuffer();
     const meta = await sharp(input).metadata();
-    return { input, left: Math.round(box.x + (box.width - meta.width!) / 2), top: Math.round(box.y + (box.height - meta.height!) / 2) };
+    return {
+      input,
+      left: Math.round(box.x + (box.width - meta.width!) / 2),
+      top: Math.round(box.y + (box.height - meta.height!) / 2),
+    };
   }
 
   private async cutouts(job: ProviderJob, keys: readonly string[]): Promise<Buffer[]> {
@@ -132,16 +215,39 @@ export class Compositor {
    * trousers and skirts on the legs, dresses from the shoulders down. A garment whose place is
    * taken (a second top) is shown beside the figure rather than somewhere it does not go.
    */
-  private async dress(garments: Buffer[], anchors: FigureAnchors, canvasWidth: number): Promise<Layer[]> {
+  private async dress(
+    garments: Buffer[],
+    anchors: FigureAnchors,
+    canvasWidth: number,
+  ): Promise<Layer[]> {
     const t = anchors.torso;
     const l = anchors.legs;
     const boxes: Record<GarmentKind, Box> = {
-      top: { x: t.x - t.width * 0.12, y: t.y - t.height * 0.04, width: t.width * 1.24, height: t.height * 1.1 },
+      top: {
+        x: t.x - t.width * 0.12,
+        y: t.y - t.height * 0.04,
+        width: t.width * 1.24,
+        height: t.height * 1.1,
+      },
       // From the waist (a little above the hips) to the ankles.
-      bottom: { x: l.x, y: l.y - t.height * 0.12, width: l.width, height: l.height + t.height * 0.12 },
-      dress: { x: t.x - t.width * 0.1, y: t.y, width: t.width * 1.2, height: t.height + l.height * 0.75 },
+      bottom: {
+        x: l.x,
+        y: l.y - t.height * 0.12,
+        width: l.width,
+        height: l.height + t.height * 0.12,
+      },
+      dress: {
+        x: t.x - t.width * 0.1,
+        y: t.y,
+        width: t.width * 1.2,
+        height: t.height + l.height * 0.75,
+      },
     };
-    const covers: Record<GarmentKind, ('torso' | 'legs')[]> = { top: ['torso'], bottom: ['legs'], dress: ['torso', 'legs'] };
+    const covers: Record<GarmentKind, ('torso' | 'legs')[]> = {
+      top: ['torso'],
+      bottom: ['legs'],
+      dress: ['torso', 'legs'],
+    };
     const kinds = await Promise.all(garments.slice(0, 3).map((g) => garmentKind(g)));
     // Drawn bottom-up so a top falls over a waistband.
     const order = kinds.map((kind, i) => ({ kind, i })).sort((a, b) => rank(a.kind) - rank(b.kind));
@@ -154,18 +260,34 @@ export class Compositor {
         continue;
       }
       for (const part of covers[kind]) taken.add(part);
-      layers.push(await this.place(garments[i]!, boxes[kind], { fill: kind === 'bottom' ? 'contain' : 'cover' }));
+      layers.push(
+        await this.place(garments[i]!, boxes[kind], {
+          fill: kind === 'bottom' ? 'contain' : 'cover',
+        }),
+      );
     }
     for (const [k, garment] of beside.entries()) {
       const size = t.height * 0.75;
-      layers.push(await this.place(garment, { x: canvasWidth - size * (k + 1) - size * 0.1 * (k + 1), y: anchors.bbox.y, width: size, height: size }));
+      layers.push(
+        await this.place(garment, {
+          x: canvasWidth - size * (k + 1) - size * 0.1 * (k + 1),
+          y: anchors.bbox.y,
+          width: size,
+          height: size,
+        }),
+      );
     }
     return layers;
   }
 
   private jewelryBox(type: string | undefined, anchors: FigureAnchors, scale: number): Box {
     const size = anchors.bbox.height * 0.07 * scale;
-    const at = (p: { x: number; y: number } | undefined, k = 1) => ({ x: (p?.x ?? anchors.neck.x) - (size * k) / 2, y: (p?.y ?? anchors.neck.y) - (size * k) / 2, width: size * k, height: size * k });
+    const at = (p: { x: number; y: number } | undefined, k = 1) => ({
+      x: (p?.x ?? anchors.neck.x) - (size * k) / 2,
+      y: (p?.y ?? anchors.neck.y) - (size * k) / 2,
+      width: size * k,
+      height: size * k,
+    });
     switch (type) {
       case 'ring':
         return at(anchors.hands[1], 0.6);
@@ -174,11 +296,23 @@ export class Compositor {
       case 'bracelet':
         return at(anchors.wrists[1], 0.8);
       default:
-        return { x: anchors.neck.x - size * 1.1, y: anchors.neck.y - size * 0.1, width: size * 2.2, height: size * 1.4 };
+        return {
+          x: anchors.neck.x - size * 1.1,
+          y: anchors.neck.y - size * 0.1,
+          width: size * 2.2,
+          height: size * 1.4,
+        };
     }
   }
 
-  private async finish(base: Buffer, layers: Layer[], width: number, height: number, job: ProviderJob, crop?: Box): Promise<Buffer> {
+  private async finish(
+    base: Buffer,
+    layers: Layer[],
+    width: number,
+    height: number,
+    job: ProviderJob,
+    crop?: Box,
+  ): Promise<Buffer> {
     let img = sharp(base).composite(layers);
     let buffer = await img.png().toBuffer();
     if (crop) {
@@ -186,29 +320,50 @@ export class Compositor {
       const top = Math.max(0, Math.round(crop.y));
       const w = Math.min(width - left, Math.round(crop.width));
       const h = Math.min(height - top, Math.round(crop.height));
-      buffer = await sharp(buffer).extract({ left, top, width: w, height: h }).resize(width, height, { fit: 'cover' }).png().toBuffer();
+      buffer = await sharp(buffer)
+        .extract({ left, top, width: w, height: h })
+        .resize(width, height, { fit: 'cover' })
+        .png()
+        .toBuffer();
     }
     img = grade(sharp(buffer), job.params.stylePreset);
-    const mark = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><text x="${width - 12}" y="${height - 12}" text-anchor="end" font-family="sans-serif" font-size="${Math.round(height / 60)}" fill="#000" fill-opacity="0.35">PREVIEW · offline renderer</text></svg>`);
+    const mark = Buffer.from(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><text x="${width - 12}" y="${height - 12}" text-anchor="end" font-family="sans-serif" font-size="${Math.round(height / 60)}" fill="#000" fill-opacity="0.35">PREVIEW · offline renderer</text></svg>`,
+    );
     return sharp(await img.png().toBuffer())
       .composite([{ input: mark }])
-      .withExif({ IFD0: { ImageDescription: PREVIEW_MARK, Software: 'Dropshoot offline renderer' } })
+      .withExif({
+        IFD0: { ImageDescription: PREVIEW_MARK, Software: 'Dropshoot offline renderer' },
+      })
       .jpeg({ quality: 90 })
       .toBuffer();
   }
 
-  private async canvas(job: ProviderJob, productRatio: number): Promise<{ width: number; height: number }> {
-    return canvasFor(ratioOf(job.params.ratio, job.params.ratio === 'auto' ? productRatio : 1), LONG_SIDE);
+  private async canvas(
+    job: ProviderJob,
+    productRatio: number,
+  ): Promise<{ width: number; height: number }> {
+    return canvasFor(
+      ratioOf(job.params.ratio, job.params.ratio === 'auto' ? productRatio : 1),
+      LONG_SIDE,
+    );
   }
 
   /** One on-model shot; `crop` frames a part of it (shot types, pack details). */
-  async onModel(job: ProviderJob, productKeys: readonly string[], opts: { facing?: number; frame?: 'full' | 'half' | 'close' } = {}): Promise<Buffer> {
+  async onModel(
+    job: ProviderJob,
+    productKeys: readonly string[],
+    opts: { facing?: number; frame?: 'full' | 'half' | 'close' } = {},
+  ): Promise<Buffer> {
     const garments = await this.cutouts(job, productKeys);
     const productMeta = await sharp(garments[0]!).metadata();
     const { width, height } = await this.canvas(job, productMeta.width! / productMeta.height!);
     const figureW = Math.round(Math.min(width, height * 0.75));
     const figureX = Math.round((width - figureW) / 2);
-    const [base, figure] = await Promise.all([this.background(job, width, height), this.figure(job, figureW, height, opts.facing)]);
+    const [base, figure] = await Promise.all([
+      this.background(job, width, height),
+      this.figure(job, figureW, height, opts.facing),
+    ]);
     const shift = (b: Box): Box => ({ ...b, x: b.x + figureX });
     const anchors: FigureAnchors = {
       ...figure.anchors,
@@ -224,10 +379,21 @@ export class Compositor {
     const isJewelry = job.toolId === 'jewelry_on_model' || job.toolId === 'jewelry_ecom_pack';
     const jewelryType = jewelryTypeOf(job);
     const products = isJewelry
-      ? await Promise.all(garments.map((g, i) => this.place(g, this.jewelryBox(jewelryType, anchors, 1 + i * 0.2))))
+      ? await Promise.all(
+          garments.map((g, i) => this.place(g, this.jewelryBox(jewelryType, anchors, 1 + i * 0.2))),
+        )
       : await this.dress(garments, anchors, width);
     const frame = opts.frame ?? frameOf(job.params.shotType, isJewelry);
-    const crop = frame === 'full' ? undefined : frameBox(frame, anchors, width, height, isJewelry ? this.jewelryBox(jewelryType, anchors, 1) : undefined);
+    const crop =
+      frame === 'full'
+        ? undefined
+        : frameBox(
+            frame,
+            anchors,
+            width,
+            height,
+            isJewelry ? this.jewelryBox(jewelryType, anchors, 1) : undefined,
+          );
     return this.finish(base, [figureLayer, ...products], width, height, job, crop);
   }
 
@@ -241,49 +407,101 @@ export class Compositor {
     if (!photo) throw new ProviderError(`${job.toolId}: missing image 'user_photo'`);
     await decodeMeta(photo.path);
     const target = job.toolId === 'pose_angle_switch' ? job.pose : job.fashionModel;
-    const name = job.toolId === 'pose_angle_switch'
-      ? this.catalog.poses.find((p) => p.id === job.pose?.id)?.name ?? job.pose?.id ?? 'the chosen pose'
-      : this.catalog.fashionModels.find((m) => m.id === job.fashionModel?.id)?.name ?? 'the chosen model';
-    const label = job.toolId === 'pose_angle_switch' ? `Preview: pose change to ${name}` : `Preview: model swap to ${name}`;
+    const name =
+      job.toolId === 'pose_angle_switch'
+        ? (this.catalog.poses.find((p) => p.id === job.pose?.id)?.name ??
+          job.pose?.id ??
+          'the chosen pose')
+        : (this.catalog.fashionModels.find((m) => m.id === job.fashionModel?.id)?.name ??
+          'the chosen model');
+    const label =
+      job.toolId === 'pose_angle_switch'
+        ? `Preview: pose change to ${name}`
+        : `Preview: model swap to ${name}`;
     const width = 1280;
     const height = 960;
     const bar = 96;
     const pane = { width: Math.round(width * 0.5) - 24, height: height - bar - 32 };
-    const fit = (input: string) => open(input).resize(pane.width, pane.height, { fit: 'contain', background: '#ffffff' }).flatten({ background: '#ffffff' }).png().toBuffer();
+    const fit = (input: string) =>
+      open(input)
+        .resize(pane.width, pane.height, { fit: 'contain', background: '#ffffff' })
+        .flatten({ background: '#ffffff' })
+        .png()
+        .toBuffer();
     const layers: Layer[] = [{ input: await fit(photo.path), left: 16, top: bar + 16 }];
-    if (target) layers.push({ input: await fit(target.image.path), left: Math.round(width * 0.5) + 8, top: bar + 16 });
+    if (target)
+      layers.push({
+        input: await fit(target.image.path),
+        left: Math.round(width * 0.5) + 8,
+        top: bar + 16,
+      });
     const esc = (t: string) => t.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
     const text = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${bar}"><rect width="100%" height="100%" fill="#1f2328"/><text x="24" y="44" font-family="sans-serif" font-size="30" fill="#ffffff">${esc(label)}</text><text x="24" y="78" font-family="sans-serif" font-size="20" fill="#c9d1d9">Your photo (left) and the target (right). The offline renderer does not change a real person; an AI provider does.</text></svg>`;
     layers.push({ input: Buffer.from(text), left: 0, top: 0 });
-    const base = await sharp({ create: { width, height, channels: 3, background: '#f2f2f0' } }).png().toBuffer();
-    return this.finish(base, layers, width, height, { ...job, params: { ...job.params, stylePreset: undefined } });
+    const base = await sharp({ create: { width, height, channels: 3, background: '#f2f2f0' } })
+      .png()
+      .toBuffer();
+    return this.finish(base, layers, width, height, {
+      ...job,
+      params: { ...job.params, stylePreset: undefined },
+    });
   }
 
   /** The product laid flat on a textured surface with a soft shadow. */
-  async flatLay(job: ProviderJob, productKeys: readonly string[], surface = '#eae6df', fromPerson = false): Promise<Buffer> {
+  async flatLay(
+    job: ProviderJob,
+    productKeys: readonly string[],
+    surface = '#eae6df',
+    fromPerson = false,
+  ): Promise<Buffer> {
     const [cut] = await this.cutouts(job, productKeys);
     // model_to_flat_lay: the garment alone, not the person wearing it.
     const product = fromPerson ? await garmentFromPerson(cut!) : cut;
     const { width, height } = canvasFor(ratioOf(job.params.ratio, 1), LONG_SIDE);
     const grain = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><filter id="n"><feTurbulence type="fractalNoise" baseFrequency="0.9" numOctaves="2" seed="${(job.params.variant ?? 0) + 3}"/><feColorMatrix values="0 0 0 0 0  0 0 0 0 0  0 0 0 0 0  0 0 0 0.08 0"/></filter><rect width="100%" height="100%" fill="${surface}"/><rect width="100%" height="100%" filter="url(#n)"/></svg>`;
     const base = await sharp(Buffer.from(grain)).png().toBuffer();
-    const placed = await this.place(product!, { x: width * 0.15, y: height * 0.12, width: width * 0.7, height: height * 0.76 }, { rotate: ((job.params.variant ?? 0) % 3) * 4 - 4 });
-    const shadowSrc = await sharp(placed.input as Buffer).ensureAlpha().extractChannel(3).toBuffer();
+    const placed = await this.place(
+      product!,
+      { x: width * 0.15, y: height * 0.12, width: width * 0.7, height: height * 0.76 },
+      { rotate: ((job.params.variant ?? 0) % 3) * 4 - 4 },
+    );
+    const shadowSrc = await sharp(placed.input as Buffer)
+      .ensureAlpha()
+      .extractChannel(3)
+      .toBuffer();
     const meta = await sharp(placed.input as Buffer).metadata();
-    const shadow = await sharp({ create: { width: meta.width!, height: meta.height!, channels: 3, background: '#000' } })
+    const shadow = await sharp({
+      create: { width: meta.width!, height: meta.height!, channels: 3, background: '#000' },
+    })
       .joinChannel(await sharp(shadowSrc).linear(0.3, 0).blur(12).toBuffer())
       .png()
       .toBuffer();
-    return this.finish(base, [{ input: shadow, left: (placed.left ?? 0) + 10, top: (placed.top ?? 0) + 14 }, placed], width, height, job);
+    return this.finish(
+      base,
+      [{ input: shadow, left: (placed.left ?? 0) + 10, top: (placed.top ?? 0) + 14 }, placed],
+      width,
+      height,
+      job,
+    );
   }
 
   /** The cut-out product centred on pure white (pack "on white" shot). */
   async onWhite(job: ProviderJob, productKeys: readonly string[]): Promise<Buffer> {
     const [product] = await this.cutouts(job, productKeys);
     const { width, height } = canvasFor(1, LONG_SIDE);
-    const base = await sharp({ create: { width, height, channels: 3, background: '#ffffff' } }).png().toBuffer();
-    const placed = await this.place(product!, { x: width * 0.08, y: height * 0.08, width: width * 0.84, height: height * 0.84 });
-    return this.finish(base, [placed], width, height, { ...job, params: { ...job.params, stylePreset: undefined } });
+    const base = await sharp({ create: { width, height, channels: 3, background: '#ffffff' } })
+      .png()
+      .toBuffer();
+    const placed = await this.place(product!, {
+      x: width * 0.08,
+      y: height * 0.08,
+      width: width * 0.84,
+      height: height * 0.84,
+    });
+    return this.finish(base, [placed], width, height, {
+      ...job,
+      params: { ...job.params, stylePreset: undefined },
+    });
   }
 
   /** A close crop of the product itself (pack "detail" shot). */
@@ -295,14 +513,21 @@ export class Compositor {
     const left = Math.round((meta.width! - side) / 2);
     const top = Math.round((meta.height! - side) / 2);
     const { width, height } = canvasFor(1, LONG_SIDE);
-    const base = await open(file.path).extract({ left, top, width: side, height: side }).resize(width, height, { kernel: 'lanczos3' }).sharpen().png().toBuffer();
+    const base = await open(file.path)
+      .extract({ left, top, width: side, height: side })
+      .resize(width, height, { kernel: 'lanczos3' })
+      .sharpen()
+      .png()
+      .toBuffer();
     return this.finish(base, [], width, height, job);
   }
 }
 
 /** The piece's type: the request's jewelryType, else the type of the jewelry pose chosen. */
 function jewelryTypeOf(job: ProviderJob): string | undefined {
-  return job.params.jewelryType ?? (job.pose && job.pose.type !== 'default' ? job.pose.type : undefined);
+  return (
+    job.params.jewelryType ?? (job.pose && job.pose.type !== 'default' ? job.pose.type : undefined)
+  );
 }
 
 const rank = (kind: GarmentKind): number => (kind === 'bottom' ? 0 : kind === 'dress' ? 1 : 2);
@@ -314,13 +539,25 @@ function frameOf(shotType: string | undefined, jewelry: boolean): 'full' | 'half
   return 'full';
 }
 
-function frameBox(frame: 'half' | 'close', anchors: FigureAnchors, width: number, height: number, focus?: Box): Box {
+function frameBox(
+  frame: 'half' | 'close',
+  anchors: FigureAnchors,
+  width: number,
+  height: number,
+  focus?: Box,
+): Box {
   const aspect = width / height;
   const target = focus ?? anchors.torso;
-  const h = frame === 'half' ? anchors.bbox.height * 0.55 : Math.max(target.height * (focus ? 4 : 1.6), height * 0.22);
+  const h =
+    frame === 'half'
+      ? anchors.bbox.height * 0.55
+      : Math.max(target.height * (focus ? 4 : 1.6), height * 0.22);
   const w = h * aspect;
   const cx = target.x + target.width / 2;
-  const cy = frame === 'half' ? anchors.bbox.y + h / 2 - anchors.bbox.height * 0.02 : target.y + target.height / 2;
+  const cy =
+    frame === 'half'
+      ? anchors.bbox.y + h / 2 - anchors.bbox.height * 0.02
+      : target.y + target.height / 2;
   return {
     x: Math.min(width - w, Math.max(0, cx - w / 2)),
     y: Math.min(height - h, Math.max(0, cy - h / 2)),
@@ -344,4 +581,3 @@ function grade(img: Sharp, preset: string | undefined): Sharp {
       return img;
   }
 }
-

@@ -9,14 +9,25 @@ import { components, dilate, erode } from './matting/morphology';
 
 /** Kovac et al.'s RGB skin rule (daylight): simple, and refuses neutral and cool colours. */
 export function isSkin(r: number, g: number, b: number): boolean {
-  return r > 95 && g > 40 && b > 20 && Math.max(r, g, b) - Math.min(r, g, b) > 15 && Math.abs(r - g) > 15 && r > g && r > b;
+  return (
+    r > 95 &&
+    g > 40 &&
+    b > 20 &&
+    Math.max(r, g, b) - Math.min(r, g, b) > 15 &&
+    Math.abs(r - g) > 15 &&
+    r > g &&
+    r > b
+  );
 }
 
 /** Below this share of skin among the cut-out's pixels there is no person to remove. */
 const PERSON_SKIN = 0.04;
 
 export async function garmentFromPerson(cutout: Buffer): Promise<Buffer> {
-  const { data, info } = await sharp(cutout).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(cutout)
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const { width: w, height: h } = info;
   const n = w * h;
   const keep = new Uint8Array(n);
@@ -39,7 +50,8 @@ export async function garmentFromPerson(cutout: Buffer): Promise<Buffer> {
   let headEnd = top;
   for (let y = top; y <= band; y++) {
     let rowSkin = 0;
-    for (let x = 0; x < w; x++) if (data[(y * w + x) * 4 + 3]! >= 128 && !keep[y * w + x]) rowSkin++;
+    for (let x = 0; x < w; x++)
+      if (data[(y * w + x) * 4 + 3]! >= 128 && !keep[y * w + x]) rowSkin++;
     if (rowSkin >= w * 0.02) headEnd = y;
   }
   for (let i = 0; i < (headEnd + 1) * w; i++) keep[i] = 0;
@@ -53,5 +65,7 @@ export async function garmentFromPerson(cutout: Buffer): Promise<Buffer> {
   if (best < 0 || sizes[best]! < opaque * 0.1) return cutout;
   const out = Buffer.from(data);
   for (let i = 0; i < n; i++) if (label[i] !== best) out[i * 4 + 3] = 0;
-  return sharp(out, { raw: { width: w, height: h, channels: 4 } }).png().toBuffer();
+  return sharp(out, { raw: { width: w, height: h, channels: 4 } })
+    .png()
+    .toBuffer();
 }

@@ -17,26 +17,44 @@ const SIDE = 160;
  * surely garment (not backdrop-coloured): the gap between trouser legs is looked for there, since
  * a cut-out can keep that gap when it is enclosed.
  */
-export function silhouette(mask: Uint8Array, w: number, h: number, solid: Uint8Array = mask): { aspect: number; legGap: boolean; skirt: boolean } | null {
-  let minX = w, minY = h, maxX = -1, maxY = -1;
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) if (mask[y * w + x]) {
-    if (x < minX) minX = x;
-    if (x > maxX) maxX = x;
-    if (y < minY) minY = y;
-    if (y > maxY) maxY = y;
-  }
+export function silhouette(
+  mask: Uint8Array,
+  w: number,
+  h: number,
+  solid: Uint8Array = mask,
+): { aspect: number; legGap: boolean; skirt: boolean } | null {
+  let minX = w,
+    minY = h,
+    maxX = -1,
+    maxY = -1;
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++)
+      if (mask[y * w + x]) {
+        if (x < minX) minX = x;
+        if (x > maxX) maxX = x;
+        if (y < minY) minY = y;
+        if (y > maxY) maxY = y;
+      }
   if (maxX < 0) return null;
   const bw = maxX - minX + 1;
   const bh = maxY - minY + 1;
   const row = (fy: number) => {
     const y = Math.min(maxY, minY + Math.round(fy * (bh - 1)));
-    let left = -1, right = -1, set = 0;
-    for (let x = minX; x <= maxX; x++) if (mask[y * w + x]) {
-      if (left < 0) left = x;
-      right = x;
-      set++;
-    }
-    return { left, right, extent: left < 0 ? 0 : right - left + 1, fill: left < 0 ? 0 : set / (right - left + 1) };
+    let left = -1,
+      right = -1,
+      set = 0;
+    for (let x = minX; x <= maxX; x++)
+      if (mask[y * w + x]) {
+        if (left < 0) left = x;
+        right = x;
+        set++;
+      }
+    return {
+      left,
+      right,
+      extent: left < 0 ? 0 : right - left + 1,
+      fill: left < 0 ? 0 : set / (right - left + 1),
+    };
   };
   // Between the legs: the middle of the garment's own extent is empty in the lower half, over
   // rows (wide legs can meet at the hem, so not only the hem is sampled).
@@ -79,15 +97,23 @@ export async function garmentKind(cutout: Buffer): Promise<GarmentKind> {
   // The backdrop colour from the full-size transparent pixels (resizing premultiplies them to black).
   const full = await sharp(cutout).ensureAlpha().raw().toBuffer();
   const backdrop: number[][] = [[], [], []];
-  for (let i = 0; i < full.length; i += 4 * 7) if (full[i + 3] === 0) for (let c = 0; c < 3; c++) backdrop[c]!.push(full[i + c]!);
+  for (let i = 0; i < full.length; i += 4 * 7)
+    if (full[i + 3] === 0) for (let c = 0; c < 3; c++) backdrop[c]!.push(full[i + c]!);
   const median = backdrop.map((v) => v.sort((a, b) => a - b)[v.length >> 1] ?? -100);
-  const { data, info } = await sharp(cutout).ensureAlpha().resize(SIDE, SIDE, { fit: 'inside', kernel: 'nearest' }).raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(cutout)
+    .ensureAlpha()
+    .resize(SIDE, SIDE, { fit: 'inside', kernel: 'nearest' })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const n = info.width * info.height;
   const mask = new Uint8Array(n);
   const solid = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
     mask[i] = data[i * 4 + 3]! > 127 ? 1 : 0;
-    solid[i] = mask[i] && Math.max(...[0, 1, 2].map((c) => Math.abs(data[i * 4 + c]! - median[c]!))) > 8 ? 1 : 0;
+    solid[i] =
+      mask[i] && Math.max(...[0, 1, 2].map((c) => Math.abs(data[i * 4 + c]! - median[c]!))) > 8
+        ? 1
+        : 0;
   }
   const s = silhouette(mask, info.width, info.height, solid);
   return s ? kindOf(s) : 'top';

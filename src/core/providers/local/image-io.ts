@@ -12,7 +12,9 @@ export async function decodeMeta(input: Buffer | string): Promise<Metadata> {
     if (!meta.width || !meta.height) throw new Error('no dimensions');
     return meta;
   } catch (err) {
-    throw new ProviderError(`the input image cannot be decoded (${err instanceof Error ? err.message : String(err)})`);
+    throw new ProviderError(
+      `the input image cannot be decoded (${err instanceof Error ? err.message : String(err)})`,
+    );
   }
 }
 
@@ -22,14 +24,23 @@ export function open(input: Buffer | string): Sharp {
 }
 
 /** Raw RGB(A) pixels of the input, scaled so the long side is at most `longSide`. */
-export async function rawPixels(input: Buffer | string, longSide: number, channels: 3 | 4 = 3): Promise<RawImage> {
+export async function rawPixels(
+  input: Buffer | string,
+  longSide: number,
+  channels: 3 | 4 = 3,
+): Promise<RawImage> {
   try {
     let img = open(input).resize(longSide, longSide, { fit: 'inside', withoutEnlargement: true });
-    img = channels === 3 ? img.removeAlpha().toColourspace('srgb') : img.ensureAlpha().toColourspace('srgb');
+    img =
+      channels === 3
+        ? img.removeAlpha().toColourspace('srgb')
+        : img.ensureAlpha().toColourspace('srgb');
     const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
     return { data, width: info.width, height: info.height, channels: info.channels };
   } catch (err) {
-    throw new ProviderError(`the input image cannot be decoded (${err instanceof Error ? err.message : String(err)})`);
+    throw new ProviderError(
+      `the input image cannot be decoded (${err instanceof Error ? err.message : String(err)})`,
+    );
   }
 }
 
@@ -47,5 +58,7 @@ export function ratioOf(value: string | undefined, fallback: number): number {
 /** Canvas size for a ratio with the given long side (even numbers: video encoders need them). */
 export function canvasFor(ratio: number, longSide: number): { width: number; height: number } {
   const even = (n: number) => Math.max(2, Math.round(n / 2) * 2);
-  return ratio >= 1 ? { width: even(longSide), height: even(longSide / ratio) } : { width: even(longSide * ratio), height: even(longSide) };
+  return ratio >= 1
+    ? { width: even(longSide), height: even(longSide / ratio) }
+    : { width: even(longSide * ratio), height: even(longSide) };
 }

@@ -5,7 +5,12 @@
  */
 import fs from 'node:fs';
 import type { Catalog } from '../../catalog';
-import { ProviderError, type ProviderAdapter, type ProviderJob, type ProviderOutput } from '../types';
+import {
+  ProviderError,
+  type ProviderAdapter,
+  type ProviderJob,
+  type ProviderOutput,
+} from '../types';
 import { Compositor } from './compose';
 import { enhancePhoto } from './enhance';
 import { checkAborted } from './image-io';
@@ -40,19 +45,45 @@ export function createLocalProvider(opts: { catalog: Catalog }): ProviderAdapter
         return [{ data, mime }];
       }
       case 'photo_reframe':
-        return [jpeg(await reframePhoto(await read(firstImage(job)), job.params.targetRatio ?? '1:1'))];
+        return [
+          jpeg(await reframePhoto(await read(firstImage(job)), job.params.targetRatio ?? '1:1')),
+        ];
       case 'amateur_to_pro':
         return [jpeg(await retouchPhoto(await read(firstImage(job))))];
       case 'photo_edit':
         return [await editPhoto(await read(firstImage(job)), job.params.customPrompt ?? '')];
       case 'ai_videos':
-        return [{ data: await renderVideo(await read(firstImage(job)), { motionPrompt: job.params.motionPrompt ?? '', duration: job.params.duration, ratio: job.params.ratio }, signal), mime: 'video/mp4' }];
+        return [
+          {
+            data: await renderVideo(
+              await read(firstImage(job)),
+              {
+                motionPrompt: job.params.motionPrompt ?? '',
+                duration: job.params.duration,
+                ratio: job.params.ratio,
+              },
+              signal,
+            ),
+            mime: 'video/mp4',
+          },
+        ];
       case 'virtual_model':
         return [jpeg(await compose.onModel(job, ['garment_photo', 'garment_photos']))];
       case 'outfit_photo':
         return [jpeg(await compose.onModel(job, ['garment_photos']))];
       case 'pro_studio':
-        return [jpeg(await compose.onModel(job, ['garment_photos'], { facing: job.params.shotType === 'back_view' ? -1 : job.params.shotType === 'side_view' ? 0 : undefined }))];
+        return [
+          jpeg(
+            await compose.onModel(job, ['garment_photos'], {
+              facing:
+                job.params.shotType === 'back_view'
+                  ? -1
+                  : job.params.shotType === 'side_view'
+                    ? 0
+                    : undefined,
+            }),
+          ),
+        ];
       case 'jewelry_on_model':
         return [jpeg(await compose.onModel(job, ['jewelry_image', 'jewelry_images']))];
       case 'pose_angle_switch':
@@ -65,14 +96,21 @@ export function createLocalProvider(opts: { catalog: Catalog }): ProviderAdapter
         // Distinct shots: on-model, flat lay, detail, on white.
         const shots: ((j: ProviderJob) => Promise<Buffer>)[] = [
           (j) => compose.onModel(j, ['user_photo']),
-          (j) => compose.flatLay(j, ['user_photo'], job.toolId === 'jewelry_ecom_pack' ? '#2d2a33' : '#eae6df'),
+          (j) =>
+            compose.flatLay(
+              j,
+              ['user_photo'],
+              job.toolId === 'jewelry_ecom_pack' ? '#2d2a33' : '#eae6df',
+            ),
           (j) => compose.detail(j, ['user_photo']),
           (j) => compose.onWhite(j, ['user_photo']),
         ];
         const out: ProviderOutput[] = [];
         for (let i = 0; i < job.outputs; i++) {
           checkAborted(signal);
-          out.push(jpeg(await shots[i % shots.length]!({ ...job, params: { ...job.params, variant: i } })));
+          out.push(
+            jpeg(await shots[i % shots.length]!({ ...job, params: { ...job.params, variant: i } })),
+          );
         }
         return out;
       }

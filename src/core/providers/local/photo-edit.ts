@@ -14,23 +14,43 @@ export type EditedPhoto = { data: Buffer; mime: 'image/jpeg' | 'image/png' };
 
 type Pixels = { rgb: Buffer; width: number; height: number };
 
-const MATTE_EDITS: ReadonlySet<Edit['kind']> = new Set(['background', 'remove-background', 'background-brightness', 'recolour', 'crop']);
+const MATTE_EDITS: ReadonlySet<Edit['kind']> = new Set([
+  'background',
+  'remove-background',
+  'background-brightness',
+  'recolour',
+  'crop',
+]);
 
 export async function editPhoto(input: Buffer, instruction: string): Promise<EditedPhoto> {
   await decodeMeta(input);
   const { edits, unsupported } = parseInstruction(instruction);
   if (unsupported.length > 0 || edits.length === 0) {
-    const what = unsupported.length > 0 ? unsupported.map((u) => `"${u}"`).join(', ') : `"${instruction.trim()}"`;
-    throw new ProviderError(`the offline editor cannot do ${what} (the charge is refunded). It can: ${OFFLINE_EDITS}`);
+    const what =
+      unsupported.length > 0
+        ? unsupported.map((u) => `"${u}"`).join(', ')
+        : `"${instruction.trim()}"`;
+    throw new ProviderError(
+      `the offline editor cannot do ${what} (the charge is refunded). It can: ${OFFLINE_EDITS}`,
+    );
   }
-  const { data: original, info } = await open(input).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+  const { data: original, info } = await open(input)
+    .removeAlpha()
+    .toColourspace('srgb')
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const { width, height } = info;
   let rgb: Buffer = original;
   let alpha: Buffer | null = null;
-  const replacesBackground = edits.some((e) => e.kind === 'background' || e.kind === 'remove-background');
+  const replacesBackground = edits.some(
+    (e) => e.kind === 'background' || e.kind === 'remove-background',
+  );
   if (edits.some((e) => MATTE_EDITS.has(e.kind))) {
     // The cut-out's colours are decontaminated at the edge: no halo of the old backdrop on a new one.
-    const cut = await sharp(await removeBackground(input)).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const cut = await sharp(await removeBackground(input))
+      .ensureAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     alpha = Buffer.alloc(width * height);
     const decontaminated = Buffer.alloc(width * height * 3);
     for (let i = 0; i < width * height; i++) {
@@ -54,19 +74,31 @@ export async function editPhoto(input: Buffer, instruction: string): Promise<Edi
   }
   let img = sharp(out, { raw: { width, height, channels } });
   const crop = edits.find((e): e is Extract<Edit, { kind: 'crop' }> => e.kind === 'crop');
-  if (crop) img = sharp(await img.raw().toBuffer(), { raw: { width, height, channels } }).extract(cropWindow(alpha!, width, height, crop.ratio));
+  if (crop)
+    img = sharp(await img.raw().toBuffer(), { raw: { width, height, channels } }).extract(
+      cropWindow(alpha!, width, height, crop.ratio),
+    );
   if (channels === 4) return { data: await img.png().toBuffer(), mime: 'image/png' };
-  return { data: await img.jpeg({ quality: 92, chromaSubsampling: '4:4:4' }).toBuffer(), mime: 'image/jpeg' };
+  return {
+    data: await img.jpeg({ quality: 92, chromaSubsampling: '4:4:4' }).toBuffer(),
+    mime: 'image/jpeg',
+  };
 }
 
 /** Tone edits on the whole photo, in the order they were asked. */
 async function tone(px: Pixels, edits: Edit[]): Promise<Buffer> {
-  const steps = edits.filter((e) => ['brightness', 'contrast', 'saturation', 'temperature', 'monochrome', 'sharpen'].includes(e.kind));
+  const steps = edits.filter((e) =>
+    ['brightness', 'contrast', 'saturation', 'temperature', 'monochrome', 'sharpen'].includes(
+      e.kind,
+    ),
+  );
   if (steps.length === 0) return px.rgb;
   let img: Sharp = sharp(px.rgb, { raw: { width: px.width, height: px.height, channels: 3 } });
   for (const step of steps) {
     // Each step is materialised: sharp would otherwise reorder chained operations its own way.
-    img = sharp(await apply(img, step).raw().toBuffer(), { raw: { width: px.width, height: px.height, channels: 3 } });
+    img = sharp(await apply(img, step).raw().toBuffer(), {
+      raw: { width: px.width, height: px.height, channels: 3 },
+    });
   }
   return img.raw().toBuffer();
 }
@@ -82,11 +114,23 @@ function apply(img: Sharp, edit: Edit): Sharp {
     case 'temperature':
       return img.recomb(
         edit.warmer
-          ? [[1.06, 0, 0], [0, 1.01, 0], [0, 0, 0.9]]
-          : [[0.92, 0, 0], [0, 0.99, 0], [0, 0, 1.08]],
+          ? [
+              [1.06, 0, 0],
+              [0, 1.01, 0],
+              [0, 0, 0.9],
+            ]
+          : [
+              [0.92, 0, 0],
+              [0, 0.99, 0],
+              [0, 0, 1.08],
+            ],
       );
     case 'monochrome':
-      return img.recomb([[0.299, 0.587, 0.114], [0.299, 0.587, 0.114], [0.299, 0.587, 0.114]]);
+      return img.recomb([
+        [0.299, 0.587, 0.114],
+        [0.299, 0.587, 0.114],
+        [0.299, 0.587, 0.114],
+      ]);
     case 'sharpen':
       return img.sharpen({ sigma: 1.2 });
     default:
@@ -100,8 +144,12 @@ const luma = (r: number, g: number, b: number) => 0.299 * r + 0.587 * g + 0.114 
 function recolour(rgb: Buffer, alpha: Buffer, colour: Rgb): Buffer {
   const n = alpha.length;
   const lumas: number[] = [];
-  for (let i = 0; i < n; i += 7) if (alpha[i]! >= 200) lumas.push(luma(rgb[i * 3]!, rgb[i * 3 + 1]!, rgb[i * 3 + 2]!));
-  if (lumas.length === 0) throw new ProviderError('the garment could not be found in the photo to recolour it (the charge is refunded)');
+  for (let i = 0; i < n; i += 7)
+    if (alpha[i]! >= 200) lumas.push(luma(rgb[i * 3]!, rgb[i * 3 + 1]!, rgb[i * 3 + 2]!));
+  if (lumas.length === 0)
+    throw new ProviderError(
+      'the garment could not be found in the photo to recolour it (the charge is refunded)',
+    );
   lumas.sort((a, b) => a - b);
   const median = Math.max(8, lumas[lumas.length >> 1]!);
   const out = Buffer.from(rgb);
@@ -121,7 +169,8 @@ function overColour(rgb: Buffer, alpha: Buffer, colour: Rgb): Buffer {
   const out = Buffer.alloc(rgb.length);
   for (let i = 0; i < alpha.length; i++) {
     const a = alpha[i]! / 255;
-    for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(rgb[i * 3 + c]! * a + colour[c]! * (1 - a));
+    for (let c = 0; c < 3; c++)
+      out[i * 3 + c] = Math.round(rgb[i * 3 + c]! * a + colour[c]! * (1 - a));
   }
   return out;
 }
@@ -150,8 +199,16 @@ function withAlpha(rgb: Buffer, alpha: Buffer): Buffer {
  * The crop: for a ratio, the largest window of that ratio inside the photo, centred on the
  * product (moved inwards at the edges); without one, the product's box with a 5% margin.
  */
-export function cropWindow(alpha: Buffer, width: number, height: number, ratio: number | null): { left: number; top: number; width: number; height: number } {
-  let minX = width, minY = height, maxX = -1, maxY = -1;
+export function cropWindow(
+  alpha: Buffer,
+  width: number,
+  height: number,
+  ratio: number | null,
+): { left: number; top: number; width: number; height: number } {
+  let minX = width,
+    minY = height,
+    maxX = -1,
+    maxY = -1;
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       if (alpha[y * width + x]! < 128) continue;
@@ -167,7 +224,10 @@ export function cropWindow(alpha: Buffer, width: number, height: number, ratio: 
   let w: number;
   let h: number;
   if (ratio === null) {
-    if (!found) throw new ProviderError('no product was found in the photo to crop around (the charge is refunded)');
+    if (!found)
+      throw new ProviderError(
+        'no product was found in the photo to crop around (the charge is refunded)',
+      );
     const margin = 0.05 * Math.max(maxX - minX, maxY - minY);
     w = Math.min(width, maxX - minX + 1 + 2 * margin);
     h = Math.min(height, maxY - minY + 1 + 2 * margin);

@@ -9,7 +9,11 @@ import { computeMatte, matteBox } from './remove-background';
 
 export async function reframePhoto(input: Buffer, targetRatio: string): Promise<Buffer> {
   await decodeMeta(input);
-  const { data, info } = await open(input).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await open(input)
+    .removeAlpha()
+    .toColourspace('srgb')
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const { width: w, height: h } = info;
   const ratio = ratioOf(targetRatio, w / h);
   const jpeg = (img: Sharp) => img.jpeg({ quality: 92 }).toBuffer();
@@ -23,9 +27,16 @@ export async function reframePhoto(input: Buffer, targetRatio: string): Promise<
   if (box) {
     const sx = w / matte.width;
     const sy = h / matte.height;
-    const subject = { left: box.left * sx, top: box.top * sy, right: (box.left + box.width) * sx, bottom: (box.top + box.height) * sy };
+    const subject = {
+      left: box.left * sx,
+      top: box.top * sy,
+      right: (box.left + box.width) * sx,
+      bottom: (box.top + box.height) * sy,
+    };
     const margin = 0.04 * Math.max(cropW, cropH);
-    const fits = subject.right - subject.left + 2 * margin <= cropW && subject.bottom - subject.top + 2 * margin <= cropH;
+    const fits =
+      subject.right - subject.left + 2 * margin <= cropW &&
+      subject.bottom - subject.top + 2 * margin <= cropH;
     if (fits) {
       const cx = (subject.left + subject.right) / 2;
       const cy = (subject.top + subject.bottom) / 2;
@@ -44,7 +55,10 @@ export async function reframePhoto(input: Buffer, targetRatio: string): Promise<
     .raw()
     .toBuffer();
   // Soften the carried-out edges so streaks read as background, then put the photo back sharp.
-  const soft = await sharp(extended, { raw: { width: outW, height: outH, channels: 3 } }).blur(Math.max(2, Math.max(outW, outH) / 150)).raw().toBuffer();
+  const soft = await sharp(extended, { raw: { width: outW, height: outH, channels: 3 } })
+    .blur(Math.max(2, Math.max(outW, outH) / 150))
+    .raw()
+    .toBuffer();
   return jpeg(
     sharp(soft, { raw: { width: outW, height: outH, channels: 3 } }).composite([
       { input: data, raw: { width: w, height: h, channels: 3 }, left, top },

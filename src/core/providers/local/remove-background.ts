@@ -53,8 +53,21 @@ async function analyse(input: Buffer | string, peel: boolean): Promise<Analysis>
   const seg = segment(img.data, img.width, img.height);
   // The cut-out drops the outline's fringe (halo on a new background). Not for the mattes other
   // tools blend with (amateur_to_pro over white): there it also took loose threads and pale edges.
-  if (peel) peelFringe(img.data, img.width, img.height, seg, Math.max(2, Math.round(Math.max(img.width, img.height) / 170)));
-  return { alpha: edgeAlpha(img.data, img.width, img.height, seg), width: img.width, height: img.height, backdrop: seg.backdrop, surface: seg.surface };
+  if (peel)
+    peelFringe(
+      img.data,
+      img.width,
+      img.height,
+      seg,
+      Math.max(2, Math.round(Math.max(img.width, img.height) / 170)),
+    );
+  return {
+    alpha: edgeAlpha(img.data, img.width, img.height, seg),
+    width: img.width,
+    height: img.height,
+    backdrop: seg.backdrop,
+    surface: seg.surface,
+  };
 }
 
 /** The subject's matte at working resolution (long side 1024). */
@@ -66,7 +79,9 @@ export async function computeMatte(input: Buffer | string): Promise<Matte> {
 /** The matte scaled to `width` x `height`: a single-channel 8-bit buffer. */
 export async function matteAt(matte: Matte, width: number, height: number): Promise<Buffer> {
   if (matte.width === width && matte.height === height) return Buffer.from(matte.alpha);
-  return sharp(Buffer.from(matte.alpha), { raw: { width: matte.width, height: matte.height, channels: 1 } })
+  return sharp(Buffer.from(matte.alpha), {
+    raw: { width: matte.width, height: matte.height, channels: 1 },
+  })
     .resize(width, height, { kernel: 'linear' })
     .extractChannel(0) // libvips hands back sRGB otherwise: keep one channel
     .raw()
@@ -74,7 +89,9 @@ export async function matteAt(matte: Matte, width: number, height: number): Prom
 }
 
 /** Subject bounding box in the matte's coordinates (alpha >= 128), or null when empty. */
-export function matteBox(matte: Matte): { left: number; top: number; width: number; height: number } | null {
+export function matteBox(
+  matte: Matte,
+): { left: number; top: number; width: number; height: number } | null {
   let minX = matte.width;
   let minY = matte.height;
   let maxX = -1;
@@ -89,7 +106,9 @@ export function matteBox(matte: Matte): { left: number; top: number; width: numb
       }
     }
   }
-  return maxX < 0 ? null : { left: minX, top: minY, width: maxX - minX + 1, height: maxY - minY + 1 };
+  return maxX < 0
+    ? null
+    : { left: minX, top: minY, width: maxX - minX + 1, height: maxY - minY + 1 };
 }
 
 /**
@@ -114,7 +133,10 @@ export async function removeBackground(input: Buffer): Promise<Buffer> {
   const base = open(input).removeAlpha().toColourspace('srgb');
   const { data, info } = await base.raw().toBuffer({ resolveWithObject: true });
   const alpha = await matteAt(matte, info.width, info.height);
-  const surface = matte.width === info.width && matte.height === info.height ? matte.surface : renderBackdrop(matte.backdrop, info.width, info.height);
+  const surface =
+    matte.width === info.width && matte.height === info.height
+      ? matte.surface
+      : renderBackdrop(matte.backdrop, info.width, info.height);
   decontaminate(data, alpha, surface);
   return sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
     .joinChannel(alpha, { raw: { width: info.width, height: info.height, channels: 1 } })

@@ -33,7 +33,11 @@ function neutralGains(data: Buffer, alpha: Buffer, pixels: number): [number, num
  * The colour of a digital backdrop (a cut-out pasted on one flat colour: nearly every background
  * pixel is that exact colour), or null for a photographed one (noise, gradients, shadows).
  */
-export function flatBackdropColour(data: Buffer, alpha: Buffer, pixels: number): [number, number, number] | null {
+export function flatBackdropColour(
+  data: Buffer,
+  alpha: Buffer,
+  pixels: number,
+): [number, number, number] | null {
   const counts = new Map<number, number>();
   let total = 0;
   for (let i = 0; i < pixels; i++) {
@@ -45,7 +49,7 @@ export function flatBackdropColour(data: Buffer, alpha: Buffer, pixels: number):
   if (total < pixels * 0.05) return null;
   let mode = 0;
   let best = -1;
-  for (const [key, n] of counts) if (n > best) (best = n), (mode = key);
+  for (const [key, n] of counts) if (n > best) ((best = n), (mode = key));
   const colour: [number, number, number] = [(mode >> 16) & 255, (mode >> 8) & 255, mode & 255];
   let near = 0;
   for (const [key, n] of counts) {
@@ -73,7 +77,11 @@ function keepOffBackdrop(data: Buffer, alpha: Buffer, width: number, height: num
   const off = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
     if (alpha[i] === 255) continue;
-    const d = Math.max(Math.abs(data[i * 3]! - bg[0]), Math.abs(data[i * 3 + 1]! - bg[1]), Math.abs(data[i * 3 + 2]! - bg[2]));
+    const d = Math.max(
+      Math.abs(data[i * 3]! - bg[0]),
+      Math.abs(data[i * 3 + 1]! - bg[1]),
+      Math.abs(data[i * 3 + 2]! - bg[2]),
+    );
     if (d > 0) off[i] = 1; // the backdrop far from the subject is exact (JPEG leaves flat areas alone)
   }
   const opened = dilate(erode(off, width, height, RING), width, height, RING);
@@ -82,7 +90,13 @@ function keepOffBackdrop(data: Buffer, alpha: Buffer, width: number, height: num
   for (let i = 0; i < n; i++) {
     if (!opened[i]) continue;
     const x = i % width;
-    if ((x > 0 && alpha[i - 1]! >= 128) || (x < width - 1 && alpha[i + 1]! >= 128) || (i >= width && alpha[i - width]! >= 128) || (i + width < n && alpha[i + width]! >= 128)) seeds.push(i);
+    if (
+      (x > 0 && alpha[i - 1]! >= 128) ||
+      (x < width - 1 && alpha[i + 1]! >= 128) ||
+      (i >= width && alpha[i - width]! >= 128) ||
+      (i + width < n && alpha[i + width]! >= 128)
+    )
+      seeds.push(i);
   }
   const kept = new Uint8Array(n);
   flood(kept, seeds, width, (j) => opened[j] === 1);
@@ -91,7 +105,11 @@ function keepOffBackdrop(data: Buffer, alpha: Buffer, width: number, height: num
 
 export async function retouchPhoto(input: Buffer): Promise<Buffer> {
   await decodeMeta(input);
-  const { data, info } = await open(input).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await open(input)
+    .removeAlpha()
+    .toColourspace('srgb')
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const { width, height } = info;
   const alpha = await matteAt(await computeMatte(input), width, height);
   const gains = neutralGains(data, alpha, width * height);
@@ -105,5 +123,7 @@ export async function retouchPhoto(input: Buffer): Promise<Buffer> {
     }
   }
   // No sharpening: on prints and knits it moves every pixel's colour (median Delta E 2-6).
-  return sharp(out, { raw: { width, height, channels: 3 } }).jpeg({ quality: 95, chromaSubsampling: '4:4:4' }).toBuffer();
+  return sharp(out, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 95, chromaSubsampling: '4:4:4' })
+    .toBuffer();
 }

@@ -14,7 +14,8 @@ import { computeMatte, matteBox } from './remove-background';
 
 const FPS = 25;
 
-export type Motion = 'zoom_in' | 'zoom_out' | 'pan_left' | 'pan_right' | 'tilt_up' | 'tilt_down' | 'orbit';
+export type Motion =
+  'zoom_in' | 'zoom_out' | 'pan_left' | 'pan_right' | 'tilt_up' | 'tilt_down' | 'orbit';
 
 /** The first motion named in the prompt; a slow zoom in by default. */
 export function motionFrom(prompt: string): Motion {
@@ -39,9 +40,18 @@ type Keep = { x0: number; y0: number; x1: number; y1: number };
  * no frame cuts a sleeve: the zoom stops where the window meets the product, and pans and tilts
  * travel only as far as the window still holds it. Motion is eased (no jolt at start and end).
  */
-export function zoompan(motion: Motion, frames: number, w: number, h: number, keep: Keep = { x0: 0, y0: 0, x1: w, y1: h }): string {
+export function zoompan(
+  motion: Motion,
+  frames: number,
+  w: number,
+  h: number,
+  keep: Keep = { x0: 0, y0: 0, x1: w, y1: h },
+): string {
   const t = `(0.5-0.5*cos(PI*on/${Math.max(1, frames - 1)}))`;
-  const zmax = Math.max(1, Math.min(1.3, w / Math.max(1, keep.x1 - keep.x0), h / Math.max(1, keep.y1 - keep.y0)));
+  const zmax = Math.max(
+    1,
+    Math.min(1.3, w / Math.max(1, keep.x1 - keep.x0), h / Math.max(1, keep.y1 - keep.y0)),
+  );
   const f = (v: number) => v.toFixed(4);
   // Allowed window corners at the current zoom.
   const xLo = `max(0,${f(keep.x1)}-iw/zoom)`;
@@ -74,7 +84,11 @@ export function zoompan(motion: Motion, frames: number, w: number, h: number, ke
   }
 }
 
-export async function renderVideo(input: Buffer, opts: { motionPrompt: string; duration?: number; ratio?: string }, signal?: AbortSignal): Promise<Buffer> {
+export async function renderVideo(
+  input: Buffer,
+  opts: { motionPrompt: string; duration?: number; ratio?: string },
+  signal?: AbortSignal,
+): Promise<Buffer> {
   const meta = await decodeMeta(input);
   const duration = Math.max(1, Math.min(15, opts.duration ?? 5));
   const frames = Math.round(duration * FPS);
@@ -93,20 +107,58 @@ export async function renderVideo(input: Buffer, opts: { motionPrompt: string; d
     await open(input)
       .resize(iw, ih, { fit: 'contain', background: backdrop })
       .flatten({ background: backdrop })
-      .extend({ left: (sw - iw) >> 1, right: sw - iw - ((sw - iw) >> 1), top: (sh - ih) >> 1, bottom: sh - ih - ((sh - ih) >> 1), background: backdrop })
+      .extend({
+        left: (sw - iw) >> 1,
+        right: sw - iw - ((sw - iw) >> 1),
+        top: (sh - ih) >> 1,
+        bottom: sh - ih - ((sh - ih) >> 1),
+        background: backdrop,
+      })
       .png({ compressionLevel: 1 })
       .toFile(still);
     const upright = (meta.orientation ?? 1) >= 5;
-    const keep = await productBox(input, upright ? meta.height! : meta.width!, upright ? meta.width! : meta.height!, sw, sh);
+    const keep = await productBox(
+      input,
+      upright ? meta.height! : meta.width!,
+      upright ? meta.width! : meta.height!,
+      sw,
+      sh,
+    );
     const out = path.join(dir, 'out.mp4');
     const filter = `${zoompan(motionFrom(opts.motionPrompt), frames, sw, sh, keep)}:d=${frames}:s=${width}x${height}:fps=${FPS},format=yuv420p`;
-    const args = ['-hide_banner', '-loglevel', 'error', '-y', '-i', still, '-vf', filter, '-frames:v', String(frames), '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '22', '-movflags', '+faststart', '-pix_fmt', 'yuv420p', out];
+    const args = [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-i',
+      still,
+      '-vf',
+      filter,
+      '-frames:v',
+      String(frames),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-crf',
+      '22',
+      '-movflags',
+      '+faststart',
+      '-pix_fmt',
+      'yuv420p',
+      out,
+    ];
     await new Promise<void>((resolve, reject) => {
       const child = spawn(ffmpeg.path, args, { stdio: ['ignore', 'ignore', 'pipe'], signal });
       let stderr = '';
       child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
       child.on('error', (err) => reject(new ProviderError(`ffmpeg could not run: ${err.message}`)));
-      child.on('exit', (code) => (code === 0 ? resolve() : reject(new ProviderError(`ffmpeg failed (${code}): ${stderr.trim().slice(0, 300)}`))));
+      child.on('exit', (code) =>
+        code === 0
+          ? resolve()
+          : reject(new ProviderError(`ffmpeg failed (${code}): ${stderr.trim().slice(0, 300)}`)),
+      );
     });
     return await fs.promises.readFile(out);
   } finally {
@@ -116,18 +168,29 @@ export async function renderVideo(input: Buffer, opts: { motionPrompt: string; d
 
 /** Median colour of the photo's outer ring: the backdrop, to pad with. */
 async function edgeColour(input: Buffer): Promise<{ r: number; g: number; b: number }> {
-  const { data, info } = await open(input).resize(64, 64, { fit: 'fill' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await open(input)
+    .resize(64, 64, { fit: 'fill' })
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const ring: number[][] = [[], [], []];
-  for (let y = 0; y < info.height; y++) for (let x = 0; x < info.width; x++) {
-    if (x > 1 && y > 1 && x < info.width - 2 && y < info.height - 2) continue;
-    for (let c = 0; c < 3; c++) ring[c]!.push(data[(y * info.width + x) * 3 + c]!);
-  }
+  for (let y = 0; y < info.height; y++)
+    for (let x = 0; x < info.width; x++) {
+      if (x > 1 && y > 1 && x < info.width - 2 && y < info.height - 2) continue;
+      for (let c = 0; c < 3; c++) ring[c]!.push(data[(y * info.width + x) * 3 + c]!);
+    }
   const [r, g, b] = ring.map((v) => v.sort((p, q) => p - q)[v.length >> 1]!);
   return { r: r!, g: g!, b: b! };
 }
 
 /** The product's box in the still (the photo contained in 94% of sw x sh, centred), with a 3% margin. */
-async function productBox(input: Buffer, w: number, h: number, sw: number, sh: number): Promise<Keep> {
+async function productBox(
+  input: Buffer,
+  w: number,
+  h: number,
+  sw: number,
+  sh: number,
+): Promise<Keep> {
   const scale = Math.min(Math.round(sw * 0.94) / w, Math.round(sh * 0.94) / h);
   const ox = (sw - w * scale) / 2;
   const oy = (sh - h * scale) / 2;

@@ -14,13 +14,30 @@ const RouteSchema = z.strictObject({
   model: z.string().min(1).max(200).optional(),
   /** What the provider charges per output, recorded next to the diamonds. */
   costPerOutputUsd: z.number().min(0).optional(),
-  timeoutMs: z.number().int().min(1000).max(60 * 60_000).optional(),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(1000)
+    .max(60 * 60_000)
+    .optional(),
 });
 export type Route = z.infer<typeof RouteSchema>;
 
 export const ProviderConfigSchema = z.strictObject({
-  fal: z.strictObject({ apiKey: z.string().min(1), baseUrl: z.url().default('https://queue.fal.run'), pollIntervalMs: z.number().int().min(50).default(1000) }).optional(),
-  openai: z.strictObject({ apiKey: z.string().min(1), baseUrl: z.url().default('https://api.openai.com'), model: z.string().default('gpt-image-1') }).optional(),
+  fal: z
+    .strictObject({
+      apiKey: z.string().min(1),
+      baseUrl: z.url().default('https://queue.fal.run'),
+      pollIntervalMs: z.number().int().min(50).default(1000),
+    })
+    .optional(),
+  openai: z
+    .strictObject({
+      apiKey: z.string().min(1),
+      baseUrl: z.url().default('https://api.openai.com'),
+      model: z.string().default('gpt-image-1'),
+    })
+    .optional(),
   routes: z.partialRecord(z.enum(TOOL_IDS), RouteSchema).default({}),
 });
 export type ProviderConfig = z.infer<typeof ProviderConfigSchema>;
@@ -55,7 +72,11 @@ export type { ProviderKeys };
  * DROPSHOOT_ROUTE_<TOOL>=adapter[:model] (DROPSHOOT_ROUTE_VIRTUAL_MODEL=fal). `keys` (from a
  * keychain) sit between the file and the environment.
  */
-export function loadProviderConfig(dataDir: string, env: NodeJS.ProcessEnv = process.env, keys: ProviderKeys = {}): ProviderConfig {
+export function loadProviderConfig(
+  dataDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+  keys: ProviderKeys = {},
+): ProviderConfig {
   const file = path.join(dataDir, 'providers.json');
   let raw: Record<string, unknown> = {};
   if (fs.existsSync(file)) {
@@ -66,7 +87,8 @@ export function loadProviderConfig(dataDir: string, env: NodeJS.ProcessEnv = pro
       // Not the parser's message: it quotes the text around the error, which may be a key.
       throw new Error(`${file} is not valid JSON (check its quotes, commas and braces)`);
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`${file} must hold one JSON object`);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new Error(`${file} must hold one JSON object`);
     raw = parsed as Record<string, unknown>;
   }
   const fal = { ...(raw.fal as object | undefined) } as Record<string, unknown>;
@@ -84,7 +106,11 @@ export function loadProviderConfig(dataDir: string, env: NodeJS.ProcessEnv = pro
     if (!match?.[1] || !value) continue;
     const [adapter, ...model] = value.split(':');
     const tool = match[1].toLowerCase();
-    routes[tool] = { ...(routes[tool] as object | undefined), adapter, ...(model.length ? { model: model.join(':') } : {}) };
+    routes[tool] = {
+      ...(routes[tool] as object | undefined),
+      adapter,
+      ...(model.length ? { model: model.join(':') } : {}),
+    };
   }
   const parsed = ProviderConfigSchema.safeParse({
     ...raw,
@@ -95,11 +121,15 @@ export function loadProviderConfig(dataDir: string, env: NodeJS.ProcessEnv = pro
   if (!parsed.success) {
     // zod echoes values; a key must not end up in a log line, so only paths and messages go out.
     const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`provider configuration (${file} and DROPSHOOT_* variables) is invalid: ${issues}`);
+    throw new Error(
+      `provider configuration (${file} and DROPSHOOT_* variables) is invalid: ${issues}`,
+    );
   }
   for (const [tool, route] of Object.entries(parsed.data.routes)) {
-    if (route?.adapter === 'fal' && !parsed.data.fal) throw new Error(`route ${tool} uses fal, but no fal apiKey is configured`);
-    if (route?.adapter === 'openai' && !parsed.data.openai) throw new Error(`route ${tool} uses openai, but no openai apiKey is configured`);
+    if (route?.adapter === 'fal' && !parsed.data.fal)
+      throw new Error(`route ${tool} uses fal, but no fal apiKey is configured`);
+    if (route?.adapter === 'openai' && !parsed.data.openai)
+      throw new Error(`route ${tool} uses openai, but no openai apiKey is configured`);
   }
   return parsed.data;
 }

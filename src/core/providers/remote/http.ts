@@ -5,7 +5,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProviderError } from '../types';
 
-export type RemoteCall = { secret: string; provider: string; signal: AbortSignal; maxRetries?: number };
+export type RemoteCall = {
+  secret: string;
+  provider: string;
+  signal: AbortSignal;
+  maxRetries?: number;
+};
 
 /** Removes the provider key (and anything that looks like a bearer token) from a message. */
 export function redact(message: string, secret: string): string {
@@ -31,8 +36,16 @@ export async function call(url: string, init: RequestInit, ctx: RemoteCall): Pro
     try {
       response = await fetch(url, { ...init, signal: ctx.signal });
     } catch (error) {
-      if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new ProviderError(`${ctx.provider}: cancelled`);
-      throw new ProviderError(redact(`${ctx.provider} could not be reached: ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}`, ctx.secret));
+      if (ctx.signal.aborted)
+        throw ctx.signal.reason instanceof Error
+          ? ctx.signal.reason
+          : new ProviderError(`${ctx.provider}: cancelled`);
+      throw new ProviderError(
+        redact(
+          `${ctx.provider} could not be reached: ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}`,
+          ctx.secret,
+        ),
+      );
     }
     if (response.status === 429 && attempt < maxRetries) {
       await response.body?.cancel();
@@ -41,7 +54,12 @@ export async function call(url: string, init: RequestInit, ctx: RemoteCall): Pro
     }
     if (!response.ok) {
       const text = await response.text().catch(() => '');
-      throw new ProviderError(redact(`${ctx.provider} answered ${response.status}${text ? `: ${summarise(text)}` : ''}`, ctx.secret));
+      throw new ProviderError(
+        redact(
+          `${ctx.provider} answered ${response.status}${text ? `: ${summarise(text)}` : ''}`,
+          ctx.secret,
+        ),
+      );
     }
     return response;
   }
@@ -53,7 +71,8 @@ function summarise(text: string): string {
     const body = JSON.parse(text) as Record<string, unknown>;
     const pick = body.detail ?? body.error ?? body.message;
     if (typeof pick === 'string') return pick;
-    if (pick && typeof pick === 'object' && 'message' in pick && typeof pick.message === 'string') return pick.message;
+    if (pick && typeof pick === 'object' && 'message' in pick && typeof pick.message === 'string')
+      return pick.message;
     return JSON.stringify(pick ?? body).slice(0, 200);
   } catch {
     return text.slice(0, 200);
@@ -69,7 +88,11 @@ export async function json<T>(response: Response, what: string, ctx: RemoteCall)
 }
 
 /** Downloads a result the provider points at, with the same signal and a size cap. */
-export async function download(url: string, ctx: RemoteCall, maxBytes = 200 * 1024 * 1024): Promise<Buffer> {
+export async function download(
+  url: string,
+  ctx: RemoteCall,
+  maxBytes = 200 * 1024 * 1024,
+): Promise<Buffer> {
   if (url.startsWith('data:')) {
     const match = /^data:[^;,]+;base64,(.*)$/s.exec(url);
     if (!match?.[1]) throw new ProviderError(`${ctx.provider} returned an unreadable data URI`);
@@ -77,6 +100,7 @@ export async function download(url: string, ctx: RemoteCall, maxBytes = 200 * 10
   }
   const response = await call(url, {}, { ...ctx, maxRetries: 2 });
   const data = Buffer.from(await response.arrayBuffer());
-  if (data.length > maxBytes) throw new ProviderError(`${ctx.provider} result is larger than ${maxBytes} bytes`);
+  if (data.length > maxBytes)
+    throw new ProviderError(`${ctx.provider} result is larger than ${maxBytes} bytes`);
   return data;
 }

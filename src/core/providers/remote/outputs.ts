@@ -7,14 +7,22 @@ export function inputImages(job: ProviderJob): { product: InputImage[]; referenc
   const product = Object.entries(job.images)
     .filter(([key]) => !['fashion_model', 'venue'].includes(key))
     .flatMap(([, images]) => images);
-  const references = [job.fashionModel?.image, job.venue?.image, job.pose?.image].filter((i): i is InputImage => i !== undefined);
+  const references = [job.fashionModel?.image, job.venue?.image, job.pose?.image].filter(
+    (i): i is InputImage => i !== undefined,
+  );
   return { product, references };
 }
 
 /** Turns provider bytes into outputs the core stores: the signature decides, not the provider's word. */
-export function toOutput(data: Buffer, provider: string, costUsd: number | undefined): ProviderOutput {
-  if (data.length >= 12 && data.subarray(4, 8).toString('latin1') === 'ftyp') return { data, mime: 'video/mp4', ...(costUsd !== undefined ? { costUsd } : {}) };
+export function toOutput(
+  data: Buffer,
+  provider: string,
+  costUsd: number | undefined,
+): ProviderOutput {
+  if (data.length >= 12 && data.subarray(4, 8).toString('latin1') === 'ftyp')
+    return { data, mime: 'video/mp4', ...(costUsd !== undefined ? { costUsd } : {}) };
   const mime = sniffImage(data);
-  if (!mime) throw new ProviderError(`${provider} returned a file that is not a JPEG, PNG, WebP or MP4`);
+  if (!mime)
+    throw new ProviderError(`${provider} returned a file that is not a JPEG, PNG, WebP or MP4`);
   return { data, mime, ...(costUsd !== undefined ? { costUsd } : {}) };
 }

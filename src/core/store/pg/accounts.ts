@@ -5,11 +5,18 @@ export class PgAccounts implements AccountRepository {
   constructor(private readonly ex: Executor) {}
 
   async create(account: { id: string; email: string; createdAt: string }): Promise<void> {
-    await this.ex.query('INSERT INTO accounts (id, email, created_at) VALUES ($1, $2, $3)', [account.id, account.email, account.createdAt]);
+    await this.ex.query('INSERT INTO accounts (id, email, created_at) VALUES ($1, $2, $3)', [
+      account.id,
+      account.email,
+      account.createdAt,
+    ]);
   }
 
   async idByEmail(email: string): Promise<string | undefined> {
-    const rows = await this.ex.query<{ id: string }>('SELECT id FROM accounts WHERE lower(email) = lower($1)', [email]);
+    const rows = await this.ex.query<{ id: string }>(
+      'SELECT id FROM accounts WHERE lower(email) = lower($1)',
+      [email],
+    );
     return rows[0]?.id;
   }
 
@@ -52,7 +59,10 @@ export class PgKeys implements KeyRepository {
   }
 
   async countActive(accountId: string): Promise<number> {
-    const rows = await this.ex.query<{ n: number }>('SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL', [accountId]);
+    const rows = await this.ex.query<{ n: number }>(
+      'SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL',
+      [accountId],
+    );
     return rows[0]?.n ?? 0;
   }
 
@@ -65,7 +75,10 @@ export class PgKeys implements KeyRepository {
     return rows[0]?.id;
   }
 
-  async revoke(keyId: string, revokedAt: string): Promise<'revoked' | 'already revoked' | 'missing'> {
+  async revoke(
+    keyId: string,
+    revokedAt: string,
+  ): Promise<'revoked' | 'already revoked' | 'missing'> {
     // One statement: the key as it was before this call, and whether this call revoked it.
     const rows = await this.ex.query<{ revoked: boolean }>(
       `WITH done AS (UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING id)

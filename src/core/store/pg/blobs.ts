@@ -12,12 +12,17 @@ export class PgBlobRows implements BlobRowRepository {
   }
 
   async get(id: string): Promise<BlobRecord | undefined> {
-    const rows = await this.ex.query<BlobRecord>('SELECT id, sha256, mime, size FROM blobs WHERE id = $1', [id]);
+    const rows = await this.ex.query<BlobRecord>(
+      'SELECT id, sha256, mime, size FROM blobs WHERE id = $1',
+      [id],
+    );
     return rows[0];
   }
 
   async isRecorded(sha256: string): Promise<boolean> {
-    return (await this.ex.query('SELECT 1 FROM blobs WHERE sha256 = $1 LIMIT 1', [sha256])).length > 0;
+    return (
+      (await this.ex.query('SELECT 1 FROM blobs WHERE sha256 = $1 LIMIT 1', [sha256])).length > 0
+    );
   }
 
   async recordedShas(): Promise<Set<string>> {
@@ -35,6 +40,13 @@ export class PgBlobRows implements BlobRowRepository {
   }
 
   async accountHolds(accountId: string, sha256: string): Promise<boolean> {
-    return (await this.ex.query('SELECT 1 FROM blobs WHERE account_id = $1 AND sha256 = $2 LIMIT 1', [accountId, sha256])).length > 0;
+    return (
+      (
+        await this.ex.query('SELECT 1 FROM blobs WHERE account_id = $1 AND sha256 = $2 LIMIT 1', [
+          accountId,
+          sha256,
+        ])
+      ).length > 0
+    );
   }
 }

@@ -39,7 +39,9 @@ function rethrow(err: unknown, handle: PgPool): never {
  * and deadlock anew.
  */
 const backoff = (attempt: number) =>
-  new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random())));
+  new Promise((resolve) =>
+    setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random())),
+  );
 
 /**
  * Runs `fn` in a READ COMMITTED transaction on one pooled client, again from the start on
@@ -47,7 +49,10 @@ const backoff = (attempt: number) =>
  * where only that statement is undone); if `fn` caught such a failure and carried on, COMMIT
  * would quietly roll everything back, so the transaction is refused with that failure instead.
  */
-export async function inTransaction<T>(handle: PgPool, fn: (ex: ClientExecutor) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  handle: PgPool,
+  fn: (ex: ClientExecutor) => Promise<T>,
+): Promise<T> {
   const control = async (client: pg.PoolClient, sql: string) => {
     try {
       await client.query(sql);
@@ -64,7 +69,10 @@ export async function inTransaction<T>(handle: PgPool, fn: (ex: ClientExecutor) 
       const result = await fn(ex);
       if (ex.failure !== undefined) {
         const reason = ex.failure instanceof Error ? ex.failure.message : String(ex.failure);
-        throw new Error(`transaction rolled back: a statement in it failed (${reason}), which ends a PostgreSQL transaction`, { cause: ex.failure });
+        throw new Error(
+          `transaction rolled back: a statement in it failed (${reason}), which ends a PostgreSQL transaction`,
+          { cause: ex.failure },
+        );
       }
       await control(client, 'COMMIT');
       return result;

@@ -5,13 +5,28 @@ export class PgIdempotency implements IdempotencyRepository {
   constructor(private readonly ex: Executor) {}
 
   async get(accountId: string, endpoint: string, key: string): Promise<IdempotencyRow | undefined> {
-    const rows = await this.ex.query<{ bodyHash: string; status: number; response: string; createdAt: string }>(
+    const rows = await this.ex.query<{
+      bodyHash: string;
+      status: number;
+      response: string;
+      createdAt: string;
+    }>(
       `SELECT body_hash AS "bodyHash", status, response, created_at AS "createdAt"
        FROM idempotency WHERE account_id = $1 AND endpoint = $2 AND idem_key = $3`,
       [accountId, endpoint, key],
     );
     const row = rows[0];
-    return row && { accountId, endpoint, key, bodyHash: row.bodyHash, status: row.status, body: JSON.parse(row.response) as object, createdAt: row.createdAt };
+    return (
+      row && {
+        accountId,
+        endpoint,
+        key,
+        bodyHash: row.bodyHash,
+        status: row.status,
+        body: JSON.parse(row.response) as object,
+        createdAt: row.createdAt,
+      }
+    );
   }
 
   async put(row: IdempotencyRow, replaceBefore: string): Promise<boolean> {
@@ -24,12 +39,24 @@ export class PgIdempotency implements IdempotencyRepository {
          body_hash = excluded.body_hash, status = excluded.status, response = excluded.response, created_at = excluded.created_at
        WHERE idempotency.created_at < $8
        RETURNING 1`,
-      [row.accountId, row.endpoint, row.key, row.bodyHash, row.status, JSON.stringify(row.body), row.createdAt, replaceBefore],
+      [
+        row.accountId,
+        row.endpoint,
+        row.key,
+        row.bodyHash,
+        row.status,
+        JSON.stringify(row.body),
+        row.createdAt,
+        replaceBefore,
+      ],
     );
     return rows.length === 1;
   }
 
   async delete(accountId: string, endpoint: string, key: string): Promise<void> {
-    await this.ex.query('DELETE FROM idempotency WHERE account_id = $1 AND endpoint = $2 AND idem_key = $3', [accountId, endpoint, key]);
+    await this.ex.query(
+      'DELETE FROM idempotency WHERE account_id = $1 AND endpoint = $2 AND idem_key = $3',
+      [accountId, endpoint, key],
+    );
   }
 }

@@ -68,7 +68,10 @@ class PgStore implements Store {
 }
 
 /** Opens the PostgreSQL store at `url` (postgres://…), migrated unless told otherwise. */
-export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<Store> {
+export async function openPostgresStore(
+  url: string,
+  options: PostgresStoreOptions = {},
+): Promise<Store> {
   const handle = openPgPool(url, options);
   try {
     if (options.migrate ?? true) await migratePostgres(handle);

@@ -10,13 +10,16 @@ import type { Executor } from './executor';
 
 const JOB_COLUMNS = `id, account_id AS "accountId", key_id AS "keyId", kind, tool_id AS "toolId", status, price, input,
   error_message AS "errorMessage", ready_set_id AS "readySetId", created_at AS "createdAt"`;
-const LEASE_HELD = 'EXISTS (SELECT 1 FROM jobs WHERE jobs.id = job_units.job_id AND jobs.lease_owner = $LEASE FOR SHARE)';
+const LEASE_HELD =
+  'EXISTS (SELECT 1 FROM jobs WHERE jobs.id = job_units.job_id AND jobs.lease_owner = $LEASE FOR SHARE)';
 const leaseUntil = (param: string) => `clock_timestamp() + ${param} * interval '1 millisecond'`;
 
 /** The unit update's WHERE, with the lease check when a worker writes. */
 function unitWhere(leaseParam: number | undefined): string {
   const base = "job_id = $1 AND idx = $2 AND status = 'pending'";
-  return leaseParam === undefined ? base : `${base} AND ${LEASE_HELD.replace('$LEASE', `$${leaseParam}`)}`;
+  return leaseParam === undefined
+    ? base
+    : `${base} AND ${LEASE_HELD.replace('$LEASE', `$${leaseParam}`)}`;
 }
 
 export class PgJobs implements JobRepository {
@@ -27,7 +30,18 @@ export class PgJobs implements JobRepository {
       await ex.query(
         `INSERT INTO jobs (id, account_id, key_id, kind, tool_id, status, price, input, template_set_id, ready_set_id, created_at)
          VALUES ($1, $2, $3, $4, $5, 'processing', $6, $7, $8, $9, $10)`,
-        [job.id, job.accountId, job.keyId, job.kind, job.toolId, job.price, job.input, job.templateSetId, job.readySetId, job.createdAt],
+        [
+          job.id,
+          job.accountId,
+          job.keyId,
+          job.kind,
+          job.toolId,
+          job.price,
+          job.input,
+          job.templateSetId,
+          job.readySetId,
+          job.createdAt,
+        ],
       );
       if (units.length === 0) return;
       await ex.query(
@@ -43,7 +57,9 @@ export class PgJobs implements JobRepository {
   }
 
   async processingIds(): Promise<string[]> {
-    const rows = await this.ex.query<{ id: string }>("SELECT id FROM jobs WHERE status = 'processing' ORDER BY created_at, id");
+    const rows = await this.ex.query<{ id: string }>(
+      "SELECT id FROM jobs WHERE status = 'processing' ORDER BY created_at, id",
+    );
     return rows.map((r) => r.id);
   }
 
@@ -55,7 +71,10 @@ export class PgJobs implements JobRepository {
   }
 
   resultsOf(jobId: string): Promise<ResultRow[]> {
-    return this.ex.query<ResultRow>('SELECT unit_idx AS "unitIdx", n, blob_id AS "blobId" FROM job_results WHERE job_id = $1 ORDER BY unit_idx, n', [jobId]);
+    return this.ex.query<ResultRow>(
+      'SELECT unit_idx AS "unitIdx", n, blob_id AS "blobId" FROM job_results WHERE job_id = $1 ORDER BY unit_idx, n',
+      [jobId],
+    );
   }
 
   async recordProviderCost(jobId: string, provider: string, costUsd: number | null): Promise<void> {
@@ -68,7 +87,10 @@ export class PgJobs implements JobRepository {
   }
 
   async markUnitStarted(jobId: string, idx: number, at: string): Promise<void> {
-    await this.ex.query("UPDATE job_units SET started_at = $3 WHERE job_id = $1 AND idx = $2 AND status = 'pending'", [jobId, idx, at]);
+    await this.ex.query(
+      "UPDATE job_units SET started_at = $3 WHERE job_id = $1 AND idx = $2 AND status = 'pending'",
+      [jobId, idx, at],
+    );
   }
 
   async clearUnitsStarted(units: readonly UnitRef[]): Promise<void> {
@@ -90,7 +112,12 @@ export class PgJobs implements JobRepository {
     );
   }
 
-  completeUnit(jobId: string, idx: number, blobIds: readonly string[], leaseOwner?: string): Promise<boolean> {
+  completeUnit(
+    jobId: string,
+    idx: number,
+    blobIds: readonly string[],
+    leaseOwner?: string,
+  ): Promise<boolean> {
     return this.ex.atomic(async (ex) => {
       const params: unknown[] = [jobId, idx];
       if (leaseOwner !== undefined) params.push(leaseOwner);
@@ -110,7 +137,12 @@ export class PgJobs implements JobRepository {
     });
   }
 
-  async failUnit(jobId: string, idx: number, message: string, leaseOwner?: string): Promise<boolean> {
+  async failUnit(
+    jobId: string,
+    idx: number,
+    message: string,
+    leaseOwner?: string,
+  ): Promise<boolean> {
     const params: unknown[] = [jobId, idx, message];
     if (leaseOwner !== undefined) params.push(leaseOwner);
     const rows = await this.ex.query(
@@ -120,7 +152,12 @@ export class PgJobs implements JobRepository {
     return rows.length === 1;
   }
 
-  async finish(jobId: string, status: 'completed' | 'failed', errorMessage: string | null, finishedAt: string): Promise<boolean> {
+  async finish(
+    jobId: string,
+    status: 'completed' | 'failed',
+    errorMessage: string | null,
+    finishedAt: string,
+  ): Promise<boolean> {
     const rows = await this.ex.query(
       `UPDATE jobs SET status = $2, error_message = $3, finished_at = $4, lease_owner = NULL, lease_until = NULL
        WHERE id = $1 AND status = 'processing' RETURNING 1`,
@@ -144,7 +181,9 @@ export class PgJobs implements JobRepository {
        RETURNING id, created_at AS "createdAt"`,
       [workerId, Math.max(1, Math.round(leaseMs)), limit],
     );
-    return rows.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id)).map((r) => r.id);
+    return rows
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
+      .map((r) => r.id);
   }
 
   async renewLease(workerId: string, leaseMs: number): Promise<string[]> {
@@ -156,7 +195,10 @@ export class PgJobs implements JobRepository {
   }
 
   async releaseLeases(workerId: string): Promise<number> {
-    const rows = await this.ex.query('UPDATE jobs SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1 RETURNING 1', [workerId]);
+    const rows = await this.ex.query(
+      'UPDATE jobs SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1 RETURNING 1',
+      [workerId],
+    );
     return rows.length;
   }
 }

@@ -4,7 +4,10 @@ import type { Executor } from './executor';
 export class PgLedger implements LedgerRepository {
   constructor(private readonly ex: Executor) {}
 
-  async balanceOf(accountId: string, opts: { forUpdate?: boolean } = {}): Promise<number | undefined> {
+  async balanceOf(
+    accountId: string,
+    opts: { forUpdate?: boolean } = {},
+  ): Promise<number | undefined> {
     // The account row is the lock every charge of the account queues on until commit. NO KEY
     // UPDATE (what the balance UPDATE takes anyway), not UPDATE: a job or blob row inserted earlier
     // in the transaction holds KEY SHARE on the account through its foreign key, and FOR UPDATE
@@ -40,7 +43,9 @@ export class PgLedger implements LedgerRepository {
   }
 
   async hasRefund(jobId: string): Promise<boolean> {
-    const rows = await this.ex.query(`SELECT 1 FROM ledger WHERE job_id = $1 AND kind = 'refund'`, [jobId]);
+    const rows = await this.ex.query(`SELECT 1 FROM ledger WHERE job_id = $1 AND kind = 'refund'`, [
+      jobId,
+    ]);
     return rows.length > 0;
   }
 

@@ -13,7 +13,10 @@ import * as m0020 from './migrations/0020-key-changes';
 
 export type PgMigration = { version: number; sql: string };
 
-export const PG_MIGRATIONS: readonly PgMigration[] = [m0010, m0020].map(({ version, sql }) => ({ version, sql }));
+export const PG_MIGRATIONS: readonly PgMigration[] = [m0010, m0020].map(({ version, sql }) => ({
+  version,
+  sql,
+}));
 
 /** Any fixed number, the same in every process: the lock that serialises migrators. */
 const MIGRATION_LOCK = 0x64726f70_73686f74n; // 'dropshot'
@@ -32,14 +35,18 @@ export class PostgresSchemaTooNew extends Error {
  * Brings the database up to the newest migration; returns the versions this call applied
  * (empty when another process had done it or nothing was missing).
  */
-export async function migratePostgres(handle: PgPool, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number[]> {
+export async function migratePostgres(
+  handle: PgPool,
+  migrations: readonly PgMigration[] = PG_MIGRATIONS,
+): Promise<number[]> {
   const latest = migrations.at(-1)?.version ?? 0;
   const client = await connect(handle);
   let broken = false;
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
     try {
-      if (handle.schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${handle.schema}`);
+      if (handle.schema !== undefined)
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${handle.schema}`);
       await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version integer PRIMARY KEY,
         applied_at timestamptz NOT NULL DEFAULT now()
@@ -55,7 +62,9 @@ export async function migratePostgres(handle: PgPool, migrations: readonly PgMig
       return applied;
     } finally {
       // Closing the connection frees the lock too, so a failed unlock loses nothing.
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK.toString()]).catch(() => undefined);
+      await client
+        .query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK.toString()])
+        .catch(() => undefined);
     }
   } catch (err) {
     broken = !(err instanceof PostgresSchemaTooNew);
@@ -68,7 +77,9 @@ export async function migratePostgres(handle: PgPool, migrations: readonly PgMig
 }
 
 async function currentVersion(client: pg.PoolClient): Promise<number> {
-  const result = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');
+  const result = await client.query<{ version: number | null }>(
+    'SELECT max(version) AS version FROM schema_migrations',
+  );
   return result.rows[0]?.version ?? 0;
 }
 
@@ -88,7 +99,9 @@ async function applyOne(client: pg.PoolClient, migration: PgMigration): Promise<
 export async function postgresSchemaVersion(handle: PgPool): Promise<number> {
   const client = await connect(handle);
   try {
-    const exists = await client.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
+    const exists = await client.query(
+      "SELECT to_regclass('schema_migrations') IS NOT NULL AS present",
+    );
     if (!(exists.rows[0] as { present: boolean }).present) return 0;
     return await currentVersion(client);
   } catch (err) {

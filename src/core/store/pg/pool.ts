@@ -30,7 +30,9 @@ const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, '
 export function parseSafeBigint(text: string): number {
   const value = Number(text);
   if (!Number.isSafeInteger(value)) {
-    throw new RangeError(`PostgreSQL bigint ${text} is beyond JavaScript's exact integers (2^53 - 1)`);
+    throw new RangeError(
+      `PostgreSQL bigint ${text} is beyond JavaScript's exact integers (2^53 - 1)`,
+    );
   }
   return value;
 }
@@ -49,7 +51,9 @@ function typeParsers(): pg.CustomTypesConfig {
 export function openPgPool(url: string, options: PgPoolOptions = {}): PgPool {
   const target = parsePostgresUrl(url);
   if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
-    throw new RangeError(`schema name ${JSON.stringify(options.schema)} must be lower-case letters, digits and _`);
+    throw new RangeError(
+      `schema name ${JSON.stringify(options.schema)} must be lower-case letters, digits and _`,
+    );
   }
   const searchPath = options.schema === undefined ? '' : ` -c search_path=${options.schema}`;
   const pool = new pg.Pool({

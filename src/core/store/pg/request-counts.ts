@@ -25,14 +25,21 @@ export class PgRequestCounts implements RequestCountRepository {
     this.increments = INCREMENT(!ex.inTransaction);
   }
 
-  async increment(keyId: string, day: string, cap: number): Promise<{ count: number; refused: boolean }> {
+  async increment(
+    keyId: string,
+    day: string,
+    cap: number,
+  ): Promise<{ count: number; refused: boolean }> {
     const rows = await this.ex.query<{ count: number }>(this.increments, [keyId, day, cap]);
     if (rows[0]) return { count: rows[0].count, refused: false };
     return { count: await this.get(keyId, day), refused: true };
   }
 
   async get(keyId: string, day: string): Promise<number> {
-    const rows = await this.ex.query<{ count: number }>('SELECT count FROM key_usage WHERE key_id = $1 AND day = $2', [keyId, day]);
+    const rows = await this.ex.query<{ count: number }>(
+      'SELECT count FROM key_usage WHERE key_id = $1 AND day = $2',
+      [keyId, day],
+    );
     return rows[0]?.count ?? 0;
   }
 }

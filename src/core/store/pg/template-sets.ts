@@ -4,7 +4,10 @@ import type { Executor } from './executor';
 type Stored = Omit<TemplateSetRow, 'images'> & { images: string };
 const COLUMNS = `id, label, tool_id AS "toolId", images, pose, shot_type AS "shotType", style_preset AS "stylePreset",
   ratio, cover_url AS "coverUrl", created_at AS "createdAt"`;
-const toRow = (row: Stored): TemplateSetRow => ({ ...row, images: JSON.parse(row.images) as Record<string, string> });
+const toRow = (row: Stored): TemplateSetRow => ({
+  ...row,
+  images: JSON.parse(row.images) as Record<string, string>,
+});
 
 export class PgTemplateSets implements TemplateSetRepository {
   constructor(private readonly ex: Executor) {}
@@ -13,22 +16,44 @@ export class PgTemplateSets implements TemplateSetRepository {
     await this.ex.query(
       `INSERT INTO template_sets (id, account_id, label, tool_id, images, pose, shot_type, style_preset, ratio, cover_url, source_job_id, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [t.id, t.accountId, t.label, t.toolId, JSON.stringify(t.images), t.pose, t.shotType, t.stylePreset, t.ratio, t.coverUrl, t.sourceJobId, t.createdAt],
+      [
+        t.id,
+        t.accountId,
+        t.label,
+        t.toolId,
+        JSON.stringify(t.images),
+        t.pose,
+        t.shotType,
+        t.stylePreset,
+        t.ratio,
+        t.coverUrl,
+        t.sourceJobId,
+        t.createdAt,
+      ],
     );
   }
 
   async get(accountId: string, id: string): Promise<TemplateSetRow | undefined> {
-    const rows = await this.ex.query<Stored>(`SELECT ${COLUMNS} FROM template_sets WHERE id = $1 AND account_id = $2`, [id, accountId]);
+    const rows = await this.ex.query<Stored>(
+      `SELECT ${COLUMNS} FROM template_sets WHERE id = $1 AND account_id = $2`,
+      [id, accountId],
+    );
     return rows[0] && toRow(rows[0]);
   }
 
   async list(accountId: string): Promise<TemplateSetRow[]> {
-    const rows = await this.ex.query<Stored>(`SELECT ${COLUMNS} FROM template_sets WHERE account_id = $1 ORDER BY created_at DESC, id`, [accountId]);
+    const rows = await this.ex.query<Stored>(
+      `SELECT ${COLUMNS} FROM template_sets WHERE account_id = $1 ORDER BY created_at DESC, id`,
+      [accountId],
+    );
     return rows.map(toRow);
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
-    const rows = await this.ex.query('DELETE FROM template_sets WHERE id = $1 AND account_id = $2 RETURNING 1', [id, accountId]);
+    const rows = await this.ex.query(
+      'DELETE FROM template_sets WHERE id = $1 AND account_id = $2 RETURNING 1',
+      [id, accountId],
+    );
     return rows.length === 1;
   }
 }

@@ -30,19 +30,31 @@ const postgresUrl = z
     try {
       url = new URL(text);
     } catch {
-      ctx.addIssue({ code: 'custom', message: 'not a URL (expected postgres://user:password@host:port/database)' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'not a URL (expected postgres://user:password@host:port/database)',
+      });
       return z.NEVER;
     }
     if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-      ctx.addIssue({ code: 'custom', message: `scheme ${url.protocol} is not postgres:// or postgresql://` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `scheme ${url.protocol} is not postgres:// or postgresql://`,
+      });
       return z.NEVER;
     }
     if (url.hostname === '' && !url.searchParams.has('host')) {
-      ctx.addIssue({ code: 'custom', message: 'no host (expected postgres://user:password@host:port/database)' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'no host (expected postgres://user:password@host:port/database)',
+      });
       return z.NEVER;
     }
     if (url.pathname.replace(/^\//, '') === '') {
-      ctx.addIssue({ code: 'custom', message: 'no database name (expected postgres://…/database)' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'no database name (expected postgres://…/database)',
+      });
       return z.NEVER;
     }
     return url;
@@ -63,7 +75,9 @@ export function parsePostgresUrl(text: string): PostgresTarget {
   const parsed = postgresUrl.safeParse(text);
   if (!parsed.success) {
     const reason = parsed.error.issues.map((issue) => issue.message).join('; ');
-    throw new DatabaseUrlInvalid(scrubSecrets(`database URL ${redactUrl(text)} is invalid: ${reason}`, secrets));
+    throw new DatabaseUrlInvalid(
+      scrubSecrets(`database URL ${redactUrl(text)} is invalid: ${reason}`, secrets),
+    );
   }
   return { connectionString: text.trim(), redacted: redactUrl(text), secrets };
 }
@@ -117,9 +131,16 @@ export function scrubSecrets(message: string, secrets: readonly string[]): strin
 }
 
 /** A driver error as DatabaseUnavailable, its message and stack scrubbed of the target's secrets. */
-export function scrubbedError(err: unknown, target: PostgresTarget, doing: string): DatabaseUnavailable {
+export function scrubbedError(
+  err: unknown,
+  target: PostgresTarget,
+  doing: string,
+): DatabaseUnavailable {
   const raw = err instanceof Error ? err.message : String(err);
-  const code = typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : undefined;
+  const code =
+    typeof (err as { code?: unknown })?.code === 'string'
+      ? (err as { code: string }).code
+      : undefined;
   const wrapped = new DatabaseUnavailable(
     scrubSecrets(`${doing} (${target.redacted}): ${raw || 'no reason given'}`, target.secrets),
     code,

@@ -36,7 +36,11 @@ export class TransactionGate {
   readonly outside: Gate = <T>(query: () => T): Promise<T> => {
     if (!this.held && this.waiting.length === 0) return now(query);
     if (this.inside.getStore()) {
-      return Promise.reject(new Error('the outer store was used inside transaction(fn); use the transaction store passed to fn'));
+      return Promise.reject(
+        new Error(
+          'the outer store was used inside transaction(fn); use the transaction store passed to fn',
+        ),
+      );
     }
     return this.inTurn(query);
   };
@@ -60,7 +64,9 @@ export class TransactionGate {
   /** BEGIN IMMEDIATE, fn, COMMIT (ROLLBACK and rethrow if fn throws); one transaction at a time, in turn. */
   async run<T>(fn: () => Promise<T>): Promise<T> {
     if (this.inside.getStore()) {
-      throw new Error('transaction() called on the outer store inside transaction(fn); call it on the transaction store');
+      throw new Error(
+        'transaction() called on the outer store inside transaction(fn); call it on the transaction store',
+      );
     }
     if (this.held || this.waiting.length > 0) {
       await new Promise<void>((resolve) => this.waiting.push({ transaction: resolve }));

@@ -5,9 +5,22 @@ export class SqliteIdempotency extends SqliteRepository implements IdempotencyRe
   get(accountId: string, endpoint: string, key: string): Promise<IdempotencyRow | undefined> {
     return this.run((db) => {
       const row = db
-        .prepare('SELECT body_hash AS bodyHash, status, response, created_at AS createdAt FROM idempotency WHERE account_id = ? AND endpoint = ? AND idem_key = ?')
-        .get(accountId, endpoint, key) as { bodyHash: string; status: number; response: string; createdAt: string } | undefined;
-      return row && { accountId, endpoint, key, bodyHash: row.bodyHash, status: row.status, body: JSON.parse(row.response) as object, createdAt: row.createdAt };
+        .prepare(
+          'SELECT body_hash AS bodyHash, status, response, created_at AS createdAt FROM idempotency WHERE account_id = ? AND endpoint = ? AND idem_key = ?',
+        )
+        .get(accountId, endpoint, key) as
+        { bodyHash: string; status: number; response: string; createdAt: string } | undefined;
+      return (
+        row && {
+          accountId,
+          endpoint,
+          key,
+          bodyHash: row.bodyHash,
+          status: row.status,
+          body: JSON.parse(row.response) as object,
+          createdAt: row.createdAt,
+        }
+      );
     });
   }
 
@@ -22,13 +35,24 @@ export class SqliteIdempotency extends SqliteRepository implements IdempotencyRe
                body_hash = excluded.body_hash, status = excluded.status, response = excluded.response, created_at = excluded.created_at
              WHERE idempotency.created_at < ?`,
           )
-          .run(row.accountId, row.endpoint, row.key, row.bodyHash, row.status, JSON.stringify(row.body), row.createdAt, replaceBefore).changes === 1,
+          .run(
+            row.accountId,
+            row.endpoint,
+            row.key,
+            row.bodyHash,
+            row.status,
+            JSON.stringify(row.body),
+            row.createdAt,
+            replaceBefore,
+          ).changes === 1,
     );
   }
 
   delete(accountId: string, endpoint: string, key: string): Promise<void> {
     return this.run((db) => {
-      db.prepare('DELETE FROM idempotency WHERE account_id = ? AND endpoint = ? AND idem_key = ?').run(accountId, endpoint, key);
+      db.prepare(
+        'DELETE FROM idempotency WHERE account_id = ? AND endpoint = ? AND idem_key = ?',
+      ).run(accountId, endpoint, key);
     });
   }
 }

@@ -56,7 +56,9 @@ class SqliteStore implements Store {
 
   async ping(): Promise<void> {
     // Reads the file (not only the connection): a deleted or corrupt database fails here.
-    await (this.outer ? ungated : this.gate.outside)(() => this.db.prepare('SELECT COUNT(*) FROM sqlite_master').get());
+    await (this.outer ? ungated : this.gate.outside)(() =>
+      this.db.prepare('SELECT COUNT(*) FROM sqlite_master').get(),
+    );
   }
 
   async close(): Promise<void> {

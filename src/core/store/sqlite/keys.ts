@@ -6,23 +6,38 @@ const ACTIVE = 'SELECT id AS keyId, account_id AS accountId, daily_cap AS dailyC
 export class SqliteKeys extends SqliteRepository implements KeyRepository {
   create(key: NewKey): Promise<void> {
     return this.run((db) => {
-      db.prepare('INSERT INTO api_keys (id, account_id, hash, prefix, daily_cap, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-        key.id, key.accountId, key.hash, key.prefix, key.dailyCap, key.createdAt,
-      );
+      db.prepare(
+        'INSERT INTO api_keys (id, account_id, hash, prefix, daily_cap, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ).run(key.id, key.accountId, key.hash, key.prefix, key.dailyCap, key.createdAt);
     });
   }
 
   findActiveByHash(hash: string): Promise<ActiveKey | undefined> {
-    return this.run((db) => db.prepare(`${ACTIVE} WHERE hash = ? AND revoked_at IS NULL`).get(hash) as ActiveKey | undefined);
+    return this.run(
+      (db) =>
+        db.prepare(`${ACTIVE} WHERE hash = ? AND revoked_at IS NULL`).get(hash) as
+          ActiveKey | undefined,
+    );
   }
 
   findActiveById(keyId: string): Promise<ActiveKey | undefined> {
-    return this.run((db) => db.prepare(`${ACTIVE} WHERE id = ? AND revoked_at IS NULL`).get(keyId) as ActiveKey | undefined);
+    return this.run(
+      (db) =>
+        db.prepare(`${ACTIVE} WHERE id = ? AND revoked_at IS NULL`).get(keyId) as
+          ActiveKey | undefined,
+    );
   }
 
   countActive(accountId: string): Promise<number> {
     return this.run(
-      (db) => (db.prepare('SELECT COUNT(*) AS active FROM api_keys WHERE account_id = ? AND revoked_at IS NULL').get(accountId) as { active: number }).active,
+      (db) =>
+        (
+          db
+            .prepare(
+              'SELECT COUNT(*) AS active FROM api_keys WHERE account_id = ? AND revoked_at IS NULL',
+            )
+            .get(accountId) as { active: number }
+        ).active,
     );
   }
 
@@ -42,13 +57,27 @@ export class SqliteKeys extends SqliteRepository implements KeyRepository {
 
   revoke(keyId: string, revokedAt: string): Promise<'revoked' | 'already revoked' | 'missing'> {
     return this.run((db) => {
-      if (db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(revokedAt, keyId).changes === 1) return 'revoked';
-      return db.prepare('SELECT 1 FROM api_keys WHERE id = ?').get(keyId) ? 'already revoked' : 'missing';
+      if (
+        db
+          .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
+          .run(revokedAt, keyId).changes === 1
+      )
+        return 'revoked';
+      return db.prepare('SELECT 1 FROM api_keys WHERE id = ?').get(keyId)
+        ? 'already revoked'
+        : 'missing';
     });
   }
 
   /** Changes when another connection (the admin CLI, say) commits anything to the file. */
   changeMarker(): Promise<number> {
-    return this.run((db) => (db.prepare('SELECT data_version AS version FROM pragma_data_version').get() as { version: number }).version);
+    return this.run(
+      (db) =>
+        (
+          db.prepare('SELECT data_version AS version FROM pragma_data_version').get() as {
+            version: number;
+          }
+        ).version,
+    );
   }
 }

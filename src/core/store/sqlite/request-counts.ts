@@ -47,7 +47,13 @@ export class CountTallies {
   }
 
   private stored(keyId: string, day: string): number {
-    return (this.db.prepare('SELECT count FROM key_usage WHERE key_id = ? AND day = ?').get(keyId, day) as { count: number } | undefined)?.count ?? 0;
+    return (
+      (
+        this.db
+          .prepare('SELECT count FROM key_usage WHERE key_id = ? AND day = ?')
+          .get(keyId, day) as { count: number } | undefined
+      )?.count ?? 0
+    );
   }
 
   /** Adds the unwritten counts to the stored ones, outside any store transaction (never rolled back with one). */
@@ -69,7 +75,10 @@ export class CountTallies {
     })();
     for (const t of pending) t.unflushed = 0;
     // Yesterday's tallies are complete once written; keep only the current day's.
-    const today = [...this.tallies.values()].reduce((latest, t) => (t.day > latest ? t.day : latest), '');
+    const today = [...this.tallies.values()].reduce(
+      (latest, t) => (t.day > latest ? t.day : latest),
+      '',
+    );
     for (const [id, t] of this.tallies) if (t.day !== today) this.tallies.delete(id);
   }
 }

@@ -20,9 +20,14 @@ export function CatalogPicker(props: {
   const listRef = useRef<HTMLDivElement>(null);
   const shown = useMemo(() => {
     const q = query.trim().toLowerCase();
-    return q ? props.options.filter((o) => `${o.name} ${o.detail ?? ''} ${o.id}`.toLowerCase().includes(q)) : props.options;
+    return q
+      ? props.options.filter((o) => `${o.name} ${o.detail ?? ''} ${o.id}`.toLowerCase().includes(q))
+      : props.options;
   }, [props.options, query]);
-  const activeIndex = Math.max(0, shown.findIndex((o) => o.id === props.value));
+  const activeIndex = Math.max(
+    0,
+    shown.findIndex((o) => o.id === props.value),
+  );
 
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
     const columns = Math.max(1, Math.round((listRef.current?.clientWidth ?? 600) / 166));
@@ -38,7 +43,13 @@ export function CatalogPicker(props: {
     <fieldset className="picker">
       <legend>{props.label}</legend>
       <div className="picker-tools">
-        <input type="search" aria-label={`Search ${props.label.toLowerCase()}`} placeholder="Search" value={query} onChange={(e) => setQuery(e.target.value)} />
+        <input
+          type="search"
+          aria-label={`Search ${props.label.toLowerCase()}`}
+          placeholder="Search"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+        />
         {props.filters}
         {props.optional && props.value ? (
           <button type="button" onClick={() => props.onChange(null)}>
@@ -67,7 +78,17 @@ export function CatalogPicker(props: {
               className="picker-option"
               onClick={() => props.onChange(option.id)}
             >
-              {option.imageUrl ? <img src={studio().mediaUrl(option.imageUrl)} alt="" loading="lazy" width={148} height={185} /> : <div className="placeholder" />}
+              {option.imageUrl ? (
+                <img
+                  src={studio().mediaUrl(option.imageUrl)}
+                  alt=""
+                  loading="lazy"
+                  width={148}
+                  height={185}
+                />
+              ) : (
+                <div className="placeholder" />
+              )}
               <span>{option.name}</span>
               {option.detail ? <small>{option.detail}</small> : null}
             </div>

@@ -1,9 +1,18 @@
 /** A labelled select over a fixed list (ids shown with spaces), optionally with "Default". */
-export function Choice(props: { label: string; value: unknown; options: readonly string[]; optional?: boolean; onChange(value: string | undefined): void }) {
+export function Choice(props: {
+  label: string;
+  value: unknown;
+  options: readonly string[];
+  optional?: boolean;
+  onChange(value: string | undefined): void;
+}) {
   return (
     <label>
       {props.label}
-      <select value={typeof props.value === 'string' ? props.value : ''} onChange={(e) => props.onChange(e.target.value || undefined)}>
+      <select
+        value={typeof props.value === 'string' ? props.value : ''}
+        onChange={(e) => props.onChange(e.target.value || undefined)}
+      >
         {props.optional && <option value="">Default</option>}
         {props.options.map((o) => (
           <option key={o} value={o}>

@@ -9,7 +9,12 @@ import { useQueue } from '../stores/queue-store';
 import { studio } from '../transport';
 
 type Zoom = 'fit' | 1 | 2;
-const BACKGROUNDS = { checker: 'Checkerboard', white: 'White', black: 'Black', grey: 'Grey' } as const;
+const BACKGROUNDS = {
+  checker: 'Checkerboard',
+  white: 'White',
+  black: 'Black',
+  grey: 'Grey',
+} as const;
 type Background = keyof typeof BACKGROUNDS;
 const PAN_STEP = 120;
 
@@ -43,7 +48,12 @@ export function CompareView(props: {
     const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
     if (event.metaKey || event.ctrlKey || event.altKey) return;
     if (event.shiftKey && key.startsWith('Arrow')) {
-      const [dx, dy] = { ArrowLeft: [-PAN_STEP, 0], ArrowRight: [PAN_STEP, 0], ArrowUp: [0, -PAN_STEP], ArrowDown: [0, PAN_STEP] }[key] ?? [0, 0];
+      const [dx, dy] = {
+        ArrowLeft: [-PAN_STEP, 0],
+        ArrowRight: [PAN_STEP, 0],
+        ArrowUp: [0, -PAN_STEP],
+        ArrowDown: [0, PAN_STEP],
+      }[key] ?? [0, 0];
       panBy(dx!, dy!);
     } else if (key === 'Escape' || key === ' ') props.onClose();
     else if (key === 'a') props.onDecide('approved');
@@ -60,12 +70,20 @@ export function CompareView(props: {
 
   const onPointerDown = (event: PointerEvent<HTMLDivElement>) => {
     if (zoom === 'fit') return;
-    drag.current = { x: event.clientX, y: event.clientY, left: event.currentTarget.scrollLeft, top: event.currentTarget.scrollTop };
+    drag.current = {
+      x: event.clientX,
+      y: event.clientY,
+      left: event.currentTarget.scrollLeft,
+      top: event.currentTarget.scrollTop,
+    };
     event.currentTarget.setPointerCapture(event.pointerId);
   };
   const onPointerMove = (event: PointerEvent<HTMLDivElement>) => {
     if (!drag.current) return;
-    panTo(drag.current.left - (event.clientX - drag.current.x), drag.current.top - (event.clientY - drag.current.y));
+    panTo(
+      drag.current.left - (event.clientX - drag.current.x),
+      drag.current.top - (event.clientY - drag.current.y),
+    );
   };
   const onPointerUp = () => {
     drag.current = null;
@@ -84,14 +102,23 @@ export function CompareView(props: {
         panes.current[index] = el;
       }}
       className={`loupe-pane${zoom === 'fit' ? ' fit' : ''}${checker && background === 'checker' ? ' checker' : ''}`}
-      style={checker && background !== 'checker' ? { background: background === 'grey' ? '#808080' : background } : undefined}
+      style={
+        checker && background !== 'checker'
+          ? { background: background === 'grey' ? '#808080' : background }
+          : undefined
+      }
       onPointerDown={onPointerDown}
       onPointerMove={onPointerMove}
       onPointerUp={onPointerUp}
       onScroll={(e) => {
         if (drag.current) return;
         const other = panes.current[1 - index];
-        if (other && (other.scrollLeft !== e.currentTarget.scrollLeft || other.scrollTop !== e.currentTarget.scrollTop)) other.scrollTo({ left: e.currentTarget.scrollLeft, top: e.currentTarget.scrollTop });
+        if (
+          other &&
+          (other.scrollLeft !== e.currentTarget.scrollLeft ||
+            other.scrollTop !== e.currentTarget.scrollTop)
+        )
+          other.scrollTo({ left: e.currentTarget.scrollLeft, top: e.currentTarget.scrollTop });
       }}
     >
       {child}
@@ -99,7 +126,15 @@ export function CompareView(props: {
   );
 
   return (
-    <div className="overlay" role="dialog" aria-modal="true" aria-label="Compare before and after" tabIndex={-1} ref={dialog} onKeyDown={onKeyDown}>
+    <div
+      className="overlay"
+      role="dialog"
+      aria-modal="true"
+      aria-label="Compare before and after"
+      tabIndex={-1}
+      ref={dialog}
+      onKeyDown={onKeyDown}
+    >
       <div className="loupe">
         <div className="loupe-bar">
           <strong>
@@ -111,14 +146,22 @@ export function CompareView(props: {
           </span>
           <span role="group" aria-label="Zoom" className="loupe-bar">
             {(['fit', 1, 2] as const).map((z) => (
-              <button key={String(z)} type="button" aria-pressed={zoom === z} onClick={() => setZoom(z)}>
+              <button
+                key={String(z)}
+                type="button"
+                aria-pressed={zoom === z}
+                onClick={() => setZoom(z)}
+              >
                 {z === 'fit' ? 'Fit' : `${z * 100}%`} <kbd>{z === 'fit' ? 'F' : z}</kbd>
               </button>
             ))}
           </span>
           <label>
             Background
-            <select value={background} onChange={(e) => setBackground(e.target.value as Background)}>
+            <select
+              value={background}
+              onChange={(e) => setBackground(e.target.value as Background)}
+            >
               {Object.entries(BACKGROUNDS).map(([value, label]) => (
                 <option key={value} value={value}>
                   {label}
@@ -126,10 +169,18 @@ export function CompareView(props: {
               ))}
             </select>
           </label>
-          <button type="button" onClick={() => props.onMove(-1)} disabled={props.position.index === 0}>
+          <button
+            type="button"
+            onClick={() => props.onMove(-1)}
+            disabled={props.position.index === 0}
+          >
             Previous <kbd>←</kbd>
           </button>
-          <button type="button" onClick={() => props.onMove(1)} disabled={props.position.index >= props.position.total - 1}>
+          <button
+            type="button"
+            onClick={() => props.onMove(1)}
+            disabled={props.position.index >= props.position.total - 1}
+          >
             Next <kbd>→</kbd>
           </button>
           <button type="button" onClick={() => props.onDecide('approved')}>
@@ -144,7 +195,18 @@ export function CompareView(props: {
         </div>
         <div className="compare">
           <figure>
-            {pane(0, <img key={`${result.itemId}-${zoom}`} ref={imageStyle} onLoad={(e) => imageStyle(e.currentTarget)} src={studio().sourceUrl(result.itemId)} alt={`Source photo ${name}`} draggable={false} />, false)}
+            {pane(
+              0,
+              <img
+                key={`${result.itemId}-${zoom}`}
+                ref={imageStyle}
+                onLoad={(e) => imageStyle(e.currentTarget)}
+                src={studio().sourceUrl(result.itemId)}
+                alt={`Source photo ${name}`}
+                draggable={false}
+              />,
+              false,
+            )}
             <figcaption>Before: {name}</figcaption>
           </figure>
           <figure>
@@ -153,7 +215,14 @@ export function CompareView(props: {
               result.mime.startsWith('video/') ? (
                 <video src={studio().libraryUrl(result.file)} controls autoPlay loop muted />
               ) : (
-                <img key={`${result.id}-${zoom}`} ref={imageStyle} onLoad={(e) => imageStyle(e.currentTarget)} src={studio().libraryUrl(result.file)} alt={`Result ${shot} of ${name}`} draggable={false} />
+                <img
+                  key={`${result.id}-${zoom}`}
+                  ref={imageStyle}
+                  onLoad={(e) => imageStyle(e.currentTarget)}
+                  src={studio().libraryUrl(result.file)}
+                  alt={`Result ${shot} of ${name}`}
+                  draggable={false}
+                />
               ),
               true,
             )}

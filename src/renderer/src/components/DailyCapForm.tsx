@@ -8,13 +8,23 @@ import { StudioCallError, errorText } from '../transport';
  * The daily request cap (requests per key and UTC day; the service does not report it), checked
  * when saved and kept for the engine's next start. Shows the cap in use now beside it.
  */
-export function DailyCapForm({ restartText, onSaved }: { restartText: string; onSaved(message: string): void }) {
+export function DailyCapForm({
+  restartText,
+  onSaved,
+}: {
+  restartText: string;
+  onSaved(message: string): void;
+}) {
   const view = useSettings((s) => s.view);
   const inUse = useQueue((s) => s.budget?.dailyCap ?? null);
   const [text, setText] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   useEffect(() => {
-    if (!view) void useSettings.getState().load().catch(() => undefined);
+    if (!view)
+      void useSettings
+        .getState()
+        .load()
+        .catch(() => undefined);
   }, [view]);
   if (!view) return null; // this studio keeps no settings (a test harness)
   const shown = text ?? String(view.dailyCap ?? DEFAULT_DAILY_CAP);
@@ -29,10 +39,17 @@ export function DailyCapForm({ restartText, onSaved }: { restartText: string; on
       .saveDailyCap(parsed.value)
       .then((saved) => {
         setText(null);
-        const flag = saved.dailyCapFromFlag !== null ? ` Until then --daily-cap ${saved.dailyCapFromFlag}, given at start, wins.` : '';
+        const flag =
+          saved.dailyCapFromFlag !== null
+            ? ` Until then --daily-cap ${saved.dailyCapFromFlag}, given at start, wins.`
+            : '';
         onSaved(`Daily cap saved: ${saved.dailyCap} requests a day, used ${restartText}.${flag}`);
       })
-      .catch((error: unknown) => setProblem(error instanceof StudioCallError ? error.message : `Not saved: ${errorText(error)}`));
+      .catch((error: unknown) =>
+        setProblem(
+          error instanceof StudioCallError ? error.message : `Not saved: ${errorText(error)}`,
+        ),
+      );
   };
 
   return (
@@ -59,9 +76,15 @@ export function DailyCapForm({ restartText, onSaved }: { restartText: string; on
         </p>
       )}
       <p className="muted" id="daily-cap-help">
-        Requests the studio may send per API key and UTC day ({DEFAULT_DAILY_CAP} unless set); it counts its own and stops sending at the cap. In use now:{' '}
-        <strong data-testid="daily-cap-in-use">{inUse === null ? 'no cap' : `${inUse} a day`}</strong>
-        {view.dailyCapFromFlag !== null ? ` (--daily-cap ${view.dailyCapFromFlag} given at start)` : ''}.
+        Requests the studio may send per API key and UTC day ({DEFAULT_DAILY_CAP} unless set); it
+        counts its own and stops sending at the cap. In use now:{' '}
+        <strong data-testid="daily-cap-in-use">
+          {inUse === null ? 'no cap' : `${inUse} a day`}
+        </strong>
+        {view.dailyCapFromFlag !== null
+          ? ` (--daily-cap ${view.dailyCapFromFlag} given at start)`
+          : ''}
+        .
       </p>
     </form>
   );

@@ -4,12 +4,19 @@
  */
 import { useEffect, useId, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 
-export function Dialog(props: { title: string; children: ReactNode; onCancel(): void; role?: 'dialog' | 'alertdialog' }) {
+export function Dialog(props: {
+  title: string;
+  children: ReactNode;
+  onCancel(): void;
+  role?: 'dialog' | 'alertdialog';
+}) {
   const ref = useRef<HTMLDivElement>(null);
   const titleId = useId();
   useEffect(() => {
     const opener = document.activeElement as HTMLElement | null;
-    const first = ref.current?.querySelector<HTMLElement>('[data-autofocus], input, select, textarea, button');
+    const first = ref.current?.querySelector<HTMLElement>(
+      '[data-autofocus], input, select, textarea, button',
+    );
     first?.focus();
     return () => opener?.focus?.();
   }, []);
@@ -21,7 +28,11 @@ export function Dialog(props: { title: string; children: ReactNode; onCancel(): 
       return;
     }
     if (event.key !== 'Tab' || !ref.current) return;
-    const focusable = [...ref.current.querySelectorAll<HTMLElement>('input, select, textarea, button:not(:disabled), [tabindex="0"]')];
+    const focusable = [
+      ...ref.current.querySelectorAll<HTMLElement>(
+        'input, select, textarea, button:not(:disabled), [tabindex="0"]',
+      ),
+    ];
     const first = focusable[0];
     const last = focusable.at(-1);
     if (event.shiftKey && document.activeElement === first) {
@@ -34,7 +45,13 @@ export function Dialog(props: { title: string; children: ReactNode; onCancel(): 
   };
   return (
     <div className="overlay" onKeyDown={onKeyDown}>
-      <div className="dialog panel" role={props.role ?? 'dialog'} aria-modal="true" aria-labelledby={titleId} ref={ref}>
+      <div
+        className="dialog panel"
+        role={props.role ?? 'dialog'}
+        aria-modal="true"
+        aria-labelledby={titleId}
+        ref={ref}
+      >
         <h2 id={titleId}>{props.title}</h2>
         {props.children}
       </div>
@@ -43,7 +60,13 @@ export function Dialog(props: { title: string; children: ReactNode; onCancel(): 
 }
 
 /** Asks before something that cannot be taken back or that costs diamonds. */
-export function ConfirmDialog(props: { title: string; children: ReactNode; confirmLabel: string; onConfirm(): void; onCancel(): void }) {
+export function ConfirmDialog(props: {
+  title: string;
+  children: ReactNode;
+  confirmLabel: string;
+  onConfirm(): void;
+  onCancel(): void;
+}) {
   return (
     <Dialog title={props.title} onCancel={props.onCancel} role="alertdialog">
       <div>{props.children}</div>
@@ -60,7 +83,14 @@ export function ConfirmDialog(props: { title: string; children: ReactNode; confi
 }
 
 /** Asks for one line of text (a look's name, say). */
-export function PromptDialog(props: { title: string; label: string; initial: string; submitLabel: string; onSubmit(value: string): void; onCancel(): void }) {
+export function PromptDialog(props: {
+  title: string;
+  label: string;
+  initial: string;
+  submitLabel: string;
+  onSubmit(value: string): void;
+  onCancel(): void;
+}) {
   const [value, setValue] = useState(props.initial);
   return (
     <Dialog title={props.title} onCancel={props.onCancel}>
@@ -72,7 +102,12 @@ export function PromptDialog(props: { title: string; label: string; initial: str
       >
         <label>
           {props.label}
-          <input value={value} onChange={(e) => setValue(e.target.value)} required maxLength={120} />
+          <input
+            value={value}
+            onChange={(e) => setValue(e.target.value)}
+            required
+            maxLength={120}
+          />
         </label>
         <div className="toolbar">
           <button type="submit" className="primary" disabled={!value.trim()}>

@@ -50,7 +50,10 @@ export function NamingPreview(props: {
         <p className="problem">{preview.error}</p>
       ) : (
         <p>
-          Files: {preview.names.map((n) => <code key={n}>{n}</code>)}
+          Files:{' '}
+          {preview.names.map((n) => (
+            <code key={n}>{n}</code>
+          ))}
         </p>
       )}
     </div>

@@ -32,7 +32,8 @@ export function PreviewBanner() {
   return (
     <div className="banner banner-preview" role="note" aria-label="Preview mode">
       <span>
-        <strong>Preview mode.</strong> Results are offline previews made on this computer, not AI photos, until an AI provider or a remote service is set.
+        <strong>Preview mode.</strong> Results are offline previews made on this computer, not AI
+        photos, until an AI provider or a remote service is set.
       </span>
       <button type="button" onClick={() => useUi.getState().show('settings')}>
         Open Settings

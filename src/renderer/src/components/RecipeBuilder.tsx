@@ -8,7 +8,17 @@ import { PHOTO_PLACEHOLDER, type ExportSettings, type RecipeInput } from '../../
 import { getTool, isToolId, TOOLS } from '../../../shared/tools';
 import { defaultFashionModelId, defaultReadySetId } from '../recipe/catalog-defaults';
 import { recipeProblem } from '../recipe/problem';
-import { DEFAULT_EXPORT, DEFAULT_RECIPE, kindOf, namingTool, READY_SHOOT_NAMING, recipePrice, requestForTool, type EditableRequest, type RecipeKind } from '../recipe/request';
+import {
+  DEFAULT_EXPORT,
+  DEFAULT_RECIPE,
+  kindOf,
+  namingTool,
+  READY_SHOOT_NAMING,
+  recipePrice,
+  requestForTool,
+  type EditableRequest,
+  type RecipeKind,
+} from '../recipe/request';
 import { useCatalog } from '../stores/catalog-store';
 import { act } from '../stores/ui-store';
 import { ExportFields } from './recipe/ExportFields';
@@ -33,13 +43,16 @@ export function RecipeBuilder({ value, onChange, folderPath, footer, onProblem }
   const catalog = useCatalog((s) => s.catalog);
   const looks = useCatalog((s) => s.looks);
   useEffect(() => {
-    act(() => Promise.all([useCatalog.getState().loadCatalog(), useCatalog.getState().loadLooks()]));
+    act(() =>
+      Promise.all([useCatalog.getState().loadCatalog(), useCatalog.getState().loadLooks()]),
+    );
   }, []);
 
   const request = value.request as EditableRequest;
   const kind = kindOf(request);
   const exportSettings = { ...DEFAULT_EXPORT, ...value.export } as ExportSettings;
-  const setRequest = (next: EditableRequest) => onChange({ ...value, request: next as RecipeInput['request'] });
+  const setRequest = (next: EditableRequest) =>
+    onChange({ ...value, request: next as RecipeInput['request'] });
   const setField = (field: string, v: unknown) => {
     const next = { ...request };
     if (v === undefined || v === '') delete next[field];
@@ -52,33 +65,60 @@ export function RecipeBuilder({ value, onChange, folderPath, footer, onProblem }
     else delete images[key];
     setRequest({ ...request, images });
   };
-  const setExport = (patch: Partial<ExportSettings>) => onChange({ ...value, export: { ...exportSettings, ...patch } });
+  const setExport = (patch: Partial<ExportSettings>) =>
+    onChange({ ...value, export: { ...exportSettings, ...patch } });
 
   const [namingError, setNamingError] = useState<string | null>(null);
   const requestProblem = useMemo(() => recipeProblem(value), [value]);
   const problem = requestProblem ?? (namingError ? `the file-name pattern: ${namingError}` : null);
   useEffect(() => onProblem?.(problem), [problem, onProblem]);
-  const toolId = typeof request.toolId === 'string' && isToolId(request.toolId) ? request.toolId : null;
+  const toolId =
+    typeof request.toolId === 'string' && isToolId(request.toolId) ? request.toolId : null;
   const tool = toolId ? getTool(toolId) : null;
-  const readySet = kind === 'ready' ? catalog?.readySets.find((r) => r.id === request.readyTemplateSetId) : undefined;
+  const readySet =
+    kind === 'ready'
+      ? catalog?.readySets.find((r) => r.id === request.readyTemplateSetId)
+      : undefined;
   const price = recipePrice(request, catalog, looks, tool);
 
   const changeKind = (next: RecipeKind) => {
-    if (next === 'tool') setRequest(requestForTool('virtual_model', {}, defaultFashionModelId(catalog)));
+    if (next === 'tool')
+      setRequest(requestForTool('virtual_model', {}, defaultFashionModelId(catalog)));
     if (next === 'ready') {
       // Several shots per photo: the default names say which shot each file is.
-      const naming = exportSettings.naming === DEFAULT_EXPORT.naming ? READY_SHOOT_NAMING : exportSettings.naming;
-      const ready = { readyTemplateSetId: defaultReadySetId(catalog), images: { garment_photo: PHOTO_PLACEHOLDER } };
-      onChange({ ...value, request: ready as RecipeInput['request'], export: { ...exportSettings, naming } });
+      const naming =
+        exportSettings.naming === DEFAULT_EXPORT.naming
+          ? READY_SHOOT_NAMING
+          : exportSettings.naming;
+      const ready = {
+        readyTemplateSetId: defaultReadySetId(catalog),
+        images: { garment_photo: PHOTO_PLACEHOLDER },
+      };
+      onChange({
+        ...value,
+        request: ready as RecipeInput['request'],
+        export: { ...exportSettings, naming },
+      });
     }
-    if (next === 'look') setRequest({ templateSetId: looks[0]?.id ?? '', images: { garment_photo: PHOTO_PLACEHOLDER } });
+    if (next === 'look')
+      setRequest({
+        templateSetId: looks[0]?.id ?? '',
+        images: { garment_photo: PHOTO_PLACEHOLDER },
+      });
   };
   const changeTool = (next: string) => {
     if (!isToolId(next)) return;
     // A cut-out keeps its transparency only in PNG or WebP: never flatten it into a JPEG by default.
-    const format = next === 'remove_background' && exportSettings.format === 'jpeg' ? 'png' : exportSettings.format;
+    const format =
+      next === 'remove_background' && exportSettings.format === 'jpeg'
+        ? 'png'
+        : exportSettings.format;
     const nextRequest = requestForTool(next, request, defaultFashionModelId(catalog));
-    onChange({ ...value, request: nextRequest as RecipeInput['request'], export: { ...exportSettings, format } });
+    onChange({
+      ...value,
+      request: nextRequest as RecipeInput['request'],
+      export: { ...exportSettings, format },
+    });
   };
 
   return (
@@ -109,8 +149,12 @@ export function RecipeBuilder({ value, onChange, folderPath, footer, onProblem }
         </p>
       </div>
 
-      {kind === 'tool' && tool && <ToolFields tool={tool} request={request} setField={setField} setImage={setImage} />}
-      {kind === 'ready' && <ReadyShootFields request={request} setRequest={setRequest} setField={setField} />}
+      {kind === 'tool' && tool && (
+        <ToolFields tool={tool} request={request} setField={setField} setImage={setImage} />
+      )}
+      {kind === 'ready' && (
+        <ReadyShootFields request={request} setRequest={setRequest} setField={setField} />
+      )}
       {kind === 'look' && <LookField request={request} setRequest={setRequest} />}
 
       <ExportFields
@@ -118,7 +162,13 @@ export function RecipeBuilder({ value, onChange, folderPath, footer, onProblem }
         onChange={setExport}
         {...(folderPath ? { folderPath } : {})}
         tool={namingTool(request, looks, toolId)}
-        {...(readySet ? { shots: Array.isArray(request.shotIds) ? (request.shotIds as string[]) : readySet.shots.map((s) => s.id) } : {})}
+        {...(readySet
+          ? {
+              shots: Array.isArray(request.shotIds)
+                ? (request.shotIds as string[])
+                : readySet.shots.map((s) => s.id),
+            }
+          : {})}
         readyShoot={kind === 'ready'}
         onNamingError={setNamingError}
       />

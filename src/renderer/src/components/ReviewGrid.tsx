@@ -36,11 +36,17 @@ export function ReviewGrid(props: {
   }, []);
   const columns = Math.max(1, Math.floor((width + GAP) / (CARD + GAP)));
   const rows = Math.ceil(props.results.length / columns);
-  const virtualizer = useVirtualizer({ count: rows, getScrollElement: () => scrollRef.current, estimateSize: () => CARD + 62 + GAP, overscan: 3 });
+  const virtualizer = useVirtualizer({
+    count: rows,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => CARD + 62 + GAP,
+    overscan: 3,
+  });
 
   const focusedIndex = props.results.findIndex((r) => r.id === props.focusedId);
   useEffect(() => {
-    if (focusedIndex >= 0) virtualizer.scrollToIndex(Math.floor(focusedIndex / columns), { align: 'auto' });
+    if (focusedIndex >= 0)
+      virtualizer.scrollToIndex(Math.floor(focusedIndex / columns), { align: 'auto' });
   }, [focusedIndex, columns, virtualizer]);
 
   const onKeyDown = (event: KeyboardEvent) => {
@@ -63,30 +69,62 @@ export function ReviewGrid(props: {
     >
       <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
         {virtualizer.getVirtualItems().map((row) => (
-          <div key={row.key} className="review-row" style={{ transform: `translateY(${row.start}px)`, gridTemplateColumns: `repeat(${columns}, ${CARD}px)` }}>
-            {props.results.slice(row.index * columns, row.index * columns + columns).map((result) => (
-              <div
-                key={result.id}
-                id={`result-${result.id}`}
-                role="option"
-                aria-selected={Boolean(props.selected[result.id]) || result.id === props.focusedId}
-                className={`result-card${result.id === props.focusedId ? ' focused' : ''}${props.selected[result.id] ? ' selected' : ''}`}
-                data-review={result.review}
-                onClick={(e) => (e.shiftKey ? props.onRange(result.id) : e.metaKey || e.ctrlKey ? props.onToggle(result.id) : props.onFocus(result.id))}
-              >
-                {result.mime.startsWith('video/') ? (
-                  <video src={studio().libraryUrl(result.file)} muted width={CARD} height={CARD} />
-                ) : (
-                  <img className="checker" src={studio().libraryUrl(result.thumb ?? result.file)} alt="" width={CARD} height={CARD} loading="lazy" decoding="async" />
-                )}
-                {props.preview ? <span className="preview-tag">preview</span> : null}
-                <span className="tile-name" title={props.nameOf(result.itemId)}>
-                  {props.nameOf(result.itemId)} · {result.shotId ?? `#${result.n + 1}`}
-                </span>
-                <span className={`review-tag review-${result.review}`}>{result.review}</span>
-                {result.compliance && !result.compliance.ok ? <span className="problem small">fails export checks</span> : null}
-              </div>
-            ))}
+          <div
+            key={row.key}
+            className="review-row"
+            style={{
+              transform: `translateY(${row.start}px)`,
+              gridTemplateColumns: `repeat(${columns}, ${CARD}px)`,
+            }}
+          >
+            {props.results
+              .slice(row.index * columns, row.index * columns + columns)
+              .map((result) => (
+                <div
+                  key={result.id}
+                  id={`result-${result.id}`}
+                  role="option"
+                  aria-selected={
+                    Boolean(props.selected[result.id]) || result.id === props.focusedId
+                  }
+                  className={`result-card${result.id === props.focusedId ? ' focused' : ''}${props.selected[result.id] ? ' selected' : ''}`}
+                  data-review={result.review}
+                  onClick={(e) =>
+                    e.shiftKey
+                      ? props.onRange(result.id)
+                      : e.metaKey || e.ctrlKey
+                        ? props.onToggle(result.id)
+                        : props.onFocus(result.id)
+                  }
+                >
+                  {result.mime.startsWith('video/') ? (
+                    <video
+                      src={studio().libraryUrl(result.file)}
+                      muted
+                      width={CARD}
+                      height={CARD}
+                    />
+                  ) : (
+                    <img
+                      className="checker"
+                      src={studio().libraryUrl(result.thumb ?? result.file)}
+                      alt=""
+                      width={CARD}
+                      height={CARD}
+                      loading="lazy"
+                      decoding="async"
+                    />
+                  )}
+                  {props.preview ? <span className="preview-tag">preview</span> : null}
+                  <span className="tile-name" title={props.nameOf(result.itemId)}>
+                    {props.nameOf(result.itemId)} · {result.shotId ?? `#${result.n + 1}`}
+                  </span>
+                  <span className={`review-tag review-${result.review}`}>{result.review}</span>
+                  {result.compliance && !result.compliance.ok ? (
+                    <span className="problem small">fails export checks</span>
+                  ) : null}
+                </div>
+              ))}
           </div>
         ))}
       </div>

@@ -10,7 +10,8 @@ export const FALLBACK_FASHION_MODEL_ID = 'fm_amara';
 /** The fallback model when the catalog offers it (or nothing is known yet), else its first model. */
 export function defaultFashionModelId(catalog: CatalogView | null): string {
   const models = catalog?.fashionModels ?? [];
-  if (models.length === 0 || models.some((m) => m.id === FALLBACK_FASHION_MODEL_ID)) return FALLBACK_FASHION_MODEL_ID;
+  if (models.length === 0 || models.some((m) => m.id === FALLBACK_FASHION_MODEL_ID))
+    return FALLBACK_FASHION_MODEL_ID;
   return models[0]!.id;
 }
 

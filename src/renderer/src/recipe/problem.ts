@@ -18,7 +18,8 @@ const FIELD_LABELS: Record<string, string> = {
 };
 
 /** A required text field, e.g. photo_edit's instructions: the recipe says so up front. */
-export const isRequiredField = (toolId: ToolId | null, field: string) => (toolId ? getTool(toolId).requiredFields.includes(field as never) : false);
+export const isRequiredField = (toolId: ToolId | null, field: string) =>
+  toolId ? getTool(toolId).requiredFields.includes(field as never) : false;
 
 /** Why a recipe cannot run, in words (with the form's own field names), or null. */
 export function recipeProblem(recipe: RecipeInput): string | null {
@@ -35,7 +36,10 @@ export function recipeProblem(recipe: RecipeInput): string | null {
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const missing = /missing required field '(\w+)'/.exec(message);
-    if (missing) return `“${FIELD_LABELS[missing[1]!] ?? missing[1]}” is required for this tool: fill it in.`;
-    return message.replace(/'(\w+)'/g, (whole, field: string) => (FIELD_LABELS[field] ? `“${FIELD_LABELS[field]}”` : whole));
+    if (missing)
+      return `“${FIELD_LABELS[missing[1]!] ?? missing[1]}” is required for this tool: fill it in.`;
+    return message.replace(/'(\w+)'/g, (whole, field: string) =>
+      FIELD_LABELS[field] ? `“${FIELD_LABELS[field]}”` : whole,
+    );
   }
 }

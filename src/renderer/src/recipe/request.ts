@@ -3,24 +3,37 @@
  * tool's request with its required fields filled, and the price per photo.
  */
 import { getTool, CATALOG_SHOT_PRICE, type ToolSpec } from '../../../shared/tools';
-import { PHOTO_PLACEHOLDER, type CatalogView, type ExportSettings, type LookView, type RecipeInput } from '../../../shared/studio';
+import {
+  PHOTO_PLACEHOLDER,
+  type CatalogView,
+  type ExportSettings,
+  type LookView,
+  type RecipeInput,
+} from '../../../shared/studio';
 import type { ToolId } from '../../../shared/api';
 import { FALLBACK_FASHION_MODEL_ID } from './catalog-defaults';
 
 export type RecipeKind = 'tool' | 'ready' | 'look';
-export type EditableRequest = Record<string, unknown> & { images?: Record<string, string | string[]> };
+export type EditableRequest = Record<string, unknown> & {
+  images?: Record<string, string | string[]>;
+};
 
 /** The naming pattern a ready shoot starts with: one file per shot, named by the shot. */
 export const READY_SHOOT_NAMING = '{name}-{shot}-{n}';
 
 export const DEFAULT_RECIPE: RecipeInput = {
-  request: { toolId: 'virtual_model', images: { garment_photo: PHOTO_PLACEHOLDER, fashion_model: FALLBACK_FASHION_MODEL_ID }, ratio: '4:5' },
+  request: {
+    toolId: 'virtual_model',
+    images: { garment_photo: PHOTO_PLACEHOLDER, fashion_model: FALLBACK_FASHION_MODEL_ID },
+    ratio: '4:5',
+  },
   export: { preset: 'original', format: 'jpeg', quality: 90, naming: '{name}-{tool}-{n}' },
 };
 
 export const DEFAULT_EXPORT = DEFAULT_RECIPE.export as ExportSettings;
 
-export const kindOf = (request: EditableRequest): RecipeKind => ('readyTemplateSetId' in request ? 'ready' : 'templateSetId' in request ? 'look' : 'tool');
+export const kindOf = (request: EditableRequest): RecipeKind =>
+  'readyTemplateSetId' in request ? 'ready' : 'templateSetId' in request ? 'look' : 'tool';
 
 /** The image field a dropped photo goes into for a tool. */
 export function photoField(toolId: ToolId): { key: string; array: boolean } {
@@ -45,7 +58,11 @@ const REQUIRED_FIELD_DEFAULTS: Partial<Record<ToolSpec['requiredFields'][number]
 };
 
 /** A request for `toolId`, keeping what of `previous` still applies (model, venue, fields). */
-export function requestForTool(toolId: ToolId, previous: EditableRequest, fashionModelId: string): EditableRequest {
+export function requestForTool(
+  toolId: ToolId,
+  previous: EditableRequest,
+  fashionModelId: string,
+): EditableRequest {
   const tool = getTool(toolId);
   const images = photoOnly(toolId);
   const kept = previous.images ?? {};
@@ -53,9 +70,11 @@ export function requestForTool(toolId: ToolId, previous: EditableRequest, fashio
     const value = kept[key];
     if (tool.imageKeys.includes(key) && typeof value === 'string') images[key] = value;
   }
-  if (tool.required.some((r) => r.field === 'fashion_model') && !images.fashion_model) images.fashion_model = fashionModelId;
+  if (tool.required.some((r) => r.field === 'fashion_model') && !images.fashion_model)
+    images.fashion_model = fashionModelId;
   const request: EditableRequest = { toolId, images };
-  for (const field of tool.fields) if (field !== 'images' && previous[field] !== undefined) request[field] = previous[field];
+  for (const field of tool.fields)
+    if (field !== 'images' && previous[field] !== undefined) request[field] = previous[field];
   for (const field of tool.requiredFields) {
     const fallback = REQUIRED_FIELD_DEFAULTS[field];
     if (fallback !== undefined) (request as Record<string, unknown>)[field] ??= fallback;
@@ -65,11 +84,19 @@ export function requestForTool(toolId: ToolId, previous: EditableRequest, fashio
 }
 
 /** Diamonds per photo, or null when it cannot be told yet (no tool, unknown look). */
-export function recipePrice(request: EditableRequest, catalog: CatalogView | null, looks: LookView[], tool: ToolSpec | null): number | null {
+export function recipePrice(
+  request: EditableRequest,
+  catalog: CatalogView | null,
+  looks: LookView[],
+  tool: ToolSpec | null,
+): number | null {
   const kind = kindOf(request);
   if (kind === 'ready') {
     const readySet = catalog?.readySets.find((r) => r.id === request.readyTemplateSetId);
-    return CATALOG_SHOT_PRICE * (Array.isArray(request.shotIds) ? request.shotIds.length : (readySet?.shotCount ?? 0));
+    return (
+      CATALOG_SHOT_PRICE *
+      (Array.isArray(request.shotIds) ? request.shotIds.length : (readySet?.shotCount ?? 0))
+    );
   }
   if (kind === 'look') {
     const look = looks.find((l) => l.id === request.templateSetId);
@@ -79,9 +106,14 @@ export function recipePrice(request: EditableRequest, catalog: CatalogView | nul
 }
 
 /** The `{tool}` token of file names for this request. */
-export function namingTool(request: EditableRequest, looks: LookView[], toolId: ToolId | null): string {
+export function namingTool(
+  request: EditableRequest,
+  looks: LookView[],
+  toolId: ToolId | null,
+): string {
   const kind = kindOf(request);
   if (kind === 'ready') return 'catalog';
-  if (kind === 'look') return looks.find((l) => l.id === request.templateSetId)?.toolId ?? 'template';
+  if (kind === 'look')
+    return looks.find((l) => l.id === request.templateSetId)?.toolId ?? 'template';
   return toolId ?? 'tool';
 }

@@ -12,7 +12,11 @@ export function AccountScreen() {
     <section aria-label="Account">
       <dl className="facts">
         <dt>Service</dt>
-        <dd>{account.mode === 'embedded' ? 'Embedded (this computer, offline previews)' : account.serviceUrl}</dd>
+        <dd>
+          {account.mode === 'embedded'
+            ? 'Embedded (this computer, offline previews)'
+            : account.serviceUrl}
+        </dd>
         <dt>Account</dt>
         <dd>{account.email}</dd>
         <dt>Diamonds</dt>
@@ -25,7 +29,11 @@ export function AccountScreen() {
         <dt>Renews</dt>
         <dd>{new Date(account.plan.renewsAt).toLocaleDateString()}</dd>
         <dt>Requests today</dt>
-        <dd>{budget ? `${budget.requestsUsedToday}${budget.dailyCap ? ` of ${budget.dailyCap}` : ''}` : '—'}</dd>
+        <dd>
+          {budget
+            ? `${budget.requestsUsedToday}${budget.dailyCap ? ` of ${budget.dailyCap}` : ''}`
+            : '—'}
+        </dd>
       </dl>
     </section>
   );

@@ -1,6 +1,12 @@
 import { useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { ITEM_STATES, TERMINAL_STATES, type ItemState, type ItemView, type WaitReason } from '../../../shared/studio';
+import {
+  ITEM_STATES,
+  TERMINAL_STATES,
+  type ItemState,
+  type ItemView,
+  type WaitReason,
+} from '../../../shared/studio';
 import { ConfirmDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
 import { Progress } from '../components/Progress';
@@ -13,7 +19,20 @@ import { useResults } from '../stores/results-store';
 import { act, useUi } from '../stores/ui-store';
 import { studio } from '../transport';
 
-const STEP: Record<ItemState, number> = { queued: 0, uploading: 1, submitting: 2, processing: 3, downloading: 4, review: 5, exporting: 6, exported: 7, failed: 7, rejected: 7, skipped: 7, cancelled: 7 };
+const STEP: Record<ItemState, number> = {
+  queued: 0,
+  uploading: 1,
+  submitting: 2,
+  processing: 3,
+  downloading: 4,
+  review: 5,
+  exporting: 6,
+  exported: 7,
+  failed: 7,
+  rejected: 7,
+  skipped: 7,
+  cancelled: 7,
+};
 const WAIT_TEXT: Record<WaitReason, string> = {
   paused: 'Paused: its folder is paused.',
   no_diamonds: 'Not enough diamonds: resumes when the balance allows.',
@@ -40,7 +59,10 @@ const DONE_TEXT: Partial<Record<ItemState, string>> = {
 const STATE_FILTERS = {
   all: { label: 'All states', states: ITEM_STATES },
   waiting: { label: 'Waiting', states: ['queued'] },
-  working: { label: 'Working', states: ['uploading', 'submitting', 'processing', 'downloading', 'exporting'] },
+  working: {
+    label: 'Working',
+    states: ['uploading', 'submitting', 'processing', 'downloading', 'exporting'],
+  },
   review: { label: 'To review', states: ['review'] },
   exported: { label: 'Exported', states: ['exported'] },
   rejected: { label: 'Rejected', states: ['rejected'] },
@@ -67,24 +89,33 @@ export function BatchBoard() {
   // First result thumbnail per item, and which items hold results already paid for.
   const resultOf = useMemo(() => {
     const map = new Map<string, { thumb: string | null; file: string }>();
-    for (const r of Object.values(results)) if (!map.has(r.itemId)) map.set(r.itemId, { thumb: r.thumb, file: r.file });
+    for (const r of Object.values(results))
+      if (!map.has(r.itemId)) map.set(r.itemId, { thumb: r.thumb, file: r.file });
     return map;
   }, [results]);
   const price = (item: ItemView) => itemPrice(item, catalog, looks);
-  const unpaid = (item: ItemView) => UNPAID.includes(item.state) && !item.jobId && item.diamonds === 0;
+  const unpaid = (item: ItemView) =>
+    UNPAID.includes(item.state) && !item.jobId && item.diamonds === 0;
   const spent = items.reduce((sum, i) => sum + i.diamonds, 0);
   const toSpend = items.filter(unpaid).reduce((sum, i) => sum + (price(i) ?? 0), 0);
   const progress = progressOf(items);
   const capReached = items.some((i) => i.waitReason === 'daily_cap');
-  const left = budget?.dailyCap != null ? Math.max(0, budget.dailyCap - budget.requestsUsedToday) : null;
-  const requestsLeft = left !== null ? `${left} of ${budget!.dailyCap}` : capReached ? 'none (the service’s cap is reached)' : `no cap set · ${budget?.requestsUsedToday ?? 0} used`;
+  const left =
+    budget?.dailyCap != null ? Math.max(0, budget.dailyCap - budget.requestsUsedToday) : null;
+  const requestsLeft =
+    left !== null
+      ? `${left} of ${budget!.dailyCap}`
+      : capReached
+        ? 'none (the service’s cap is reached)'
+        : `no cap set · ${budget?.requestsUsedToday ?? 0} used`;
   const failed = items.filter((i) => i.state === 'failed' || i.failedShots.length > 0);
   const exportable = failed.filter((i) => i.state === 'failed' && resultOf.has(i.id));
   const regenerable = failed.filter((i) => !exportable.includes(i));
   const queuedAhead = useMemo(() => {
     const ahead = new Map<string, number>();
     let n = 0;
-    for (const item of items) if (item.state === 'queued' && !item.waitReason) ahead.set(item.id, n++);
+    for (const item of items)
+      if (item.state === 'queued' && !item.waitReason) ahead.set(item.id, n++);
     return ahead;
   }, [items]);
   const counts = useMemo(() => {
@@ -93,21 +124,37 @@ export function BatchBoard() {
     return c;
   }, [items]);
   const shown = items.filter(
-    (i) => (STATE_FILTERS[stateFilter].states as readonly ItemState[]).includes(i.state) && (folderFilter === 'all' || (folderFilter === 'none' ? i.folderId === null : i.folderId === folderFilter)),
+    (i) =>
+      (STATE_FILTERS[stateFilter].states as readonly ItemState[]).includes(i.state) &&
+      (folderFilter === 'all' ||
+        (folderFilter === 'none' ? i.folderId === null : i.folderId === folderFilter)),
   );
 
   const generateAgain = (ids: string[]) => {
-    const diamonds = items.filter((i) => ids.includes(i.id)).reduce((sum, i) => sum + (itemPrice({ ...i, diamonds: 0, jobId: null }, catalog, looks) ?? 0), 0);
+    const diamonds = items
+      .filter((i) => ids.includes(i.id))
+      .reduce(
+        (sum, i) => sum + (itemPrice({ ...i, diamonds: 0, jobId: null }, catalog, looks) ?? 0),
+        0,
+      );
     setConfirming({ ids, diamonds });
   };
   const exportAgain = (ids: string[]) =>
     act(async () => {
       const changed = await useQueue.getState().exportAgain(ids);
-      useUi.getState().notify(`${changed} photo${changed === 1 ? '' : 's'} exported again with the folder’s current export settings; nothing charged.`);
+      useUi
+        .getState()
+        .notify(
+          `${changed} photo${changed === 1 ? '' : 's'} exported again with the folder’s current export settings; nothing charged.`,
+        );
     });
 
   if (items.length === 0) {
-    return <EmptyState title="Nothing in the queue">Photos dropped into a hot folder appear here as they are picked up.</EmptyState>;
+    return (
+      <EmptyState title="Nothing in the queue">
+        Photos dropped into a hot folder appear here as they are picked up.
+      </EmptyState>
+    );
   }
   return (
     <section aria-label="Batch board">
@@ -119,7 +166,11 @@ export function BatchBoard() {
         <Stat label="ETA" value={etaText(progress, paused, heldByDailyCap(items))} />
       </div>
       <div className="folder-stats">
-        <Progress value={progress.done} max={progress.total} label={`All photos: ${progress.done} of ${progress.total} through`} />
+        <Progress
+          value={progress.done}
+          max={progress.total}
+          label={`All photos: ${progress.done} of ${progress.total} through`}
+        />
         <span>
           {progress.done} of {progress.total} through
         </span>
@@ -129,16 +180,27 @@ export function BatchBoard() {
         <button type="button" onClick={() => act(() => useQueue.getState().setPaused(!paused))}>
           {paused ? 'Resume all' : 'Pause all'}
         </button>
-        <button type="button" disabled={exportable.length === 0} onClick={() => exportAgain(exportable.map((i) => i.id))}>
+        <button
+          type="button"
+          disabled={exportable.length === 0}
+          onClick={() => exportAgain(exportable.map((i) => i.id))}
+        >
           Export again ({exportable.length}, free)
         </button>
-        <button type="button" disabled={regenerable.length === 0} onClick={() => generateAgain(regenerable.map((i) => i.id))}>
+        <button
+          type="button"
+          disabled={regenerable.length === 0}
+          onClick={() => generateAgain(regenerable.map((i) => i.id))}
+        >
           Generate again ({regenerable.length})…
         </button>
         <div className="filters">
           <label>
             State
-            <select value={stateFilter} onChange={(e) => setStateFilter(e.target.value as StateFilter)}>
+            <select
+              value={stateFilter}
+              onChange={(e) => setStateFilter(e.target.value as StateFilter)}
+            >
               {Object.entries(STATE_FILTERS).map(([value, f]) => (
                 <option key={value} value={value}>
                   {f.label}
@@ -206,11 +268,26 @@ export function BatchBoard() {
               <tr key={item.id} data-state={item.state} data-item={item.id}>
                 <td>
                   {result ? (
-                    <img className="thumb checker" src={studio().libraryUrl(result.thumb ?? result.file)} alt="" width={48} height={48} loading="lazy" />
+                    <img
+                      className="thumb checker"
+                      src={studio().libraryUrl(result.thumb ?? result.file)}
+                      alt=""
+                      width={48}
+                      height={48}
+                      loading="lazy"
+                    />
                   ) : TERMINAL_STATES.includes(item.state) ? (
                     <span className="thumb" />
                   ) : (
-                    <img className="thumb" src={studio().sourceUrl(item.id)} alt="" width={48} height={48} loading="lazy" onError={(e) => (e.currentTarget.style.visibility = 'hidden')} />
+                    <img
+                      className="thumb"
+                      src={studio().sourceUrl(item.id)}
+                      alt=""
+                      width={48}
+                      height={48}
+                      loading="lazy"
+                      onError={(e) => (e.currentTarget.style.visibility = 'hidden')}
+                    />
                   )}
                 </td>
                 <td>
@@ -234,26 +311,52 @@ export function BatchBoard() {
                   ) : null}
                 </td>
                 <td className={item.state === 'failed' ? 'problem' : ''}>{reason}</td>
-                <td>{item.diamonds > 0 || item.jobId ? `${item.diamonds} spent` : UNPAID.includes(item.state) ? `${cost ?? '?'} to pay` : '0'}</td>
+                <td>
+                  {item.diamonds > 0 || item.jobId
+                    ? `${item.diamonds} spent`
+                    : UNPAID.includes(item.state)
+                      ? `${cost ?? '?'} to pay`
+                      : '0'}
+                </td>
                 <td>
                   <div className="row-actions">
                     {item.state === 'queued' && (
-                      <button type="button" aria-label={`Move to front ${item.name}`} onClick={() => act(() => useQueue.getState().moveToFront([item.id]))}>
+                      <button
+                        type="button"
+                        aria-label={`Move to front ${item.name}`}
+                        onClick={() => act(() => useQueue.getState().moveToFront([item.id]))}
+                      >
                         Move to front
                       </button>
                     )}
-                    {(item.state === 'queued' || item.state === 'uploading' || item.state === 'review') && (
-                      <button type="button" aria-label={`Cancel ${item.name}`} onClick={() => act(() => useQueue.getState().cancel([item.id]))}>
+                    {(item.state === 'queued' ||
+                      item.state === 'uploading' ||
+                      item.state === 'review') && (
+                      <button
+                        type="button"
+                        aria-label={`Cancel ${item.name}`}
+                        onClick={() => act(() => useQueue.getState().cancel([item.id]))}
+                      >
                         Cancel
                       </button>
                     )}
                     {item.state === 'failed' && resultOf.has(item.id) && (
-                      <button type="button" aria-label={`Export again ${item.name}`} onClick={() => exportAgain([item.id])}>
+                      <button
+                        type="button"
+                        aria-label={`Export again ${item.name}`}
+                        onClick={() => exportAgain([item.id])}
+                      >
                         Export again
                       </button>
                     )}
-                    {(item.state === 'failed' || item.state === 'cancelled' || item.failedShots.length > 0) && (
-                      <button type="button" aria-label={`Generate again… ${item.name}`} onClick={() => generateAgain([item.id])}>
+                    {(item.state === 'failed' ||
+                      item.state === 'cancelled' ||
+                      item.failedShots.length > 0) && (
+                      <button
+                        type="button"
+                        aria-label={`Generate again… ${item.name}`}
+                        onClick={() => generateAgain([item.id])}
+                      >
                         Generate again…
                       </button>
                     )}
@@ -281,13 +384,18 @@ export function BatchBoard() {
             setConfirming(null);
             act(async () => {
               await useQueue.getState().retry(ids);
-              useUi.getState().notify(`${ids.length} photo${ids.length === 1 ? '' : 's'} queued to be generated again.`);
+              useUi
+                .getState()
+                .notify(
+                  `${ids.length} photo${ids.length === 1 ? '' : 's'} queued to be generated again.`,
+                );
             });
           }}
         >
           <p>
-            This sends the photos to the service again and costs about <strong>{confirming.diamonds} diamonds</strong>. Results already made are kept. To write files that were
-            already made, use “Export again”, which is free.
+            This sends the photos to the service again and costs about{' '}
+            <strong>{confirming.diamonds} diamonds</strong>. Results already made are kept. To write
+            files that were already made, use “Export again”, which is free.
           </p>
         </ConfirmDialog>
       )}
@@ -301,7 +409,8 @@ export function BatchBoard() {
  */
 function capText(item: ItemView, left: number | null): string {
   if (left === 0 || left === null) return WAIT_TEXT.daily_cap;
-  if (item.error?.startsWith('not started: today')) return `Too few requests left today (${left}) to carry this photo to the end: it starts at the next UTC day.`;
+  if (item.error?.startsWith('not started: today'))
+    return `Too few requests left today (${left}) to carry this photo to the end: it starts at the next UTC day.`;
   return 'The service says its daily request cap is reached: resumes at the next UTC day.';
 }
 
@@ -310,7 +419,8 @@ function BatchSummaries({ items, paused }: { items: ItemView[]; paused: boolean 
   const folders = useFolders((s) => s.folders);
   const groups = useMemo(() => {
     const byBatch = new Map<string, ItemView[]>();
-    for (const item of items) byBatch.set(item.batchId, [...(byBatch.get(item.batchId) ?? []), item]);
+    for (const item of items)
+      byBatch.set(item.batchId, [...(byBatch.get(item.batchId) ?? []), item]);
     return [...byBatch.entries()];
   }, [items]);
   if (groups.length < 1) return null;
@@ -333,10 +443,17 @@ function BatchSummaries({ items, paused }: { items: ItemView[]; paused: boolean 
             <tr key={batchId}>
               <td>{name}</td>
               <td>
-                <Progress value={progress.done} max={progress.total} label={`${name}: ${progress.done} of ${progress.total} through`} /> {progress.done}/{progress.total}
+                <Progress
+                  value={progress.done}
+                  max={progress.total}
+                  label={`${name}: ${progress.done} of ${progress.total} through`}
+                />{' '}
+                {progress.done}/{progress.total}
               </td>
               <td>{batchItems.reduce((sum, i) => sum + i.diamonds, 0)}</td>
-              <td>{etaText(progress, paused || Boolean(folder?.paused), heldByDailyCap(batchItems))}</td>
+              <td>
+                {etaText(progress, paused || Boolean(folder?.paused), heldByDailyCap(batchItems))}
+              </td>
             </tr>
           );
         })}

@@ -13,19 +13,37 @@ import { studio } from '../transport';
 
 export function ExportScreen() {
   const folders = useFolders((s) => s.folders);
-  const exported = useResults(useShallow((s) => Object.values(s.results).filter((r) => r.exportedPath !== null)));
-  const approvedWaiting = useResults((s) => Object.values(s.results).filter((r) => r.review === 'approved' && !r.exportedPath).length);
+  const exported = useResults(
+    useShallow((s) => Object.values(s.results).filter((r) => r.exportedPath !== null)),
+  );
+  const approvedWaiting = useResults(
+    (s) =>
+      Object.values(s.results).filter((r) => r.review === 'approved' && !r.exportedPath).length,
+  );
   const [folderId, setFolderId] = useState<string>('');
   const folder = folders.find((f) => f.id === folderId) ?? folders[0];
   const [draft, setDraft] = useState<ExportSettings | null>(null);
   const [namingError, setNamingError] = useState<string | null>(null);
   const settings = draft ?? folder?.recipe.export ?? null;
-  const sampleItems = useQueue(useShallow((s) => Object.values(s.items).filter((i) => i.folderId === folder?.id).slice(0, 3).map((i) => i.id)));
+  const sampleItems = useQueue(
+    useShallow((s) =>
+      Object.values(s.items)
+        .filter((i) => i.folderId === folder?.id)
+        .slice(0, 3)
+        .map((i) => i.id),
+    ),
+  );
 
   const exportNow = () =>
     act(async () => {
       const { exported: moved } = await studio().call('export.run', {});
-      useUi.getState().notify(moved ? `Exporting ${moved} photo${moved === 1 ? '' : 's'}` : 'Nothing waiting: approve results in Review first.');
+      useUi
+        .getState()
+        .notify(
+          moved
+            ? `Exporting ${moved} photo${moved === 1 ? '' : 's'}`
+            : 'Nothing waiting: approve results in Review first.',
+        );
     });
 
   return (
@@ -42,9 +60,15 @@ export function ExportScreen() {
           onSubmit={(e) => {
             e.preventDefault();
             act(async () => {
-              await useFolders.getState().setRecipe(folder.id, { ...folder.recipe, export: settings });
+              await useFolders
+                .getState()
+                .setRecipe(folder.id, { ...folder.recipe, export: settings });
               setDraft(null);
-              useUi.getState().notify('Export settings saved: they apply to photos dropped from now on, and to “Export again”.');
+              useUi
+                .getState()
+                .notify(
+                  'Export settings saved: they apply to photos dropped from now on, and to “Export again”.',
+                );
             });
           }}
         >
@@ -65,22 +89,47 @@ export function ExportScreen() {
                 ))}
               </select>
             </label>
-            <Choice label="Preset" value={settings.preset} options={EXPORT_PRESETS} onChange={(v) => v && setDraft({ ...settings, preset: v as ExportSettings['preset'] })} />
+            <Choice
+              label="Preset"
+              value={settings.preset}
+              options={EXPORT_PRESETS}
+              onChange={(v) =>
+                v && setDraft({ ...settings, preset: v as ExportSettings['preset'] })
+              }
+            />
             <label>
               Naming pattern
-              <input value={settings.naming} onChange={(e) => setDraft({ ...settings, naming: e.target.value })} aria-describedby="export-naming-preview" />
+              <input
+                value={settings.naming}
+                onChange={(e) => setDraft({ ...settings, naming: e.target.value })}
+                aria-describedby="export-naming-preview"
+              />
             </label>
             <button type="submit" disabled={!draft || namingError !== null}>
               Save
             </button>
           </div>
-          <NamingPreview id="export-naming-preview" naming={settings.naming} format={settings.format} itemIds={sampleItems} folderPath={folder.path} onError={setNamingError} />
-          {namingError && draft ? <p className="problem">Not saved: fix the pattern first. Nothing is charged for photos until it is valid.</p> : null}
+          <NamingPreview
+            id="export-naming-preview"
+            naming={settings.naming}
+            format={settings.format}
+            itemIds={sampleItems}
+            folderPath={folder.path}
+            onError={setNamingError}
+          />
+          {namingError && draft ? (
+            <p className="problem">
+              Not saved: fix the pattern first. Nothing is charged for photos until it is valid.
+            </p>
+          ) : null}
           <p className="muted">Tokens: {'{name} {folder} {tool} {shot} {n} {date} {ext}'}</p>
         </form>
       ) : null}
       {exported.length === 0 ? (
-        <EmptyState title="Nothing exported yet">Approved results are written to each folder’s output folder, named by its pattern, with a compliance report.</EmptyState>
+        <EmptyState title="Nothing exported yet">
+          Approved results are written to each folder’s output folder, named by its pattern, with a
+          compliance report.
+        </EmptyState>
       ) : (
         <table className="items" aria-label="Exported files">
           <thead>
@@ -101,14 +150,21 @@ export function ExportScreen() {
 }
 
 function ExportedRow({ result }: { result: ResultView }) {
-  const failing = useMemo(() => result.compliance?.checks.filter((c) => !c.ok) ?? [], [result.compliance]);
+  const failing = useMemo(
+    () => result.compliance?.checks.filter((c) => !c.ok) ?? [],
+    [result.compliance],
+  );
   return (
     <tr>
       <td>
         <code>{result.exportedPath}</code>
       </td>
       <td className={failing.length ? 'problem' : 'ok'}>
-        {result.compliance === null ? '—' : failing.length === 0 ? `passes ${result.compliance.checks.length} checks` : failing.map((c) => `${c.message} (${c.value}, expected ${c.expected})`).join('; ')}
+        {result.compliance === null
+          ? '—'
+          : failing.length === 0
+            ? `passes ${result.compliance.checks.length} checks`
+            : failing.map((c) => `${c.message} (${c.value}, expected ${c.expected})`).join('; ')}
       </td>
     </tr>
   );

@@ -32,7 +32,8 @@ export function FoldersScreen() {
       {adding && <AddFolderForm onDone={() => setAdding(false)} />}
       {loaded && folders.length === 0 && !adding ? (
         <EmptyState title="No hot folders yet">
-          Add a folder, pick what to make of each photo, then drop product photos into it. Dropshoot picks them up, runs them and waits for your review.
+          Add a folder, pick what to make of each photo, then drop product photos into it. Dropshoot
+          picks them up, runs them and waits for your review.
         </EmptyState>
       ) : (
         <ul className="cards" aria-label="Watched folders">
@@ -45,13 +46,22 @@ export function FoldersScreen() {
   );
 }
 
-const WORKING: ItemState[] = ['queued', 'uploading', 'submitting', 'processing', 'downloading', 'exporting'];
+const WORKING: ItemState[] = [
+  'queued',
+  'uploading',
+  'submitting',
+  'processing',
+  'downloading',
+  'exporting',
+];
 
 /** One watched folder: its name, recipe and output, live counts, spend and time left. */
 function FolderCard({ folder }: { folder: FolderView }) {
   const catalog = useCatalog((s) => s.catalog);
   const looks = useCatalog((s) => s.looks);
-  const items = useQueue(useShallow((s) => Object.values(s.items).filter((i) => i.folderId === folder.id)));
+  const items = useQueue(
+    useShallow((s) => Object.values(s.items).filter((i) => i.folderId === folder.id)),
+  );
   const queuePaused = useQueue((s) => s.paused);
   const [editing, setEditing] = useState(false);
   const [confirmStop, setConfirmStop] = useState(false);
@@ -67,27 +77,43 @@ function FolderCard({ folder }: { folder: FolderView }) {
       <div>
         <strong>{name}</strong> <span className="muted small">{folder.path}</span>
         <div>
-          {recipeName(folder.recipe, catalog, looks)} <span className="muted">→ {folder.outputDir}</span>
+          {recipeName(folder.recipe, catalog, looks)}{' '}
+          <span className="muted">→ {folder.outputDir}</span>
         </div>
         <div className="folder-stats">
-          <Progress value={progress.done} max={progress.total} label={`${name}: ${progress.done} of ${progress.total} photos through`} />
+          <Progress
+            value={progress.done}
+            max={progress.total}
+            label={`${name}: ${progress.done} of ${progress.total} photos through`}
+          />
           <span data-testid="folder-counts">
-            {progress.done}/{progress.total} through · {count(WORKING)} working · {count(['review'])} to review · {count(['exported'])} exported · {count(['rejected'])} rejected ·{' '}
-            {count(['failed'])} failed · {spent} diamonds spent · ETA {etaText(progress, folder.paused || queuePaused, heldByDailyCap(items))}
+            {progress.done}/{progress.total} through · {count(WORKING)} working ·{' '}
+            {count(['review'])} to review · {count(['exported'])} exported · {count(['rejected'])}{' '}
+            rejected · {count(['failed'])} failed · {spent} diamonds spent · ETA{' '}
+            {etaText(progress, folder.paused || queuePaused, heldByDailyCap(items))}
           </span>
         </div>
         {folder.paused && <div className="wait">Paused: new photos wait until you resume.</div>}
-        {folder.waitReason && folder.waitReason !== 'paused' && <div className="wait">Waiting: {folder.waitReason.replaceAll('_', ' ')}</div>}
+        {folder.waitReason && folder.waitReason !== 'paused' && (
+          <div className="wait">Waiting: {folder.waitReason.replaceAll('_', ' ')}</div>
+        )}
         {olderRecipe > 0 && (
           <div className="muted">
-            {olderRecipe} queued photo{olderRecipe === 1 ? '' : 's'} keep{olderRecipe === 1 ? 's' : ''} the recipe {olderRecipe === 1 ? 'it was' : 'they were'} queued with.
+            {olderRecipe} queued photo{olderRecipe === 1 ? '' : 's'} keep
+            {olderRecipe === 1 ? 's' : ''} the recipe {olderRecipe === 1 ? 'it was' : 'they were'}{' '}
+            queued with.
           </div>
         )}
         <CeilingForm folder={folder} />
-        {editing && <EditRecipe folder={folder} queued={queued.length} onDone={() => setEditing(false)} />}
+        {editing && (
+          <EditRecipe folder={folder} queued={queued.length} onDone={() => setEditing(false)} />
+        )}
       </div>
       <div className="actions">
-        <button type="button" onClick={() => act(() => useFolders.getState().setPaused(folder.id, !folder.paused))}>
+        <button
+          type="button"
+          onClick={() => act(() => useFolders.getState().setPaused(folder.id, !folder.paused))}
+        >
           {folder.paused ? 'Resume' : 'Pause'}
         </button>
         <button type="button" onClick={() => setEditing(true)} disabled={editing}>
@@ -112,7 +138,9 @@ function FolderCard({ folder }: { folder: FolderView }) {
         >
           <p>
             New photos dropped into {folder.path} will not be picked up.{' '}
-            {queued.length ? `${queued.length} photo${queued.length === 1 ? '' : 's'} still queued will be cancelled (nothing is charged for them). ` : ''}
+            {queued.length
+              ? `${queued.length} photo${queued.length === 1 ? '' : 's'} still queued will be cancelled (nothing is charged for them). `
+              : ''}
             Results already made stay in Review and Export.
           </p>
         </ConfirmDialog>
@@ -122,13 +150,23 @@ function FolderCard({ folder }: { folder: FolderView }) {
 }
 
 /** A folder's recipe, edited in place: new photos use the new one; queued ones keep theirs. */
-function EditRecipe({ folder, queued, onDone }: { folder: FolderView; queued: number; onDone(): void }) {
+function EditRecipe({
+  folder,
+  queued,
+  onDone,
+}: {
+  folder: FolderView;
+  queued: number;
+  onDone(): void;
+}) {
   const [recipe, setRecipe] = useState<RecipeInput>(folder.recipe);
   const [problem, setProblem] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const ref = useRef<HTMLFormElement>(null);
   useEffect(() => ref.current?.querySelector<HTMLElement>('select, input')?.focus(), []);
-  const keep = queued ? `The ${queued} photo${queued === 1 ? '' : 's'} already queued keep the recipe they were queued with.` : '';
+  const keep = queued
+    ? `The ${queued} photo${queued === 1 ? '' : 's'} already queued keep the recipe they were queued with.`
+    : '';
   return (
     <form
       ref={ref}
@@ -140,7 +178,11 @@ function EditRecipe({ folder, queued, onDone }: { folder: FolderView; queued: nu
         act(async () => {
           try {
             await useFolders.getState().setRecipe(folder.id, recipe);
-            useUi.getState().notify(`Recipe saved: new photos in ${folderName(folder.path)} use it. ${keep}`.trim());
+            useUi
+              .getState()
+              .notify(
+                `Recipe saved: new photos in ${folderName(folder.path)} use it. ${keep}`.trim(),
+              );
             onDone();
           } finally {
             setBusy(false);
@@ -191,12 +233,22 @@ function CeilingForm({ folder }: { folder: FolderView }) {
       }}
     >
       <label htmlFor={id}>Spend at most</label>
-      <input id={id} inputMode="numeric" size={7} value={text} onChange={(e) => setText(e.target.value)} placeholder="no limit" aria-invalid={parsed === 'invalid'} />
+      <input
+        id={id}
+        inputMode="numeric"
+        size={7}
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        placeholder="no limit"
+        aria-invalid={parsed === 'invalid'}
+      />
       <span className="muted">diamonds · {folder.diamondsSpent} spent</span>
       <button type="submit" disabled={parsed === 'invalid' || parsed === folder.maxDiamonds}>
         Set
       </button>
-      {parsed === 'invalid' && <span className="problem">Whole diamonds, 1 or more; blank for no limit.</span>}
+      {parsed === 'invalid' && (
+        <span className="problem">Whole diamonds, 1 or more; blank for no limit.</span>
+      )}
     </form>
   );
 }
@@ -222,7 +274,10 @@ function AddFolderForm({ onDone }: { onDone(): void }) {
     // Only the desktop app can tell where a dropped folder lives; browsers hide local paths.
     const dropped = window.dropshoot?.pathForFile(file);
     if (dropped) setPath(dropped);
-    else useUi.getState().fail('This browser does not reveal where a dropped folder lives: type its path instead.');
+    else
+      useUi
+        .getState()
+        .fail('This browser does not reveal where a dropped folder lives: type its path instead.');
   };
 
   const submit = (event: FormEvent) => {
@@ -231,7 +286,12 @@ function AddFolderForm({ onDone }: { onDone(): void }) {
     setRefused(null);
     act(async () => {
       try {
-        await useFolders.getState().add({ path, outputDir: outputDir || `${path.replace(/[\\/]+$/, '')}-export`, recipe, maxDiamonds: maxDiamonds === 'invalid' ? null : maxDiamonds });
+        await useFolders.getState().add({
+          path,
+          outputDir: outputDir || `${path.replace(/[\\/]+$/, '')}-export`,
+          recipe,
+          maxDiamonds: maxDiamonds === 'invalid' ? null : maxDiamonds,
+        });
         useUi.getState().clearDraft();
         useUi.getState().notify(`Watching ${path}. Drop photos into it.`);
         onDone();
@@ -246,20 +306,42 @@ function AddFolderForm({ onDone }: { onDone(): void }) {
   };
 
   return (
-    <form className="panel" aria-label="Add a hot folder" onSubmit={submit} onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
+    <form
+      className="panel"
+      aria-label="Add a hot folder"
+      onSubmit={submit}
+      onDragOver={(e) => e.preventDefault()}
+      onDrop={onDrop}
+    >
       <p className="muted">Drop a folder here, or type its path.</p>
       <div className="row">
         <label>
           Folder to watch
-          <input ref={first} required value={path} onChange={(e) => setPath(e.target.value)} placeholder="/Volumes/Studio/incoming" />
+          <input
+            ref={first}
+            required
+            value={path}
+            onChange={(e) => setPath(e.target.value)}
+            placeholder="/Volumes/Studio/incoming"
+          />
         </label>
         <label>
           Output folder
-          <input value={outputDir} onChange={(e) => setOutputDir(e.target.value)} placeholder="next to it, “-export”" />
+          <input
+            value={outputDir}
+            onChange={(e) => setOutputDir(e.target.value)}
+            placeholder="next to it, “-export”"
+          />
         </label>
         <label>
           Spend at most (diamonds)
-          <input inputMode="numeric" value={ceiling} onChange={(e) => setCeiling(e.target.value)} placeholder="no limit" aria-invalid={maxDiamonds === 'invalid'} />
+          <input
+            inputMode="numeric"
+            value={ceiling}
+            onChange={(e) => setCeiling(e.target.value)}
+            placeholder="no limit"
+            aria-invalid={maxDiamonds === 'invalid'}
+          />
         </label>
       </div>
       <RecipeBuilder
@@ -269,7 +351,11 @@ function AddFolderForm({ onDone }: { onDone(): void }) {
         onProblem={setProblem}
         footer={
           <div className="toolbar">
-            <button type="submit" className="primary" disabled={busy || !path || problem !== null || maxDiamonds === 'invalid'}>
+            <button
+              type="submit"
+              className="primary"
+              disabled={busy || !path || problem !== null || maxDiamonds === 'invalid'}
+            >
               {busy ? 'Checking…' : 'Start watching'}
             </button>
             <button

@@ -6,13 +6,20 @@ import { useCatalog } from '../stores/catalog-store';
 import { act, useUi } from '../stores/ui-store';
 import { studio } from '../transport';
 
-const EXPORT = { preset: 'original', format: 'jpeg', quality: 90, naming: '{name}-{shot}-{n}' } as const;
+const EXPORT = {
+  preset: 'original',
+  format: 'jpeg',
+  quality: 90,
+  naming: '{name}-{shot}-{n}',
+} as const;
 
 export function LooksScreen() {
   const looks = useCatalog((s) => s.looks);
   const catalog = useCatalog((s) => s.catalog);
   useEffect(() => {
-    act(() => Promise.all([useCatalog.getState().loadLooks(), useCatalog.getState().loadCatalog()]));
+    act(() =>
+      Promise.all([useCatalog.getState().loadLooks(), useCatalog.getState().loadCatalog()]),
+    );
   }, []);
   const start = useUi((s) => s.startFolderFrom);
 
@@ -20,15 +27,21 @@ export function LooksScreen() {
     <section aria-label="Looks">
       <h2>Saved looks</h2>
       {looks.length === 0 ? (
-        <EmptyState title="No saved looks">In Review, pick a result you like and press “Save look” to reuse its model, venue, pose and style.</EmptyState>
+        <EmptyState title="No saved looks">
+          In Review, pick a result you like and press “Save look” to reuse its model, venue, pose
+          and style.
+        </EmptyState>
       ) : (
         <ul className="cards" aria-label="Saved looks">
           {looks.map((look) => {
             const tool = getTool(look.toolId);
-            const photoKey = tool.required.find((r) => r.field !== 'fashion_model')?.oneOf[0] ?? 'garment_photo';
+            const photoKey =
+              tool.required.find((r) => r.field !== 'fashion_model')?.oneOf[0] ?? 'garment_photo';
             return (
               <li key={look.id} className="card">
-                {look.coverUrl ? <img src={studio().mediaUrl(look.coverUrl)} alt="" width={72} height={90} /> : null}
+                {look.coverUrl ? (
+                  <img src={studio().mediaUrl(look.coverUrl)} alt="" width={72} height={90} />
+                ) : null}
                 <div>
                   <strong>{look.label}</strong>
                   <div className="muted">
@@ -36,10 +49,28 @@ export function LooksScreen() {
                   </div>
                 </div>
                 <div className="actions">
-                  <button type="button" onClick={() => start({ request: { templateSetId: look.id, images: { [photoKey]: tool.arrayKeys.includes(photoKey) ? [PHOTO_PLACEHOLDER] : PHOTO_PLACEHOLDER } }, export: EXPORT })}>
+                  <button
+                    type="button"
+                    onClick={() =>
+                      start({
+                        request: {
+                          templateSetId: look.id,
+                          images: {
+                            [photoKey]: tool.arrayKeys.includes(photoKey)
+                              ? [PHOTO_PLACEHOLDER]
+                              : PHOTO_PLACEHOLDER,
+                          },
+                        },
+                        export: EXPORT,
+                      })
+                    }
+                  >
                     Start a folder
                   </button>
-                  <button type="button" onClick={() => act(() => useCatalog.getState().deleteLook(look.id))}>
+                  <button
+                    type="button"
+                    onClick={() => act(() => useCatalog.getState().deleteLook(look.id))}
+                  >
                     Delete
                   </button>
                 </div>
@@ -60,7 +91,18 @@ export function LooksScreen() {
               </div>
             </div>
             <div className="actions">
-              <button type="button" onClick={() => start({ request: { readyTemplateSetId: set.id, images: { garment_photo: PHOTO_PLACEHOLDER } }, export: EXPORT })}>
+              <button
+                type="button"
+                onClick={() =>
+                  start({
+                    request: {
+                      readyTemplateSetId: set.id,
+                      images: { garment_photo: PHOTO_PLACEHOLDER },
+                    },
+                    export: EXPORT,
+                  })
+                }
+              >
                 Start a folder
               </button>
             </div>

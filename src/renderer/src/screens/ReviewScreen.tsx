@@ -22,7 +22,9 @@ export function ReviewScreen() {
   const shown = useResults(useShallow((s) => visibleResults(s.results, s.filter)));
   const focusedId = useResults((s) => s.focusedId);
   const selected = useResults((s) => s.selected);
-  const names = useQueue(useShallow((s) => Object.fromEntries(Object.values(s.items).map((i) => [i.id, i.name]))));
+  const names = useQueue(
+    useShallow((s) => Object.fromEntries(Object.values(s.items).map((i) => [i.id, i.name]))),
+  );
   const preview = usePreviewMode();
   const [zoomed, setZoomed] = useState(false);
   const [naming, setNaming] = useState(false);
@@ -30,7 +32,8 @@ export function ReviewScreen() {
   const focused = shown.find((r) => r.id === focusedId) ?? null;
   const focusedTool = useQueue((s) => (focused ? s.items[focused.itemId]?.toolId : undefined));
   // Only some tools' results can become a look (the service's rule): say so instead of failing.
-  const saveable = focusedTool !== undefined && isToolId(focusedTool) && getTool(focusedTool).saveable;
+  const saveable =
+    focusedTool !== undefined && isToolId(focusedTool) && getTool(focusedTool).saveable;
 
   // Keep a focused result whenever there is one to show (after culling, the next one).
   useEffect(() => {
@@ -52,18 +55,32 @@ export function ReviewScreen() {
     act(async () => {
       const { unexported } = await useResults.getState().review(decision.ids, 'pending');
       setLast(null);
-      useUi.getState().notify(`Undone: ${decision.ids.length} result${decision.ids.length === 1 ? '' : 's'} back to pending${unexported ? `; ${unexported} exported file${unexported === 1 ? '' : 's'} removed` : ''}.`);
+      useUi
+        .getState()
+        .notify(
+          `Undone: ${decision.ids.length} result${decision.ids.length === 1 ? '' : 's'} back to pending${unexported ? `; ${unexported} exported file${unexported === 1 ? '' : 's'} removed` : ''}.`,
+        );
     });
   const record = (ids: string[], review: ReviewState) => {
     const decision = { ids, review };
     setLast(decision);
     const count = `${ids.length} result${ids.length === 1 ? '' : 's'}`;
-    useUi.getState().notify(review === 'approved' ? `Approved ${count}: exported when its photo is fully decided.` : `Rejected ${count}.`, { label: 'Undo (U)', run: () => undo(decision) });
+    useUi
+      .getState()
+      .notify(
+        review === 'approved'
+          ? `Approved ${count}: exported when its photo is fully decided.`
+          : `Rejected ${count}.`,
+        { label: 'Undo (U)', run: () => undo(decision) },
+      );
   };
   const decide = (review: ReviewState, ids = targets()) => {
     if (ids.length === 0) return;
     const index = shown.findIndex((r) => r.id === focused?.id);
-    const next = filter === 'all' || filter === review ? shown[index + 1] : shown.filter((r) => !ids.includes(r.id))[index];
+    const next =
+      filter === 'all' || filter === review
+        ? shown[index + 1]
+        : shown.filter((r) => !ids.includes(r.id))[index];
     act(async () => {
       await useResults.getState().review(ids, review);
       useResults.getState().clearSelection();
@@ -77,7 +94,11 @@ export function ReviewScreen() {
     act(async () => {
       const queued = await useResults.getState().redo(ids);
       useResults.getState().clearSelection();
-      useUi.getState().notify(`${queued} photo${queued === 1 ? '' : 's'} queued again with the same recipe; the old result${ids.length === 1 ? ' is' : 's are'} now rejected.`);
+      useUi
+        .getState()
+        .notify(
+          `${queued} photo${queued === 1 ? '' : 's'} queued again with the same recipe; the old result${ids.length === 1 ? ' is' : 's are'} now rejected.`,
+        );
     });
   };
   const saveLook = (label: string) => {
@@ -100,7 +121,10 @@ export function ReviewScreen() {
     const [a, b] = from < 0 ? [to, to] : [Math.min(from, to), Math.max(from, to)];
     useResults.getState().selectMany(shown.slice(a, b + 1).map((r) => r.id));
   };
-  const pendingShown = useMemo(() => shown.filter((r) => r.review === 'pending').map((r) => r.id), [shown]);
+  const pendingShown = useMemo(
+    () => shown.filter((r) => r.review === 'pending').map((r) => r.id),
+    [shown],
+  );
   const closeLoupe = () => {
     setZoomed(false);
     // Keyboard culling goes on where it left off, without a click.
@@ -112,7 +136,10 @@ export function ReviewScreen() {
       <div className="toolbar">
         <label>
           Show
-          <select value={filter} onChange={(e) => useResults.getState().setFilter(e.target.value as ReviewFilter)}>
+          <select
+            value={filter}
+            onChange={(e) => useResults.getState().setFilter(e.target.value as ReviewFilter)}
+          >
             {[...REVIEW_STATES, 'all' as const].map((f) => (
               <option key={f} value={f}>
                 {f}
@@ -135,22 +162,38 @@ export function ReviewScreen() {
         <button type="button" disabled={!last} onClick={() => last && undo(last)}>
           Undo <kbd>U</kbd>
         </button>
-        <button type="button" disabled={pendingShown.length === 0} onClick={() => decide('approved', pendingShown)}>
+        <button
+          type="button"
+          disabled={pendingShown.length === 0}
+          onClick={() => decide('approved', pendingShown)}
+        >
           Approve all shown ({pendingShown.length})
         </button>
-        <button type="button" disabled={!focused || !saveable} onClick={() => setNaming(true)} aria-describedby="save-look-hint">
+        <button
+          type="button"
+          disabled={!focused || !saveable}
+          onClick={() => setNaming(true)}
+          aria-describedby="save-look-hint"
+        >
           Save look
         </button>
         {focused && !saveable ? (
           <span id="save-look-hint" className="muted small">
-            {focusedTool === 'catalog' ? 'Ready-shoot results' : 'This tool’s results'} cannot be saved as a look.
+            {focusedTool === 'catalog' ? 'Ready-shoot results' : 'This tool’s results'} cannot be
+            saved as a look.
           </span>
         ) : null}
-        <span className="muted">{Object.keys(selected).length ? `${Object.keys(selected).length} selected` : `${shown.length} ${filter === 'all' ? 'results' : filter}`}</span>
+        <span className="muted">
+          {Object.keys(selected).length
+            ? `${Object.keys(selected).length} selected`
+            : `${shown.length} ${filter === 'all' ? 'results' : filter}`}
+        </span>
       </div>
       {shown.length === 0 ? (
         <EmptyState title={filter === 'pending' ? 'Nothing to review' : `No ${filter} results`}>
-          {filter === 'pending' ? 'Finished shots land here. Approve with A, reject with X; approved shots are exported, and U undoes the last decision.' : 'Choose another filter above.'}
+          {filter === 'pending'
+            ? 'Finished shots land here. Approve with A, reject with X; approved shots are exported, and U undoes the last decision.'
+            : 'Choose another filter above.'}
         </EmptyState>
       ) : (
         <ReviewGrid
@@ -199,7 +242,14 @@ export function ReviewScreen() {
         />
       )}
       {naming && focused && (
-        <PromptDialog title="Save this look" label="Name" initial={`Look ${new Date().toLocaleDateString()}`} submitLabel="Save look" onSubmit={saveLook} onCancel={() => setNaming(false)} />
+        <PromptDialog
+          title="Save this look"
+          label="Name"
+          initial={`Look ${new Date().toLocaleDateString()}`}
+          submitLabel="Save look"
+          onSubmit={saveLook}
+          onCancel={() => setNaming(false)}
+        />
       )}
     </section>
   );

@@ -29,17 +29,28 @@ export function SettingsScreen() {
   return (
     <section aria-label="Settings">
       <p>
-        Now using: <strong>{account ? (account.mode === 'embedded' ? 'the embedded service on this computer' : account.serviceUrl) : '…'}</strong>
+        Now using:{' '}
+        <strong>
+          {account
+            ? account.mode === 'embedded'
+              ? 'the embedded service on this computer'
+              : account.serviceUrl
+            : '…'}
+        </strong>
       </p>
       {account?.mode === 'embedded' && studioSettings?.aiProviderFromEnvironment && (
         <p className="panel" role="note" aria-label="AI providers">
-          AI providers are set by DROPSHOOT_* variables in the studio’s environment: tools routed to them make AI photos; the others make offline previews.
+          AI providers are set by DROPSHOOT_* variables in the studio’s environment: tools routed to
+          them make AI photos; the others make offline previews.
         </p>
       )}
       {account?.mode === 'embedded' && !studioSettings?.aiProviderFromEnvironment && (
         <p className="panel" role="note" aria-label="About preview mode">
-          The embedded service makes <strong>offline previews</strong> on this computer (composites, not AI photos). For AI photos,{' '}
-          {desktop ? 'save an AI provider key below (tools are routed in providers.json in the data folder), ' : 'start the studio with AI provider keys (DROPSHOOT_FAL_KEY or DROPSHOOT_OPENAI_KEY, routes in providers.json), '}
+          The embedded service makes <strong>offline previews</strong> on this computer (composites,
+          not AI photos). For AI photos,{' '}
+          {desktop
+            ? 'save an AI provider key below (tools are routed in providers.json in the data folder), '
+            : 'start the studio with AI provider keys (DROPSHOOT_FAL_KEY or DROPSHOOT_OPENAI_KEY, routes in providers.json), '}
           or check and use a remote service.
         </p>
       )}
@@ -58,20 +69,52 @@ export function SettingsScreen() {
           useUi.getState().notify(message);
         }}
       />
-      <RemoteServiceForm onUse={desktop ? (baseUrl, apiKey) => act(async () => afterSave(await desktop.save({ mode: 'remote', baseUrl, apiKey }), `Dropshoot will use ${baseUrl}.`)) : null} />
+      <RemoteServiceForm
+        onUse={
+          desktop
+            ? (baseUrl, apiKey) =>
+                act(async () =>
+                  afterSave(
+                    await desktop.save({ mode: 'remote', baseUrl, apiKey }),
+                    `Dropshoot will use ${baseUrl}.`,
+                  ),
+                )
+            : null
+        }
+      />
       {desktop && saved?.mode === 'remote' && (
         <div className="panel">
-          <button type="button" onClick={() => act(async () => afterSave(await desktop.save({ mode: 'embedded' }), 'Dropshoot will use the embedded service.'))}>
+          <button
+            type="button"
+            onClick={() =>
+              act(async () =>
+                afterSave(
+                  await desktop.save({ mode: 'embedded' }),
+                  'Dropshoot will use the embedded service.',
+                ),
+              )
+            }
+          >
             Use the embedded service instead
           </button>
         </div>
       )}
-      {desktop && saved && <ProviderKeysForm view={saved} saveKeys={(providerKeys) => desktop.save({ providerKeys })} onSaved={(view) => afterSave(view, 'Provider keys saved in the system keychain.')} />}
+      {desktop && saved && (
+        <ProviderKeysForm
+          view={saved}
+          saveKeys={(providerKeys) => desktop.save({ providerKeys })}
+          onSaved={(view) => afterSave(view, 'Provider keys saved in the system keychain.')}
+        />
+      )}
     </section>
   );
 }
 
-function RemoteServiceForm({ onUse }: { onUse: ((baseUrl: string, apiKey: string) => void) | null }) {
+function RemoteServiceForm({
+  onUse,
+}: {
+  onUse: ((baseUrl: string, apiKey: string) => void) | null;
+}) {
   const [baseUrl, setBaseUrl] = useState('');
   const [apiKey, setApiKey] = useState('');
   const [checked, setChecked] = useState<AccountView | null>(null);
@@ -85,11 +128,23 @@ function RemoteServiceForm({ onUse }: { onUse: ((baseUrl: string, apiKey: string
       <div className="row">
         <label>
           Service URL
-          <input type="url" required value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} placeholder="https://dropshoot.example.com" />
+          <input
+            type="url"
+            required
+            value={baseUrl}
+            onChange={(e) => setBaseUrl(e.target.value)}
+            placeholder="https://dropshoot.example.com"
+          />
         </label>
         <label>
           API key
-          <input type="password" required value={apiKey} onChange={(e) => setApiKey(e.target.value)} autoComplete="off" />
+          <input
+            type="password"
+            required
+            value={apiKey}
+            onChange={(e) => setApiKey(e.target.value)}
+            autoComplete="off"
+          />
         </label>
         <button type="submit">Check</button>
       </div>
@@ -127,16 +182,37 @@ function ProviderKeysForm(props: {
       setOpenai('');
     });
   };
-  const forget = (name: 'fal' | 'openai') => act(async () => onSaved(await saveKeys({ [name]: null })));
+  const forget = (name: 'fal' | 'openai') =>
+    act(async () => onSaved(await saveKeys({ [name]: null })));
   if (!view.encryptionAvailable) {
-    return <p className="panel problem">This computer offers no keychain, so Dropshoot will not store AI provider keys. Use DROPSHOOT_FAL_KEY or DROPSHOOT_OPENAI_KEY instead.</p>;
+    return (
+      <p className="panel problem">
+        This computer offers no keychain, so Dropshoot will not store AI provider keys. Use
+        DROPSHOOT_FAL_KEY or DROPSHOOT_OPENAI_KEY instead.
+      </p>
+    );
   }
   return (
     <form className="panel" aria-label="AI provider keys" onSubmit={save}>
-      <p className="muted">Real images need your own provider account; which tools use it is set in providers.json in the data folder. Keys stay in the system keychain.</p>
+      <p className="muted">
+        Real images need your own provider account; which tools use it is set in providers.json in
+        the data folder. Keys stay in the system keychain.
+      </p>
       <div className="row">
-        <KeyField label="fal key" stored={view.providerKeys.fal} value={fal} onChange={setFal} onForget={() => forget('fal')} />
-        <KeyField label="OpenAI-compatible key" stored={view.providerKeys.openai} value={openai} onChange={setOpenai} onForget={() => forget('openai')} />
+        <KeyField
+          label="fal key"
+          stored={view.providerKeys.fal}
+          value={fal}
+          onChange={setFal}
+          onForget={() => forget('fal')}
+        />
+        <KeyField
+          label="OpenAI-compatible key"
+          stored={view.providerKeys.openai}
+          value={openai}
+          onChange={setOpenai}
+          onForget={() => forget('openai')}
+        />
         <button type="submit" disabled={!fal && !openai}>
           Save keys
         </button>
@@ -145,12 +221,24 @@ function ProviderKeysForm(props: {
   );
 }
 
-function KeyField(props: { label: string; stored: boolean; value: string; onChange(value: string): void; onForget(): void }) {
+function KeyField(props: {
+  label: string;
+  stored: boolean;
+  value: string;
+  onChange(value: string): void;
+  onForget(): void;
+}) {
   return (
     <>
       <label>
         {props.label} {props.stored ? '(stored)' : '(not set)'}
-        <input type="password" value={props.value} onChange={(e) => props.onChange(e.target.value)} autoComplete="off" placeholder={props.stored ? 'replace the stored key' : ''} />
+        <input
+          type="password"
+          value={props.value}
+          onChange={(e) => props.onChange(e.target.value)}
+          autoComplete="off"
+          placeholder={props.stored ? 'replace the stored key' : ''}
+        />
       </label>
       {props.stored && (
         <button type="button" onClick={props.onForget}>

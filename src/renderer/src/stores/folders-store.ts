@@ -8,7 +8,12 @@ type FoldersState = {
   loaded: boolean;
   load(): Promise<void>;
   apply(folder: FolderView): void;
-  add(input: { path: string; outputDir: string; recipe: RecipeInput; maxDiamonds?: number | null }): Promise<FolderView>;
+  add(input: {
+    path: string;
+    outputDir: string;
+    recipe: RecipeInput;
+    maxDiamonds?: number | null;
+  }): Promise<FolderView>;
   remove(id: string): Promise<void>;
   setPaused(id: string, paused: boolean): Promise<void>;
   setRecipe(id: string, recipe: RecipeInput): Promise<void>;
@@ -23,7 +28,9 @@ export const useFolders = create<FoldersState>()((set, get) => ({
   },
   apply: (folder) =>
     set((s) => ({
-      folders: s.folders.some((f) => f.id === folder.id) ? s.folders.map((f) => (f.id === folder.id ? folder : f)) : [...s.folders, folder],
+      folders: s.folders.some((f) => f.id === folder.id)
+        ? s.folders.map((f) => (f.id === folder.id ? folder : f))
+        : [...s.folders, folder],
     })),
   async add(input) {
     const folder = await studio().call('folders.add', input);

@@ -54,4 +54,5 @@ export const useQueue = create<QueueState>()((set) => ({
 }));
 
 /** Items in queue order. */
-export const selectOrderedItems = (s: QueueState): ItemView[] => Object.values(s.items).sort((a, b) => a.position - b.position);
+export const selectOrderedItems = (s: QueueState): ItemView[] =>
+  Object.values(s.items).sort((a, b) => a.position - b.position);

@@ -43,25 +43,50 @@ export const useResults = create<ResultsState>()((set) => ({
       else selected[id] = true;
       return { selected };
     }),
-  selectMany: (ids) => set((s) => ({ selected: { ...s.selected, ...Object.fromEntries(ids.map((id) => [id, true as const])) } })),
+  selectMany: (ids) =>
+    set((s) => ({
+      selected: { ...s.selected, ...Object.fromEntries(ids.map((id) => [id, true as const])) },
+    })),
   clearSelection: () => set({ selected: {} }),
   async review(ids, review) {
     if (ids.length === 0) return { unexported: 0 };
     // Optimistic: culling must feel instant; the engine's result.changed events confirm it.
-    set((s) => ({ results: { ...s.results, ...Object.fromEntries(ids.filter((id) => s.results[id]).map((id) => [id, { ...s.results[id]!, review }])) } }));
+    set((s) => ({
+      results: {
+        ...s.results,
+        ...Object.fromEntries(
+          ids.filter((id) => s.results[id]).map((id) => [id, { ...s.results[id]!, review }]),
+        ),
+      },
+    }));
     const { unexported } = await studio().call('review.set', { ids, review });
     return { unexported };
   },
   async redo(ids, recipe) {
     // The old result is declined at once (the engine's event confirms): it must not be approved by a bulk action.
-    set((s) => ({ results: { ...s.results, ...Object.fromEntries(ids.filter((id) => s.results[id]).map((id) => [id, { ...s.results[id]!, review: 'rejected' as const }])) } }));
-    const { queued } = await studio().call('review.redo', { resultIds: ids, ...(recipe ? { recipe } : {}) });
+    set((s) => ({
+      results: {
+        ...s.results,
+        ...Object.fromEntries(
+          ids
+            .filter((id) => s.results[id])
+            .map((id) => [id, { ...s.results[id]!, review: 'rejected' as const }]),
+        ),
+      },
+    }));
+    const { queued } = await studio().call('review.redo', {
+      resultIds: ids,
+      ...(recipe ? { recipe } : {}),
+    });
     return queued;
   },
 }));
 
 /** Results shown under the current filter, oldest first (the order they arrived in). */
-export function visibleResults(results: Record<string, ResultView>, filter: ReviewFilter): ResultView[] {
+export function visibleResults(
+  results: Record<string, ResultView>,
+  filter: ReviewFilter,
+): ResultView[] {
   return Object.values(results)
     .filter((r) => filter === 'all' || r.review === filter)
     .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.n - b.n));

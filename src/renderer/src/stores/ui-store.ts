@@ -3,7 +3,15 @@ import { create } from 'zustand';
 import type { RecipeInput } from '../../../shared/studio';
 import { errorText } from '../transport';
 
-export const SCREENS = ['folders', 'batch', 'review', 'export', 'looks', 'account', 'settings'] as const;
+export const SCREENS = [
+  'folders',
+  'batch',
+  'review',
+  'export',
+  'looks',
+  'account',
+  'settings',
+] as const;
 export type Screen = (typeof SCREENS)[number];
 
 /** A button next to a notice (Undo, Open Settings…). */

@@ -21,7 +21,15 @@ const BACK_DEPTH = 2;
  * (those `inside` >= `depth`, in a 9x9 box, or 19x19 where the small box has none): the share of
  * subject colour in the pixel, or NaN where the two colours are too close to tell apart.
  */
-function unmixer(rgb: Uint8Array, w: number, h: number, surface: Float32Array, inside: Float32Array, depth: number, outside: Float32Array | null): (i: number) => number {
+function unmixer(
+  rgb: Uint8Array,
+  w: number,
+  h: number,
+  surface: Float32Array,
+  inside: Float32Array,
+  depth: number,
+  outside: Float32Array | null,
+): (i: number) => number {
   const sum = new Float64Array(3);
   const back = new Float64Array(3);
   // The backdrop as seen next to the pixel (a cast shadow darkens it): the surface, shaded to
@@ -36,7 +44,11 @@ function unmixer(rgb: Uint8Array, w: number, h: number, surface: Float32Array, i
     }
     const r = 4;
     for (let y = Math.max(0, y0 - r), yb = Math.min(h - 1, y0 + r); y <= yb; y++) {
-      for (let j = y * w + Math.max(0, x0 - r), end = y * w + Math.min(w - 1, x0 + r); j <= end; j++) {
+      for (
+        let j = y * w + Math.max(0, x0 - r), end = y * w + Math.min(w - 1, x0 + r);
+        j <= end;
+        j++
+      ) {
         if (outside[j]! < BACK_DEPTH) continue;
         count++;
         back[0]! += rgb[j * 3]!;
@@ -98,7 +110,13 @@ function unmixer(rgb: Uint8Array, w: number, h: number, surface: Float32Array, i
  * a pixel is half subject) are peeled off from the background side, a few pixels deep at most,
  * so fabric of another colour further in is never reached. Changes `fg` in place.
  */
-export function peelFringe(rgb: Uint8Array, w: number, h: number, seg: Segmentation, steps: number): void {
+export function peelFringe(
+  rgb: Uint8Array,
+  w: number,
+  h: number,
+  seg: Segmentation,
+  steps: number,
+): void {
   const n = w * h;
   const { fg, surface } = seg;
   const depth = steps + 2;
@@ -113,18 +131,31 @@ export function peelFringe(rgb: Uint8Array, w: number, h: number, seg: Segmentat
     let nearest = Infinity;
     const [pr, pg, pb] = [rgb[i * 3]!, rgb[i * 3 + 1]!, rgb[i * 3 + 2]!];
     for (let y = Math.max(0, y0 - r); y <= Math.min(h - 1, y0 + r); y++) {
-      for (let j = y * w + Math.max(0, x0 - r), end = y * w + Math.min(w - 1, x0 + r); j <= end; j++) {
+      for (
+        let j = y * w + Math.max(0, x0 - r), end = y * w + Math.min(w - 1, x0 + r);
+        j <= end;
+        j++
+      ) {
         if (inside[j]! < depth) continue;
-        const d = (rgb[j * 3]! - pr) ** 2 + (rgb[j * 3 + 1]! - pg) ** 2 + (rgb[j * 3 + 2]! - pb) ** 2;
+        const d =
+          (rgb[j * 3]! - pr) ** 2 + (rgb[j * 3 + 1]! - pg) ** 2 + (rgb[j * 3 + 2]! - pb) ** 2;
         if (d < nearest) nearest = d;
       }
     }
-    const back = (surface[i * 3]! - pr) ** 2 + (surface[i * 3 + 1]! - pg) ** 2 + (surface[i * 3 + 2]! - pb) ** 2;
+    const back =
+      (surface[i * 3]! - pr) ** 2 +
+      (surface[i * 3 + 1]! - pg) ** 2 +
+      (surface[i * 3 + 2]! - pb) ** 2;
     return back < nearest;
   };
   const isEdge = (i: number) => {
     const x = i % w;
-    return (x > 0 && !fg[i - 1]) || (x < w - 1 && !fg[i + 1]) || (i >= w && !fg[i - w]) || (i + w < n && !fg[i + w]);
+    return (
+      (x > 0 && !fg[i - 1]) ||
+      (x < w - 1 && !fg[i + 1]) ||
+      (i >= w && !fg[i - w]) ||
+      (i + w < n && !fg[i + w])
+    );
   };
   let frontier: number[] = [];
   for (let i = 0; i < n; i++) if (fg[i] && isEdge(i)) frontier.push(i);

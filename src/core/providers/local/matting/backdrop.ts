@@ -20,7 +20,14 @@ export type Backdrop = {
  * Median of each cell's pixels where `known` is set; cells with too few stay unknown and are
  * filled from their neighbours, starting from `start` (an earlier fit of the same grid) when given.
  */
-export function fitBackdrop(rgb: Uint8Array, w: number, h: number, known: Uint8Array, cell: number, start?: Backdrop): Backdrop {
+export function fitBackdrop(
+  rgb: Uint8Array,
+  w: number,
+  h: number,
+  known: Uint8Array,
+  cell: number,
+  start?: Backdrop,
+): Backdrop {
   const gw = Math.ceil(w / cell);
   const gh = Math.ceil(h / cell);
   const cells = gw * gh;
@@ -30,7 +37,11 @@ export function fitBackdrop(rgb: Uint8Array, w: number, h: number, known: Uint8A
   let fixedCount = 0;
   const sum = [0, 0, 0];
   // One cell at a time: its known values per channel, sorted (a cell holds at most cell^2).
-  const values = [new Uint8Array(cell * cell), new Uint8Array(cell * cell), new Uint8Array(cell * cell)];
+  const values = [
+    new Uint8Array(cell * cell),
+    new Uint8Array(cell * cell),
+    new Uint8Array(cell * cell),
+  ];
   for (let gy = 0; gy < gh; gy++) {
     const y0 = gy * cell;
     const y1 = Math.min(h, y0 + cell);
@@ -60,7 +71,10 @@ export function fitBackdrop(rgb: Uint8Array, w: number, h: number, known: Uint8A
     }
   }
   const warm = start && start.gw === gw && start.gh === gh ? start.grid : null;
-  for (let g = 0; g < cells; g++) if (!fixed[g]) for (let c = 0; c < 3; c++) grid[g * 3 + c] = warm ? warm[g * 3 + c]! : fixedCount ? sum[c]! / fixedCount : 255;
+  for (let g = 0; g < cells; g++)
+    if (!fixed[g])
+      for (let c = 0; c < 3; c++)
+        grid[g * 3 + c] = warm ? warm[g * 3 + c]! : fixedCount ? sum[c]! / fixedCount : 255;
   // Harmonic fill of the unknown cells (Gauss-Seidel; the grid is small).
   if (fixedCount && fixedCount < cells) {
     for (let iter = 0; iter < 4 * (gw + gh); iter++) {
@@ -72,10 +86,10 @@ export function fitBackdrop(rgb: Uint8Array, w: number, h: number, known: Uint8A
           for (let c = 0; c < 3; c++) {
             let s = 0;
             let k = 0;
-            if (gx > 0) (s += grid[(g - 1) * 3 + c]!), k++;
-            if (gx < gw - 1) (s += grid[(g + 1) * 3 + c]!), k++;
-            if (gy > 0) (s += grid[(g - gw) * 3 + c]!), k++;
-            if (gy < gh - 1) (s += grid[(g + gw) * 3 + c]!), k++;
+            if (gx > 0) ((s += grid[(g - 1) * 3 + c]!), k++);
+            if (gx < gw - 1) ((s += grid[(g + 1) * 3 + c]!), k++);
+            if (gy > 0) ((s += grid[(g - gw) * 3 + c]!), k++);
+            if (gy < gh - 1) ((s += grid[(g + gw) * 3 + c]!), k++);
             const v = s / k;
             change = Math.max(change, Math.abs(v - grid[g * 3 + c]!));
             grid[g * 3 + c] = v;
@@ -110,7 +124,8 @@ export function renderBackdrop(b: Backdrop, width: number, height: number): Floa
     const top = Math.floor(fy) * b.gw * 3;
     const bottom = Math.min(b.gh - 1, Math.floor(fy) + 1) * b.gw * 3;
     const ty = fy - Math.floor(fy);
-    for (let k = 0; k < b.gw * 3; k++) row[k] = b.grid[top + k]! + (b.grid[bottom + k]! - b.grid[top + k]!) * ty;
+    for (let k = 0; k < b.gw * 3; k++)
+      row[k] = b.grid[top + k]! + (b.grid[bottom + k]! - b.grid[top + k]!) * ty;
     let o = y * width * 3;
     for (let x = 0; x < width; x++, o += 3) {
       const a0 = x0s[x]! * 3;

@@ -11,7 +11,12 @@ function neighbours4(i: number, w: number, n: number, out: Int32Array): Int32Arr
 }
 
 /** Sets `into[j] = 1` for every pixel reachable from `seeds` through pixels where `allowed(j)`. */
-export function flood(into: Uint8Array, seeds: Iterable<number>, w: number, allowed: (j: number) => boolean): void {
+export function flood(
+  into: Uint8Array,
+  seeds: Iterable<number>,
+  w: number,
+  allowed: (j: number) => boolean,
+): void {
   const n = into.length;
   const stack = new Int32Array(n);
   let top = 0;
@@ -60,10 +65,14 @@ export function components(mask: Uint8Array, w: number): { label: Int32Array; si
       const i = stack[--top]!;
       size++;
       const x = i % w;
-      if (x > 0 && mask[i - 1] && label[i - 1] === -1) (label[i - 1] = id), (stack[top++] = i - 1);
-      if (x < w - 1 && mask[i + 1] && label[i + 1] === -1) (label[i + 1] = id), (stack[top++] = i + 1);
-      if (i >= w && mask[i - w] && label[i - w] === -1) (label[i - w] = id), (stack[top++] = i - w);
-      if (i + w < n && mask[i + w] && label[i + w] === -1) (label[i + w] = id), (stack[top++] = i + w);
+      if (x > 0 && mask[i - 1] && label[i - 1] === -1)
+        ((label[i - 1] = id), (stack[top++] = i - 1));
+      if (x < w - 1 && mask[i + 1] && label[i + 1] === -1)
+        ((label[i + 1] = id), (stack[top++] = i + 1));
+      if (i >= w && mask[i - w] && label[i - w] === -1)
+        ((label[i - w] = id), (stack[top++] = i - w));
+      if (i + w < n && mask[i + w] && label[i + w] === -1)
+        ((label[i + w] = id), (stack[top++] = i + w));
     }
     sizes.push(size);
   }
@@ -158,7 +167,8 @@ export function boxSum(values: Float32Array, w: number, h: number, r: number): F
   // Vertical pass row by row (a running sum of rows), so memory is read in order.
   const out = new Float32Array(values.length);
   const acc = new Float64Array(w); // integer sums stay exact
-  for (let y = 0; y <= Math.min(r, h - 1); y++) for (let x = 0; x < w; x++) acc[x]! += tmp[y * w + x]!;
+  for (let y = 0; y <= Math.min(r, h - 1); y++)
+    for (let x = 0; x < w; x++) acc[x]! += tmp[y * w + x]!;
   for (let y = 0; y < h; y++) {
     const row = y * w;
     for (let x = 0; x < w; x++) out[row + x] = acc[x]!;
@@ -178,7 +188,14 @@ export function boxSum(values: Float32Array, w: number, h: number, r: number): F
  * `flood` that enters `busy` pixels at most `maxSteps` deep: first everything reachable through
  * allowed, not-busy pixels, then from all of that at once (breadth first) into busy ones.
  */
-export function floodShallow(into: Uint8Array, seeds: Iterable<number>, w: number, allowed: (j: number) => boolean, busy: Uint8Array, maxSteps: number): void {
+export function floodShallow(
+  into: Uint8Array,
+  seeds: Iterable<number>,
+  w: number,
+  allowed: (j: number) => boolean,
+  busy: Uint8Array,
+  maxSteps: number,
+): void {
   flood(into, seeds, w, (j) => !busy[j] && allowed(j));
   const n = into.length;
   const queue = new Int32Array(n);

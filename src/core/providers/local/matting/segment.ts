@@ -5,7 +5,15 @@
  * Everything else connected and sizeable is the subject.
  */
 import { fitBackdrop, renderBackdrop, type Backdrop } from './backdrop';
-import { borderPixels, components, dilate, distanceToUnset, erode, flood, floodShallow } from './morphology';
+import {
+  borderPixels,
+  components,
+  dilate,
+  distanceToUnset,
+  erode,
+  flood,
+  floodShallow,
+} from './morphology';
 
 export type Segmentation = {
   /** 1 = subject, at working resolution. */
@@ -23,7 +31,11 @@ const maxChannelDistance = (rgb: Uint8Array, surface: Float32Array, n: number): 
   const d = new Float32Array(n);
   for (let i = 0; i < n; i++) {
     const o = i * 3;
-    d[i] = Math.max(Math.abs(rgb[o]! - surface[o]!), Math.abs(rgb[o + 1]! - surface[o + 1]!), Math.abs(rgb[o + 2]! - surface[o + 2]!));
+    d[i] = Math.max(
+      Math.abs(rgb[o]! - surface[o]!),
+      Math.abs(rgb[o + 1]! - surface[o + 1]!),
+      Math.abs(rgb[o + 2]! - surface[o + 2]!),
+    );
   }
   return d;
 };
@@ -40,7 +52,12 @@ function frameSeeds(rgb: Uint8Array, w: number, h: number): number[] {
   for (let x = w - 2; x >= 0; x--) ring.push((h - 1) * w + x);
   for (let y = h - 2; y >= 1; y--) ring.push(y * w);
   const n = ring.length;
-  const step = (a: number, b: number) => Math.max(Math.abs(rgb[a * 3]! - rgb[b * 3]!), Math.abs(rgb[a * 3 + 1]! - rgb[b * 3 + 1]!), Math.abs(rgb[a * 3 + 2]! - rgb[b * 3 + 2]!));
+  const step = (a: number, b: number) =>
+    Math.max(
+      Math.abs(rgb[a * 3]! - rgb[b * 3]!),
+      Math.abs(rgb[a * 3 + 1]! - rgb[b * 3 + 1]!),
+      Math.abs(rgb[a * 3 + 2]! - rgb[b * 3 + 2]!),
+    );
   const cut = new Uint8Array(n);
   for (let k = 0; k < n; k++) if (step(ring[k]!, ring[(k + 2) % n]!) > 10) cut[(k + 1) % n] = 1;
   const runs: number[][] = [];
@@ -77,7 +94,12 @@ function frameSeeds(rgb: Uint8Array, w: number, h: number): number[] {
  * The level the backdrop's residual stays under, from pixels well inside the background: taken
  * over 3x3 neighbourhoods, since the flood's core test asks all nine to match.
  */
-function noiseTolerance(distance: Float32Array, background: Uint8Array, w: number, h: number): number {
+function noiseTolerance(
+  distance: Float32Array,
+  background: Uint8Array,
+  w: number,
+  h: number,
+): number {
   const inner = erode(background, w, h, 4);
   const hist = new Uint32Array(256);
   let total = 0;
@@ -86,7 +108,8 @@ function noiseTolerance(distance: Float32Array, background: Uint8Array, w: numbe
       const i = y * w + x;
       if (!inner[i]) continue;
       let m = 0;
-      for (let dy = -w; dy <= w; dy += w) for (let dx = -1; dx <= 1; dx++) m = Math.max(m, distance[i + dy + dx]!);
+      for (let dy = -w; dy <= w; dy += w)
+        for (let dx = -1; dx <= 1; dx++) m = Math.max(m, distance[i + dy + dx]!);
       hist[Math.min(255, Math.round(m))]!++;
       total++;
     }
@@ -122,7 +145,11 @@ function frameNoise(rgb: Uint8Array, w: number, seeds: number[]): number {
 }
 
 /** Every other pixel in both directions. */
-function decimate(rgb: Uint8Array, w: number, h: number): { rgb: Uint8Array; w: number; h: number } {
+function decimate(
+  rgb: Uint8Array,
+  w: number,
+  h: number,
+): { rgb: Uint8Array; w: number; h: number } {
   const hw = (w + 1) >> 1;
   const hh = (h + 1) >> 1;
   const out = new Uint8Array(hw * hh * 3);
@@ -143,7 +170,13 @@ function decimate(rgb: Uint8Array, w: number, h: number): { rgb: Uint8Array; w: 
  * refitted on what the flood found, until it stops growing; each pass's background teaches the
  * surface where the next pass may go.
  */
-function growBackdrop(rgb: Uint8Array, w: number, h: number, cell: number, noise: number): { backdrop: Backdrop; background: Uint8Array; tolerance: number } {
+function growBackdrop(
+  rgb: Uint8Array,
+  w: number,
+  h: number,
+  cell: number,
+  noise: number,
+): { backdrop: Backdrop; background: Uint8Array; tolerance: number } {
   const n = w * h;
   const seeds = frameSeeds(rgb, w, h);
   const known = new Uint8Array(n);
@@ -161,7 +194,10 @@ function growBackdrop(rgb: Uint8Array, w: number, h: number, cell: number, noise
     backdrop = fitBackdrop(rgb, w, h, erode(background, w, h, 1), cell, backdrop);
     distance = maxChannelDistance(rgb, renderBackdrop(backdrop, w, h), n);
     // A noiseless frame is a digital backdrop (a cut-out pasted on flat grey): exact matches only.
-    tolerance = noise === 0 ? 0.5 : Math.max(noiseTolerance(distance, background, w, h), Math.min(16, 2 * noise + 0.5));
+    tolerance =
+      noise === 0
+        ? 0.5
+        : Math.max(noiseTolerance(distance, background, w, h), Math.min(16, 2 * noise + 0.5));
     let count = 0;
     for (let i = 0; i < n; i++) count += background[i]!;
     if (pass >= 2 && count - found < n * 0.002) break;
@@ -195,13 +231,21 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
   backdrop = fitBackdrop(rgb, w, h, erode(background, w, h, 1), cell);
   surface = renderBackdrop(backdrop, w, h);
   distance = maxChannelDistance(rgb, surface, n);
-  trimEdge(background, distance, w, h, Math.max(4, 2 * t + 2), Math.max(3, Math.round(Math.max(w, h) / 170)));
+  trimEdge(
+    background,
+    distance,
+    w,
+    h,
+    Math.max(4, 2 * t + 2),
+    Math.max(3, Math.round(Math.max(w, h) / 170)),
+  );
   addShadows(background, rgb, surface, distance, w, h, t);
   {
     // Pockets may sit in the subject's shade: a looser match, but flat and ringed by subject.
     const fine = ranges.r1;
     const loose = new Uint8Array(n);
-    for (let i = 0; i < n; i++) loose[i] = distance[i]! <= Math.max(10, 3 * t) && fine[i]! <= 4 ? 1 : 0;
+    for (let i = 0; i < n; i++)
+      loose[i] = distance[i]! <= Math.max(10, 3 * t) && fine[i]! <= 4 ? 1 : 0;
     addEnclosedBackdrop(background, erode(loose, w, h, 1), distance, w, h, t);
   }
   const fg = new Uint8Array(n);
@@ -294,7 +338,16 @@ function localRanges(rgb: Uint8Array, w: number, h: number): { r1: Uint8Array; r
  * surface: a flat backdrop the surface cannot follow (a padding strip in another white) is still
  * followed, and an edge still stops it. Then one pixel of growth back to the exact edge.
  */
-function driftFlood(rgb: Uint8Array, w: number, h: number, seeds: number[], core: Uint8Array, like: Uint8Array, surface: Float32Array, t: number): Uint8Array {
+function driftFlood(
+  rgb: Uint8Array,
+  w: number,
+  h: number,
+  seeds: number[],
+  core: Uint8Array,
+  like: Uint8Array,
+  surface: Float32Array,
+  t: number,
+): Uint8Array {
   const n = w * h;
   const background = new Uint8Array(n);
   const ref = new Float32Array(n * 3);
@@ -308,7 +361,9 @@ function driftFlood(rgb: Uint8Array, w: number, h: number, seeds: number[], core
     queue[tail++] = s;
   }
   const near = (k: number, i: number) =>
-    Math.abs(rgb[k * 3]! - ref[i * 3]!) <= t && Math.abs(rgb[k * 3 + 1]! - ref[i * 3 + 1]!) <= t && Math.abs(rgb[k * 3 + 2]! - ref[i * 3 + 2]!) <= t;
+    Math.abs(rgb[k * 3]! - ref[i * 3]!) <= t &&
+    Math.abs(rgb[k * 3 + 1]! - ref[i * 3 + 1]!) <= t &&
+    Math.abs(rgb[k * 3 + 2]! - ref[i * 3 + 2]!) <= t;
   const neighbourhoodNear = (j: number, i: number) => {
     const x = j % w;
     const y = (j - x) / w;
@@ -326,7 +381,18 @@ function driftFlood(rgb: Uint8Array, w: number, h: number, seeds: number[], core
     const i = queue[head++]!;
     const x = i % w;
     for (let k = 0; k < 4; k++) {
-      const j = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < w - 1 ? i + 1 : -1) : k === 2 ? i - w : i + w;
+      const j =
+        k === 0
+          ? x > 0
+            ? i - 1
+            : -1
+          : k === 1
+            ? x < w - 1
+              ? i + 1
+              : -1
+            : k === 2
+              ? i - w
+              : i + w;
       if (j < 0 || j >= n || background[j]) continue;
       if (core[j]) {
         for (let c = 0; c < 3; c++) ref[j * 3 + c] = surface[j * 3 + c]!;
@@ -346,7 +412,18 @@ function driftFlood(rgb: Uint8Array, w: number, h: number, seeds: number[], core
     }
     const x = j % w;
     for (let k = 0; k < 4; k++) {
-      const i = k === 0 ? (x > 0 ? j - 1 : -1) : k === 1 ? (x < w - 1 ? j + 1 : -1) : k === 2 ? j - w : j + w;
+      const i =
+        k === 0
+          ? x > 0
+            ? j - 1
+            : -1
+          : k === 1
+            ? x < w - 1
+              ? j + 1
+              : -1
+            : k === 2
+              ? j - w
+              : j + w;
       if (i >= 0 && i < n && background[i] === 1 && near(j, i)) {
         background[j] = 2; // marked apart so this pass does not chain
         break;
@@ -361,20 +438,44 @@ function driftFlood(rgb: Uint8Array, w: number, h: number, seeds: number[], core
  * JPEG ringing and the last mixed pixels: the background grows up to `steps` pixels further
  * through pixels within `limit` levels of the backdrop. Bounded, so faint fabric stays.
  */
-function trimEdge(background: Uint8Array, distance: Float32Array, w: number, h: number, limit: number, steps: number): void {
+function trimEdge(
+  background: Uint8Array,
+  distance: Float32Array,
+  w: number,
+  h: number,
+  limit: number,
+  steps: number,
+): void {
   let frontier: number[] = [];
   const n = w * h;
   for (let i = 0; i < n; i++) {
     if (!background[i]) continue;
     const x = i % w;
-    if ((x > 0 && !background[i - 1]) || (x < w - 1 && !background[i + 1]) || (i >= w && !background[i - w]) || (i + w < n && !background[i + w])) frontier.push(i);
+    if (
+      (x > 0 && !background[i - 1]) ||
+      (x < w - 1 && !background[i + 1]) ||
+      (i >= w && !background[i - w]) ||
+      (i + w < n && !background[i + w])
+    )
+      frontier.push(i);
   }
   for (let step = 0; step < steps && frontier.length; step++) {
     const next: number[] = [];
     for (const i of frontier) {
       const x = i % w;
       for (let k = 0; k < 4; k++) {
-      const j = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < w - 1 ? i + 1 : -1) : k === 2 ? i - w : i + w;
+        const j =
+          k === 0
+            ? x > 0
+              ? i - 1
+              : -1
+            : k === 1
+              ? x < w - 1
+                ? i + 1
+                : -1
+              : k === 2
+                ? i - w
+                : i + w;
         if (j >= 0 && j < n && !background[j] && distance[j]! <= limit) {
           background[j] = 1;
           next.push(j);
@@ -394,7 +495,15 @@ const TEXTURE_REACH = 4;
  * Cast shadows: the backdrop darkened evenly across channels (a neutral gain under 1) with no
  * edge inside. Grown from the background, so a grey garment (which ends at an edge) stays.
  */
-function addShadows(background: Uint8Array, rgb: Uint8Array, surface: Float32Array, distance: Float32Array, w: number, h: number, t: number): void {
+function addShadows(
+  background: Uint8Array,
+  rgb: Uint8Array,
+  surface: Float32Array,
+  distance: Float32Array,
+  w: number,
+  h: number,
+  t: number,
+): void {
   const n = w * h;
   const shadow = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
@@ -412,7 +521,13 @@ function addShadows(background: Uint8Array, rgb: Uint8Array, surface: Float32Arr
   for (let i = 0; i < n; i++) {
     if (!shadow[i] || background[i]) continue;
     const x = i % w;
-    if ((x > 0 && background[i - 1]) || (x < w - 1 && background[i + 1]) || (i >= w && background[i - w]) || (i + w < n && background[i + w])) seeds.push(i);
+    if (
+      (x > 0 && background[i - 1]) ||
+      (x < w - 1 && background[i + 1]) ||
+      (i >= w && background[i - w]) ||
+      (i + w < n && background[i + w])
+    )
+      seeds.push(i);
   }
   const added = new Uint8Array(n);
   // Near strong contrast that is no shadow (a print's dark lines, gingham, denim, stripes), pale
@@ -421,7 +536,14 @@ function addShadows(background: Uint8Array, rgb: Uint8Array, surface: Float32Arr
   // is shadow-like, so it is not strong, and its far side is open ground.
   const strong = new Uint8Array(n);
   for (let i = 0; i < n; i++) strong[i] = distance[i]! > STRONG_CONTRAST && !shadow[i] ? 1 : 0;
-  floodShallow(added, seeds, w, (j) => shadow[j] === 1 && !background[j], dilate(strong, w, h, TEXTURE_REACH), TEXTURE_REACH + 1);
+  floodShallow(
+    added,
+    seeds,
+    w,
+    (j) => shadow[j] === 1 && !background[j],
+    dilate(strong, w, h, TEXTURE_REACH),
+    TEXTURE_REACH + 1,
+  );
   // Cast shadows are strips along the outline; a thick region that looks like a shadow is pale
   // fabric the flood got into, so regions (spots closed) thicker than a strip are given back.
   const r = Math.max(6, Math.round(Math.max(w, h) / 50));
@@ -429,7 +551,8 @@ function addShadows(background: Uint8Array, rgb: Uint8Array, surface: Float32Arr
   const depth = distanceToUnset(closed, w, h);
   const { label, sizes } = components(closed, w);
   const deepest = new Float32Array(sizes.length);
-  for (let i = 0; i < n; i++) if (label[i]! >= 0) deepest[label[i]!] = Math.max(deepest[label[i]!]!, depth[i]!);
+  for (let i = 0; i < n; i++)
+    if (label[i]! >= 0) deepest[label[i]!] = Math.max(deepest[label[i]!]!, depth[i]!);
   const thick = new Uint8Array(n);
   for (let i = 0; i < n; i++) if (label[i]! >= 0 && deepest[label[i]!]! > r) thick[i] = 1;
   for (let i = 0; i < n; i++) if (added[i] && !thick[i]) background[i] = 1;
@@ -443,7 +566,14 @@ function addShadows(background: Uint8Array, rgb: Uint8Array, surface: Float32Arr
  * around a narrow gap fills the near ring; white fabric and a print's whites differ from a
  * digital backdrop by a level or more on average, the backdrop seen through a gap does not).
  */
-function addEnclosedBackdrop(background: Uint8Array, core: Uint8Array, distance: Float32Array, w: number, h: number, t: number): void {
+function addEnclosedBackdrop(
+  background: Uint8Array,
+  core: Uint8Array,
+  distance: Float32Array,
+  w: number,
+  h: number,
+  t: number,
+): void {
   const n = w * h;
   const pocket = new Uint8Array(n);
   for (let i = 0; i < n; i++) pocket[i] = core[i] && !background[i] ? 1 : 0;
@@ -472,7 +602,18 @@ function addEnclosedBackdrop(background: Uint8Array, core: Uint8Array, distance:
     for (const i of frontier) {
       const x = i % w;
       for (let k = 0; k < 4; k++) {
-        const j = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < w - 1 ? i + 1 : -1) : k === 2 ? i - w : i + w;
+        const j =
+          k === 0
+            ? x > 0
+              ? i - 1
+              : -1
+            : k === 1
+              ? x < w - 1
+                ? i + 1
+                : -1
+              : k === 2
+                ? i - w
+                : i + w;
         if (j < 0 || j >= n || owner[j] !== -1 || pocket[j]) continue;
         const l = owner[i]!;
         owner[j] = l;
@@ -491,11 +632,14 @@ function addEnclosedBackdrop(background: Uint8Array, core: Uint8Array, distance:
   }
   const exact = Math.max(1, t / 2);
   const open = (l: number) =>
-    sizes[l]! >= minArea && (nearClear[l]! >= 0.6 * nearTotal[l]! || (offset[l]! / sizes[l]! <= exact && farClear[l]! >= 0.5 * farTotal[l]!));
+    sizes[l]! >= minArea &&
+    (nearClear[l]! >= 0.6 * nearTotal[l]! ||
+      (offset[l]! / sizes[l]! <= exact && farClear[l]! >= 0.5 * farTotal[l]!));
   const take = new Uint8Array(n);
   for (let i = 0; i < n; i++) if (label[i]! >= 0 && open(label[i]!)) take[i] = 1;
   const grown = dilate(take, w, h, 1);
-  for (let i = 0; i < n; i++) if (take[i] || (grown[i] && !background[i] && core[i])) background[i] = 1;
+  for (let i = 0; i < n; i++)
+    if (take[i] || (grown[i] && !background[i] && core[i])) background[i] = 1;
 }
 
 /** Drops specks (components under 2% of the largest) and fills tiny holes in the subject. */
@@ -505,7 +649,8 @@ function keepSubject(fg: Uint8Array, w: number, h: number): Uint8Array {
   if (!sizes.length) return fg;
   const largest = Math.max(...sizes);
   const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) out[i] = label[i]! >= 0 && sizes[label[i]!]! >= largest * 0.02 ? 1 : 0;
+  for (let i = 0; i < n; i++)
+    out[i] = label[i]! >= 0 && sizes[label[i]!]! >= largest * 0.02 ? 1 : 0;
   const holes = new Uint8Array(n);
   for (let i = 0; i < n; i++) holes[i] = out[i] ? 0 : 1;
   const bg = components(holes, w);

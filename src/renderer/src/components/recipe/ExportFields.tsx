@@ -14,20 +14,48 @@ type Props = {
   onNamingError(problem: string | null): void;
 };
 
-export function ExportFields({ settings, onChange, folderPath, tool, shots, readyShoot, onNamingError }: Props) {
+export function ExportFields({
+  settings,
+  onChange,
+  folderPath,
+  tool,
+  shots,
+  readyShoot,
+  onNamingError,
+}: Props) {
   return (
     <fieldset>
       <legend>Export</legend>
       <div className="row">
-        <Choice label="Preset" value={settings.preset} options={EXPORT_PRESETS} onChange={(v) => v && onChange({ preset: v as ExportSettings['preset'] })} />
-        <Choice label="Format" value={settings.format} options={EXPORT_FORMATS} onChange={(v) => v && onChange({ format: v as ExportSettings['format'] })} />
+        <Choice
+          label="Preset"
+          value={settings.preset}
+          options={EXPORT_PRESETS}
+          onChange={(v) => v && onChange({ preset: v as ExportSettings['preset'] })}
+        />
+        <Choice
+          label="Format"
+          value={settings.format}
+          options={EXPORT_FORMATS}
+          onChange={(v) => v && onChange({ format: v as ExportSettings['format'] })}
+        />
         <label>
           Quality
-          <input type="number" min={1} max={100} value={settings.quality} onChange={(e) => onChange({ quality: Number(e.target.value) })} />
+          <input
+            type="number"
+            min={1}
+            max={100}
+            value={settings.quality}
+            onChange={(e) => onChange({ quality: Number(e.target.value) })}
+          />
         </label>
         <label>
           File names
-          <input value={settings.naming} onChange={(e) => onChange({ naming: e.target.value })} aria-describedby="naming-preview" />
+          <input
+            value={settings.naming}
+            onChange={(e) => onChange({ naming: e.target.value })}
+            aria-describedby="naming-preview"
+          />
         </label>
       </div>
       <NamingPreview
@@ -39,7 +67,11 @@ export function ExportFields({ settings, onChange, folderPath, tool, shots, read
         {...(shots ? { shots } : {})}
         onError={onNamingError}
       />
-      {readyShoot && !/\{(shot|n)\}/.test(settings.naming) ? <p className="problem">Every shot of a photo would get the same name: add {'{shot}'} to the pattern.</p> : null}
+      {readyShoot && !/\{(shot|n)\}/.test(settings.naming) ? (
+        <p className="problem">
+          Every shot of a photo would get the same name: add {'{shot}'} to the pattern.
+        </p>
+      ) : null}
     </fieldset>
   );
 }

@@ -4,7 +4,11 @@ import type { EditableRequest } from '../../recipe/request';
 import { useCatalog } from '../../stores/catalog-store';
 import { CatalogPicker } from '../CatalogPicker';
 
-type Props = { request: EditableRequest; setRequest(next: EditableRequest): void; setField(field: string, value: unknown): void };
+type Props = {
+  request: EditableRequest;
+  setRequest(next: EditableRequest): void;
+  setField(field: string, value: unknown): void;
+};
 
 export function ReadyShootFields({ request, setRequest, setField }: Props) {
   const catalog = useCatalog((s) => s.catalog);
@@ -14,9 +18,20 @@ export function ReadyShootFields({ request, setRequest, setField }: Props) {
     <>
       <CatalogPicker
         label="Ready shoot"
-        options={(catalog?.readySets ?? []).map((r) => ({ id: r.id, name: r.name, imageUrl: r.coverUrl, detail: `${r.shotCount} shots · ${r.category}` }))}
+        options={(catalog?.readySets ?? []).map((r) => ({
+          id: r.id,
+          name: r.name,
+          imageUrl: r.coverUrl,
+          detail: `${r.shotCount} shots · ${r.category}`,
+        }))}
         value={typeof request.readyTemplateSetId === 'string' ? request.readyTemplateSetId : null}
-        onChange={(id) => id && setRequest({ readyTemplateSetId: id, images: request.images ?? { garment_photo: PHOTO_PLACEHOLDER } })}
+        onChange={(id) =>
+          id &&
+          setRequest({
+            readyTemplateSetId: id,
+            images: request.images ?? { garment_photo: PHOTO_PLACEHOLDER },
+          })
+        }
       />
       {readySet && (
         <fieldset>
@@ -29,11 +44,16 @@ export function ReadyShootFields({ request, setRequest, setField }: Props) {
                 onChange={(e) => {
                   const all = readySet.shots.map((s) => s.id);
                   const current = chosen ?? all;
-                  const next = e.target.checked ? [...current, shot.id] : current.filter((id) => id !== shot.id);
+                  const next = e.target.checked
+                    ? [...current, shot.id]
+                    : current.filter((id) => id !== shot.id);
                   setField('shotIds', next.length === all.length ? undefined : next);
                 }}
               />
-              {shot.name} <small className="muted">({shot.fashionModel}, {shot.venue}, {shot.ratio})</small>
+              {shot.name}{' '}
+              <small className="muted">
+                ({shot.fashionModel}, {shot.venue}, {shot.ratio})
+              </small>
             </label>
           ))}
         </fieldset>
