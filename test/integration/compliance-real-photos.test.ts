@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
+import { sharp } from '../../src/infra/sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InProcessClient } from '../../src/client/in-process';
 import { loadCatalog } from '../../src/core/catalog';

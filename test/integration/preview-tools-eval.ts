@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import sharp from 'sharp';
+import { sharp } from '../../src/infra/sharp';
 import { EVAL_DIR } from '../bench/quality';
 
 export { EVAL_DIR };

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import sharp from 'sharp';
+import { sharp } from '../../src/infra/sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { editPhoto } from '../../src/core/providers/local/photo-edit';
 import { download, expectSuccess, type Api } from './helpers/api';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import ffmpeg from '@ffmpeg-installer/ffmpeg';
-import sharp from 'sharp';
+import { sharp } from '../../src/infra/sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../src/core/catalog';
 import { createLocalProvider } from '../../src/core/providers/local';

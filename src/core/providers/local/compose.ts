@@ -4,7 +4,8 @@
  * pose, the cut-out product placed on the figure) so every flow can be tried without an AI
  * backend. It is a preview, and says so in a small mark.
  */
-import sharp, { type Metadata, type OverlayOptions, type Sharp } from 'sharp';
+import type { Metadata, OverlayOptions, Sharp } from 'sharp';
+import { sharp } from '../../../infra/sharp';
 import { z } from 'zod';
 import type { Catalog } from '../../catalog';
 import {

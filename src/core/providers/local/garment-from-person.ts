@@ -4,7 +4,7 @@
  * lowest skin there), and the largest piece left, once thin links are cut, is the garment. When
  * little skin shows (a garment photo, a mannequin), the cut-out is the garment already.
  */
-import sharp from 'sharp';
+import { sharp } from '../../../infra/sharp';
 import { components, dilate, erode } from './matting/morphology';
 
 /** Kovac et al.'s RGB skin rule (daylight): simple, and refuses neutral and cool colours. */

@@ -6,7 +6,7 @@
  * ../shared/eval: every trouser and dress right; 2 of 25 tops (a long halter, a long cami) read
  * as dresses, which still dresses them from the shoulders, never on the legs.
  */
-import sharp from 'sharp';
+import { sharp } from '../../../infra/sharp';
 
 export type GarmentKind = 'top' | 'bottom' | 'dress';
 

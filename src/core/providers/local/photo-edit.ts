@@ -4,7 +4,8 @@
  * product's matte. An instruction it cannot perform is a ProviderError: the job fails and its
  * charge is refunded, so nobody pays for an unchanged photo.
  */
-import sharp, { type Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
+import { sharp } from '../../../infra/sharp';
 import { ProviderError } from '../types';
 import { parseInstruction, OFFLINE_EDITS, type Edit, type Rgb } from './edit-instruction';
 import { decodeMeta, open } from './image-io';

@@ -3,7 +3,8 @@
  * with a margin, crop around it; otherwise extend the canvas by continuing the photo's own edges
  * (edge pixels carried outwards, then softened), never with bars.
  */
-import sharp, { type Metadata, type OverlayOptions, type Sharp } from 'sharp';
+import type { Metadata, OverlayOptions, Sharp } from 'sharp';
+import { sharp } from '../../../infra/sharp';
 import { decodeMeta, open, ratioOf } from './image-io';
 import { computeMatte, matteBox } from './remove-background';
 

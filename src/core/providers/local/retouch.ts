@@ -6,7 +6,7 @@
  * blends the subject over pure white, so the backdrop, its shadows and blotches disappear. On a
  * digital backdrop, fabric the matte missed is given back first (see keepOffBackdrop).
  */
-import sharp from 'sharp';
+import { sharp } from '../../../infra/sharp';
 import { decodeMeta, open } from './image-io';
 import { dilate, erode, flood } from './matting/morphology';
 import { computeMatte, matteAt } from './remove-background';
