@@ -1,11 +1,10 @@
 /**
  * The service core as a library: open a data folder, get the endpoint service, the admin
- * operations and the job runner, wired to one store (the SQLite file under the data folder) and
- * one blob store.
+ * operations and the job runner, wired to one store (the SQLite file under the data folder, or
+ * PostgreSQL when a database URL is given) and one blob store.
  */
 import os from 'node:os';
-import path from 'node:path';
-import { openSqliteStore } from './store/sqlite';
+import { openStore } from './store/open-store';
 import type { Store } from './store/types';
 import { BlobStore } from './media/blob-store';
 import { openBlobContent } from './media/blobs-url';
@@ -26,8 +25,13 @@ import { AdminError } from './errors';
 export { EMBEDDED_ORIGIN as EMBEDDED_BASE_URL } from './media/resolve';
 
 export type CoreOptions = {
-  /** The SQLite file and, unless `blobsUrl` is set, the blob files; with it, scratch copies only. */
+  /**
+   * The SQLite file (unless `databaseUrl` is set) and, unless `blobsUrl` is set, the blob files;
+   * with both, scratch copies only.
+   */
   dataDir: string;
+  /** `postgres://…` (team mode: shared by any number of processes); SQLite at `<dataDir>/core.db` when absent. */
+  databaseUrl?: string;
   /** `s3://bucket?endpoint=…&region=…&forcePathStyle=true` (credentials from AWS_*); files under dataDir when absent. */
   blobsUrl?: string;
   publicBaseUrl?: string;
@@ -67,9 +71,9 @@ export type Core = {
 
 export type Admin = ReturnType<typeof adminFor>;
 
-/** Opens the core on `<dataDir>/core.db`; resolves once unfinished jobs are queued again. */
+/** Opens the core on its store (`databaseUrl`, else `<dataDir>/core.db`); resolves once unfinished jobs are queued again. */
 export async function openCore(opts: CoreOptions): Promise<Core> {
-  const store = openSqliteStore(path.join(opts.dataDir, 'core.db'));
+  const store = await openStore({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir });
   try {
     return await coreOn(store, opts);
   } catch (err) {

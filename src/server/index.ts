@@ -1,5 +1,6 @@
 /** Starts the core behind the /v1 HTTP transport (`dropshoot serve`). */
 import { openCore, type CoreOptions } from '../core';
+import { storeTarget } from '../core/store/open-store';
 import { buildApp, type HttpTimeouts } from './app';
 import type { Logger } from './logging';
 
@@ -34,6 +35,9 @@ export type RunningServer = { url: string; close(): Promise<void> };
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
+  opts.log?.(
+    `store: ${storeTarget({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir }).label}`,
+  );
   const core = await openCore({
     ...opts,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
