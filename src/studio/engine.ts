@@ -304,7 +304,10 @@ export class StudioEngine {
       await this.runner.runStep(item);
       if (asksService) this.gates.apiSucceeded();
     } catch (err) {
-      if (this.stopping) return;
+      // Only an abort the stop itself caused says nothing; a real answer that arrives while the
+      // engine stops (a 402, a daily-cap 429, a failure) is recorded like any other, or the item
+      // would resume as if its request were still unanswered (a refused submission as uncertain).
+      if (this.causedByStop(err)) return;
       // Any answer other than 429 shows the cap is not (or no longer) in the way.
       if (asksService && err instanceof ApiError && err.status !== 0 && err.status !== 429)
         this.gates.apiSucceeded();
@@ -312,6 +315,14 @@ export class StudioEngine {
     } finally {
       this.emitItem(id);
     }
+  }
+
+  /** An abort that came from `stop()`, not from the service or the machine. */
+  private causedByStop(err: unknown): boolean {
+    return (
+      this.stopping &&
+      (err === this.abort.signal.reason || (err instanceof Error && err.name === 'AbortError'))
+    );
   }
 
   transition(id: string, patch: store.ItemPatch): void {
