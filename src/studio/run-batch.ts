@@ -115,6 +115,15 @@ export async function runBatch(
   if (!signal?.aborted) {
     // Every photo priced and today's requests counted before anything is spent.
     const plan = await engine.prepareBatch(input.recipe, input.maxDiamonds ?? null);
+    // The balance before any charge is what the spend is reconciled against (a remote service's
+    // charge can differ from its list): a read whose answer was lost is asked again.
+    const wantsBalance = engine.client.origin !== 'embedded' || input.maxDiamonds !== undefined;
+    if (plan.balance === null && wantsBalance)
+      plan.balance = await askAgain(engine, signal, () => engine.spending.setAnchor());
+    if (plan.balance === null && wantsBalance)
+      notice(
+        'the balance could not be read before the batch started: diamondsSpent counts each charge at its list price and may be below what the service took',
+      );
     const queued = store.listItems(engine.db, {
       batchId,
       states: ['queued'],
@@ -159,8 +168,12 @@ export async function runBatch(
     await engine.stop();
     if (!signal?.aborted) {
       const settling = engine.now().getTime();
-      await engine.settleSpend();
-      const after = engine.spending.balanceReadSince(settling);
+      const after = engine.spending.anchored
+        ? await askAgain(engine, signal, async () => {
+            await engine.settleSpend();
+            return engine.spending.balanceReadSince(settling);
+          })
+        : null;
       if (plan.balance !== null && after !== null) {
         unattributed = chargedUncertain(engine, batchId, startedAt, plan.balance - after);
         if (unattributed > 0)
@@ -276,6 +289,28 @@ export async function runBatch(
     ...(diamondsMissing !== undefined ? { diamondsMissing } : {}),
     ...(capped.length ? { collectTomorrow } : {}),
   };
+}
+
+/**
+ * A balance read asked again, briefly (about 7 s), when its answer is lost, reset or refused for
+ * a while: without it the run's spend cannot be told from the balance. Not while today's requests
+ * are closed (a read would be refused unsent, or use up the day's last requests).
+ */
+async function askAgain(
+  engine: StudioEngine,
+  signal: AbortSignal | undefined,
+  read: () => Promise<number | null>,
+  delaysMs: readonly number[] = [500, 1000, 2000, 4000],
+): Promise<number | null> {
+  for (let attempt = 0; ; attempt++) {
+    const value = await read();
+    if (value !== null || attempt >= delaysMs.length || signal?.aborted || engine.dayClosed())
+      return value;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, delaysMs[attempt]);
+      signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+  }
 }
 
 /**

@@ -486,6 +486,27 @@ describe('diamond ceilings against the real charge (items 9, 10)', () => {
     expect(summary.diamondsSpent).toBe(m.net);
   }, 60_000);
 
+  it('the spend is what the ledger says when balance reads lose their answers (soak seed 71)', async () => {
+    // Every other GET /v1/account answer is lost after the service answered: the batch's first
+    // balance read and the one after it. Before, the run counted spend at the list price (3 of 6).
+    let accountReads = 0;
+    const w = await world({ chargeExtra: 1 }, { diamonds: 100 }, 3, {
+      seed: 71,
+      choose: (method, p) =>
+        method === 'GET' && p === '/v1/account'
+          ? ++accountReads % 2 === 1
+            ? 'dropAfter'
+            : null
+          : undefined,
+    });
+    const summary = await run(w, cutout);
+    expect(summary.exported).toBe(3);
+    expect(money(w.service).net).toBe(6);
+    expect(summary.diamondsSpent).toBe(6);
+    // Both reads were lost once and asked again: the first before any charge, the last after them.
+    expect(accountReads).toBe(4);
+  }, 60_000);
+
   it('a ready shoot is priced before it starts: a ceiling below one shoot spends nothing', async () => {
     const w = await world({ catalogStatus: 'pack' }, { diamonds: 100 }, 3);
     const summary = await run(w, readyShoot('shoot-04'), {

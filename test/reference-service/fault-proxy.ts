@@ -37,6 +37,8 @@ export type FaultProxyOptions = {
   retryAfterSeconds?: number;
   /** Return false to exempt a request from a drawn fault (it is then forwarded untouched). */
   allow?: (fault: FaultName, method: string, path: string) => boolean;
+  /** A fault chosen for this request by the caller (a test aiming at one request); undefined: drawn as usual. */
+  choose?: (method: string, path: string) => FaultName | null | undefined;
   port?: number;
 };
 export type FaultLogEntry = {
@@ -129,6 +131,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       const path = new URL(req.url ?? '/', 'http://proxy.invalid').pathname;
       let fault = path.startsWith('/v1/') ? draw() : null;
       if (fault && options.allow && !options.allow(fault, method, path)) fault = null;
+      const chosen = path.startsWith('/v1/') ? options.choose?.(method, path) : undefined;
+      if (chosen !== undefined) fault = chosen;
       const entry: FaultLogEntry = {
         seq: log.length + 1,
         at: new Date().toISOString(),

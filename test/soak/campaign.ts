@@ -183,6 +183,9 @@ export async function runSchedule(
         await Promise.race([restart, sleep(plan.serviceRestart.atMs < outcome.ms ? 60_000 : 0)]);
       }
       if (blocked) fs.rmSync(blockPath, { force: true });
+      // Kept for diagnosis with --keep: what the run printed.
+      fs.writeFileSync(path.join(workDir, `run-${i + 1}.stdout`), outcome.stdout);
+      fs.writeFileSync(path.join(workDir, `run-${i + 1}.stderr`), outcome.stderr);
       snapshots.push(await snapshotFolder(dirs.out));
       const summary = parseSummary(outcome.stdout);
       const [ledgerNow, jobsNow] = await Promise.all([
