@@ -144,6 +144,14 @@ function frameNoise(rgb: Uint8Array, w: number, seeds: number[]): number {
   return p;
 }
 
+/** Whether every frame seed has the same colour (a digital backdrop of one flat colour). */
+function oneColour(rgb: Uint8Array, seeds: number[]): boolean {
+  const o = seeds[0]! * 3;
+  return seeds.every(
+    (i) => rgb[i * 3] === rgb[o] && rgb[i * 3 + 1] === rgb[o + 1] && rgb[i * 3 + 2] === rgb[o + 2],
+  );
+}
+
 /** Every other pixel in both directions. */
 function decimate(
   rgb: Uint8Array,
@@ -176,6 +184,7 @@ function growBackdrop(
   h: number,
   cell: number,
   noise: number,
+  flat: boolean,
 ): { backdrop: Backdrop; background: Uint8Array; tolerance: number } {
   const n = w * h;
   const seeds = frameSeeds(rgb, w, h);
@@ -183,7 +192,11 @@ function growBackdrop(
   for (const i of seeds) known[i] = 1;
   let backdrop = fitBackdrop(rgb, w, h, dilate(known, w, h, 1), cell);
   let distance = maxChannelDistance(rgb, renderBackdrop(backdrop, w, h), n);
-  let tolerance = noise === 0 ? 0.5 : Math.max(4, Math.min(16, 2 * noise + 0.5));
+  // A noiseless frame is digital: one flat colour (a cut-out pasted on grey) takes exact matches
+  // only; a smooth gradient (a heavily compressed sweep) steps a level at a time, and the fitted
+  // surface lags those steps by a level or two.
+  const exact = flat ? 0.5 : 2.5;
+  let tolerance = noise === 0 ? exact : Math.max(4, Math.min(16, 2 * noise + 0.5));
   let background = new Uint8Array(n);
   let found = 0;
   for (let pass = 0; pass < 10; pass++) {
@@ -193,10 +206,9 @@ function growBackdrop(
     flood(background, seeds, w, (j) => d[j]! <= t);
     backdrop = fitBackdrop(rgb, w, h, erode(background, w, h, 1), cell, backdrop);
     distance = maxChannelDistance(rgb, renderBackdrop(backdrop, w, h), n);
-    // A noiseless frame is a digital backdrop (a cut-out pasted on flat grey): exact matches only.
     tolerance =
       noise === 0
-        ? 0.5
+        ? exact
         : Math.max(noiseTolerance(distance, background, w, h), Math.min(16, 2 * noise + 0.5));
     let count = 0;
     for (let i = 0; i < n; i++) count += background[i]!;
@@ -214,7 +226,14 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
   // The surface is smooth, so the grow-and-refit passes run on every other pixel (decimated, not
   // averaged, so the noise the tolerances are measured from keeps its level): a quarter the work.
   const half = decimate(rgb, w, h);
-  const { backdrop: fitted, tolerance } = growBackdrop(half.rgb, half.w, half.h, cell / 2, noise);
+  const { backdrop: fitted, tolerance } = growBackdrop(
+    half.rgb,
+    half.w,
+    half.h,
+    cell / 2,
+    noise,
+    oneColour(rgb, seeds),
+  );
   let backdrop: Backdrop = { ...fitted, width: w, height: h, cell };
   let surface = renderBackdrop(backdrop, w, h);
   let distance = maxChannelDistance(rgb, surface, n);
