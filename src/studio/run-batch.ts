@@ -30,6 +30,12 @@ export type BatchSummary = {
   /** Set when a signal stopped the run: the photos it left for the next run, with their state. */
   interrupted?: { signal: string; unfinished: { name: string; state: string }[] };
   diamondsSpent: number;
+  /**
+   * Of `diamondsSpent`, what is counted at a list price the balance could not confirm (it could
+   * not be read before or after the batch: no answer, or today's requests closed): the service
+   * may have charged more. Absent when the balance confirmed the spend.
+   */
+  diamondsUnconfirmed?: number;
   apiRequests: number;
   files: string[];
   /** Each exported file's compliance verdict (pass / warn / fail) and the checks behind it. */
@@ -97,6 +103,10 @@ export async function runBatch(
   let photos = 0;
   /** Diamonds the balance shows this run spent that no photo's charge accounts for. */
   let unattributed = 0;
+  /** Whether the balance was read before and after the batch (so the spend is what it says). */
+  let confirmed = false;
+  let wantsBalance = false;
+  let unreadAt: 'before' | 'after' = 'before';
   const { signal } = input;
   for await (const file of imagesUnder(input.inDir)) {
     if (signal?.aborted) break;
@@ -117,7 +127,7 @@ export async function runBatch(
     const plan = await engine.prepareBatch(input.recipe, input.maxDiamonds ?? null);
     // The balance before any charge is what the spend is reconciled against (a remote service's
     // charge can differ from its list): a read whose answer was lost is asked again.
-    const wantsBalance = engine.client.origin !== 'embedded' || input.maxDiamonds !== undefined;
+    wantsBalance = engine.client.origin !== 'embedded' || input.maxDiamonds !== undefined;
     if (plan.balance === null && wantsBalance)
       plan.balance = await askAgain(engine, signal, () => engine.spending.setAnchor());
     if (plan.balance === null && wantsBalance)
@@ -174,7 +184,9 @@ export async function runBatch(
             return engine.spending.balanceReadSince(settling);
           })
         : null;
+      if (plan.balance !== null) unreadAt = 'after';
       if (plan.balance !== null && after !== null) {
+        confirmed = true;
         unattributed = chargedUncertain(engine, batchId, startedAt, plan.balance - after);
         if (unattributed > 0)
           notice(
@@ -187,6 +199,15 @@ export async function runBatch(
   // nothing more starts before the summary is read.
   await engine.stop();
   const { items } = store.listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 });
+  const thisRun = items.filter((i) => i.submittedAt !== null && i.submittedAt >= startedAt);
+  const diamondsUnconfirmed =
+    wantsBalance && !confirmed
+      ? thisRun.filter((i) => i.priceSure === 0).reduce((sum, i) => sum + i.diamonds, 0)
+      : 0;
+  if (diamondsUnconfirmed > 0)
+    notice(
+      `the balance could not be read ${unreadAt} the batch (${engine.dayClosed() ? "today's requests are closed" : 'no answer'}); ${diamondsUnconfirmed} of the ${thisRun.reduce((sum, i) => sum + i.diamonds, 0) + unattributed} diamond(s) counted as spent are at list prices the service may exceed`,
+    );
   const reason = (i: store.ItemRow) => i.error ?? i.note ?? i.waitReason ?? 'unknown';
   const name = (i: store.ItemRow) => path.join(i.relativeDir, i.name);
   const unfinished = (i: store.ItemRow) =>
@@ -267,10 +288,8 @@ export async function runBatch(
           },
         }
       : {}),
-    diamondsSpent:
-      items
-        .filter((i) => i.submittedAt !== null && i.submittedAt >= startedAt)
-        .reduce((sum, i) => sum + i.diamonds, 0) + unattributed,
+    diamondsSpent: thisRun.reduce((sum, i) => sum + i.diamonds, 0) + unattributed,
+    ...(diamondsUnconfirmed > 0 ? { diamondsUnconfirmed } : {}),
     apiRequests: engine.spending.requestsUsedToday() - requestsBefore,
     files: items.flatMap((i) =>
       store

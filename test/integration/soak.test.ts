@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runSchedule } from '../soak/campaign';
-import { makeSchedule } from '../soak/schedule';
+import { scheduleFor } from '../soak/schedule';
 
 const CI_SEEDS = [2, 7, 13, 15];
 
@@ -15,7 +15,7 @@ describe('soak: seeded fault schedules against the reference service', () => {
     'seed %i keeps every invariant',
     async (seed) => {
       const log: string[] = [];
-      const result = await runSchedule(makeSchedule(seed), { log: (line) => log.push(line) });
+      const result = await runSchedule(scheduleFor(seed), { log: (line) => log.push(line) });
       expect(result.violations, log.join('\n')).toEqual([]);
     },
     240_000,

@@ -507,6 +507,27 @@ describe('diamond ceilings against the real charge (items 9, 10)', () => {
     expect(accountReads).toBe(4);
   }, 60_000);
 
+  it("at the service's daily cap the balance cannot be read after the batch: the spend counted at list prices is said to be unconfirmed", async () => {
+    // Long jobs: the day closes while every paid job still runs, before the closing balance read.
+    const w = await world(
+      { chargeExtra: 1, timeScale: 0.1, jobSeconds: [30, 40] },
+      { diamonds: 100, dailyCap: 10 },
+      3,
+    );
+    const summary = await run(w, onModel);
+    const m = money(w.service);
+    expect(summary.collectTomorrow?.length).toBeGreaterThan(0);
+    expect(m.net).toBe(5 * m.charges);
+    // Counted at the list price (4 each), and said to be so: never more than the ledger.
+    expect(summary.diamondsSpent).toBe(4 * m.charges);
+    expect(summary.diamondsUnconfirmed).toBe(4 * m.charges);
+    expect(summary.notices).toContainEqual(
+      expect.stringContaining(
+        "the balance could not be read after the batch (today's requests are closed)",
+      ),
+    );
+  }, 60_000);
+
   it('a ready shoot is priced before it starts: a ceiling below one shoot spends nothing', async () => {
     const w = await world({ catalogStatus: 'pack' }, { diamonds: 100 }, 3);
     const summary = await run(w, readyShoot('shoot-04'), {

@@ -1,6 +1,6 @@
 /**
  * The harness's side door under /_ref/ (outside /v1), for main.ts: create accounts, grant, read
- * balance, ledger, jobs and request counts, change the cap and the fault switches. Guarded by a
+ * balance, ledger, jobs and request counts (today's, per day; today's can be set), change the cap and the fault switches. Guarded by a
  * token given on the command line (header `x-ref-token`).
  */
 import type http from 'node:http';
@@ -21,6 +21,10 @@ const routes = {
     cap: z.number().int().nonnegative(),
   }),
   'POST /_ref/options': ReferenceServiceOptionsSchema.partial(),
+  'POST /_ref/requests-today': z.object({
+    apiKey: z.string().min(1),
+    n: z.number().int().nonnegative(),
+  }),
 } as const;
 
 export function adminRoutes(core: ReferenceCore, token: string) {
@@ -62,6 +66,13 @@ export function adminRoutes(core: ReferenceCore, token: string) {
           return reply(200, { ledger: core.ledger(q('email')) });
         case 'GET /_ref/jobs':
           return reply(200, { jobs: core.jobsOf(q('email')) });
+        case 'POST /_ref/requests-today': {
+          const input = routes[route].parse(json);
+          core.setRequestsToday(input.apiKey, input.n);
+          return reply(200, { ok: true });
+        }
+        case 'GET /_ref/requests-by-day':
+          return reply(200, { days: core.requestsByDay(q('apiKey')) });
         case 'GET /_ref/requests-today':
           return reply(200, { requests: core.requestsToday(q('apiKey')) });
         default:

@@ -121,6 +121,19 @@ export class ReferenceCore {
     const count = this.state.counts[apiKey];
     return count && count.day === utcDay(Date.now()) ? count.n : 0;
   }
+  /** Requests counted per UTC day for a key, and those the daily cap refused. */
+  requestsByDay(apiKey: string): Record<string, { n: number; refused: number }> {
+    return { ...(this.state.history[apiKey] ?? {}) };
+  }
+  /** Today's count for a key set as if `n` requests had been made earlier today (a harness's "busy morning"). */
+  setRequestsToday(apiKey: string, n: number): void {
+    if (!this.state.keys[apiKey]) throw new Error('unknown api key');
+    const today = utcDay(Date.now());
+    this.state.counts[apiKey] = { day: today, n };
+    const days = (this.state.history[apiKey] ??= {});
+    days[today] = { n, refused: days[today]?.refused ?? 0 };
+    this.save();
+  }
   setDailyCap(apiKey: string, cap: number): void {
     const key = this.state.keys[apiKey];
     if (!key) throw new Error('unknown api key');
@@ -165,8 +178,11 @@ export class ReferenceCore {
     const count = this.state.counts[match[1]!];
     const used = count && count.day === today ? count.n : 0;
     this.state.counts[match[1]!] = { day: today, n: used + 1 };
+    const days = (this.state.history[match[1]!] ??= {});
+    const refused = used >= key.dailyCap;
+    days[today] = { n: used + 1, refused: (days[today]?.refused ?? 0) + (refused ? 1 : 0) };
     this.save();
-    if (used >= key.dailyCap)
+    if (refused)
       return {
         reply: fail(
           429,

@@ -59,6 +59,13 @@ const StateSchema = z.object({
   ),
   keys: z.record(z.string(), z.object({ email: z.string(), dailyCap: z.number().int() })),
   counts: z.record(z.string(), z.object({ day: z.string(), n: z.number().int() })),
+  /** Per key and UTC day: requests counted, and how many of them the daily cap refused. */
+  history: z
+    .record(
+      z.string(),
+      z.record(z.string(), z.object({ n: z.number().int(), refused: z.number().int() })),
+    )
+    .default({}),
   ledger: z.array(LedgerEntrySchema),
   jobs: z.array(JobSchema),
   uploads: z.record(z.string(), z.object({ email: z.string(), fileId: z.string() })),
@@ -96,6 +103,7 @@ export class Store {
         accounts: {},
         keys: {},
         counts: {},
+        history: {},
         ledger: [],
         jobs: [],
         uploads: {},

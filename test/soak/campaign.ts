@@ -18,6 +18,7 @@ import { makePhotos } from './photos';
 import {
   readJobs,
   readLedger,
+  readRequestsByDay,
   runCli,
   startServiceProcess,
   type ServiceProcess,
@@ -36,6 +37,8 @@ export type SeedResult = {
 const CLEAN: RunPlan = { faults: {}, killAtMs: null, serviceRestart: null, blockExport: false };
 const EMAIL = 'soak@reference.test';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const DAY_MS = 86_400_000;
+const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 function parseSummary(stdout: string): Summary | null {
   for (const line of stdout.split('\n').reverse()) {
@@ -69,11 +72,18 @@ export async function runSchedule(
   const serviceLog: string[] = [];
   const token = `soak-${schedule.seed}`;
   const serviceOptions = { ...schedule.service, ...schedule.serviceFaults };
+  const day = schedule.day;
+  // A daily-cap schedule's clocks (service and run) start just before 00:00 UTC.
+  let clockOffsetMs = day
+    ? Math.ceil(Date.now() / DAY_MS) * DAY_MS - day.startBeforeMidnightMs - Date.now()
+    : 0;
+  const clockNow = () => Date.now() + clockOffsetMs;
   let service: ServiceProcess = await startServiceProcess({
     statePath,
     options: serviceOptions,
     token,
     log: serviceLog,
+    clockOffsetMs,
   });
   const ports = {
     port: Number(new URL(service.url).port),
@@ -82,8 +92,9 @@ export async function runSchedule(
   const { apiKey } = await service.admin<{ apiKey: string }>('POST', 'accounts', {
     email: EMAIL,
     diamonds: 2000,
-    dailyCap: 100_000,
+    dailyCap: day?.serviceCap ?? 100_000,
   });
+  if (day?.usedBefore) await service.admin('POST', 'requests-today', { apiKey, n: day.usedBefore });
   // Only faults a service following the spec could show: a 500 in place of a create's real answer
   // would claim a refund that never happened, and 402 exists only on creates.
   const isCreate = (method: string, p: string) =>
@@ -115,6 +126,21 @@ export async function runSchedule(
       if (clean && last && last.outcome.code === 0 && !last.outcome.killed) {
         if (!schedule.rerunAfterSuccess || reranAfterSuccess) break;
         reranAfterSuccess = true;
+      }
+      // The run after one that stopped at the cap is the next day's: the clocks move on to it.
+      const capped = last?.summary?.collectTomorrow !== undefined || !!last?.summary?.unreachable;
+      if (day && capped && last && utcDay(clockNow()) === utcDay(last.endedAtMs)) {
+        clockOffsetMs += (Math.floor(clockNow() / DAY_MS) + 1) * DAY_MS + 2000 - clockNow();
+        await service.stop('SIGTERM');
+        service = await startServiceProcess({
+          statePath,
+          options: clean ? schedule.service : serviceOptions,
+          token,
+          ...ports,
+          log: serviceLog,
+          clockOffsetMs,
+        });
+        log(`  (next day: the clocks now read ${new Date(clockNow()).toISOString()})`);
       }
       proxy.setFaults(plan.faults);
       await service.admin(
@@ -150,6 +176,7 @@ export async function runSchedule(
                 token,
                 ...ports,
                 log: serviceLog,
+                clockOffsetMs,
               });
               resolve();
             })();
@@ -171,12 +198,16 @@ export async function runSchedule(
           proxy.url,
           '--key',
           apiKey,
+          ...(day?.studioCap ? ['--daily-cap', String(day.studioCap)] : []),
+          ...(day?.wait ? ['--wait'] : []),
         ],
         {
           killAtMs: plan.killAtMs,
           timeoutMs: opts.runTimeoutMs ?? 90_000,
+          clockOffsetMs,
         },
       );
+      const endedAtMs = clockNow();
       if (plan.serviceRestart) {
         // A restart planned after the run ended is skipped; one under way is awaited.
         if (restartTimer) clearTimeout(restartTimer);
@@ -204,16 +235,21 @@ export async function runSchedule(
         summary,
         ledgerSpentAfter,
         openJobsAfter: jobsNow.filter((j) => j.status === 'processing').length,
+        endedAtMs,
       });
       log(
         `  -> exit ${outcome.code ?? outcome.signal}${outcome.killed ? ' (killed as planned)' : ''}${outcome.timedOut ? ' (TIMED OUT)' : ''} in ${(outcome.ms / 1000).toFixed(1)} s; ${summary ? `exported ${summary.exported}, skipped ${summary.skipped}, failed ${summary.failed.length}, uncertain ${summary.uncertain.length}, held ${summary.held?.length ?? 0}, spent ${summary.diamondsSpent}` : `no summary${outcome.stderr ? `: ${outcome.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300)}` : ''}`}`,
       );
     }
-    const [ledger, jobs] = await Promise.all([
+    const [ledger, jobs, requestsByDay] = await Promise.all([
       readLedger(service, EMAIL),
       readJobs(service, EMAIL),
+      readRequestsByDay(service, apiKey),
     ]);
+    if (day) log(`  requests at the service per UTC day: ${JSON.stringify(requestsByDay)}`);
     const violations = await checkInvariants({
+      day,
+      requestsByDay,
       photos,
       runs,
       snapshots,

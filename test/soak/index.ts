@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { runSchedule } from './campaign';
-import { makeSchedule } from './schedule';
+import { scheduleFor } from './schedule';
 
 const { values } = parseArgs({
   options: {
@@ -30,9 +30,9 @@ if (seeds.some((s) => !Number.isInteger(s))) {
 
 const failing: number[] = [];
 for (const seed of seeds) {
-  const schedule = makeSchedule(seed);
+  const schedule = scheduleFor(seed);
   console.log(
-    `\n== seed ${seed}: ${schedule.recipe}, ${schedule.photos} photos, service ${JSON.stringify(schedule.service)}, service faults ${JSON.stringify(schedule.serviceFaults)}`,
+    `\n== seed ${seed}: ${schedule.recipe}, ${schedule.photos} photos, service ${JSON.stringify(schedule.service)}, service faults ${JSON.stringify(schedule.serviceFaults)}${schedule.day ? `, day ${JSON.stringify(schedule.day)}` : ''}`,
   );
   const result = await runSchedule(schedule, {
     keep: values.keep,

@@ -5,7 +5,11 @@
  * 2. every charged, non-refunded job is delivered (its results exported) or its photo is listed
  *    as failed (or uncertain, or held) in the last run's summary with a reason;
  * 3. no output file is written twice (same content under two names, or a file rewritten/removed);
- * 4. the last run's exit code and summary are true.
+ * 4. the last run's exit code and summary are true; every run that printed a summary lists each
+ *    paid photo it did not deliver, and its exit code says whether all were delivered;
+ * 5. daily-cap schedules: the service never counts more of the studio's requests in a UTC day than
+ *    `--daily-cap`, a refusal at the service's cap is not asked again and again, and a paid job
+ *    listed for the next run is collected by a later run without a new charge.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -15,7 +19,7 @@ import type { LedgerEntry, ReferenceJob } from '../reference-service';
 import type { FaultLogEntry } from '../reference-service/fault-proxy';
 import { identifyPhoto, type Photo } from './photos';
 import type { CliOutcome } from './processes';
-import type { RunPlan } from './schedule';
+import type { DayPlan, RunPlan } from './schedule';
 
 const Named = z.object({ name: z.string(), reason: z.string() });
 export const SummarySchema = z.looseObject({
@@ -26,7 +30,11 @@ export const SummarySchema = z.looseObject({
   uncertain: z.array(Named),
   held: z.array(Named).optional(),
   diamondsSpent: z.number(),
+  diamondsUnconfirmed: z.number().optional(),
   files: z.array(z.string()),
+  collectTomorrow: z.array(z.object({ name: z.string(), jobId: z.string() })).optional(),
+  unreachable: z.string().optional(),
+  notices: z.array(z.string()).optional(),
 });
 export type Summary = z.infer<typeof SummarySchema>;
 export type RunRecord = {
@@ -40,6 +48,8 @@ export type RunRecord = {
   ledgerSpentAfter: number;
   /** Jobs still processing at the service when the run had ended. */
   openJobsAfter: number;
+  /** When it ended, on the schedule's clock (the service's). */
+  endedAtMs: number;
 };
 export type FolderSnapshot = Map<string, { sha: string; mtimeMs: number; size: number }>;
 
@@ -82,6 +92,12 @@ const filesOf = (snapshot: FolderSnapshot, photo: Photo) =>
       path.posix.basename(rel).startsWith(`${photo.stem}-`),
   );
 
+/**
+ * Requests a run may have refused at the service's daily cap: the first refusal closes the day,
+ * but requests already on their way (up to the studio's 3 slots and its due polls) meet it too.
+ */
+const REFUSALS_PER_RUN = 6;
+
 export async function checkInvariants(input: {
   photos: Photo[];
   runs: RunRecord[];
@@ -91,6 +107,9 @@ export async function checkInvariants(input: {
   proxyLog: FaultLogEntry[];
   outDir: string;
   serviceUrl: string;
+  day?: DayPlan | null;
+  /** The service's count of the studio's key per UTC day (refused: by its daily cap). */
+  requestsByDay?: Record<string, { n: number; refused: number }>;
 }): Promise<string[]> {
   const violations: string[] = [];
   const { photos, runs, snapshots, jobs } = input;
@@ -176,6 +195,76 @@ export async function checkInvariants(input: {
       );
   }
 
+  // 4 (every run). A run that printed a summary lists every paid photo it did not deliver, and
+  // its exit code says whether everything was delivered.
+  const stem = (rel: string) => rel.replace(/\.[^.]+$/, '');
+  for (const [k, run] of runs.entries()) {
+    if (!run.summary || run.outcome.killed || run.outcome.timedOut || run === lastRun) continue;
+    const names = new Set(
+      [...run.summary.failed, ...run.summary.uncertain, ...(run.summary.held ?? [])].map((e) =>
+        stem(e.name),
+      ),
+    );
+    for (const photo of photos) {
+      const paid = jobsByPhoto
+        .get(photo.index)!
+        .filter((j) => j.refunded === 0 && Date.parse(j.createdAt) <= run.endedAtMs);
+      if (!paid.length || names.has(stem(photo.rel))) continue;
+      const files = filesOf(snapshots[k] ?? new Map(), photo).length;
+      if (files < Math.max(...paid.map((j) => j.results)))
+        violations.push(
+          `run ${run.index}: ${photo.rel} paid (job ${paid.map((j) => j.id).join(', ')}) but neither delivered (${files} file(s)) nor listed in its summary`,
+        );
+    }
+    const allDone = run.summary.exported + run.summary.skipped === run.summary.photos;
+    if ((run.outcome.code === 0) !== allDone)
+      violations.push(
+        `run ${run.index}: exit code ${run.outcome.code} but exported ${run.summary.exported} + skipped ${run.summary.skipped} of ${run.summary.photos}`,
+      );
+  }
+
+  // 5. daily caps
+  if (input.day) {
+    const day = input.day;
+    const firstDay = Object.keys(input.requestsByDay ?? {}).sort()[0];
+    for (const [date, count] of Object.entries(input.requestsByDay ?? {})) {
+      const studio = count.n - (date === firstDay ? day.usedBefore : 0);
+      if (day.studioCap !== null && studio > day.studioCap)
+        violations.push(
+          `${date}: the service counted ${studio} of the studio's requests; --daily-cap is ${day.studioCap}`,
+        );
+      const runsThatDay = runs.filter(
+        (r) => new Date(r.endedAtMs).toISOString().slice(0, 10) === date,
+      ).length;
+      if (count.refused > REFUSALS_PER_RUN * Math.max(1, runsThatDay))
+        violations.push(
+          `${date}: the service refused ${count.refused} requests at its daily cap of ${day.serviceCap} over ${runsThatDay} run(s) (asked again after a refusal)`,
+        );
+    }
+    for (const run of runs) {
+      for (const listedJob of run.summary?.collectTomorrow ?? []) {
+        const job = jobs.find((j) => j.id === listedJob.jobId);
+        if (!job) {
+          violations.push(
+            `run ${run.index} lists job ${listedJob.jobId} (${listedJob.name}) for the next run; the service has no such job`,
+          );
+          continue;
+        }
+        if (job.refunded > 0) continue;
+        const photo = photos.find((p) => stem(p.rel) === stem(listedJob.name));
+        const later = photo
+          ? jobsByPhoto
+              .get(photo.index)!
+              .filter((j) => j.id !== job.id && Date.parse(j.createdAt) > run.endedAtMs)
+          : [];
+        if (later.length)
+          violations.push(
+            `${listedJob.name}: paid job ${job.id} listed by run ${run.index} for the next run, but charged again later (${later.map((j) => j.id).join(', ')})`,
+          );
+      }
+    }
+  }
+
   // 3. nothing written twice
   const bySha = new Map<string, string[]>();
   for (const [rel, file] of final) bySha.set(file.sha, [...(bySha.get(file.sha) ?? []), rel]);
@@ -235,6 +324,8 @@ export async function checkInvariants(input: {
     const before = runs[k - 1];
     if (!run.summary || (before && (!before.summary || before.openJobsAfter > 0))) continue;
     const ledgerSpent = run.ledgerSpentAfter - (before?.ledgerSpentAfter ?? 0);
+    // A spend the run says it could not confirm from the balance may be below the ledger, never above.
+    if (run.summary.diamondsUnconfirmed && run.summary.diamondsSpent <= ledgerSpent) continue;
     if (run.summary.diamondsSpent !== ledgerSpent)
       violations.push(
         `run ${run.index} says ${run.summary.diamondsSpent} diamonds spent; the service's ledger says ${ledgerSpent} in that run`,

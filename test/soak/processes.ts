@@ -6,6 +6,10 @@ import type { ReferenceJob, LedgerEntry, ReferenceServiceOptions } from '../refe
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
+const clockArgs = (offsetMs = 0) => (offsetMs ? ['--import', './test/soak/clock.ts'] : []);
+const clockEnv = (offsetMs = 0) =>
+  offsetMs ? { ...process.env, SOAK_CLOCK_OFFSET_MS: String(offsetMs) } : process.env;
+
 export type ServiceProcess = {
   url: string;
   resultsUrl: string;
@@ -20,10 +24,13 @@ export async function startServiceProcess(input: {
   port?: number;
   resultsPort?: number;
   log: string[];
+  /** The process's clock runs this far ahead (see clock.ts). */
+  clockOffsetMs?: number;
 }): Promise<ServiceProcess> {
   const args = [
     '--import',
     'tsx',
+    ...clockArgs(input.clockOffsetMs),
     'test/reference-service/main.ts',
     '--port',
     String(input.port ?? 0),
@@ -40,7 +47,11 @@ export async function startServiceProcess(input: {
   let line = '';
   // A port just freed by a killed process can still be taken for a moment: retry briefly.
   for (let attempt = 0; attempt < 10 && !line; attempt++) {
-    child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: clockEnv(input.clockOffsetMs),
+    });
     const stderr: Buffer[] = [];
     child.stderr!.on('data', (c: Buffer) => stderr.push(c));
     line = await new Promise<string>((resolve) => {
@@ -83,6 +94,13 @@ export const readLedger = async (service: ServiceProcess, email: string) =>
       `ledger?email=${encodeURIComponent(email)}`,
     )
   ).ledger;
+export const readRequestsByDay = async (service: ServiceProcess, apiKey: string) =>
+  (
+    await service.admin<{ days: Record<string, { n: number; refused: number }> }>(
+      'GET',
+      `requests-by-day?apiKey=${encodeURIComponent(apiKey)}`,
+    )
+  ).days;
 export const readJobs = async (service: ServiceProcess, email: string) =>
   (await service.admin<{ jobs: ReferenceJob[] }>('GET', `jobs?email=${encodeURIComponent(email)}`))
     .jobs;
@@ -100,13 +118,19 @@ export type CliOutcome = {
 /** Runs `dropshoot run` exactly as a user would; optionally kill -9 it after `killAtMs`. */
 export function runCli(
   args: string[],
-  opts: { killAtMs: number | null; timeoutMs: number; onStart?: (child: ChildProcess) => void },
+  opts: {
+    killAtMs: number | null;
+    timeoutMs: number;
+    onStart?: (child: ChildProcess) => void;
+    clockOffsetMs?: number;
+  },
 ): Promise<CliOutcome> {
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'run', ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', ...clockArgs(opts.clockOffsetMs), 'src/cli/index.ts', 'run', ...args],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: clockEnv(opts.clockOffsetMs) },
+  );
   opts.onStart?.(child);
   const out: Buffer[] = [];
   const err: Buffer[] = [];

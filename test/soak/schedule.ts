@@ -39,8 +39,28 @@ export type RunPlan = {
   blockExport: boolean;
 };
 
+/**
+ * A daily-cap schedule: a low cap per key, and clocks (service and `run`) that start just before
+ * 00:00 UTC, so the first day ends during or right after the first run. A run after one that
+ * stopped at the cap is the next day's (the clocks are moved on to it, the service restarted).
+ */
+export type DayPlan = {
+  /** The clocks start this long before 00:00 UTC. */
+  startBeforeMidnightMs: number;
+  /** The key's daily cap at the service. */
+  serviceCap: number;
+  /** Requests already counted at the service on the first day (other work earlier that day). */
+  usedBefore: number;
+  /** `--daily-cap` given to run (null: none; the studio's default of 500 leaves the service's cap to bind). */
+  studioCap: number | null;
+  /** `--wait` on every run: the closed day is waited out, past 00:00 UTC, instead of ending the run. */
+  wait: boolean;
+};
+
 export type Schedule = {
   seed: number;
+  /** Set on every fourth seed: a low daily cap across a UTC day change. */
+  day: DayPlan | null;
   recipe: RecipeName;
   photos: number;
   service: ReferenceServiceOptions;
@@ -67,6 +87,33 @@ const FAULT_MENU: (keyof Faults)[] = [
   'rateLimit429',
 ];
 
+/** Drawn from its own stream, so the other seeds' schedules are those of earlier sessions. */
+function makeDayPlan(seed: number, photos: number): DayPlan {
+  const rng = new SeededRandom(seed * 104_729 + 5);
+  const startBeforeMidnightMs = Math.round(rng.between(4000, 20_000));
+  if (rng.chance(0.35)) {
+    // The second day carries every photo (a photo takes 3-5 requests, more under faults); the
+    // first has only a few requests left, so the run waits for 00:00 UTC and goes on.
+    const serviceCap = photos * 8 + 24;
+    return {
+      startBeforeMidnightMs,
+      serviceCap,
+      usedBefore: serviceCap - 4 - rng.int(8),
+      studioCap: rng.chance(0.5) ? serviceCap : null,
+      wait: true,
+    };
+  }
+  const serviceCap = 8 + rng.int(photos * 3);
+  const studioCap = rng.chance(0.5) ? 8 + rng.int(serviceCap - 7) : null;
+  return {
+    startBeforeMidnightMs,
+    serviceCap,
+    usedBefore: rng.chance(0.5) ? Math.max(0, serviceCap - 3 - rng.int(6)) : 0,
+    studioCap,
+    wait: false,
+  };
+}
+
 export function makeSchedule(seed: number): Schedule {
   const rng = new SeededRandom(seed * 7919 + 17);
   const recipe = rng.pick(Object.keys(RECIPES) as RecipeName[]);
@@ -89,10 +136,12 @@ export function makeSchedule(seed: number): Schedule {
       blockExport: rng.chance(0.25),
     };
   });
+  const photos = 3 + rng.int(5);
   return {
     seed,
+    day: null,
     recipe,
-    photos: 3 + rng.int(5),
+    photos,
     service: {
       seed,
       // Jobs of 0.25 to 2 s: long enough for kills and restarts to land while work is under way.
@@ -114,4 +163,12 @@ export function makeSchedule(seed: number): Schedule {
     cleanRuns: 3,
     rerunAfterSuccess: rng.chance(0.3),
   };
+}
+
+export function scheduleFor(seed: number): Schedule {
+  const schedule = makeSchedule(seed);
+  if (seed % 4 !== 0) return schedule;
+  const day = makeDayPlan(seed, schedule.photos);
+  // A few days may be needed at a low cap: each clean run after a capped one is the next day's.
+  return { ...schedule, day, cleanRuns: day.wait ? 3 : 6 };
 }
