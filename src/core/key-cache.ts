@@ -1,22 +1,35 @@
 /**
  * Remembers which Authorization header belongs to which active key, so a poll costs no hash and
  * no database lookup. Entries are dropped when keys may have changed: on an in-process key
- * change (`forget`), and when another process (the admin CLI revoking a key) commits, which the
- * store's change marker reveals (SQLite: `data_version`); that is checked at most once per
- * millisecond, so a key revoked elsewhere stops working within a millisecond of the commit.
+ * change (`forget`), and when another process (the admin CLI, another `serve`) commits one, which
+ * the store's change marker reveals (SQLite: `data_version`; PostgreSQL: a row bumped by every
+ * key update). The marker is read at most once per `checkEveryMs`, and requests arriving while
+ * it is being read wait for that one read: so a key revoked elsewhere is refused by every request
+ * that starts later than `checkEveryMs` plus one marker read after the revoke committed.
+ * SQLite's marker is a local read (checked every millisecond); PostgreSQL's is a round trip to
+ * the server, so it is read at most every 50 ms (20 reads a second per process, however busy).
  */
 import type { Store } from './store/types';
 import { authenticate, type AuthenticatedKey } from './keys';
 
 const MAX_ENTRIES = 10_000;
-const VERSION_CHECK_MS = 1;
+/** How stale the cache may be, per dialect (see above). */
+export const KEY_CHECK_MS = { sqlite: 1, postgres: 50 } as const;
 
 export class KeyCache {
   private readonly byHeader = new Map<string, AuthenticatedKey>();
+  private readonly checkEveryMs: number;
   private marker: number | string | undefined;
-  private checkedAt = 0;
+  private checkedAt = -Infinity;
+  /** The marker read under way: later requests wait for it instead of sending their own. */
+  private checking: Promise<void> | undefined;
 
-  constructor(private readonly store: Pick<Store, 'keys'>) {}
+  constructor(
+    private readonly store: Pick<Store, 'keys'> & Partial<Pick<Store, 'dialect'>>,
+    opts: { checkEveryMs?: number } = {},
+  ) {
+    this.checkEveryMs = opts.checkEveryMs ?? KEY_CHECK_MS[store.dialect ?? 'sqlite'];
+  }
 
   /** The active key for a header, or throws Unauthorized (401). */
   async authenticate(header: string | undefined): Promise<AuthenticatedKey> {
@@ -34,10 +47,17 @@ export class KeyCache {
     this.byHeader.clear();
   }
 
-  private async dropIfChanged(): Promise<void> {
+  private dropIfChanged(): Promise<void> | undefined {
+    if (this.checking) return this.checking;
     const now = performance.now();
-    if (now - this.checkedAt < VERSION_CHECK_MS) return;
+    if (now - this.checkedAt < this.checkEveryMs) return undefined;
+    // Timed from when the read is sent: what it returns is at least that fresh.
     this.checkedAt = now;
+    this.checking = this.readMarker().finally(() => (this.checking = undefined));
+    return this.checking;
+  }
+
+  private async readMarker(): Promise<void> {
     const marker = await this.store.keys.changeMarker();
     if (marker !== this.marker) {
       this.marker = marker;

@@ -1,12 +1,27 @@
 /**
  * The daily cap: every request of a key is counted per UTC day before any other work, and the
  * one past the cap is refused (429) without being counted. The store makes the count exact
- * (SQLite: in memory for its one process, written in batches; PostgreSQL: one atomic upsert).
+ * (SQLite: in memory for its one process, written in batches; PostgreSQL: admitted from small
+ * allowances each process takes ahead from the shared count, so a busy key costs one statement
+ * per 100 ms per process instead of one per request, and the cap stays exact across processes).
  */
-import type { Store } from './store/types';
+import type { RequestCountRepository, Store } from './store/types';
 import { utcDay } from './clock';
 import { DailyCapReached } from './errors';
 import type { AuthenticatedKey } from './keys';
+
+type Count = { count: number; refused: boolean };
+
+/**
+ * A repository that admits requests from a per-process allowance (PostgreSQL's): same answer as
+ * `increment`, but its count is an upper bound (it includes what processes hold ahead).
+ */
+type Admitting = RequestCountRepository & {
+  admit(keyId: string, day: string, cap: number): Promise<Count>;
+};
+
+const admits = (r: RequestCountRepository): r is Admitting =>
+  typeof (r as Partial<Admitting>).admit === 'function';
 
 /** Counts one request, or throws DailyCapReached (429) without counting it; returns the day's count. */
 export async function countRequest(
@@ -14,7 +29,10 @@ export async function countRequest(
   key: AuthenticatedKey,
   now: Date,
 ): Promise<number> {
-  const { count, refused } = await store.requests.increment(key.keyId, utcDay(now), key.dailyCap);
+  const day = utcDay(now);
+  const { count, refused } = admits(store.requests)
+    ? await store.requests.admit(key.keyId, day, key.dailyCap)
+    : await store.requests.increment(key.keyId, day, key.dailyCap);
   if (refused) throw new DailyCapReached(key.dailyCap);
   return count;
 }

@@ -28,7 +28,7 @@ class PgStore implements Store {
   readonly keys;
   readonly ledger;
   readonly jobs;
-  readonly requests;
+  readonly requests: PgRequestCounts;
   readonly idempotency;
   readonly templates;
   readonly blobs;
@@ -63,7 +63,11 @@ class PgStore implements Store {
 
   async close(): Promise<void> {
     if (this.inTx) throw new Error('close() is for the outer store');
-    await this.handle.pool.end();
+    try {
+      await this.requests.close();
+    } finally {
+      await this.handle.pool.end();
+    }
   }
 }
 

@@ -10,13 +10,16 @@ import { connect, type PgPool } from './pool';
 import { scrubbedError } from './url';
 import * as m0010 from './migrations/0010-initial';
 import * as m0020 from './migrations/0020-key-changes';
+import * as m0030 from './migrations/0030-key-usage-holds';
 
 export type PgMigration = { version: number; sql: string };
 
-export const PG_MIGRATIONS: readonly PgMigration[] = [m0010, m0020].map(({ version, sql }) => ({
-  version,
-  sql,
-}));
+export const PG_MIGRATIONS: readonly PgMigration[] = [m0010, m0020, m0030].map(
+  ({ version, sql }) => ({
+    version,
+    sql,
+  }),
+);
 
 /** Any fixed number, the same in every process: the lock that serialises migrators. */
 const MIGRATION_LOCK = 0x64726f70_73686f74n; // 'dropshot'

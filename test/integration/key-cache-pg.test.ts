@@ -1,0 +1,61 @@
+/**
+ * The key cache on PostgreSQL (key-cache.ts): polls cost no key lookup, yet a key revoked by
+ * another process (another store on the same schema here) is refused by the first request that
+ * starts more than KEY_CHECK_MS.postgres after the revoke committed; requests arriving while the
+ * change marker is being read share that one read.
+ */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { KEY_CHECK_MS, KeyCache } from '../../src/core/key-cache';
+import { createAccount, revokeKey } from '../../src/core/keys';
+import { Unauthorized } from '../../src/core/errors';
+import { openPostgresStore } from '../../src/core/store/pg/index';
+import type { Store } from '../../src/core/store/types';
+import { describePostgres } from '../support/postgres';
+
+describePostgres('key cache on PostgreSQL', (databaseUrl) => {
+  let serving: Store;
+  let admin: Store;
+  beforeEach(async () => {
+    const schema = `keycache_${randomBytes(6).toString('hex')}`;
+    serving = await openPostgresStore(databaseUrl(), { schema, max: 4 });
+    admin = await openPostgresStore(databaseUrl(), { schema, max: 2 });
+  });
+  afterEach(async () => {
+    await Promise.all([serving.close(), admin.close()]);
+  });
+
+  it('refuses a key revoked by another process once KEY_CHECK_MS has passed, with one marker read per window', async () => {
+    const { apiKey, keyId } = await createAccount(
+      admin,
+      { email: `${randomBytes(4).toString('hex')}@example.test`, diamonds: 0 },
+      new Date(),
+    );
+    let markerReads = 0;
+    const keys = serving.keys;
+    const counted = {
+      keys: new Proxy(keys, {
+        get: (target, prop, receiver) =>
+          prop === 'changeMarker'
+            ? () => {
+                markerReads++;
+                return target.changeMarker();
+              }
+            : (Reflect.get(target, prop, receiver) as unknown),
+      }),
+      dialect: serving.dialect,
+    };
+    const cache = new KeyCache(counted);
+    const header = `Bearer ${apiKey}`;
+    // Twenty requests at once: one marker read between them, all served from the cache.
+    const first = await Promise.all(Array.from({ length: 20 }, () => cache.authenticate(header)));
+    expect(first.every((k) => k.keyId === keyId)).toBe(true);
+    expect(markerReads).toBe(1);
+
+    await revokeKey(admin, keyId, new Date());
+    await delay(KEY_CHECK_MS.postgres + 5);
+    await expect(cache.authenticate(header)).rejects.toBeInstanceOf(Unauthorized);
+    expect(markerReads).toBe(2);
+  });
+});
