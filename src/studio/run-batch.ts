@@ -12,7 +12,9 @@ import * as store from './db/store';
 import { isDailyCap } from './gates';
 import { recipeHash } from './queue';
 import { checkRecipe } from './recipe-check';
+import { MEDIA_TYPES, mimeOfPath } from '../shared/media-types';
 import { isIgnored } from './watch/ignore';
+import { SOURCE_FORMATS } from './watch/sniff';
 import { exportAgainIfMissing } from './export/destination';
 import { fileVerdict, type FileVerdict } from './export/compliance';
 
@@ -57,7 +59,11 @@ export type RunOptions = {
   onNotice?: (line: string) => void;
 };
 
-const IMAGE_EXT = /\.(jpe?g|png|webp|tiff?|heic|heif|avif)$/i;
+/** A photo the studio takes, by its name (the formats a hot folder takes; the bytes are judged later). */
+function isPhotoName(name: string): boolean {
+  const mime = mimeOfPath(name);
+  return mime !== null && (SOURCE_FORMATS as readonly string[]).includes(MEDIA_TYPES[mime].format);
+}
 
 async function* imagesUnder(root: string, rel = ''): AsyncGenerator<string> {
   const entries = await fs.promises.readdir(path.join(root, rel), { withFileTypes: true });
@@ -65,7 +71,7 @@ async function* imagesUnder(root: string, rel = ''): AsyncGenerator<string> {
     const relPath = rel ? `${rel}/${entry.name}` : entry.name;
     if (isIgnored(relPath, entry.isDirectory())) continue;
     if (entry.isDirectory()) yield* imagesUnder(root, relPath);
-    else if (entry.isFile() && IMAGE_EXT.test(entry.name)) yield path.join(root, relPath);
+    else if (entry.isFile() && isPhotoName(entry.name)) yield path.join(root, relPath);
   }
 }
 

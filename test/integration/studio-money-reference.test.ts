@@ -577,6 +577,18 @@ describe('retry from the UI (item 1)', () => {
   }, 60_000);
 });
 
+describe('what run takes from the folder', () => {
+  it('photos by the shared media table whatever the case of their extension; no other file is sent', async () => {
+    const w = await world({}, { diamonds: 50 }, 2);
+    fs.renameSync(path.join(w.inDir, 'p01.jpg'), path.join(w.inDir, 'p01.JPEG'));
+    fs.writeFileSync(path.join(w.inDir, 'notes.txt'), 'not a photo');
+    fs.writeFileSync(path.join(w.inDir, 'clip.mp4'), 'not a photo either');
+    const summary = await run(w, cutout);
+    expect(summary).toMatchObject({ photos: 2, exported: 2, failed: [] });
+    expect(money(w.service).charges).toBe(2);
+  }, 60_000);
+});
+
 describe('polls hold no slot (item 8)', () => {
   it('with one slot, every photo is submitted while the first job still runs', async () => {
     const w = await world({ timeScale: 0.1, jobSeconds: [20, 25] }, { diamonds: 50 }, 4);
