@@ -10,15 +10,21 @@ import type { EngineService } from '../shared/engine-process';
 
 const USAGE = `Usage: dropshoot <command> [flags]
 
-  serve --port P --data DIR [--host 127.0.0.1] [--allow-private-urls] [--concurrency N] [--public-url URL] [--blobs s3://BUCKET?endpoint=…]
+  serve --port P --data DIR [--host 127.0.0.1] [--allow-private-urls] [--concurrency N] [--public-url URL]
+        [--database postgres://…] [--blobs s3://BUCKET?endpoint=…] [--workers N] [--lease-seconds S]
       Run the /v1 HTTP service on DIR. Prints {"listening": URL} when ready; JSON logs on stderr.
       --blobs (or DROPSHOOT_BLOBS_URL): files in an S3-compatible bucket, e.g.
       s3://BUCKET?endpoint=http://127.0.0.1:9000&region=us-east-1&forcePathStyle=true, with
       AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set; DIR then keeps the database and scratch copies.
+      --database (or DROPSHOOT_DATABASE_URL): team mode, any number of serve processes on one
+      PostgreSQL (postgres://user:password@host:5432/db[?schema=NAME]) and one bucket; DIR then
+      keeps scratch copies only. --workers N: jobs this process runs at once (default 4; 0 = API
+      only); a killed process's jobs are taken by another after --lease-seconds (default 30).
   admin create-account --data DIR --email E --diamonds N [--daily-cap N]
   admin create-key --data DIR --email E [--daily-cap N]
   admin revoke-key --data DIR --key-id ID
   admin grant --data DIR --email E --diamonds N
+      admin commands take --database URL (or DROPSHOOT_DATABASE_URL) instead of --data in team mode.
   run --in DIR --recipe FILE.json --out DIR [--data DIR] [--remote URL --key KEY] [--concurrency N] [--max-diamonds N]
       [--daily-cap N] [--wait] [--uncertain resubmit|fail]
       One batch over every image under --in (recursively), approved automatically and exported
@@ -85,16 +91,37 @@ const print = (value: unknown): void => {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 };
 
+/**
+ * The database URL of `--database`, else DROPSHOOT_DATABASE_URL; undefined for SQLite under
+ * --data. A malformed one is a usage error naming where it came from, never its password.
+ */
+async function databaseUrlOf(flag: string | boolean | undefined): Promise<string | undefined> {
+  const { databaseUrlFrom, DatabaseUrlInvalid } = await import('../core/store/open-store');
+  try {
+    return databaseUrlFrom(typeof flag === 'string' ? flag : undefined, process.env);
+  } catch (err) {
+    if (err instanceof DatabaseUrlInvalid) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
 async function admin(sub: string | undefined, args: string[]): Promise<void> {
-  const { openSqliteStore } = await import('../core/store/sqlite');
+  const { openStore } = await import('../core/store/open-store');
   const { adminFor } = await import('../core');
   const { systemClock } = await import('../core/clock');
-  const common = { data: { type: 'string' }, email: { type: 'string' } } as const;
+  const common = {
+    data: { type: 'string' },
+    database: { type: 'string' },
+    email: { type: 'string' },
+  } as const;
   const withDb = async <T>(
-    dataDir: string,
+    f: { data?: string | boolean; database?: string | boolean },
     fn: (a: ReturnType<typeof adminFor>) => Promise<T>,
   ): Promise<T> => {
-    const store = openSqliteStore(path.join(path.resolve(dataDir), 'core.db'));
+    const databaseUrl = await databaseUrlOf(f.database);
+    // --data names the SQLite file's folder; with a database URL it is not needed.
+    const dataDir = databaseUrl === undefined ? path.resolve(required(f.data, 'data')) : '.';
+    const store = await openStore({ databaseUrl, dataDir, maxConnections: 2 });
     try {
       return await fn(adminFor(store, systemClock));
     } finally {
@@ -113,7 +140,7 @@ async function admin(sub: string | undefined, args: string[]): Promise<void> {
         diamonds: integer(required(f.diamonds, 'diamonds'), 'diamonds')!,
         dailyCap: integer(f['daily-cap'], 'daily-cap'),
       };
-      return print(await withDb(required(f.data, 'data'), (a) => a.createAccount(input)));
+      return print(await withDb(f, (a) => a.createAccount(input)));
     }
     case 'create-key': {
       const f = flags(args, { ...common, 'daily-cap': { type: 'string' } });
@@ -121,12 +148,16 @@ async function admin(sub: string | undefined, args: string[]): Promise<void> {
         email: required(f.email, 'email'),
         dailyCap: integer(f['daily-cap'], 'daily-cap'),
       };
-      return print(await withDb(required(f.data, 'data'), (a) => a.createKey(input)));
+      return print(await withDb(f, (a) => a.createKey(input)));
     }
     case 'revoke-key': {
-      const f = flags(args, { data: { type: 'string' }, 'key-id': { type: 'string' } });
+      const f = flags(args, {
+        data: { type: 'string' },
+        database: { type: 'string' },
+        'key-id': { type: 'string' },
+      });
       const keyId = required(f['key-id'], 'key-id');
-      return print(await withDb(required(f.data, 'data'), (a) => a.revokeKey(keyId)));
+      return print(await withDb(f, (a) => a.revokeKey(keyId)));
     }
     case 'grant': {
       const f = flags(args, { ...common, diamonds: { type: 'string' } });
@@ -134,7 +165,7 @@ async function admin(sub: string | undefined, args: string[]): Promise<void> {
         email: required(f.email, 'email'),
         diamonds: integer(required(f.diamonds, 'diamonds'), 'diamonds')!,
       };
-      return print(await withDb(required(f.data, 'data'), (a) => a.grant(input)));
+      return print(await withDb(f, (a) => a.grant(input)));
     }
     default:
       throw new UsageError(sub ? `unknown admin command '${sub}'` : 'missing admin command');
@@ -150,13 +181,27 @@ async function serve(args: string[]): Promise<void> {
     concurrency: { type: 'string' },
     'public-url': { type: 'string' },
     blobs: { type: 'string' },
+    database: { type: 'string' },
+    workers: { type: 'string' },
+    'lease-seconds': { type: 'string' },
   });
   const port = integer(required(f.port, 'port'), 'port')!;
+  const databaseUrl = await databaseUrlOf(f.database);
+  const workers = integer(f.workers, 'workers');
+  const leaseSeconds = integer(f['lease-seconds'], 'lease-seconds');
+  if (databaseUrl === undefined && (workers === 0 || leaseSeconds !== undefined))
+    throw new UsageError(
+      `${workers === 0 ? '--workers 0' : '--lease-seconds'} needs --database (with SQLite under --data, this process runs every job of its file)`,
+    );
+  if (leaseSeconds !== undefined && (leaseSeconds < 1 || leaseSeconds > 86_400))
+    throw new UsageError('--lease-seconds must be 1-86400');
   // Files in an S3-compatible bucket (credentials from AWS_*), else under --data.
   const blobsUrl =
     typeof f.blobs === 'string' ? f.blobs : process.env.DROPSHOOT_BLOBS_URL || undefined;
   if (port > 65535) throw new UsageError('--port must be 0-65535');
-  const concurrency = integer(f.concurrency, 'concurrency');
+  // SQLite: --workers is how many units run at once (every job runs here), as --concurrency.
+  const concurrency =
+    integer(f.concurrency, 'concurrency') ?? (databaseUrl === undefined ? workers : undefined);
   const { startServer } = await import('../server');
   const { createLogger } = await import('../server/logging');
   const logger = createLogger();
@@ -177,6 +222,9 @@ async function serve(args: string[]): Promise<void> {
   process.on('SIGTERM', stop);
   server = await startServer({
     dataDir: path.resolve(required(f.data, 'data')),
+    ...(databaseUrl !== undefined ? { databaseUrl } : {}),
+    ...(databaseUrl !== undefined && workers !== undefined ? { workers } : {}),
+    ...(leaseSeconds !== undefined ? { leaseMs: leaseSeconds * 1000 } : {}),
     ...(blobsUrl ? { blobsUrl } : {}),
     logger,
     host: typeof f.host === 'string' ? f.host : '127.0.0.1',

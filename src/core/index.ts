@@ -4,12 +4,14 @@
  * PostgreSQL when a database URL is given) and one blob store.
  */
 import os from 'node:os';
-import { openStore } from './store/open-store';
+import path from 'node:path';
+import { openSqliteStore } from './store/sqlite';
 import type { Store } from './store/types';
 import { BlobStore } from './media/blob-store';
 import { openBlobContent } from './media/blobs-url';
 import { EMBEDDED_ORIGIN, ImageResolver } from './media/resolve';
 import { JobRunner } from './jobs/runner';
+import { LeaseLoop } from './jobs/lease-loop';
 import { Service } from './service';
 import { KeyCache } from './key-cache';
 import { loadCatalog, type Catalog } from './catalog';
@@ -37,7 +39,19 @@ export type CoreOptions = {
   publicBaseUrl?: string;
   /** Server mode refuses image URLs to private networks unless this is set (SSRF). */
   allowPrivateUrls?: boolean;
+  /**
+   * Units run at once by this process. Default: one per core; on PostgreSQL at least `workers`
+   * (a job's provider mostly waits on the network there).
+   */
   concurrency?: number;
+  /**
+   * PostgreSQL (team mode): jobs this process claims and runs at once under a lease
+   * (`serve --workers N`); 0 = API only, another process runs them. Default 4. SQLite: unused
+   * (every job of the file runs in this process).
+   */
+  workers?: number;
+  /** PostgreSQL: how long a lease holds a job (default 30 s): a killed process's jobs wait this long. */
+  leaseMs?: number;
   provider?: ProviderAdapter;
   /** AI provider keys from a secure store (the desktop app's keychain); DROPSHOOT_* variables win. */
   providerKeys?: ProviderKeys;
@@ -46,7 +60,10 @@ export type CoreOptions = {
   fetchTimeoutMs?: number;
   /** A shot cut by this many crashes of the process running it fails (a crash loop); default 3. */
   maxInterruptions?: number;
-  /** Resume jobs left `processing` by a previous process (default true). */
+  /**
+   * Resume jobs left `processing` by a previous process (default true). SQLite only: on
+   * PostgreSQL the lease loop takes every job whose lease is free, whoever created it.
+   */
   resumeJobs?: boolean;
   /**
    * Bytes of uploaded and fetched images one account may keep (413 past it); unbounded when
@@ -64,16 +81,33 @@ export type Core = {
   blobs: BlobStore;
   resolver: ImageResolver;
   runner: JobRunner;
+  /** Team mode (PostgreSQL): the loop that claims jobs under a lease; undefined on SQLite. */
+  leaseLoop: LeaseLoop | undefined;
   service: Service;
   admin: Admin;
+  /**
+   * Stops running jobs (shutdown, not a crash): SQLite marks them to resume at next start; on
+   * PostgreSQL the loop stops claiming and releases its leases, so another process takes them
+   * at once. `close` does this too; a server calls it first, while it drains requests.
+   */
+  stopJobs(): Promise<void>;
   close(): Promise<void>;
 };
+
+/** Jobs one team-mode process runs at once when `workers` is not given. */
+export const DEFAULT_WORKERS = 4;
 
 export type Admin = ReturnType<typeof adminFor>;
 
 /** Opens the core on its store (`databaseUrl`, else `<dataDir>/core.db`); resolves once unfinished jobs are queued again. */
 export async function openCore(opts: CoreOptions): Promise<Core> {
-  const store = await openStore({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir });
+  // The embedded core (desktop, run) never loads the PostgreSQL driver.
+  const store =
+    opts.databaseUrl === undefined
+      ? openSqliteStore(path.join(opts.dataDir, 'core.db'))
+      : await (
+          await import('./store/open-store')
+        ).openStore({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir });
   try {
     return await coreOn(store, opts);
   } catch (err) {
@@ -108,16 +142,30 @@ export async function coreOn(store: Store, opts: CoreOptions): Promise<Core> {
     await content.close();
     throw err;
   }
+  const team = store.dialect === 'postgres';
+  const workers = opts.workers ?? DEFAULT_WORKERS;
   const runner = new JobRunner({
     store,
     blobs,
     resolver,
     provider,
     clock,
-    concurrency: opts.concurrency ?? os.availableParallelism(),
+    concurrency: opts.concurrency ?? Math.max(os.availableParallelism(), team ? workers : 0),
     ...(opts.maxInterruptions !== undefined ? { maxInterruptions: opts.maxInterruptions } : {}),
     log: opts.log,
   });
+  // Team mode: any process runs any job, claimed under a lease (never two at once). Resuming
+  // "every processing job" at start, as one process does with its SQLite file, would take other
+  // live processes' jobs, so the loop takes only jobs whose lease is free or ran out.
+  const leaseLoop = team
+    ? new LeaseLoop({
+        jobs: store.jobs,
+        workers,
+        ...(opts.leaseMs !== undefined ? { leaseMs: opts.leaseMs } : {}),
+        runJob: (job, signal) => runner.runLeased(job, signal),
+        ...(opts.log ? { log: opts.log } : {}),
+      })
+    : undefined;
   const keyCache = new KeyCache(store);
   const service = new Service({
     store,
@@ -125,6 +173,7 @@ export async function coreOn(store: Store, opts: CoreOptions): Promise<Core> {
     catalog,
     resolver,
     runner,
+    ...(leaseLoop ? { schedule: () => leaseLoop.wake() } : {}),
     provider,
     clock,
     keys: keyCache,
@@ -149,17 +198,35 @@ export async function coreOn(store: Store, opts: CoreOptions): Promise<Core> {
   };
   sweep();
   const sweeper = setInterval(sweep, 60 * 60_000).unref();
-  if (opts.resumeJobs !== false) await runner.resumeAll();
+  if (team && opts.blobsUrl === undefined)
+    opts.log?.(
+      `blobs are files under ${opts.dataDir} while the database is shared: every process of this service must use that same folder (or give --blobs s3://…)`,
+    );
+  if (leaseLoop) leaseLoop.start();
+  else if (opts.resumeJobs !== false) await runner.resumeAll();
+  let jobsStopped: Promise<void> | undefined;
+  const stopJobs = () =>
+    (jobsStopped ??= (async () => {
+      // The loop first: once it stops claiming, runs the runner's abort ends are not replaced.
+      if (leaseLoop) {
+        const released = await leaseLoop.stop();
+        if (released > 0) opts.log?.(`released ${released} job leases for other processes`);
+      }
+      await runner.stop();
+    })());
   return {
     store,
     catalog,
     blobs,
     resolver,
     runner,
+    leaseLoop,
     service,
     admin: adminFor(store, clock, () => keyCache.forget()),
+    stopJobs,
     async close() {
       clearInterval(sweeper);
+      await stopJobs();
       await runner.close();
       await sweeping;
       await store.close();

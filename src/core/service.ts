@@ -67,6 +67,12 @@ export type ServiceDeps = {
   catalog: Catalog;
   resolver: ImageResolver;
   runner: JobRunner;
+  /**
+   * Starts a job just created (committed): the runner's `enqueue` in one process; in team mode the
+   * lease loop's `wake` (this process claims it if it has a free slot, else another process does).
+   * Default: `runner.enqueue`.
+   */
+  schedule?: (jobId: string) => void;
   provider: ProviderAdapter;
   clock: Clock;
   keys: KeyCache;
@@ -623,7 +629,8 @@ export class Service {
         );
       }
     }
-    this.deps.runner.enqueue(jobId);
+    if (this.deps.schedule) this.deps.schedule(jobId);
+    else this.deps.runner.enqueue(jobId);
     return outcome.created;
   }
 

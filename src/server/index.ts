@@ -35,14 +35,15 @@ export type RunningServer = { url: string; close(): Promise<void> };
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
-  opts.log?.(
-    `store: ${storeTarget({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir }).label}`,
-  );
   const core = await openCore({
     ...opts,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     storageQuotaBytes: opts.storageQuotaBytes ?? storageQuota(process.env),
   });
+  // After it opened: a configuration error stays the only line a failed start prints.
+  opts.log?.(
+    `store: ${storeTarget({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir }).label}`,
+  );
   const app = buildApp(core, {
     log: opts.log,
     ...(opts.timeouts ? { timeouts: opts.timeouts } : {}),
@@ -63,7 +64,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     url,
     async close() {
       // Shutting down is not a crash: stop the jobs first, before waiting on open connections.
-      const stopped = core.runner.stop();
+      const stopped = core.stopJobs();
       await app.close();
       await stopped;
       await core.close();

@@ -13,6 +13,19 @@ import type { ImageResolver, StoredImage } from '../media/resolve';
 import type { ProviderAdapter, ProviderJob } from '../providers/types';
 import { refund } from '../ledger';
 import { JobInputSchema, type StoredUnit } from './job-input';
+import type { LeasedJob } from './lease-loop';
+
+/**
+ * How one run of a job is held: in-process (one process per SQLite file) or under a lease
+ * (team mode): then `signal` aborts when the lease is lost or the worker stops, and every write of
+ * a unit's outcome names `leaseOwner`, so a run that lost its lease writes nothing.
+ */
+type Run = { signal: AbortSignal; leaseOwner?: string };
+
+/** A lost lease's write was refused: rolls back the transaction it ran in (the result's blob rows). */
+class LeaseNotHeld extends Error {
+  override name = 'LeaseNotHeld';
+}
 
 export type RunnerOptions = {
   store: Store;
@@ -96,7 +109,7 @@ export class JobRunner {
 
   enqueue(jobId: string): void {
     if (this.active.has(jobId)) return;
-    const run = this.runJob(jobId)
+    const run = this.runJob(jobId, { signal: this.abort.signal })
       .catch((err: unknown) => this.opts.log?.(`job ${jobId}: runner error ${String(err)}`))
       .finally(() => this.active.delete(jobId));
     this.active.set(jobId, run);
@@ -136,29 +149,48 @@ export class JobRunner {
     return this.opts.clock.now();
   }
 
-  private async runJob(jobId: string): Promise<void> {
+  /**
+   * Runs a job this worker holds a lease on (team mode: the LeaseLoop calls it). Like a job run
+   * in-process, except that it returns without writing anything more once `signal` aborts (the
+   * lease was lost, or the worker is stopping and releases it), and each unit's outcome is
+   * written only while `job.leaseOwner` still holds the lease.
+   */
+  async runLeased(job: LeasedJob, signal: AbortSignal): Promise<void> {
+    const run = this.runJob(job.id, {
+      signal: AbortSignal.any([this.abort.signal, signal]),
+      leaseOwner: job.leaseOwner,
+    });
+    this.active.set(job.id, run);
+    try {
+      await run;
+    } finally {
+      if (this.active.get(job.id) === run) this.active.delete(job.id);
+    }
+  }
+
+  private async runJob(jobId: string, run: Run): Promise<void> {
     const { store } = this.opts;
     const job = await store.jobs.get(jobId);
-    if (!job || job.status !== 'processing') return;
+    if (!job || job.status !== 'processing' || run.signal.aborted) return;
     const parsed = JobInputSchema.safeParse(JSON.parse(job.input));
-    if (!parsed.success) return this.finalize(jobId, 'the job record is unreadable');
+    if (!parsed.success) return this.finalize(jobId, run, 'the job record is unreadable');
     const pending = (await store.jobs.unitsOf(jobId)).filter((u) => u.status === 'pending');
     await Promise.all(
       pending.map((unit) =>
         this.limit(async () => {
-          if (this.abort.signal.aborted) return;
+          if (run.signal.aborted) return;
           const stored = parsed.data.units[unit.idx];
-          if (!stored) return this.failUnit(jobId, unit.idx, 'unknown shot');
-          await this.runUnit(jobId, unit.idx, stored);
+          if (!stored) return this.failUnit(jobId, unit.idx, 'unknown shot', run);
+          await this.runUnit(jobId, unit.idx, stored, run);
         }),
       ),
     );
-    if (!this.abort.signal.aborted) await this.finalize(jobId);
+    if (!run.signal.aborted) await this.finalize(jobId, run);
   }
 
-  private async runUnit(jobId: string, idx: number, unit: StoredUnit): Promise<void> {
+  private async runUnit(jobId: string, idx: number, unit: StoredUnit, run: Run): Promise<void> {
     const signal = AbortSignal.any([
-      this.abort.signal,
+      run.signal,
       AbortSignal.timeout(this.opts.unitTimeoutMs ?? 10 * 60_000),
     ]);
     const slot = `${jobId}\n${idx}`;
@@ -167,7 +199,8 @@ export class JobRunner {
     try {
       await this.copyInputsHere(unit);
       const outputs = await this.opts.provider.run(this.providerJob(jobId, unit), { signal });
-      if (this.abort.signal.aborted) return; // shutting down: resume this unit at next start
+      // Shutting down (the unit resumes at next start, or on another process) or lease lost.
+      if (run.signal.aborted) return;
       if (outputs.length === 0 || outputs.some((o) => o.data.length === 0)) {
         throw new Error('the provider returned no usable output');
       }
@@ -190,7 +223,8 @@ export class JobRunner {
             ),
           );
         }
-        await tx.jobs.completeUnit(jobId, idx, blobIds);
+        if (!(await tx.jobs.completeUnit(jobId, idx, blobIds, run.leaseOwner)) && run.leaseOwner)
+          throw new LeaseNotHeld(`job ${jobId}: lease lost before unit ${idx} was written`);
         const cost = outputs.reduce<number | null>(
           (sum, o) => (o.costUsd === undefined ? sum : (sum ?? 0) + o.costUsd),
           null,
@@ -202,26 +236,26 @@ export class JobRunner {
         );
       });
     } catch (err) {
-      if (this.abort.signal.aborted) return;
-      await this.failUnit(jobId, idx, describeFailure(err));
+      if (run.signal.aborted || err instanceof LeaseNotHeld) return;
+      await this.failUnit(jobId, idx, describeFailure(err), run);
     } finally {
       this.running.delete(slot);
     }
   }
 
-  private async failUnit(jobId: string, idx: number, message: string): Promise<void> {
-    await this.opts.store.jobs.failUnit(jobId, idx, message);
+  private async failUnit(jobId: string, idx: number, message: string, run: Run): Promise<void> {
+    await this.opts.store.jobs.failUnit(jobId, idx, message, run.leaseOwner);
   }
 
   /**
    * Ends the job: completed if any unit succeeded, otherwise failed and refunded in full, in one
    * transaction. `forcedError` fails every pending unit first.
    */
-  private async finalize(jobId: string, forcedError?: string): Promise<void> {
+  private async finalize(jobId: string, run: Run, forcedError?: string): Promise<void> {
     await this.opts.store.transaction(async (tx) => {
       if (forcedError)
         for (const u of await tx.jobs.unitsOf(jobId))
-          await tx.jobs.failUnit(jobId, u.idx, forcedError);
+          await tx.jobs.failUnit(jobId, u.idx, forcedError, run.leaseOwner);
       const units = await tx.jobs.unitsOf(jobId);
       if (units.some((u) => u.status === 'pending')) return;
       const now = this.now();
