@@ -44,6 +44,10 @@ const MIN_MS = 300;
 const MAX_MS = 15 * 60_000;
 /** The spec: "most jobs finish in 10 to 60 seconds"; a remote job's first poll when nothing is known and requests are scarce. */
 export const REMOTE_PRIOR_MS = 10_000;
+/** The spec's longest usual job time, for keeping requests for a remote job before any time is known. */
+const REMOTE_LONGEST_MS = 60_000;
+/** Polls kept for one running job at most (a bound, however far off its likely time is). */
+const MAX_POLLS_KEPT = 12;
 /** No two polls of one job are closer than this. */
 const MIN_GAP_MS = 500;
 /** The smallest share of a job's elapsed time that the gap to its next poll ever is. */
@@ -64,6 +68,8 @@ export function maxPollsFor(durationMs: number, maxGapMs = 20_000): number {
   }
   return polls;
 }
+
+export type ToolTimes = { known: number; typicalMs: number; likelyDoneByMs: number };
 
 export class Poller {
   constructor(
@@ -113,8 +119,50 @@ export class Poller {
     // Too few times for a 9-in-10 quantile: a new job outlasts the longest of n with chance
     // 1/(n+1), and job times spread about sixfold (the spec's 10 to 60 s), so the longest is
     // stretched, the more the fewer they are (x5 for one, x1.4 for nine).
-    if (sparse && s.length < 10) return clamp(s[s.length - 1]! * (1 + 4 / s.length));
+    if (sparse && s.length < 10) return stretchedLongest(s);
     return clamp(s[Math.min(s.length - 1, Math.floor(s.length * (sparse ? 0.9 : 0.25)))]!);
+  }
+
+  /**
+   * How long a job of this tool may take, for keeping requests to collect it: the time by which 9
+   * in 10 were done (past the longest while fewer than ten are known, as the sparse first poll
+   * is); with none known, the spec's longest usual time for a remote job ("most jobs finish in 10
+   * to 60 seconds"), the built-in guess for the embedded core.
+   */
+  likelyDoneByMs(toolId: string, remote: boolean): number {
+    const s = this.samples(toolId).sort((a, b) => a - b);
+    if (s.length === 0) return remote ? REMOTE_LONGEST_MS : typicalJobMs(toolId);
+    if (s.length < 10) return stretchedLongest(s);
+    return clamp(s[Math.floor(s.length * 0.9)]!);
+  }
+
+  /** What `pollsLeft` reads about a tool's job times (read once per tool and tick by the scheduler). */
+  timesOf(toolId: string, remote: boolean): ToolTimes {
+    return {
+      known: this.sampleCount(toolId),
+      typicalMs: this.typicalMs(toolId),
+      likelyDoneByMs: this.likelyDoneByMs(toolId, remote),
+    };
+  }
+
+  /**
+   * Polls a running job is still expected to need, the one that sees it done included: its next
+   * poll, then the gaps this schedule uses, until the job is likely done. A job already past that
+   * needs one.
+   */
+  pollsLeft(
+    times: ToolTimes,
+    job: { submittedAtMs: number; nextPollAtMs: number; nowMs: number },
+    sparse: boolean,
+  ): number {
+    const doneBy = job.submittedAtMs + times.likelyDoneByMs;
+    let at = Math.max(job.nextPollAtMs, job.nowMs);
+    let polls = 1;
+    while (at < doneBy && polls < MAX_POLLS_KEPT) {
+      at += this.gapMs(times.known, times.typicalMs, at - job.submittedAtMs, sparse);
+      polls++;
+    }
+    return polls;
   }
 
   /**
@@ -123,9 +171,13 @@ export class Poller {
    * done; half of it when requests are scarce (all of it while the tool has no job times yet).
    */
   nextGapMs(toolId: string, elapsedMs: number, sparse = false): number {
+    return this.gapMs(this.samples(toolId).length, this.typicalMs(toolId), elapsedMs, sparse);
+  }
+
+  private gapMs(known: number, typicalMs: number, elapsedMs: number, sparse: boolean): number {
     // Sparse with no job times yet: doubling, as the first guess may be far off either way.
-    const share = sparse ? (this.samples(toolId).length === 0 ? 1 : 0.5) : MIN_GAP_SHARE;
-    const gap = Math.max(MIN_GAP_MS, share * Math.max(elapsedMs, this.typicalMs(toolId)));
+    const share = sparse ? (known === 0 ? 1 : 0.5) : MIN_GAP_SHARE;
+    const gap = Math.max(MIN_GAP_MS, share * Math.max(elapsedMs, typicalMs));
     return Math.min(gap, this.maxGapMs());
   }
 
@@ -179,6 +231,11 @@ export class Poller {
       )
       .run(toolId, toolId, WINDOW);
   }
+}
+
+/** The longest of few job times (sorted), stretched as `firstPollDelayMs` explains. */
+function stretchedLongest(sorted: number[]): number {
+  return clamp(sorted[sorted.length - 1]! * (1 + 4 / sorted.length));
 }
 
 function clamp(ms: number): number {

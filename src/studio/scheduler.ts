@@ -12,12 +12,17 @@ import * as store from './db/store';
 import type { StudioEngine } from './engine';
 import { ACTIVE_STATES } from './queue';
 import { typicalPollRequests } from './poll';
+import type { ToolTimes } from './poller';
 
 /** A batch's ceiling: what counts against it, how much of that is safety margin, how many items are admitted and not yet charged. */
 type Ceiling = { max: number; committed: number; margins: number; inFlight: number };
 
-/** Requests an item still needs to be collected, by where it is. */
-function requestsStillNeeded(item: store.ItemRow, perPhoto: number): number {
+/**
+ * Requests an item still needs to be delivered, by where it is: a photo not yet charged its whole
+ * share, a paid job the polls its schedule expects until it is likely done. Result files are
+ * fetched outside /v1 and without the key (counting-client.ts), so downloads and exports need none.
+ */
+function requestsStillNeeded(item: store.ItemRow, perPhoto: number, pollsLeft: number): number {
   switch (item.state) {
     case 'queued':
     case 'uploading':
@@ -25,7 +30,7 @@ function requestsStillNeeded(item: store.ItemRow, perPhoto: number): number {
     case 'submitting':
       return perPhoto - 1;
     case 'processing':
-      return 1;
+      return pollsLeft;
     default:
       return 0;
   }
@@ -63,14 +68,21 @@ export class Scheduler {
     const ceilings = new Map<string, Ceiling | null>();
     const active = store.itemsInStates(db, ACTIVE_STATES);
     const submitting = active.some((i) => i.state === 'submitting' && engine.running.has(i.id));
-    // Today's requests: what admitted items still need comes first; queued photos take the rest
-    // in queue order, each only if it can be carried to the end (a couple kept for balance reads).
+    // Today's requests: collecting paid jobs comes first (every poll each is expected to need),
+    // then what other admitted items need; queued photos take the rest in queue order, each only
+    // if it can be carried to the end (a couple kept for balance reads).
     let requestsLeft = engine.spending.requestsLeftToday();
     if (requestsLeft !== null) {
       requestsLeft -= 2;
+      const sparse = engine.requestsScarce();
+      const times = new Map<string, ToolTimes>();
       for (const i of active)
         if (i.state !== 'queued' || i.reserved > 0)
-          requestsLeft -= requestsStillNeeded(i, this.perPhoto(i.toolId));
+          requestsLeft -= requestsStillNeeded(
+            i,
+            this.perPhoto(i.toolId),
+            i.state === 'processing' ? this.pollsLeft(i, now, sparse, times) : 0,
+          );
     }
     for (const item of active) {
       if (slots <= 0 && pollSlots <= 0) break;
@@ -159,6 +171,28 @@ export class Scheduler {
 
   private wait(item: store.ItemRow, reason: WaitReason, text: string | null): void {
     this.engine.setWait(item, reason, null, text);
+  }
+
+  /** Polls a paid job is expected to need from now until it is seen done. */
+  private pollsLeft(
+    item: store.ItemRow,
+    now: Date,
+    sparse: boolean,
+    times: Map<string, ToolTimes>,
+  ): number {
+    const poller = this.engine.poller;
+    let tool = times.get(item.toolId);
+    if (!tool) times.set(item.toolId, (tool = poller.timesOf(item.toolId, this.engine.remote)));
+    const nowMs = now.getTime();
+    return poller.pollsLeft(
+      tool,
+      {
+        submittedAtMs: item.submittedAt ? Date.parse(item.submittedAt) : nowMs,
+        nextPollAtMs: item.pollAt ? Date.parse(item.pollAt) : nowMs,
+        nowMs,
+      },
+      sparse,
+    );
   }
 
   /** Upload, create and the polls a job usually needs (one when the first poll is well aimed). */
