@@ -1,16 +1,60 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+const ALL_TESTS = [
+  'test/unit/**/*.test.ts',
+  'test/integration/**/*.test.ts',
+  'test/component/**/*.test.tsx',
+];
+
+/**
+ * The /v1 conformance files that run a second time on team mode's storage (PostgreSQL + S3,
+ * issue 14): every integration file built on the /v1 test harness (helpers/server.ts), except
+ * those that look into the embedded layout itself, named here with what they read.
+ */
+const EMBEDDED_LAYOUT_ONLY = new Map([
+  ['idempotency.test.ts', 'reads the ledger and blob rows from <data>/core.db'],
+  ['storage.test.ts', 'counts blob files under <data>/blobs'],
+  ['preview-tools-photo-edit.test.ts', 'reads job rows from <data>/core.db'],
+]);
+const INTEGRATION = 'test/integration';
+const V1_ON_TEAM_STORAGE = fs
+  .readdirSync(INTEGRATION)
+  .filter((f) => f.endsWith('.test.ts') && !EMBEDDED_LAYOUT_ONLY.has(f))
+  .filter((f) => fs.readFileSync(path.join(INTEGRATION, f), 'utf8').includes("'./helpers/server'"))
+  .map((f) => `${INTEGRATION}/${f}`);
+
+/**
+ * The second run needs PostgreSQL: on when DROPSHOOT_TEST_DATABASE_URL is set (`source
+ * .ci/postgres`, as .ci/run does) or in CI (where the harness then fails for want of it instead
+ * of skipping). `vitest run --project default` runs the first set-up alone.
+ */
+const teamStorage =
+  (process.env.DROPSHOOT_TEST_DATABASE_URL ?? '') !== '' ||
+  !['', '0', 'false'].includes((process.env.CI ?? '').toLowerCase());
 
 export default defineConfig({
   test: {
-    include: [
-      'test/unit/**/*.test.ts',
-      'test/integration/**/*.test.ts',
-      'test/component/**/*.test.tsx',
-    ],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Integration tests start servers and spawn CLIs; two cores, so keep the pool small.
     maxWorkers: 2,
     reporters: ['default', './test/summary-reporter.ts'],
+    projects: [
+      { extends: true, test: { name: 'default', include: ALL_TESTS } },
+      ...(teamStorage
+        ? [
+            {
+              extends: true,
+              test: {
+                name: 'v1-on-pg-s3',
+                include: V1_ON_TEAM_STORAGE,
+                env: { DROPSHOOT_TEST_STORE: 'pg', DROPSHOOT_TEST_BLOBS: 's3' },
+              },
+            },
+          ]
+        : []),
+    ],
   },
 });
