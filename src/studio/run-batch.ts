@@ -184,12 +184,14 @@ export async function runBatch(
     await engine.stop();
     if (!signal?.aborted) {
       const settling = engine.now().getTime();
-      const after = engine.spending.anchored
-        ? await askAgain(engine, signal, async () => {
-            await engine.settleSpend();
-            return engine.spending.balanceReadSince(settling);
-          })
-        : null;
+      // At a closed day the read would be refused (by the service, or unsent by our own count).
+      const after =
+        engine.spending.anchored && !engine.dayClosed()
+          ? await askAgain(engine, signal, async () => {
+              await engine.settleSpend();
+              return engine.spending.balanceReadSince(settling);
+            })
+          : null;
       if (plan.balance !== null) unreadAt = 'after';
       if (plan.balance !== null && after !== null) {
         confirmed = true;

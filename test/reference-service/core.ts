@@ -469,7 +469,10 @@ export class ReferenceCore {
     };
     this.state.jobs.push(job);
     this.move(caller.email, -price, 'charge', id);
-    if (this.rng.chance(this.options.fail500AfterCharge)) {
+    const early =
+      this.state.jobs.filter((j) => j.kind === 'generation').length <=
+      (this.options.fail500AfterChargeFirst ?? 0);
+    if (this.rng.chance(this.options.fail500AfterCharge) || early) {
       this.endJob(
         job,
         'The generation could not be started after charging; the diamonds were refunded',

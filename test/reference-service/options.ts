@@ -20,6 +20,8 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   resultsOnOtherHost: z.boolean().optional(),
   /** Probability that POST /v1/generations charges, then answers 500 and refunds (job failed). */
   fail500AfterCharge: z.number().min(0).max(1).optional(),
+  /** The first N generations created fail that way whatever the draw (a test that needs one for sure). */
+  fail500AfterChargeFirst: z.number().int().nonnegative().optional(),
   /** Probability that a job ends 'failed' (refunded) with an errorMessage. */
   failJobs: z.number().min(0).max(1).optional(),
   /** Probability that one catalog shot fails. */

@@ -247,6 +247,8 @@ export async function runSchedule(
       readRequestsByDay(service, apiKey),
     ]);
     if (day) log(`  requests at the service per UTC day: ${JSON.stringify(requestsByDay)}`);
+    // Kept for diagnosis with --keep: every request the proxy saw, with its fault and answer.
+    fs.writeFileSync(path.join(workDir, 'proxy-log.json'), JSON.stringify(proxy.log, null, 1));
     const violations = await checkInvariants({
       day,
       requestsByDay,
