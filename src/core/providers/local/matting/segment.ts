@@ -241,10 +241,14 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
   const like = new Uint8Array(n);
   for (let i = 0; i < n; i++) like[i] = distance[i]! <= t ? 1 : 0;
   const core = erode(like, w, h, 1);
-  // Perfectly flat patches near the backdrop colour are backdrop too (a pasted patch, a padding
-  // strip of another white): fabric, even white fabric, has texture.
+  // Flat patches near the backdrop colour are backdrop too (a pasted patch, a padding strip of
+  // another white), when flat over a wide area (an opening by 3 px): smooth white fabric is flat
+  // only in spots, and those spots had carried the flood deep into white tees (12562_00).
   const ranges = localRanges(rgb, w, h);
-  for (let i = 0; i < n; i++) if (ranges.r2[i]! <= 2 && distance[i]! <= 8) core[i] = 1;
+  const flat = new Uint8Array(n);
+  for (let i = 0; i < n; i++) flat[i] = ranges.r2[i]! <= 2 && distance[i]! <= 8 ? 1 : 0;
+  const wide = dilate(erode(flat, w, h, 3), w, h, 3);
+  for (let i = 0; i < n; i++) if (wide[i] && flat[i]) core[i] = 1;
   const background = driftFlood(rgb, w, h, seeds, core, like, surface, t);
   // The surface refitted on everything found, for the shadow test and the edge unmixing.
   backdrop = fitBackdrop(rgb, w, h, erode(background, w, h, 1), cell);
