@@ -15,6 +15,9 @@
  * Always, at the store level (no HTTP: the lease loop alone, the job a 1 s sleep then its
  * writes): jobs per second with 1, 2, 4 worker processes on PostgreSQL, and SQLite beside it.
  *
+ * DROPSHOOT_BENCH_TEAM=poll runs (a) alone (one process per store, no scaling or lease rows): the
+ * quick check while working on the poll path.
+ *
  * PostgreSQL: DROPSHOOT_BENCH_DATABASE_URL, else DROPSHOOT_TEST_DATABASE_URL (`source .ci/postgres`);
  * the role must be allowed to create databases (one per scenario, dropped after).
  */
@@ -44,7 +47,9 @@ const PROVIDER_MS = 1_000;
 const SLOTS = 4;
 /** Each scenario sends processes x SLOTS x ROUNDS jobs: ROUNDS seconds of work when perfectly spread. */
 const ROUNDS = 4;
-const PROCESS_COUNTS = [1, 2, 4] as const;
+/** (a) alone: see the header. */
+const POLL_ONLY = process.env.DROPSHOOT_BENCH_TEAM === 'poll';
+const PROCESS_COUNTS: readonly number[] = POLL_ONLY ? [1] : [1, 2, 4];
 const POLL_SECONDS = 5;
 const POLL_CONNECTIONS = 10;
 const POLL_ROUNDS = 3;
@@ -71,7 +76,7 @@ export async function team(): Promise<Row[]> {
   const rows: Row[] = [];
   try {
     rows.push(...(await throughServe(baseUrl, dir)));
-    rows.push(...(await atStoreLevel(baseUrl, dir)));
+    if (!POLL_ONLY) rows.push(...(await atStoreLevel(baseUrl, dir)));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -161,8 +166,12 @@ async function throughServe(baseUrl: string, dir: string): Promise<Row[]> {
         target: 'info',
         pass: true,
       },
-      scalingRow(names.b, pgRates, '>= 0.8'),
-      { ...scalingRow(names.c, sqliteRates, 'info'), pass: true },
+      ...(POLL_ONLY
+        ? []
+        : [
+            scalingRow(names.b, pgRates, '>= 0.8'),
+            { ...scalingRow(names.c, sqliteRates, 'info'), pass: true },
+          ]),
     ];
   } catch (err) {
     if (!(err instanceof ServeNotWired)) throw err;
