@@ -82,6 +82,11 @@ export class StudioEngine {
   readonly poller: Poller;
   /** The service client; every API call through it is counted for today's request budget. */
   readonly client: ServiceClient;
+  /**
+   * A step has let go of its item (after its last item.changed): what waits for a batch to be done
+   * hears it then, not up to a second later on its timer (the end of every `run`).
+   */
+  private readonly stepEnds = new EventEmitter();
   /** Steps holding a slot, and polls in flight. */
   readonly running = new Map<string, Promise<void>>();
   readonly polling = new Map<string, Promise<void>>();
@@ -288,6 +293,7 @@ export class StudioEngine {
       )
       .finally(() => {
         map.delete(item.id);
+        this.stepEnds.emit('ended');
         this.kick();
       });
     map.set(item.id, run);
@@ -639,12 +645,14 @@ export class StudioEngine {
       const listener = () => {
         if (done()) {
           this.events.off('item.changed', listener);
+          this.stepEnds.off('ended', listener);
           clearInterval(timer);
           resolve();
         }
       };
       const timer = setInterval(listener, 1000);
       this.events.on('item.changed', listener);
+      this.stepEnds.on('ended', listener);
     });
   }
 }
