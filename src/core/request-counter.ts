@@ -37,7 +37,10 @@ export async function countRequest(
   return count;
 }
 
-/** Requests counted today for a key. */
+/**
+ * Requests counted today for a key. On PostgreSQL it includes what processes hold ahead for the
+ * key (an upper bound; exact once those holds are given back, within 100 ms of the key's last request).
+ */
 export function requestsUsed(store: Store, keyId: string, now: Date): Promise<number> {
   return store.requests.get(keyId, utcDay(now));
 }

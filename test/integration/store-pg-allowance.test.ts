@@ -7,7 +7,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { setTimeout as delay } from 'node:timers/promises';
 import { openPostgresStore } from '../../src/core/store/pg/index';
+import { openPgPool } from '../../src/core/store/pg/pool';
 import type { Store } from '../../src/core/store/types';
 import { describePostgres } from '../support/postgres';
 
@@ -103,5 +105,46 @@ describePostgres('PostgreSQL daily cap from per-process allowances', (databaseUr
     }
     expect(admitted).toBe(cap - 15);
     expect(await stores[2]!.requests.get(keyId, DAY)).toBe(cap);
+  });
+
+  it('a hold whose process died stays counted once it expires, and only then is a refusal at the cap final', async () => {
+    const { keyId, cap } = await key(10);
+    const handle = openPgPool(databaseUrl(), { schema, max: 1 });
+    const take = async (
+      holder: string,
+      unused: number,
+      need: number,
+      want: number,
+      holdMs: number,
+    ) =>
+      (
+        await handle.pool.query<{ granted: number; total: number; others: number }>(
+          'SELECT granted, total, others FROM key_usage_take($1, $2, $3, $4, $5, $6, $7, $8)',
+          [keyId, DAY, holder, unused, need, want, cap, holdMs],
+        )
+      ).rows[0]!;
+    try {
+      // "dead" takes 1 for a request and holds up to half the rest ahead, then is never heard of again.
+      expect(await take('dead', 0, 1, 8, 300)).toEqual({ granted: 5, total: 5, others: 0 });
+      // "alive" takes the rest; at the cap it is told 4 are still held elsewhere: not final yet.
+      expect(await take('alive', 0, 5, 5, 300)).toEqual({ granted: 5, total: 10, others: 4 });
+      expect(await take('alive', 0, 1, 1, 300)).toEqual({ granted: 0, total: 10, others: 4 });
+      await delay(400);
+      // Expired: what "dead" held counts as used, and nothing is held any more.
+      expect(await take('alive', 0, 1, 1, 300)).toEqual({ granted: 0, total: 10, others: 0 });
+      // A live holder gives back what it did not use: "alive" held nothing ahead, "late" does.
+      const other = await key(10);
+      const t = (holder: string, unused: number, need: number, want: number) =>
+        handle.pool
+          .query<{ granted: number; total: number; others: number }>(
+            'SELECT granted, total, others FROM key_usage_take($1, $2, $3, $4, $5, $6, $7, $8)',
+            [other.keyId, DAY, holder, unused, need, want, other.cap, 5_000],
+          )
+          .then((r) => r.rows[0]!);
+      expect(await t('late', 0, 1, 6)).toEqual({ granted: 5, total: 5, others: 0 });
+      expect(await t('late', 3, 0, 0)).toEqual({ granted: 0, total: 2, others: 0 });
+    } finally {
+      await handle.pool.end();
+    }
   });
 });
