@@ -3,9 +3,10 @@
  * items 1 and 3), read in place. Figures per photo are printed; `npm run bench -- quality` prints
  * the same with timings.
  *
- * Not met yet, so guarded at today's level instead of the issue's target (raise as it improves):
- * the minimum IoU (target 0.92; 0.890 reached), the halo (target <= 8/255; 14.7 reached) and
- * bleaching (target: none; today at most 3.6% of a garment, mean 0.5%).
+ * Guarded just below today's level where that is above the issue's target (mean IoU 0.9893, minimum
+ * 0.944 against 0.97 and 0.92), and at today's level where the target is not met yet (raise as it
+ * improves): the halo (target <= 8/255; 12.2 reached) and bleaching (target: none; today at most
+ * 1.3% of a garment, mean 0.15%).
  */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -41,9 +42,9 @@ describe.skipIf(!present)('real garment photos', () => {
         `mean IoU ${mean(ious).toFixed(4)}, min ${Math.min(...ious).toFixed(4)}, mean halo ${mean(halos).toFixed(1)}/255 over ${scores.length} photos`,
       );
       expect(scores.length).toBeGreaterThanOrEqual(40);
-      expect(mean(ious)).toBeGreaterThanOrEqual(0.98); // issue target 0.97
-      expect(Math.min(...ious)).toBeGreaterThanOrEqual(0.88); // issue target 0.92
-      expect(mean(halos)).toBeLessThanOrEqual(16.5); // issue target 8
+      expect(mean(ious)).toBeGreaterThanOrEqual(0.988); // issue target 0.97
+      expect(Math.min(...ious)).toBeGreaterThanOrEqual(0.94); // issue target 0.92
+      expect(mean(halos)).toBeLessThanOrEqual(12.5); // issue target 8
     },
   );
 
@@ -64,11 +65,11 @@ describe.skipIf(!present)('real garment photos', () => {
         expect(s.deltaE, s.id).toBeLessThanOrEqual(3);
         // Bleached = lightened by more than 10 L* or newly clipped to 255. Was up to 12.9% (00151_00)
         // where the cut-out took white fabric for a digital backdrop; fabric off the backdrop's exact
-        // colour is now kept. What remains (<= 3.6%, 048769_1's lace fringe on a photographed
-        // backdrop) is cut-out misses.
-        expect(s.bleached, s.id).toBeLessThanOrEqual(0.04); // issue target: none
+        // colour is now kept, and white fabric flat in spots is no longer flooded (3.7% -> 1.3% at
+        // most). What remains is cut-out misses.
+        expect(s.bleached, s.id).toBeLessThanOrEqual(0.02); // issue target: none
       }
-      expect(mean(scores.map((s) => s.bleached))).toBeLessThanOrEqual(0.01);
+      expect(mean(scores.map((s) => s.bleached))).toBeLessThanOrEqual(0.005);
     },
   );
 });
