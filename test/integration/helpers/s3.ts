@@ -4,6 +4,11 @@
  * store reads. `DROPSHOOT_TEST_BLOBS=s3` makes `startTestServer` put every server's blobs here.
  */
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import S3rver from 's3rver';
 import { afterAll } from 'vitest';
 import { makeTempDir, removeDir } from './api';
@@ -32,6 +37,7 @@ export async function startTestS3(buckets: string[]): Promise<TestS3> {
     directory,
     configureBuckets: buckets.map((name) => ({ name })),
   });
+  makePutsAtomic(server, `${directory}-parts`);
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
@@ -61,7 +67,45 @@ export async function startTestS3(buckets: string[]): Promise<TestS3> {
       client.destroy();
       await server.close();
       removeDir(directory);
+      removeDir(`${directory}-parts`);
     },
+  };
+}
+
+/**
+ * S3 replaces an object atomically: a GET sees the old bytes or the new, never a mix. s3rver
+ * truncates the file in place and answers the PUT before the write has finished, so a download
+ * racing a re-upload of the same content-addressed object read a short file (a 500 seen once in
+ * generations.test.ts on PostgreSQL + S3). Here each PUT is written whole beside the bucket
+ * folders, then renamed into place.
+ */
+function makePutsAtomic(server: S3rver, partsDir: string): void {
+  const store = server.store;
+  fs.mkdirSync(partsDir, { recursive: true });
+  store.putObject = async (object) => {
+    const target = store.getResourcePath(object.bucket, object.key, 'object');
+    const part = path.join(partsDir, crypto.randomUUID());
+    const md5 = crypto.createHash('md5');
+    let size = 0;
+    const source = Buffer.isBuffer(object.content)
+      ? Readable.from([object.content])
+      : object.content;
+    await pipeline(
+      source,
+      new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          md5.update(chunk);
+          size += chunk.length;
+          done(null, chunk);
+        },
+      }),
+      fs.createWriteStream(part),
+    );
+    await fs.promises.mkdir(path.dirname(target), { recursive: true });
+    await fs.promises.rename(part, target);
+    const digest = md5.digest('hex');
+    await store.putMetadata(object.bucket, object.key, object.metadata, digest);
+    return { size, md5: digest };
   };
 }
 
