@@ -123,7 +123,7 @@ type CatalogUrls = {
   fashionModels: { imageUrl: string }[];
   venues: { imageUrl: string }[];
   poses: { imageUrl: string }[];
-  readySets: { coverUrl: string }[];
+  readyShoots: { coverUrl: string }[];
 };
 
 async function start(): Promise<void> {
@@ -153,7 +153,7 @@ async function start(): Promise<void> {
       const c = outcome.result as CatalogUrls;
       for (const url of [...c.fashionModels, ...c.venues, ...c.poses]
         .map((e) => e.imageUrl)
-        .concat(c.readySets.map((r) => r.coverUrl)))
+        .concat(c.readyShoots.map((r) => r.coverUrl)))
         listedMedia.add(url);
     }
     if (outcome.ok && name === 'looks.list')

@@ -53,8 +53,11 @@ export const ExportSettingsSchema = z.strictObject({
 });
 export type ExportSettings = z.infer<typeof ExportSettingsSchema>;
 
-/** A catalog-job recipe: a ready shoot replayed on each photo (optionally a subset of shots). */
-export const CatalogRecipeRequestSchema = CatalogJobRequestSchema.extend({
+/**
+ * A ready-shoot recipe: a ready shoot (the service's ready template set, run as a `/v1/catalog-jobs`
+ * job) replayed on each photo, optionally a subset of its shots.
+ */
+export const ReadyShootRequestSchema = CatalogJobRequestSchema.extend({
   readyTemplateSetId: IdSchema,
 });
 
@@ -63,7 +66,7 @@ export const CatalogRecipeRequestSchema = CatalogJobRequestSchema.extend({
  * each dropped photo goes.
  */
 export const RecipeSchema = z.strictObject({
-  request: z.union([CatalogRecipeRequestSchema, GenerationRequestSchema]),
+  request: z.union([ReadyShootRequestSchema, GenerationRequestSchema]),
   export: ExportSettingsSchema.default({
     preset: 'original',
     format: 'jpeg',
@@ -74,11 +77,46 @@ export const RecipeSchema = z.strictObject({
 export type Recipe = z.infer<typeof RecipeSchema>;
 export type RecipeInput = z.input<typeof RecipeSchema>;
 
-export function isCatalogRecipe(
+export function isReadyShootRecipe(
   request: Recipe['request'],
-): request is z.infer<typeof CatalogRecipeRequestSchema> {
+): request is z.infer<typeof ReadyShootRequestSchema> {
   return 'readyTemplateSetId' in request && typeof request.readyTemplateSetId === 'string';
 }
+
+/**
+ * What a recipe (and each item queued with it) runs: a tool; a look (a saved template set,
+ * `templateSetId`: the tool is the look's); or a ready shoot (`readyTemplateSetId`, one job of
+ * several shots). Stored as `items.kind`.
+ */
+export const RECIPE_KINDS = ['tool', 'look', 'ready_shoot'] as const;
+export type RecipeKind = (typeof RECIPE_KINDS)[number];
+
+/** The kind of a request (also of one being edited, whose fields are not checked yet). */
+export function recipeKind(request: object): RecipeKind {
+  if ('readyTemplateSetId' in request) return 'ready_shoot';
+  return 'templateSetId' in request ? 'look' : 'tool';
+}
+
+/**
+ * The tool id a request names (a look may name none: its tool is the look's), never a kind. Stored
+ * as `items.tool_id`.
+ */
+export function requestToolId(request: Recipe['request']): string | null {
+  return !isReadyShootRecipe(request) && request.toolId ? request.toolId : null;
+}
+
+/**
+ * Jobs timed, priced and named together: one tool's, or (their tool unknown to the engine) all
+ * looks' or all ready shoots'. Keys the learnt job times and prices, and is the `{tool}` token of
+ * exported file names.
+ */
+export function jobGroup(kind: RecipeKind, toolId: string | null): string {
+  return kind === 'ready_shoot' ? 'ready_shoot' : (toolId ?? kind);
+}
+
+/** The job group of a recipe's request. */
+export const requestJobGroup = (request: Recipe['request']): string =>
+  jobGroup(recipeKind(request), requestToolId(request));
 
 export const ITEM_STATES = [
   'queued',
@@ -132,10 +170,12 @@ export type ItemView = {
   waitUntil: string | null;
   error: string | null;
   note: string | null;
-  /** Shots of a catalog job that failed; `queue.retry` runs them again, alone. */
+  /** Shots of a ready shoot that failed; `queue.retry` runs them again, alone. */
   failedShots: string[];
   uncertain: boolean;
-  toolId: string;
+  kind: RecipeKind;
+  /** The tool the recipe names; null for a ready shoot, and for a look that names none. */
+  toolId: string | null;
   /** The recipe snapshot this photo was queued with (a folder's later edits do not change it). */
   recipe: Recipe;
   jobId: string | null;
@@ -256,7 +296,7 @@ export type CatalogView = {
   fashionModels: FashionModelEntry[];
   venues: VenueEntry[];
   poses: PoseEntry[];
-  readySets: ReadyTemplateSetEntry[];
+  readyShoots: ReadyTemplateSetEntry[];
   /** Where the copy came from: the studio keeps the catalog on disk for a day. */
   cache?: CatalogCacheInfo;
 };
@@ -278,7 +318,7 @@ export type AccountView = Omit<AccountBody, 'success'> & {
   serviceUrl: string | null;
 };
 
-/** A saved look: a template set on the service. */
+/** A look: a result's settings saved on the service (a template set, `/v1/template-sets`). */
 export type LookView = TemplateSetEntry;
 
 // ---- Commands: name -> [argument schema, result type] ------------------------------------------

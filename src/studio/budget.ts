@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ApiError, type ServiceClient } from '../client';
-import { isCatalogRecipe, type Recipe } from '../shared/studio';
+import { isReadyShootRecipe, jobGroup, requestJobGroup, type Recipe } from '../shared/studio';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
 
@@ -31,6 +31,9 @@ export function requestsPerPhoto(expectedPolls: number): number {
 }
 
 export type PriceQuote = { diamonds: number; sure: boolean };
+
+/** The learnt price of one shot of a ready shoot (next to those of job groups, `jobGroup`). */
+export const SHOT_PRICE = 'ready_shoot_shot';
 
 export class Budget {
   private readonly toolPrices = new Map<string, number>();
@@ -122,16 +125,19 @@ export class Budget {
     return this.toolPrices.size > 0;
   }
 
-  /** The price we believe a tool is charged at: learnt from the balance or a 402, else the fallback. */
-  toolPrice(toolId: string): PriceQuote {
-    const learnt = Number(store.getSetting(this.db, `price:${this.key}:${toolId}`));
+  /**
+   * The price we believe a job group (a tool, or looks) is charged at: learnt from the balance or
+   * a 402, else the tool's fallback.
+   */
+  toolPrice(group: string): PriceQuote {
+    const learnt = Number(store.getSetting(this.db, `price:${this.key}:${group}`));
     if (learnt > 0) return { diamonds: learnt, sure: true };
-    return { diamonds: this.toolPrices.get(toolId) ?? 0, sure: false };
+    return { diamonds: this.toolPrices.get(group) ?? 0, sure: false };
   }
 
-  /** A catalog shot: learnt from a job's diamondCost, else the dearest image tool (never under). */
+  /** A ready shoot's shot: learnt from a job's diamondCost, else the dearest image tool (never under). */
   shotPrice(): PriceQuote {
-    const learnt = Number(store.getSetting(this.db, `price:${this.key}:catalog-shot`));
+    const learnt = Number(store.getSetting(this.db, `price:${this.key}:${SHOT_PRICE}`));
     if (learnt > 0) return { diamonds: learnt, sure: true };
     const image = ['virtual_model', 'outfit_photo', 'pro_studio', 'jewelry_on_model'].map(
       (t) => this.toolPrices.get(t) ?? 0,
@@ -139,26 +145,27 @@ export class Budget {
     return { diamonds: Math.max(1, ...image), sure: false };
   }
 
-  learnPrice(toolId: string, diamonds: number): void {
+  learnPrice(group: string, diamonds: number): void {
     if (diamonds > 0 && Number.isFinite(diamonds))
-      store.setSetting(this.db, `price:${this.key}:${toolId}`, String(Math.round(diamonds)));
+      store.setSetting(this.db, `price:${this.key}:${group}`, String(Math.round(diamonds)));
   }
 
-  /** Shots of a ready set (read once per set; the recipe's own shot list wins). */
-  async shotCount(readySetId: string): Promise<number> {
+  /** Shots of a ready shoot (read once per shoot; the recipe's own shot list wins). */
+  async shotCount(readyShootId: string): Promise<number> {
     const cached =
-      this.shotCounts.get(readySetId) ?? Number(store.getSetting(this.db, `shots:${readySetId}`));
+      this.shotCounts.get(readyShootId) ??
+      Number(store.getSetting(this.db, `shots:${readyShootId}`));
     if (cached > 0) return cached;
-    const set = await this.client.getReadySet(readySetId);
-    this.shotCounts.set(readySetId, set.shotCount);
-    store.setSetting(this.db, `shots:${readySetId}`, String(set.shotCount));
-    return set.shotCount;
+    const shoot = await this.client.getReadySet(readyShootId);
+    this.shotCounts.set(readyShootId, shoot.shotCount);
+    store.setSetting(this.db, `shots:${readyShootId}`, String(shoot.shotCount));
+    return shoot.shotCount;
   }
 
   /** Price of one photo with this recipe before anything starts (null: shot count not known yet). */
   quote(recipe: Recipe): PriceQuote | null {
     const request = recipe.request;
-    if (isCatalogRecipe(request)) {
+    if (isReadyShootRecipe(request)) {
       const shots =
         request.shotIds?.length ??
         (this.shotCounts.get(request.readyTemplateSetId) ||
@@ -167,7 +174,7 @@ export class Budget {
       const shot = this.shotPrice();
       return { diamonds: shots * shot.diamonds, sure: shot.sure };
     }
-    return this.toolPrice(request.toolId ?? 'template');
+    return this.toolPrice(requestJobGroup(request));
   }
 
   /** Until a price is confirmed, a ceiling keeps this margin (a quarter, at least one diamond). */
@@ -238,14 +245,13 @@ export class Budget {
     if (anchor) {
       const since = this.db
         .prepare(
-          'SELECT id, tool_id AS toolId, diamonds, price_sure AS sure FROM items WHERE diamonds > 0 AND submitted_at >= ?',
+          'SELECT id, kind, tool_id AS toolId, diamonds, price_sure AS sure FROM items WHERE diamonds > 0 AND submitted_at >= ?',
         )
-        .all(new Date(anchor.at).toISOString()) as {
+        .all(new Date(anchor.at).toISOString()) as (Pick<store.ItemRow, 'kind' | 'toolId'> & {
         id: string;
-        toolId: string;
         diamonds: number;
         sure: number;
-      }[];
+      })[];
       // A submission whose answer was lost may or may not be in the difference: attribute nothing.
       const unknown =
         this.db
@@ -259,15 +265,17 @@ export class Budget {
         since.filter((c) => c.sure === 1).reduce((sum, c) => sum + c.diamonds, 0);
       const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
       if (charged.length > 0 && spent > 0 && estimated > 0) {
-        const tools = new Set(charged.map((c) => c.toolId));
+        const groups = new Set(charged.map((c) => jobGroup(c.kind, c.toolId)));
         const update = this.db.prepare(
           'UPDATE items SET diamonds = ?, price = ?, price_sure = 1 WHERE id = ?',
         );
         this.db.transaction(() => {
-          if (tools.size === 1 && spent % charged.length === 0) {
+          if (groups.size === 1 && spent % charged.length === 0) {
             const each = spent / charged.length;
-            const tool = charged[0]!.toolId;
-            if (tool !== 'catalog') this.learnPrice(tool, each);
+            const first = charged[0]!;
+            // A ready shoot's price depends on its shots: no one price to learn.
+            if (first.kind !== 'ready_shoot')
+              this.learnPrice(jobGroup(first.kind, first.toolId), each);
             for (const c of charged) update.run(each, each, c.id);
           } else {
             // Mixed tools: shares in proportion to what each was expected to cost.

@@ -31,14 +31,23 @@ const STOPPED: Record<Exclude<ReadySetsStop, 'end'>, string> = {
 };
 
 const Listed = z.array(z.looseObject({ id: z.string().min(1) }));
-const CatalogSchema = z.object({
-  tools: Listed,
-  fashionModels: Listed,
-  venues: Listed,
-  poses: Listed,
-  readySets: Listed,
-  warnings: z.array(z.string()),
-});
+/** Copies written before "ready shoot" was the one name keep that list as `readySets`. */
+const renamedReadySets = (value: unknown): unknown => {
+  if (typeof value !== 'object' || value === null || !('readySets' in value)) return value;
+  const { readySets, ...rest } = value;
+  return { readyShoots: readySets, ...rest };
+};
+const CatalogSchema = z.preprocess(
+  renamedReadySets,
+  z.object({
+    tools: Listed,
+    fashionModels: Listed,
+    venues: Listed,
+    poses: Listed,
+    readyShoots: Listed,
+    warnings: z.array(z.string()),
+  }),
+);
 type StoredCatalog = Omit<CatalogView, 'cache'> & { warnings: string[] };
 const Entry = <T extends z.ZodType>(value: T) => z.object({ fetchedAt: z.iso.datetime(), value });
 const CacheFileSchema = z.object({
@@ -75,7 +84,7 @@ export async function readCatalog(client: ServiceClient): Promise<StoredCatalog>
       : [
           `Ready shoots: ${ready.templateSets.length} read in ${ready.pages} requests, then ${STOPPED[ready.stop]}; the service may have more.`,
         ];
-  return { tools, fashionModels, venues, poses, readySets: ready.templateSets, warnings };
+  return { tools, fashionModels, venues, poses, readyShoots: ready.templateSets, warnings };
 }
 
 /** Failures that say nothing about the catalog itself: the last copy is better than none. */
@@ -120,7 +129,7 @@ export class CatalogCache {
     return { ...catalog, cache: { ...cache, warnings } };
   }
 
-  /** The account's saved looks (template sets); our own saves and deletes refresh them. */
+  /** The account's looks (`/v1/template-sets`); our own saves and deletes refresh them. */
   async looks(options: { refresh?: boolean } = {}): Promise<LookView[]> {
     return (await this.cached('looks', () => this.client.listTemplateSets(), options.refresh))
       .value as LookView[];

@@ -9,8 +9,10 @@ import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { ApiError, type ServiceClient } from '../client';
 import {
-  isCatalogRecipe,
+  isReadyShootRecipe,
+  jobGroup,
   RecipeSchema,
+  requestJobGroup,
   TERMINAL_STATES,
   type BudgetView,
   type ItemState,
@@ -19,7 +21,7 @@ import {
   type StudioEvents,
   type WaitReason,
 } from '../shared/studio';
-import { Budget, budgetKey, DEFAULT_DAILY_CAP, type PriceQuote } from './budget';
+import { Budget, budgetKey, DEFAULT_DAILY_CAP, SHOT_PRICE, type PriceQuote } from './budget';
 import { CommandError } from './command-error';
 import { countingClient } from './counting-client';
 import { openStudioDatabase, type StudioDB } from './db/open';
@@ -232,7 +234,7 @@ export class StudioEngine {
   }
 
   /**
-   * Before a batch starts: tool prices and the ready set's shot count (so every photo is priced
+   * Before a batch starts: tool prices and the ready shoot's shot count (so every photo is priced
    * before anything is spent), and the balance (so the batch's spend can be reconciled from it).
    */
   async prepareBatch(
@@ -245,7 +247,7 @@ export class StudioEngine {
     balance: number | null;
   }> {
     await this.spending.loadPrices().catch(() => undefined);
-    if (isCatalogRecipe(recipe.request) && !recipe.request.shotIds?.length)
+    if (isReadyShootRecipe(recipe.request) && !recipe.request.shotIds?.length)
       await this.spending.shotCount(recipe.request.readyTemplateSetId).catch(() => undefined);
     // A remote service's charge can differ from its price list: its balance is the truth (the
     // embedded core charges its list price, so there a read is spent only to keep a ceiling).
@@ -253,12 +255,9 @@ export class StudioEngine {
     const balance = remote || ceiling !== null ? await this.spending.setAnchor() : null;
     if (balance !== null) this.balanceCache = { value: balance, at: this.now().getTime() };
     const quote = this.spending.pricesKnown ? this.spending.quote(recipe) : null;
-    const toolId = isCatalogRecipe(recipe.request)
-      ? 'catalog'
-      : (recipe.request.toolId ?? 'template');
     return {
       perPhotoDiamonds: quote?.diamonds ?? null,
-      perPhotoRequests: this.scheduler.perPhoto(toolId),
+      perPhotoRequests: this.scheduler.perPhoto(requestJobGroup(recipe.request)),
       requestsLeftToday: this.spending.requestsLeftToday(),
       balance,
     };
@@ -411,13 +410,13 @@ export class StudioEngine {
 
   // ---- prices ---------------------------------------------------------------------------------
 
-  /** Loads tool prices (and the shot count of an item's ready set) in the background, then ticks. */
+  /** Loads tool prices (and the shot count of an item's ready shoot) in the background, then ticks. */
   loadPrices(item?: store.ItemRow): void {
     const loads: Promise<unknown>[] = [this.spending.loadPrices()];
-    if (item && item.toolId === 'catalog') {
+    if (item && item.kind === 'ready_shoot') {
       const recipe = RecipeSchema.parse(JSON.parse(item.recipe));
       if (
-        isCatalogRecipe(recipe.request) &&
+        isReadyShootRecipe(recipe.request) &&
         !recipe.request.shotIds?.length &&
         !this.shotCountsLoading.has(recipe.request.readyTemplateSetId)
       ) {
@@ -448,10 +447,10 @@ export class StudioEngine {
     const recipe = RecipeSchema.parse(JSON.parse(item.recipe));
     const quote = this.quoteOf(item);
     if (!quote || required <= 0) return;
-    if (isCatalogRecipe(recipe.request)) {
+    if (isReadyShootRecipe(recipe.request)) {
       const shots = quote.diamonds / this.spending.shotPrice().diamonds;
       if (shots > 0 && required % shots === 0)
-        this.spending.learnPrice('catalog-shot', required / shots);
+        this.spending.learnPrice(SHOT_PRICE, required / shots);
     } else if (recipe.request.toolId) {
       this.spending.learnPrice(recipe.request.toolId, required);
     }
@@ -502,13 +501,13 @@ export class StudioEngine {
    * job time, polled early to learn it while the others wait for the prior.
    */
   isProbe(item: store.ItemRow): boolean {
-    const current = this.probes.get(item.toolId);
+    const current = this.probes.get(jobGroup(item.kind, item.toolId));
     if (current === item.id) return true;
-    if (this.poller.sampleCount(item.toolId) > 0) return false;
+    if (this.poller.sampleCount(jobGroup(item.kind, item.toolId)) > 0) return false;
     const holder = current ? store.getItem(this.db, current) : undefined;
     if (holder && holder.state === 'processing') return false;
     if (item.state !== 'submitting' && item.state !== 'processing') return false;
-    this.probes.set(item.toolId, item.id);
+    this.probes.set(jobGroup(item.kind, item.toolId), item.id);
     return true;
   }
 

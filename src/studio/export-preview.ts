@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import { MEDIA_TYPES, mimeOfPath } from '../shared/media-types';
-import type { StudioCommandSchemas } from '../shared/studio';
+import { jobGroup, type StudioCommandSchemas } from '../shared/studio';
 import type { z } from 'zod';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
@@ -13,11 +13,12 @@ import { extensionFor } from './export/presets';
 import { SOURCE_FORMATS } from './watch/sniff';
 
 type PreviewArgs = z.output<(typeof StudioCommandSchemas)['export.preview']>;
-type Photo = { name: string; relativeDir: string; toolId: string };
+/** A photo to name: its `{tool}` token is its job group (`jobGroup`). */
+type Photo = { name: string; relativeDir: string; tool: string };
 
 const SAMPLE_PHOTOS: readonly Photo[] = [
-  { name: 'look-042.jpg', relativeDir: 'spring', toolId: 'virtual_model' },
-  { name: 'look-043.jpg', relativeDir: '', toolId: 'virtual_model' },
+  { name: 'look-042.jpg', relativeDir: 'spring', tool: 'virtual_model' },
+  { name: 'look-043.jpg', relativeDir: '', tool: 'virtual_model' },
 ];
 const SHOWN = 3;
 
@@ -30,11 +31,16 @@ export function previewExportNames(
     ? args.itemIds
         .map((id) => store.getItem(db, id))
         .filter((i): i is store.ItemRow => i !== undefined)
+        .map((i) => ({
+          name: i.name,
+          relativeDir: i.relativeDir,
+          tool: jobGroup(i.kind, i.toolId),
+        }))
     : args.folderPath
       ? photosIn(args.folderPath).map((name) => ({
           name,
           relativeDir: '',
-          toolId: args.tool ?? 'virtual_model',
+          tool: args.tool ?? 'virtual_model',
         }))
       : [];
   const photos = (chosen.length ? chosen : SAMPLE_PHOTOS).slice(0, SHOWN);
@@ -44,7 +50,7 @@ export function previewExportNames(
     shots.map((shot, i) => ({
       name: photo.name,
       folder: photo.relativeDir,
-      tool: args.tool ?? photo.toolId,
+      tool: args.tool ?? photo.tool,
       shot: shot ?? '1',
       n: i + 1,
       date: now,

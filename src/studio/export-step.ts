@@ -4,7 +4,7 @@
  * exported; a repeat after a crash adopts files it already wrote instead of writing copies.
  */
 import path from 'node:path';
-import type { Recipe } from '../shared/studio';
+import { jobGroup, type Recipe } from '../shared/studio';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
 import type { Library } from './library';
@@ -32,7 +32,7 @@ export async function exportApproved(input: {
       resultMime: result.mime,
       sourceName: item.name,
       sourceFolder: item.relativeDir,
-      tool: item.toolId,
+      tool: jobGroup(item.kind, item.toolId),
       shot: result.shotId ?? String(result.n + 1),
       n: result.n + 1,
       date: input.now,

@@ -7,7 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FolderView, ItemView, Recipe } from '../shared/studio';
-import { TERMINAL_STATES } from '../shared/studio';
+import { recipeKind, requestToolId, TERMINAL_STATES } from '../shared/studio';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
 import { moveNoClobber, moveSourceToDone, moveSourceToFailed } from './export/source-files';
@@ -268,8 +268,8 @@ export class HotFolders {
       sha256,
       recipe: JSON.stringify(recipe),
       recipeHash: '',
-      toolId:
-        'readyTemplateSetId' in recipe.request ? 'catalog' : (recipe.request.toolId ?? 'template'),
+      kind: recipeKind(recipe.request),
+      toolId: requestToolId(recipe.request),
       state: 'rejected',
       waitReason: null,
       error: rejection.reason,

@@ -14,16 +14,19 @@ export type PollOptions = {
   onProgress?: (job: Omit<GenerationBody, 'success'>) => void;
 };
 
-/** Typical local job times; remote providers are slower, and backoff covers the difference. */
-export function typicalJobMs(toolId: string): number {
-  if (toolId === 'ai_videos') return 4000;
-  if (toolId.endsWith('_pack') || toolId === 'catalog') return 2500;
+/**
+ * Typical local job times of a job group (`jobGroup`: a tool id, 'look' or 'ready_shoot'); remote
+ * providers are slower, and backoff covers the difference.
+ */
+export function typicalJobMs(group: string): number {
+  if (group === 'ai_videos') return 4000;
+  if (group.endsWith('_pack') || group === 'ready_shoot') return 2500;
   return 800;
 }
 
-/** Polls a job of this kind usually needs with the schedule above (for budget estimates). */
-export function typicalPollRequests(toolId: string): number {
-  return toolId === 'ai_videos' || toolId === 'catalog' || toolId.endsWith('_pack') ? 3 : 2;
+/** Polls a job of this group usually needs with the schedule above (for budget estimates). */
+export function typicalPollRequests(group: string): number {
+  return group === 'ai_videos' || group === 'ready_shoot' || group.endsWith('_pack') ? 3 : 2;
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>

@@ -29,7 +29,7 @@ export function jobOutcome(job: Job): JobOutcome {
     return { kind: 'running' };
   const total = typeof job.packTotal === 'number' ? job.packTotal : null;
   const settled = (job.packCompleted ?? 0) + (job.packFailed ?? 0);
-  // A catalog job is still running while shots are outstanding, whatever its status says.
+  // A ready shoot's job (`/v1/catalog-jobs`) is still running while shots are outstanding, whatever its status says.
   if (total !== null && settled < total && !/fail/i.test(status)) return { kind: 'running' };
   if (urls.length > 0) return { kind: 'delivered' };
   return {
@@ -78,24 +78,26 @@ export class Poller {
   ) {}
 
   /** Last observed job times of a tool, newest first (at most 20). */
-  private samples(toolId: string): number[] {
+  private samples(group: string): number[] {
     return (
       this.db
-        .prepare('SELECT ms FROM job_times WHERE tool_id = ? ORDER BY at DESC, rowid DESC LIMIT ?')
-        .all(toolId, WINDOW) as { ms: number }[]
+        .prepare(
+          'SELECT ms FROM job_times WHERE job_group = ? ORDER BY at DESC, rowid DESC LIMIT ?',
+        )
+        .all(group, WINDOW) as { ms: number }[]
     ).map((r) => r.ms);
   }
 
   /** The typical (median) job time of a tool, clamped; the built-in guess before any sample. */
-  typicalMs(toolId: string): number {
-    const s = this.samples(toolId).sort((a, b) => a - b);
-    if (s.length === 0) return typicalJobMs(toolId);
+  typicalMs(group: string): number {
+    const s = this.samples(group).sort((a, b) => a - b);
+    if (s.length === 0) return typicalJobMs(group);
     return clamp(s[Math.floor((s.length - 1) / 2)]!);
   }
 
   /** How many job times of the tool are known. */
-  sampleCount(toolId: string): number {
-    return this.samples(toolId).length;
+  sampleCount(group: string): number {
+    return this.samples(group).length;
   }
 
   /**
@@ -109,13 +111,13 @@ export class Poller {
    * while they are scarce); jobs submitted once a time is known are aimed by it.
    */
   firstPollDelayMs(
-    toolId: string,
+    group: string,
     sparse = false,
     context: { remote?: boolean; probe?: boolean } = {},
   ): number {
-    const s = this.samples(toolId).sort((a, b) => a - b);
+    const s = this.samples(group).sort((a, b) => a - b);
     if (s.length === 0)
-      return sparse && context.remote && !context.probe ? REMOTE_PRIOR_MS : typicalJobMs(toolId);
+      return sparse && context.remote && !context.probe ? REMOTE_PRIOR_MS : typicalJobMs(group);
     // Too few times for a 9-in-10 quantile: a new job outlasts the longest of n with chance
     // 1/(n+1), and job times spread about sixfold (the spec's 10 to 60 s), so the longest is
     // stretched, the more the fewer they are (x5 for one, x1.4 for nine).
@@ -129,19 +131,19 @@ export class Poller {
    * is); with none known, the spec's longest usual time for a remote job ("most jobs finish in 10
    * to 60 seconds"), the built-in guess for the embedded core.
    */
-  likelyDoneByMs(toolId: string, remote: boolean): number {
-    const s = this.samples(toolId).sort((a, b) => a - b);
-    if (s.length === 0) return remote ? REMOTE_LONGEST_MS : typicalJobMs(toolId);
+  likelyDoneByMs(group: string, remote: boolean): number {
+    const s = this.samples(group).sort((a, b) => a - b);
+    if (s.length === 0) return remote ? REMOTE_LONGEST_MS : typicalJobMs(group);
     if (s.length < 10) return stretchedLongest(s);
     return clamp(s[Math.floor(s.length * 0.9)]!);
   }
 
   /** What `pollsLeft` reads about a tool's job times (read once per tool and tick by the scheduler). */
-  timesOf(toolId: string, remote: boolean): ToolTimes {
+  timesOf(group: string, remote: boolean): ToolTimes {
     return {
-      known: this.sampleCount(toolId),
-      typicalMs: this.typicalMs(toolId),
-      likelyDoneByMs: this.likelyDoneByMs(toolId, remote),
+      known: this.sampleCount(group),
+      typicalMs: this.typicalMs(group),
+      likelyDoneByMs: this.likelyDoneByMs(group, remote),
     };
   }
 
@@ -170,8 +172,8 @@ export class Poller {
    * the typical time), so a job is collected within about a quarter of its duration after it is
    * done; half of it when requests are scarce (all of it while the tool has no job times yet).
    */
-  nextGapMs(toolId: string, elapsedMs: number, sparse = false): number {
-    return this.gapMs(this.samples(toolId).length, this.typicalMs(toolId), elapsedMs, sparse);
+  nextGapMs(group: string, elapsedMs: number, sparse = false): number {
+    return this.gapMs(this.samples(group).length, this.typicalMs(group), elapsedMs, sparse);
   }
 
   private gapMs(known: number, typicalMs: number, elapsedMs: number, sparse: boolean): number {
@@ -192,7 +194,7 @@ export class Poller {
    * not stretched by a gate, a pause or the process being down.
    */
   learn(
-    toolId: string,
+    group: string,
     input: {
       submittedAt: number;
       seenRunningAt: number | null;
@@ -212,24 +214,24 @@ export class Poller {
         : (from + input.doneAt) / 2 - input.submittedAt;
     // While few times are known the first poll is stretched past the longest (firstPollDelayMs): a
     // job seen done there says only that it took less, so it never raises the longest (no growth).
-    const known = this.samples(toolId);
+    const known = this.samples(group);
     if (input.seenRunningAt === null && known.length > 0 && known.length < 10)
       estimate = Math.min(estimate, Math.max(...known));
     if (estimate <= 0) return;
-    const slack = 1500 + this.nextGapMs(toolId, input.doneAt - input.submittedAt);
+    const slack = 1500 + this.nextGapMs(group, input.doneAt - input.submittedAt);
     const onTime =
       input.seenRunningAt === null
         ? width <= input.plannedFirstPollMs * 1.5 + slack
         : width <= estimate * 0.5 + slack;
     if (!onTime) return;
     this.db
-      .prepare('INSERT INTO job_times (tool_id, ms, at) VALUES (?, ?, ?)')
-      .run(toolId, Math.round(clamp(estimate)), new Date(input.doneAt).toISOString());
+      .prepare('INSERT INTO job_times (job_group, ms, at) VALUES (?, ?, ?)')
+      .run(group, Math.round(clamp(estimate)), new Date(input.doneAt).toISOString());
     this.db
       .prepare(
-        'DELETE FROM job_times WHERE tool_id = ? AND rowid NOT IN (SELECT rowid FROM job_times WHERE tool_id = ? ORDER BY at DESC, rowid DESC LIMIT ?)',
+        'DELETE FROM job_times WHERE job_group = ? AND rowid NOT IN (SELECT rowid FROM job_times WHERE job_group = ? ORDER BY at DESC, rowid DESC LIMIT ?)',
       )
-      .run(toolId, toolId, WINDOW);
+      .run(group, group, WINDOW);
   }
 }
 

@@ -3,7 +3,7 @@
  * the front): which items each action applies to, and what it changes. The command handlers
  * only call these; every change is written before the engine is asked to go on.
  */
-import { isCatalogRecipe, type ItemState } from '../shared/studio';
+import { isReadyShootRecipe, type ItemState } from '../shared/studio';
 import * as store from './db/store';
 import { readFailedShots, readRecipeSnapshot } from './db/stored-json';
 import type { StudioEngine } from './engine';
@@ -62,7 +62,7 @@ export async function retryItems(
   for (const item of retryable) {
     const recipe = readRecipeSnapshot(item.recipe);
     const failedShots = readFailedShots(item.failedShots);
-    if (failedShots.length && isCatalogRecipe(recipe.request)) {
+    if (failedShots.length && isReadyShootRecipe(recipe.request)) {
       // Only the shots that failed go again, as a new item; this one keeps what succeeded.
       const sourcePath = await folders.restoreSource(item.id);
       store.updateItem(

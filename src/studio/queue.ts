@@ -6,7 +6,13 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { isCatalogRecipe, RecipeSchema, type ItemState, type Recipe } from '../shared/studio';
+import {
+  recipeKind,
+  RecipeSchema,
+  requestToolId,
+  type ItemState,
+  type Recipe,
+} from '../shared/studio';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
 
@@ -134,7 +140,8 @@ export function enqueue(
         sha256: input.sha256,
         recipe: JSON.stringify(recipe),
         recipeHash: hash,
-        toolId: isCatalogRecipe(recipe.request) ? 'catalog' : (recipe.request.toolId ?? 'template'),
+        kind: recipeKind(recipe.request),
+        toolId: requestToolId(recipe.request),
         state: twin ? 'skipped' : 'queued',
         waitReason: null,
         note: twin

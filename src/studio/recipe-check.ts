@@ -7,7 +7,7 @@ import type { ServiceClient } from '../client';
 import { validateGeneration, RuleViolation } from '../shared/generation-rules';
 import {
   fillPhoto,
-  isCatalogRecipe,
+  isReadyShootRecipe,
   mentionsPhoto,
   PHOTO_PLACEHOLDER,
   type Recipe,
@@ -29,12 +29,12 @@ export async function checkRecipe(
   if (!mentionsPhoto(request.images))
     return `no image field is "${PHOTO_PLACEHOLDER}": say where each photo goes`;
   try {
-    if (isCatalogRecipe(request)) {
+    if (isReadyShootRecipe(request)) {
       const set = await client.getReadySet(request.readyTemplateSetId);
       const unknown = (request.shotIds ?? []).filter((id) => !set.shots.some((s) => s.id === id));
       return unknown.length ? `shots ${unknown.join(', ')} are not part of ${set.id}` : null;
     }
-    if (request.templateSetId) return null; // the saved look supplies the rest; the service checks it
+    if (request.templateSetId) return null; // the look supplies the rest; the service checks it
     const models = await client.listModels();
     if (!models.some((m) => m.id === request.toolId))
       return `unknown toolId '${request.toolId ?? ''}' (the service offers ${models.map((m) => m.id).join(', ')})`;

@@ -3,12 +3,12 @@
  * price the scheduler admits photos at, and requests at the usual number of polls per job,
  * against the balance and today's request budget.
  */
-import { isCatalogRecipe, type Estimate, type Recipe } from '../shared/studio';
+import { isReadyShootRecipe, requestJobGroup, type Estimate, type Recipe } from '../shared/studio';
 import type { StudioEngine } from './engine';
 import { typicalPollRequests } from './poll';
 
 /** Requests per photo as the estimate counts them: upload and submit, plus the usual polls less one. */
-const requestsPerPhoto = (pollKind: string): number => 2 + typicalPollRequests(pollKind) - 1;
+const requestsPerPhoto = (group: string): number => 2 + typicalPollRequests(group) - 1;
 
 export async function estimateRecipe(
   engine: StudioEngine,
@@ -18,13 +18,12 @@ export async function estimateRecipe(
   const request = recipe.request;
   // The same price the scheduler admits photos at: learnt from the balance or a 402 when known.
   await engine.spending.loadPrices();
-  if (isCatalogRecipe(request) && !request.shotIds?.length)
+  if (isReadyShootRecipe(request) && !request.shotIds?.length)
     await engine.spending.shotCount(request.readyTemplateSetId);
   const perPhoto = engine.spending.quote(recipe)?.diamonds ?? 0;
   const budget = await engine.budget();
   const diamonds = perPhoto * photos;
-  const requests =
-    photos * requestsPerPhoto(isCatalogRecipe(request) ? 'catalog' : (request.toolId ?? ''));
+  const requests = photos * requestsPerPhoto(requestJobGroup(request));
   const requestsLeftToday =
     budget.dailyCap === null ? null : Math.max(0, budget.dailyCap - budget.requestsUsedToday);
   return {

@@ -3,7 +3,7 @@
  * its photo is queued again, with a new recipe or the one it had (a ready-shoot result redoes
  * only its own shot).
  */
-import { isCatalogRecipe, type Recipe } from '../shared/studio';
+import { isReadyShootRecipe, type Recipe } from '../shared/studio';
 import * as store from './db/store';
 import { readRecipeSnapshot } from './db/stored-json';
 import type { StudioEngine } from './engine';
@@ -26,7 +26,7 @@ export async function redoResults(
     if (store.setReview(db, id, 'rejected'))
       engine.events.emit('result.changed', store.resultView(store.getResult(db, id)!));
     let next = recipe ?? readRecipeSnapshot(item.recipe);
-    if (!recipe && result.shotId && isCatalogRecipe(next.request)) {
+    if (!recipe && result.shotId && isReadyShootRecipe(next.request)) {
       next = { ...next, request: { ...next.request, shotIds: [result.shotId] } };
     }
     const sourcePath = await folders.restoreSource(item.id);

@@ -10,7 +10,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError } from '../client';
 import type { ServiceClient } from '../client';
-import { fillPhoto, isCatalogRecipe, RecipeSchema, type Recipe } from '../shared/studio';
+import {
+  fillPhoto,
+  isReadyShootRecipe,
+  jobGroup,
+  RecipeSchema,
+  type Recipe,
+} from '../shared/studio';
+import { SHOT_PRICE } from './budget';
 import * as store from './db/store';
 import { exportApproved } from './export-step';
 import { backoffMs, parseInsufficient } from './gates';
@@ -108,7 +115,7 @@ export class Runner {
     this.transition(item.id, { submittedAt });
     const request = JSON.parse(item.submitRequest) as Record<string, unknown>;
     const recipe = this.recipeOf(item);
-    if (isCatalogRecipe(recipe.request)) {
+    if (isReadyShootRecipe(recipe.request)) {
       const created = await this.client.createCatalogJob(
         request as Parameters<ServiceClient['createCatalogJob']>[0],
         { idempotencyKey: item.submitKey },
@@ -117,7 +124,7 @@ export class Runner {
       const cost = Number(created.diamondCost);
       const total = Number(created.packTotal) || null;
       if (cost > 0 && total && cost % total === 0)
-        this.engine.spending.learnPrice('catalog-shot', cost / total);
+        this.engine.spending.learnPrice(SHOT_PRICE, cost / total);
       this.charged(
         item,
         created.mediaItemId,
@@ -137,7 +144,7 @@ export class Runner {
       this.charged(
         item,
         created.id,
-        this.engine.spending.toolPrice(String(request.toolId ?? item.toolId)),
+        this.engine.spending.toolPrice(String(request.toolId ?? jobGroup(item.kind, item.toolId))),
         null,
         String(created.status ?? 'processing'),
       );
@@ -151,10 +158,14 @@ export class Runner {
     packTotal: number | null,
     status: string,
   ): void {
-    const delay = this.engine.poller.firstPollDelayMs(item.toolId, this.engine.requestsScarce(), {
-      remote: this.engine.remote,
-      probe: this.engine.isProbe(item),
-    });
+    const delay = this.engine.poller.firstPollDelayMs(
+      jobGroup(item.kind, item.toolId),
+      this.engine.requestsScarce(),
+      {
+        remote: this.engine.remote,
+        probe: this.engine.isProbe(item),
+      },
+    );
     const pollAt = new Date(this.now().getTime() + delay).toISOString();
     this.transition(item.id, {
       jobId,
@@ -198,7 +209,11 @@ export class Runner {
         : {};
     if (outcome.kind === 'running') {
       const elapsed = item.submittedAt ? now.getTime() - Date.parse(item.submittedAt) : 0;
-      const gap = this.engine.poller.nextGapMs(item.toolId, elapsed, this.engine.requestsScarce());
+      const gap = this.engine.poller.nextGapMs(
+        jobGroup(item.kind, item.toolId),
+        elapsed,
+        this.engine.requestsScarce(),
+      );
       this.transition(item.id, {
         ...progress,
         jobStatus: String(job.status),
@@ -210,7 +225,7 @@ export class Runner {
       return;
     }
     const poller = this.engine.poller;
-    const firstSample = poller.sampleCount(item.toolId) === 0;
+    const firstSample = poller.sampleCount(jobGroup(item.kind, item.toolId)) === 0;
     // Seen done at a first poll aimed by the prior, a job says only that it took less: no sample.
     const waitedForPrior =
       item.submittedAt !== null && now.getTime() - Date.parse(item.submittedAt) >= REMOTE_PRIOR_MS;
@@ -219,18 +234,22 @@ export class Runner {
       item.seenRunningAt === null &&
       this.engine.remote &&
       waitedForPrior &&
-      !this.engine.probeOf(item.toolId, item.id)
+      !this.engine.probeOf(jobGroup(item.kind, item.toolId), item.id)
     );
     if (item.submittedAt && informative) {
-      this.engine.poller.learn(item.toolId, {
+      this.engine.poller.learn(jobGroup(item.kind, item.toolId), {
         submittedAt: Date.parse(item.submittedAt),
         seenRunningAt: item.seenRunningAt ? Date.parse(item.seenRunningAt) : null,
         doneAt: now.getTime(),
         followedSince: this.engine.startedAt,
-        plannedFirstPollMs: this.engine.poller.firstPollDelayMs(item.toolId, true, {
-          remote: this.engine.remote,
-          probe: this.engine.probeOf(item.toolId, item.id),
-        }),
+        plannedFirstPollMs: this.engine.poller.firstPollDelayMs(
+          jobGroup(item.kind, item.toolId),
+          true,
+          {
+            remote: this.engine.remote,
+            probe: this.engine.probeOf(jobGroup(item.kind, item.toolId), item.id),
+          },
+        ),
       });
     }
     if (outcome.kind === 'failed') {
@@ -413,7 +432,7 @@ export class Runner {
         });
         return;
       }
-      if (err.status === 500 && !isCatalogRecipe(this.recipeOf(item).request)) {
+      if (err.status === 500 && !isReadyShootRecipe(this.recipeOf(item).request)) {
         // The spec's 500: failure after the charge, job failed, diamonds refunded. An answer, so
         // the photo is sent again (bounded), under a new key.
         if (item.resubmits + 1 > MAX_RESUBMITS) {

@@ -6,7 +6,7 @@
  * the real price is unconfirmed), when today's request budget can carry them to the end, and while
  * no gate (402, daily cap, rate limit) is closed.
  */
-import type { WaitReason } from '../shared/studio';
+import { jobGroup, type WaitReason } from '../shared/studio';
 import { Budget, ownCapMessage, requestsPerPhoto } from './budget';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
@@ -80,7 +80,7 @@ export class Scheduler {
         if (i.state !== 'queued' || i.reserved > 0)
           requestsLeft -= requestsStillNeeded(
             i,
-            this.perPhoto(i.toolId),
+            this.perPhoto(jobGroup(i.kind, i.toolId)),
             i.state === 'processing' ? this.pollsLeft(i, now, sparse, times) : 0,
           );
     }
@@ -124,7 +124,7 @@ export class Scheduler {
             continue;
           }
           if (requestsLeft !== null && item.reserved === 0) {
-            const perPhoto = this.perPhoto(item.toolId);
+            const perPhoto = this.perPhoto(jobGroup(item.kind, item.toolId));
             if (requestsLeft < perPhoto) {
               this.wait(
                 item,
@@ -181,8 +181,9 @@ export class Scheduler {
     times: Map<string, ToolTimes>,
   ): number {
     const poller = this.engine.poller;
-    let tool = times.get(item.toolId);
-    if (!tool) times.set(item.toolId, (tool = poller.timesOf(item.toolId, this.engine.remote)));
+    const group = jobGroup(item.kind, item.toolId);
+    let tool = times.get(group);
+    if (!tool) times.set(group, (tool = poller.timesOf(group, this.engine.remote)));
     const nowMs = now.getTime();
     return poller.pollsLeft(
       tool,
@@ -196,8 +197,8 @@ export class Scheduler {
   }
 
   /** Upload, create and the polls a job usually needs (one when the first poll is well aimed). */
-  perPhoto(toolId: string): number {
-    return requestsPerPhoto(typicalPollRequests(toolId) - 1);
+  perPhoto(group: string): number {
+    return requestsPerPhoto(typicalPollRequests(group) - 1);
   }
 
   /**

@@ -193,7 +193,7 @@ function mediaUrlsIn(command: string, result: unknown): string[] {
       ...catalog.fashionModels.map((m) => m.imageUrl),
       ...catalog.venues.map((v) => v.imageUrl),
       ...catalog.poses.map((p) => p.imageUrl),
-      ...catalog.readySets.map((r) => r.coverUrl),
+      ...catalog.readyShoots.map((r) => r.coverUrl),
     ];
   }
   if (command === 'looks.list')

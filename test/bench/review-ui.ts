@@ -52,6 +52,7 @@ async function seed(dataDir: string): Promise<void> {
         sha256: id,
         recipe: '{}',
         recipeHash: 'r',
+        kind: 'tool',
         toolId: 'virtual_model',
         state: 'review',
         waitReason: null,

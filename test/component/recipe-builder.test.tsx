@@ -69,7 +69,7 @@ describe('RecipeBuilder', () => {
   it('replays a ready shoot: the price follows the shots chosen', async () => {
     render(<Builder />);
     await screen.findByRole('listbox', { name: 'Fashion model' });
-    fireEvent.change(screen.getByLabelText('Recipe kind'), { target: { value: 'ready' } });
+    fireEvent.change(screen.getByLabelText('Recipe kind'), { target: { value: 'ready_shoot' } });
     const shots = await screen.findAllByRole('checkbox');
     expect(screen.getByText(`Price: ${4 * shots.length} diamonds per photo`)).toBeTruthy();
     fireEvent.click(shots[0]!);

@@ -152,7 +152,7 @@ test('a folder’s recipe is edited in place: queued photos keep their snapshot,
   await page.keyboard.press('Enter');
   const editor = page.getByRole('form', { name: 'Recipe of incoming' });
   await expect(editor).toContainText('1 photo already queued keep');
-  await editor.getByLabel('Recipe kind').selectOption('ready');
+  await editor.getByLabel('Recipe kind').selectOption('ready_shoot');
   await expect(editor.getByText('Recipe is valid.')).toBeVisible();
   await tabTo(page, editor.getByRole('button', { name: 'Save recipe' }));
   await page.keyboard.press('Enter');
@@ -172,9 +172,7 @@ test('a folder’s recipe is edited in place: queued photos keep their snapshot,
     })
     .toBe(2);
   const queued = (await items(studio)).filter((i) => i.state === 'queued');
-  expect(
-    queued.map((i) => ('readyTemplateSetId' in i.recipe.request ? 'ready' : 'tool')).sort(),
-  ).toEqual(['ready', 'tool']);
+  expect(queued.map((i) => i.kind).sort()).toEqual(['ready_shoot', 'tool']);
 
   // Stop watching asks first; Escape keeps the folder.
   await tabTo(page, card.getByRole('button', { name: 'Stop watching' }));

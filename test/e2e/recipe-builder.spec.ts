@@ -87,7 +87,7 @@ test('the builder: focus, required and optional fields, status in view, this fol
   await expect(page.getByText('Recipe is valid.')).toBeVisible();
 
   // A ready shoot names files by shot, with the set's real shots.
-  await page.getByLabel('Recipe kind').selectOption('ready');
+  await page.getByLabel('Recipe kind').selectOption('ready_shoot');
   await expect(page.getByLabel('File names')).toHaveValue('{name}-{shot}-{n}');
   const shots = await page.getByRole('group', { name: /Shots/ }).getByRole('checkbox').count();
   expect(shots).toBeGreaterThan(1);

@@ -138,7 +138,7 @@ describe('catalog cache behind the recipe builder (item 7)', () => {
     const coldRequests = service.log.length;
     // models, fashion-models, venues, poses x5 (default + 4 jewelry types), ready sets (one page), template-sets
     expect(coldRequests).toBe(10);
-    expect(cold.readySets).toHaveLength(45);
+    expect(cold.readyShoots).toHaveLength(45);
     expect(cold.poses.map((p) => p.type)).toEqual([
       'default',
       'ring',
@@ -153,8 +153,28 @@ describe('catalog cache behind the recipe builder (item 7)', () => {
     const [warm, warmLooks] = await second.openRecipeBuilder();
     await second.close();
     expect(service.log.length - coldRequests).toBe(0);
-    expect(warm.readySets.map((s) => s.id)).toEqual(cold.readySets.map((s) => s.id));
+    expect(warm.readyShoots.map((s) => s.id)).toEqual(cold.readyShoots.map((s) => s.id));
     expect(warmLooks).toEqual(looks);
+  });
+
+  it('serves a copy written before the rename to readyShoots, asking the service nothing', async () => {
+    const service = await standIn({ cursorParam: 'after', readySets: 45 });
+    const dataDir = tempDir();
+    const first = studio(dataDir, httpClient(service));
+    const [cold] = await first.openRecipeBuilder();
+    await first.close();
+    // The file as the build before the rename wrote it: the ready shoots under `readySets`.
+    const file = path.join(dataDir, CATALOG_CACHE_FILE);
+    fs.writeFileSync(
+      file,
+      fs.readFileSync(file, 'utf8').replaceAll('"readyShoots"', '"readySets"'),
+    );
+    const before = service.log.length;
+    const second = studio(dataDir, httpClient(service));
+    const warm = await second.call<CatalogView>('catalog.get');
+    await second.close();
+    expect(service.log.length - before).toBe(0);
+    expect(warm.readyShoots.map((s) => s.id)).toEqual(cold.readyShoots.map((s) => s.id));
   });
 
   it('keeps one entry per service origin and key fingerprint, and never the key', async () => {
@@ -256,7 +276,7 @@ describe('catalog cache behind the recipe builder (item 7)', () => {
     const service = await standIn({ cursorParam: 'pageCursor', readySets: 250 });
     const s = studio(tempDir(), httpClient(service));
     const catalog = await s.call<CatalogView>('catalog.get');
-    expect(catalog.readySets).toHaveLength(100);
+    expect(catalog.readyShoots).toHaveLength(100);
     expect(catalog.cache!.warnings).toEqual([
       'Ready shoots: 100 read in 2 requests, then the service answered a page already read (it ignores our cursor), so reading stopped; the service may have more.',
     ]);

@@ -79,7 +79,7 @@ describe('against the reference service', () => {
     const coldRequests = service.requestsToday(apiKey);
     // models, fashion-models, venues, 5 pose sets, ready sets (12 in one page of up to 50), template-sets
     expect(coldRequests).toBe(10);
-    expect(cold.readySets).toHaveLength(12);
+    expect(cold.readyShoots).toHaveLength(12);
     const warm = await open();
     expect(service.requestsToday(apiKey)).toBe(coldRequests);
     expect(warm.tools.map((t) => t.id)).toEqual(cold.tools.map((t) => t.id));

@@ -31,7 +31,7 @@ it('with requests to spare, the median job is collected within a quarter of its 
   // Twenty jobs of 0.5 to 4 s already seen (the bench's jobs), evenly spread.
   const durations = Array.from({ length: 20 }, (_, i) => 500 + (i * 3500) / 19);
   for (const [i, ms] of durations.entries())
-    db.prepare('INSERT INTO job_times (tool_id, ms, at) VALUES (?, ?, ?)').run(
+    db.prepare('INSERT INTO job_times (job_group, ms, at) VALUES (?, ?, ?)').run(
       'remove_background',
       Math.round(ms),
       new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),

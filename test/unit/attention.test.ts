@@ -17,6 +17,7 @@ const item = (patch: Partial<ItemView>): ItemView => ({
   note: null,
   failedShots: [],
   uncertain: false,
+  kind: 'tool',
   toolId: 'remove_background',
   recipe: {
     request: { toolId: 'remove_background', images: { product_photo: '{photo}' } },

@@ -21,14 +21,14 @@ export function recipeName(
 ): string {
   const request = recipe.request as Record<string, unknown>;
   if (typeof request.readyTemplateSetId === 'string') {
-    const set = catalog?.readySets.find((r) => r.id === request.readyTemplateSetId);
+    const set = catalog?.readyShoots.find((r) => r.id === request.readyTemplateSetId);
     const chosen = Array.isArray(request.shotIds) ? request.shotIds.length : null;
     if (!set) return 'Ready shoot';
     return `Ready shoot: ${set.name} (${chosen !== null ? `${chosen} of ${set.shotCount}` : set.shotCount} shots)`;
   }
   if (typeof request.templateSetId === 'string') {
     const look = looks.find((l) => l.id === request.templateSetId);
-    return `Look: ${look?.label ?? 'a saved look'}`;
+    return `Look: ${look?.label ?? 'a look'}`;
   }
   return toolName(String(request.toolId ?? 'tool'));
 }
@@ -42,7 +42,7 @@ export function recipePrice(
   const request = recipe.request as Record<string, unknown>;
   if (typeof request.readyTemplateSetId === 'string') {
     if (Array.isArray(request.shotIds)) return CATALOG_SHOT_PRICE * request.shotIds.length;
-    const set = catalog?.readySets.find((r) => r.id === request.readyTemplateSetId);
+    const set = catalog?.readyShoots.find((r) => r.id === request.readyTemplateSetId);
     return set ? CATALOG_SHOT_PRICE * set.shotCount : null;
   }
   if (typeof request.templateSetId === 'string') {

@@ -11,6 +11,7 @@ import * as m0010 from './migrations/0010-initial';
 import * as m0020 from './migrations/0020-moved-sources';
 import * as m0040 from './migrations/0040-money-path';
 import * as m0050 from './migrations/0050-refunded-jobs';
+import * as m0060 from './migrations/0060-item-kinds';
 
 export type StudioDB = Database.Database;
 const MIGRATIONS: readonly Migration<StudioDB>[] = [
@@ -18,6 +19,7 @@ const MIGRATIONS: readonly Migration<StudioDB>[] = [
   { version: 20, up: m0020.up },
   { version: 40, up: m0040.up },
   { version: 50, up: m0050.up },
+  { version: 60, up: m0060.up },
 ];
 
 export function openStudioDatabase(file: string): StudioDB {

@@ -4,7 +4,13 @@
  * statement or one transaction, written before the network call it guards.
  */
 import type { StudioDB } from './open';
-import type { ComplianceReport, ItemState, ReviewState, WaitReason } from '../../shared/studio';
+import type {
+  ComplianceReport,
+  ItemState,
+  RecipeKind,
+  ReviewState,
+  WaitReason,
+} from '../../shared/studio';
 
 export type ItemRow = {
   id: string;
@@ -17,7 +23,9 @@ export type ItemRow = {
   sha256: string;
   recipe: string;
   recipeHash: string;
-  toolId: string;
+  kind: RecipeKind;
+  /** A tool id, never a kind (null for a ready shoot and a look naming no tool). */
+  toolId: string | null;
   state: ItemState;
   waitReason: WaitReason | null;
   waitUntil: string | null;
@@ -33,9 +41,9 @@ export type ItemRow = {
   jobId: string | null;
   /** JSON: result URLs in order, recorded when the job completed (remote URLs may expire). */
   resultUrls: string | null;
-  /** JSON: shot id per result URL, for catalog jobs. */
+  /** JSON: shot id per result URL, for ready shoots. */
   shotMap: string | null;
-  /** JSON: ids of the shots that failed in a catalog job (retried alone, as a new item). */
+  /** JSON: ids of the shots that failed in a ready shoot (retried alone, as a new item). */
   failedShots: string | null;
   price: number;
   diamonds: number;
@@ -60,7 +68,7 @@ export type ItemRow = {
 };
 
 const ITEM_COLUMNS = `id, batch_id AS batchId, folder_id AS folderId, source_path AS sourcePath, root_dir AS rootDir,
-  relative_dir AS relativeDir, name, sha256, recipe, recipe_hash AS recipeHash, tool_id AS toolId, state,
+  relative_dir AS relativeDir, name, sha256, recipe, recipe_hash AS recipeHash, kind, tool_id AS toolId, state,
   wait_reason AS waitReason, wait_until AS waitUntil, error, note, uncertain, attempts, position,
   upload_key AS uploadKey, upload_url AS uploadUrl, submit_key AS submitKey, submit_request AS submitRequest,
   job_id AS jobId, result_urls AS resultUrls, shot_map AS shotMap, failed_shots AS failedShots, price, diamonds, pack_total AS packTotal, pack_completed AS packCompleted,
@@ -91,6 +99,7 @@ const COLUMN_OF: Record<string, string> = {
   submittedAt: 'submitted_at',
   recipe: 'recipe',
   recipeHash: 'recipe_hash',
+  kind: 'kind',
   toolId: 'tool_id',
   sourcePath: 'source_path',
   failedShots: 'failed_shots',
@@ -154,9 +163,9 @@ export function insertItem(
     maxPos: number;
   };
   db.prepare(
-    `INSERT INTO items (id, batch_id, folder_id, source_path, root_dir, relative_dir, name, sha256, recipe, recipe_hash, tool_id,
-       state, wait_reason, error, note, position, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO items (id, batch_id, folder_id, source_path, root_dir, relative_dir, name, sha256, recipe, recipe_hash, kind,
+       tool_id, state, wait_reason, error, note, position, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     item.id,
     item.batchId,
@@ -168,6 +177,7 @@ export function insertItem(
     item.sha256,
     item.recipe,
     item.recipeHash,
+    item.kind,
     item.toolId,
     item.state,
     item.waitReason,

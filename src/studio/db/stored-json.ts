@@ -25,7 +25,7 @@ export function parseFolderRecipe(text: string): Recipe {
 
 const ShotIdsSchema = z.array(z.string());
 
-/** The ids of a catalog job's failed shots (none when the column is empty). */
+/** The ids of a ready shoot's failed shots (none when the column is empty). */
 export function readFailedShots(text: string | null): string[] {
   return text ? ShotIdsSchema.parse(JSON.parse(text)) : [];
 }

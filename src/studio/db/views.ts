@@ -30,6 +30,7 @@ export function itemView(row: ItemRow): ItemView {
     note: row.note,
     failedShots: readFailedShots(row.failedShots),
     uncertain: row.uncertain === 1,
+    kind: row.kind,
     toolId: row.toolId,
     recipe: readRecipeSnapshot(row.recipe),
     jobId: row.jobId,

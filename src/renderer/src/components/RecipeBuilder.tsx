@@ -1,23 +1,27 @@
 /**
- * Builds a recipe: a tool with its images and fields, a ready shoot, or a saved look, plus
+ * Builds a recipe: a tool with its images and fields, a ready shoot, or a look, plus
  * export settings. Validated as you type against the same rules the service applies, with the
  * price per photo. The rules live in ../recipe/; each kind's fields in ./recipe/.
  */
 import { useEffect, useMemo, useState, type ReactNode } from 'react';
-import { PHOTO_PLACEHOLDER, type ExportSettings, type RecipeInput } from '../../../shared/studio';
+import {
+  PHOTO_PLACEHOLDER,
+  recipeKind,
+  type ExportSettings,
+  type RecipeInput,
+  type RecipeKind,
+} from '../../../shared/studio';
 import { getTool, isToolId, TOOLS } from '../../../shared/tools';
-import { defaultFashionModelId, defaultReadySetId } from '../recipe/catalog-defaults';
+import { defaultFashionModelId, defaultReadyShootId } from '../recipe/catalog-defaults';
 import { recipeProblem } from '../recipe/problem';
 import {
   DEFAULT_EXPORT,
   DEFAULT_RECIPE,
-  kindOf,
   namingTool,
   READY_SHOOT_NAMING,
   recipePrice,
   requestForTool,
   type EditableRequest,
-  type RecipeKind,
 } from '../recipe/request';
 import { useCatalog } from '../stores/catalog-store';
 import { act } from '../stores/ui-store';
@@ -49,7 +53,7 @@ export function RecipeBuilder({ value, onChange, folderPath, footer, onProblem }
   }, []);
 
   const request = value.request as EditableRequest;
-  const kind = kindOf(request);
+  const kind = recipeKind(request);
   const exportSettings = { ...DEFAULT_EXPORT, ...value.export } as ExportSettings;
   const setRequest = (next: EditableRequest) =>
     onChange({ ...value, request: next as RecipeInput['request'] });
@@ -75,23 +79,23 @@ export function RecipeBuilder({ value, onChange, folderPath, footer, onProblem }
   const toolId =
     typeof request.toolId === 'string' && isToolId(request.toolId) ? request.toolId : null;
   const tool = toolId ? getTool(toolId) : null;
-  const readySet =
-    kind === 'ready'
-      ? catalog?.readySets.find((r) => r.id === request.readyTemplateSetId)
+  const readyShoot =
+    kind === 'ready_shoot'
+      ? catalog?.readyShoots.find((r) => r.id === request.readyTemplateSetId)
       : undefined;
   const price = recipePrice(request, catalog, looks, tool);
 
   const changeKind = (next: RecipeKind) => {
     if (next === 'tool')
       setRequest(requestForTool('virtual_model', {}, defaultFashionModelId(catalog)));
-    if (next === 'ready') {
+    if (next === 'ready_shoot') {
       // Several shots per photo: the default names say which shot each file is.
       const naming =
         exportSettings.naming === DEFAULT_EXPORT.naming
           ? READY_SHOOT_NAMING
           : exportSettings.naming;
       const ready = {
-        readyTemplateSetId: defaultReadySetId(catalog),
+        readyTemplateSetId: defaultReadyShootId(catalog),
         images: { garment_photo: PHOTO_PLACEHOLDER },
       };
       onChange({
@@ -128,8 +132,8 @@ export function RecipeBuilder({ value, onChange, folderPath, footer, onProblem }
           Recipe kind
           <select value={kind} onChange={(e) => changeKind(e.target.value as RecipeKind)}>
             <option value="tool">A tool</option>
-            <option value="ready">A ready shoot</option>
-            <option value="look">A saved look</option>
+            <option value="ready_shoot">A ready shoot</option>
+            <option value="look">A look</option>
           </select>
         </label>
         {kind === 'tool' && (
@@ -152,7 +156,7 @@ export function RecipeBuilder({ value, onChange, folderPath, footer, onProblem }
       {kind === 'tool' && tool && (
         <ToolFields tool={tool} request={request} setField={setField} setImage={setImage} />
       )}
-      {kind === 'ready' && (
+      {kind === 'ready_shoot' && (
         <ReadyShootFields request={request} setRequest={setRequest} setField={setField} />
       )}
       {kind === 'look' && <LookField request={request} setRequest={setRequest} />}
@@ -162,14 +166,14 @@ export function RecipeBuilder({ value, onChange, folderPath, footer, onProblem }
         onChange={setExport}
         {...(folderPath ? { folderPath } : {})}
         tool={namingTool(request, looks, toolId)}
-        {...(readySet
+        {...(readyShoot
           ? {
               shots: Array.isArray(request.shotIds)
                 ? (request.shotIds as string[])
-                : readySet.shots.map((s) => s.id),
+                : readyShoot.shots.map((s) => s.id),
             }
           : {})}
-        readyShoot={kind === 'ready'}
+        readyShoot={kind === 'ready_shoot'}
         onNamingError={setNamingError}
       />
 

@@ -16,6 +16,6 @@ export function defaultFashionModelId(catalog: CatalogView | null): string {
 }
 
 /** The first ready shoot the service lists ('' until the catalog is loaded: the form says not ready). */
-export function defaultReadySetId(catalog: CatalogView | null): string {
-  return catalog?.readySets[0]?.id ?? '';
+export function defaultReadyShootId(catalog: CatalogView | null): string {
+  return catalog?.readyShoots[0]?.id ?? '';
 }

@@ -1,9 +1,9 @@
 /** Why a recipe cannot run, in the form's own words. */
 import type { GenerationRequest, ToolId } from '../../../shared/api';
 import { validateGeneration } from '../../../shared/generation-rules';
-import { RecipeSchema, type RecipeInput } from '../../../shared/studio';
+import { recipeKind, RecipeSchema, type RecipeInput } from '../../../shared/studio';
 import { getTool } from '../../../shared/tools';
-import { kindOf, type EditableRequest } from './request';
+import type { EditableRequest } from './request';
 
 /** The names the form shows, for messages about request fields. */
 const FIELD_LABELS: Record<string, string> = {
@@ -29,7 +29,7 @@ export function recipeProblem(recipe: RecipeInput): string | null {
     return `${issue.path.join('.') || 'recipe'}: ${issue.message}`;
   }
   const request = parsed.data.request as EditableRequest;
-  if (kindOf(request) !== 'tool') return null;
+  if (recipeKind(request) !== 'tool') return null;
   try {
     validateGeneration(request as GenerationRequest);
     return null;

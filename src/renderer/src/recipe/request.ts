@@ -4,7 +4,9 @@
  */
 import { getTool, CATALOG_SHOT_PRICE, type ToolSpec } from '../../../shared/tools';
 import {
+  jobGroup,
   PHOTO_PLACEHOLDER,
+  recipeKind,
   type CatalogView,
   type ExportSettings,
   type LookView,
@@ -13,7 +15,6 @@ import {
 import type { ToolId } from '../../../shared/api';
 import { FALLBACK_FASHION_MODEL_ID } from './catalog-defaults';
 
-export type RecipeKind = 'tool' | 'ready' | 'look';
 export type EditableRequest = Record<string, unknown> & {
   images?: Record<string, string | string[]>;
 };
@@ -31,9 +32,6 @@ export const DEFAULT_RECIPE: RecipeInput = {
 };
 
 export const DEFAULT_EXPORT = DEFAULT_RECIPE.export as ExportSettings;
-
-export const kindOf = (request: EditableRequest): RecipeKind =>
-  'readyTemplateSetId' in request ? 'ready' : 'templateSetId' in request ? 'look' : 'tool';
 
 /** The image field a dropped photo goes into for a tool. */
 export function photoField(toolId: ToolId): { key: string; array: boolean } {
@@ -90,12 +88,12 @@ export function recipePrice(
   looks: LookView[],
   tool: ToolSpec | null,
 ): number | null {
-  const kind = kindOf(request);
-  if (kind === 'ready') {
-    const readySet = catalog?.readySets.find((r) => r.id === request.readyTemplateSetId);
+  const kind = recipeKind(request);
+  if (kind === 'ready_shoot') {
+    const readyShoot = catalog?.readyShoots.find((r) => r.id === request.readyTemplateSetId);
     return (
       CATALOG_SHOT_PRICE *
-      (Array.isArray(request.shotIds) ? request.shotIds.length : (readySet?.shotCount ?? 0))
+      (Array.isArray(request.shotIds) ? request.shotIds.length : (readyShoot?.shotCount ?? 0))
     );
   }
   if (kind === 'look') {
@@ -105,15 +103,16 @@ export function recipePrice(
   return tool?.price ?? null;
 }
 
-/** The `{tool}` token of file names for this request. */
+/**
+ * The `{tool}` token of file names for this request: its job group, with a look's tool when the
+ * look is listed (the engine names a look's files by the tool its request names, else 'look').
+ */
 export function namingTool(
   request: EditableRequest,
   looks: LookView[],
   toolId: ToolId | null,
 ): string {
-  const kind = kindOf(request);
-  if (kind === 'ready') return 'catalog';
-  if (kind === 'look')
-    return looks.find((l) => l.id === request.templateSetId)?.toolId ?? 'template';
-  return toolId ?? 'tool';
+  const kind = recipeKind(request);
+  const lookTool = looks.find((l) => l.id === request.templateSetId)?.toolId ?? null;
+  return jobGroup(kind, kind === 'look' ? (toolId ?? lookTool) : toolId);
 }

@@ -25,14 +25,14 @@ export function LooksScreen() {
 
   return (
     <section aria-label="Looks">
-      <h2>Saved looks</h2>
+      <h2>Your looks</h2>
       {looks.length === 0 ? (
-        <EmptyState title="No saved looks">
+        <EmptyState title="No looks yet">
           In Review, pick a result you like and press “Save look” to reuse its model, venue, pose
           and style.
         </EmptyState>
       ) : (
-        <ul className="cards" aria-label="Saved looks">
+        <ul className="cards" aria-label="Your looks">
           {looks.map((look) => {
             const tool = getTool(look.toolId);
             const photoKey =
@@ -81,13 +81,14 @@ export function LooksScreen() {
       )}
       <h2>Ready shoots</h2>
       <ul className="cards" aria-label="Ready shoots">
-        {(catalog?.readySets ?? []).map((set) => (
-          <li key={set.id} className="card">
-            <img src={studio().mediaUrl(set.coverUrl)} alt="" width={72} height={90} />
+        {(catalog?.readyShoots ?? []).map((shoot) => (
+          <li key={shoot.id} className="card">
+            <img src={studio().mediaUrl(shoot.coverUrl)} alt="" width={72} height={90} />
             <div>
-              <strong>{set.name}</strong>
+              <strong>{shoot.name}</strong>
               <div className="muted">
-                {set.category} · {set.shotCount} shots: {set.shots.map((s) => s.name).join(', ')}
+                {shoot.category} · {shoot.shotCount} shots:{' '}
+                {shoot.shots.map((s) => s.name).join(', ')}
               </div>
             </div>
             <div className="actions">
@@ -96,7 +97,7 @@ export function LooksScreen() {
                 onClick={() =>
                   start({
                     request: {
-                      readyTemplateSetId: set.id,
+                      readyTemplateSetId: shoot.id,
                       images: { garment_photo: PHOTO_PLACEHOLDER },
                     },
                     export: EXPORT,

@@ -30,10 +30,10 @@ export function ReviewScreen() {
   const [naming, setNaming] = useState(false);
   const [last, setLast] = useState<Decision | null>(null);
   const focused = shown.find((r) => r.id === focusedId) ?? null;
-  const focusedTool = useQueue((s) => (focused ? s.items[focused.itemId]?.toolId : undefined));
+  const focusedItem = useQueue((s) => (focused ? s.items[focused.itemId] : undefined));
+  const focusedTool = focusedItem?.toolId ?? null;
   // Only some tools' results can become a look (the service's rule): say so instead of failing.
-  const saveable =
-    focusedTool !== undefined && isToolId(focusedTool) && getTool(focusedTool).saveable;
+  const saveable = focusedTool !== null && isToolId(focusedTool) && getTool(focusedTool).saveable;
 
   // Keep a focused result whenever there is one to show (after culling, the next one).
   useEffect(() => {
@@ -179,8 +179,8 @@ export function ReviewScreen() {
         </button>
         {focused && !saveable ? (
           <span id="save-look-hint" className="muted small">
-            {focusedTool === 'catalog' ? 'Ready-shoot results' : 'This tool’s results'} cannot be
-            saved as a look.
+            {focusedItem?.kind === 'ready_shoot' ? 'Ready-shoot results' : 'This tool’s results'}{' '}
+            cannot be saved as a look.
           </span>
         ) : null}
         <span className="muted">

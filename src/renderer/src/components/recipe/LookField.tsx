@@ -1,4 +1,4 @@
-/** A saved look to apply to each photo. */
+/** A look to apply to each photo. */
 import { photoOnly, type EditableRequest } from '../../recipe/request';
 import { useCatalog } from '../../stores/catalog-store';
 import { CatalogPicker } from '../CatalogPicker';
@@ -14,7 +14,7 @@ export function LookField({
   if (looks.length === 0)
     return (
       <p className="muted">
-        No saved looks yet. In Review, “Save look” keeps a result’s styling for later batches.
+        No looks yet. In Review, “Save look” keeps a result’s styling for later batches.
       </p>
     );
   return (

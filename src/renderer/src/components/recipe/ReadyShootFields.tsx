@@ -12,13 +12,13 @@ type Props = {
 
 export function ReadyShootFields({ request, setRequest, setField }: Props) {
   const catalog = useCatalog((s) => s.catalog);
-  const readySet = catalog?.readySets.find((r) => r.id === request.readyTemplateSetId);
+  const readyShoot = catalog?.readyShoots.find((r) => r.id === request.readyTemplateSetId);
   const chosen = Array.isArray(request.shotIds) ? (request.shotIds as string[]) : null;
   return (
     <>
       <CatalogPicker
         label="Ready shoot"
-        options={(catalog?.readySets ?? []).map((r) => ({
+        options={(catalog?.readyShoots ?? []).map((r) => ({
           id: r.id,
           name: r.name,
           imageUrl: r.coverUrl,
@@ -33,16 +33,16 @@ export function ReadyShootFields({ request, setRequest, setField }: Props) {
           })
         }
       />
-      {readySet && (
+      {readyShoot && (
         <fieldset>
-          <legend>Shots ({readySet.shots.length})</legend>
-          {readySet.shots.map((shot) => (
+          <legend>Shots ({readyShoot.shots.length})</legend>
+          {readyShoot.shots.map((shot) => (
             <label key={shot.id} className="check">
               <input
                 type="checkbox"
                 checked={!chosen || chosen.includes(shot.id)}
                 onChange={(e) => {
-                  const all = readySet.shots.map((s) => s.id);
+                  const all = readyShoot.shots.map((s) => s.id);
                   const current = chosen ?? all;
                   const next = e.target.checked
                     ? [...current, shot.id]
