@@ -1,13 +1,9 @@
 import type { NewTemplateSet, TemplateSetRepository, TemplateSetRow } from '../types';
+import { templateSetFromStored, type StoredTemplateSet } from '../template-set-row';
 import type { Executor } from './executor';
 
-type Stored = Omit<TemplateSetRow, 'images'> & { images: string };
 const COLUMNS = `id, label, tool_id AS "toolId", images, pose, shot_type AS "shotType", style_preset AS "stylePreset",
   ratio, cover_url AS "coverUrl", created_at AS "createdAt"`;
-const toRow = (row: Stored): TemplateSetRow => ({
-  ...row,
-  images: JSON.parse(row.images) as Record<string, string>,
-});
 
 export class PgTemplateSets implements TemplateSetRepository {
   constructor(private readonly ex: Executor) {}
@@ -34,19 +30,19 @@ export class PgTemplateSets implements TemplateSetRepository {
   }
 
   async get(accountId: string, id: string): Promise<TemplateSetRow | undefined> {
-    const rows = await this.ex.query<Stored>(
+    const rows = await this.ex.query<StoredTemplateSet>(
       `SELECT ${COLUMNS} FROM template_sets WHERE id = $1 AND account_id = $2`,
       [id, accountId],
     );
-    return rows[0] && toRow(rows[0]);
+    return rows[0] && templateSetFromStored(rows[0]);
   }
 
   async list(accountId: string): Promise<TemplateSetRow[]> {
-    const rows = await this.ex.query<Stored>(
+    const rows = await this.ex.query<StoredTemplateSet>(
       `SELECT ${COLUMNS} FROM template_sets WHERE account_id = $1 ORDER BY created_at DESC, id`,
       [accountId],
     );
-    return rows.map(toRow);
+    return rows.map(templateSetFromStored);
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {

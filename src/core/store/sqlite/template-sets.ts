@@ -1,13 +1,9 @@
 import type { NewTemplateSet, TemplateSetRepository, TemplateSetRow } from '../types';
+import { templateSetFromStored, type StoredTemplateSet } from '../template-set-row';
 import { SqliteRepository } from './gate';
 
-type Raw = Omit<TemplateSetRow, 'images'> & { images: string };
 const COLUMNS = `id, label, tool_id AS toolId, images, pose, shot_type AS shotType, style_preset AS stylePreset,
   ratio, cover_url AS coverUrl, created_at AS createdAt`;
-const toRow = (raw: Raw): TemplateSetRow => ({
-  ...raw,
-  images: JSON.parse(raw.images) as Record<string, string>,
-});
 
 export class SqliteTemplateSets extends SqliteRepository implements TemplateSetRepository {
   insert(t: NewTemplateSet): Promise<void> {
@@ -36,8 +32,8 @@ export class SqliteTemplateSets extends SqliteRepository implements TemplateSetR
     return this.run((db) => {
       const raw = db
         .prepare(`SELECT ${COLUMNS} FROM template_sets WHERE id = ? AND account_id = ?`)
-        .get(id, accountId) as Raw | undefined;
-      return raw && toRow(raw);
+        .get(id, accountId) as StoredTemplateSet | undefined;
+      return raw && templateSetFromStored(raw);
     });
   }
 
@@ -48,8 +44,8 @@ export class SqliteTemplateSets extends SqliteRepository implements TemplateSetR
           .prepare(
             `SELECT ${COLUMNS} FROM template_sets WHERE account_id = ? ORDER BY created_at DESC, id`,
           )
-          .all(accountId) as Raw[]
-      ).map(toRow),
+          .all(accountId) as StoredTemplateSet[]
+      ).map(templateSetFromStored),
     );
   }
 
