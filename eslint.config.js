@@ -48,8 +48,8 @@ export const boundaryZones = [
   },
   ours(
     'main',
-    ['main', 'studio', 'shared'],
-    'main/ is a thin shell: it imports studio/host/engine-process.ts and shared/.',
+    ['main', 'studio', 'shared', 'infra'],
+    'main/ is a thin shell: it imports studio/host/engine-process.ts, shared/ and infra/.',
   ),
   {
     target: './src/main',

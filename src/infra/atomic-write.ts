@@ -75,19 +75,21 @@ export async function sweepStaleTemps(dir: string, alsoStale?: RegExp): Promise<
 /**
  * Writes `data` to `target` atomically (temp file + fsync + rename/link), honouring the conflict
  * policy. A crash leaves either the previous state or the complete file, plus at worst a hidden
- * `.tmp` file, never a half-written export under the real name.
+ * `.tmp` file, never a half-written export under the real name. `mode` is the new file's
+ * permissions (under the umask), set on the temp file before any byte is written.
  */
 export async function writeFileAtomic(
   target: string,
-  data: Uint8Array,
+  data: Uint8Array | string,
   conflict: ConflictPolicy = 'suffix',
+  options: { mode?: number } = {},
 ): Promise<PlaceResult> {
   await fs.mkdir(path.dirname(target), { recursive: true });
   await sweepStaleTemps(path.dirname(target));
   if (conflict === 'skip' && (await exists(target))) return { status: 'skipped', path: target };
   const temp = tempPathFor(target);
   try {
-    const handle = await fs.open(temp, 'wx');
+    const handle = await fs.open(temp, 'wx', options.mode);
     try {
       await handle.writeFile(data);
       await handle.sync();

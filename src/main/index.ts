@@ -76,7 +76,7 @@ function handleSettings(userData: string): void {
   ipcMain.handle(IPC.settingsGet, (event) =>
     own(event) ? { ok: true, result: settingsView(userData, keychain) } : forbidden,
   );
-  ipcMain.handle(IPC.settingsSave, (event, update: unknown) => {
+  ipcMain.handle(IPC.settingsSave, async (event, update: unknown) => {
     if (!own(event)) return forbidden;
     const parsed = DesktopSettingsUpdateSchema.safeParse(update);
     if (!parsed.success) {
@@ -99,7 +99,7 @@ function handleSettings(userData: string): void {
       };
     }
     try {
-      return { ok: true, result: updateSettings(userData, keychain, parsed.data) };
+      return { ok: true, result: await updateSettings(userData, keychain, parsed.data) };
     } catch (error) {
       return {
         ok: false,

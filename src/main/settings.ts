@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { sweepStaleTemps, writeFileAtomic } from '../infra/atomic-write';
 import type { DesktopSettingsUpdate, DesktopSettingsView } from '../shared/desktop-settings';
 import type { ProviderKeys } from '../shared/engine-process';
 import { aiProviderInEnvironment, DailyCapSchema } from '../shared/studio-settings';
@@ -37,6 +38,7 @@ export type DesktopSettings = (
 ) & { dailyCap?: number };
 
 const fileOf = (dir: string) => path.join(dir, 'settings.json');
+const OLD_TEMP = /^settings\.json\.\d+\.tmp$/;
 
 function readFile(dir: string): SettingsFile {
   const file = fileOf(dir);
@@ -106,11 +108,11 @@ function viewOf(
 }
 
 /** Applies a validated update (secrets encrypted) and writes the file atomically, owner-only. */
-export function updateSettings(
+export async function updateSettings(
   dir: string,
   cipher: Cipher,
   update: DesktopSettingsUpdate,
-): DesktopSettingsView {
+): Promise<DesktopSettingsView> {
   const file = readFile(dir);
   const encrypt = (secret: string) => {
     if (!cipher.available())
@@ -135,10 +137,8 @@ export function updateSettings(
   } else {
     next.mode = 'embedded';
   }
-  fs.mkdirSync(dir, { recursive: true });
-  const target = fileOf(dir);
-  const temp = `${target}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, JSON.stringify(next, null, 2), { mode: 0o600 });
-  fs.renameSync(temp, target);
+  // Temps left by a crash of builds before the shared helper (`settings.json.<pid>.tmp`) go too.
+  await sweepStaleTemps(dir, OLD_TEMP);
+  await writeFileAtomic(fileOf(dir), JSON.stringify(next, null, 2), 'overwrite', { mode: 0o600 });
   return viewOf(next, cipher);
 }

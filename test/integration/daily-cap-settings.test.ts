@@ -33,11 +33,11 @@ const noKeychain: Cipher = {
 };
 
 describe('desktop settings: daily cap', () => {
-  it('is saved without a keychain, read back for the engine and shown in the view; other settings kept', () => {
+  it('is saved without a keychain, read back for the engine and shown in the view; other settings kept', async () => {
     const dir = tempDir();
     expect(settingsView(dir, noKeychain, {}).dailyCap).toBeNull();
     expect(readSettings(dir, noKeychain)).toEqual({ mode: 'embedded', providerKeys: {} });
-    const view = updateSettings(
+    const view = await updateSettings(
       dir,
       noKeychain,
       DesktopSettingsUpdateSchema.parse({ dailyCap: 120 }),
@@ -48,7 +48,7 @@ describe('desktop settings: daily cap', () => {
       providerKeys: {},
       dailyCap: 120,
     });
-    updateSettings(dir, noKeychain, { mode: 'embedded' });
+    await updateSettings(dir, noKeychain, { mode: 'embedded' });
     expect(readSettings(dir, noKeychain).dailyCap).toBe(120);
   });
 

@@ -42,12 +42,12 @@ const FAL = 'fal-key-0123456789abcdef';
 const REMOTE = 'ds_live_remote_key_123456';
 
 describe('desktop settings', () => {
-  it('starts embedded; stores provider keys and a remote key encrypted, never in plain text', () => {
+  it('starts embedded; stores provider keys and a remote key encrypted, never in plain text', async () => {
     const dir = tempDir();
     const cipher = aesCipher();
     expect(readSettings(dir, cipher)).toEqual({ mode: 'embedded', providerKeys: {} });
 
-    const afterKeys = updateSettings(dir, cipher, { providerKeys: { fal: FAL } });
+    const afterKeys = await updateSettings(dir, cipher, { providerKeys: { fal: FAL } });
     expect(afterKeys).toEqual({
       mode: 'embedded',
       baseUrl: null,
@@ -56,7 +56,7 @@ describe('desktop settings', () => {
       dailyCap: null,
       aiProviderFromEnvironment: expect.any(Boolean),
     });
-    updateSettings(dir, cipher, {
+    await updateSettings(dir, cipher, {
       mode: 'remote',
       baseUrl: 'https://shoot.example.com',
       apiKey: REMOTE,
@@ -74,29 +74,40 @@ describe('desktop settings', () => {
     });
 
     // Switching back keeps the provider keys; forgetting one removes it.
-    updateSettings(dir, cipher, { mode: 'embedded' });
+    await updateSettings(dir, cipher, { mode: 'embedded' });
     expect(readSettings(dir, cipher)).toEqual({ mode: 'embedded', providerKeys: { fal: FAL } });
-    updateSettings(dir, cipher, { providerKeys: { fal: null } });
+    await updateSettings(dir, cipher, { providerKeys: { fal: null } });
     expect(readSettings(dir, cipher).providerKeys).toEqual({});
     expect(settingsView(dir, cipher).baseUrl).toBe('https://shoot.example.com');
   });
 
-  it('refuses to store a secret without a keychain, and leaves the file as it was', () => {
+  it("cleans temps a crash left mid-write (this build's and the older settings.json.<pid>.tmp) at the next save", async () => {
+    const dir = tempDir();
+    const cipher = aesCipher();
+    const left = ['settings.json.4242.tmp', '.settings.json.0123456789ab.tmp'];
+    for (const name of left) fs.writeFileSync(path.join(dir, name), '{"mode": "rem');
+    fs.writeFileSync(path.join(dir, 'notes.tmp'), 'not ours');
+    await updateSettings(dir, cipher, { providerKeys: { fal: FAL } });
+    expect(fs.readdirSync(dir).sort()).toEqual(['notes.tmp', 'settings.json']);
+    expect(readSettings(dir, cipher).providerKeys).toEqual({ fal: FAL });
+  });
+
+  it('refuses to store a secret without a keychain, and leaves the file as it was', async () => {
     const dir = tempDir();
     const none = aesCipher(undefined, false);
-    expect(() =>
+    await expect(
       updateSettings(dir, none, { providerKeys: { openai: 'sk-test-123456789' } }),
-    ).toThrow(/no keychain/);
+    ).rejects.toThrow(/no keychain/);
     expect(fs.existsSync(path.join(dir, 'settings.json'))).toBe(false);
     expect(settingsView(dir, none).encryptionAvailable).toBe(false);
   });
 
-  it('falls back to the embedded default on a damaged file or keys sealed by another machine', () => {
+  it('falls back to the embedded default on a damaged file or keys sealed by another machine', async () => {
     const dir = tempDir();
     fs.writeFileSync(path.join(dir, 'settings.json'), '{"mode": "remote", ');
     expect(readSettings(dir, aesCipher())).toEqual({ mode: 'embedded', providerKeys: {} });
 
-    updateSettings(dir, aesCipher(Buffer.alloc(32, 1)), {
+    await updateSettings(dir, aesCipher(Buffer.alloc(32, 1)), {
       mode: 'remote',
       baseUrl: 'https://shoot.example.com',
       apiKey: REMOTE,
