@@ -1,3 +1,7 @@
+/**
+ * The diamond ledger's rules on a real SQLite store (charges, refunds once, append-only, never
+ * negative, two stores on one file); ledger.test.ts checks the same money over HTTP.
+ */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';

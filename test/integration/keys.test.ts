@@ -1,3 +1,7 @@
+/**
+ * API keys, daily request counts and the core's schema version on a real SQLite file (the store
+ * the core opens): hashes only, revocation, the five-key limit, counts that survive a restart.
+ */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
