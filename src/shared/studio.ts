@@ -42,6 +42,17 @@ export function fillPhoto(images: ImageFields | undefined, url: string): ImageFi
 }
 
 export const EXPORT_PRESETS = ['original', 'amazon', 'zalando', 'shopify'] as const;
+export type ExportPresetId = (typeof EXPORT_PRESETS)[number];
+/**
+ * What each preset is called wherever it is shown (export screen, recipe builder, compliance
+ * notes). Its rules (framing, size, format) are in studio/export/presets.ts, keyed by the same ids.
+ */
+export const EXPORT_PRESET_LABELS: Readonly<Record<ExportPresetId, string>> = {
+  original: 'Original size',
+  amazon: 'Amazon main image (white, 2000 px, ≥85% fill)',
+  zalando: 'Zalando (1801×2600, 1:1.44)',
+  shopify: 'Shopify (2048×2048 square)',
+};
 export const EXPORT_FORMATS = ['jpeg', 'png', 'webp'] as const satisfies readonly MediaFormat[];
 export const NAMING_TOKENS = ['name', 'folder', 'tool', 'shot', 'n', 'date', 'ext'] as const;
 

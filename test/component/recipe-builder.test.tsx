@@ -76,4 +76,18 @@ describe('RecipeBuilder', () => {
     expect(screen.getByText(`Price: ${4 * (shots.length - 1)} diamonds per photo`)).toBeTruthy();
     expect((latest.request as { shotIds?: string[] }).shotIds).toHaveLength(shots.length - 1);
   });
+
+  it('names export presets by their labels and stores the chosen id', async () => {
+    render(<Builder />);
+    const preset = screen.getByLabelText<HTMLSelectElement>('Preset');
+    expect([...preset.options].map((o) => o.textContent)).toEqual([
+      'Original size',
+      'Amazon main image (white, 2000 px, ≥85% fill)',
+      'Zalando (1801×2600, 1:1.44)',
+      'Shopify (2048×2048 square)',
+    ]);
+    const amazon = screen.getByRole<HTMLOptionElement>('option', { name: /^Amazon main image/ });
+    fireEvent.change(preset, { target: { value: amazon.value } });
+    await waitFor(() => expect(latest.export?.preset).toBe('amazon'));
+  });
 });

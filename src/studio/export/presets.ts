@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   EXPORT_FORMATS,
+  EXPORT_PRESET_LABELS,
   EXPORT_PRESETS,
   ExportSettingsSchema,
   type ExportSettings,
@@ -37,6 +38,7 @@ export type Framing =
 
 export type Preset = {
   id: PresetId;
+  /** The shared label (`EXPORT_PRESET_LABELS`, which the UI shows too). */
   label: string;
   framing: Framing;
   /** Marketplaces that only take JPEG. */
@@ -49,7 +51,7 @@ export type Preset = {
 export const PRESETS: Readonly<Record<PresetId, Preset>> = {
   original: {
     id: 'original',
-    label: 'Original size',
+    label: EXPORT_PRESET_LABELS.original,
     framing: { kind: 'keep' },
     forcedFormat: null,
     whiteBackground: false,
@@ -57,7 +59,7 @@ export const PRESETS: Readonly<Record<PresetId, Preset>> = {
   },
   amazon: {
     id: 'amazon',
-    label: 'Amazon main image (white, 2000 px, ≥85% fill)',
+    label: EXPORT_PRESET_LABELS.amazon,
     // 0.9 rather than 0.85 so resampling and JPEG edges never push the measured fill below 0.85.
     framing: { kind: 'fill', fill: 0.9, longestSide: 2000 },
     forcedFormat: 'jpeg',
@@ -66,7 +68,7 @@ export const PRESETS: Readonly<Record<PresetId, Preset>> = {
   },
   zalando: {
     id: 'zalando',
-    label: 'Zalando (1801×2600, 1:1.44)',
+    label: EXPORT_PRESET_LABELS.zalando,
     framing: { kind: 'canvas', width: 1801, height: 2600 },
     forcedFormat: 'jpeg',
     whiteBackground: false,
@@ -74,7 +76,7 @@ export const PRESETS: Readonly<Record<PresetId, Preset>> = {
   },
   shopify: {
     id: 'shopify',
-    label: 'Shopify (2048×2048 square)',
+    label: EXPORT_PRESET_LABELS.shopify,
     framing: { kind: 'canvas', width: 2048, height: 2048 },
     forcedFormat: null,
     whiteBackground: false,

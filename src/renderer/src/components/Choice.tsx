@@ -1,8 +1,10 @@
-/** A labelled select over a fixed list (ids shown with spaces), optionally with "Default". */
+/** A labelled select over a fixed list (its labels, else ids shown with spaces), optionally with "Default". */
 export function Choice(props: {
   label: string;
   value: unknown;
   options: readonly string[];
+  /** What each option is called (its id, underscores as spaces, when none is given). */
+  labels?: Readonly<Record<string, string>>;
   optional?: boolean;
   onChange(value: string | undefined): void;
 }) {
@@ -16,7 +18,7 @@ export function Choice(props: {
         {props.optional && <option value="">Default</option>}
         {props.options.map((o) => (
           <option key={o} value={o}>
-            {o.replaceAll('_', ' ')}
+            {props.labels?.[o] ?? o.replaceAll('_', ' ')}
           </option>
         ))}
       </select>

@@ -1,6 +1,11 @@
 import { useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { EXPORT_PRESETS, type ExportSettings, type ResultView } from '../../../shared/studio';
+import {
+  EXPORT_PRESET_LABELS,
+  EXPORT_PRESETS,
+  type ExportSettings,
+  type ResultView,
+} from '../../../shared/studio';
 import { Choice } from '../components/Choice';
 import { EmptyState } from '../components/EmptyState';
 import { NamingPreview } from '../components/NamingPreview';
@@ -93,6 +98,7 @@ export function ExportScreen() {
               label="Preset"
               value={settings.preset}
               options={EXPORT_PRESETS}
+              labels={EXPORT_PRESET_LABELS}
               onChange={(v) =>
                 v && setDraft({ ...settings, preset: v as ExportSettings['preset'] })
               }

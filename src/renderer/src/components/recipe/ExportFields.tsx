@@ -1,5 +1,10 @@
 /** A recipe's export settings: preset, format, quality and the file-name pattern with its preview. */
-import { EXPORT_FORMATS, EXPORT_PRESETS, type ExportSettings } from '../../../../shared/studio';
+import {
+  EXPORT_FORMATS,
+  EXPORT_PRESET_LABELS,
+  EXPORT_PRESETS,
+  type ExportSettings,
+} from '../../../../shared/studio';
 import { Choice } from '../Choice';
 import { NamingPreview } from '../NamingPreview';
 
@@ -31,6 +36,7 @@ export function ExportFields({
           label="Preset"
           value={settings.preset}
           options={EXPORT_PRESETS}
+          labels={EXPORT_PRESET_LABELS}
           onChange={(v) => v && onChange({ preset: v as ExportSettings['preset'] })}
         />
         <Choice
