@@ -9,7 +9,7 @@
  *  4. small specks dropped (components far smaller than the subject), enclosed areas kept;
  *  5. a soft alpha across the boundary band, upsampled to full size and feathered.
  */
-import sharp from 'sharp';
+import { sharp } from '../../../infra/sharp';
 import { ProviderError } from '../types';
 import { open, rawPixels, type RawImage } from './image-io';
 import { edgeAlpha, peelFringe } from './matting/alpha';
