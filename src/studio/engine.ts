@@ -305,9 +305,10 @@ export class StudioEngine {
       store.updateItem(this.db, id, { waitReason: null, waitUntil: null }, this.now());
     // Downloads and exports send no /v1 request: their success says nothing about a daily cap.
     const asksService = item.state !== 'downloading' && item.state !== 'exporting';
+    const startedAt = this.now().getTime();
     try {
       await this.runner.runStep(item);
-      if (asksService) this.gates.apiSucceeded();
+      if (asksService) this.gates.apiSucceeded(startedAt);
     } catch (err) {
       // Only an abort the stop itself caused says nothing; a real answer that arrives while the
       // engine stops (a 402, a daily-cap 429, a failure) is recorded like any other, or the item
@@ -315,7 +316,7 @@ export class StudioEngine {
       if (this.causedByStop(err)) return;
       // Any answer other than 429 shows the cap is not (or no longer) in the way.
       if (asksService && err instanceof ApiError && err.status !== 0 && err.status !== 429)
-        this.gates.apiSucceeded();
+        this.gates.apiSucceeded(startedAt);
       this.runner.handleError(store.getItem(this.db, id) ?? item, err);
     } finally {
       this.emitItem(id);

@@ -21,7 +21,8 @@ export type DiamondGate = {
   checks: number;
 };
 
-export type CapGate = { until: number; message: string; probeAt: number };
+/** `closedAt`: when the day was closed; only a request sent after it can show the cap lifted. */
+export type CapGate = { until: number; message: string; probeAt: number; closedAt: number };
 
 /** "Insufficient diamonds: 12 required, balance is 5" and the like, read loosely. */
 export function parseInsufficient(message: string): {
@@ -101,6 +102,7 @@ export class Gates {
       until: Gates.nextUtcDay(now),
       message,
       probeAt: now.getTime() + (this.opts.capProbeMs ?? 2 * 60_000),
+      closedAt: now.getTime(),
     };
   }
 
@@ -110,11 +112,21 @@ export class Gates {
    */
   ownCapReached(now: Date, message: string): void {
     const until = Gates.nextUtcDay(now);
-    this.cap = { until, message: this.cap?.message ?? message, probeAt: until };
+    this.cap = {
+      until,
+      message: this.cap?.message ?? message,
+      probeAt: until,
+      closedAt: now.getTime(),
+    };
   }
 
-  /** A call went through: whatever cap there was has been lifted. */
-  apiSucceeded(): void {
+  /**
+   * A call went through: whatever cap there was has been lifted, if the call was sent after the
+   * day closed. A slow request sent before the first refusal says nothing about the cap now:
+   * lifting on it sent more requests into the service's cap (10 refused in a row).
+   */
+  apiSucceeded(sentAt: number): void {
+    if (this.cap && sentAt < this.cap.closedAt) return;
     this.cap = null;
   }
 

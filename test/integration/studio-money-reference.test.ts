@@ -466,29 +466,24 @@ describe('429: rate limits and the daily cap (item 6)', () => {
 });
 
 describe("the service's daily cap closes the day for requests still in flight (item 6)", () => {
-  // Known bug, cause in src/studio/engine.ts step() + gates.ts apiSucceeded(): a request sent
-  // before the day closed that succeeds after it (a slow create) reopens the day, and the next
-  // ticks send more requests into the cap. `.fails` comes off with the fix.
-  it.fails(
-    'nothing is sent after the first daily-cap refusal but requests already on their way',
-    async () => {
-      const w = await world(
-        { createDelayMs: 800, timeScale: 0.1, jobSeconds: [10, 20] },
-        { diamonds: 100, dailyCap: 8 },
-        6,
-        {
-          seed: 1,
-        },
-      );
-      const summary = await run(w, onModel, { engine: { concurrency: 4, capProbeMs: 600_000 } });
-      expect(summary.notices).toContainEqual(expect.stringContaining('daily request cap reached'));
-      const log = w.proxy!.log;
-      const firstRefusal = log.find((e) => e.upstreamStatus === 429)!;
-      const after = log.filter((e) => Date.parse(e.at) > Date.parse(firstRefusal.at) + 100);
-      expect(after.map((e) => `${e.method} ${e.path} ${e.upstreamStatus}`)).toEqual([]);
-    },
-    60_000,
-  );
+  // A request sent before the day closed that succeeds after it (a slow create) must not reopen
+  // the day: it did, and the next ticks sent more requests into the cap (10 refused in a row).
+  it('nothing is sent after the first daily-cap refusal but requests already on their way', async () => {
+    const w = await world(
+      { createDelayMs: 800, timeScale: 0.1, jobSeconds: [10, 20] },
+      { diamonds: 100, dailyCap: 8 },
+      6,
+      {
+        seed: 1,
+      },
+    );
+    const summary = await run(w, onModel, { engine: { concurrency: 4, capProbeMs: 600_000 } });
+    expect(summary.notices).toContainEqual(expect.stringContaining('daily request cap reached'));
+    const log = w.proxy!.log;
+    const firstRefusal = log.find((e) => e.upstreamStatus === 429)!;
+    const after = log.filter((e) => Date.parse(e.at) > Date.parse(firstRefusal.at) + 100);
+    expect(after.map((e) => `${e.method} ${e.path} ${e.upstreamStatus}`)).toEqual([]);
+  }, 60_000);
 });
 
 describe('requests budget (item 7)', () => {
