@@ -3,14 +3,13 @@
  * items, else the folder's own first photos, else two sample names (never another folder's).
  */
 import fs from 'node:fs';
-import { MEDIA_TYPES, mimeOfPath } from '../shared/media-types';
 import { jobGroup, type StudioCommandSchemas } from '../shared/studio';
 import type { z } from 'zod';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
 import { previewNames } from './export/naming';
 import { extensionFor } from './export/presets';
-import { SOURCE_FORMATS } from './watch/sniff';
+import { isSourcePhotoName } from './watch/sniff';
 
 type PreviewArgs = z.output<(typeof StudioCommandSchemas)['export.preview']>;
 /** A photo to name: its `{tool}` token is its job group (`jobGroup`). */
@@ -61,18 +60,12 @@ export function previewExportNames(
   return preview.ok ? { names: preview.names } : { error: preview.error };
 }
 
-/** A photo a hot folder would take, by its name (the watcher judges the bytes later). */
-function looksLikePhoto(name: string): boolean {
-  const mime = mimeOfPath(name);
-  return mime !== null && (SOURCE_FORMATS as readonly string[]).includes(MEDIA_TYPES[mime].format);
-}
-
 /** The first few photo files at the top of a folder (by name), for previews; none if unreadable. */
 function photosIn(dir: string): string[] {
   try {
     return fs
       .readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isFile() && !e.name.startsWith('.') && looksLikePhoto(e.name))
+      .filter((e) => e.isFile() && !e.name.startsWith('.') && isSourcePhotoName(e.name))
       .map((e) => e.name)
       .sort()
       .slice(0, SHOWN);

@@ -12,9 +12,8 @@ import * as store from './db/store';
 import { isDailyCap } from './gates';
 import { recipeHash } from './queue';
 import { checkRecipe } from './recipe-check';
-import { MEDIA_TYPES, mimeOfPath } from '../shared/media-types';
 import { isIgnored } from './watch/ignore';
-import { SOURCE_FORMATS } from './watch/sniff';
+import { isSourcePhotoName } from './watch/sniff';
 import { exportAgainIfMissing } from './export/destination';
 import { fileVerdict, type FileVerdict } from './export/compliance';
 
@@ -59,19 +58,13 @@ export type RunOptions = {
   onNotice?: (line: string) => void;
 };
 
-/** A photo the studio takes, by its name (the formats a hot folder takes; the bytes are judged later). */
-function isPhotoName(name: string): boolean {
-  const mime = mimeOfPath(name);
-  return mime !== null && (SOURCE_FORMATS as readonly string[]).includes(MEDIA_TYPES[mime].format);
-}
-
 async function* imagesUnder(root: string, rel = ''): AsyncGenerator<string> {
   const entries = await fs.promises.readdir(path.join(root, rel), { withFileTypes: true });
   for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
     const relPath = rel ? `${rel}/${entry.name}` : entry.name;
     if (isIgnored(relPath, entry.isDirectory())) continue;
     if (entry.isDirectory()) yield* imagesUnder(root, relPath);
-    else if (entry.isFile() && isPhotoName(entry.name)) yield path.join(root, relPath);
+    else if (entry.isFile() && isSourcePhotoName(entry.name)) yield path.join(root, relPath);
   }
 }
 

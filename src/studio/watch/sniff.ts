@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { MediaFormat } from '../../shared/media-types';
+import { MEDIA_TYPES, mimeOfPath, type MediaFormat } from '../../shared/media-types';
 
 /** Photos a hot folder takes (named as in the shared media table); HEIC/AVIF/TIFF are converted before upload. */
 export const SOURCE_FORMATS = [
@@ -12,6 +12,12 @@ export const SOURCE_FORMATS = [
 ] as const satisfies readonly MediaFormat[];
 export const SourceFormatSchema = z.enum(SOURCE_FORMATS);
 export type SourceFormat = z.infer<typeof SourceFormatSchema>;
+
+/** A photo a hot folder or `run` would take, by its name alone (the bytes are judged later). */
+export function isSourcePhotoName(name: string): boolean {
+  const mime = mimeOfPath(name);
+  return mime !== null && (SOURCE_FORMATS as readonly string[]).includes(MEDIA_TYPES[mime].format);
+}
 
 const HEIC_BRANDS = new Set(['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis', 'hevm', 'hevs']);
 const AVIF_BRANDS = new Set(['avif', 'avis']);
