@@ -95,7 +95,7 @@ export function buildStudioWeb(opts: StudioWebOptions): FastifyInstance {
           message: parsed.error.issues[0]?.message ?? 'The settings could not be read.',
         },
       });
-    return reply.send({ ok: true, result: opts.settings.save(parsed.data) });
+    return reply.send({ ok: true, result: await opts.settings.save(parsed.data) });
   });
 
   app.get<{ Querystring: { url?: string } }>('/api/media', async (request, reply) => {

@@ -80,7 +80,7 @@ describe('desktop settings: daily cap', () => {
 });
 
 describe('headless studio settings file', () => {
-  it('saves the cap atomically, reads it back, and reports the flag that wins over it', () => {
+  it('saves the cap atomically, reads it back, and reports the flag that wins over it', async () => {
     const dir = tempDir();
     const port = studioSettingsPort(dir, { dailyCapFromFlag: 40, env: {} });
     expect(port.get()).toEqual({
@@ -88,7 +88,7 @@ describe('headless studio settings file', () => {
       dailyCapFromFlag: 40,
       aiProviderFromEnvironment: false,
     });
-    expect(port.save({ dailyCap: 75 })).toEqual({
+    expect(await port.save({ dailyCap: 75 })).toEqual({
       dailyCap: 75,
       dailyCapFromFlag: 40,
       aiProviderFromEnvironment: false,

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { writeFileAtomic } from '../../infra/atomic-write';
 import {
   aiProviderInEnvironment,
   DailyCapSchema,
@@ -27,20 +28,19 @@ export function readStudioSettings(dataDir: string): SettingsFile {
   }
 }
 
-/** Writes the update through a temporary file and a rename, so a crash leaves the old file whole. */
-export function saveStudioSettings(dataDir: string, update: StudioSettingsUpdate): SettingsFile {
+/** Writes the update atomically (the one atomic write), so a crash leaves the old file whole. */
+export async function saveStudioSettings(
+  dataDir: string,
+  update: StudioSettingsUpdate,
+): Promise<SettingsFile> {
   const next = { ...readStudioSettings(dataDir), ...update };
-  fs.mkdirSync(dataDir, { recursive: true });
-  const target = fileOf(dataDir);
-  const temp = `${target}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, JSON.stringify(next, null, 2));
-  fs.renameSync(temp, target);
+  await writeFileAtomic(fileOf(dataDir), JSON.stringify(next, null, 2), 'overwrite');
   return next;
 }
 
 export type StudioSettingsPort = {
   get(): StudioSettingsView;
-  save(update: StudioSettingsUpdate): StudioSettingsView;
+  save(update: StudioSettingsUpdate): Promise<StudioSettingsView>;
 };
 
 /** The settings routes' side of the web server, for one data folder. */
@@ -55,6 +55,6 @@ export function studioSettingsPort(
   });
   return {
     get: () => view(readStudioSettings(dataDir)),
-    save: (update) => view(saveStudioSettings(dataDir, update)),
+    save: async (update) => view(await saveStudioSettings(dataDir, update)),
   };
 }
