@@ -4,30 +4,13 @@
  * last diamonds and when the duplicates arrive in parallel; the same key with another body is 409;
  * a request that failed after the charge (500, refunded) does not hold its key.
  */
-import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, expectSuccess, type Api, type ApiResponse, type Json } from './helpers/api';
 import { startTestServer, type TestServer } from './helpers/server';
 import { createAccount, type Account } from './helpers/cli';
+import { coreRows, ledgerOfJob as ledgerOf } from './helpers/core-storage';
 import { garmentPng } from './helpers/images';
 import { failingStartProvider } from './helpers/providers';
-
-/** Rows of the core's own ledger and blob table, read straight from its SQLite file. */
-function coreRows<T>(server: TestServer, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(path.join(server.dataDir, 'core.db'), { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
-}
-const ledgerOf = (server: TestServer, jobId: string) =>
-  coreRows<{ kind: string; amount: number }>(
-    server,
-    'SELECT kind, amount FROM ledger WHERE job_id = ? ORDER BY id',
-    jobId,
-  );
 
 let srv: TestServer;
 let acct: Account;
@@ -127,14 +110,14 @@ describe('POST /v1/generations', () => {
     const ids = new Set(results.map((r) => r.body.id as string));
     expect(ids.size).toBe(1);
     const [jobId] = [...ids];
-    expect(ledgerOf(srv, jobId!)).toEqual([{ kind: 'charge', amount: -3 }]);
+    expect(await ledgerOf(srv, jobId!)).toEqual([{ kind: 'charge', amount: -3 }]);
     expect(await p.balance()).toBe(0);
     // A retry after the job finished (balance still 0) is the same answer, not a 402.
     expect((await p.waitForJob(jobId!)).status).toBe('completed');
     const late = await p.generate(body, { 'Idempotency-Key': key });
     expectSuccess(late, 202);
     expect(late.body.id).toBe(jobId);
-    expect(ledgerOf(srv, jobId!)).toHaveLength(1);
+    expect(await ledgerOf(srv, jobId!)).toHaveLength(1);
   });
 
   it('does not replay a 402 as a charge: a refused request leaves the balance untouched on retry', async () => {
@@ -190,7 +173,7 @@ describe('POST /v1/catalog-jobs', () => {
     for (const r of results) expectSuccess(r, 202);
     const ids = new Set(results.map((r) => r.body.mediaItemId as string));
     expect(ids.size).toBe(1);
-    expect(ledgerOf(srv, [...ids][0]!)).toEqual([{ kind: 'charge', amount: -4 }]);
+    expect(await ledgerOf(srv, [...ids][0]!)).toEqual([{ kind: 'charge', amount: -4 }]);
     expect(await p.balance()).toBe(0);
   });
 
@@ -233,9 +216,9 @@ describe('POST /v1/uploads', () => {
     for (const r of results) expectSuccess(r, 200);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     expect(new Set(results.map((r) => r.body.url)).size).toBe(1);
-    const rows = coreRows<{ n: number }>(
+    const rows = await coreRows<{ n: number }>(
       srv,
-      'SELECT COUNT(*) AS n FROM blobs WHERE account_id = (SELECT id FROM accounts WHERE email = ?)',
+      'SELECT CAST(COUNT(*) AS INTEGER) AS n FROM blobs WHERE account_id = (SELECT id FROM accounts WHERE email = ?)',
       other.email,
     );
     expect(rows[0]!.n).toBe(1);
@@ -270,9 +253,9 @@ describe('a failure after the charge (500)', () => {
 
     expectError(await b.generate(body, { 'Idempotency-Key': key }), 500, 'refunded');
     expect(await b.balance()).toBe(3);
-    const [job] = jobsOf();
+    const [job] = await jobsOf();
     expect(job!.status).toBe('failed');
-    expect(ledgerOf(bad, job!.id)).toEqual([
+    expect(await ledgerOf(bad, job!.id)).toEqual([
       { kind: 'charge', amount: -3 },
       { kind: 'refund', amount: 3 },
     ]);
@@ -287,11 +270,11 @@ describe('a failure after the charge (500)', () => {
       Array.from({ length: 10 }, () => b.generate(body, { 'Idempotency-Key': key })),
     );
     for (const r of burst) expectError(r, 500, 'refunded');
-    const jobs = jobsOf();
+    const jobs = await jobsOf();
     expect(jobs.length).toBeGreaterThanOrEqual(3);
     for (const j of jobs) {
       expect(j.status).toBe('failed');
-      expect(ledgerOf(bad, j.id)).toEqual([
+      expect(await ledgerOf(bad, j.id)).toEqual([
         { kind: 'charge', amount: -3 },
         { kind: 'refund', amount: 3 },
       ]);

@@ -3,13 +3,12 @@
  * to the photo (background colour, removal, brightness, crop), the garment itself is left alone,
  * and an instruction the offline editor cannot perform fails with a reason and is refunded.
  */
-import path from 'node:path';
-import Database from 'better-sqlite3';
 import { sharp } from '../../src/infra/sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { editPhoto } from '../../src/core/providers/local/photo-edit';
 import { download, expectSuccess, type Api } from './helpers/api';
 import { createAccount } from './helpers/cli';
+import { ledgerOfJob } from './helpers/core-storage';
 import { startTestServer, type TestServer } from './helpers/server';
 import { edgeDistance, evalPresent, garmentMask, garmentPhoto, rgbOf } from './preview-tools-eval';
 
@@ -128,15 +127,6 @@ describe.skipIf(!present)('photo_edit through the service', () => {
   afterAll(async () => {
     await srv?.close();
   });
-  const ledger = (jobId: string) => {
-    const db = new Database(path.join(srv.dataDir, 'core.db'), { readonly: true });
-    try {
-      return db.prepare('SELECT kind, amount FROM ledger WHERE job_id = ? ORDER BY id').all(jobId);
-    } finally {
-      db.close();
-    }
-  };
-
   it(
     '"add a hat" fails with a readable reason and the charge is refunded: the balance is unchanged',
     { timeout: 120_000 },
@@ -153,7 +143,7 @@ describe.skipIf(!present)('photo_edit through the service', () => {
       expect(job.errorMessage).toMatch(
         /cannot do "add a hat".*It can: change the background colour/,
       );
-      expect(ledger(res.body.id as string)).toEqual([
+      expect(await ledgerOfJob(srv, res.body.id as string)).toEqual([
         { kind: 'charge', amount: -3 },
         { kind: 'refund', amount: 3 },
       ]);

@@ -16,10 +16,11 @@ import {
 } from './helpers/api';
 import { createAccount } from './helpers/cli';
 import { garmentJpeg, garmentPng } from './helpers/images';
+import { storedBlobs } from './helpers/core-storage';
 import { startTestServer, type TestServer } from './helpers/server';
 import { openCore } from '../../src/core';
 
-/** Files and bytes under the core's blob store. */
+/** Files and bytes under a core's blob store (a data folder's own `blobs/`). */
 function storeOf(dataDir: string): { files: number; bytes: number } {
   const root = path.join(dataDir, 'blobs');
   let files = 0;
@@ -68,7 +69,7 @@ describe('fetched images of refused requests', () => {
   });
 
   it('stores nothing for a request refused after its first image was fetched', async () => {
-    const before = storeOf(srv.dataDir);
+    const before = await storedBlobs(srv);
     const res = await api.generate({
       toolId: 'outfit_photo',
       images: {
@@ -78,11 +79,11 @@ describe('fetched images of refused requests', () => {
     });
     expectError(res, 400, 'garment_photos');
     expect(await api.balance()).toBe(100);
-    expect(storeOf(srv.dataDir)).toEqual(before);
+    expect(await storedBlobs(srv)).toEqual(before);
   });
 
   it('stores nothing when a 0-diamond account saves template sets with image URLs', async () => {
-    const before = storeOf(srv.dataDir);
+    const before = await storedBlobs(srv);
     for (let i = 0; i < 3; i++) {
       const res = await broke.post('/v1/template-sets', {
         label: `look ${i}`,
@@ -91,7 +92,7 @@ describe('fetched images of refused requests', () => {
       });
       expectSuccess(res, 201);
     }
-    expect(storeOf(srv.dataDir)).toEqual(before);
+    expect(await storedBlobs(srv)).toEqual(before);
     // A bad URL is still refused: the check fetched it.
     expectError(
       await broke.post('/v1/template-sets', {
@@ -104,12 +105,12 @@ describe('fetched images of refused requests', () => {
   });
 
   it('keeps the fetched image of an accepted request, once, and the job uses it', async () => {
-    const before = storeOf(srv.dataDir);
+    const before = await storedBlobs(srv);
     const id = await api.submit({
       toolId: 'remove_background',
       images: { user_photo: `${host.url}/big.jpg` },
     });
-    const after = storeOf(srv.dataDir);
+    const after = await storedBlobs(srv);
     expect(after.files).toBe(before.files + 1);
     expect(after.bytes).toBe(before.bytes + big.length);
     expect((await api.waitForJob(id, 90_000)).status).toBe('completed');
@@ -132,9 +133,9 @@ describe('per-account storage bound', () => {
     const api = srv.api((await createAccount(srv.dataDir, 50)).apiKey);
     expectSuccess(await api.upload(big, 'image/jpeg'), 200);
     expectSuccess(await api.upload(big, 'image/jpeg'), 200); // same content: no new storage
-    const before = storeOf(srv.dataDir);
+    const before = await storedBlobs(srv);
     expectError(await api.upload(other, 'image/jpeg'), 413, 'storage limit');
-    expect(storeOf(srv.dataDir)).toEqual(before);
+    expect(await storedBlobs(srv)).toEqual(before);
     // Another account has its own bound.
     const second = srv.api((await createAccount(srv.dataDir, 0)).apiKey);
     expectSuccess(await second.upload(other, 'image/jpeg'), 200);
@@ -143,7 +144,7 @@ describe('per-account storage bound', () => {
   it('refuses a generation whose fetched image would pass the bound with 413, charging nothing', async () => {
     const api = srv.api((await createAccount(srv.dataDir, 50)).apiKey);
     await api.uploadUrl(big, 'image/jpeg');
-    const before = storeOf(srv.dataDir);
+    const before = await storedBlobs(srv);
     expectError(
       await api.generate({
         toolId: 'remove_background',
@@ -153,7 +154,7 @@ describe('per-account storage bound', () => {
       'storage limit',
     );
     expect(await api.balance()).toBe(50);
-    expect(storeOf(srv.dataDir)).toEqual(before);
+    expect(await storedBlobs(srv)).toEqual(before);
     // An image it already holds costs no storage: accepted.
     expectSuccess(
       await api.generate({
