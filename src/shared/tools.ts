@@ -36,7 +36,40 @@ const one = (field: string, ...oneOf: string[]): ImageRequirement => ({
   oneOf: oneOf.length ? oneOf : [field],
 });
 
-const table: Record<ToolId, Omit<ToolSpec, 'saveable' | 'id'>> = {
+type TableEntry = Omit<ToolSpec, 'saveable' | 'id'>;
+
+/** The image slots of a tool that takes the user's one photo and nothing else. */
+const ONE_PHOTO = {
+  required: [one('user_photo')],
+  imageKeys: ['user_photo'],
+  arrayKeys: [],
+} as const;
+
+/** A local, prompt-free tool on one photo: only its price and its fields (all required) differ. */
+const deterministic = (price: number, fields: TableEntry['fields'] = []): TableEntry => ({
+  inputShape: 'deterministic',
+  promptMode: 'none',
+  price,
+  ...ONE_PHOTO,
+  fields,
+  requiredFields: fields,
+  outputs: 1,
+});
+
+/** Both e-commerce packs take the same request and return four shots; only their prompts differ. */
+const ECOM_PACK: TableEntry = {
+  inputShape: 'user_photo',
+  promptMode: 'assembled',
+  price: 12,
+  imageKeys: ['user_photo', 'fashion_model'],
+  required: ONE_PHOTO.required,
+  arrayKeys: [],
+  fields: GENERATIVE_COMMON,
+  requiredFields: [],
+  outputs: 4,
+};
+
+const table: Record<ToolId, TableEntry> = {
   virtual_model: {
     inputShape: 'model_garment',
     promptMode: 'assembled',
@@ -81,35 +114,13 @@ const table: Record<ToolId, Omit<ToolSpec, 'saveable' | 'id'>> = {
     requiredFields: ['jewelryType'],
     outputs: 1,
   },
-  clothing_ecom_pack: {
-    inputShape: 'user_photo',
-    promptMode: 'assembled',
-    price: 12,
-    required: [one('user_photo')],
-    imageKeys: ['user_photo', 'fashion_model'],
-    arrayKeys: [],
-    fields: GENERATIVE_COMMON,
-    requiredFields: [],
-    outputs: 4,
-  },
-  jewelry_ecom_pack: {
-    inputShape: 'user_photo',
-    promptMode: 'assembled',
-    price: 12,
-    required: [one('user_photo')],
-    imageKeys: ['user_photo', 'fashion_model'],
-    arrayKeys: [],
-    fields: GENERATIVE_COMMON,
-    requiredFields: [],
-    outputs: 4,
-  },
+  clothing_ecom_pack: ECOM_PACK,
+  jewelry_ecom_pack: ECOM_PACK,
   ai_videos: {
     inputShape: 'user_photo',
     promptMode: 'assembled',
     price: 20,
-    required: [one('user_photo')],
-    imageKeys: ['user_photo'],
-    arrayKeys: [],
+    ...ONE_PHOTO,
     fields: ['motionPrompt', 'duration', 'ratio'],
     requiredFields: ['motionPrompt'],
     outputs: 1,
@@ -118,31 +129,17 @@ const table: Record<ToolId, Omit<ToolSpec, 'saveable' | 'id'>> = {
     inputShape: 'user_photo',
     promptMode: 'assembled',
     price: 4,
-    required: [one('user_photo')],
-    imageKeys: ['user_photo'],
-    arrayKeys: [],
+    ...ONE_PHOTO,
     fields: ['customPrompt', 'ratio'],
     requiredFields: [],
     outputs: 1,
   },
-  amateur_to_pro: {
-    inputShape: 'deterministic',
-    promptMode: 'none',
-    price: 2,
-    required: [one('user_photo')],
-    imageKeys: ['user_photo'],
-    arrayKeys: [],
-    fields: [],
-    requiredFields: [],
-    outputs: 1,
-  },
+  amateur_to_pro: deterministic(2),
   pose_angle_switch: {
     inputShape: 'user_photo',
     promptMode: 'assembled',
     price: 4,
-    required: [one('user_photo')],
-    imageKeys: ['user_photo'],
-    arrayKeys: [],
+    ...ONE_PHOTO,
     fields: ['pose', 'customPrompt', 'ratio'],
     requiredFields: ['pose'],
     outputs: 1,
@@ -162,46 +159,14 @@ const table: Record<ToolId, Omit<ToolSpec, 'saveable' | 'id'>> = {
     inputShape: 'user_photo',
     promptMode: 'assembled',
     price: 3,
-    required: [one('user_photo')],
-    imageKeys: ['user_photo'],
-    arrayKeys: [],
+    ...ONE_PHOTO,
     fields: ['customPrompt', 'ratio'],
     requiredFields: ['customPrompt'],
     outputs: 1,
   },
-  photo_enhance: {
-    inputShape: 'deterministic',
-    promptMode: 'none',
-    price: 1,
-    required: [one('user_photo')],
-    imageKeys: ['user_photo'],
-    arrayKeys: [],
-    fields: [],
-    requiredFields: [],
-    outputs: 1,
-  },
-  remove_background: {
-    inputShape: 'deterministic',
-    promptMode: 'none',
-    price: 1,
-    required: [one('user_photo')],
-    imageKeys: ['user_photo'],
-    arrayKeys: [],
-    fields: [],
-    requiredFields: [],
-    outputs: 1,
-  },
-  photo_reframe: {
-    inputShape: 'deterministic',
-    promptMode: 'none',
-    price: 2,
-    required: [one('user_photo')],
-    imageKeys: ['user_photo'],
-    arrayKeys: [],
-    fields: ['targetRatio'],
-    requiredFields: ['targetRatio'],
-    outputs: 1,
-  },
+  photo_enhance: deterministic(1),
+  remove_background: deterministic(1),
+  photo_reframe: deterministic(2, ['targetRatio']),
 };
 
 const saveable = new Set<ToolId>(SAVEABLE_TOOL_IDS);
