@@ -5,6 +5,7 @@
  * job's row: the check takes a share lock, so a claim by another worker cannot slip between
  * the check and the write.
  */
+import { JOB_INSERT_COLUMNS, newJobParams } from '../job-row';
 import type { JobRepository, JobRow, NewJob, ResultRow, UnitRef, UnitRow } from '../types';
 import type { Executor } from './executor';
 
@@ -28,20 +29,9 @@ export class PgJobs implements JobRepository {
   insert(job: NewJob, units: readonly { shotId: string | null }[]): Promise<void> {
     return this.ex.atomic(async (ex) => {
       await ex.query(
-        `INSERT INTO jobs (id, account_id, key_id, kind, tool_id, status, price, input, template_set_id, ready_set_id, created_at)
-         VALUES ($1, $2, $3, $4, $5, 'processing', $6, $7, $8, $9, $10)`,
-        [
-          job.id,
-          job.accountId,
-          job.keyId,
-          job.kind,
-          job.toolId,
-          job.price,
-          job.input,
-          job.templateSetId,
-          job.readySetId,
-          job.createdAt,
-        ],
+        `INSERT INTO jobs (${JOB_INSERT_COLUMNS}, status)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'processing')`,
+        newJobParams(job),
       );
       if (units.length === 0) return;
       await ex.query(

@@ -1,5 +1,10 @@
 import type { NewTemplateSet, TemplateSetRepository, TemplateSetRow } from '../types';
-import { templateSetFromStored, type StoredTemplateSet } from '../template-set-row';
+import {
+  TEMPLATE_SET_INSERT_COLUMNS,
+  templateSetFromStored,
+  templateSetParams,
+  type StoredTemplateSet,
+} from '../template-set-row';
 import type { Executor } from './executor';
 
 const COLUMNS = `id, label, tool_id AS "toolId", images, pose, shot_type AS "shotType", style_preset AS "stylePreset",
@@ -10,22 +15,9 @@ export class PgTemplateSets implements TemplateSetRepository {
 
   async insert(t: NewTemplateSet): Promise<void> {
     await this.ex.query(
-      `INSERT INTO template_sets (id, account_id, label, tool_id, images, pose, shot_type, style_preset, ratio, cover_url, source_job_id, created_at)
+      `INSERT INTO template_sets (${TEMPLATE_SET_INSERT_COLUMNS})
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [
-        t.id,
-        t.accountId,
-        t.label,
-        t.toolId,
-        JSON.stringify(t.images),
-        t.pose,
-        t.shotType,
-        t.stylePreset,
-        t.ratio,
-        t.coverUrl,
-        t.sourceJobId,
-        t.createdAt,
-      ],
+      [...templateSetParams(t)],
     );
   }
 

@@ -1,4 +1,10 @@
 import type { IdempotencyRepository, IdempotencyRow } from '../types';
+import {
+  IDEMPOTENCY_INSERT_COLUMNS,
+  idempotencyFromStored,
+  idempotencyParams,
+  type StoredIdempotency,
+} from '../idempotency-row';
 import { SqliteRepository } from './gate';
 
 export class SqliteIdempotency extends SqliteRepository implements IdempotencyRepository {
@@ -8,19 +14,8 @@ export class SqliteIdempotency extends SqliteRepository implements IdempotencyRe
         .prepare(
           'SELECT body_hash AS bodyHash, status, response, created_at AS createdAt FROM idempotency WHERE account_id = ? AND endpoint = ? AND idem_key = ?',
         )
-        .get(accountId, endpoint, key) as
-        { bodyHash: string; status: number; response: string; createdAt: string } | undefined;
-      return (
-        row && {
-          accountId,
-          endpoint,
-          key,
-          bodyHash: row.bodyHash,
-          status: row.status,
-          body: JSON.parse(row.response) as object,
-          createdAt: row.createdAt,
-        }
-      );
+        .get(accountId, endpoint, key) as StoredIdempotency | undefined;
+      return row && idempotencyFromStored(accountId, endpoint, key, row);
     });
   }
 
@@ -29,22 +24,13 @@ export class SqliteIdempotency extends SqliteRepository implements IdempotencyRe
       (db) =>
         db
           .prepare(
-            `INSERT INTO idempotency (account_id, endpoint, idem_key, body_hash, status, response, created_at)
+            `INSERT INTO idempotency (${IDEMPOTENCY_INSERT_COLUMNS})
              VALUES (?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (account_id, endpoint, idem_key) DO UPDATE SET
                body_hash = excluded.body_hash, status = excluded.status, response = excluded.response, created_at = excluded.created_at
              WHERE idempotency.created_at < ?`,
           )
-          .run(
-            row.accountId,
-            row.endpoint,
-            row.key,
-            row.bodyHash,
-            row.status,
-            JSON.stringify(row.body),
-            row.createdAt,
-            replaceBefore,
-          ).changes === 1,
+          .run(...idempotencyParams(row), replaceBefore).changes === 1,
     );
   }
 

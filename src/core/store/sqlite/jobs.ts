@@ -1,3 +1,4 @@
+import { JOB_INSERT_COLUMNS, newJobParams } from '../job-row';
 import type { JobRepository, JobRow, NewJob, ResultRow, UnitRef, UnitRow } from '../types';
 import { SqliteRepository } from './gate';
 
@@ -14,20 +15,9 @@ export class SqliteJobs extends SqliteRepository implements JobRepository {
     return this.run((db) =>
       db.transaction(() => {
         db.prepare(
-          `INSERT INTO jobs (id, account_id, key_id, kind, tool_id, status, price, input, template_set_id, ready_set_id, created_at)
-           VALUES (?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?, ?)`,
-        ).run(
-          job.id,
-          job.accountId,
-          job.keyId,
-          job.kind,
-          job.toolId,
-          job.price,
-          job.input,
-          job.templateSetId,
-          job.readySetId,
-          job.createdAt,
-        );
+          `INSERT INTO jobs (${JOB_INSERT_COLUMNS}, status)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing')`,
+        ).run(...newJobParams(job));
         const unit = db.prepare(
           "INSERT INTO job_units (job_id, idx, shot_id, status) VALUES (?, ?, ?, 'pending')",
         );

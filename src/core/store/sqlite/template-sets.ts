@@ -1,5 +1,10 @@
 import type { NewTemplateSet, TemplateSetRepository, TemplateSetRow } from '../types';
-import { templateSetFromStored, type StoredTemplateSet } from '../template-set-row';
+import {
+  TEMPLATE_SET_INSERT_COLUMNS,
+  templateSetFromStored,
+  templateSetParams,
+  type StoredTemplateSet,
+} from '../template-set-row';
 import { SqliteRepository } from './gate';
 
 const COLUMNS = `id, label, tool_id AS toolId, images, pose, shot_type AS shotType, style_preset AS stylePreset,
@@ -9,22 +14,9 @@ export class SqliteTemplateSets extends SqliteRepository implements TemplateSetR
   insert(t: NewTemplateSet): Promise<void> {
     return this.run((db) => {
       db.prepare(
-        `INSERT INTO template_sets (id, account_id, label, tool_id, images, pose, shot_type, style_preset, ratio, cover_url, source_job_id, created_at)
+        `INSERT INTO template_sets (${TEMPLATE_SET_INSERT_COLUMNS})
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        t.id,
-        t.accountId,
-        t.label,
-        t.toolId,
-        JSON.stringify(t.images),
-        t.pose,
-        t.shotType,
-        t.stylePreset,
-        t.ratio,
-        t.coverUrl,
-        t.sourceJobId,
-        t.createdAt,
-      );
+      ).run(...templateSetParams(t));
     });
   }
 
