@@ -24,7 +24,8 @@ import { RequestAllowances, type Admitted } from './request-allowance';
  * a store transaction the setting would cover the whole transaction, so there it is not used.
  *
  * The statement returns the row added to, else the row as its snapshot saw it (`added` false):
- * enough to tell "certainly at the cap" from "try one at a time" without another round trip.
+ * enough to tell a key certainly at the cap from one to try a request at a time, without another
+ * round trip.
  */
 const ADD = (asyncCommit: boolean) => `
   WITH added AS (
