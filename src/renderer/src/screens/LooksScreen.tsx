@@ -1,4 +1,4 @@
-import { useEffect } from 'react';
+import { useEffect, type ReactNode } from 'react';
 import { PHOTO_PLACEHOLDER } from '../../../shared/studio';
 import { getTool } from '../../../shared/tools';
 import { EmptyState } from '../components/EmptyState';
@@ -12,6 +12,27 @@ const EXPORT = {
   quality: 90,
   naming: '{name}-{shot}-{n}',
 } as const;
+
+/** One card of either list: a cover, a title, a muted line and its buttons. */
+function Card(props: {
+  coverUrl: string | null;
+  title: string;
+  detail: ReactNode;
+  children: ReactNode;
+}) {
+  return (
+    <li className="card">
+      {props.coverUrl ? (
+        <img src={studio().mediaUrl(props.coverUrl)} alt="" width={72} height={90} />
+      ) : null}
+      <div>
+        <strong>{props.title}</strong>
+        <div className="muted">{props.detail}</div>
+      </div>
+      <div className="actions">{props.children}</div>
+    </li>
+  );
+}
 
 export function LooksScreen() {
   const looks = useCatalog((s) => s.looks);
@@ -38,43 +59,37 @@ export function LooksScreen() {
             const photoKey =
               tool.required.find((r) => r.field !== 'fashion_model')?.oneOf[0] ?? 'garment_photo';
             return (
-              <li key={look.id} className="card">
-                {look.coverUrl ? (
-                  <img src={studio().mediaUrl(look.coverUrl)} alt="" width={72} height={90} />
-                ) : null}
-                <div>
-                  <strong>{look.label}</strong>
-                  <div className="muted">
-                    {look.toolId.replaceAll('_', ' ')} · {look.ratio ?? 'default ratio'}
-                  </div>
-                </div>
-                <div className="actions">
-                  <button
-                    type="button"
-                    onClick={() =>
-                      start({
-                        request: {
-                          templateSetId: look.id,
-                          images: {
-                            [photoKey]: tool.arrayKeys.includes(photoKey)
-                              ? [PHOTO_PLACEHOLDER]
-                              : PHOTO_PLACEHOLDER,
-                          },
+              <Card
+                key={look.id}
+                coverUrl={look.coverUrl}
+                title={look.label}
+                detail={`${look.toolId.replaceAll('_', ' ')} · ${look.ratio ?? 'default ratio'}`}
+              >
+                <button
+                  type="button"
+                  onClick={() =>
+                    start({
+                      request: {
+                        templateSetId: look.id,
+                        images: {
+                          [photoKey]: tool.arrayKeys.includes(photoKey)
+                            ? [PHOTO_PLACEHOLDER]
+                            : PHOTO_PLACEHOLDER,
                         },
-                        export: EXPORT,
-                      })
-                    }
-                  >
-                    Start a folder
-                  </button>
-                  <button
-                    type="button"
-                    onClick={() => act(() => useCatalog.getState().deleteLook(look.id))}
-                  >
-                    Delete
-                  </button>
-                </div>
-              </li>
+                      },
+                      export: EXPORT,
+                    })
+                  }
+                >
+                  Start a folder
+                </button>
+                <button
+                  type="button"
+                  onClick={() => act(() => useCatalog.getState().deleteLook(look.id))}
+                >
+                  Delete
+                </button>
+              </Card>
             );
           })}
         </ul>
@@ -82,32 +97,27 @@ export function LooksScreen() {
       <h2>Ready shoots</h2>
       <ul className="cards" aria-label="Ready shoots">
         {(catalog?.readyShoots ?? []).map((shoot) => (
-          <li key={shoot.id} className="card">
-            <img src={studio().mediaUrl(shoot.coverUrl)} alt="" width={72} height={90} />
-            <div>
-              <strong>{shoot.name}</strong>
-              <div className="muted">
-                {shoot.category} · {shoot.shotCount} shots:{' '}
-                {shoot.shots.map((s) => s.name).join(', ')}
-              </div>
-            </div>
-            <div className="actions">
-              <button
-                type="button"
-                onClick={() =>
-                  start({
-                    request: {
-                      readyTemplateSetId: shoot.id,
-                      images: { garment_photo: PHOTO_PLACEHOLDER },
-                    },
-                    export: EXPORT,
-                  })
-                }
-              >
-                Start a folder
-              </button>
-            </div>
-          </li>
+          <Card
+            key={shoot.id}
+            coverUrl={shoot.coverUrl}
+            title={shoot.name}
+            detail={`${shoot.category} · ${shoot.shotCount} shots: ${shoot.shots.map((s) => s.name).join(', ')}`}
+          >
+            <button
+              type="button"
+              onClick={() =>
+                start({
+                  request: {
+                    readyTemplateSetId: shoot.id,
+                    images: { garment_photo: PHOTO_PLACEHOLDER },
+                  },
+                  export: EXPORT,
+                })
+              }
+            >
+              Start a folder
+            </button>
+          </Card>
         ))}
       </ul>
     </section>

@@ -1,0 +1,34 @@
+// @vitest-environment jsdom
+import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LooksScreen } from '../../src/renderer/src/screens/LooksScreen';
+import { useUi } from '../../src/renderer/src/stores/ui-store';
+import { resetStores } from './reset-stores';
+import { startHarness } from './studio-harness';
+
+let harness: Awaited<ReturnType<typeof startHarness>>;
+beforeAll(async () => {
+  harness = await startHarness();
+});
+afterAll(async () => harness.stop());
+beforeEach(resetStores);
+afterEach(cleanup);
+
+describe('LooksScreen', () => {
+  it('shows each ready shoot as a card and starts a folder from it', async () => {
+    render(<LooksScreen />);
+    expect(screen.getByText('No looks yet')).toBeTruthy();
+    const shoots = await screen.findByRole('list', { name: 'Ready shoots' });
+    const card = (await within(shoots).findAllByRole('listitem'))[0]!;
+    const title = card.querySelector('strong')?.textContent ?? '';
+    expect(title).not.toBe('');
+    expect(card.querySelector('.muted')?.textContent).toMatch(/ · \d+ shots: \S/);
+    expect(card.querySelector('img')?.getAttribute('src')).toBeTruthy();
+
+    fireEvent.click(within(card).getByRole('button', { name: 'Start a folder' }));
+    const draft = useUi.getState().draftRecipe;
+    expect(draft?.request).toMatchObject({ images: { garment_photo: expect.any(String) } });
+    expect(draft?.request.readyTemplateSetId).toBeTruthy();
+    expect(useUi.getState().screen).toBe('folders');
+  });
+});
