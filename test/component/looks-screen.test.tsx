@@ -27,8 +27,10 @@ describe('LooksScreen', () => {
 
     fireEvent.click(within(card).getByRole('button', { name: 'Start a folder' }));
     const draft = useUi.getState().draftRecipe;
-    expect(draft?.request).toMatchObject({ images: { garment_photo: expect.any(String) } });
-    expect(draft?.request.readyTemplateSetId).toBeTruthy();
+    expect(draft?.request).toMatchObject({
+      readyTemplateSetId: expect.stringMatching(/\S/),
+      images: { garment_photo: expect.any(String) },
+    });
     expect(useUi.getState().screen).toBe('folders');
   });
 });
