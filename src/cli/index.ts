@@ -6,7 +6,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import path from 'node:path';
 import { AdminError } from '../core/errors';
-import type { EngineService } from '../shared/engine-process';
+import type { EmbeddedStorage, ServiceChoice } from '../client/open';
 
 const USAGE = `Usage: dropshoot <command> [flags]
 
@@ -33,15 +33,19 @@ const USAGE = `Usage: dropshoot <command> [flags]
       --daily-cap: the key's daily request cap (the API does not report it; default 500 remote).
       --wait: wait out a short balance (402) or a reached daily cap instead of ending the run.
       --uncertain: a submission whose answer was lost: send it again (may cost twice) or fail it.
-  studio --data DIR [--port 5170] [--remote URL --key KEY] [--daily-cap N]
+      [--database URL] [--blobs URL]: see below.
+  studio --data DIR [--port 5170] [--remote URL --key KEY] [--daily-cap N] [--database URL] [--blobs URL]
       Run the studio engine (hot folders, queue, review, export) and serve the studio contract
       over HTTP + server-sent events, with the UI when built. Prints {"studio": URL} when ready.
-  generate --tool TOOL --image PHOTO [--request FILE.json] [--out DIR] [--data DIR]
+  generate --tool TOOL --image PHOTO [--request FILE.json] [--out DIR] [--data DIR] [--database URL] [--blobs URL]
       One photo through one tool on the embedded core; the results are written next to PHOTO, or
       into --out. --request is a POST /v1/generations body whose "{photo}" image values are
       replaced by PHOTO (default: {"images":{"user_photo":"{photo}"}}).
 
   --data DIR defaults to ~/.dropshoot: studio.db, library/ and, in embedded mode, the core in core/.
+  run, studio and generate embed the core; --database URL (or DROPSHOOT_DATABASE_URL) and --blobs
+  URL (or DROPSHOOT_BLOBS_URL) put its rows in PostgreSQL and its files in a bucket, as for serve
+  (the studio's own studio.db and library/ stay under --data); not with --remote.
   Every error names the problem in one line; \`dropshoot --help\` (or COMMAND --help) prints this.
 `;
 
@@ -103,6 +107,55 @@ async function databaseUrlOf(flag: string | boolean | undefined): Promise<string
     if (err instanceof DatabaseUrlInvalid) throw new UsageError(err.message);
     throw err;
   }
+}
+
+/**
+ * The bucket URL of `--blobs`, else DROPSHOOT_BLOBS_URL; undefined for files under the data
+ * folder. Checked before anything opens: a malformed one is a usage error naming where it came
+ * from (the message never echoes the URL).
+ */
+async function blobsUrlOf(flag: string | boolean | undefined): Promise<string | undefined> {
+  const fromEnv = process.env.DROPSHOOT_BLOBS_URL;
+  const [value, source] =
+    typeof flag === 'string'
+      ? [flag, '--blobs']
+      : fromEnv !== undefined && fromEnv.trim() !== ''
+        ? [fromEnv.trim(), 'DROPSHOOT_BLOBS_URL']
+        : [undefined, ''];
+  if (value === undefined) return undefined;
+  const { parseBlobsUrl, BlobsUrlError } = await import('../core/media/blobs-url');
+  try {
+    parseBlobsUrl(value);
+  } catch (err) {
+    if (err instanceof BlobsUrlError) throw new UsageError(`${source}: ${err.message}`);
+    throw err;
+  }
+  return value;
+}
+
+/**
+ * Where the embedded core of `run`, `studio` and `generate` keeps rows and files: `--database` /
+ * DROPSHOOT_DATABASE_URL and `--blobs` / DROPSHOOT_BLOBS_URL as for `serve`; neither: SQLite and
+ * files under `<data>/core/`, as always.
+ */
+async function embeddedStorageOf(f: {
+  database?: string | boolean;
+  blobs?: string | boolean;
+  remote?: string | boolean;
+}): Promise<EmbeddedStorage> {
+  if (typeof f.remote === 'string') {
+    if (typeof f.database === 'string' || typeof f.blobs === 'string')
+      throw new UsageError(
+        "--database and --blobs choose the embedded core's storage; with --remote the service keeps its own",
+      );
+    return {};
+  }
+  const databaseUrl = await databaseUrlOf(f.database);
+  const blobsUrl = await blobsUrlOf(f.blobs);
+  return {
+    ...(databaseUrl !== undefined ? { databaseUrl } : {}),
+    ...(blobsUrl !== undefined ? { blobsUrl } : {}),
+  };
 }
 
 async function admin(sub: string | undefined, args: string[]): Promise<void> {
@@ -247,8 +300,11 @@ async function generate(args: string[]): Promise<void> {
     request: { type: 'string' },
     out: { type: 'string' },
     data: { type: 'string' },
+    database: { type: 'string' },
+    blobs: { type: 'string' },
   });
   const photo = path.resolve(required(f.image, 'image'));
+  const storage = await embeddedStorageOf(f);
   const { GenerationRequestSchema } = await import('../shared/api');
   const { PHOTO_PLACEHOLDER } = await import('../shared/studio');
   const fs = await import('node:fs');
@@ -273,7 +329,7 @@ async function generate(args: string[]): Promise<void> {
   const dataDir = dataDirOf(f);
   const unlock = await lockFirst(dataDir);
   try {
-    const client = await openClient({}, dataDir);
+    const client = await openClient({}, dataDir, storage);
     try {
       // Next to the photo unless a folder is named: never into the working directory's out/ (the build output).
       const outDir = typeof f.out === 'string' ? path.resolve(f.out) : path.dirname(photo);
@@ -302,8 +358,11 @@ async function lockFirst(dataDir: string): Promise<() => void> {
 }
 
 /** The service the flags name: a remote /v1 (its key from --key or DROPSHOOT_API_KEY) or the embedded core. */
-function serviceOf(f: { remote?: string | boolean; key?: string | boolean }): EngineService {
-  if (typeof f.remote !== 'string') return { mode: 'embedded', providerKeys: {} };
+function serviceOf(
+  f: { remote?: string | boolean; key?: string | boolean },
+  storage: EmbeddedStorage = {},
+): ServiceChoice {
+  if (typeof f.remote !== 'string') return { mode: 'embedded', providerKeys: {}, storage };
   const apiKey = typeof f.key === 'string' ? f.key : process.env.DROPSHOOT_API_KEY;
   if (!apiKey)
     throw new UsageError('--remote needs --key KEY (or DROPSHOOT_API_KEY in the environment)');
@@ -313,8 +372,9 @@ function serviceOf(f: { remote?: string | boolean; key?: string | boolean }): En
 async function openClient(
   f: { remote?: string | boolean; key?: string | boolean },
   dataDir: string,
+  storage: EmbeddedStorage = {},
 ) {
-  const service = serviceOf(f);
+  const service = serviceOf(f, storage);
   const { openServiceClient } = await import('../client/open');
   return openServiceClient(dataDir, service);
 }
@@ -332,6 +392,8 @@ async function run(args: string[]): Promise<void> {
     'daily-cap': { type: 'string' },
     wait: { type: 'boolean' },
     uncertain: { type: 'string' },
+    database: { type: 'string' },
+    blobs: { type: 'string' },
   });
   const maxDiamonds = integer(f['max-diamonds'], 'max-diamonds');
   const dailyCap = integer(f['daily-cap'], 'daily-cap');
@@ -369,11 +431,12 @@ async function run(args: string[]): Promise<void> {
     );
   }
   const concurrency = integer(f.concurrency, 'concurrency');
+  const storage = await embeddedStorageOf(f);
   const dataDir = dataDirOf(f);
   const interrupt = stopOnSignal();
   const unlock = await lockFirst(dataDir);
   try {
-    const client = await openClient(f, dataDir);
+    const client = await openClient(f, dataDir, storage);
     try {
       const { StudioEngine } = await import('../studio/engine');
       const { runBatch, checkBeforeRun, unreachableSummary } = await import('../studio/run-batch');
@@ -477,6 +540,8 @@ async function studio(args: string[]): Promise<void> {
     key: { type: 'string' },
     'settle-ms': { type: 'string' },
     'daily-cap': { type: 'string' },
+    database: { type: 'string' },
+    blobs: { type: 'string' },
   });
   const port = integer(f.port, 'port') ?? 5170;
   const settleMs = integer(f['settle-ms'], 'settle-ms');
@@ -484,7 +549,7 @@ async function studio(args: string[]): Promise<void> {
   if (dailyCap !== undefined && dailyCap < 1)
     throw new UsageError('--daily-cap must be at least 1');
   const dataDir = dataDirOf(f);
-  const service = serviceOf(f);
+  const service = serviceOf(f, await embeddedStorageOf(f));
   const log = (message: string) => process.stderr.write(`${message}\n`);
   // The same host the desktop app's engine process opens: lock, service client, studio.
   const { openStudioHost } = await import('../studio/host/open-host');

@@ -40,6 +40,8 @@ async function localKeyId(core: Core): Promise<string> {
 }
 
 const EMBEDDED_MAX_INTERRUPTIONS = 20;
+/** A stored file's public path (`/files/<id>`), as the resolver hands them out. */
+const OWN_FILE_PATH = /^\/files\/([A-Za-z0-9_-]{1,64})$/;
 
 export class InProcessClient implements ServiceClient {
   readonly origin = 'embedded';
@@ -180,11 +182,18 @@ export class InProcessClient implements ServiceClient {
     return { ...body, idempotencyHonoured: idem !== undefined };
   }
 
-  /** Own URLs are read from the blob store and catalog; anything else is fetched. Bytes decide the type. */
+  /**
+   * Own URLs are read from the blob store (through its stream, so blobs in a bucket work as
+   * files do) and the catalog; anything else is fetched. Bytes decide the type.
+   */
   async download(url: string): Promise<Download> {
     const local = await this.core.resolver.localFile(url);
     if (!local) return fetchDownload(url);
-    const data = await fs.promises.readFile(local.path);
+    const blobId = OWN_FILE_PATH.exec(new URL(url).pathname)?.[1];
+    const blob = blobId === undefined ? undefined : await this.core.blobs.get(blobId);
+    const data = blob
+      ? Buffer.concat(await (await this.core.blobs.open(blob.sha256)).toArray())
+      : await fs.promises.readFile(local.path);
     return {
       data,
       servedAs: local.mime,
