@@ -9,6 +9,7 @@ import { readFailedShots, readRecipeSnapshot } from './db/stored-json';
 import type { StudioEngine } from './engine';
 import type { HotFolders } from './folders';
 import { retryItem } from './queue';
+import { requeuePhoto } from './requeue';
 import { settleItem } from './review';
 
 /** Items past these states hold a job at the service, or are on their way to one. */
@@ -22,15 +23,19 @@ const IN_FLIGHT: readonly ItemState[] = [
 /** Cancelling a job at the service would not refund it: only items not yet there can be cancelled. */
 const CANCELLABLE: readonly ItemState[] = ['queued', 'uploading', 'review'];
 
-function itemsIn(
+/** The named items that exist and pass `keep`, in the order named. */
+function itemsWhere(
   engine: StudioEngine,
   ids: readonly string[],
-  states: readonly ItemState[],
+  keep: (item: store.ItemRow) => boolean,
 ): store.ItemRow[] {
   return ids
     .map((id) => store.getItem(engine.db, id))
-    .filter((i): i is store.ItemRow => i !== undefined && states.includes(i.state));
+    .filter((i): i is store.ItemRow => i !== undefined && keep(i));
 }
+
+const itemsIn = (engine: StudioEngine, ids: readonly string[], states: readonly ItemState[]) =>
+  itemsWhere(engine, ids, (item) => states.includes(item.state));
 
 export function cancelItems(engine: StudioEngine, ids: readonly string[]): number {
   const items = itemsIn(engine, ids, CANCELLABLE);
@@ -56,15 +61,15 @@ export async function retryItems(
 ): Promise<number> {
   const { db } = engine;
   let changed = 0;
-  const retryable = ids
-    .map((id) => store.getItem(db, id))
-    .filter((i): i is store.ItemRow => i !== undefined && isRetryable(i));
-  for (const item of retryable) {
+  for (const item of itemsWhere(engine, ids, isRetryable)) {
     const recipe = readRecipeSnapshot(item.recipe);
     const failedShots = readFailedShots(item.failedShots);
     if (failedShots.length && isReadyShootRecipe(recipe.request)) {
       // Only the shots that failed go again, as a new item; this one keeps what succeeded.
-      const sourcePath = await folders.restoreSource(item.id);
+      await requeuePhoto(engine, folders, item, {
+        ...recipe,
+        request: { ...recipe.request, shotIds: failedShots },
+      });
       store.updateItem(
         db,
         item.id,
@@ -75,15 +80,6 @@ export async function retryItems(
         engine.now(),
       );
       engine.emitItem(item.id);
-      engine.enqueue({
-        batchId: item.batchId,
-        folderId: item.folderId,
-        sourcePath,
-        rootDir: item.rootDir,
-        sha256: item.sha256,
-        recipe: { ...recipe, request: { ...recipe.request, shotIds: failedShots } },
-        reprocess: true,
-      });
     } else if (item.state === 'failed' || item.state === 'cancelled') {
       // A job already paid for is collected again (poll, download, export), never resubmitted.
       retryItem(db, item, await folders.restoreSource(item.id), engine.now());
@@ -140,23 +136,10 @@ export async function reprocessItems(
   folders: HotFolders,
   ids: readonly string[],
 ): Promise<number> {
-  let changed = 0;
-  for (const id of ids) {
-    const item = store.getItem(engine.db, id);
-    if (!item) continue;
-    const sourcePath = await folders.restoreSource(item.id);
-    engine.enqueue({
-      batchId: item.batchId,
-      folderId: item.folderId,
-      sourcePath,
-      rootDir: item.rootDir,
-      sha256: item.sha256,
-      recipe: readRecipeSnapshot(item.recipe),
-      reprocess: true,
-    });
-    changed++;
-  }
-  return changed;
+  const items = itemsWhere(engine, ids, () => true);
+  for (const item of items)
+    await requeuePhoto(engine, folders, item, readRecipeSnapshot(item.recipe));
+  return items.length;
 }
 
 /** The items go before every other, in the order given. */

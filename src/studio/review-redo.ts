@@ -8,6 +8,7 @@ import * as store from './db/store';
 import { readRecipeSnapshot } from './db/stored-json';
 import type { StudioEngine } from './engine';
 import type { HotFolders } from './folders';
+import { requeuePhoto } from './requeue';
 import { settleItem } from './review';
 
 /** How many photos were queued again. `recipe` must have been checked by the caller. */
@@ -29,16 +30,7 @@ export async function redoResults(
     if (!recipe && result.shotId && isReadyShootRecipe(next.request)) {
       next = { ...next, request: { ...next.request, shotIds: [result.shotId] } };
     }
-    const sourcePath = await folders.restoreSource(item.id);
-    engine.enqueue({
-      batchId: item.batchId,
-      folderId: item.folderId,
-      sourcePath,
-      rootDir: item.rootDir,
-      sha256: item.sha256,
-      recipe: next,
-      reprocess: true,
-    });
+    await requeuePhoto(engine, folders, item, next);
     settleItem(engine, item.id);
     queued++;
   }
