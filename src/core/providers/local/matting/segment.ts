@@ -9,6 +9,7 @@ import {
   borderPixels,
   components,
   dilate,
+  boxSum,
   distanceToUnset,
   erode,
   flood,
@@ -267,6 +268,8 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
     const pockets = addEnclosedBackdrop(background, erode(loose, w, h, 1), distance, w, h, t);
     // The pockets' own outlines carry the same ringing and mixed pixels as the outer one.
     trimEdge(background, distance, w, h, trimLimit, trimSteps, pockets);
+    const gaps = addRingingGaps(background, rgb, surface, distance, w, h);
+    trimEdge(background, distance, w, h, trimLimit, trimSteps, gaps);
   }
   const fg = new Uint8Array(n);
   for (let i = 0; i < n; i++) fg[i] = background[i] ? 0 : 1;
@@ -695,4 +698,114 @@ function keepSubject(fg: Uint8Array, w: number, h: number): Uint8Array {
     if (l >= 0 && !touchesFrame.has(l) && bg.sizes[l]! < minHole) out[i] = 1;
   }
   return out;
+}
+
+/** A gap narrow enough for JPEG ringing (8 px blocks) to fill: wider ones keep an exact core. */
+const GAP_DEPTH = 8;
+/** Mean (5x5) residual, in levels, a gap's pixels keep on average. */
+const GAP_MEAN = 3;
+/** Spread (levels) of a gap's residual: ringing around a flat backdrop is smooth. */
+const GAP_SPREAD = 1.8;
+
+/**
+ * Narrow gaps (between arm and body, inside a strap loop, a keyhole) show the backdrop through
+ * JPEG ringing: no pixel matches it, so neither the flood nor the pockets take them, but the
+ * ringing averages out. A region whose 5x5 mean stays near the backdrop is a gap when it is
+ * narrow (at most GAP_DEPTH px from its rim), ringed by clear subject (a white stripe reaching
+ * the outline is ringed by backdrop), and smooth: fabric texture, sequins and the shading of
+ * white fabric spread the residual wider than ringing does. Returns the pixels it opened.
+ */
+function addRingingGaps(
+  background: Uint8Array,
+  rgb: Uint8Array,
+  surface: Float32Array,
+  distance: Float32Array,
+  w: number,
+  h: number,
+): Uint8Array {
+  const n = w * h;
+  const count = boxSum(new Float32Array(n).fill(1), w, h, 2);
+  const near = new Float32Array(n);
+  const residual = new Float32Array(n);
+  for (let c = 0; c < 3; c++) {
+    for (let i = 0; i < n; i++) residual[i] = rgb[i * 3 + c]! - surface[i * 3 + c]!;
+    const sum = boxSum(residual, w, h, 2);
+    for (let i = 0; i < n; i++) near[i] = Math.max(near[i]!, Math.abs(sum[i]! / count[i]!));
+  }
+  const candidate = new Uint8Array(n);
+  for (let i = 0; i < n; i++) candidate[i] = !background[i] && near[i]! <= 8 ? 1 : 0;
+  const { label, sizes } = components(candidate, w);
+  const minArea = n * 0.0001;
+  const z = sizes.length;
+  const meanNear = new Float64Array(z);
+  const sumL = new Float64Array(z);
+  const sumL2 = new Float64Array(z);
+  const owner = new Int32Array(n).fill(-1);
+  let frontier: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const l = label[i]!;
+    if (l < 0 || sizes[l]! < minArea) continue;
+    owner[i] = l;
+    frontier.push(i);
+    meanNear[l]! += near[i]! / sizes[l]!;
+    const o = i * 3;
+    const r =
+      (rgb[o]! + rgb[o + 1]! + rgb[o + 2]! - surface[o]! - surface[o + 1]! - surface[o + 2]!) / 3;
+    sumL[l]! += r / sizes[l]!;
+    sumL2[l]! += (r * r) / sizes[l]!;
+  }
+  const take = new Uint8Array(n);
+  if (!frontier.length) return take;
+  // The ring 2-5 px out: clear subject all round for a gap.
+  const ringTotal = new Float64Array(z);
+  const ringClear = new Float64Array(z);
+  for (let step = 1; step <= 5 && frontier.length; step++) {
+    const next: number[] = [];
+    for (const i of frontier) {
+      const x = i % w;
+      for (let k = 0; k < 4; k++) {
+        const j =
+          k === 0
+            ? x > 0
+              ? i - 1
+              : -1
+            : k === 1
+              ? x < w - 1
+                ? i + 1
+                : -1
+              : k === 2
+                ? i - w
+                : i + w;
+        if (j < 0 || j >= n || owner[j] !== -1 || candidate[j]) continue;
+        const l = owner[i]!;
+        owner[j] = l;
+        next.push(j);
+        if (step < 2) continue;
+        ringTotal[l]!++;
+        if (!background[j] && distance[j]! > 10) ringClear[l]!++;
+      }
+    }
+    frontier = next;
+  }
+  const depth = distanceToUnset(candidate, w, h);
+  const deepest = new Float32Array(z);
+  for (let i = 0; i < n; i++)
+    if (label[i]! >= 0) deepest[label[i]!] = Math.max(deepest[label[i]!]!, depth[i]!);
+  const open = new Uint8Array(z);
+  for (let l = 0; l < z; l++) {
+    if (sizes[l]! < minArea) continue;
+    const spread = Math.sqrt(Math.max(0, sumL2[l]! - sumL[l]! ** 2));
+    open[l] =
+      meanNear[l]! <= GAP_MEAN &&
+      spread <= GAP_SPREAD &&
+      deepest[l]! <= GAP_DEPTH &&
+      ringClear[l]! >= 0.6 * ringTotal[l]!
+        ? 1
+        : 0;
+  }
+  for (let i = 0; i < n; i++) {
+    const l = label[i]!;
+    if (l >= 0 && open[l]) background[i] = take[i] = 1;
+  }
+  return take;
 }
