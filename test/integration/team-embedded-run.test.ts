@@ -5,6 +5,7 @@
  * in the bucket, and nothing of the core is written under --data but scratch copies. Malformed
  * URLs are usage errors naming the flag or variable, never the password.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +13,7 @@ import { LOCAL_ACCOUNT_EMAIL } from '../../src/client/in-process';
 import { openStore } from '../../src/core/store/open-store';
 import { describePostgres } from '../support/postgres';
 import { makeTempDir, removeDir } from './helpers/api';
-import { runCli } from './helpers/cli';
+import { killGroup, REPO_ROOT, runCli } from './helpers/cli';
 import { startTestS3, type TestS3 } from './helpers/s3';
 
 const dirs: string[] = [];
@@ -162,5 +163,71 @@ describePostgres('run on PostgreSQL and S3', (databaseUrl) => {
     } finally {
       await store.close();
     }
+  });
+
+  it('studio opens its embedded core on the database of --database (the local account is made there)', async () => {
+    const data = tempDir('studio-team-');
+    // A schema of its own: the run above made the local account in the database's default one.
+    const schemaUrl = new URL(databaseUrl());
+    schemaUrl.searchParams.set('schema', 'studio_only');
+    const url = schemaUrl.toString();
+    const email = await withEnv({ DROPSHOOT_BLOBS_URL: s3.blobsUrl(BUCKET) }, async () => {
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'src/cli/index.ts',
+          'studio',
+          '--data',
+          data,
+          '--port',
+          '0',
+          '--database',
+          url,
+        ],
+        { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+      );
+      try {
+        let stdout = '';
+        let stderr = '';
+        child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(
+            () => reject(new Error(`studio did not start: ${stderr}`)),
+            60_000,
+          );
+          child.stdout.setEncoding('utf8').on('data', (d: string) => {
+            stdout += d;
+            if (stdout.includes('"studio"')) {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+          child.on('exit', (code) => {
+            clearTimeout(timer);
+            reject(new Error(`studio exited ${code}: ${stderr}`));
+          });
+        });
+        const store = await openStore({
+          databaseUrl: url,
+          dataDir: data,
+          migrate: false,
+        });
+        try {
+          const accountId = await store.accounts.idByEmail(LOCAL_ACCOUNT_EMAIL);
+          return accountId && (await store.accounts.get(accountId))?.email;
+        } finally {
+          await store.close();
+        }
+      } finally {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+        killGroup(child);
+      }
+    });
+    expect(email).toBe(LOCAL_ACCOUNT_EMAIL);
+    expect(fs.existsSync(path.join(data, 'core', 'core.db'))).toBe(false);
   });
 });
