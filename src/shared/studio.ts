@@ -145,6 +145,15 @@ export const ITEM_STATES = [
   'cancelled',
 ] as const;
 export type ItemState = (typeof ITEM_STATES)[number];
+/** The states of an item the engine is working on (a photo in review waits for the operator). */
+export const ACTIVE_STATES: readonly ItemState[] = [
+  'queued',
+  'uploading',
+  'submitting',
+  'processing',
+  'downloading',
+  'exporting',
+];
 export const TERMINAL_STATES: readonly ItemState[] = [
   'exported',
   'failed',

@@ -9,6 +9,7 @@ import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { ApiError, type ServiceClient } from '../client';
 import {
+  ACTIVE_STATES,
   isReadyShootRecipe,
   jobGroup,
   RecipeSchema,
@@ -30,13 +31,7 @@ import { Gates } from './gates';
 import { Library } from './library';
 import { lockDataFolder } from './lock';
 import { Poller } from './poller';
-import {
-  ACTIVE_STATES,
-  enqueue as enqueueItem,
-  recipeHash,
-  resolveUncertain,
-  type EnqueueInput,
-} from './queue';
+import { enqueue as enqueueItem, recipeHash, resolveUncertain, type EnqueueInput } from './queue';
 import { Runner } from './runner';
 import { Scheduler } from './scheduler';
 

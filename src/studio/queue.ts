@@ -6,24 +6,9 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import {
-  recipeKind,
-  RecipeSchema,
-  requestToolId,
-  type ItemState,
-  type Recipe,
-} from '../shared/studio';
+import { recipeKind, RecipeSchema, requestToolId, type Recipe } from '../shared/studio';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
-
-export const ACTIVE_STATES: readonly ItemState[] = [
-  'queued',
-  'uploading',
-  'submitting',
-  'processing',
-  'downloading',
-  'exporting',
-];
 
 /** Stable hash of a recipe, for "same photo + same recipe already done". */
 export function recipeHash(recipe: Recipe): string {

@@ -6,11 +6,10 @@
  * the real price is unconfirmed), when today's request budget can carry them to the end, and while
  * no gate (402, daily cap, rate limit) is closed.
  */
-import { jobGroup, type WaitReason } from '../shared/studio';
+import { ACTIVE_STATES, jobGroup, type WaitReason } from '../shared/studio';
 import { Budget, ownCapMessage, requestsPerPhoto } from './budget';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
-import { ACTIVE_STATES } from './queue';
 import { typicalPollRequests } from './poll';
 import type { ToolTimes } from './poller';
 

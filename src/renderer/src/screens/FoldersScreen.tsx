@@ -1,6 +1,11 @@
 import { useEffect, useRef, useState, type DragEvent, type FormEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import type { FolderView, ItemState, RecipeInput } from '../../../shared/studio';
+import {
+  ACTIVE_STATES,
+  type FolderView,
+  type ItemState,
+  type RecipeInput,
+} from '../../../shared/studio';
 import { ConfirmDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
 import { Progress } from '../components/Progress';
@@ -46,15 +51,6 @@ export function FoldersScreen() {
   );
 }
 
-const WORKING: ItemState[] = [
-  'queued',
-  'uploading',
-  'submitting',
-  'processing',
-  'downloading',
-  'exporting',
-];
-
 /** One watched folder: its name, recipe and output, live counts, spend and time left. */
 function FolderCard({ folder }: { folder: FolderView }) {
   const catalog = useCatalog((s) => s.catalog);
@@ -67,7 +63,8 @@ function FolderCard({ folder }: { folder: FolderView }) {
   const [confirmStop, setConfirmStop] = useState(false);
   const name = folderName(folder.path);
   const current = JSON.stringify(folder.recipe);
-  const count = (states: ItemState[]) => items.filter((i) => states.includes(i.state)).length;
+  const count = (states: readonly ItemState[]) =>
+    items.filter((i) => states.includes(i.state)).length;
   const queued = items.filter((i) => i.state === 'queued');
   const olderRecipe = queued.filter((i) => JSON.stringify(i.recipe) !== current).length;
   const progress = progressOf(items);
@@ -87,7 +84,7 @@ function FolderCard({ folder }: { folder: FolderView }) {
             label={`${name}: ${progress.done} of ${progress.total} photos through`}
           />
           <span data-testid="folder-counts">
-            {progress.done}/{progress.total} through · {count(WORKING)} working ·{' '}
+            {progress.done}/{progress.total} through · {count(ACTIVE_STATES)} working ·{' '}
             {count(['review'])} to review · {count(['exported'])} exported · {count(['rejected'])}{' '}
             rejected · {count(['failed'])} failed · {spent} diamonds spent · ETA{' '}
             {etaText(progress, folder.paused || queuePaused, heldByDailyCap(items))}
