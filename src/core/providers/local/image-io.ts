@@ -23,6 +23,16 @@ export function open(input: Buffer | string): Sharp {
   return sharp(input, { failOn: 'error' }).rotate();
 }
 
+/** Raw sRGB pixels of the upright input at full size, alpha dropped (3 channels). */
+export async function rgbPixels(input: Buffer | string): Promise<RawImage> {
+  const { data, info } = await open(input)
+    .removeAlpha()
+    .toColourspace('srgb')
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height, channels: info.channels };
+}
+
 /** Raw RGB(A) pixels of the input, scaled so the long side is at most `longSide`. */
 export async function rawPixels(
   input: Buffer | string,

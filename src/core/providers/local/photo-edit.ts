@@ -8,7 +8,7 @@ import type { Sharp } from 'sharp';
 import { sharp } from '../../../infra/sharp';
 import { ProviderError } from '../types';
 import { parseInstruction, OFFLINE_EDITS, type Edit, type Rgb } from './edit-instruction';
-import { decodeMeta, open } from './image-io';
+import { decodeMeta, rgbPixels } from './image-io';
 import { removeBackground } from './remove-background';
 
 export type EditedPhoto = { data: Buffer; mime: 'image/jpeg' | 'image/png' };
@@ -35,12 +35,7 @@ export async function editPhoto(input: Buffer, instruction: string): Promise<Edi
       `the offline editor cannot do ${what} (the charge is refunded). It can: ${OFFLINE_EDITS}`,
     );
   }
-  const { data: original, info } = await open(input)
-    .removeAlpha()
-    .toColourspace('srgb')
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  const { width, height } = info;
+  const { data: original, width, height } = await rgbPixels(input);
   let rgb: Buffer = original;
   let alpha: Buffer | null = null;
   const replacesBackground = edits.some(

@@ -5,17 +5,12 @@
  */
 import type { Metadata, OverlayOptions, Sharp } from 'sharp';
 import { sharp } from '../../../infra/sharp';
-import { decodeMeta, open, ratioOf } from './image-io';
+import { decodeMeta, ratioOf, rgbPixels } from './image-io';
 import { computeMatte, matteBox } from './remove-background';
 
 export async function reframePhoto(input: Buffer, targetRatio: string): Promise<Buffer> {
   await decodeMeta(input);
-  const { data, info } = await open(input)
-    .removeAlpha()
-    .toColourspace('srgb')
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  const { width: w, height: h } = info;
+  const { data, width: w, height: h } = await rgbPixels(input);
   const ratio = ratioOf(targetRatio, w / h);
   const jpeg = (img: Sharp) => img.jpeg({ quality: 92 }).toBuffer();
   const raw = () => sharp(data, { raw: { width: w, height: h, channels: 3 } });

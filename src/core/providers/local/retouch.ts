@@ -10,7 +10,7 @@
  * garment (regainEdge).
  */
 import { sharp } from '../../../infra/sharp';
-import { decodeMeta, open } from './image-io';
+import { decodeMeta, rgbPixels } from './image-io';
 import { boxSum, dilate, erode, flood } from './matting/morphology';
 import { computeMatte, matteAt } from './remove-background';
 
@@ -192,12 +192,7 @@ function regainEdge(
 
 export async function retouchPhoto(input: Buffer): Promise<Buffer> {
   await decodeMeta(input);
-  const { data, info } = await open(input)
-    .removeAlpha()
-    .toColourspace('srgb')
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  const { width, height } = info;
+  const { data, width, height } = await rgbPixels(input);
   const alpha = await matteAt(await computeMatte(input), width, height);
   const gains = neutralGains(data, alpha, width * height);
   keepOffBackdrop(data, alpha, width, height);
