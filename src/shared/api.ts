@@ -4,13 +4,18 @@
  */
 import { z } from 'zod';
 
-export const TOOL_IDS = [
+/** The tools whose settings can be saved as a template set (a look). */
+export const SAVEABLE_TOOL_IDS = [
   'virtual_model',
   'outfit_photo',
   'pro_studio',
   'jewelry_on_model',
   'clothing_ecom_pack',
   'jewelry_ecom_pack',
+] as const;
+
+export const TOOL_IDS = [
+  ...SAVEABLE_TOOL_IDS,
   'ai_videos',
   'model_to_flat_lay',
   'amateur_to_pro',
@@ -23,15 +28,6 @@ export const TOOL_IDS = [
 ] as const;
 export const ToolIdSchema = z.enum(TOOL_IDS);
 export type ToolId = z.infer<typeof ToolIdSchema>;
-
-export const SAVEABLE_TOOL_IDS = [
-  'virtual_model',
-  'outfit_photo',
-  'pro_studio',
-  'jewelry_on_model',
-  'clothing_ecom_pack',
-  'jewelry_ecom_pack',
-] as const satisfies readonly ToolId[];
 
 export const RATIOS = ['1:1', '9:16', '16:9', '4:3', '3:4', '4:5', 'auto'] as const;
 export const VIRTUAL_MODEL_RATIOS = ['1:1', '4:5', '3:4', '9:16', '16:9'] as const;
