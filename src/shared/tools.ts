@@ -45,6 +45,13 @@ const ONE_PHOTO = {
   arrayKeys: [],
 } as const;
 
+/** The image slots of a tool that dresses a model in several garment photos, in an optional venue. */
+const OUTFIT_ON_MODEL = {
+  required: [one('fashion_model'), one('garment_photos')],
+  imageKeys: ['fashion_model', 'garment_photos', 'venue'],
+  arrayKeys: ['garment_photos'],
+} as const;
+
 /** A local, prompt-free tool on one photo: only its price and its fields (all required) differ. */
 const deterministic = (price: number, fields: TableEntry['fields'] = []): TableEntry => ({
   inputShape: 'deterministic',
@@ -85,9 +92,7 @@ const table: Record<ToolId, TableEntry> = {
     inputShape: 'model_garment',
     promptMode: 'assembled',
     price: 6,
-    required: [one('fashion_model'), one('garment_photos')],
-    imageKeys: ['fashion_model', 'garment_photos', 'venue'],
-    arrayKeys: ['garment_photos'],
+    ...OUTFIT_ON_MODEL,
     fields: GENERATIVE_COMMON,
     requiredFields: [],
     outputs: 1,
@@ -96,9 +101,7 @@ const table: Record<ToolId, TableEntry> = {
     inputShape: 'model_garment',
     promptMode: 'assembled',
     price: 8,
-    required: [one('fashion_model'), one('garment_photos')],
-    imageKeys: ['fashion_model', 'garment_photos', 'venue'],
-    arrayKeys: ['garment_photos'],
+    ...OUTFIT_ON_MODEL,
     fields: [...GENERATIVE_COMMON, 'shotType', 'stylePreset'],
     requiredFields: ['shotType', 'stylePreset'],
     outputs: 1,
