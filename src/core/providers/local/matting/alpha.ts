@@ -13,6 +13,8 @@ const invert = (mask: Uint8Array): Uint8Array => Uint8Array.from(mask, (v) => (v
 const MIN_CONTRAST = 14;
 /** A fringe pixel unmixes as less than half subject. */
 const PEEL_BELOW = 0.5;
+/** Below this share of subject an edge pixel's unmixing is within the backdrop's ringing. */
+const RINGING_SHARE = 0.3;
 /** Background pixels at least this far from the subject count as clear backdrop for unmixing. */
 const BACK_DEPTH = 2;
 
@@ -191,8 +193,9 @@ export function edgeAlpha(rgb: Uint8Array, w: number, h: number, seg: Segmentati
       alpha[i] = 255;
       continue;
     }
-    // Clean the tails: JPEG ringing on the backdrop side, texture on the subject side.
-    if (a < 0.15) a = 0;
+    // Clean the tails: JPEG ringing on the backdrop side, texture on the subject side. At the
+    // lowest contrast unmixed (MIN_CONTRAST) a third is about 4 levels, what ringing reaches.
+    if (a < RINGING_SHARE) a = 0;
     else if (a > 0.9) a = 1;
     alpha[i] = Math.round(255 * Math.min(1, a));
   }
