@@ -160,14 +160,32 @@ export class Service {
         throw new Conflict('This Idempotency-Key was already used with a different request body');
       return running.answer;
     }
-    const prior = await replay(this.deps.store, key.accountId, idem, this.now());
-    if (prior) return prior;
-    const answer = Promise.resolve().then(endpoint);
+    // The slot is taken before the first await: on PostgreSQL the replay's read is a real round
+    // trip, and duplicates arriving meanwhile each passed the check, then found the balance spent.
+    const answer = this.replayOrAnswer(key, idem, endpoint);
     this.inFlight.set(slot, { bodyHash: idem.bodyHash, answer });
     try {
       return await answer;
     } finally {
       this.inFlight.delete(slot);
+    }
+  }
+
+  private async replayOrAnswer(
+    key: AuthenticatedKey,
+    idem: Idempotency,
+    endpoint: () => Promise<ServiceResponse> | ServiceResponse,
+  ): Promise<ServiceResponse> {
+    const prior = await replay(this.deps.store, key.accountId, idem, this.now());
+    if (prior) return prior;
+    try {
+      return await endpoint();
+    } catch (err) {
+      // A duplicate answered by another process between our replay and our checks (its charge
+      // made this one's balance check fail): its answer is this request's answer too.
+      const answeredMeanwhile = await replay(this.deps.store, key.accountId, idem, this.now());
+      if (answeredMeanwhile) return answeredMeanwhile;
+      throw err;
     }
   }
 
