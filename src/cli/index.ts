@@ -249,8 +249,7 @@ async function serve(args: string[]): Promise<void> {
   if (leaseSeconds !== undefined && (leaseSeconds < 1 || leaseSeconds > 86_400))
     throw new UsageError('--lease-seconds must be 1-86400');
   // Files in an S3-compatible bucket (credentials from AWS_*), else under --data.
-  const blobsUrl =
-    typeof f.blobs === 'string' ? f.blobs : process.env.DROPSHOOT_BLOBS_URL || undefined;
+  const blobsUrl = await blobsUrlOf(f.blobs);
   if (port > 65535) throw new UsageError('--port must be 0-65535');
   // SQLite: --workers is how many units run at once (every job runs here), as --concurrency.
   const concurrency =

@@ -418,10 +418,10 @@ describe('dropshoot serve --blobs', () => {
         '--blobs',
         's3://AKIA:topsecretvalue@Bad_Bucket',
       ]);
-      expect(res.code).toBe(1);
+      expect(res.code).toBe(2); // a usage error, as for run and studio
       expect(res.stdout).toBe('');
       expect(res.stderr).toBe(
-        'dropshoot: the blobs URL must not hold credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY instead\n',
+        'dropshoot: --blobs: the blobs URL must not hold credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY instead; see `dropshoot --help` for usage.\n',
       );
     } finally {
       removeDir(dataDir);
