@@ -1,7 +1,7 @@
 /** Binary-mask helpers on row-major w x h grids (1 = set): flood, components, distances, box sums. */
 
 /** 4-neighbours of pixel i, or -1 past the edge. */
-function neighbours4(i: number, w: number, n: number, out: Int32Array): Int32Array {
+export function neighbours4(i: number, w: number, n: number, out: Int32Array): Int32Array {
   const x = i % w;
   out[0] = x > 0 ? i - 1 : -1;
   out[1] = x < w - 1 ? i + 1 : -1;

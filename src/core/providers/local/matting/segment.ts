@@ -14,6 +14,7 @@ import {
   erode,
   flood,
   floodShallow,
+  neighbours4,
 } from './morphology';
 
 export type Segmentation = {
@@ -400,22 +401,12 @@ function driftFlood(
     }
     return true;
   };
+  const nb = new Int32Array(4);
   while (head < tail) {
     const i = queue[head++]!;
-    const x = i % w;
+    neighbours4(i, w, n, nb);
     for (let k = 0; k < 4; k++) {
-      const j =
-        k === 0
-          ? x > 0
-            ? i - 1
-            : -1
-          : k === 1
-            ? x < w - 1
-              ? i + 1
-              : -1
-            : k === 2
-              ? i - w
-              : i + w;
+      const j = nb[k]!;
       if (j < 0 || j >= n || background[j]) continue;
       if (core[j]) {
         for (let c = 0; c < 3; c++) ref[j * 3 + c] = surface[j * 3 + c]!;
@@ -433,20 +424,9 @@ function driftFlood(
       background[j] = 1;
       continue;
     }
-    const x = j % w;
+    neighbours4(j, w, n, nb);
     for (let k = 0; k < 4; k++) {
-      const i =
-        k === 0
-          ? x > 0
-            ? j - 1
-            : -1
-          : k === 1
-            ? x < w - 1
-              ? j + 1
-              : -1
-            : k === 2
-              ? j - w
-              : j + w;
+      const i = nb[k]!;
       if (i >= 0 && i < n && background[i] === 1 && near(j, i)) {
         background[j] = 2; // marked apart so this pass does not chain
         break;
@@ -483,23 +463,13 @@ function trimEdge(
     )
       frontier.push(i);
   }
+  const nb = new Int32Array(4);
   for (let step = 0; step < steps && frontier.length; step++) {
     const next: number[] = [];
     for (const i of frontier) {
-      const x = i % w;
+      neighbours4(i, w, n, nb);
       for (let k = 0; k < 4; k++) {
-        const j =
-          k === 0
-            ? x > 0
-              ? i - 1
-              : -1
-            : k === 1
-              ? x < w - 1
-                ? i + 1
-                : -1
-              : k === 2
-                ? i - w
-                : i + w;
+        const j = nb[k]!;
         if (j >= 0 && j < n && !background[j] && distance[j]! <= limit) {
           background[j] = 1;
           next.push(j);
@@ -622,23 +592,13 @@ function addEnclosedBackdrop(
   const nearClear = new Float64Array(sizes.length);
   const farTotal = new Float64Array(sizes.length);
   const farClear = new Float64Array(sizes.length);
+  const nb = new Int32Array(4);
   for (let step = 1; step <= FAR && frontier.length; step++) {
     const next: number[] = [];
     for (const i of frontier) {
-      const x = i % w;
+      neighbours4(i, w, n, nb);
       for (let k = 0; k < 4; k++) {
-        const j =
-          k === 0
-            ? x > 0
-              ? i - 1
-              : -1
-            : k === 1
-              ? x < w - 1
-                ? i + 1
-                : -1
-              : k === 2
-                ? i - w
-                : i + w;
+        const j = nb[k]!;
         if (j < 0 || j >= n || owner[j] !== -1 || pocket[j]) continue;
         const l = owner[i]!;
         owner[j] = l;
@@ -759,23 +719,13 @@ function addRingingGaps(
   // The ring 2-5 px out: clear subject all round for a gap.
   const ringTotal = new Float64Array(z);
   const ringClear = new Float64Array(z);
+  const nb = new Int32Array(4);
   for (let step = 1; step <= 5 && frontier.length; step++) {
     const next: number[] = [];
     for (const i of frontier) {
-      const x = i % w;
+      neighbours4(i, w, n, nb);
       for (let k = 0; k < 4; k++) {
-        const j =
-          k === 0
-            ? x > 0
-              ? i - 1
-              : -1
-            : k === 1
-              ? x < w - 1
-                ? i + 1
-                : -1
-              : k === 2
-                ? i - w
-                : i + w;
+        const j = nb[k]!;
         if (j < 0 || j >= n || owner[j] !== -1 || candidate[j]) continue;
         const l = owner[i]!;
         owner[j] = l;
