@@ -1,23 +1,16 @@
 // @vitest-environment jsdom
 import fs from 'node:fs';
 import path from 'node:path';
-import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
 import { FoldersScreen } from '../../src/renderer/src/screens/FoldersScreen';
 import { BatchBoard } from '../../src/renderer/src/screens/BatchBoard';
 import { Notice } from '../../src/renderer/src/components/Notice';
 import { useFolders } from '../../src/renderer/src/stores/folders-store';
 import { studio } from '../../src/renderer/src/transport';
-import { resetStores } from './reset-stores';
-import { startHarness } from './studio-harness';
+import { useStudioHarness } from './studio-harness';
 
-let harness: Awaited<ReturnType<typeof startHarness>>;
-beforeAll(async () => {
-  harness = await startHarness();
-});
-afterAll(async () => harness.stop());
-beforeEach(resetStores);
-afterEach(cleanup);
+const harness = useStudioHarness();
 
 describe('FoldersScreen', () => {
   it('says what to do when there is no folder, then adds one the engine watches', async () => {
@@ -29,7 +22,7 @@ describe('FoldersScreen', () => {
       </>,
     );
     expect(screen.getByText('No hot folders yet')).toBeTruthy();
-    const hot = path.join(harness.root, 'incoming');
+    const hot = path.join(harness().root, 'incoming');
     fs.mkdirSync(hot);
     fireEvent.click(screen.getByRole('button', { name: 'Add folder' }));
     fireEvent.change(screen.getByLabelText('Folder to watch'), { target: { value: hot } });
@@ -52,7 +45,7 @@ describe('FoldersScreen', () => {
     );
     fireEvent.click(screen.getByRole('button', { name: 'Add folder' }));
     fireEvent.change(screen.getByLabelText('Folder to watch'), {
-      target: { value: path.join(harness.root, 'does-not-exist', 'x') },
+      target: { value: path.join(harness().root, 'does-not-exist', 'x') },
     });
     await screen.findByText('Recipe is valid.');
     fireEvent.click(screen.getByRole('button', { name: 'Start watching' }));

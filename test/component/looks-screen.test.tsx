@@ -1,18 +1,11 @@
 // @vitest-environment jsdom
-import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fireEvent, render, screen, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
 import { LooksScreen } from '../../src/renderer/src/screens/LooksScreen';
 import { useUi } from '../../src/renderer/src/stores/ui-store';
-import { resetStores } from './reset-stores';
-import { startHarness } from './studio-harness';
+import { useStudioHarness } from './studio-harness';
 
-let harness: Awaited<ReturnType<typeof startHarness>>;
-beforeAll(async () => {
-  harness = await startHarness();
-});
-afterAll(async () => harness.stop());
-beforeEach(resetStores);
-afterEach(cleanup);
+useStudioHarness();
 
 describe('LooksScreen', () => {
   it('shows each ready shoot as a card and starts a folder from it', async () => {

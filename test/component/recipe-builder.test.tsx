@@ -1,19 +1,12 @@
 // @vitest-environment jsdom
-import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
 import { useState } from 'react';
 import type { RecipeInput } from '../../src/shared/studio';
 import { DEFAULT_RECIPE, RecipeBuilder } from '../../src/renderer/src/components/RecipeBuilder';
-import { resetStores } from './reset-stores';
-import { startHarness } from './studio-harness';
+import { useStudioHarness } from './studio-harness';
 
-let harness: Awaited<ReturnType<typeof startHarness>>;
-beforeAll(async () => {
-  harness = await startHarness();
-});
-afterAll(async () => harness.stop());
-beforeEach(resetStores);
-afterEach(cleanup);
+useStudioHarness();
 
 let latest: RecipeInput = DEFAULT_RECIPE;
 function Builder() {

@@ -10,7 +10,9 @@ import { openStudio } from '../../src/studio';
 import { buildStudioWeb } from '../../src/studio/web';
 import { httpTransport, setTransport } from '../../src/renderer/src/transport';
 
-import { configure } from '@testing-library/react';
+import { cleanup, configure } from '@testing-library/react';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { resetStores } from './reset-stores';
 
 // The harness is a real studio on a machine shared with other work: wait for it, not for a clock.
 configure({ asyncUtilTimeout: 15_000 });
@@ -39,5 +41,25 @@ export async function startHarness() {
       await client.close();
       fs.rmSync(root, { recursive: true, force: true });
     },
+  };
+}
+
+export type StudioHarness = Awaited<ReturnType<typeof startHarness>>;
+
+/**
+ * One studio for the test file (started before its tests, stopped after), every store reset
+ * before each test and the rendered tree removed after it. Returns a getter for the studio.
+ */
+export function useStudioHarness(): () => StudioHarness {
+  let harness: StudioHarness | undefined;
+  beforeAll(async () => {
+    harness = await startHarness();
+  });
+  afterAll(async () => harness?.stop());
+  beforeEach(resetStores);
+  afterEach(cleanup);
+  return () => {
+    if (!harness) throw new Error('the studio harness is not started');
+    return harness;
   };
 }
