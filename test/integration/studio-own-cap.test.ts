@@ -158,7 +158,10 @@ describe("the studio's own count at --daily-cap", () => {
     const deadline = Date.now() + 60_000;
     while (studio.engine.spending.requestsUsedToday() < cap && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 200));
-    expect(studio.engine.spending.requestsUsedToday()).toBe(cap);
+    // Paid jobs' polls come first: a request or two may stay unsent when no photo fits in them.
+    const used = studio.engine.spending.requestsUsedToday();
+    expect(used).toBeGreaterThanOrEqual(cap - 2);
+    expect(used).toBeLessThanOrEqual(cap);
     // The UI goes on asking: balance, catalog refresh, account. Answered from what is known, nothing sent.
     await runCommand(studio.commands, 'budget.get', {});
     await runCommand(studio.commands, 'catalog.get', { refresh: true });
@@ -166,10 +169,11 @@ describe("the studio's own count at --daily-cap", () => {
     const account = await runCommand(studio.commands, 'account.get', {});
     expect(account.ok && account.result).toMatchObject({ email: EMAIL, mode: 'remote' });
     await new Promise((r) => setTimeout(r, 3000));
-    expect(w.service.requestsToday(w.apiKey)).toBe(cap);
-    expect(studio.engine.spending.requestsUsedToday()).toBe(cap);
-    expect(shownUsed).toBe(cap);
-    // Unfinished photos wait for the day to reopen (not failed; a delivered one waits for review).
+    expect(w.service.requestsToday(w.apiKey)).toBe(used);
+    expect(studio.engine.spending.requestsUsedToday()).toBe(used);
+    expect(shownUsed).toBe(used);
+    // Unfinished photos wait for the day to reopen (too few requests left counts), none failed;
+    // a delivered one waits for review.
     const waits = async () => {
       const listed = await runCommand(studio.commands, 'queue.list', {});
       return (
@@ -191,7 +195,7 @@ describe("the studio's own count at --daily-cap", () => {
     expect(
       (await waits()).filter((i) => !/ (exported \S+|review \S+|\S+ daily_cap)$/.test(i)),
     ).toEqual([]);
-    expect(w.service.requestsToday(w.apiKey)).toBe(cap);
+    expect(w.service.requestsToday(w.apiKey)).toBe(used);
   }, 120_000);
 });
 
