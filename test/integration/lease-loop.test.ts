@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   LeaseLoop,
@@ -408,6 +409,77 @@ describePostgres('lease loop on PostgreSQL across pools and processes', (databas
     });
     return { a, b, close: async () => void (await Promise.all([a.close(), b.close()])) };
   });
+
+  it('an idle worker takes a job another process creates at once (LISTEN/NOTIFY), not at its next poll, also after its listening connection was cut', async () => {
+    const schema = freshSchema();
+    const app = `lease-notify-${randomBytes(3).toString('hex')}`;
+    const creator = await openPostgresStore(databaseUrl(), { schema, max: 2 });
+    const workerStore = await openPostgresStore(databaseUrl(), {
+      schema,
+      max: 2,
+      applicationName: app,
+    });
+    // A service in another schema of the same database: its jobs must not wake this worker.
+    const otherSchema = await openPostgresStore(databaseUrl(), { schema: freshSchema(), max: 2 });
+    const tally = new Tally();
+    const worker = new LeaseLoop({
+      jobs: workerStore.jobs,
+      workers: 2,
+      leaseMs: 30_000,
+      claimIntervalMs: 3_600_000, // the poll never comes within this test
+      runJob: standInRun(workerStore, tally, () => delay(5)),
+    }).start();
+    try {
+      await worker.watching();
+      await delay(200); // the claim made at start has found nothing
+      expect(tally.started).toEqual([]);
+
+      await seedJobs(otherSchema, 1);
+      const t0 = Date.now();
+      const [first] = await seedJobs(creator, 1);
+      await until('the idle worker took the new job', () => tally.finished.length === 1, 5_000);
+      expect(tally.finishedIds()).toEqual([first]);
+      const firstWait = tally.started[0]!.at - t0;
+
+      // Cut the listening connection: it comes back (a new backend) and notices work again.
+      const admin = new pg.Client({ connectionString: databaseUrl() });
+      await admin.connect();
+      try {
+        const listener = async () =>
+          (
+            await admin.query<{ pid: number }>(
+              'SELECT pid FROM pg_stat_activity WHERE application_name = $1',
+              [`${app}:listen`],
+            )
+          ).rows[0]?.pid;
+        const before = await listener();
+        expect(before).toBeDefined();
+        await admin.query('SELECT pg_terminate_backend($1)', [before]);
+        await until(
+          'a new listening connection',
+          async () => {
+            const now = await listener();
+            return now !== undefined && now !== before;
+          },
+          15_000,
+        );
+        await worker.watching();
+      } finally {
+        await admin.end();
+      }
+      const t1 = Date.now();
+      const [second] = await seedJobs(creator, 1);
+      await until('the worker took the next job', () => tally.finished.length === 2, 5_000);
+      expect(tally.finishedIds()).toEqual([first, second].sort());
+      const secondWait = tally.started[1]!.at - t1;
+      // Both well within the hour-long poll: taken on the notice (loose bound for a busy machine).
+      expect(Math.max(firstWait, secondWait)).toBeLessThan(3_000);
+      expect(tally.overlaps).toEqual([]);
+    } finally {
+      await worker.stop();
+      await Promise.all([creator.close(), workerStore.close(), otherSchema.close()]);
+    }
+  }, 60_000);
 
   it('a worker process killed with SIGKILL mid-job: another takes its jobs once the lease has run out, and each finishes once', async () => {
     const schema = freshSchema();

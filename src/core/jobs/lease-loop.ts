@@ -13,11 +13,14 @@
  *   once. A process that dies without stopping (kill -9) leaves its leases to run out.
  * - Only one claim or renewal of a loop is in flight at a time: a renewal answer then always
  *   covers every claim made before it (an overlapping claim would look like a lost lease).
+ * - Where the store can say when jobs become claimable (PostgreSQL's LISTEN/NOTIFY: a job
+ *   inserted or leases released by any process), an idle slot claims at once; the claim poll
+ *   stays as the fallback for notices lost while the listening connection is down.
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { z } from 'zod';
-import type { JobRepository } from '../store/types';
+import type { JobRepository, JobWatch } from '../store/types';
 
 /** A job this worker holds: its id and the lease owner to name in its writes. */
 export type LeasedJob = { id: string; leaseOwner: string };
@@ -50,7 +53,7 @@ const OptionsSchema = z.object({
 });
 
 export type LeaseLoopOptions = z.input<typeof OptionsSchema> & {
-  jobs: Pick<JobRepository, 'claim' | 'renewLease' | 'releaseLeases'>;
+  jobs: Pick<JobRepository, 'claim' | 'renewLease' | 'releaseLeases' | 'watchClaimable'>;
   runJob: RunLeasedJob;
   log?: (message: string) => void;
 };
@@ -82,6 +85,7 @@ export class LeaseLoop {
   private chain: Promise<void> = Promise.resolve();
   private claimQueued = false;
   private stopped: Promise<number> | undefined;
+  private watch: JobWatch | undefined;
 
   constructor(private readonly opts: LeaseLoopOptions) {
     const parsed = OptionsSchema.parse({
@@ -102,6 +106,7 @@ export class LeaseLoop {
     this.state = 'running';
     if (this.workers === 0) return this;
     this.claimTimer = setInterval(() => this.wake(), this.claimIntervalMs).unref();
+    this.watch = this.opts.jobs.watchClaimable?.(() => this.wake());
     this.renewTimer = setInterval(
       () => this.queue(() => this.renew()),
       Math.max(10, Math.floor(this.leaseMs / 3)),
@@ -118,6 +123,14 @@ export class LeaseLoop {
       this.claimQueued = false;
       await this.claim();
     });
+  }
+
+  /**
+   * Resolves once notices of new jobs are being received (at once where the store has none, or
+   * once stopped): from then on an idle slot claims a new job without waiting for the poll.
+   */
+  async watching(): Promise<void> {
+    await this.watch?.ready();
   }
 
   /** Ids of the jobs running here now. */
@@ -140,6 +153,9 @@ export class LeaseLoop {
     const wasRunning = this.state === 'running';
     this.state = 'stopping';
     clearInterval(this.claimTimer);
+    const watch = this.watch;
+    this.watch = undefined;
+    await watch?.stop();
     if (!wasRunning || this.workers === 0) {
       clearInterval(this.renewTimer);
       this.state = 'stopped';

@@ -227,7 +227,17 @@ export interface JobRepository {
   renewLease(workerId: string, leaseMs: number): Promise<string[]>;
   /** Clears the leases `workerId` holds (graceful shutdown), so other workers may claim them at once; returns how many. */
   releaseLeases(workerId: string): Promise<number>;
+  /**
+   * PostgreSQL only (absent on SQLite, where one process creates and runs every job): calls
+   * `onClaimable` soon after any process inserts a job or releases leases, and once after each
+   * (re)connection of the listening connection, so an idle worker claims at once instead of at
+   * its next poll.
+   */
+  watchClaimable?(onClaimable: () => void): JobWatch;
 }
+
+/** A `watchClaimable` subscription: `ready()` resolves while notices are being received; `stop` ends it. */
+export type JobWatch = { ready(): Promise<void>; stop(): Promise<void> };
 
 export interface RequestCountRepository {
   /**

@@ -9,6 +9,7 @@ import { PgAccounts, PgKeys } from './accounts';
 import { PgBlobRows } from './blobs';
 import { PoolExecutor, inTransaction, type Executor } from './executor';
 import { PgIdempotency } from './idempotency';
+import { JobNotices } from './job-notices';
 import { PgJobs } from './jobs';
 import { PgLedger } from './ledger';
 import { migratePostgres } from './migrate';
@@ -37,11 +38,13 @@ class PgStore implements Store {
     private readonly handle: PgPool,
     ex: Executor,
     private readonly inTx: boolean,
+    /** The listening connection (outer store only). */
+    private readonly notices?: JobNotices,
   ) {
     this.accounts = new PgAccounts(ex);
     this.keys = new PgKeys(ex);
     this.ledger = new PgLedger(ex);
-    this.jobs = new PgJobs(ex);
+    this.jobs = new PgJobs(ex, notices);
     this.requests = new PgRequestCounts(ex);
     this.idempotency = new PgIdempotency(ex);
     this.templates = new PgTemplateSets(ex);
@@ -64,6 +67,7 @@ class PgStore implements Store {
   async close(): Promise<void> {
     if (this.inTx) throw new Error('close() is for the outer store');
     try {
+      await this.notices?.close();
       await this.requests.close();
     } finally {
       await this.handle.pool.end();
@@ -83,5 +87,5 @@ export async function openPostgresStore(
     await handle.pool.end().catch(() => undefined);
     throw err;
   }
-  return new PgStore(handle, new PoolExecutor(handle), false);
+  return new PgStore(handle, new PoolExecutor(handle), false, new JobNotices(handle));
 }

@@ -6,8 +6,17 @@
  * the check and the write.
  */
 import { JOB_INSERT_COLUMNS, newJobParams } from '../job-row';
-import type { JobRepository, JobRow, NewJob, ResultRow, UnitRef, UnitRow } from '../types';
+import type {
+  JobRepository,
+  JobRow,
+  JobWatch,
+  NewJob,
+  ResultRow,
+  UnitRef,
+  UnitRow,
+} from '../types';
 import type { Executor } from './executor';
+import { NOTIFY_JOBS, type JobNotices } from './job-notices';
 
 const JOB_COLUMNS = `id, account_id AS "accountId", key_id AS "keyId", kind, tool_id AS "toolId", status, price, input,
   error_message AS "errorMessage", ready_set_id AS "readySetId", created_at AS "createdAt"`;
@@ -24,13 +33,20 @@ function unitWhere(leaseParam: number | undefined): string {
 }
 
 export class PgJobs implements JobRepository {
-  constructor(private readonly ex: Executor) {}
+  constructor(
+    private readonly ex: Executor,
+    private readonly notices?: JobNotices,
+  ) {}
 
   insert(job: NewJob, units: readonly { shotId: string | null }[]): Promise<void> {
     return this.ex.atomic(async (ex) => {
+      // The notice goes out when the creation commits (not before: the claim it wakes must see
+      // the row), in the same round trip as the insert.
       await ex.query(
-        `INSERT INTO jobs (${JOB_INSERT_COLUMNS}, status)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'processing')`,
+        `WITH j AS (
+           INSERT INTO jobs (${JOB_INSERT_COLUMNS}, status)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'processing') RETURNING 1)
+         SELECT ${NOTIFY_JOBS} FROM j`,
         newJobParams(job),
       );
       if (units.length === 0) return;
@@ -185,10 +201,18 @@ export class PgJobs implements JobRepository {
   }
 
   async releaseLeases(workerId: string): Promise<number> {
-    const rows = await this.ex.query(
-      'UPDATE jobs SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1 RETURNING 1',
+    // Other processes' idle workers take what was released at once (the notice is sent at commit).
+    const rows = await this.ex.query<{ released: number }>(
+      `WITH r AS (
+         UPDATE jobs SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1 RETURNING 1)
+       SELECT count(*)::int AS released, CASE WHEN count(*) > 0 THEN ${NOTIFY_JOBS}::text END AS sent FROM r`,
       [workerId],
     );
-    return rows.length;
+    return rows[0]?.released ?? 0;
+  }
+
+  watchClaimable(onClaimable: () => void): JobWatch {
+    if (!this.notices) throw new Error('watchClaimable is for the outer store, not a transaction');
+    return this.notices.watch(onClaimable);
   }
 }
