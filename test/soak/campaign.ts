@@ -163,21 +163,28 @@ export async function runSchedule(
       }
       let restart: Promise<void> = Promise.resolve();
       let restartTimer: NodeJS.Timeout | null = null;
+      // A restart that fails is the harness's failure: thrown once the run has ended (it must not
+      // become an unhandled rejection, which would end every schedule of a --jobs campaign).
+      let restartError: unknown = null;
       if (plan.serviceRestart) {
         const { atMs, downMs, signal } = plan.serviceRestart;
         restart = new Promise<void>((resolve) => {
           restartTimer = setTimeout(() => {
             void (async () => {
-              await service.stop(signal);
-              await sleep(downMs);
-              service = await startServiceProcess({
-                statePath,
-                options: clean ? schedule.service : serviceOptions,
-                token,
-                ...ports,
-                log: serviceLog,
-                clockOffsetMs,
-              });
+              try {
+                await service.stop(signal);
+                await sleep(downMs);
+                service = await startServiceProcess({
+                  statePath,
+                  options: clean ? schedule.service : serviceOptions,
+                  token,
+                  ...ports,
+                  log: serviceLog,
+                  clockOffsetMs,
+                });
+              } catch (error) {
+                restartError = error;
+              }
               resolve();
             })();
           }, atMs);
@@ -212,6 +219,10 @@ export async function runSchedule(
         // A restart planned after the run ended is skipped; one under way is awaited.
         if (restartTimer) clearTimeout(restartTimer);
         await Promise.race([restart, sleep(plan.serviceRestart.atMs < outcome.ms ? 60_000 : 0)]);
+        if (restartError)
+          throw new Error(
+            `service restart during run ${i + 1} failed: ${String(restartError)}; ${serviceLog.slice(-3).join(' | ')}`,
+          );
       }
       if (blocked) fs.rmSync(blockPath, { force: true });
       // Kept for diagnosis with --keep: what the run printed.
