@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { ApiError, type ServiceClient } from '../client';
 import { isReadyShootRecipe, jobGroup, requestJobGroup, type Recipe } from '../shared/studio';
 import type { StudioDB } from './db/open';
+import { isDailyCap } from './gates';
 import * as store from './db/store';
 
 export { DEFAULT_DAILY_CAP } from '../shared/studio-settings';
@@ -16,6 +17,11 @@ export { DEFAULT_DAILY_CAP } from '../shared/studio-settings';
 /** The words of a request refused by the studio's own count (read as a daily cap, like the service's 429). */
 export function ownCapMessage(cap: number): string {
   return `Daily request cap of ${cap} reached (counted by this studio against the daily cap in Settings or --daily-cap); it reopens at 00:00 UTC`;
+}
+
+/** Why work stopped one request short of the service's cap as remembered. */
+export function reserveMessage(cap: number): string {
+  return `the service's daily cap of ${cap}, as its 429 named it on an earlier day, less the last request, kept for the closing balance read`;
 }
 
 /** Identifies a key without storing it: origin plus a short hash of the key. */
@@ -52,23 +58,75 @@ export class Budget {
   ) {}
 
   /**
-   * A daily-cap 429 that names its number ("Daily request cap of 200 reached"): for the rest of
-   * the UTC day, polling plans with it (admission keeps the configured cap, so a cap raised
-   * meanwhile is found by the gate's probe, not hidden behind a remembered number).
+   * A daily-cap 429 of the service that names its number ("Daily request cap of 200 reached"): it
+   * is remembered per key (the studio's own store) as the working guess for the days after, never
+   * above the configured cap (`workingCap`). A later 429 naming another number replaces it; a
+   * refusal of the studio's own count (`ownCapMessage`, nothing sent) is not the service's.
    */
   learnCap(message: string): void {
+    if (/counted by this studio/.test(message)) return;
     const m = /cap\D{0,20}?(\d+)|(\d+)\s*(?:requests?\s*)?(?:a|per)\s*day/i.exec(message);
     const cap = Number(m?.[1] ?? m?.[2]);
     if (cap > 0) store.setSetting(this.db, `cap:${this.key}`, `${this.day()}:${cap}`);
   }
 
-  /** Requests left today as far as planning polls goes: the smaller of the configured and the named cap. */
-  requestsLeftForPlanning(): number | null {
-    const [day, named] = (store.getSetting(this.db, `cap:${this.key}`) ?? '').split(':');
-    const caps = [this.dailyCap, day === this.day() ? Number(named) : null].filter(
+  /**
+   * The service's daily cap as its last daily-cap 429 named it, on any day (the API reports it
+   * nowhere else), or null: never named, or since shown to be raised (`capRaised`).
+   */
+  serviceCap(): number | null {
+    const [, named] = (store.getSetting(this.db, `cap:${this.key}`) ?? '').split(':');
+    const cap = Number(named);
+    return cap > 0 ? cap : null;
+  }
+
+  /**
+   * Evidence that the service's cap is above the one remembered: a request it answered as today's
+   * `nth` by our count (the service counts at least as many: other users of the key add to its
+   * count, never to ours), or a probe let through a closed day and answered. The remembered cap is
+   * dropped (the configured one plans again) until a 429 names the new one. Returns whether it was.
+   */
+  capRaised(nth?: number): boolean {
+    const cap = this.serviceCap();
+    if (cap === null || (nth !== undefined && nth <= cap)) return false;
+    store.setSetting(this.db, `cap:${this.key}`, `${this.day()}:0:raised above ${nth ?? cap}`);
+    return true;
+  }
+
+  /** The cap today's work plans with: the configured one, or the service's as remembered when lower. */
+  workingCap(): number | null {
+    const caps = [this.dailyCap, this.serviceCap()].filter(
       (c): c is number => typeof c === 'number' && c > 0,
     );
-    return caps.length ? Math.max(0, Math.min(...caps) - this.requestsUsedToday()) : null;
+    return caps.length ? Math.min(...caps) : null;
+  }
+
+  /** Requests left today as far as planning goes: the working cap's (`workingCap`). */
+  requestsLeftForPlanning(): number | null {
+    const cap = this.workingCap();
+    return cap === null ? null : Math.max(0, cap - this.requestsUsedToday());
+  }
+
+  /**
+   * The remembered service cap when it is the one that binds (not above the configured one): the
+   * last request of its day is kept for the closing balance read, so that the day's spend is
+   * confirmed from the balance. Null on the first day (the cap is not known before its 429).
+   */
+  reserveCap(): number | null {
+    const cap = this.serviceCap();
+    return cap !== null && (this.dailyCap === null || cap <= this.dailyCap) ? cap : null;
+  }
+
+  /** Work has taken all of today's requests but the one kept for the closing balance read. */
+  reserveReached(): boolean {
+    const cap = this.reserveCap();
+    return cap !== null && this.requestsUsedToday() >= cap - 1;
+  }
+
+  /** The request kept for the closing balance read is still there (today's count is under the cap). */
+  reserveLeft(): boolean {
+    const cap = this.reserveCap();
+    return cap !== null && this.requestsUsedToday() < cap;
   }
 
   // ---- requests ------------------------------------------------------------------------------
@@ -186,13 +244,50 @@ export class Budget {
 
   /** Reads the balance before charges start (batch start), so later reads tell what they cost. */
   async setAnchor(): Promise<number | null> {
+    const balance = await this.readBalance();
+    if (balance !== null) this.anchor = { balance, at: this.now().getTime() };
+    return balance;
+  }
+
+  /**
+   * One balance read (null: no answer, or refused). What it shows of the service's cap is kept:
+   * answered beyond the remembered cap, the cap was raised; a daily-cap 429 names it.
+   */
+  private async readBalance(): Promise<number | null> {
+    const nth = this.requestsUsedToday() + 1;
+    this.lastReadCapped = false;
     try {
       const account = await this.client.getAccount();
-      this.anchor = { balance: account.diamondBalance, at: this.now().getTime() };
+      if (this.db.open) this.capRaised(nth);
       return account.diamondBalance;
-    } catch {
+    } catch (err) {
+      if (
+        err instanceof ApiError &&
+        err.status === 429 &&
+        !err.notSent &&
+        isDailyCap(err.message)
+      ) {
+        this.lastReadCapped = true;
+        if (this.db.open) this.learnCap(err.message);
+      }
       return null;
     }
+  }
+
+  /** Whether the last balance read was refused by the service's daily cap. */
+  private lastReadCapped = false;
+
+  /**
+   * After the closing balance read took the request kept for it, one more read shows whether the
+   * remembered cap still holds: answered, it was raised (and is forgotten); refused, the 429
+   * names it again. Only when the configured cap leaves room for it.
+   */
+  async probeCap(): Promise<'raised' | 'holds' | null> {
+    const cap = this.reserveCap();
+    if (cap === null || this.ownCapReached() || this.requestsUsedToday() < cap) return null;
+    const balance = await this.readBalance();
+    if (balance !== null) this.anchor = { balance, at: this.now().getTime() };
+    return balance !== null ? 'raised' : this.lastReadCapped ? 'holds' : null;
   }
 
   get anchored(): boolean {
@@ -234,13 +329,8 @@ export class Budget {
 
   private async doReconcile(): Promise<void> {
     const anchor = this.anchor;
-    let balance: number;
-    try {
-      balance = (await this.client.getAccount()).diamondBalance;
-    } catch {
-      return;
-    }
-    if (!this.db.open) return;
+    const balance = await this.readBalance();
+    if (balance === null || !this.db.open) return;
     const nowIso = this.now().toISOString();
     if (anchor) {
       const since = this.db

@@ -90,7 +90,7 @@ export class StudioEngine {
   /** Jobs submitted before this moment were not followed from the start (no job-time sample). */
   readonly startedAt: number;
   private readonly runner: Runner;
-  private readonly scheduler: Scheduler;
+  readonly scheduler: Scheduler;
   private readonly abort = new AbortController();
   private timer: NodeJS.Timeout | null = null;
   private kicked = false;

@@ -4,6 +4,8 @@
  *   402 named ("required N"), and the balance is re-read with backoff, not at a fixed pace.
  * - 429 naming the daily cap: the day is closed until 00:00 UTC, with a probe now and then in
  *   case the cap was raised.
+ * - the service's cap as remembered from an earlier day's 429 (budget.ts): work stops one request
+ *   short of it, the last being kept for the closing balance read; probes only once it is spent.
  * - any other 429: a rate limit; `Retry-After` (or a short backoff) and then on.
  * Items waiting on a gate are not failed and spend nothing; the gates open by themselves.
  */
@@ -21,8 +23,20 @@ export type DiamondGate = {
   checks: number;
 };
 
-/** `closedAt`: when the day was closed; only a request sent after it can show the cap lifted. */
-export type CapGate = { until: number; message: string; probeAt: number; closedAt: number };
+/**
+ * `closedAt`: when the day was closed; only a request sent after it can show the cap lifted.
+ * `kind`: who closed it: the service's 429, the studio's own count, or the service's cap as
+ * remembered with its last request kept for the closing balance read (`reserve`).
+ */
+export type CapGate = {
+  until: number;
+  message: string;
+  probeAt: number;
+  closedAt: number;
+  kind: 'service' | 'own' | 'reserve';
+  /** `reserve`: the kept request is spent, so probes may go (answered, the cap was raised). */
+  probing?: boolean;
+};
 
 /** "Insufficient diamonds: 12 required, balance is 5" and the like, read loosely. */
 export function parseInsufficient(message: string): {
@@ -103,7 +117,42 @@ export class Gates {
       message,
       probeAt: now.getTime() + (this.opts.capProbeMs ?? 2 * 60_000),
       closedAt: now.getTime(),
+      kind: 'service',
     };
+  }
+
+  /**
+   * Work reached the service's cap as remembered, but for the request kept for the closing balance
+   * read: closed until 00:00 UTC. While that request is still kept (`spent` false) nothing probes;
+   * once it is spent, one probe per `capProbeMs` (answered, the cap was raised). Never replaces a
+   * gate the service's 429 or the studio's own count closed.
+   */
+  reserveReached(now: Date, message: string, spent: boolean): void {
+    const gate = this.cap;
+    if (gate && now.getTime() < gate.until && gate.kind !== 'reserve') return;
+    if (gate?.kind === 'reserve' && now.getTime() < gate.until && gate.probing === spent) return;
+    const until = Gates.nextUtcDay(now);
+    this.cap = {
+      until,
+      message,
+      probeAt: spent ? now.getTime() + (this.opts.capProbeMs ?? 2 * 60_000) : until,
+      closedAt:
+        gate?.kind === 'reserve' && now.getTime() < gate.until ? gate.closedAt : now.getTime(),
+      kind: 'reserve',
+      probing: spent,
+    };
+  }
+
+  /**
+   * Set when a request sent after the service's cap (its 429, or as remembered) closed the day was
+   * answered: the cap was raised. Read once (`takeCapRaised`).
+   */
+  private capRaisedSeen = false;
+
+  takeCapRaised(): boolean {
+    const seen = this.capRaisedSeen;
+    this.capRaisedSeen = false;
+    return seen;
   }
 
   /**
@@ -117,6 +166,7 @@ export class Gates {
       message: this.cap?.message ?? message,
       probeAt: until,
       closedAt: now.getTime(),
+      kind: 'own',
     };
   }
 
@@ -127,6 +177,7 @@ export class Gates {
    */
   apiSucceeded(sentAt: number): void {
     if (this.cap && sentAt < this.cap.closedAt) return;
+    if (this.cap && this.cap.kind !== 'own') this.capRaisedSeen = true;
     this.cap = null;
   }
 

@@ -143,10 +143,26 @@ export async function runBatch(
       notice(
         `${queued} photo(s) to start at about ${plan.perPhotoDiamonds} diamond(s) each${plan.balance !== null ? `; balance ${plan.balance}` : ''}`,
       );
-    if (plan.requestsLeftToday !== null) {
-      const fit = Math.max(0, Math.floor((plan.requestsLeftToday - 2) / plan.perPhotoRequests));
+    // What fits is what admission will take: the scheduler's own count of today's requests for
+    // new photos, after what paid jobs still running (resumed) and photos on their way need.
+    const budget = engine.scheduler.requestsForNewPhotos();
+    if (budget !== null) {
+      const fit = Math.max(0, Math.floor(budget.free / plan.perPhotoRequests));
+      const cap = engine.spending.workingCap();
+      const capText =
+        cap === engine.spending.reserveCap() && cap !== engine.spending.dailyCap
+          ? `${cap} (the service's daily cap as its 429 named it; the last request is kept for the closing balance read)`
+          : `${cap}`;
+      const kept = [
+        ...(budget.keptForPaid > 0
+          ? [`${budget.keptForPaid} kept to collect ${budget.paidJobs} paid job(s) still running`]
+          : []),
+        ...(budget.kept > budget.keptForPaid
+          ? [`${budget.kept - budget.keptForPaid} for photos already on their way`]
+          : []),
+      ];
       notice(
-        `requests left today: ${plan.requestsLeftToday} of ${engine.spending.dailyCap} (about ${plan.perPhotoRequests} per photo): ${Math.min(fit, queued)} of ${queued} photo(s) fit today`,
+        `requests left today: ${budget.left} of ${capText} (about ${plan.perPhotoRequests} per photo${kept.length ? `; ${kept.join(', ')}` : ''}): ${Math.min(fit, queued)} of ${queued} photo(s) fit today`,
       );
     }
     engine.start();
@@ -177,14 +193,31 @@ export async function runBatch(
     await engine.stop();
     if (!signal?.aborted) {
       const settling = engine.now().getTime();
-      // At a closed day the read would be refused (by the service, or unsent by our own count).
+      // At a closed day the read would be refused (by the service, or unsent by our own count),
+      // unless work stopped one short of the service's cap as remembered: that request is this read.
+      const reserved = engine.gates.cap?.kind === 'reserve' && engine.spending.reserveLeft();
       const after =
-        engine.spending.anchored && !engine.dayClosed()
+        engine.spending.anchored && (!engine.dayClosed() || reserved)
           ? await askAgain(engine, signal, async () => {
               await engine.settleSpend();
               return engine.spending.balanceReadSince(settling);
             })
           : null;
+      // Photos held by the cap as remembered: one more request tells whether it still holds
+      // (refused: the day is over) or was raised (answered: forgotten, the next run goes on).
+      const cap = engine.spending.reserveCap();
+      if (
+        after !== null &&
+        cap !== null &&
+        engine.gates.cap?.kind === 'reserve' &&
+        store
+          .listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 })
+          .items.some((i) => i.waitReason === 'daily_cap' && !engine.isTerminal(i.state)) &&
+        (await engine.spending.probeCap()) === 'raised'
+      )
+        notice(
+          `the service answered a request beyond its daily cap of ${cap} (as its 429 named it on an earlier day): the cap was raised, and is no longer planned with. Run again to go on`,
+        );
       if (plan.balance !== null) unreadAt = 'after';
       if (plan.balance !== null && after !== null) {
         confirmed = true;
@@ -392,6 +425,8 @@ export async function checkBeforeRun(
         err.status === 429 &&
         isDailyCap(err.message) &&
         (err.retryAfterMs === null || err.retryAfterMs > 10_000);
+      // The service's cap, named: remembered for the days after (budget.ts).
+      if (capped && !err.notSent) engine.spending.learnCap(err.message);
       if (capped || attempt >= delays.length || opts.signal?.aborted) {
         const reason =
           err.status === 0 ? err.message : `the service answered ${err.status}: ${err.message}`;

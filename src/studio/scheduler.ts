@@ -7,7 +7,7 @@
  * no gate (402, daily cap, rate limit) is closed.
  */
 import { ACTIVE_STATES, jobGroup, type WaitReason } from '../shared/studio';
-import { Budget, ownCapMessage, requestsPerPhoto } from './budget';
+import { Budget, ownCapMessage, reserveMessage, requestsPerPhoto } from './budget';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
 import { typicalPollRequests } from './poll';
@@ -45,14 +45,22 @@ export class Scheduler {
     const gates = engine.gates;
     // Today's own count at the configured cap: closed to 00:00 UTC before any step asks (the
     // client refuses such a request anyway; this keeps items from trying).
-    if (engine.spending.ownCapReached())
-      gates.ownCapReached(now, ownCapMessage(engine.spending.dailyCap!));
+    const spending = engine.spending;
+    // A request answered after the service's cap closed the day: the cap was raised.
+    if (gates.takeCapRaised()) spending.capRaised();
+    if (spending.ownCapReached()) gates.ownCapReached(now, ownCapMessage(spending.dailyCap!));
+    // The service's cap as remembered: work stops one short of it, the last request is kept for
+    // the closing balance read (once that is spent, a probe now and then finds a raised cap).
+    else if (spending.reserveReached())
+      gates.reserveReached(now, reserveMessage(spending.reserveCap()!), !spending.reserveLeft());
     const capped = gates.cap !== null;
     const capOpen = gates.capOpen(now);
     // While the day is closed, a probe lets one request through, not the whole queue.
     let probeLeft = capped && capOpen ? 1 : Infinity;
     const rateLimited = gates.rateLimited(now);
-    engine.maybeRecheckBalance(now);
+    // A short balance is re-read only while the day is open: a read then would be refused, or
+    // take the request kept for the closing balance read.
+    if (gates.cap === null) engine.maybeRecheckBalance(now);
     // Prices are a request too: not asked while the day is closed or a rate limit runs (the
     // queued photos' own price reads below go out as the day's probe).
     if (!engine.spending.pricesKnown && gates.cap === null && !rateLimited) engine.loadPrices();
@@ -67,22 +75,7 @@ export class Scheduler {
     const ceilings = new Map<string, Ceiling | null>();
     const active = store.itemsInStates(db, ACTIVE_STATES);
     const submitting = active.some((i) => i.state === 'submitting' && engine.running.has(i.id));
-    // Today's requests: collecting paid jobs comes first (every poll each is expected to need),
-    // then what other admitted items need; queued photos take the rest in queue order, each only
-    // if it can be carried to the end (a couple kept for balance reads).
-    let requestsLeft = engine.spending.requestsLeftToday();
-    if (requestsLeft !== null) {
-      requestsLeft -= 2;
-      const sparse = engine.requestsScarce();
-      const times = new Map<string, ToolTimes>();
-      for (const i of active)
-        if (i.state !== 'queued' || i.reserved > 0)
-          requestsLeft -= requestsStillNeeded(
-            i,
-            this.perPhoto(jobGroup(i.kind, i.toolId)),
-            i.state === 'processing' ? this.pollsLeft(i, now, sparse, times) : 0,
-          );
-    }
+    let requestsLeft = this.requestsForNewPhotos(active, now)?.free ?? null;
     for (const item of active) {
       if (slots <= 0 && pollSlots <= 0) break;
       if (engine.running.has(item.id) || engine.polling.has(item.id)) continue;
@@ -128,7 +121,7 @@ export class Scheduler {
               this.wait(
                 item,
                 'daily_cap',
-                `not started: today's request budget (${engine.spending.dailyCap} a day) cannot carry this photo to the end`,
+                `not started: today's request budget (${engine.spending.workingCap()} a day) cannot carry this photo to the end`,
               );
               continue;
             }
@@ -166,6 +159,40 @@ export class Scheduler {
       slots--;
       engine.startStep(item, 'slot');
     }
+  }
+
+  /**
+   * Today's requests that queued photos not yet admitted may take: the working cap's (the
+   * configured cap, or the service's as remembered when lower) left, less a couple kept for
+   * balance reads, less what admitted items still need, collecting paid jobs first (every poll
+   * each is expected to need). Null when no cap applies. One computation for admission here and
+   * for `run`'s "photos that fit today" notice.
+   */
+  requestsForNewPhotos(
+    active: store.ItemRow[] = store.itemsInStates(this.engine.db, ACTIVE_STATES),
+    now: Date = this.engine.now(),
+  ): { left: number; free: number; keptForPaid: number; paidJobs: number; kept: number } | null {
+    const left = this.engine.spending.requestsLeftForPlanning();
+    if (left === null) return null;
+    const sparse = this.engine.requestsScarce();
+    const times = new Map<string, ToolTimes>();
+    let kept = 0;
+    let keptForPaid = 0;
+    let paidJobs = 0;
+    for (const i of active)
+      if (i.state !== 'queued' || i.reserved > 0) {
+        const need = requestsStillNeeded(
+          i,
+          this.perPhoto(jobGroup(i.kind, i.toolId)),
+          i.state === 'processing' ? this.pollsLeft(i, now, sparse, times) : 0,
+        );
+        kept += need;
+        if (i.state === 'processing') {
+          keptForPaid += need;
+          paidJobs++;
+        }
+      }
+    return { left, free: left - 2 - kept, keptForPaid, paidJobs, kept };
   }
 
   private wait(item: store.ItemRow, reason: WaitReason, text: string | null): void {
