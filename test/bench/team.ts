@@ -16,7 +16,11 @@
  * writes): jobs per second with 1, 2, 4 worker processes on PostgreSQL, and SQLite beside it.
  *
  * DROPSHOOT_BENCH_TEAM=poll runs (a) alone (one process per store, no scaling or lease rows): the
- * quick check while working on the poll path.
+ * quick check while working on the poll path; DROPSHOOT_BENCH_TEAM=jobs runs (b) alone.
+ *
+ * Each scenario also prints where the CPU went (serve processes, this process, PostgreSQL, and
+ * how busy the machine was with other work): on a 2-core machine shared with other work, the
+ * 4-process row can be bound by CPU rather than by the design.
  *
  * PostgreSQL: DROPSHOOT_BENCH_DATABASE_URL, else DROPSHOOT_TEST_DATABASE_URL (`source .ci/postgres`);
  * the role must be allowed to create databases (one per scenario, dropped after).
@@ -25,6 +29,7 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
@@ -45,10 +50,16 @@ const CLI = process.env.DROPSHOOT_BENCH_CLI || path.join(ROOT, 'bin', 'dropshoot
 const PROVIDER_MS = 1_000;
 /** Jobs a worker process runs at once (`--workers`). */
 const SLOTS = 4;
-/** Each scenario sends processes x SLOTS x ROUNDS jobs: ROUNDS seconds of work when perfectly spread. */
-const ROUNDS = 4;
+/**
+ * Each scenario sends processes x SLOTS x ROUNDS jobs: ROUNDS seconds of work when perfectly
+ * spread. 8, not 4: the ramp (one API process creating the first round, 16 jobs with 4
+ * processes) and the tail are fixed costs that a 4 s window charged mostly to the 4-process row.
+ */
+const ROUNDS = 8;
 /** (a) alone: see the header. */
 const POLL_ONLY = process.env.DROPSHOOT_BENCH_TEAM === 'poll';
+/** (b) alone: the quick check while working on the job path. */
+const JOBS_ONLY = process.env.DROPSHOOT_BENCH_TEAM === 'jobs';
 const PROCESS_COUNTS: readonly number[] = POLL_ONLY ? [1] : [1, 2, 4];
 const POLL_SECONDS = 5;
 const POLL_CONNECTIONS = 10;
@@ -76,7 +87,7 @@ export async function team(): Promise<Row[]> {
   const rows: Row[] = [];
   try {
     rows.push(...(await throughServe(baseUrl, dir)));
-    if (!POLL_ONLY) rows.push(...(await atStoreLevel(baseUrl, dir)));
+    if (!POLL_ONLY && !JOBS_ONLY) rows.push(...(await atStoreLevel(baseUrl, dir)));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -115,14 +126,15 @@ async function throughServe(baseUrl: string, dir: string): Promise<Row[]> {
         env,
         s3,
         processes,
-        measurePoll: processes === 1,
+        measurePoll: processes === 1 && !JOBS_ONLY,
       });
       pgRates.push(result.rate);
       poll ??= result.poll;
       console.log(
-        `  (b) PostgreSQL, ${processes} worker process(es): ${result.jobs} jobs in ${fmt(result.seconds)} s = ${fmt(result.rate)} jobs/s (provider peak ${provider.peak()} at once)`,
+        `  (b) PostgreSQL, ${processes} worker process(es): ${result.jobs} jobs in ${fmt(result.seconds)} s = ${fmt(result.rate)} jobs/s (created over the first ${fmt(result.creating)} s; provider peak ${provider.peak()} at once)`,
       );
     }
+    if (JOBS_ONLY) return [scalingRow(names.b, pgRates, '>= 0.8')];
     const sqliteRates: number[] = [];
     let sqlitePoll: PollFigures | undefined;
     for (const processes of PROCESS_COUNTS) {
@@ -138,7 +150,7 @@ async function throughServe(baseUrl: string, dir: string): Promise<Row[]> {
       sqliteRates.push(result.rate);
       sqlitePoll ??= result.poll;
       console.log(
-        `  (c) SQLite, one process with ${processes * SLOTS} slots: ${result.jobs} jobs in ${fmt(result.seconds)} s = ${fmt(result.rate)} jobs/s`,
+        `  (c) SQLite, one process with ${processes * SLOTS} slots: ${result.jobs} jobs in ${fmt(result.seconds)} s = ${fmt(result.rate)} jobs/s (created over the first ${fmt(result.creating)} s)`,
       );
     }
     const pollRatio = poll!.real / poll!.bare;
@@ -188,7 +200,14 @@ async function throughServe(baseUrl: string, dir: string): Promise<Row[]> {
 }
 
 type PollFigures = { real: number; spread: number; bare: number; requests: number };
-type ScenarioResult = { jobs: number; seconds: number; rate: number; poll?: PollFigures };
+type ScenarioResult = {
+  jobs: number;
+  seconds: number;
+  /** From the first creation to the last (the client's part of `seconds`). */
+  creating: number;
+  rate: number;
+  poll?: PollFigures;
+};
 
 async function serveScenario(o: {
   kind: 'postgres' | 'sqlite';
@@ -277,6 +296,8 @@ async function serveScenario(o: {
 
     const count = o.processes * SLOTS * ROUNDS;
     const before = database ? await pgActivity(database.url) : undefined;
+    const cpuBefore = cpuNow(serves);
+    const startedAt = Date.now();
     const ids: string[] = [];
     let next = 0;
     await Promise.all(
@@ -305,8 +326,12 @@ async function serveScenario(o: {
     const result: ScenarioResult = {
       jobs: count,
       seconds: span.seconds,
+      creating: span.creating,
       rate: count / span.seconds,
     };
+    console.log(
+      `  (${o.kind === 'postgres' ? 'b' : 'c'}) ${o.kind}, ${o.processes}: ${cpuDelta(cpuBefore, cpuNow(serves), count, (Date.now() - startedAt) / 1000)}`,
+    );
     if (before) {
       const used = activityDelta(before, await pgActivity(database!.url), count);
       console.log(
@@ -342,10 +367,17 @@ async function serveScenario(o: {
 async function waitForJobs(
   where: { url: string } | { file: string },
   count: number,
-): Promise<{ seconds: number }> {
-  const sql = `SELECT COUNT(*) AS done, SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed, MIN(created_at) AS first, MAX(finished_at) AS last
+): Promise<{ seconds: number; creating: number }> {
+  const sql = `SELECT COUNT(*) AS done, SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed, MIN(created_at) AS first,
+                 MAX(created_at) AS "lastCreated", MAX(finished_at) AS last
                FROM jobs WHERE status <> 'processing'`;
-  type Span = { done: number; failed: number; first: string | Date; last: string | Date };
+  type Span = {
+    done: number;
+    failed: number;
+    first: string | Date;
+    lastCreated: string | Date;
+    last: string | Date;
+  };
   const read: () => Promise<Span> =
     'url' in where
       ? async () => {
@@ -357,6 +389,7 @@ async function waitForJobs(
               done: Number(row.done),
               failed: Number(row.failed ?? 0),
               first: row.first as Date,
+              lastCreated: row.lastCreated as Date,
               last: row.last as Date,
             };
           } finally {
@@ -378,7 +411,11 @@ async function waitForJobs(
     if (span.done >= count) {
       if (span.failed > 0)
         throw new Error(`${span.failed} of ${count} jobs failed (see the serve logs)`);
-      return { seconds: (new Date(span.last).getTime() - new Date(span.first).getTime()) / 1000 };
+      const first = new Date(span.first).getTime();
+      return {
+        seconds: (new Date(span.last).getTime() - first) / 1000,
+        creating: (new Date(span.lastCreated).getTime() - first) / 1000,
+      };
     }
     if (Date.now() > deadline)
       throw new Error(`only ${span.done} of ${count} jobs finished in time`);
@@ -445,6 +482,68 @@ async function load(
   return { rps: result.requests.average, total: warm.requests.total + result.requests.total };
 }
 
+/**
+ * CPU seconds spent so far (Linux /proc, 100 ticks a second): by the serve processes, by this
+ * process (the submitting client, s3rver and the provider stand-in), by every PostgreSQL process
+ * (other work on the server included), and by the whole machine (busy and idle, all cores).
+ */
+type Cpu = { serves: number; bench: number; postgres: number; busy: number; idle: number };
+
+const TICKS = 100;
+
+function procCpu(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS; // utime + stime
+  } catch {
+    return 0;
+  }
+}
+
+function cpuNow(serves: readonly Serve[]): Cpu {
+  let postgres = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres')
+        postgres += procCpu(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const [, ...ticks] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  const t = ticks.map(Number);
+  const idle = (t[3]! + t[4]!) / TICKS; // idle + iowait
+  const busy = t.slice(0, 8).reduce((a, b) => a + b, 0) / TICKS - idle;
+  const self = process.cpuUsage();
+  return {
+    serves: serves.reduce((sum, s) => sum + procCpu(s.pid), 0),
+    bench: (self.user + self.system) / 1e6,
+    postgres,
+    busy,
+    idle,
+  };
+}
+
+/**
+ * Where the machine's CPU went during a scenario, per job, and the rate that CPU allows: the
+ * cores other work left free divided by this service's CPU per job (ours: serve processes, this
+ * process, PostgreSQL).
+ */
+function cpuDelta(before: Cpu, after: Cpu, jobs: number, seconds: number): string {
+  const d = (k: keyof Cpu) => after[k] - before[k];
+  const ours = d('serves') + d('bench') + d('postgres');
+  const others = Math.max(0, d('busy') - ours) / seconds;
+  const cores = os.availableParallelism();
+  const per = (x: number) => `${fmt((x / jobs) * 1000, 0)} ms`;
+  return (
+    `CPU per job: serve processes ${per(d('serves'))}, bench process ${per(d('bench'))}, PostgreSQL ${per(d('postgres'))}; ` +
+    `over the ${fmt(seconds)} s the machine's ${cores} cores were ${fmt((100 * d('busy')) / (d('busy') + d('idle')), 0)}% busy, ` +
+    `${fmt(others, 2)} cores of it other work: the CPU left allows ~${fmt((cores - others) / (ours / jobs), 1)} jobs/s`
+  );
+}
+
 type Activity = { xacts: number; writes: number; reads: number };
 
 /** The database's committed transactions and row writes so far (pg_stat_database, after its stats are flushed). */
@@ -471,7 +570,13 @@ function activityDelta(before: Activity, after: Activity, per: number): string {
   return `${each('xacts')} transactions (each statement outside one counts), ${each('writes')} row writes (pg_stat_database)`;
 }
 
-type Serve = { name: string; url: string; logTail(): string; stop(): Promise<void> };
+type Serve = {
+  name: string;
+  url: string;
+  pid: number;
+  logTail(): string;
+  stop(): Promise<void>;
+};
 
 /** `dropshoot serve --port 0 …` as an operator runs it; its JSON logs go to `logFile`. */
 async function startServe(args: string[], env: NodeJS.ProcessEnv, logFile: string): Promise<Serve> {
@@ -523,6 +628,7 @@ async function startServe(args: string[], env: NodeJS.ProcessEnv, logFile: strin
   return {
     name: path.basename(logFile, '.log'),
     url,
+    pid: child.pid!,
     logTail: tail,
     stop: () =>
       new Promise<void>((resolve) => {
