@@ -31,6 +31,8 @@ const USAGE = `Usage: dropshoot <command> [flags]
       to --out. Prints a summary; exits 0 when every photo was exported or skipped, 1 otherwise.
       --max-diamonds: start no photo that could take the batch's spend over N (run again to go on).
       --daily-cap: the key's daily request cap (the API does not report it; default 500 remote).
+        A lower cap named by the service's 429 is remembered for the days after, the day's last
+        request kept for the closing balance read.
       --wait: wait out a short balance (402) or a reached daily cap instead of ending the run.
       --uncertain: a submission whose answer was lost: send it again (may cost twice) or fail it.
       [--database URL] [--blobs URL]: see below.
