@@ -237,6 +237,91 @@ describe.skipIf(!present)('model_to_flat_lay takes one garment, without the wall
     });
 });
 
+/** Share of a flat-lay garment's opaque pixels that `pick` accepts, and its lowest row as a
+ * fraction of the person's height in the cut-out (0 the top of the figure, 1 its feet). */
+async function garmentStats(
+  file: string,
+  pick: (r: number, g: number, b: number) => boolean,
+): Promise<{ share: number; lowest: number; opaque: number }> {
+  const cut = await removeBackground(await fs.promises.readFile(person(file).path));
+  const figure = await sharp(cut).extractChannel(3).raw().toBuffer({ resolveWithObject: true });
+  let top = Infinity;
+  let bottom = -1;
+  for (let i = 0; i < figure.data.length; i++)
+    if (figure.data[i]! >= 128) {
+      const y = Math.floor(i / figure.info.width);
+      top = Math.min(top, y);
+      bottom = Math.max(bottom, y);
+    }
+  const { data, info } = await sharp(await garmentFromPerson(cut))
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  let opaque = 0;
+  let hit = 0;
+  let lowest = -1;
+  for (let i = 0; i < info.width * info.height; i++) {
+    if (data[i * 4 + 3]! < 128) continue;
+    opaque++;
+    lowest = Math.max(lowest, Math.floor(i / info.width));
+    if (pick(data[i * 4]!, data[i * 4 + 1]!, data[i * 4 + 2]!)) hit++;
+  }
+  return { share: hit / opaque, lowest: (lowest - top) / (bottom - top), opaque };
+}
+
+describe.skipIf(!present)('model_to_flat_lay keeps prints and stops at the hem', () => {
+  it(
+    '049205_0: the dark "AX" print that reaches the neckline stays on the tee',
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      // Before: the print joined the neck's skin, was not an enclosed hole, and was cut out (0.07%).
+      const s = await garmentStats('049205_0.jpg', (r, g, b) => Math.max(r, g, b) < 110);
+      console.log(`049205_0: print ${(100 * s.share).toFixed(2)}% of ${s.opaque} px`);
+      expect(s.share).toBeGreaterThan(0.04);
+    },
+  );
+
+  it('model_3: no pale jeans under the white tank', { timeout: 120_000 }, async () => {
+    // Before: the lightest denim passed the tank's colours and 39.8% of the garment was jeans.
+    const s = await garmentStats('model_3.png', (r, _g, b) => b - r > 12 && b > 140);
+    console.log(`model_3: pale blue ${(100 * s.share).toFixed(2)}% of ${s.opaque} px`);
+    expect(s.opaque).toBeGreaterThan(20_000);
+    expect(s.share).toBeLessThan(0.05);
+  });
+
+  it(
+    '051918_0: the black tee ends at its hem, not down a leg of the grey jeans',
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      // Before: the region ran down the left leg to 0.70 of the figure's height.
+      const s = await garmentStats('051918_0.jpg', () => true);
+      console.log(`051918_0: lowest garment row at ${s.lowest.toFixed(3)} of the figure`);
+      expect(s.opaque).toBeGreaterThan(20_000);
+      expect(s.lowest).toBeLessThan(0.55);
+    },
+  );
+
+  it(
+    'model_4: the yellow crop top without the cream skirt below the bare midriff',
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      // Before: the skirt's top rows fell in the chest band and 55.7% of the garment was skirt.
+      const s = await garmentStats(
+        'model_4.png',
+        (r, g, b) => r > 200 && g > 200 && b > 170 && r - b < 40,
+      );
+      console.log(`model_4: cream ${(100 * s.share).toFixed(2)}% of ${s.opaque} px`);
+      expect(s.opaque).toBeGreaterThan(20_000);
+      expect(s.share).toBeLessThan(0.01);
+    },
+  );
+});
+
 describe.skipIf(!present)('ai_videos keeps the whole garment in frame', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-video-frames-'));
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

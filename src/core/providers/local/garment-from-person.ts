@@ -5,8 +5,10 @@
  * colours that are not skin and look more like the garment than like the wall around the figure.
  * That stops at the trousers or skirt under a top (another colour, or bare skin between them), at
  * arms, hair and shoes, and at wall patches a cut-out kept between arm and body; a dress is one
- * region down to its hem. When little skin shows (a garment photo, a mannequin), the cut-out is
- * the garment already.
+ * region down to its hem. Trousers of nearly the top's colours are cut at the hem, where the
+ * region stops covering the clothed rows; prints are holes bounded by the garment (and the neck's
+ * skin where they reach the neckline). When little skin shows (a garment photo, a mannequin), the
+ * cut-out is the garment already.
  */
 import { sharp } from '../../../infra/sharp';
 import { clusterColours, labDistance, nearest } from './colour-clusters';
@@ -41,6 +43,9 @@ const WALL_MATCH = 4;
 const DENSE = 0.7;
 /** Mean Lab change between the bands above and below a row that ends a top (the waist). */
 const WAIST_JUMP = 12;
+/** Share of a row's clothing a garment covers above its hem, and below it where another starts. */
+const FULL_COVER = 0.75;
+const LOW_COVER = 0.5;
 
 type Grid = { w: number; h: number };
 
@@ -128,10 +133,12 @@ function cutAtWaist(region: Uint8Array, lab: Float32Array, { w, h }: Grid, from:
       above[1]! - below[1]!,
       above[2]! - below[2]!,
     );
+    // The first jump, at its peak: the top ends at the first garment below it (a crop top's
+    // skirt), however sharp a later edge (the skirt's hem) is.
     if (d > jump) {
       jump = d;
       cut = rows[k]!;
-    }
+    } else if (cut >= 0) break;
   }
   if (cut >= 0) region.fill(0, cut * w);
 }
@@ -170,6 +177,210 @@ function findFace(
   const pixels: number[] = [];
   for (let i = 0; i < Math.min(label.length, chin * w); i++) if (label[i] === best) pixels.push(i);
   return { chin, width, cx, pixels };
+}
+
+/** What the person photo holds, on the working grid. */
+type Scene = Grid & {
+  n: number;
+  fig: Uint8Array;
+  skin: Uint8Array;
+  lab: Float32Array;
+  wallAt: (i: number) => number;
+  /** Rows at or above the chin are head and neck, never garment. */
+  chin: number;
+  /** About a face's height: the scale of the body parts. */
+  unit: number;
+  cx: number;
+  bottom: number;
+  opaque: number;
+};
+
+/**
+ * Seeds for a garment: the first band at or below row `from`, across the body's middle, that is
+ * mostly clothed (a low neckline or a bare midriff shows skin; `taken` is another garment).
+ */
+function clothedBand(scene: Scene, from: number, taken: Uint8Array | null, cx: number): number[] {
+  const { w, fig, skin, unit, bottom } = scene;
+  const x0 = Math.max(0, Math.round(cx - unit * 0.7));
+  const x1 = Math.min(w - 1, Math.round(cx + unit * 0.7));
+  for (let step = 0; step <= 6; step++) {
+    const y0 = Math.round(from + unit * step * 0.4);
+    const y1 = Math.min(bottom, Math.round(y0 + unit));
+    if (y0 > y1) break;
+    const band: number[] = [];
+    for (let y = y0; y <= y1; y++)
+      for (let x = x0; x <= x1; x++) {
+        const i = y * w + x;
+        if (fig[i] && !skin[i] && !taken?.[i]) band.push(i);
+      }
+    if (band.length >= (y1 - y0 + 1) * (x1 - x0 + 1) * 0.4) return band;
+  }
+  return [];
+}
+
+/**
+ * Fills the holes of a garment region: pixels that are neither garment-coloured, skin nor wall
+ * and that the outside cannot reach without crossing the garment or skin, when the garment bounds
+ * them at least twice as much as skin does (a shaded strip of arm lies along both). A print is bounded by its garment, even where it reaches the neckline
+ * (skin); trousers below a top reach the wall or the frame; a face's eyes are bounded by skin.
+ */
+function fillHoles(region: Uint8Array, scene: Scene): void {
+  const { w, h, n, fig, skin, wallAt } = scene;
+  const open = new Uint8Array(n);
+  for (let i = 0; i < n; i++) open[i] = fig[i] && !region[i] && !skin[i] ? 1 : 0;
+  const { label, sizes } = components(open, w);
+  const toRegion = new Float64Array(sizes.length);
+  const toSkin = new Float64Array(sizes.length);
+  const wallish = new Float64Array(sizes.length);
+  const reachesOut = new Uint8Array(sizes.length);
+  for (let i = 0; i < n; i++) {
+    const k = label[i]!;
+    if (k < 0) continue;
+    if (wallAt(i) < WALL_MATCH) wallish[k]!++;
+    const x = i % w;
+    const y = (i / w) | 0;
+    if (x === 0 || y === 0 || x === w - 1 || y === h - 1) reachesOut[k] = 1;
+    for (const j of [i - 1, i + 1, i - w, i + w]) {
+      if (j < 0 || j >= n || (j === i - 1 && x === 0) || (j === i + 1 && x === w - 1)) continue;
+      if (!fig[j]) reachesOut[k] = 1;
+      else if (region[j]) toRegion[k]!++;
+      else if (skin[j]) toSkin[k]!++;
+    }
+  }
+  for (let i = 0; i < n; i++) {
+    const k = label[i]!;
+    if (k >= 0 && !reachesOut[k] && toRegion[k]! >= 2 * toSkin[k]! && wallish[k]! < sizes[k]! / 2)
+      region[i] = 1;
+  }
+  // What the region encloses on its own (shading that left the colours) is garment too.
+  const outside = new Uint8Array(n);
+  flood(outside, borderPixels(w, h), w, (j) => !region[j]);
+  for (let i = 0; i < n; i++) if (!outside[i] && fig[i]) region[i] = 1;
+}
+
+/**
+ * A top ends where it stops covering the clothed body: below the hem, trousers of nearly its
+ * colours (pale jeans under a white tank, grey jeans under black) pass the colour test in places
+ * only, so the region covers a row of clothing fully down to the hem and then only partly. Hair
+ * on the shoulders (clothed-looking pixels joined to the head) is not counted as clothing.
+ */
+function cutWhereCoverageDrops(region: Uint8Array, scene: Scene, from: number): void {
+  const { w, h, n, fig, skin, chin, wallAt } = scene;
+  const other = new Uint8Array(n);
+  for (let i = 0; i < n; i++)
+    other[i] = fig[i] && !skin[i] && !region[i] && wallAt(i) >= WALL_MATCH ? 1 : 0;
+  const head = new Uint8Array(n);
+  const seeds: number[] = [];
+  for (let i = 0; i < Math.min(n, (chin + 1) * w); i++) if (other[i]) seeds.push(i);
+  flood(head, seeds, w, (j) => other[j] === 1);
+  const cov = new Float64Array(h).fill(NaN);
+  for (let y = 0; y < h; y++) {
+    let r = 0;
+    let o = 0;
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      if (region[i]) r++;
+      else if (other[i] && !head[i]) o++;
+    }
+    if (r + o >= 3) cov[y] = r / (r + o);
+  }
+  // The hem: the first band of rows where other clothing is most of what is worn and stays so
+  // down to the feet (a print, a bag or a hand at the waist is passed, the garment resumes below
+  // it), then up through the rows where the region thins out into it.
+  const band = Math.max(3, Math.round(scene.unit * 0.25));
+  const banded = new Float64Array(h).fill(NaN);
+  for (let y = from; y + band <= h; y++) {
+    let sum = 0;
+    let defined = 0;
+    for (let k = 0; k < band; k++)
+      if (!Number.isNaN(cov[y + k]!)) ((sum += cov[y + k]!), defined++);
+    // Rows of bare legs or of nothing are not another garment: a dress's hem is not a cut.
+    if (defined >= band * 0.6) banded[y] = sum / defined;
+  }
+  let hem = -1;
+  for (let y = h - 1; y >= from; y--) {
+    if (banded[y]! >= FULL_COVER) break;
+    if (banded[y]! < LOW_COVER) hem = y;
+  }
+  if (hem < 0) return;
+  while (hem > from && cov[hem - 1]! < FULL_COVER) hem--;
+  // Below it, what lies across the other garment is that garment.
+  for (let y = hem; y < h; y++) {
+    let l = -1;
+    let r = -1;
+    for (let x = 0; x < w; x++)
+      if (other[y * w + x] && !head[y * w + x]) ((l = l < 0 ? x : l), (r = x));
+    if (l >= 0) region.fill(0, y * w + l, y * w + r + 1);
+  }
+  // Pieces left at its side are a sleeve when they hang in the open (the wall beside them), the
+  // other garment's edge when they lie against it more than against the wall.
+  const below = new Uint8Array(n);
+  for (let i = hem * w; i < n; i++) below[i] = region[i]!;
+  const { label, sizes } = components(below, w);
+  const toOther = new Float64Array(sizes.length);
+  const toWall = new Float64Array(sizes.length);
+  for (let i = hem * w; i < n; i++) {
+    const k = label[i]!;
+    if (k < 0) continue;
+    const x = i % w;
+    for (const j of [x > 0 ? i - 1 : -1, x < w - 1 ? i + 1 : -1, i - w, i + w]) {
+      if (j < hem * w || j >= n) continue;
+      if (!fig[j]) toWall[k]!++;
+      else if (other[j]) toOther[k]!++;
+    }
+  }
+  for (let i = hem * w; i < n; i++) {
+    const k = label[i]!;
+    if (k >= 0 && toOther[k]! > toWall[k]!) region[i] = 0;
+  }
+}
+
+/**
+ * Grows one garment from its seed pixels through pixels of the seeds' colours that are not skin,
+ * look more like the garment than like the wall beside them, and are dense in those colours; the
+ * pixels `taken` (another garment) are out. Thin links are cut and the largest piece kept.
+ */
+function grow(scene: Scene, seeds: number[], taken: Uint8Array | null, isTop: boolean) {
+  const { w, h, n, fig, skin, lab, wallAt, chin, unit } = scene;
+  const garment = clusterColours(lab, seeds, 4, 0.1);
+  const colour = new Float32Array(n);
+  const clothed = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    if (!fig[i] || skin[i] || taken?.[i] || ((i / w) | 0) <= chin) continue;
+    clothed[i] = 1;
+    const d = nearest(lab, i, garment);
+    if (d < SAME_COLOUR && d < wallAt(i)) colour[i] = 1;
+  }
+  // Dense in the garment's colours: a zebra skirt or a print shares one colour with a plain top
+  // but only every other stripe.
+  const rr = Math.max(2, Math.round(Math.max(w, h) / 90));
+  const near = boxSum(colour, w, h, rr);
+  const all = boxSum(clothed, w, h, rr);
+  const allowed = new Uint8Array(n);
+  for (let i = 0; i < n; i++) if (colour[i] && near[i]! >= all[i]! * DENSE) allowed[i] = 1;
+  const region = new Uint8Array(n);
+  flood(
+    region,
+    seeds.filter((i) => allowed[i]),
+    w,
+    (j) => allowed[j] === 1,
+  );
+  const seedTop = Math.min(...seeds.map((i) => (i / w) | 0));
+  if (isTop) cutAtWaist(region, lab, scene, Math.round(chin + unit));
+  fillHoles(region, scene);
+  if (taken) for (let i = 0; i < n; i++) if (taken[i]) region[i] = 0;
+  if (isTop) cutWhereCoverageDrops(region, scene, seedTop);
+  // Cut the thin links (a strap of the same colour, a hand on the hip) and keep the largest piece.
+  const r = Math.max(1, Math.round(Math.max(w, h) / 150));
+  const opened = dilate(erode(region, w, h, r), w, h, r);
+  for (let i = 0; i < n; i++) opened[i]! &= region[i]!;
+  const { label, sizes } = components(opened, w);
+  let best = -1;
+  for (let k = 0; k < sizes.length; k++) if (best < 0 || sizes[k]! > sizes[best]!) best = k;
+  if (best < 0 || sizes[best]! < scene.opaque * 0.05) return null;
+  const keep = new Uint8Array(n);
+  for (let i = 0; i < n; i++) keep[i] = label[i] === best ? 1 : 0;
+  return keep;
 }
 
 export async function garmentFromPerson(cutout: Buffer): Promise<Buffer> {
@@ -233,61 +444,16 @@ export async function garmentFromPerson(cutout: Buffer): Promise<Buffer> {
     for (let i = 0; i < n; i++)
       skin[i] = fig[i] && nearest(lab, i, tone) < SKIN_TONE && !wallLike(i) ? 1 : 0;
   }
-  // Chest: the first band below the chin that is mostly clothed (a low neckline shows skin).
   const chin = face ? face.chin : top + Math.round(figH * 0.12);
   const unit = face ? face.width * 1.3 : figH * 0.1;
   const cx = face?.cx ?? centreOf(fig, grid, Math.min(bottom, chin + Math.round(unit)));
-  const x0 = Math.max(0, Math.round(cx - unit * 0.7));
-  const x1 = Math.min(w - 1, Math.round(cx + unit * 0.7));
-  let chest: number[] = [];
-  for (let step = 0; step <= 6 && chest.length === 0; step++) {
-    const y0 = Math.round(chin + unit * (0.6 + step * 0.4));
-    const y1 = Math.min(bottom, Math.round(y0 + unit));
-    const band: number[] = [];
-    for (let y = y0; y <= y1; y++)
-      for (let x = x0; x <= x1; x++) if (fig[y * w + x] && !skin[y * w + x]) band.push(y * w + x);
-    if (band.length >= (y1 - y0 + 1) * (x1 - x0 + 1) * 0.4) chest = band;
-  }
+  const scene: Scene = { w, h, n, fig, skin, lab, wallAt, chin, unit, cx, bottom, opaque };
+  // Chest: the first band below the chin that is mostly clothed (a low neckline shows skin).
+  const chest = clothedBand(scene, Math.round(chin + unit * 0.6), null, cx);
   if (chest.length < 30) return cutout;
-  const garment = clusterColours(lab, chest, 4, 0.1);
-
-  const colour = new Float32Array(n);
-  const clothed = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    if (!fig[i] || skin[i] || ((i / w) | 0) <= chin) continue;
-    clothed[i] = 1;
-    const d = nearest(lab, i, garment);
-    if (d < SAME_COLOUR && d < wallAt(i)) colour[i] = 1;
-  }
-  // Dense in the garment's colours: a zebra skirt or a print shares one colour with a plain top
-  // but only every other stripe.
-  const rr = Math.max(2, Math.round(Math.max(w, h) / 90));
-  const near = boxSum(colour, w, h, rr);
-  const all = boxSum(clothed, w, h, rr);
-  const allowed = new Uint8Array(n);
-  for (let i = 0; i < n; i++) if (colour[i] && near[i]! >= all[i]! * DENSE) allowed[i] = 1;
-  const region = new Uint8Array(n);
-  flood(
-    region,
-    chest.filter((i) => allowed[i]),
-    w,
-    (j) => allowed[j] === 1,
-  );
-  cutAtWaist(region, lab, grid, Math.round(chin + unit));
-  // Prints and shading inside the garment that left the colours: holes the region encloses.
-  const outside = new Uint8Array(n);
-  flood(outside, borderPixels(w, h), w, (j) => !region[j]);
-  for (let i = 0; i < n; i++) if (!outside[i] && fig[i]) region[i] = 1;
-  // Cut the thin links (a strap of the same colour, a hand on the hip) and keep the largest piece.
-  const r = Math.max(1, Math.round(Math.max(w, h) / 150));
-  const opened = dilate(erode(region, w, h, r), w, h, r);
-  for (let i = 0; i < n; i++) opened[i]! &= region[i]!;
-  const { label, sizes } = components(opened, w);
-  let best = -1;
-  for (let k = 0; k < sizes.length; k++) if (best < 0 || sizes[k]! > sizes[best]!) best = k;
-  if (best < 0 || sizes[best]! < opaque * 0.05) return cutout;
-  const keep = Buffer.alloc(n);
-  for (let i = 0; i < n; i++) keep[i] = label[i] === best ? 255 : 0;
+  const region = grow(scene, chest, null, true);
+  if (!region) return cutout;
+  const keep = Buffer.from(region.map((v) => v * 255));
   // Back to full size with a soft edge where the garment meets skin or another garment.
   const soft = await sharp(keep, { raw: { width: w, height: h, channels: 1 } })
     .resize(W, H, { fit: 'fill', kernel: 'linear' })
