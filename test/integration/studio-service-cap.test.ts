@@ -196,7 +196,7 @@ describe("the service's daily cap, remembered for the days after", () => {
     const day2 = await run(w);
     expect(day2.summary.diamondsUnconfirmed).toBeUndefined();
     expect(day2.summary.notices).toContainEqual(
-      expect.stringContaining(`of ${cap} (the service's daily cap as its 429 named it`),
+      expect.stringContaining(`of 10 (the service's daily cap as its 429 named it`),
     );
     expect(day2.summary.notices).toContainEqual(
       expect.stringContaining('beyond its daily cap of 10'),
