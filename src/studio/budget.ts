@@ -82,9 +82,11 @@ export class Budget {
 
   /**
    * Evidence that the service's cap is above the one remembered: a request it answered as today's
-   * `nth` by our count (the service counts at least as many: other users of the key add to its
-   * count, never to ours), or a probe let through a closed day and answered. The remembered cap is
-   * dropped (the configured one plans again) until a 429 names the new one. Returns whether it was.
+   * `nth` by our count (other users of the key add to the service's count, never to ours), or a
+   * probe let through a closed day and answered. The remembered cap is dropped (the configured one
+   * plans again) until a 429 names the new one. Returns whether it was. A request lost before it
+   * reached the service counts here only, so a raise can be seen where there was none: that costs
+   * one day planned with the configured cap, whose 429 names the cap again.
    */
   capRaised(nth?: number): boolean {
     const cap = this.serviceCap();
