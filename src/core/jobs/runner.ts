@@ -34,7 +34,11 @@ export type RunnerOptions = {
   provider: ProviderAdapter;
   clock: Clock;
   concurrency: number;
-  /** A unit cut by this many crashes (a crash loop) fails instead of running again. */
+  /**
+   * A unit cut by this many crashes (a crash loop) fails instead of running again; in team mode,
+   * a job whose worker's lease ran out this many times (its process died each time) fails and is
+   * refunded instead of being run again by the next process.
+   */
   maxInterruptions?: number;
   unitTimeoutMs?: number;
   log?: (message: string) => void;
@@ -108,11 +112,29 @@ export class JobRunner {
   }
 
   enqueue(jobId: string): void {
-    if (this.active.has(jobId)) return;
+    // Draining: a job created now stays 'processing' and runs at next start.
+    if (this.active.has(jobId) || this.draining) return;
     const run = this.runJob(jobId, { signal: this.abort.signal })
       .catch((err: unknown) => this.opts.log?.(`job ${jobId}: runner error ${String(err)}`))
       .finally(() => this.active.delete(jobId));
     this.active.set(jobId, run);
+  }
+
+  private draining = false;
+
+  /**
+   * Graceful shutdown, first step: starts no new job and waits up to `ms` for those under way
+   * to finish (resolves true if they all did). `stop()` then cuts what is left.
+   */
+  async drain(ms: number): Promise<boolean> {
+    this.draining = true;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
+    try {
+      return await Promise.race([this.idle().then(() => true), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Resolves when no job is running (tests and graceful shutdown). */
@@ -172,6 +194,18 @@ export class JobRunner {
     const { store } = this.opts;
     const job = await store.jobs.get(jobId);
     if (!job || job.status !== 'processing' || run.signal.aborted) return;
+    // A job that took down every worker that ran it (e.g. out of memory) must not go on to the next.
+    const limit = this.opts.maxInterruptions ?? 3;
+    if (run.leaseOwner !== undefined && (job.leaseLapses ?? 0) >= limit) {
+      this.opts.log?.(
+        `job ${jobId}: its worker stopped without finishing it ${job.leaseLapses} times: failed`,
+      );
+      return this.finalize(
+        jobId,
+        run,
+        `the job was cut ${job.leaseLapses} times: the service process running it stopped each time`,
+      );
+    }
     const parsed = JobInputSchema.safeParse(JSON.parse(job.input));
     if (!parsed.success) return this.finalize(jobId, run, 'the job record is unreadable');
     const pending = (await store.jobs.unitsOf(jobId)).filter((u) => u.status === 'pending');

@@ -77,6 +77,11 @@ export type JobRow = {
   errorMessage: string | null;
   readySetId: string | null;
   createdAt: string;
+  /**
+   * PostgreSQL (team mode) only: how many times a worker's lease on the job ran out before it
+   * finished it (its process died, or lost the database for a whole lease); counted by `claim`.
+   */
+  leaseLapses?: number;
 };
 export type NewJob = {
   id: string;
@@ -220,7 +225,8 @@ export interface JobRepository {
   /**
    * Leases up to `limit` 'processing' jobs whose lease is absent or expired to `workerId` for
    * `leaseMs` (oldest first; rows another claimer holds are skipped, never waited for); returns
-   * their ids. A job is never leased to two workers at once.
+   * their ids. A job is never leased to two workers at once. Taking a lease that ran out (not one
+   * released) adds one to the job's `leaseLapses`.
    */
   claim(workerId: string, leaseMs: number, limit: number): Promise<string[]>;
   /** Extends every lease `workerId` still holds to now + leaseMs; returns the ids it still holds (a lost lease is not returned). */

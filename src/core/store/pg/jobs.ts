@@ -19,7 +19,7 @@ import type { Executor } from './executor';
 import { NOTIFY_JOBS, type JobNotices } from './job-notices';
 
 const JOB_COLUMNS = `id, account_id AS "accountId", key_id AS "keyId", kind, tool_id AS "toolId", status, price, input,
-  error_message AS "errorMessage", ready_set_id AS "readySetId", created_at AS "createdAt"`;
+  error_message AS "errorMessage", ready_set_id AS "readySetId", created_at AS "createdAt", attempts AS "leaseLapses"`;
 const LEASE_HELD =
   'EXISTS (SELECT 1 FROM jobs WHERE jobs.id = job_units.job_id AND jobs.lease_owner = $LEASE FOR SHARE)';
 const leaseUntil = (param: string) => `clock_timestamp() + ${param} * interval '1 millisecond'`;
@@ -175,9 +175,11 @@ export class PgJobs implements JobRepository {
   async claim(workerId: string, leaseMs: number, limit: number): Promise<string[]> {
     if (limit <= 0) return [];
     // SKIP LOCKED: rows another claimer (or a worker writing under its lease) holds are passed
-    // over, never waited for; the lock taken here keeps them ours until the UPDATE lands.
+    // over, never waited for; the lock taken here keeps them ours until the UPDATE lands. A lease
+    // still naming its owner ran out (released ones are cleared): `attempts` counts those lapses.
     const rows = await this.ex.query<{ id: string; createdAt: string }>(
-      `UPDATE jobs SET lease_owner = $1, lease_until = ${leaseUntil('$2::bigint')}
+      `UPDATE jobs SET lease_owner = $1, lease_until = ${leaseUntil('$2::bigint')},
+         attempts = attempts + (lease_owner IS NOT NULL)::int
        WHERE id IN (
          SELECT id FROM jobs
          WHERE status = 'processing' AND (lease_until IS NULL OR lease_until < clock_timestamp())
