@@ -13,7 +13,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../src/core/catalog';
 import { createLocalProvider } from '../../src/core/providers/local';
 import { garmentFromPerson, isSkin } from '../../src/core/providers/local/garment-from-person';
-import { garmentKind } from '../../src/core/providers/local/garment-kind';
+import {
+  garmentKind,
+  garmentNamedIn,
+  type NamedGarment,
+} from '../../src/core/providers/local/garment-kind';
 import { removeBackground } from '../../src/core/providers/local/remove-background';
 import { renderVideo } from '../../src/core/providers/local/video';
 import type { ProviderJob } from '../../src/core/providers/types';
@@ -242,6 +246,7 @@ describe.skipIf(!present)('model_to_flat_lay takes one garment, without the wall
 async function garmentStats(
   file: string,
   pick: (r: number, g: number, b: number) => boolean,
+  want?: NamedGarment,
 ): Promise<{ share: number; lowest: number; opaque: number }> {
   const cut = await removeBackground(await fs.promises.readFile(person(file).path));
   const figure = await sharp(cut).extractChannel(3).raw().toBuffer({ resolveWithObject: true });
@@ -253,7 +258,7 @@ async function garmentStats(
       top = Math.min(top, y);
       bottom = Math.max(bottom, y);
     }
-  const { data, info } = await sharp(await garmentFromPerson(cut))
+  const { data, info } = await sharp(await garmentFromPerson(cut, want))
     .raw()
     .toBuffer({ resolveWithObject: true });
   let opaque = 0;
@@ -320,6 +325,93 @@ describe.skipIf(!present)('model_to_flat_lay keeps prints and stops at the hem',
       expect(s.share).toBeLessThan(0.01);
     },
   );
+});
+
+describe.skipIf(!present)('model_to_flat_lay takes the garment the request names', () => {
+  const named = (text: string) => garmentNamedIn(text) as NamedGarment;
+  const flatLay = (file: string, customPrompt: string, folder = 'people') =>
+    run(
+      job({
+        toolId: 'model_to_flat_lay',
+        images: {
+          user_photo: [{ path: path.join(EVAL_DIR, folder, file), mime: 'image/jpeg' as const }],
+        },
+        fashionModel: null,
+        params: { customPrompt },
+      }),
+    );
+  const blue = (r: number, _g: number, b: number) => b - r > 40 && b > 90;
+  const white = (r: number, g: number, b: number) => Math.min(r, g, b) > 225;
+
+  it('049205_0 "the trousers": the blue trousers, not the tee', { timeout: 120_000 }, async () => {
+    // Before: the prompt never reached the garment choice; the white tee came back (0% blue).
+    const s = await garmentStats('049205_0.jpg', blue, named('flat lay of the trousers'));
+    const tee = await garmentStats('049205_0.jpg', white, named('flat lay of the trousers'));
+    console.log(
+      `049205_0 trousers: blue ${(100 * s.share).toFixed(1)}%, white ${(100 * tee.share).toFixed(1)}% of ${s.opaque} px`,
+    );
+    expect(s.opaque).toBeGreaterThan(20_000);
+    expect(s.share).toBeGreaterThan(0.6);
+    expect(tee.share).toBeLessThan(0.03);
+  });
+
+  it(
+    'model_2 "the skirt": the yellow skirt below the white top',
+    { timeout: 120_000 },
+    async () => {
+      const yellow = (r: number, g: number, b: number) => r - b > 50 && g - b > 30;
+      const s = await garmentStats('model_2.png', yellow, named('just the skirt'));
+      const top = await garmentStats('model_2.png', white, named('just the skirt'));
+      console.log(
+        `model_2 skirt: yellow ${(100 * s.share).toFixed(1)}%, white ${(100 * top.share).toFixed(1)}% of ${s.opaque} px`,
+      );
+      expect(s.opaque).toBeGreaterThan(20_000);
+      expect(s.share).toBeGreaterThan(0.6);
+      expect(top.share).toBeLessThan(0.03);
+    },
+  );
+
+  it(
+    '052472_0 "the dress": the whole dress, down past the knees',
+    { timeout: 120_000 },
+    async () => {
+      const s = await garmentStats('052472_0.jpg', () => true, named('the dress'));
+      console.log(`052472_0 dress: lowest row at ${s.lowest.toFixed(2)} of the figure`);
+      expect(s.lowest).toBeGreaterThan(0.7);
+    },
+  );
+
+  it(
+    'the job fails with a readable reason when the named garment is not there',
+    {
+      timeout: 180_000,
+    },
+    async () => {
+      // Before: every request got the chest garment, and was charged for it.
+      await expect(flatLay('052472_0.jpg', 'flat lay of the jeans')).rejects.toThrow(
+        /jeans the request names is not in the photo: the person wears a dress/,
+      );
+      await expect(flatLay('049205_0.jpg', 'the dress on linen')).rejects.toThrow(
+        /dress the request names is not in the photo: the person wears a top/,
+      );
+      await expect(flatLay('049205_0.jpg', 'the tee and the trousers')).rejects.toThrow(
+        /names more than one garment \(tee, trousers\)/,
+      );
+      // A product photo (no person) is the garment already, when it is the one named.
+      await expect(flatLay('051991_1.jpg', 'the shirt', 'garments')).rejects.toThrow(
+        /shows a bottom garment .*not the shirt/,
+      );
+      const trousers = await flatLay('051991_1.jpg', 'the trousers', 'garments');
+      expect((await where(trousers, teal)).count).toBeGreaterThan(20_000);
+    },
+  );
+
+  it('the provider hands the prompt to the garment choice', { timeout: 120_000 }, async () => {
+    const out = await flatLay('049205_0.jpg', 'lay out the trousers');
+    const trousers = await where(out, blue);
+    console.log(`049205_0 flat lay of the trousers: ${trousers.count} blue px`);
+    expect(trousers.count).toBeGreaterThan(50_000);
+  });
 });
 
 describe.skipIf(!present)('ai_videos keeps the whole garment in frame', () => {

@@ -18,7 +18,7 @@ import type { ProviderJob } from '../types';
 import { ProviderError } from '../types';
 import { canvasFor, checkAborted, decodeMeta, open, ratioOf } from './image-io';
 import { garmentFromPerson } from './garment-from-person';
-import { garmentKind, type GarmentKind } from './garment-kind';
+import { garmentKind, garmentNamedIn, type GarmentKind } from './garment-kind';
 import { removeBackground } from './remove-background';
 
 const LONG_SIDE = 1280;
@@ -455,9 +455,14 @@ export class Compositor {
     surface = '#eae6df',
     fromPerson = false,
   ): Promise<Buffer> {
+    // model_to_flat_lay: the garment alone, not the person wearing it; the one the request names.
+    const named = fromPerson ? garmentNamedIn(job.params.customPrompt ?? '') : null;
+    if (named && 'several' in named)
+      throw new ProviderError(
+        `model_to_flat_lay: the request names more than one garment (${named.several.join(', ')}); a flat lay shows one, so name the one to lay out`,
+      );
     const [cut] = await this.cutouts(job, productKeys);
-    // model_to_flat_lay: the garment alone, not the person wearing it.
-    const product = fromPerson ? await garmentFromPerson(cut!) : cut;
+    const product = fromPerson ? await garmentFromPerson(cut!, named ?? undefined) : cut;
     const { width, height } = canvasFor(ratioOf(job.params.ratio, 1), LONG_SIDE);
     const grain = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><filter id="n"><feTurbulence type="fractalNoise" baseFrequency="0.9" numOctaves="2" seed="${(job.params.variant ?? 0) + 3}"/><feColorMatrix values="0 0 0 0 0  0 0 0 0 0  0 0 0 0 0  0 0 0 0.08 0"/></filter><rect width="100%" height="100%" fill="${surface}"/><rect width="100%" height="100%" filter="url(#n)"/></svg>`;
     const base = await sharp(Buffer.from(grain)).png().toBuffer();

@@ -14,6 +14,14 @@ import { sharp } from '../../../infra/sharp';
 import { clusterColours, labDistance, nearest } from './colour-clusters';
 import { borderPixels, boxSum, components, dilate, erode, flood } from './matting/morphology';
 import { toLab } from './remove-background';
+import { ProviderError } from '../types';
+import {
+  garmentKind,
+  kindOf,
+  silhouette,
+  type GarmentKind,
+  type NamedGarment,
+} from './garment-kind';
 
 /** Kovac et al.'s RGB skin rule (daylight): simple, and refuses neutral and cool colours. */
 export function isSkin(r: number, g: number, b: number): boolean {
@@ -179,6 +187,9 @@ function findFace(
   return { chin, width, cx, pixels };
 }
 
+/** A garment found on the person: its pixels on the working grid and its colours (Lab). */
+type Garment = { mask: Uint8Array; colours: number[][] };
+
 /** What the person photo holds, on the working grid. */
 type Scene = Grid & {
   n: number;
@@ -196,11 +207,12 @@ type Scene = Grid & {
 };
 
 /**
- * Seeds for a garment: the first band at or below row `from`, across the body's middle, that is
+ * Seeds for a garment: the first band at or below row `from`, across the body's axis (under the
+ * face: a wall shadow the cut-out kept beside the legs does not pull it aside), that is
  * mostly clothed (a low neckline or a bare midriff shows skin; `taken` is another garment).
  */
-function clothedBand(scene: Scene, from: number, taken: Uint8Array | null, cx: number): number[] {
-  const { w, fig, skin, unit, bottom } = scene;
+function clothedBand(scene: Scene, from: number, taken: Uint8Array | null): number[] {
+  const { w, fig, skin, unit, bottom, cx } = scene;
   const x0 = Math.max(0, Math.round(cx - unit * 0.7));
   const x1 = Math.min(w - 1, Math.round(cx + unit * 0.7));
   for (let step = 0; step <= 6; step++) {
@@ -340,9 +352,30 @@ function cutWhereCoverageDrops(region: Uint8Array, scene: Scene, from: number): 
  * look more like the garment than like the wall beside them, and are dense in those colours; the
  * pixels `taken` (another garment) are out. Thin links are cut and the largest piece kept.
  */
-function grow(scene: Scene, seeds: number[], taken: Uint8Array | null, isTop: boolean) {
+function grow(scene: Scene, seeds: number[], above: Garment | null): Garment | null {
   const { w, h, n, fig, skin, lab, wallAt, chin, unit } = scene;
-  const garment = clusterColours(lab, seeds, 4, 0.1);
+  const isTop = above === null;
+  const taken = above?.mask;
+  // A bottom's band can start on the top's last rows (left out at its hem): a colour of the top
+  // that the band's lower half does not have is the top's.
+  const found = clusterColours(lab, seeds, 4, 0.1);
+  const rows = seeds.map((i) => (i / w) | 0);
+  const mid = (Math.min(...rows) + Math.max(...rows)) / 2;
+  const lowerHalf = seeds.filter((_, k) => rows[k]! > mid);
+  const inLower = found.map(() => 0);
+  for (const i of lowerHalf) {
+    let best = 0;
+    for (let c = 1; c < found.length; c++)
+      if (labDistance(lab, i, found[c]!) < labDistance(lab, i, found[best]!)) best = c;
+    inLower[best]!++;
+  }
+  const own = found.filter(
+    (c, k) =>
+      !above ||
+      inLower[k]! >= lowerHalf.length * 0.05 ||
+      above.colours.every((a) => labDistance(new Float32Array(c), 0, a) >= SAME_COLOUR),
+  );
+  const garment = own.length ? own : found;
   const colour = new Float32Array(n);
   const clothed = new Float32Array(n);
   for (let i = 0; i < n; i++) {
@@ -380,10 +413,24 @@ function grow(scene: Scene, seeds: number[], taken: Uint8Array | null, isTop: bo
   if (best < 0 || sizes[best]! < scene.opaque * 0.05) return null;
   const keep = new Uint8Array(n);
   for (let i = 0; i < n; i++) keep[i] = label[i] === best ? 1 : 0;
-  return keep;
+  return { mask: keep, colours: garment };
 }
 
-export async function garmentFromPerson(cutout: Buffer): Promise<Buffer> {
+const KIND_NAME: Record<GarmentKind, string> = {
+  top: 'top',
+  bottom: 'bottom garment (trousers, jeans, a skirt)',
+  dress: 'dress',
+};
+
+/** The flat lay cannot be made honestly: the job fails with this reason (and is refunded). */
+const cannot = (why: string) => new ProviderError(`model_to_flat_lay: ${why}`);
+
+/**
+ * The garment (RGBA cut-out, the rest transparent) worn in a person's cut-out: the one `want`
+ * names (a bottom: the trousers or skirt below the top; a dress; a top), else the garment at the
+ * chest. Throws a ProviderError with the reason when that garment is not there to take.
+ */
+export async function garmentFromPerson(cutout: Buffer, want?: NamedGarment): Promise<Buffer> {
   const full = await sharp(cutout).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
   const { width: W, height: H } = full.info;
   const scale = Math.min(1, WORK / Math.max(W, H));
@@ -424,7 +471,14 @@ export async function garmentFromPerson(cutout: Buffer): Promise<Buffer> {
       skinCount++;
     }
   }
-  if (opaque === 0 || skinCount < opaque * PERSON_SKIN) return cutout;
+  if (opaque === 0) throw cannot('the photo has no subject to lay flat');
+  if (skinCount < opaque * PERSON_SKIN) {
+    // No person: the cut-out is the garment already, if it is the one asked for.
+    const kind = want ? await garmentKind(cutout) : undefined;
+    if (want && kind !== want.kind)
+      throw cannot(`the photo shows a ${KIND_NAME[kind!]}, not the ${want.word} the request names`);
+    return cutout;
+  }
   const figH = bottom - top + 1;
   const lab = toLab({ data: rgb, width: w, height: h, channels: 3 });
   // Wall the cut-out kept (between arm and body, beside the hair) is not skin, though a beige
@@ -449,10 +503,31 @@ export async function garmentFromPerson(cutout: Buffer): Promise<Buffer> {
   const cx = face?.cx ?? centreOf(fig, grid, Math.min(bottom, chin + Math.round(unit)));
   const scene: Scene = { w, h, n, fig, skin, lab, wallAt, chin, unit, cx, bottom, opaque };
   // Chest: the first band below the chin that is mostly clothed (a low neckline shows skin).
-  const chest = clothedBand(scene, Math.round(chin + unit * 0.6), null, cx);
-  if (chest.length < 30) return cutout;
-  const region = grow(scene, chest, null, true);
-  if (!region) return cutout;
+  const chest = clothedBand(scene, Math.round(chin + unit * 0.6), null);
+  const upperGarment = chest.length >= 30 ? grow(scene, chest, null) : null;
+  if (!upperGarment) throw cannot('no garment could be told apart from the person in this photo');
+  const upper = upperGarment.mask;
+  // A dress: long for its body (as garmentKind measures a product photo), or with legs and no
+  // other garment below it (a sequined dress with long sleeves measures wide for its length).
+  let lowest = 0;
+  for (let i = 0; i < n; i++) if (upper[i]) lowest = (i / w) | 0;
+  const below = clothedBand(scene, lowest + 1, upper);
+  const shape = silhouette(upper, w, h);
+  const upperKind: GarmentKind =
+    (shape && kindOf(shape) === 'dress') || (below.length < 30 && bottom - lowest > unit * 1.5)
+      ? 'dress'
+      : 'top';
+  let region = upper;
+  if (want && (want.kind === 'bottom' ? upperKind === 'dress' : want.kind !== upperKind))
+    throw cannot(
+      `the ${want.word} the request names is not in the photo: the person wears a ${upperKind === 'dress' ? 'dress' : 'top that ends at the waist'}`,
+    );
+  if (want?.kind === 'bottom') {
+    // The bottom garment: seeded in the first clothed band below the top's hem.
+    const lower = below.length >= 30 ? grow(scene, below, upperGarment) : null;
+    if (!lower) throw cannot(`found no ${want.word} below the top in this photo`);
+    region = lower.mask;
+  }
   const keep = Buffer.from(region.map((v) => v * 255));
   // Back to full size with a soft edge where the garment meets skin or another garment.
   const soft = await sharp(keep, { raw: { width: w, height: h, channels: 1 } })

@@ -140,3 +140,36 @@ export async function garmentKind(cutout: Buffer): Promise<GarmentKind> {
   const s = silhouette(mask, info.width, info.height, solid);
   return s ? kindOf(s) : 'top';
 }
+
+/** A garment the request names, in its own word (for the message when it cannot be found). */
+export type NamedGarment = { kind: GarmentKind; word: string };
+
+// "dress" before a garment word is an adjective (a dress shirt, dress trousers).
+const GARMENT_WORDS: Record<GarmentKind, RegExp> = {
+  top: /\b(crop tops?|tank tops?|tops|top|t-?shirts?|tees?|shirts?|blouses?|camis?|camisoles?|tanks?|sweaters?|jumpers?|hoodies?|sweatshirts?|cardigans?|jackets?|coats?|blazers?|polos?|tunics?|bodysuits?|bralettes?|bras?|vests?)\b/g,
+  bottom:
+    /\b(jeans|denims|trousers|pants|slacks|chinos|joggers|sweatpants|leggings|shorts|skirts?|culottes|bottoms)\b/g,
+  dress:
+    /\b(dress(?:es)?|gowns?|sundress(?:es)?|jumpsuits?|playsuits?|rompers?|pinafores?)\b(?!\s+(?:shirts?|pants|trousers|shoes))/g,
+};
+
+/**
+ * The garment a model_to_flat_lay instruction asks for: the one kind of garment it names (a bottom
+ * for jeans, trousers, a skirt...; a dress; a top for a shirt, a tee...), null when it names none,
+ * and every word found when it names more than one kind (the renderer lays out one garment and will
+ * not guess which). "Top" as a place ("on top of", "top view", "from the top") is not a garment.
+ */
+export function garmentNamedIn(instruction: string): NamedGarment | null | { several: string[] } {
+  const text = instruction
+    .toLowerCase()
+    .replace(
+      /\b(on|from|at) (the )?(very )?top\b|\btop[\s-]*(down|view|of|left|right|edge)\b/g,
+      ' ',
+    );
+  const found: NamedGarment[] = [];
+  for (const kind of ['top', 'bottom', 'dress'] as const)
+    for (const m of text.matchAll(GARMENT_WORDS[kind])) found.push({ kind, word: m[1]! });
+  if (found.length === 0) return null;
+  const kinds = new Set(found.map((f) => f.kind));
+  return kinds.size === 1 ? found[0]! : { several: [...new Set(found.map((f) => f.word))] };
+}
