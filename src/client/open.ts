@@ -7,19 +7,11 @@ import { embeddedCoreDir } from './data-folder';
 import { HttpClient } from './http';
 import type { ServiceClient } from './service-client';
 
-/**
- * Where the embedded core keeps its rows and files when not under the data folder (team mode,
- * issue 14): a PostgreSQL URL and an S3-compatible bucket URL, as `serve` takes them. Absent:
- * SQLite and files under `<data>/core/`, as always; `<data>/core/` then holds scratch copies only.
- */
-export type EmbeddedStorage = { databaseUrl?: string; blobsUrl?: string };
+/** Where the embedded core keeps its rows and files: see `EmbeddedStorageSchema`. */
+export type { EmbeddedStorage } from '../shared/engine-process';
 
-/**
- * The service to open. The CLI may add `storage` to the embedded choice; the desktop's engine
- * process never does (its start message is validated strictly), so it keeps the default.
- */
-export type ServiceChoice =
-  EngineService | (Extract<EngineService, { mode: 'embedded' }> & { storage?: EmbeddedStorage });
+/** The service to open (the embedded choice may carry `storage`: PostgreSQL and a bucket). */
+export type ServiceChoice = EngineService;
 
 /** Call with the data folder locked: the embedded core resumes its unfinished jobs as it opens. */
 export async function openServiceClient(
@@ -28,7 +20,7 @@ export async function openServiceClient(
 ): Promise<ServiceClient> {
   if (service.mode === 'remote')
     return new HttpClient({ baseUrl: service.baseUrl, apiKey: service.apiKey });
-  const storage = 'storage' in service ? service.storage : undefined;
+  const { storage } = service;
   const { InProcessClient } = await import('./in-process');
   return InProcessClient.open({
     dataDir: embeddedCoreDir(dataDir),

@@ -13,6 +13,36 @@ export { ProviderKeysSchema, type ProviderKeys } from './provider-keys';
 
 const Secret = z.string().min(1).max(500);
 
+/** A URL of one of `schemes` (lower-case, with their colon); its full check is where it is opened. */
+const urlOf = (schemes: readonly string[], example: string) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(4096)
+    .refine((text) => {
+      try {
+        return schemes.includes(new URL(text).protocol.toLowerCase());
+      } catch {
+        return false;
+      }
+    }, `expected ${example}`);
+
+/**
+ * Where the embedded core keeps its rows and files when not under the data folder (team mode,
+ * issue 14), as `serve` takes them: `--database` / DROPSHOOT_DATABASE_URL and `--blobs` /
+ * DROPSHOOT_BLOBS_URL. Absent: SQLite and files under `<data>/core/`. The database URL may carry
+ * a password: like the keys, it travels only in the `start` message.
+ */
+export const EmbeddedStorageSchema = z.strictObject({
+  databaseUrl: urlOf(
+    ['postgres:', 'postgresql:'],
+    'postgres://user:password@host:5432/db',
+  ).optional(),
+  blobsUrl: urlOf(['s3:'], 's3://bucket?endpoint=…&region=…').optional(),
+});
+export type EmbeddedStorage = z.infer<typeof EmbeddedStorageSchema>;
+
 /** Which service the engine talks to: the embedded core (in the engine's process) or a remote /v1. */
 export const EngineServiceSchema = z.discriminatedUnion('mode', [
   z.strictObject({
@@ -20,6 +50,8 @@ export const EngineServiceSchema = z.discriminatedUnion('mode', [
     /** The catalog's folder when it is not the source tree's (the packaged app's resources). */
     catalogDir: z.string().min(1).optional(),
     providerKeys: ProviderKeysSchema.default({}),
+    /** PostgreSQL and a bucket instead of the data folder (the CLI's --database / --blobs). */
+    storage: EmbeddedStorageSchema.optional(),
   }),
   z.strictObject({
     mode: z.literal('remote'),

@@ -11,6 +11,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_ACCOUNT_EMAIL } from '../../src/client/in-process';
 import { openStore } from '../../src/core/store/open-store';
+import { ToEngineSchema } from '../../src/shared/engine-process';
+import { openStudioHost } from '../../src/studio/host/open-host';
 import { describePostgres } from '../support/postgres';
 import { makeTempDir, removeDir } from './helpers/api';
 import { killGroup, REPO_ROOT, runCli } from './helpers/cli';
@@ -52,6 +54,45 @@ const SAMPLES = ['--in', 'resources/samples/photos'];
 const RECIPE = ['--recipe', 'resources/samples/recipes/cutout-amazon.json'];
 
 describe('run, studio and generate: store flags', () => {
+  it('the engine start message carries the embedded storage, validated: a malformed URL is refused before the folder is touched, without its password', async () => {
+    const data = tempDir('host-storage-');
+    const start = (storage: Record<string, string>) => ({
+      type: 'start',
+      config: { dataDir: data, service: { mode: 'embedded', storage } },
+    });
+    const good = ToEngineSchema.safeParse(
+      start({
+        databaseUrl: 'postgres://dropshoot:pw@db.internal:5432/dropshoot?schema=team',
+        blobsUrl: 's3://team?endpoint=http://minio.internal:9000&region=us-east-1',
+      }),
+    );
+    expect(good.success).toBe(true);
+    for (const bad of [
+      { databaseUrl: 'mysql://root:hunter2-secret@db.internal/dropshoot' },
+      { blobsUrl: 'https://bucket.example/x' },
+      { databaseUrl: 'postgres://db', extra: 'x' },
+    ])
+      expect(ToEngineSchema.safeParse(start(bad)).success, JSON.stringify(bad)).toBe(false);
+
+    const refused = await openStudioHost(
+      {
+        dataDir: data,
+        service: {
+          mode: 'embedded',
+          providerKeys: {},
+          storage: { databaseUrl: 'mysql://root:hunter2-secret@db.internal/dropshoot' },
+        },
+      },
+      () => undefined,
+    ).then(
+      () => 'opened',
+      (err: unknown) => (err instanceof Error ? err.message : String(err)),
+    );
+    expect(refused).toMatch(/expected postgres:\/\//);
+    expect(refused).not.toContain('hunter2');
+    expect(filesUnder(data)).toEqual([]); // not locked, no core opened
+  });
+
   it('refuses a malformed DROPSHOOT_DATABASE_URL, naming the variable and not the password', async () => {
     const data = tempDir('run-flags-');
     const res = await withEnv(

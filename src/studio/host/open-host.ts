@@ -5,16 +5,21 @@
  */
 import { openServiceClient } from '../../client/open';
 import type { ServiceClient } from '../../client';
-import type { EngineStart } from '../../shared/engine-process';
+import { EngineStartSchema, type EngineStart } from '../../shared/engine-process';
 import { openStudio, type Studio } from '..';
 import { lockDataFolder } from '../lock';
 
 export type StudioHost = { studio: Studio; client: ServiceClient; close(): Promise<void> };
 
+/**
+ * `config` is validated here whoever built it (the CLI's flags, or the engine child's start
+ * message, already checked): a malformed storage URL is refused before the folder is locked.
+ */
 export async function openStudioHost(
-  config: EngineStart,
+  input: EngineStart,
   log: (message: string) => void,
 ): Promise<StudioHost> {
+  const config = EngineStartSchema.parse(input);
   // Locked before anything opens: the embedded core resumes its unfinished jobs as it opens.
   const unlock = lockDataFolder(config.dataDir);
   let client: ServiceClient | null = null;
