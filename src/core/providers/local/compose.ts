@@ -19,6 +19,7 @@ import { ProviderError } from '../types';
 import { canvasFor, checkAborted, decodeMeta, open, ratioOf } from './image-io';
 import { garmentFromPerson } from './garment-from-person';
 import { garmentKind, garmentNamedIn, type GarmentKind } from './garment-kind';
+import { earringPieces, jewelryKind } from './jewelry-kind';
 import { removeBackground } from './remove-background';
 
 const LONG_SIDE = 1280;
@@ -281,7 +282,29 @@ export class Compositor {
     return layers;
   }
 
-  private jewelryBox(type: string | undefined, anchors: FigureAnchors, scale: number): Box {
+  /** Jewelry where its type is worn; a pair of earrings one at each ear. */
+  private async wear(
+    pieces: Buffer[],
+    type: string | undefined,
+    anchors: FigureAnchors,
+  ): Promise<Layer[]> {
+    const layers: Layer[] = [];
+    for (const [i, piece] of pieces.entries()) {
+      const scale = 1 + i * 0.2;
+      const parts = type === 'earring' ? await earringPieces(piece) : [piece];
+      const ears = parts.length === 2 ? [0, 1] : [1];
+      for (const [k, part] of parts.entries())
+        layers.push(await this.place(part, this.jewelryBox(type, anchors, scale, ears[k])));
+    }
+    return layers;
+  }
+
+  private jewelryBox(
+    type: string | undefined,
+    anchors: FigureAnchors,
+    scale: number,
+    ear = 1,
+  ): Box {
     const size = anchors.bbox.height * 0.07 * scale;
     const at = (p: { x: number; y: number } | undefined, k = 1) => ({
       x: (p?.x ?? anchors.neck.x) - (size * k) / 2,
@@ -293,7 +316,7 @@ export class Compositor {
       case 'ring':
         return at(anchors.hands[1], 0.6);
       case 'earring':
-        return at(anchors.ears[1], 0.5);
+        return at(anchors.ears[ear], 0.5);
       case 'bracelet':
         return at(anchors.wrists[1], 0.8);
       default:
@@ -313,6 +336,7 @@ export class Compositor {
     height: number,
     job: ProviderJob,
     crop?: Box,
+    note?: string,
   ): Promise<Buffer> {
     let img = sharp(base).composite(layers);
     let buffer = await img.png().toBuffer();
@@ -329,7 +353,7 @@ export class Compositor {
     }
     img = grade(sharp(buffer), job.params.stylePreset);
     const mark = Buffer.from(
-      `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><text x="${width - 12}" y="${height - 12}" text-anchor="end" font-family="sans-serif" font-size="${Math.round(height / 60)}" fill="#000" fill-opacity="0.35">PREVIEW · offline renderer</text></svg>`,
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><text x="${width - 12}" y="${height - 12}" text-anchor="end" font-family="sans-serif" font-size="${Math.round(height / 60)}" fill="#000" fill-opacity="0.35">PREVIEW · offline renderer</text>${note ? noteSvg(note, width, height) : ''}</svg>`,
     );
     return sharp(await img.png().toBuffer())
       .composite([{ input: mark }])
@@ -378,11 +402,19 @@ export class Compositor {
     };
     const figureLayer = { ...figure.layer, left: (figure.layer.left ?? 0) + figureX };
     const isJewelry = job.toolId === 'jewelry_on_model' || job.toolId === 'jewelry_ecom_pack';
-    const jewelryType = jewelryTypeOf(job);
+    // The pack takes no jewelryType: the piece's shape tells a ring, a pair of earrings or a
+    // chain; anything else goes at the neck, and the preview says which and why.
+    const given = isJewelry ? jewelryTypeOf(job) : undefined;
+    const read = isJewelry && !given ? await jewelryKind(garments[0]!) : null;
+    const jewelryType = given ?? read ?? undefined;
+    const note =
+      isJewelry && !given
+        ? read
+          ? `Worn as ${read === 'earring' ? 'earrings' : `a ${read}`}: read from the piece's shape (no jewelry type given)`
+          : 'Shown at the neck: no jewelry type given, and its shape does not tell'
+        : undefined;
     const products = isJewelry
-      ? await Promise.all(
-          garments.map((g, i) => this.place(g, this.jewelryBox(jewelryType, anchors, 1 + i * 0.2))),
-        )
+      ? await this.wear(garments, jewelryType, anchors)
       : await this.dress(garments, anchors, width);
     const frame = opts.frame ?? frameOf(job.params.shotType, isJewelry);
     const crop =
@@ -395,7 +427,7 @@ export class Compositor {
             height,
             isJewelry ? this.jewelryBox(jewelryType, anchors, 1) : undefined,
           );
-    return this.finish(base, [figureLayer, ...products], width, height, job, crop);
+    return this.finish(base, [figureLayer, ...products], width, height, job, crop, note);
   }
 
   /**
@@ -527,6 +559,13 @@ export class Compositor {
       .toBuffer();
     return this.finish(base, [], width, height, job);
   }
+}
+
+/** A plain label across the top: what the preview did in place of what it was not told. */
+function noteSvg(note: string, width: number, height: number): string {
+  const size = Math.max(12, Math.round(Math.min(height / 45, (width * 1.7) / note.length)));
+  const esc = note.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<rect width="100%" height="${Math.round(size * 1.8)}" fill="#ffffff" fill-opacity="0.8"/><text x="12" y="${Math.round(size * 1.3)}" font-family="sans-serif" font-size="${size}" fill="#1f2328">${esc}</text>`;
 }
 
 /** The piece's type: the request's jewelryType, else the type of the jewelry pose chosen. */
