@@ -5,7 +5,7 @@
  *
  * Guarded just below today's level where that is above the issue's target (mean IoU 0.9897, minimum
  * 0.944 against 0.97 and 0.92), and at today's level where the target is not met yet (raise as it
- * improves): the halo (target <= 8/255; 9.75 reached) and bleaching (target: none; today at most
+ * improves): the halo (target <= 8/255; 9.00 reached) and bleaching (target: none; today at most
  * 1.3% of a garment, mean 0.15%).
  */
 import fs from 'node:fs';
@@ -44,7 +44,7 @@ describe.skipIf(!present)('real garment photos', () => {
       expect(scores.length).toBeGreaterThanOrEqual(40);
       expect(mean(ious)).toBeGreaterThanOrEqual(0.988); // issue target 0.97
       expect(Math.min(...ious)).toBeGreaterThanOrEqual(0.94); // issue target 0.92
-      expect(mean(halos)).toBeLessThanOrEqual(10); // issue target 8
+      expect(mean(halos)).toBeLessThanOrEqual(9.1); // issue target 8
     },
   );
 

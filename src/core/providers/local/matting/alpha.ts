@@ -3,6 +3,8 @@
  * subject's own colour nearby (the mean of clearly-inside pixels around it), so the edge sits where
  * a pixel is half subject, not where it first differs from the backdrop. Where the subject's
  * colour is too close to the backdrop to unmix (white on white), the segmentation's edge stands.
+ * Beside a cast shadow the backdrop behind the edge is darker still, so there the subject's share
+ * is read from the pixel's chroma, the shadow taking the rest of its darkness.
  */
 import { distanceToUnset } from './morphology';
 import type { Segmentation } from './segment';
@@ -17,6 +19,17 @@ const PEEL_BELOW = 0.5;
 const RINGING_SHARE = 0.3;
 /** Background pixels at least this far from the subject count as clear backdrop for unmixing. */
 const BACK_DEPTH = 2;
+/** The backdrop counts as shadowed where it is darker than this share of the fitted surface. */
+const SHADED = 0.97;
+/** The shade is read on background pixels at least this far out (past the edge's own blur)... */
+const SHADE_DEPTH = 3;
+/** ...within this many pixels of the edge pixel. */
+const SHADE_REACH = 6;
+/** Levels of the subject's colour off the backdrop's direction (its chroma against the backdrop)
+ * below which the shadow term cannot be told from the subject term (noise of 2 levels = 0.13). */
+const SHADOW_CHROMA = 15;
+/** Darkest shade a shadow may add at the edge, relative to the backdrop beside it. */
+const MIN_SHADE = 0.3;
 
 /**
  * Unmixing of one pixel against the backdrop and the mean colour of the subject pixels around it
@@ -34,6 +47,7 @@ function unmixer(
 ): (i: number) => number {
   const sum = new Float64Array(3);
   const back = new Float64Array(3);
+  let lastGain = 1;
   // The backdrop as seen next to the pixel (a cast shadow darkens it): the surface, shaded to
   // the clear background pixels (`outside` >= BACK_DEPTH) in a 9x9 box; the bare surface when
   // `outside` is null.
@@ -67,6 +81,25 @@ function unmixer(
       gain = Math.max(0.45, Math.min(1, seen / Math.max(1, model)));
     }
     for (let c = 0; c < 3; c++) back[c] = gain * surface[i * 3 + c]!;
+    lastGain = gain;
+  };
+  // Whether the background a few pixels out is shadowed (`outside` is set where this is asked).
+  const shadowed = (x0: number, y0: number): boolean => {
+    let seen = 0;
+    let model = 0;
+    const r = SHADE_REACH;
+    for (let y = Math.max(0, y0 - r), yb = Math.min(h - 1, y0 + r); y <= yb; y++) {
+      for (
+        let j = y * w + Math.max(0, x0 - r), end = y * w + Math.min(w - 1, x0 + r);
+        j <= end;
+        j++
+      ) {
+        if (outside![j]! < SHADE_DEPTH) continue;
+        seen += rgb[j * 3]! + rgb[j * 3 + 1]! + rgb[j * 3 + 2]!;
+        model += surface[j * 3]! + surface[j * 3 + 1]! + surface[j * 3 + 2]!;
+      }
+    }
+    return model > 0 && seen < SHADED * model;
   };
   const boxMean = (x0: number, y0: number, r: number): number => {
     let count = 0;
@@ -102,7 +135,31 @@ function unmixer(
       norm += f * f;
     }
     if (Math.sqrt(norm) < MIN_CONTRAST) return NaN;
-    return dot / norm;
+    const plain = dot / norm;
+    if (!outside || plain < RINGING_SHARE || lastGain > SHADED || !shadowed(x, y)) return plain;
+    // In a cast shadow the edge pixel mixes the subject with a darker backdrop than the one seen
+    // beside it (shadows deepen towards the subject): p = a F + u B, a shadow only scaling B (it
+    // keeps the backdrop's chroma), so the subject's share is what explains the pixel's chroma.
+    let ff = 0;
+    let fb = 0;
+    let bb = 0;
+    let pf = 0;
+    let pb = 0;
+    for (let c = 0; c < 3; c++) {
+      const f = sum[c]! / count;
+      const b = back[c]!;
+      const p = rgb[i * 3 + c]!;
+      ff += f * f;
+      fb += f * b;
+      bb += b * b;
+      pf += p * f;
+      pb += p * b;
+    }
+    if (Math.sqrt(Math.max(0, ff - (fb * fb) / bb)) < SHADOW_CHROMA) return plain;
+    const det = ff * bb - fb * fb;
+    const a = (pf * bb - fb * pb) / det;
+    const shade = (ff * pb - fb * pf) / det / Math.max(1e-3, 1 - a);
+    return shade >= MIN_SHADE && shade <= 1 && a < plain ? a : plain;
   };
 }
 
