@@ -67,11 +67,12 @@ describe('run, studio and generate: store flags', () => {
       }),
     );
     expect(good.success).toBe(true);
-    for (const bad of [
+    const malformed: Record<string, string>[] = [
       { databaseUrl: 'mysql://root:hunter2-secret@db.internal/dropshoot' },
       { blobsUrl: 'https://bucket.example/x' },
       { databaseUrl: 'postgres://db', extra: 'x' },
-    ])
+    ];
+    for (const bad of malformed)
       expect(ToEngineSchema.safeParse(start(bad)).success, JSON.stringify(bad)).toBe(false);
 
     const refused = await openStudioHost(
