@@ -58,9 +58,8 @@ export class Scheduler {
     // While the day is closed, a probe lets one request through, not the whole queue.
     let probeLeft = capped && capOpen ? 1 : Infinity;
     const rateLimited = gates.rateLimited(now);
-    // A short balance is re-read only while the day is open: a read then would be refused, or
-    // take the request kept for the closing balance read.
-    if (gates.cap === null) engine.maybeRecheckBalance(now);
+    // A short balance is re-read, but never with the request kept for the closing balance read.
+    if (gates.cap?.kind !== 'reserve' || gates.cap.probing) engine.maybeRecheckBalance(now);
     // Prices are a request too: not asked while the day is closed or a rate limit runs (the
     // queued photos' own price reads below go out as the day's probe).
     if (!engine.spending.pricesKnown && gates.cap === null && !rateLimited) engine.loadPrices();
