@@ -38,6 +38,8 @@ const CLEAN: RunPlan = { faults: {}, killAtMs: null, serviceRestart: null, block
 const EMAIL = 'soak@reference.test';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const DAY_MS = 86_400_000;
+/** Time allowed to start the service and set up the account of a daily-cap schedule. */
+const SETUP_MARGIN_MS = 10_000;
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 function parseSummary(stdout: string): Summary | null {
@@ -73,9 +75,12 @@ export async function runSchedule(
   const token = `soak-${schedule.seed}`;
   const serviceOptions = { ...schedule.service, ...schedule.serviceFaults };
   const day = schedule.day;
-  // A daily-cap schedule's clocks (service and run) start just before 00:00 UTC.
+  // A daily-cap schedule's clocks (service and run) start just before 00:00 UTC: SETUP_MARGIN_MS
+  // earlier than the schedule says, so the service's start and the account's setup (seconds on a
+  // loaded machine) end before the first day does; run 1 then waits for the schedule's moment.
+  const firstMidnight = Math.ceil(Date.now() / DAY_MS) * DAY_MS;
   let clockOffsetMs = day
-    ? Math.ceil(Date.now() / DAY_MS) * DAY_MS - day.startBeforeMidnightMs - Date.now()
+    ? firstMidnight - day.startBeforeMidnightMs - SETUP_MARGIN_MS - Date.now()
     : 0;
   const clockNow = () => Date.now() + clockOffsetMs;
   let service: ServiceProcess = await startServiceProcess({
@@ -95,6 +100,17 @@ export async function runSchedule(
     dailyCap: day?.serviceCap ?? 100_000,
   });
   if (day?.usedBefore) await service.admin('POST', 'requests-today', { apiKey, n: day.usedBefore });
+  if (day) {
+    const early = firstMidnight - day.startBeforeMidnightMs - clockNow();
+    // Past the first day's end, the schedule is not the one drawn (the earlier use counted on the
+    // wrong day, a --wait run waiting a real day): the harness's failure, not the studio's.
+    if (clockNow() >= firstMidnight - 1000)
+      throw new Error(
+        `setup ended ${((clockNow() - firstMidnight) / 1000).toFixed(1)} s after the first day's 00:00 UTC (margin ${SETUP_MARGIN_MS} ms too short on this machine)`,
+      );
+    if (early > 0) await sleep(early);
+    log(`  (run 1 starts ${((firstMidnight - clockNow()) / 1000).toFixed(1)} s before 00:00 UTC)`);
+  }
   // Only faults a service following the spec could show: a 500 in place of a create's real answer
   // would claim a refund that never happened, and 402 exists only on creates.
   const isCreate = (method: string, p: string) =>
