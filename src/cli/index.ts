@@ -12,7 +12,11 @@ const USAGE = `Usage: dropshoot <command> [flags]
 
   serve --port P --data DIR [--host 127.0.0.1] [--allow-private-urls] [--concurrency N] [--public-url URL]
         [--database postgres://…] [--blobs s3://BUCKET?endpoint=…] [--workers N] [--lease-seconds S]
+        [--drain-seconds S]
       Run the /v1 HTTP service on DIR. Prints {"listening": URL} when ready; JSON logs on stderr.
+      On SIGTERM/SIGINT it stops taking jobs and connections, answers requests under way, lets
+      jobs under way finish for up to --drain-seconds (default 25 with --database, else 0: cut at
+      once and resumed at next start), then exits.
       --blobs (or DROPSHOOT_BLOBS_URL): files in an S3-compatible bucket, e.g.
       s3://BUCKET?endpoint=http://127.0.0.1:9000&region=us-east-1&forcePathStyle=true, with
       AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set; DIR then keeps the database and scratch copies.
@@ -239,6 +243,7 @@ async function serve(args: string[]): Promise<void> {
     database: { type: 'string' },
     workers: { type: 'string' },
     'lease-seconds': { type: 'string' },
+    'drain-seconds': { type: 'string' },
   });
   const port = integer(required(f.port, 'port'), 'port')!;
   const databaseUrl = await databaseUrlOf(f.database);
@@ -250,13 +255,16 @@ async function serve(args: string[]): Promise<void> {
     );
   if (leaseSeconds !== undefined && (leaseSeconds < 1 || leaseSeconds > 86_400))
     throw new UsageError('--lease-seconds must be 1-86400');
+  const drainSeconds = integer(f['drain-seconds'], 'drain-seconds');
+  if (drainSeconds !== undefined && drainSeconds > 3_600)
+    throw new UsageError('--drain-seconds must be 0-3600');
   // Files in an S3-compatible bucket (credentials from AWS_*), else under --data.
   const blobsUrl = await blobsUrlOf(f.blobs);
   if (port > 65535) throw new UsageError('--port must be 0-65535');
   // SQLite: --workers is how many units run at once (every job runs here), as --concurrency.
   const concurrency =
     integer(f.concurrency, 'concurrency') ?? (databaseUrl === undefined ? workers : undefined);
-  const { startServer } = await import('../server');
+  const { startServer, DEFAULT_TEAM_DRAIN_SECONDS } = await import('../server');
   const { createLogger } = await import('../server/logging');
   const logger = createLogger();
   // Listening for signals before the server starts: a stop asked for while it starts (jobs are
@@ -269,7 +277,7 @@ async function serve(args: string[]): Promise<void> {
     if (!server || closing) return;
     closing = true;
     logger.info(`${signalled}: stopping`);
-    // Drains in-flight requests, stops the jobs (resumed at next start), then flushes the log.
+    // Drains requests and jobs under way (up to --drain-seconds), then flushes the log.
     void server.close().then(() => logger.flush(() => process.exit(0)));
   };
   process.on('SIGINT', stop);
@@ -279,6 +287,7 @@ async function serve(args: string[]): Promise<void> {
     ...(databaseUrl !== undefined ? { databaseUrl } : {}),
     ...(databaseUrl !== undefined && workers !== undefined ? { workers } : {}),
     ...(leaseSeconds !== undefined ? { leaseMs: leaseSeconds * 1000 } : {}),
+    drainMs: (drainSeconds ?? (databaseUrl !== undefined ? DEFAULT_TEAM_DRAIN_SECONDS : 0)) * 1000,
     ...(blobsUrl ? { blobsUrl } : {}),
     logger,
     host: typeof f.host === 'string' ? f.host : '127.0.0.1',

@@ -52,6 +52,13 @@ export type CoreOptions = {
   workers?: number;
   /** PostgreSQL: how long a lease holds a job (default 30 s): a killed process's jobs wait this long. */
   leaseMs?: number;
+  /**
+   * Graceful shutdown (`stopJobs`): how long jobs under way may run on to their end first (no
+   * new job is started meanwhile); what is left then is cut (SQLite: resumed at next start;
+   * PostgreSQL: its lease released for another process). Default 0 (the desktop quits at once);
+   * `serve` sets 25 s (`--drain-seconds`).
+   */
+  drainMs?: number;
   provider?: ProviderAdapter;
   /** AI provider keys from a secure store (the desktop app's keychain); DROPSHOOT_* variables win. */
   providerKeys?: ProviderKeys;
@@ -86,9 +93,10 @@ export type Core = {
   service: Service;
   admin: Admin;
   /**
-   * Stops running jobs (shutdown, not a crash): SQLite marks them to resume at next start; on
-   * PostgreSQL the loop stops claiming and releases its leases, so another process takes them
-   * at once. `close` does this too; a server calls it first, while it drains requests.
+   * Stops running jobs (shutdown, not a crash): no new job starts, those under way may finish
+   * within `drainMs`; then SQLite marks the rest to resume at next start, and on PostgreSQL the
+   * loop releases their leases, so another process takes them at once. `close` does this too; a
+   * server calls it first, while it drains requests.
    */
   stopJobs(): Promise<void>;
   close(): Promise<void>;
@@ -207,10 +215,13 @@ export async function coreOn(store: Store, opts: CoreOptions): Promise<Core> {
   let jobsStopped: Promise<void> | undefined;
   const stopJobs = () =>
     (jobsStopped ??= (async () => {
+      const drainMs = opts.drainMs ?? 0;
       // The loop first: once it stops claiming, runs the runner's abort ends are not replaced.
       if (leaseLoop) {
-        const released = await leaseLoop.stop();
+        const released = await leaseLoop.stop({ drainMs });
         if (released > 0) opts.log?.(`released ${released} job leases for other processes`);
+      } else if (drainMs > 0) {
+        await runner.drain(drainMs);
       }
       await runner.stop();
     })());

@@ -20,6 +20,13 @@ function storageQuota(env: NodeJS.ProcessEnv): number {
   return n * 1024 * 1024;
 }
 
+/**
+ * How long a stopping team-mode `serve` (PostgreSQL) lets jobs under way run on by default
+ * (`--drain-seconds`): a provider call cut short is made again, and paid again, elsewhere. Below
+ * the 30 s orchestrators commonly wait before SIGKILL (Kubernetes' default grace period).
+ */
+export const DEFAULT_TEAM_DRAIN_SECONDS = 25;
+
 export type ServerOptions = Omit<CoreOptions, 'publicBaseUrl'> & {
   host?: string;
   port?: number;
@@ -35,8 +42,10 @@ export type RunningServer = { url: string; close(): Promise<void> };
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
+  const drainMs = opts.drainMs ?? 0;
   const core = await openCore({
     ...opts,
+    drainMs,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     storageQuotaBytes: opts.storageQuotaBytes ?? storageQuota(process.env),
   });
@@ -63,9 +72,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   return {
     url,
     async close() {
-      // Shutting down is not a crash: stop the jobs first, before waiting on open connections.
+      // Shutting down is not a crash: no new job starts, jobs under way get up to drainMs to
+      // finish, and requests under way are answered (the listening socket closes at once, so the
+      // balancer moves on).
       const stopped = core.stopJobs();
-      await app.close();
+      // With a drain time, a request still under way past it (a stalled upload) is cut.
+      const deadline =
+        drainMs > 0 ? setTimeout(() => app.server.closeAllConnections(), drainMs) : undefined;
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(deadline);
+      }
       await stopped;
       await core.close();
     },

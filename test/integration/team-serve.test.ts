@@ -7,7 +7,10 @@
  * (c) one Idempotency-Key sent to several processes at once: one job, one charge;
  * (d) a process killed with `kill -9` while it runs jobs: they finish on the others once its
  *     leases run out, each charged once, their results downloadable;
- * (e) a process stopped with SIGTERM returns its leases at once (no wait for them to run out).
+ * (e) a process stopped with SIGTERM and `--drain-seconds 0` returns its leases at once (no wait
+ *     for them to run out);
+ * (f) with the default drain, a job in flight at SIGTERM finishes on that process (the provider
+ *     called once, charged once), and a request under way is answered before it exits.
  * The AI provider is an OpenAI-Images-compatible stand-in on loopback that answers after a delay
  * the test sets, so jobs take as long as each case needs.
  */
@@ -432,6 +435,12 @@ describePostgres(
 
       const jobs = await jobsWhenDone(acct.id, 60_000);
       expect(jobs.map((j) => j.status)).toEqual(Array(8).fill('completed'));
+      // Each of the dead process's jobs counted one lapse when taken again (the crash-loop count: team-crash-loop.test.ts).
+      const { rows: lapses } = await db.query<{ attempts: number }>(
+        'SELECT attempts FROM jobs WHERE id = ANY($1)',
+        [held],
+      );
+      expect(lapses.map((r) => r.attempts)).toEqual(held.map(() => 1));
       expect(jobs.every((j) => j.lease_owner === null)).toBe(true);
       // The killed process's calls were made again elsewhere.
       expect(provider.requests - requestsBefore).toBeGreaterThanOrEqual(8 + held.length);
@@ -453,10 +462,10 @@ describePostgres(
       }
     }, 120_000);
 
-    it('(e) a process stopped with SIGTERM returns its leases at once for another to take', async () => {
+    it('(e) a process stopped with SIGTERM and --drain-seconds 0 returns its leases at once for another to take', async () => {
       provider.delayMs = 3_000;
       if (alive().length < 2) await startOne();
-      const extra = await startOne();
+      const extra = await startOne(['--drain-seconds', '0']);
       const acct = await account(20);
       const url = await photoUrl(acct.apiKey);
       const ids: string[] = [];
@@ -487,6 +496,98 @@ describePostgres(
       expect(jobs.map((j) => j.status)).toEqual(Array(6).fill('completed'));
       expect((await ledger(acct.id)).filter((e) => e.kind === 'charge')).toHaveLength(6);
       expect((await ledger(acct.id)).filter((e) => e.kind === 'refund')).toEqual([]);
+    }, 120_000);
+
+    it('(f) SIGTERM mid-job with the default drain: the job in flight finishes on that process, the provider called once, charged once; a request under way is answered', async () => {
+      provider.delayMs = 3_000;
+      if (alive().length < 2) await startOne();
+      const draining = await startOne();
+      // More jobs than all processes' slots, so the one to be stopped surely takes some.
+      const count = alive().length * WORKERS + 2;
+      const acct = await account(count);
+      const url = await photoUrl(acct.apiKey);
+      const requestsBefore = provider.requests;
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++)
+        ids.push(
+          await next(acct.apiKey).submit({ toolId: 'photo_enhance', images: { user_photo: url } }),
+        );
+      const pid = draining.child.pid!;
+      let held: string[] = [];
+      const deadline = Date.now() + 20_000;
+      while (held.length === 0) {
+        const { rows } = await db.query<{ id: string }>(
+          `SELECT id FROM jobs WHERE account_id = $1 AND status = 'processing' AND lease_owner LIKE $2`,
+          [acct.id, `%:${pid}:%`],
+        );
+        held = rows.map((r) => r.id);
+        if (held.length > 0) break;
+        if (Date.now() > deadline) throw new Error('the stopped process never took a job');
+        await sleep(50);
+      }
+
+      // An upload under way on that process: half its body sent before SIGTERM, the rest after.
+      const png = await garmentPng(100, 120);
+      const target = new URL(draining.url);
+      let sendRest!: () => void;
+      const uploaded = new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request(
+          {
+            host: target.hostname,
+            port: target.port,
+            method: 'POST',
+            path: '/v1/uploads',
+            headers: {
+              authorization: `Bearer ${acct.apiKey}`,
+              'content-type': 'image/png',
+              'content-length': String(png.length),
+            },
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', reject);
+        req.write(png.subarray(0, png.length >> 1));
+        sendRest = () => req.end(png.subarray(png.length >> 1));
+      });
+      await sleep(300); // the request has reached the server
+
+      const stoppedAt = Date.now();
+      draining.child.kill('SIGTERM');
+      await sleep(300);
+      sendRest();
+      const answer = await uploaded;
+      expect(answer.status, answer.body).toBe(200);
+      expect((JSON.parse(answer.body) as { url?: unknown }).url).toEqual(expect.any(String));
+
+      const exit = await draining.exited;
+      expect(exit.code).toBe(0);
+      // It waited for its jobs (each a 3 s provider call), well inside the 25 s drain.
+      expect(Date.now() - stoppedAt).toBeLessThan(20_000);
+      // By the time it exited, the jobs it held were finished, by it: nobody else could take
+      // them while it renewed their leases, and a provider call made elsewhere takes 3 s.
+      const { rows: atExit } = await db.query<{ status: string; lease_owner: string | null }>(
+        'SELECT status, lease_owner FROM jobs WHERE id = ANY($1)',
+        [held],
+      );
+      expect(atExit.map((r) => r.status)).toEqual(held.map(() => 'completed'));
+      expect(atExit.every((r) => r.lease_owner === null)).toBe(true);
+
+      const jobs = await jobsWhenDone(acct.id, 60_000);
+      expect(jobs.map((j) => j.status)).toEqual(Array(count).fill('completed'));
+      // No call was cut and made again elsewhere.
+      expect(provider.requests - requestsBefore).toBe(count);
+      const entries = await ledger(acct.id);
+      expect(
+        entries
+          .filter((e) => e.kind === 'charge')
+          .map((e) => e.jobId)
+          .sort(),
+      ).toEqual([...ids].sort());
+      expect(entries.filter((e) => e.kind === 'refund')).toEqual([]);
     }, 120_000);
   },
 );
