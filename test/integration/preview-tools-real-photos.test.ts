@@ -248,7 +248,8 @@ async function garmentStats(
   pick: (r: number, g: number, b: number) => boolean,
   want?: NamedGarment,
 ): Promise<{ share: number; lowest: number; opaque: number }> {
-  const cut = await removeBackground(await fs.promises.readFile(person(file).path));
+  // Decoded as the provider does (upright, re-encoded): the garment must not hang on the bytes.
+  const cut = await removeBackground(await sharp(person(file).path).rotate().toBuffer());
   const figure = await sharp(cut).extractChannel(3).raw().toBuffer({ resolveWithObject: true });
   let top = Infinity;
   let bottom = -1;

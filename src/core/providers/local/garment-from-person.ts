@@ -231,10 +231,11 @@ function clothedBand(scene: Scene, from: number, taken: Uint8Array | null): numb
 }
 
 /**
- * Fills the holes of a garment region: pixels that are neither garment-coloured, skin nor wall
- * and that the outside cannot reach without crossing the garment or skin, when the garment bounds
- * them at least twice as much as skin does (a shaded strip of arm lies along both). A print is bounded by its garment, even where it reaches the neckline
- * (skin); trousers below a top reach the wall or the frame; a face's eyes are bounded by skin.
+ * Fills the holes of a garment region: pieces of the figure that are neither garment-coloured,
+ * skin nor wall, and that the garment bounds at least twice as much as skin and the outside
+ * together. A print is bounded by its garment even where it reaches the neckline (skin) or a
+ * fold at the armpit opens it to the wall; trousers below a top lie along the wall and the frame;
+ * a shaded strip of arm lies along skin as much as along the garment; a face's eyes lie in skin.
  */
 function fillHoles(region: Uint8Array, scene: Scene): void {
   const { w, h, n, fig, skin, wallAt } = scene;
@@ -244,24 +245,38 @@ function fillHoles(region: Uint8Array, scene: Scene): void {
   const toRegion = new Float64Array(sizes.length);
   const toSkin = new Float64Array(sizes.length);
   const wallish = new Float64Array(sizes.length);
-  const reachesOut = new Uint8Array(sizes.length);
+  const toOut = new Float64Array(sizes.length);
   for (let i = 0; i < n; i++) {
     const k = label[i]!;
     if (k < 0) continue;
     if (wallAt(i) < WALL_MATCH) wallish[k]!++;
     const x = i % w;
-    const y = (i / w) | 0;
-    if (x === 0 || y === 0 || x === w - 1 || y === h - 1) reachesOut[k] = 1;
-    for (const j of [i - 1, i + 1, i - w, i + w]) {
-      if (j < 0 || j >= n || (j === i - 1 && x === 0) || (j === i + 1 && x === w - 1)) continue;
-      if (!fig[j]) reachesOut[k] = 1;
+    for (const j of [x > 0 ? i - 1 : -1, x < w - 1 ? i + 1 : -1, i - w, i + w]) {
+      if (j < 0 || j >= n || !fig[j]) toOut[k]!++;
       else if (region[j]) toRegion[k]!++;
       else if (skin[j]) toSkin[k]!++;
     }
   }
+  // Only within the garment's outline on its row: a shaded strip of arm joined to a print runs
+  // down the garment's side, outside it.
+  const first = new Int32Array(h).fill(w);
+  const last = new Int32Array(h).fill(-1);
+  for (let i = 0; i < n; i++)
+    if (region[i]) {
+      const y = (i / w) | 0;
+      first[y] = Math.min(first[y]!, i % w);
+      last[y] = Math.max(last[y]!, i % w);
+    }
   for (let i = 0; i < n; i++) {
     const k = label[i]!;
-    if (k >= 0 && !reachesOut[k] && toRegion[k]! >= 2 * toSkin[k]! && wallish[k]! < sizes[k]! / 2)
+    const y = (i / w) | 0;
+    if (
+      k >= 0 &&
+      toRegion[k]! >= 2 * (toSkin[k]! + toOut[k]!) &&
+      wallish[k]! < sizes[k]! / 2 &&
+      i % w > first[y]! &&
+      i % w < last[y]!
+    )
       region[i] = 1;
   }
   // What the region encloses on its own (shading that left the colours) is garment too.
@@ -509,8 +524,10 @@ export async function garmentFromPerson(cutout: Buffer, want?: NamedGarment): Pr
   const upper = upperGarment.mask;
   // A dress: long for its body (as garmentKind measures a product photo), or with legs and no
   // other garment below it (a sequined dress with long sleeves measures wide for its length).
+  // Its hem is read under the body's axis: sleeves and hands hang lower at the sides.
   let lowest = 0;
-  for (let i = 0; i < n; i++) if (upper[i]) lowest = (i / w) | 0;
+  for (let i = 0; i < n; i++)
+    if (upper[i] && Math.abs((i % w) - cx) <= unit * 0.7) lowest = (i / w) | 0;
   const below = clothedBand(scene, lowest + 1, upper);
   const shape = silhouette(upper, w, h);
   const upperKind: GarmentKind =
