@@ -2,7 +2,8 @@
  * A sheet of every generative tool's offline preview on real photos (issue 11 item 4): three
  * garments of ../shared/eval/garments (or DROPSHOOT_EVAL_DIR) and two people photos, each row one
  * input, each tile one tool's result at small size. Written to docs/quality/preview-tools.jpg.
- * The jewelry tools are left out: the eval set has no jewelry photos.
+ * The eval set has no jewelry photos: the jewelry row wears pieces drawn here (a ring, a pair of
+ * earrings, a chain, a single drop).
  *
  *   npx tsx scripts/preview-sheet.ts
  */
@@ -85,6 +86,13 @@ function personCells(file: string): Cell[] {
       images: { user_photo: [p] },
       noModel: true,
     },
+    {
+      label: 'flat_lay "the trousers"',
+      toolId: 'model_to_flat_lay',
+      images: { user_photo: [p] },
+      params: { customPrompt: 'a flat lay of the trousers' },
+      noModel: true,
+    },
     { label: 'pose_angle_switch', toolId: 'pose_angle_switch', images: { user_photo: [p] } },
     { label: 'model_swap', toolId: 'model_swap', images: { user_photo: [p] } },
     {
@@ -100,6 +108,46 @@ function personCells(file: string): Cell[] {
       params: { motionPrompt: 'zoom in', ratio: '4:5', duration: 1 },
     },
   ];
+}
+
+const GOLD = '#c9a23a';
+const JEWELRY: Record<string, string> = {
+  ring: `<circle cx="300" cy="310" r="130" fill="none" stroke="${GOLD}" stroke-width="44"/><circle cx="300" cy="160" r="34" fill="#3050e0"/>`,
+  earrings: [170, 430]
+    .map(
+      (x) =>
+        `<circle cx="${x}" cy="170" r="18" fill="none" stroke="${GOLD}" stroke-width="7"/><path d="M${x} 188 C ${x - 60} 300, ${x - 50} 420, ${x} 440 C ${x + 50} 420, ${x + 60} 300, ${x} 188 Z" fill="${GOLD}"/>`,
+    )
+    .join(''),
+  necklace: `<path d="M90 90 C 110 420, 490 420, 510 90" fill="none" stroke="${GOLD}" stroke-width="6"/><circle cx="300" cy="372" r="22" fill="#3050e0"/>`,
+  drop: `<path d="M300 120 C 220 300, 230 430, 300 470 C 370 430, 380 300, 300 120 Z" fill="${GOLD}"/><circle cx="300" cy="105" r="16" fill="none" stroke="${GOLD}" stroke-width="7"/>`,
+};
+
+/** The drawn pieces as PNG files in `dir`, and the row's cells: the pack with no jewelryType. */
+async function jewelryCells(dir: string): Promise<Cell[]> {
+  const cells: Cell[] = [];
+  for (const [name, body] of Object.entries(JEWELRY)) {
+    const file = path.join(dir, `${name}.png`);
+    await sharp(
+      Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="600" height="560"><rect width="100%" height="100%" fill="#f7f7f5"/>${body}</svg>`,
+      ),
+    )
+      .png()
+      .toFile(file);
+    cells.push({
+      label: `jewelry pack: ${name}`,
+      toolId: 'jewelry_ecom_pack',
+      images: { user_photo: [img(file)] },
+    });
+  }
+  cells.push({
+    label: 'jewelry_on_model: drop, earring',
+    toolId: 'jewelry_on_model',
+    images: { jewelry_image: [img(path.join(dir, 'drop.png'))] },
+    params: { jewelryType: 'earring' },
+  });
+  return cells;
 }
 
 /** One frame of a clip, as PNG. */
@@ -168,12 +216,14 @@ async function tile(image: Buffer, label: string): Promise<Buffer> {
 async function main(): Promise<void> {
   if (!fs.existsSync(path.join(evalDir, 'garments')))
     throw new Error(`no eval photos at ${evalDir}`);
+  const drawn = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-sheet-jewelry-'));
   const rows: { source: InputImage; cells: Cell[] }[] = [
     { source: garment('00055_00'), cells: garmentCells('00055_00', '051991_1') },
     { source: garment('051991_1'), cells: garmentCells('051991_1', '00126_00') },
     { source: garment('12562_00'), cells: garmentCells('12562_00', '00055_00') },
     { source: person('049205_0.jpg'), cells: personCells('049205_0.jpg') },
     { source: person('07966_00.jpg'), cells: personCells('07966_00.jpg') },
+    { source: img('drawn jewelry'), cells: await jewelryCells(drawn) },
   ];
   const columns = 1 + Math.max(...rows.map((r) => r.cells.length));
   const width = columns * (TILE + GAP) + GAP;
@@ -195,6 +245,7 @@ async function main(): Promise<void> {
       });
     }
   }
+  fs.rmSync(drawn, { recursive: true, force: true });
   await sharp({ create: { width, height, channels: 3, background: '#d0d7de' } })
     .composite(layers)
     .jpeg({ quality: 82 })
