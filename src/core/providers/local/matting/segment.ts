@@ -1,7 +1,8 @@
 /**
  * Which pixels are backdrop: a flood from the frame through pixels that match a modelled backdrop
  * surface (refitted as the flood grows), through cast shadows (a smooth, neutral darkening of the
- * backdrop, stopped by edges), plus enclosed pockets of clear backdrop (between arm and body).
+ * backdrop, stopped by edges), plus enclosed pockets of clear backdrop (between arm and body),
+ * plus, on a digital backdrop, the noise a pasted cut-out brought with it.
  * Everything else connected and sizeable is the subject.
  */
 import { fitBackdrop, renderBackdrop, type Backdrop } from './backdrop';
@@ -28,6 +29,8 @@ export type Segmentation = {
   /** Levels of difference the backdrop's own noise reaches. */
   tolerance: number;
 };
+
+const invert = (mask: Uint8Array): Uint8Array => Uint8Array.from(mask, (v) => (v ? 0 : 1));
 
 const maxChannelDistance = (rgb: Uint8Array, surface: Float32Array, n: number): Float32Array => {
   const d = new Float32Array(n);
@@ -260,6 +263,7 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
   const trimSteps = Math.max(3, Math.round(Math.max(w, h) / 170));
   trimEdge(background, distance, w, h, trimLimit, trimSteps);
   addShadows(background, rgb, surface, distance, w, h, t);
+  let fringe: Uint8Array | undefined;
   {
     // Pockets may sit in the subject's shade: a looser match, but flat and ringed by subject.
     const fine = ranges.r1;
@@ -271,10 +275,16 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
     trimEdge(background, distance, w, h, trimLimit, trimSteps, pockets);
     const gaps = addRingingGaps(background, rgb, surface, distance, w, h);
     trimEdge(background, distance, w, h, trimLimit, trimSteps, gaps);
+    // On a digital backdrop the flood takes exact matches only: the noise and ringing a pasted
+    // cut-out brought with it stay, beside the subject.
+    if (t < 1) {
+      fringe = addDigitalFringe(background, distance, w, h, t);
+      trimEdge(background, distance, w, h, trimLimit, trimSteps, fringe);
+    }
   }
   const fg = new Uint8Array(n);
   for (let i = 0; i < n; i++) fg[i] = background[i] ? 0 : 1;
-  return { fg: keepSubject(fg, w, h), backdrop, surface, distance, tolerance };
+  return { fg: keepSubject(fg, w, h, fringe), backdrop, surface, distance, tolerance };
 }
 
 /**
@@ -638,8 +648,11 @@ function addEnclosedBackdrop(
   return take;
 }
 
-/** Drops specks (components under 2% of the largest) and fills tiny holes in the subject. */
-function keepSubject(fg: Uint8Array, w: number, h: number): Uint8Array {
+/**
+ * Drops specks (components under 2% of the largest) and fills tiny holes in the subject, except
+ * holes holding `opened` pixels (backdrop found on purpose: a narrow strap loop).
+ */
+function keepSubject(fg: Uint8Array, w: number, h: number, opened?: Uint8Array): Uint8Array {
   const n = w * h;
   const { label, sizes } = components(fg, w);
   if (!sizes.length) return fg;
@@ -650,12 +663,14 @@ function keepSubject(fg: Uint8Array, w: number, h: number): Uint8Array {
   const holes = new Uint8Array(n);
   for (let i = 0; i < n; i++) holes[i] = out[i] ? 0 : 1;
   const bg = components(holes, w);
-  const touchesFrame = new Set<number>();
-  for (const i of borderPixels(w, h)) if (bg.label[i]! >= 0) touchesFrame.add(bg.label[i]!);
+  const kept = new Set<number>();
+  for (const i of borderPixels(w, h)) if (bg.label[i]! >= 0) kept.add(bg.label[i]!);
+  if (opened)
+    for (let i = 0; i < n; i++) if (opened[i] && bg.label[i]! >= 0) kept.add(bg.label[i]!);
   const minHole = n * 0.0002;
   for (let i = 0; i < n; i++) {
     const l = bg.label[i]!;
-    if (l >= 0 && !touchesFrame.has(l) && bg.sizes[l]! < minHole) out[i] = 1;
+    if (l >= 0 && !kept.has(l) && bg.sizes[l]! < minHole) out[i] = 1;
   }
   return out;
 }
@@ -756,6 +771,114 @@ function addRingingGaps(
   for (let i = 0; i < n; i++) {
     const l = label[i]!;
     if (l >= 0 && open[l]) background[i] = take[i] = 1;
+  }
+  return take;
+}
+
+/** Levels off a digital backdrop that JPEG noise and ringing around a pasted cut-out reach. */
+const FRINGE_LEVELS = 4;
+/** Ring pixels this far from the backdrop are clear subject. */
+const FRINGE_CLEAR = 30;
+/** A fringe lies beside the subject: no pixel of it further than this from the subject... */
+const FRINGE_DEPTH = 12;
+/** ...nor, where the subject's own colours come near the backdrop's, from the background. */
+const FRINGE_REACH = 8;
+/** Subject interior (this far from the background) showing the backdrop's colour... */
+const INTERIOR = 16;
+/** ...on more than this share of it: fabric of the backdrop's colour (white on white). */
+const ALIKE_SHARE = 0.01;
+
+/**
+ * On a digital backdrop (a cut-out pasted on one flat colour) the flood takes exact matches only,
+ * so the noise and JPEG ringing the cut-out brought with it stay: regions within a few levels of
+ * the backdrop, touching the background, ringed mostly (60%) by clear subject and never far from
+ * it. Where the subject's interior nowhere shows the backdrop's colour, such a region may reach
+ * deep (a narrow gap between arm and body) or be enclosed (inside a strap loop); otherwise it
+ * reaches only a few pixels (a JPEG block) from the background, since a white stripe reaching the
+ * outline looks the same. Returns the pixels opened.
+ */
+function addDigitalFringe(
+  background: Uint8Array,
+  distance: Float32Array,
+  w: number,
+  h: number,
+  t: number,
+): Uint8Array {
+  const n = w * h;
+  const near = Math.max(FRINGE_LEVELS, t + 3);
+  const candidate = new Uint8Array(n);
+  for (let i = 0; i < n; i++) candidate[i] = !background[i] && distance[i]! <= near ? 1 : 0;
+  const { label, sizes } = components(candidate, w);
+  const z = sizes.length;
+  const touches = new Uint8Array(z);
+  const nb = new Int32Array(4);
+  for (let i = 0; i < n; i++) {
+    const l = label[i]!;
+    if (l < 0 || touches[l]) continue;
+    neighbours4(i, w, n, nb);
+    for (let k = 0; k < 4; k++) if (nb[k]! >= 0 && background[nb[k]!]) touches[l] = 1;
+  }
+  // The ring 2-5 px out, through the subject.
+  const owner = new Int32Array(n).fill(-1);
+  let frontier: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (label[i]! < 0) continue;
+    owner[i] = label[i]!;
+    frontier.push(i);
+  }
+  const total = new Float64Array(z);
+  const clear = new Float64Array(z);
+  for (let step = 1; step <= 5 && frontier.length; step++) {
+    const next: number[] = [];
+    for (const i of frontier) {
+      neighbours4(i, w, n, nb);
+      for (let k = 0; k < 4; k++) {
+        const j = nb[k]!;
+        if (j < 0 || owner[j] !== -1 || candidate[j] || background[j]) continue;
+        const l = owner[i]!;
+        owner[j] = l;
+        next.push(j);
+        if (step < 2) continue;
+        total[l]!++;
+        if (distance[j]! > FRINGE_CLEAR) clear[l]!++;
+      }
+    }
+    frontier = next;
+  }
+  const notSubject = new Uint8Array(n);
+  for (let i = 0; i < n; i++) notSubject[i] = background[i] || candidate[i] ? 1 : 0;
+  const fromSubject = distanceToUnset(notSubject, w, h);
+  const fromBackground = distanceToUnset(invert(background), w, h);
+  const deepest = new Float32Array(z);
+  const furthest = new Float32Array(z);
+  let interior = 0;
+  let alike = 0;
+  for (let i = 0; i < n; i++) {
+    const l = label[i]!;
+    if (l >= 0) {
+      deepest[l] = Math.max(deepest[l]!, fromSubject[i]!);
+      furthest[l] = Math.max(furthest[l]!, fromBackground[i]!);
+    }
+    if (fromBackground[i]! >= INTERIOR) {
+      interior++;
+      if (distance[i]! <= near) alike++;
+    }
+  }
+  const reach = alike <= ALIKE_SHARE * interior ? Infinity : FRINGE_REACH;
+  // Enclosed ones too (a strap loop) where the subject shows no backdrop colour, unless specks.
+  const minPocket = n * 0.00004;
+  const take = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const l = label[i]!;
+    if (
+      l < 0 ||
+      (!touches[l] && (reach !== Infinity || sizes[l]! < minPocket)) ||
+      !total[l] ||
+      deepest[l]! > FRINGE_DEPTH ||
+      furthest[l]! > reach
+    )
+      continue;
+    if (clear[l]! >= 0.6 * total[l]!) background[i] = take[i] = 1;
   }
   return take;
 }
