@@ -296,7 +296,15 @@ export type FolderView = {
 export type BudgetView = {
   diamondBalance: number | null;
   requestsUsedToday: number;
+  /** The configured cap (`--daily-cap` or Settings; null: none). */
   dailyCap: number | null;
+  /**
+   * Today's requests left against the cap in use: the configured one, or the service's as its
+   * 429 named it when lower (then `serviceCapNamedOn` is the UTC day it was named). Null: no cap.
+   */
+  requestsLeftToday: number | null;
+  capInUse: number | null;
+  serviceCapNamedOn: string | null;
   mode: 'embedded' | 'remote';
 };
 

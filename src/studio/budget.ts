@@ -36,6 +36,14 @@ export function requestsPerPhoto(expectedPolls: number): number {
   return 2 + Math.max(1, expectedPolls);
 }
 
+/** Today's requests per key: used, the cap in use and what is left of it (`Budget.requestsToday`). */
+export type RequestsToday = {
+  used: number;
+  cap: number | null;
+  left: number | null;
+  serviceCapNamedOn: string | null;
+};
+
 export type PriceQuote = { diamonds: number; sure: boolean };
 
 /** The learnt price of one shot of a ready shoot (next to those of job groups, `jobGroup`). */
@@ -75,9 +83,14 @@ export class Budget {
    * nowhere else), or null: never named, or since shown to be raised (`capRaised`).
    */
   serviceCap(): number | null {
-    const [, named] = (store.getSetting(this.db, `cap:${this.key}`) ?? '').split(':');
+    return this.namedCap()?.cap ?? null;
+  }
+
+  /** The remembered cap with the UTC day its 429 last named it (stored as `day:cap`). */
+  private namedCap(): { cap: number; day: string } | null {
+    const [day, named] = (store.getSetting(this.db, `cap:${this.key}`) ?? '').split(':');
     const cap = Number(named);
-    return cap > 0 ? cap : null;
+    return cap > 0 && day ? { cap, day } : null;
   }
 
   /**
@@ -103,10 +116,30 @@ export class Budget {
     return caps.length ? Math.min(...caps) : null;
   }
 
-  /** Requests left today as far as planning goes: the working cap's (`workingCap`). */
-  requestsLeftForPlanning(): number | null {
+  /**
+   * Today's requests against the cap in use (`workingCap`): the one computation that everything
+   * showing or planning with today's requests reads (the board, the account screen, a recipe's
+   * estimate, admission, `run`'s notice). `serviceCapNamedOn`: set when the cap in use is the
+   * service's as its 429 named it (below the configured one), the UTC day it was last named.
+   */
+  requestsToday(): RequestsToday {
+    const used = this.requestsUsedToday();
     const cap = this.workingCap();
-    return cap === null ? null : Math.max(0, cap - this.requestsUsedToday());
+    const named = this.namedCap();
+    return {
+      used,
+      cap,
+      left: cap === null ? null : Math.max(0, cap - used),
+      serviceCapNamedOn:
+        named !== null && named.cap === cap && (this.dailyCap === null || named.cap < this.dailyCap)
+          ? named.day
+          : null,
+    };
+  }
+
+  /** Requests left today against the cap in use (`requestsToday`); null: no cap. */
+  requestsLeftToday(): number | null {
+    return this.requestsToday().left;
   }
 
   /**
@@ -159,10 +192,6 @@ export class Budget {
 
   requestsUsedToday(): number {
     return store.requestsOn(this.db, this.key, this.day());
-  }
-
-  requestsLeftToday(): number | null {
-    return this.dailyCap === null ? null : Math.max(0, this.dailyCap - this.requestsUsedToday());
   }
 
   // ---- prices --------------------------------------------------------------------------------

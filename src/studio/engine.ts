@@ -512,7 +512,7 @@ export class StudioEngine {
    * or today's requests left are under four times what the photos on their way still need.
    */
   requestsScarce(): boolean {
-    const left = this.spending.requestsLeftForPlanning();
+    const left = this.spending.requestsLeftToday();
     if (left === null) return true;
     const need =
       (
@@ -554,10 +554,14 @@ export class StudioEngine {
   }
 
   private budgetView(): BudgetView {
+    const today = this.spending.requestsToday();
     return {
       diamondBalance: this.balanceCache?.value ?? null,
-      requestsUsedToday: this.spending.requestsUsedToday(),
+      requestsUsedToday: today.used,
       dailyCap: this.spending.dailyCap,
+      requestsLeftToday: today.left,
+      capInUse: today.cap,
+      serviceCapNamedOn: today.serviceCapNamedOn,
       mode: this.client.origin === 'embedded' ? 'embedded' : 'remote',
     };
   }

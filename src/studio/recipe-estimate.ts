@@ -24,8 +24,8 @@ export async function estimateRecipe(
   const budget = await engine.budget();
   const diamonds = perPhoto * photos;
   const requests = photos * requestsPerPhoto(requestJobGroup(request));
-  const requestsLeftToday =
-    budget.dailyCap === null ? null : Math.max(0, budget.dailyCap - budget.requestsUsedToday);
+  // Against the cap in use (the service's as remembered when lower), as the board shows it.
+  const requestsLeftToday = budget.requestsLeftToday;
   return {
     photos,
     diamonds,

@@ -171,7 +171,7 @@ export class Scheduler {
     active: store.ItemRow[] = store.itemsInStates(this.engine.db, ACTIVE_STATES),
     now: Date = this.engine.now(),
   ): { left: number; free: number; keptForPaid: number; paidJobs: number; kept: number } | null {
-    const left = this.engine.spending.requestsLeftForPlanning();
+    const left = this.engine.spending.requestsLeftToday();
     if (left === null) return null;
     const sparse = this.engine.requestsScarce();
     const times = new Map<string, ToolTimes>();

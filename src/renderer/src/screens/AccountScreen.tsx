@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
 import { useCatalog } from '../stores/catalog-store';
+import { capInUseText } from '../requests-left';
 import { useQueue } from '../stores/queue-store';
 import { act } from '../stores/ui-store';
 
@@ -31,7 +32,7 @@ export function AccountScreen() {
         <dt>Requests today</dt>
         <dd>
           {budget
-            ? `${budget.requestsUsedToday}${budget.dailyCap ? ` of ${budget.dailyCap}` : ''}`
+            ? `${budget.requestsUsedToday}${budget.capInUse !== null ? ` of ${capInUseText(budget)}` : ''}`
             : '—'}
         </dd>
       </dl>

@@ -12,6 +12,7 @@ import { EmptyState } from '../components/EmptyState';
 import { Progress } from '../components/Progress';
 import { folderName, itemPrice, recipeName, sentence } from '../names';
 import { etaText, heldByDailyCap, progressOf } from '../progress';
+import { requestsLeftText } from '../requests-left';
 import { useCatalog } from '../stores/catalog-store';
 import { useFolders } from '../stores/folders-store';
 import { selectOrderedItems, useQueue } from '../stores/queue-store';
@@ -100,14 +101,12 @@ export function BatchBoard() {
   const toSpend = items.filter(unpaid).reduce((sum, i) => sum + (price(i) ?? 0), 0);
   const progress = progressOf(items);
   const capReached = items.some((i) => i.waitReason === 'daily_cap');
-  const left =
-    budget?.dailyCap != null ? Math.max(0, budget.dailyCap - budget.requestsUsedToday) : null;
+  const left = budget?.requestsLeftToday ?? null;
   const requestsLeft =
-    left !== null
-      ? `${left} of ${budget!.dailyCap}`
-      : capReached
-        ? 'none (the service’s cap is reached)'
-        : `no cap set · ${budget?.requestsUsedToday ?? 0} used`;
+    requestsLeftText(budget) ??
+    (capReached
+      ? 'none (the service’s cap is reached)'
+      : `no cap set · ${budget?.requestsUsedToday ?? 0} used`);
   const failed = items.filter((i) => i.state === 'failed' || i.failedShots.length > 0);
   const exportable = failed.filter((i) => i.state === 'failed' && resultOf.has(i.id));
   const regenerable = failed.filter((i) => !exportable.includes(i));
