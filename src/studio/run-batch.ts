@@ -148,11 +148,11 @@ export async function runBatch(
     const budget = engine.scheduler.requestsForNewPhotos();
     if (budget !== null) {
       const fit = Math.max(0, Math.floor(budget.free / plan.perPhotoRequests));
-      const cap = engine.spending.workingCap();
+      const today = engine.spending.requestsToday();
       const capText =
-        cap === engine.spending.reserveCap() && cap !== engine.spending.dailyCap
-          ? `${cap} (the service's daily cap as its 429 named it; the last request is kept for the closing balance read)`
-          : `${cap}`;
+        today.serviceCapNamedOn !== null
+          ? `${today.cap} (the service's daily cap as its 429 named it on ${today.serviceCapNamedOn}; the last request is kept for the closing balance read)`
+          : `${today.cap}`;
       const kept = [
         ...(budget.keptForPaid > 0
           ? [`${budget.keptForPaid} kept to collect ${budget.paidJobs} paid job(s) still running`]
