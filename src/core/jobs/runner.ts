@@ -228,8 +228,12 @@ export class JobRunner {
       AbortSignal.timeout(this.opts.unitTimeoutMs ?? 10 * 60_000),
     ]);
     const slot = `${jobId}\n${idx}`;
-    this.running.set(slot, { jobId, idx });
-    await this.opts.store.jobs.markUnitStarted(jobId, idx, this.now().toISOString());
+    // The started mark counts crashes at the next start of a one-process store; under a lease a
+    // crash is counted by the lease running out instead (claim's leaseLapses), so no write here.
+    if (run.leaseOwner === undefined) {
+      this.running.set(slot, { jobId, idx });
+      await this.opts.store.jobs.markUnitStarted(jobId, idx, this.now().toISOString());
+    }
     try {
       await this.copyInputsHere(unit);
       const outputs = await this.opts.provider.run(this.providerJob(jobId, unit), { signal });
