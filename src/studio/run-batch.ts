@@ -9,7 +9,7 @@ import { ApiError } from '../client';
 import type { Recipe } from '../shared/studio';
 import type { StudioEngine } from './engine';
 import * as store from './db/store';
-import { isDailyCap } from './gates';
+import { Gates, isDailyCap } from './gates';
 import { recipeHash } from './queue';
 import { checkRecipe } from './recipe-check';
 import { isIgnored } from './watch/ignore';
@@ -30,7 +30,19 @@ export type BatchSummary = {
   skippedPhotos: { name: string; reason: string }[];
   /** Set when a signal stopped the run: the photos it left for the next run, with their state. */
   interrupted?: { signal: string; unfinished: { name: string; state: string }[] };
+  /**
+   * Diamonds the service charged for this run's submissions, less the refunds the run saw (a job
+   * it saw `failed`, a 500 after the charge), plus what the closing balance read showed beyond
+   * those charges. Charges on jobs it has not yet collected are included (`diamondsOnUncollectedJobs`):
+   * the service refunds them if it fails those jobs, so what stays spent may end up lower.
+   */
   diamondsSpent: number;
+  /**
+   * Of `diamondsSpent`, the charges on paid jobs whose outcome this run did not see (left at the
+   * service when the daily cap closed the day, or when a signal stopped the run): refunded if the
+   * service fails them; the run that collects them says so. Absent when there are none.
+   */
+  diamondsOnUncollectedJobs?: number;
   /**
    * Of `diamondsSpent`, what is counted at a list price the balance could not confirm (it could
    * not be read before or after the batch: no answer, or today's requests closed): the service
@@ -174,6 +186,8 @@ export async function runBatch(
     const stopped = new Promise<void>((resolve) =>
       signal?.addEventListener('abort', () => resolve(), { once: true }),
     );
+    // --wait: the day closing and reopening is told when it happens, not hours later.
+    const stopWatching = input.wait ? watchTheDay(engine, batchId, notice) : () => {};
     for (;;) {
       await Promise.race([engine.waitForBatch(batchId, undefined, heldBy), stopped]);
       if (signal?.aborted || !input.uncertain) break;
@@ -188,6 +202,7 @@ export async function runBatch(
         engine.resolveUncertain(item.id, input.uncertain);
       }
     }
+    stopWatching();
     // The run is over: the scheduler stops before the spend is settled and the summary read, so
     // no step (a probe of the closed day, say) changes an item under it.
     await engine.stop();
@@ -279,6 +294,15 @@ export async function runBatch(
         `${capped.length - collectTomorrow.length} photo(s) not started. Use --wait to wait instead`,
     );
   }
+  // Charges on jobs whose outcome this run did not see: the service refunds them if it fails them.
+  const diamondsSpent = thisRun.reduce((sum, i) => sum + i.diamonds, 0) + unattributed;
+  const diamondsOnUncollectedJobs = thisRun
+    .filter((i) => i.jobId !== null && i.jobStatus !== 'completed' && i.jobStatus !== 'failed')
+    .reduce((sum, i) => sum + i.diamonds, 0);
+  if (diamondsOnUncollectedJobs > 0)
+    notice(
+      `${diamondsSpent} diamond(s) spent, ${diamondsOnUncollectedJobs} of them on jobs to collect ${dayClosed ? 'tomorrow' : 'by the next run'}, refunded if the service fails them`,
+    );
   return {
     batchId,
     photos,
@@ -322,7 +346,8 @@ export async function runBatch(
           },
         }
       : {}),
-    diamondsSpent: thisRun.reduce((sum, i) => sum + i.diamonds, 0) + unattributed,
+    diamondsSpent,
+    ...(diamondsOnUncollectedJobs > 0 ? { diamondsOnUncollectedJobs } : {}),
     ...(diamondsUnconfirmed > 0 ? { diamondsUnconfirmed } : {}),
     apiRequests: engine.spending.requestsUsedToday() - requestsBefore,
     files: items.flatMap((i) =>
@@ -342,6 +367,71 @@ export async function runBatch(
     ...(diamondsMissing !== undefined ? { diamondsMissing } : {}),
     ...(capped.length ? { collectTomorrow } : {}),
   };
+}
+
+/**
+ * `run --wait` at a closed day: one line when the day closes for the batch (why, requests used, how
+ * long until 00:00 UTC, which paid jobs are collected then) and one when the wait ends. Closed: the
+ * day itself (the service's 429, the studio's own count, the remembered cap), or every photo left
+ * held because today's requests left do not fit one, with nothing of the batch under way. Checked
+ * twice a second; a day that closes with nothing of the batch left to do is not a wait.
+ */
+function watchTheDay(
+  engine: StudioEngine,
+  batchId: string,
+  notice: (line: string) => void,
+): () => void {
+  let closedAt: { at: number; until: number; dayClosed: boolean } | null = null;
+  const name = (i: store.ItemRow) => path.join(i.relativeDir, i.name);
+  const check = () => {
+    if (!engine.db.open) return;
+    const now = engine.now().getTime();
+    const waiting = store
+      .listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 })
+      .items.filter((i) => !engine.isTerminal(i.state) && i.state !== 'review');
+    const dayClosed = engine.dayClosed();
+    const busy = [...engine.running.keys(), ...engine.polling.keys()].some(
+      (id) => store.getItem(engine.db, id)?.batchId === batchId,
+    );
+    const closed =
+      waiting.length > 0 &&
+      (dayClosed || (!busy && waiting.every((i) => i.waitReason === 'daily_cap')));
+    if (closed === (closedAt !== null)) return;
+    const paid = waiting.filter((i) => store.isPaid(i));
+    if (closed) {
+      const gate = engine.gates.cap;
+      const until = gate && now < gate.until ? gate.until : Gates.nextUtcDay(new Date(now));
+      closedAt = { at: now, until, dayClosed };
+      const minutes = Math.ceil((until - now) / 60_000);
+      const today = engine.spending.requestsToday();
+      const why = !dayClosed
+        ? `${today.left ?? 0} request(s) left today, fewer than a photo needs`
+        : gate && now < gate.until && gate.kind !== 'own'
+          ? gate.message
+          : `--daily-cap ${engine.spending.dailyCap}`;
+      notice(
+        `daily request cap reached (${why}): ${today.used} request(s) used today${today.cap !== null ? ` of ${today.cap}` : ''}; ` +
+          `waiting until 00:00 UTC (${new Date(until).toISOString()}), in ${Math.floor(minutes / 60)} h ${minutes % 60} min (--wait). ` +
+          `${paid.length} paid job(s) will be collected then: ${paid.map(name).join(', ') || 'none'}; ${waiting.length - paid.length} photo(s) not started`,
+      );
+    } else {
+      const waited = Math.round((now - closedAt!.at) / 1000);
+      const why =
+        now >= closedAt!.until
+          ? `a new UTC day, ${new Date(now).toISOString().slice(0, 10)}`
+          : closedAt!.dayClosed && !engine.spending.ownCapReached()
+            ? 'the service answered a request beyond its cap: it was raised'
+            : 'requests freed today';
+      closedAt = null;
+      notice(
+        `the wait for the daily cap is over after ${Math.floor(waited / 60)} min ${waited % 60} s (${why}): ` +
+          `collecting ${paid.length} paid job(s), starting ${waiting.length - paid.length} photo(s)`,
+      );
+    }
+  };
+  const timer = setInterval(check, 500);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /**

@@ -31,6 +31,7 @@ export const SummarySchema = z.looseObject({
   held: z.array(Named).optional(),
   diamondsSpent: z.number(),
   diamondsUnconfirmed: z.number().optional(),
+  diamondsOnUncollectedJobs: z.number().optional(),
   files: z.array(z.string()),
   collectTomorrow: z.array(z.object({ name: z.string(), jobId: z.string() })).optional(),
   unreachable: z.string().optional(),
@@ -324,11 +325,18 @@ export async function checkInvariants(input: {
     const before = runs[k - 1];
     if (!run.summary || (before && (!before.summary || before.openJobsAfter > 0))) continue;
     const ledgerSpent = run.ledgerSpentAfter - (before?.ledgerSpentAfter ?? 0);
-    // A spend the run says it could not confirm from the balance may be below the ledger, never above.
-    if (run.summary.diamondsUnconfirmed && run.summary.diamondsSpent <= ledgerSpent) continue;
-    if (run.summary.diamondsSpent !== ledgerSpent)
+    const spent = run.summary.diamondsSpent;
+    // Charges on jobs the run left uncollected may have been refunded without its seeing it: the
+    // ledger may be lower by at most what it names on them, never higher (a confirmed spend).
+    const uncollected = run.summary.diamondsOnUncollectedJobs ?? 0;
+    // A spend the run says it could not confirm from the balance (list prices) may be below the
+    // ledger, by any amount; above it only by what it names on uncollected jobs.
+    const fits = run.summary.diamondsUnconfirmed
+      ? ledgerSpent >= spent - uncollected
+      : ledgerSpent >= spent - uncollected && ledgerSpent <= spent;
+    if (!fits)
       violations.push(
-        `run ${run.index} says ${run.summary.diamondsSpent} diamonds spent; the service's ledger says ${ledgerSpent} in that run`,
+        `run ${run.index} says ${spent} diamonds spent (${run.summary.diamondsUnconfirmed ?? 0} unconfirmed, ${uncollected} on uncollected jobs); the service's ledger says ${ledgerSpent} in that run`,
       );
   }
   return violations;
