@@ -381,7 +381,13 @@ function watchTheDay(
   batchId: string,
   notice: (line: string) => void,
 ): () => void {
-  let closedAt: { at: number; until: number; dayClosed: boolean } | null = null;
+  let closedAt: {
+    at: number;
+    until: number;
+    dayClosed: boolean;
+    paid: number;
+    unpaid: number;
+  } | null = null;
   const name = (i: store.ItemRow) => path.join(i.relativeDir, i.name);
   const check = () => {
     if (!engine.db.open) return;
@@ -401,7 +407,13 @@ function watchTheDay(
     if (closed) {
       const gate = engine.gates.cap;
       const until = gate && now < gate.until ? gate.until : Gates.nextUtcDay(new Date(now));
-      closedAt = { at: now, until, dayClosed };
+      closedAt = {
+        at: now,
+        until,
+        dayClosed,
+        paid: paid.length,
+        unpaid: waiting.length - paid.length,
+      };
       const minutes = Math.ceil((until - now) / 60_000);
       const today = engine.spending.requestsToday();
       const why = !dayClosed
@@ -412,10 +424,11 @@ function watchTheDay(
       notice(
         `daily request cap reached (${why}): ${today.used} request(s) used today${today.cap !== null ? ` of ${today.cap}` : ''}; ` +
           `waiting until 00:00 UTC (${new Date(until).toISOString()}), in ${Math.floor(minutes / 60)} h ${minutes % 60} min (--wait). ` +
-          `${paid.length} paid job(s) will be collected then: ${paid.map(name).join(', ') || 'none'}; ${waiting.length - paid.length} photo(s) not started`,
+          `${paid.length} paid job(s) will be collected then: ${paid.map(name).join(', ') || 'none'}; ${waiting.length - paid.length} photo(s) not paid for yet`,
       );
     } else {
-      const waited = Math.round((now - closedAt!.at) / 1000);
+      const { at, paid: paidThen, unpaid } = closedAt!;
+      const waited = Math.round((now - at) / 1000);
       const why =
         now >= closedAt!.until
           ? `a new UTC day, ${new Date(now).toISOString().slice(0, 10)}`
@@ -425,7 +438,7 @@ function watchTheDay(
       closedAt = null;
       notice(
         `the wait for the daily cap is over after ${Math.floor(waited / 60)} min ${waited % 60} s (${why}): ` +
-          `collecting ${paid.length} paid job(s), starting ${waiting.length - paid.length} photo(s)`,
+          `going on with the ${paidThen} paid job(s) to collect and ${unpaid} photo(s) to start`,
       );
     }
   };

@@ -30,9 +30,9 @@ const cutout: Recipe = {
 };
 
 const CLOSED =
-  /^dropshoot: daily request cap reached \((.+)\): (\d+) request\(s\) used today(?: of (\d+))?; waiting until 00:00 UTC \((\S+)\), in (\d+) h (\d+) min \(--wait\)\. (\d+) paid job\(s\) will be collected then: (.*); (\d+) photo\(s\) not started$/gm;
+  /^dropshoot: daily request cap reached \((.+)\): (\d+) request\(s\) used today(?: of (\d+))?; waiting until 00:00 UTC \((\S+)\), in (\d+) h (\d+) min \(--wait\)\. (\d+) paid job\(s\) will be collected then: (.*); (\d+) photo\(s\) not paid for yet$/gm;
 const OVER =
-  /^dropshoot: the wait for the daily cap is over after \d+ min \d+ s \(a new UTC day, (\d{4}-\d\d-\d\d)\): collecting (\d+) paid job\(s\), starting (\d+) photo\(s\)$/gm;
+  /^dropshoot: the wait for the daily cap is over after \d+ min \d+ s \(a new UTC day, (\d{4}-\d\d-\d\d)\): going on with the (\d+) paid job\(s\) to collect and (\d+) photo\(s\) to start$/gm;
 
 async function setUp(opts: { photos: number; serviceCap: number; usedBefore: number }) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-run-wait-'));
@@ -134,6 +134,8 @@ describe('run --wait says when the daily cap closes the day and when the wait en
         names.length,
       );
       expect(over[0]![1]).toBe(new Date(midnight).toISOString().slice(0, 10));
+      // What the wait ends on is what the closing line said was waiting.
+      expect([over[0]![2], over[0]![3]]).toEqual([paidCount, closed[0]![9]]);
 
       // Then the batch is finished, each photo paid once.
       const summary = JSON.parse(outcome.stdout.trim().split('\n').at(-1)!) as {
