@@ -1,0 +1,39 @@
+/**
+ * remove_background on the real people photos of ../shared/eval/people (issue 11 item 2), read in
+ * place: the wall beside the figure (its cast shadow, a zone of other light) is removed. There are
+ * no reference masks for people, so the measure is the share of the cut-out's opaque pixels that
+ * look like the wall (test/bench/people-wall.ts: the frame's chromaticity, a luminance between
+ * 0.45x and 1.15x the frame's, smooth at 7x7). Smooth subject pixels of the wall's colour (white
+ * dresses and tees on a pale wall) count too, so the share is not zero even for a clean cut-out.
+ *
+ * Before addLitWall (at 79b4805): mean 13.7%, 8 photos over 20% (049713_0 40.2, model_8 40.2,
+ * model_9 66.2, model_7 33.7, 01861_00 24.7 from kept wall; 053514_0, 07966_00, 049447_0 mostly
+ * their white clothes). After: mean 7.8%, 4 over 20% (model_9 36.7, the white dress; 053514_0,
+ * 07966_00, 049447_0). Guarded at today's level.
+ */
+import { describe, expect, it } from 'vitest';
+import { PEOPLE_DIR, peoplePhotos, peopleWall } from '../bench/people-wall';
+
+const photos = peoplePhotos();
+const present = photos.length > 0;
+if (!present) console.log(`people wall test skipped: no people photos at ${PEOPLE_DIR}`);
+
+describe.skipIf(!present)('real people photos', () => {
+  it(
+    'remove_background keeps little wall beside the figure (wall-like share of the cut-out)',
+    { timeout: 900_000 },
+    async () => {
+      const shares: number[] = [];
+      for (const name of photos) {
+        const s = await peopleWall(name);
+        shares.push(s);
+        console.log(`${name} wall-like ${(100 * s).toFixed(2)}%`);
+      }
+      const mean = shares.reduce((a, b) => a + b, 0) / shares.length;
+      console.log(`mean wall-like share ${(100 * mean).toFixed(2)}% over ${shares.length} photos`);
+      expect(mean).toBeLessThanOrEqual(0.085); // 0.137 before
+      expect(shares.filter((s) => s > 0.2).length).toBeLessThanOrEqual(4); // 8 before
+      expect(Math.max(...shares)).toBeLessThanOrEqual(0.4); // 0.662 before (model_9)
+    },
+  );
+});
