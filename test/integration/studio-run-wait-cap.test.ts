@@ -22,7 +22,7 @@ afterEach(async () => {
 const EMAIL = 'run-wait@example.com';
 const DAY_MS = 86_400_000;
 /** How long before 00:00 UTC `run` starts: its start-up (tsx, a loaded machine) and the cap fit in it. */
-const BEFORE_MIDNIGHT_MS = 14_000;
+const BEFORE_MIDNIGHT_MS = 25_000;
 
 const cutout: Recipe = {
   request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
@@ -49,7 +49,7 @@ async function setUp(opts: { photos: number; serviceCap: number; usedBefore: num
   fs.writeFileSync(recipe, JSON.stringify(cutout));
   // Both processes read the same clock: 00:00 UTC comes BEFORE_MIDNIGHT_MS (plus set-up) from now.
   const midnight = Math.ceil((Date.now() + DAY_MS / 2) / DAY_MS) * DAY_MS;
-  const setUpMs = 6000;
+  const setUpMs = 10_000;
   const clockOffsetMs = midnight - BEFORE_MIDNIGHT_MS - setUpMs - Date.now();
   const service: ServiceProcess = await startServiceProcess({
     statePath: path.join(root, 'service.json'),
