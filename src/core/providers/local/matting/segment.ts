@@ -265,7 +265,17 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
   addShadows(background, rgb, surface, distance, w, h, t);
   // A backdrop of one exact colour is digital (a cut-out pasted on it): no light falls on it
   // unevenly and nothing casts a shadow there, while white fabric on it is smooth and as neutral.
-  if (t >= 1) addLitWall(background, rgb, surface, ranges, w, h, t);
+  if (t >= 1) {
+    const lit = addLitWall(background, rgb, surface, ranges, w, h, t);
+    if (lit.some((v) => v)) {
+      // The surface refitted with the wall found, so the last pixels before the outline (its
+      // ringing and mixed pixels) are measured against the wall they lie on.
+      backdrop = fitBackdrop(rgb, w, h, erode(background, w, h, 1), cell);
+      surface = renderBackdrop(backdrop, w, h);
+      distance = maxChannelDistance(rgb, surface, n);
+      trimEdge(background, distance, w, h, trimLimit, trimSteps, lit);
+    }
+  }
   let fringe: Uint8Array | undefined;
   {
     // Pockets may sit in the subject's shade: a looser match, but flat and ringed by subject.
@@ -587,7 +597,7 @@ function addLitWall(
   w: number,
   h: number,
   t: number,
-): void {
+): Uint8Array {
   const n = w * h;
   const range5 = ranges.r2;
   const smooth = Math.max(3, Math.ceil(1.5 * t));
@@ -652,6 +662,7 @@ function addLitWall(
     frontier = next;
   }
   for (let i = 0; i < n; i++) if (added[i]) background[i] = 1;
+  return added;
 }
 
 /**
