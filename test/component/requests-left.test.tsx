@@ -23,6 +23,7 @@ import type { Recipe } from '../../src/shared/studio';
 import { openStudio } from '../../src/studio';
 import { StudioEngine } from '../../src/studio/engine';
 import { buildStudioWeb } from '../../src/studio/web';
+import { shiftableClock } from '../integration/helpers/studio-fixtures';
 import { startReferenceService } from '../reference-service';
 import { resetStores } from './reset-stores';
 
@@ -34,25 +35,6 @@ afterEach(async () => {
   resetStores();
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
-
-/** Moves the whole process's clock (service and studio alike) a day on; undone after the test. */
-function nextDay(): void {
-  const Real = globalThis.Date;
-  const offset = 86_400_000;
-  class Shifted extends Real {
-    constructor(...args: unknown[]) {
-      if (args.length === 0) super(Real.now() + offset);
-      else super(...(args as [string | number | Date]));
-    }
-    static override now(): number {
-      return Real.now() + offset;
-    }
-  }
-  globalThis.Date = Shifted as DateConstructor;
-  cleanups.push(() => {
-    globalThis.Date = Real;
-  });
-}
 
 const recipe: Recipe = {
   request: {
@@ -85,7 +67,7 @@ it('remote mode: requests left today count against the service’s cap learned t
   }
 
   // Day 2: a studio on the same data folder, paused, with one photo in a hot folder.
-  nextDay();
+  shiftableClock((undo) => cleanups.push(undo)).nextDay();
   const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
   cleanups.push(() => client.close());
   const opened = await openStudio({ dataDir, client, apiKey, settleMs: 200 });

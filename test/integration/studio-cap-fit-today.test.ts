@@ -8,13 +8,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
-import type { Recipe } from '../../src/shared/studio';
 import * as store from '../../src/studio/db/store';
 import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
+import { CUTOUT_RECIPE, plainPhotos } from './helpers/studio-fixtures';
 import { startReferenceService } from '../reference-service';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -24,26 +23,7 @@ afterEach(async () => {
 
 const EMAIL = 'fit-today@example.com';
 const DAY_MS = 86_400_000;
-const cutout: Recipe = {
-  request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
-  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{n}' },
-};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function photos(dir: string, prefix: string, n: number): Promise<string[]> {
-  fs.mkdirSync(dir, { recursive: true });
-  const files: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const file = path.join(dir, `${prefix}${i}.jpg`);
-    await sharp({
-      create: { width: 320, height: 400, channels: 3, background: { r: 30 * i, g: 90, b: 150 } },
-    })
-      .jpeg()
-      .toFile(file);
-    files.push(file);
-  }
-  return files;
-}
 
 describe('photos that fit today, with paid jobs still running', () => {
   it('the notice subtracts the polls kept for the paid jobs, and the day starts at least the photos it said fit', async () => {
@@ -71,14 +51,14 @@ describe('photos that fit today, with paid jobs still running', () => {
     });
     const firstDir = path.join(root, 'day1');
     const batchId = yesterday.createBatch({ kind: 'folder', outputDir: outDir, autoApprove: true });
-    const paidIds = (await photos(firstDir, 'paid', paidCount)).map(
+    const paidIds = (await plainPhotos(firstDir, 'paid', paidCount)).map(
       (file, i) =>
         yesterday.enqueue({
           batchId,
           sourcePath: file,
           rootDir: firstDir,
           sha256: `paid-${i}`.padEnd(64, '0'),
-          recipe: cutout,
+          recipe: CUTOUT_RECIPE,
         }).id,
     );
     yesterday.start();
@@ -97,8 +77,8 @@ describe('photos that fit today, with paid jobs still running', () => {
       await client.close();
     });
     const secondDir = path.join(root, 'day2');
-    await photos(secondDir, 'new', newCount);
-    const summary = await runBatch(engine, { inDir: secondDir, recipe: cutout, outDir });
+    await plainPhotos(secondDir, 'new', newCount);
+    const summary = await runBatch(engine, { inDir: secondDir, recipe: CUTOUT_RECIPE, outDir });
 
     const plan = summary.notices?.find((n) => n.startsWith('requests left today'));
     expect(plan).toMatch(/kept to collect 5 paid job\(s\) still running/);

@@ -8,12 +8,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
-import type { Recipe } from '../../src/shared/studio';
 import * as store from '../../src/studio/db/store';
 import { StudioEngine } from '../../src/studio/engine';
+import { CUTOUT_RECIPE, plainPhotos } from './helpers/studio-fixtures';
 import { startReferenceService } from '../reference-service';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -22,26 +21,7 @@ afterEach(async () => {
 });
 
 const EMAIL = 'paid-first@example.com';
-const cutout: Recipe = {
-  request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
-  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{n}' },
-};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function photos(dir: string, prefix: string, n: number): Promise<string[]> {
-  fs.mkdirSync(dir, { recursive: true });
-  const files: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const file = path.join(dir, `${prefix}${i}.jpg`);
-    await sharp({
-      create: { width: 320, height: 400, channels: 3, background: { r: 40 * i, g: 90, b: 150 } },
-    })
-      .jpeg()
-      .toFile(file);
-    files.push(file);
-  }
-  return files;
-}
 
 describe('a new day with paid jobs still running and few requests', () => {
   it('collects every paid job that day; new photos take only what is left; the service sees no more than the cap', async () => {
@@ -85,14 +65,14 @@ describe('a new day with paid jobs still running and few requests', () => {
             sourcePath: file,
             rootDir: dir,
             sha256: `${path.basename(file)}-${i}`.padEnd(64, '0'),
-            recipe: cutout,
+            recipe: CUTOUT_RECIPE,
           }).id,
       );
     };
     const items = (ids: string[]) => ids.map((id) => store.getItem(engine.db, id)!);
 
     const firstDir = path.join(root, 'day1');
-    const paidIds = queue(await photos(firstDir, 'paid', paidCount), firstDir);
+    const paidIds = queue(await plainPhotos(firstDir, 'paid', paidCount, 40), firstDir);
     engine.start();
     const charged = Date.now() + 9_000;
     while (items(paidIds).some((i) => i.state !== 'processing') && Date.now() < charged)
@@ -104,7 +84,7 @@ describe('a new day with paid jobs still running and few requests', () => {
     while (engine.now().getTime() < midnight) await sleep(50);
     const day1 = new Date(midnight - 1).toISOString().slice(0, 10);
     const secondDir = path.join(root, 'day2');
-    const newIds = queue(await photos(secondDir, 'new', newCount), secondDir);
+    const newIds = queue(await plainPhotos(secondDir, 'new', newCount, 40), secondDir);
 
     // Until every item is delivered or waits for the next day, and nothing is in flight for a
     // while (a photo held back is started as soon as the paid jobs leave enough requests).

@@ -19,6 +19,7 @@ import { HttpClient } from '../../src/client';
 import type { Recipe } from '../../src/shared/studio';
 import { StudioEngine, type EngineOptions } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
+import { shiftableClock } from './helpers/studio-fixtures';
 import { startReferenceService, type ReferenceService } from '../reference-service';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -28,30 +29,6 @@ afterEach(async () => {
 
 const EMAIL = 'service-cap@example.com';
 const DAY_MS = 86_400_000;
-
-/** Moves the whole process's clock (service and studio alike) by whole days; undone after the test. */
-function shiftableClock(): { nextDay: () => void } {
-  const Real = Date;
-  let offset = 0;
-  class Shifted extends Real {
-    constructor(...args: unknown[]) {
-      if (args.length === 0) super(Real.now() + offset);
-      else super(...(args as [string | number | Date]));
-    }
-    static override now(): number {
-      return Real.now() + offset;
-    }
-  }
-  globalThis.Date = Shifted as DateConstructor;
-  cleanups.push(() => {
-    globalThis.Date = Real;
-  });
-  return {
-    nextDay: () => {
-      offset += DAY_MS;
-    },
-  };
-}
 
 const onModel: Recipe = {
   request: {
@@ -122,7 +99,7 @@ const exportedFiles = (w: World) => fs.readdirSync(path.join(w.root, 'out')).sor
 
 describe("the service's daily cap, remembered for the days after", () => {
   it('the first day the spend is unconfirmed; from the next day the last request is kept for the closing balance read', async () => {
-    const clock = shiftableClock();
+    const clock = shiftableClock((undo) => cleanups.push(undo));
     const cap = 10;
     const w = await world(6, cap);
 
@@ -166,7 +143,7 @@ describe("the service's daily cap, remembered for the days after", () => {
   }, 120_000);
 
   it('a day on which the service answers beyond the remembered cap lifts it; never planned above --daily-cap', async () => {
-    const clock = shiftableClock();
+    const clock = shiftableClock((undo) => cleanups.push(undo));
     const w = await world(8, 10);
     await run(w); // day 1: learns 10 from the 429
     // Planned with, but never above the configured cap (--daily-cap / Settings).

@@ -14,9 +14,9 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
-import type { Recipe } from '../../src/shared/studio';
 import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
+import { CUTOUT_RECIPE, shiftableClock } from './helpers/studio-fixtures';
 import { startReferenceService, type ReferenceService } from '../reference-service';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -27,35 +27,6 @@ afterEach(async () => {
 const EMAIL = 'uncollected@example.com';
 const DAY_MS = 86_400_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Moves the whole process's clock (service and studio alike) by whole days; undone after the test. */
-function shiftableClock(): { nextDay: () => void } {
-  const Real = Date;
-  let offset = 0;
-  class Shifted extends Real {
-    constructor(...args: unknown[]) {
-      if (args.length === 0) super(Real.now() + offset);
-      else super(...(args as [string | number | Date]));
-    }
-    static override now(): number {
-      return Real.now() + offset;
-    }
-  }
-  globalThis.Date = Shifted as DateConstructor;
-  cleanups.push(() => {
-    globalThis.Date = Real;
-  });
-  return {
-    nextDay: () => {
-      offset += DAY_MS;
-    },
-  };
-}
-
-const cutout: Recipe = {
-  request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
-  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{n}' },
-};
 
 type World = { root: string; service: ReferenceService; apiKey: string; inDir: string };
 
@@ -103,7 +74,7 @@ async function run(w: World, during?: () => Promise<void>) {
   try {
     const before = ledgerNet(w);
     const [summary] = await Promise.all([
-      runBatch(engine, { inDir: w.inDir, recipe: cutout, outDir: path.join(w.root, 'out') }),
+      runBatch(engine, { inDir: w.inDir, recipe: CUTOUT_RECIPE, outDir: path.join(w.root, 'out') }),
       during?.(),
     ]);
     return { summary, ledgerBefore: before };
@@ -115,7 +86,7 @@ async function run(w: World, during?: () => Promise<void>) {
 
 describe('spend on paid jobs left uncollected at the daily cap', () => {
   it('names the charges on jobs to collect tomorrow; the ledger is within them of diamondsSpent, and exact once collected', async () => {
-    const clock = shiftableClock();
+    const clock = shiftableClock((undo) => cleanups.push(undo));
     const photos = 3;
     const w = await world(photos);
 

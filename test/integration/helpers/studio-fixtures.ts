@@ -1,0 +1,66 @@
+/** Set-up shared by the studio tests against the reference service: a recipe, photos, a clock. */
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import type { Recipe } from '../../../src/shared/studio';
+
+const DAY_MS = 86_400_000;
+
+/** The cheapest single-image recipe: a cut-out exported as PNG. */
+export const CUTOUT_RECIPE: Recipe = {
+  request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
+  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{n}' },
+};
+
+/** `n` different plain JPEGs named `{prefix}{i}.jpg` in `dir` (the same bytes twice would be skipped). */
+export async function plainPhotos(
+  dir: string,
+  prefix: string,
+  n: number,
+  redStep = 30,
+): Promise<string[]> {
+  fs.mkdirSync(dir, { recursive: true });
+  const files: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const file = path.join(dir, `${prefix}${i}.jpg`);
+    await sharp({
+      create: {
+        width: 320,
+        height: 400,
+        channels: 3,
+        background: { r: redStep * i, g: 90, b: 150 },
+      },
+    })
+      .jpeg()
+      .toFile(file);
+    files.push(file);
+  }
+  return files;
+}
+
+/**
+ * Moves the whole process's clock (service and studio alike) on by whole days; `onCleanup`
+ * receives the undo, to run after the test.
+ */
+export function shiftableClock(onCleanup: (undo: () => void) => void): { nextDay: () => void } {
+  const Real = globalThis.Date;
+  let offset = 0;
+  class Shifted extends Real {
+    constructor(...args: unknown[]) {
+      if (args.length === 0) super(Real.now() + offset);
+      else super(...(args as [string | number | Date]));
+    }
+    static override now(): number {
+      return Real.now() + offset;
+    }
+  }
+  globalThis.Date = Shifted as DateConstructor;
+  onCleanup(() => {
+    globalThis.Date = Real;
+  });
+  return {
+    nextDay: () => {
+      offset += DAY_MS;
+    },
+  };
+}
