@@ -169,9 +169,13 @@ describe("the studio's own count at --daily-cap", () => {
     const account = await runCommand(studio.commands, 'account.get', {});
     expect(account.ok && account.result).toMatchObject({ email: EMAIL, mode: 'remote' });
     await new Promise((r) => setTimeout(r, 3000));
-    expect(w.service.requestsToday(w.apiKey)).toBe(used);
-    expect(studio.engine.spending.requestsUsedToday()).toBe(used);
-    expect(shownUsed).toBe(used);
+    // Below the cap the reads may still take what is left (a CI rehearsal saw 13 then 14 of 14);
+    // never the (cap+1)th, and the service saw exactly what the studio counted and showed.
+    const after = studio.engine.spending.requestsUsedToday();
+    expect(after).toBeGreaterThanOrEqual(used);
+    expect(after).toBeLessThanOrEqual(cap);
+    expect(w.service.requestsToday(w.apiKey)).toBe(after);
+    expect(shownUsed).toBe(after);
     // Unfinished photos wait for the day to reopen (too few requests left counts), none failed;
     // a delivered one waits for review.
     const waits = async () => {
@@ -195,7 +199,8 @@ describe("the studio's own count at --daily-cap", () => {
     expect(
       (await waits()).filter((i) => !/ (exported \S+|review \S+|\S+ daily_cap)$/.test(i)),
     ).toEqual([]);
-    expect(w.service.requestsToday(w.apiKey)).toBe(used);
+    expect(w.service.requestsToday(w.apiKey)).toBe(studio.engine.spending.requestsUsedToday());
+    expect(w.service.requestsToday(w.apiKey)).toBeLessThanOrEqual(cap);
   }, 120_000);
 });
 
