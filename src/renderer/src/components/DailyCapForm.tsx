@@ -1,12 +1,14 @@
 import { useEffect, useState, type FormEvent } from 'react';
+import type { BudgetView } from '../../../shared/studio';
 import { DEFAULT_DAILY_CAP, parseDailyCap } from '../../../shared/studio-settings';
 import { useQueue } from '../stores/queue-store';
 import { useSettings } from '../stores/settings-store';
-import { StudioCallError, errorText } from '../transport';
+import { StudioCallError, errorText, studio } from '../transport';
 
 /**
  * The daily request cap (requests per key and UTC day; the service does not report it), checked
- * when saved and kept for the engine's next start. Shows the cap in use now beside it.
+ * when saved and kept for the engine's next start. Shows the cap in use now beside it: the
+ * configured one, or the service's as its 429 named it when lower (`Budget.requestsToday`).
  */
 export function DailyCapForm({
   restartText,
@@ -16,7 +18,7 @@ export function DailyCapForm({
   onSaved(message: string): void;
 }) {
   const view = useSettings((s) => s.view);
-  const inUse = useQueue((s) => s.budget?.dailyCap ?? null);
+  const budget = useQueue((s) => s.budget);
   const [text, setText] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   useEffect(() => {
@@ -26,6 +28,14 @@ export function DailyCapForm({
         .load()
         .catch(() => undefined);
   }, [view]);
+  useEffect(() => {
+    // Opened before the queue was loaded: the cap in use is read on its own (events keep it current).
+    if (!budget)
+      void studio()
+        .call('budget.get', {})
+        .then((b) => useQueue.getState().setBudget(b))
+        .catch(() => undefined);
+  }, [budget]);
   if (!view) return null; // this studio keeps no settings (a test harness)
   const shown = text ?? String(view.dailyCap ?? DEFAULT_DAILY_CAP);
 
@@ -79,13 +89,24 @@ export function DailyCapForm({
         Requests the studio may send per API key and UTC day ({DEFAULT_DAILY_CAP} unless set); it
         counts its own and stops sending at the cap. In use now:{' '}
         <strong data-testid="daily-cap-in-use">
-          {inUse === null ? 'no cap' : `${inUse} a day`}
+          {!budget ? '…' : budget.capInUse === null ? 'no cap' : `${budget.capInUse} a day`}
         </strong>
-        {view.dailyCapFromFlag !== null
-          ? ` (--daily-cap ${view.dailyCapFromFlag} given at start)`
-          : ''}
-        .
+        {budget ? capSource(budget, view.dailyCapFromFlag) : ''}.
       </p>
     </form>
   );
+}
+
+/**
+ * Where the cap in use comes from: the service's 429 (then the configured cap beside it, which it
+ * is below) or `--daily-cap`; nothing when it is the saved setting.
+ */
+function capSource(budget: BudgetView, fromFlag: number | null): string {
+  const configured =
+    fromFlag !== null
+      ? `--daily-cap ${fromFlag} given at start`
+      : `your setting ${budget.dailyCap ?? 'none'}`;
+  if (budget.serviceCapNamedOn !== null)
+    return ` (the service’s cap, learned ${budget.serviceCapNamedOn}; ${configured})`;
+  return fromFlag !== null ? ` (${configured})` : '';
 }
