@@ -11,12 +11,13 @@ import type { EmbeddedStorage, ServiceChoice } from '../client/open';
 const USAGE = `Usage: dropshoot <command> [flags]
 
   serve --port P --data DIR [--host 127.0.0.1] [--allow-private-urls] [--concurrency N] [--public-url URL]
-        [--database postgres://…] [--blobs s3://BUCKET?endpoint=…] [--workers N] [--lease-seconds S]
-        [--drain-seconds S]
+        [--database postgres://…] [--database-listen-url postgres://…] [--blobs s3://BUCKET?endpoint=…]
+        [--workers N] [--lease-seconds S] [--drain-seconds S]
       Run the /v1 HTTP service on DIR. Prints {"listening": URL} when ready; JSON logs on stderr.
       On SIGTERM/SIGINT it stops taking jobs and connections, answers requests under way, lets
       jobs under way finish for up to --drain-seconds (default 25 with --database, else 0: cut at
-      once and resumed at next start), then exits.
+      once and resumed at next start), then exits. Asked again while it drains, it stops at once
+      (jobs under way cut, their leases returned best-effort) with exit code 143 (SIGTERM) / 130.
       --blobs (or DROPSHOOT_BLOBS_URL): files in an S3-compatible bucket, e.g.
       s3://BUCKET?endpoint=http://127.0.0.1:9000&region=us-east-1&forcePathStyle=true, with
       AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set; DIR then keeps the database and scratch copies.
@@ -24,6 +25,9 @@ const USAGE = `Usage: dropshoot <command> [flags]
       PostgreSQL (postgres://user:password@host:5432/db[?schema=NAME]) and one bucket; DIR then
       keeps scratch copies only. --workers N: jobs this process runs at once (default 4; 0 = API
       only); a killed process's jobs are taken by another after --lease-seconds (default 30).
+      --database-listen-url (or DROPSHOOT_DATABASE_LISTEN_URL): a direct connection used only to
+      LISTEN for new jobs when --database goes through PgBouncer (transaction mode loses LISTEN);
+      without a working LISTEN, workers poll for jobs every 500 ms (one warning line says so).
   admin create-account --data DIR --email E --diamonds N [--daily-cap N]
   admin create-key --data DIR --email E [--daily-cap N]
   admin revoke-key --data DIR --key-id ID
@@ -109,6 +113,19 @@ async function databaseUrlOf(flag: string | boolean | undefined): Promise<string
   const { databaseUrlFrom, DatabaseUrlInvalid } = await import('../core/store/open-store');
   try {
     return databaseUrlFrom(typeof flag === 'string' ? flag : undefined, process.env);
+  } catch (err) {
+    if (err instanceof DatabaseUrlInvalid) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+/** `--database-listen-url`, else DROPSHOOT_DATABASE_LISTEN_URL (a direct connection for LISTEN). */
+async function databaseListenUrlOf(
+  flag: string | boolean | undefined,
+): Promise<string | undefined> {
+  const { databaseListenUrlFrom, DatabaseUrlInvalid } = await import('../core/store/open-store');
+  try {
+    return databaseListenUrlFrom(typeof flag === 'string' ? flag : undefined, process.env);
   } catch (err) {
     if (err instanceof DatabaseUrlInvalid) throw new UsageError(err.message);
     throw err;
@@ -231,6 +248,9 @@ async function admin(sub: string | undefined, args: string[]): Promise<void> {
   }
 }
 
+/** How the core's log lines ask to be logged at warn level. */
+const WARNING = 'warning: ';
+
 async function serve(args: string[]): Promise<void> {
   const f = flags(args, {
     port: { type: 'string' },
@@ -241,12 +261,18 @@ async function serve(args: string[]): Promise<void> {
     'public-url': { type: 'string' },
     blobs: { type: 'string' },
     database: { type: 'string' },
+    'database-listen-url': { type: 'string' },
     workers: { type: 'string' },
     'lease-seconds': { type: 'string' },
     'drain-seconds': { type: 'string' },
   });
   const port = integer(required(f.port, 'port'), 'port')!;
   const databaseUrl = await databaseUrlOf(f.database);
+  const databaseListenUrl = await databaseListenUrlOf(f['database-listen-url']);
+  if (databaseUrl === undefined && databaseListenUrl !== undefined)
+    throw new UsageError(
+      '--database-listen-url (or DROPSHOOT_DATABASE_LISTEN_URL) needs --database',
+    );
   const workers = integer(f.workers, 'workers');
   const leaseSeconds = integer(f['lease-seconds'], 'lease-seconds');
   if (databaseUrl === undefined && (workers === 0 || leaseSeconds !== undefined))
@@ -274,17 +300,43 @@ async function serve(args: string[]): Promise<void> {
   let closing = false;
   const stop = (signal: NodeJS.Signals) => {
     signalled ??= signal;
-    if (!server || closing) return;
+    if (!server) return;
+    if (closing) {
+      haltNow(server, signal);
+      return;
+    }
     closing = true;
     logger.info(`${signalled}: stopping`);
     // Drains requests and jobs under way (up to --drain-seconds), then flushes the log.
     void server.close().then(() => logger.flush(() => process.exit(0)));
+  };
+  // Asked again while draining: the operator does not want to wait. Leases are returned
+  // (best-effort, briefly) so other processes take the jobs at once; exit 143 / 130.
+  let halting = false;
+  const haltNow = (running: NonNullable<typeof server>, signal: NodeJS.Signals) => {
+    if (halting) return;
+    halting = true;
+    logger.warn(`${signal} again while draining: stopping at once, cutting the jobs under way`);
+    void running
+      .halt()
+      .catch(() => null)
+      .then((released) => {
+        logger.warn(
+          released === null
+            ? 'job leases not confirmed released: other processes take those jobs once the leases run out'
+            : `released ${released} job leases for other processes`,
+        );
+        logger.flush(() => process.exit(exitCodeOf(signal)));
+        // A log flush that never calls back must not keep the process up.
+        setTimeout(() => process.exit(exitCodeOf(signal)), 1_000).unref();
+      });
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   server = await startServer({
     dataDir: path.resolve(required(f.data, 'data')),
     ...(databaseUrl !== undefined ? { databaseUrl } : {}),
+    ...(databaseListenUrl !== undefined ? { databaseListenUrl } : {}),
     ...(databaseUrl !== undefined && workers !== undefined ? { workers } : {}),
     ...(leaseSeconds !== undefined ? { leaseMs: leaseSeconds * 1000 } : {}),
     drainMs: (drainSeconds ?? (databaseUrl !== undefined ? DEFAULT_TEAM_DRAIN_SECONDS : 0)) * 1000,
@@ -295,7 +347,11 @@ async function serve(args: string[]): Promise<void> {
     allowPrivateUrls: f['allow-private-urls'] === true,
     ...(concurrency ? { concurrency } : {}),
     ...(typeof f['public-url'] === 'string' ? { publicBaseUrl: f['public-url'] } : {}),
-    log: (message) => logger.info(message),
+    // The core marks what an operator should act on (e.g. LISTEN lost: polling) as a warning.
+    log: (message) =>
+      message.startsWith(WARNING)
+        ? logger.warn(message.slice(WARNING.length))
+        : logger.info(message),
   });
   print({ listening: server.url });
   if (signalled) stop(signalled);

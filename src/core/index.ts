@@ -34,6 +34,8 @@ export type CoreOptions = {
   dataDir: string;
   /** `postgres://…` (team mode: shared by any number of processes); SQLite at `<dataDir>/core.db` when absent. */
   databaseUrl?: string;
+  /** PostgreSQL: a direct URL for LISTEN when `databaseUrl` goes through PgBouncer (else the poll only). */
+  databaseListenUrl?: string;
   /** `s3://bucket?endpoint=…&region=…&forcePathStyle=true` (credentials from AWS_*); files under dataDir when absent. */
   blobsUrl?: string;
   publicBaseUrl?: string;
@@ -115,7 +117,12 @@ export async function openCore(opts: CoreOptions): Promise<Core> {
       ? openSqliteStore(path.join(opts.dataDir, 'core.db'))
       : await (
           await import('./store/open-store')
-        ).openStore({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir });
+        ).openStore({
+          databaseUrl: opts.databaseUrl,
+          dataDir: opts.dataDir,
+          listenUrl: opts.databaseListenUrl,
+          ...(opts.log ? { log: opts.log } : {}),
+        });
   try {
     return await coreOn(store, opts);
   } catch (err) {

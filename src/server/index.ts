@@ -38,7 +38,18 @@ export type ServerOptions = Omit<CoreOptions, 'publicBaseUrl'> & {
   logger?: Logger;
 };
 
-export type RunningServer = { url: string; close(): Promise<void> };
+export type RunningServer = {
+  url: string;
+  /** Graceful stop: drains requests and jobs under way (up to `drainMs`), then closes. */
+  close(): Promise<void>;
+  /**
+   * Stop at once (asked again while `close` drains): cuts the jobs under way and, on PostgreSQL,
+   * releases their leases, waiting at most about `withinMs` for the database. Resolves with how
+   * many leases were released (null: unknown, they run out within the lease time). The process
+   * is expected to exit right after: requests under way are not answered.
+   */
+  halt(withinMs?: number): Promise<number | null>;
+};
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
@@ -86,6 +97,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       }
       await stopped;
       await core.close();
+    },
+    async halt(withinMs = 2_000) {
+      app.server.closeAllConnections();
+      if (core.leaseLoop) return core.leaseLoop.halt({ releaseWithinMs: withinMs });
+      // SQLite: the units cut now resume at next start, counted as no crash.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        core.runner.stop(),
+        new Promise((resolve) => (timer = setTimeout(resolve, withinMs))),
+      ]);
+      clearTimeout(timer);
+      return 0;
     },
   };
 }

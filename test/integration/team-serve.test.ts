@@ -17,7 +17,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import sharp from 'sharp';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describePostgres } from '../support/postgres';
 import {
@@ -40,54 +39,17 @@ import {
 } from './helpers/cli';
 import { garmentPng, isPng } from './helpers/images';
 import { startTestS3, type TestS3 } from './helpers/s3';
+import {
+  sleepingProviderEnv,
+  startSleepingProvider,
+  type SleepingProvider,
+} from './helpers/sleeping-provider';
 
 const BUCKET = 'team-blobs';
 /** Short leases so a killed process's jobs come back within the test (the default is 30 s). */
 const LEASE_SECONDS = 4;
 /** Jobs each process runs at once. */
 const WORKERS = 2;
-
-type SleepingProvider = { url: string; delayMs: number; requests: number; close(): Promise<void> };
-
-/** An OpenAI-Images-compatible edit endpoint answering a small PNG after `delayMs`. */
-async function startSleepingProvider(): Promise<SleepingProvider> {
-  const png = await sharp({
-    create: { width: 48, height: 48, channels: 3, background: { r: 90, g: 140, b: 200 } },
-  })
-    .png()
-    .toBuffer();
-  const answer = JSON.stringify({ data: [{ b64_json: png.toString('base64') }] });
-  const sockets = new Set<import('node:net').Socket>();
-  const server = http.createServer((req, res) => {
-    if (req.method !== 'POST' || !req.url?.endsWith('/images/edits')) {
-      res.writeHead(404).end();
-      return;
-    }
-    req.resume();
-    req.once('end', () => {
-      provider.requests++;
-      setTimeout(() => {
-        if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
-      }, provider.delayMs);
-    });
-  });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const provider: SleepingProvider = {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    delayMs: 20,
-    requests: 0,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-  return provider;
-}
 
 /**
  * The load balancer's stand-in: every serve process gets its origin as `--public-url` (so an
@@ -141,11 +103,6 @@ describePostgres(
     const serves: ServeProcess[] = [];
     const dirs: string[] = [];
     const savedEnv: Record<string, string | undefined> = {};
-    const providerEnv = (url: string): Record<string, string> => ({
-      DROPSHOOT_OPENAI_KEY: 'team-test-provider-key',
-      DROPSHOOT_OPENAI_BASE_URL: url,
-      DROPSHOOT_ROUTE_PHOTO_ENHANCE: 'openai',
-    });
 
     /** A fresh serve process on the shared database and bucket (its own scratch folder). */
     async function startOne(extra: string[] = []): Promise<ServeProcess> {
@@ -177,7 +134,7 @@ describePostgres(
       provider = await startSleepingProvider();
       balancer = await startBalancer(() => alive().map((s) => s.url));
       // The serve processes inherit this environment (the AWS variables are set by startTestS3).
-      for (const [name, value] of Object.entries(providerEnv(provider.url))) {
+      for (const [name, value] of Object.entries(sleepingProviderEnv(provider.url))) {
         savedEnv[name] = process.env[name];
         process.env[name] = value;
       }

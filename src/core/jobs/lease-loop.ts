@@ -149,6 +149,40 @@ export class LeaseLoop {
     return this.stopped;
   }
 
+  /**
+   * Stops at once (a second SIGTERM during the drain): stops claiming and renewing, aborts every
+   * run with WorkerStopping without waiting for it, and releases this worker's leases, trying for
+   * at most `releaseWithinMs` (default 2 s). Resolves with how many were released, or null when
+   * the release did not answer in time (the leases then run out within the lease time).
+   */
+  async halt(options: { releaseWithinMs?: number } = {}): Promise<number | null> {
+    this.state = 'stopping';
+    clearInterval(this.claimTimer);
+    clearInterval(this.renewTimer);
+    const watch = this.watch;
+    this.watch = undefined;
+    void watch?.stop().catch(() => undefined);
+    for (const [, entry] of this.running)
+      if (!entry.controller.signal.aborted)
+        entry.controller.abort(new WorkerStopping(`worker ${this.workerId} is stopping at once`));
+    if (this.workers === 0) return 0;
+    // Not on the chain: a claim or renewal stuck on an unanswering database must not hold it.
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<null>(
+      (resolve) => (timer = setTimeout(resolve, options.releaseWithinMs ?? 2_000, null)),
+    );
+    try {
+      return await Promise.race([this.opts.jobs.releaseLeases(this.workerId), timeout]);
+    } catch (err) {
+      this.log(
+        `could not release the leases of ${this.workerId} (they run out within ${this.leaseMs} ms): ${describe(err)}`,
+      );
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private async shutDown(drainMs: number, abortWaitMs: number): Promise<number> {
     const wasRunning = this.state === 'running';
     this.state = 'stopping';

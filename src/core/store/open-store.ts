@@ -29,6 +29,10 @@ export type OpenStoreOptions = {
   applicationName?: string;
   /** PostgreSQL only: run the migrations on open (default true; they run once under an advisory lock). */
   migrate?: boolean;
+  /** PostgreSQL only: a direct URL to LISTEN on when `databaseUrl` goes through PgBouncer (`databaseListenUrlFrom`). */
+  listenUrl?: string | undefined;
+  /** PostgreSQL only: where the store reports falling back from LISTEN to polling. */
+  log?: (message: string) => void;
 };
 
 /** Where a store lives, safe to log: `SQLite /data/core.db` or `PostgreSQL postgres://user:***@host/db`. */
@@ -109,7 +113,39 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     ...(options.maxConnections !== undefined ? { max: options.maxConnections } : {}),
     ...(options.applicationName !== undefined ? { applicationName: options.applicationName } : {}),
     ...(options.migrate !== undefined ? { migrate: options.migrate } : {}),
+    ...(options.listenUrl !== undefined ? { listenUrl: listenUrlOf(options.listenUrl) } : {}),
+    ...(options.log ? { log: options.log } : {}),
   });
+}
+
+/** The listen URL as the driver takes it (`?schema=` is the pool's business, dropped here). */
+function listenUrlOf(text: string): string {
+  const target = storeTarget({ databaseUrl: text, dataDir: '.' }, 'the database listen URL');
+  if (target.dialect !== 'postgres')
+    throw new DatabaseUrlInvalid('the database listen URL is not PostgreSQL');
+  return target.url;
+}
+
+export const DATABASE_LISTEN_URL_VARIABLE = 'DROPSHOOT_DATABASE_LISTEN_URL';
+
+/**
+ * The direct URL to LISTEN on, from `--database-listen-url` else DROPSHOOT_DATABASE_LISTEN_URL
+ * (an empty variable counts as unset); validated like the database URL, never echoed whole.
+ */
+export function databaseListenUrlFrom(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  const fromEnv = env[DATABASE_LISTEN_URL_VARIABLE];
+  const [value, source] =
+    flag !== undefined
+      ? [flag, '--database-listen-url']
+      : fromEnv !== undefined && fromEnv.trim() !== ''
+        ? [fromEnv, DATABASE_LISTEN_URL_VARIABLE]
+        : [undefined, ''];
+  if (value === undefined) return undefined;
+  storeTarget({ databaseUrl: value, dataDir: '.' }, source);
+  return value.trim();
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

@@ -16,11 +16,18 @@ import { migratePostgres } from './migrate';
 import { openPgPool, type PgPool, type PgPoolOptions } from './pool';
 import { PgRequestCounts } from './request-counts';
 import { PgTemplateSets } from './template-sets';
-import { scrubbedError } from './url';
+import { parsePostgresUrl, scrubbedError } from './url';
 
 export type PostgresStoreOptions = PgPoolOptions & {
   /** Run the migrations on open (default true). */
   migrate?: boolean;
+  /**
+   * Where the process LISTENs for new jobs, when the URL goes through a pooler in transaction
+   * mode (PgBouncer), which loses LISTEN: a direct connection to the same database.
+   */
+  listenUrl?: string;
+  /** Where the listening connection says it fell back to polling (and came back). */
+  log?: (message: string) => void;
 };
 
 class PgStore implements Store {
@@ -80,6 +87,8 @@ export async function openPostgresStore(
   url: string,
   options: PostgresStoreOptions = {},
 ): Promise<Store> {
+  // Checked before anything connects: a bad listen URL is a configuration error at start.
+  if (options.listenUrl !== undefined) parsePostgresUrl(options.listenUrl);
   const handle = openPgPool(url, options);
   try {
     if (options.migrate ?? true) await migratePostgres(handle);
@@ -87,5 +96,11 @@ export async function openPostgresStore(
     await handle.pool.end().catch(() => undefined);
     throw err;
   }
-  return new PgStore(handle, new PoolExecutor(handle), false, new JobNotices(handle));
+  const notices = new JobNotices(handle, {
+    ...(options.listenUrl !== undefined
+      ? { listenTarget: parsePostgresUrl(options.listenUrl) }
+      : {}),
+    ...(options.log ? { log: options.log } : {}),
+  });
+  return new PgStore(handle, new PoolExecutor(handle), false, notices);
 }

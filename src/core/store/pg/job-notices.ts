@@ -5,11 +5,18 @@
  * connection of its own, outside the pool. The claim poll stays as the fallback: a notice lost
  * while the connection is down costs at most one claim interval, and each (re)connection wakes
  * the workers once to catch up on what it missed.
+ *
+ * Behind PgBouncer in transaction mode LISTEN is accepted but its notices never arrive, so each
+ * LISTEN is proven with a probe notice sent through the pool; without it (or when the listening
+ * connection cannot be made) the workers fall back to the claim poll, said in one warning line.
+ * A listen URL (`--database-listen-url`) lets the listening connection go to PostgreSQL directly
+ * while the pool goes through the pooler.
  */
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { JobWatch } from '../types';
 import type { PgPool } from './pool';
-import { scrubbedError } from './url';
+import { scrubSecrets, scrubbedError, type PostgresTarget } from './url';
 
 /** One channel per database; the payload (the schema) keeps services sharing a database apart. */
 export const JOBS_CHANNEL = 'dropshoot_jobs';
@@ -18,8 +25,19 @@ export const NOTIFY_JOBS = `pg_notify('${JOBS_CHANNEL}', current_schema())`;
 
 const RETRY_MIN_MS = 250;
 const RETRY_MAX_MS = 10_000;
+/** How long a LISTEN may take to receive its own probe notice before it is judged deaf. */
+const PROBE_MS = 3_000;
+const PROBE_PREFIX = 'probe:';
 
 type Retry = { minMs: number; maxMs: number };
+
+export type JobNoticesOptions = {
+  /** Where to LISTEN (a direct connection when the pool goes through a pooler); default the pool's. */
+  listenTarget?: PostgresTarget;
+  log?: (message: string) => void;
+  retry?: Retry;
+  probeMs?: number;
+};
 
 /** The process's listening connection, opened with the first watcher, reopened after any error. */
 export class JobNotices {
@@ -32,12 +50,22 @@ export class JobNotices {
   /** Resolves each time a LISTEN is in place; replaced when the connection drops. */
   private listening: Promise<void>;
   private markListening!: () => void;
+  /** A LISTEN that receives nothing (a pooler in transaction mode): given up, the poll stays. */
+  private deaf = false;
+  /** Set once the fallback was said, until listening works again (one warning, not one per try). */
+  private warned = false;
+  private probe: { payload: string; heard: () => void } | undefined;
+  private readonly target: PostgresTarget;
+  private readonly retry: Retry;
+  private readonly log: ((message: string) => void) | undefined;
 
   constructor(
     private readonly handle: PgPool,
-    private readonly log?: (message: string) => void,
-    private readonly retry: Retry = { minMs: RETRY_MIN_MS, maxMs: RETRY_MAX_MS },
+    private readonly options: JobNoticesOptions = {},
   ) {
+    this.target = options.listenTarget ?? handle.target;
+    this.retry = options.retry ?? { minMs: RETRY_MIN_MS, maxMs: RETRY_MAX_MS };
+    this.log = options.log;
     this.listening = this.nextListening();
   }
 
@@ -46,7 +74,7 @@ export class JobNotices {
     this.watchers.add(onNotice);
     if (this.watchers.size === 1 && !this.client && !this.retryTimer) void this.connect();
     return {
-      ready: () => (this.closed ? Promise.resolve() : this.listening),
+      ready: () => (this.closed || this.deaf ? Promise.resolve() : this.listening),
       stop: async () => {
         this.watchers.delete(onNotice);
         if (this.watchers.size === 0) await this.disconnect();
@@ -68,10 +96,10 @@ export class JobNotices {
 
   private async connect(): Promise<void> {
     this.retryTimer = undefined;
-    if (this.closed || this.watchers.size === 0 || this.client) return;
+    if (this.closed || this.deaf || this.watchers.size === 0 || this.client) return;
     const options = this.handle.pool.options as pg.PoolConfig;
     const client = new pg.Client({
-      connectionString: this.handle.target.connectionString,
+      connectionString: this.target.connectionString,
       application_name: `${options.application_name ?? 'dropshoot'}:listen`,
       connectionTimeoutMillis: options.connectionTimeoutMillis ?? 10_000,
       options: options.options,
@@ -82,19 +110,36 @@ export class JobNotices {
     client.on('error', (err) => this.dropped(client, err));
     client.on('end', () => this.dropped(client, new Error('the connection ended')));
     client.on('notification', (msg) => {
-      if (msg.channel === JOBS_CHANNEL && msg.payload === this.schema) this.fire();
+      if (msg.channel !== JOBS_CHANNEL) return;
+      if (msg.payload === this.schema) this.fire();
+      else if (this.probe && msg.payload === this.probe.payload) this.probe.heard();
     });
+    let heard: boolean;
     try {
       await client.connect();
-      const { rows } = await client.query<{ schema: string }>('SELECT current_schema() AS schema');
+      // The schema the pool's NOTIFYs name (the listening connection may reach it otherwise).
+      const { rows } = await this.handle.pool.query<{ schema: string }>(
+        'SELECT current_schema() AS schema',
+      );
       this.schema = rows[0]?.schema;
       await client.query(`LISTEN ${JOBS_CHANNEL}`);
+      heard = await this.probeOnce();
     } catch (err) {
       this.dropped(client, err);
       return;
     }
     if (this.client !== client) return; // dropped or closed meanwhile
-    if (this.attempt > 0) this.log?.(`listening for new jobs again (after ${this.attempt} tries)`);
+    if (!heard) {
+      this.deaf = true;
+      this.warn(
+        `listening for new jobs on ${this.target.redacted} receives no notices (a pooler in transaction mode?): claims fall back to polling; give --database-listen-url a direct connection to PostgreSQL`,
+      );
+      this.markListening();
+      await this.disconnect();
+      return;
+    }
+    if (this.warned) this.log?.(`listening for new jobs again (after ${this.attempt} tries)`);
+    this.warned = false;
     this.attempt = 0;
     this.markListening();
     // Jobs inserted while nobody listened: one claim catches up.
@@ -111,15 +156,42 @@ export class JobNotices {
     this.listening = this.nextListening();
     const wait = Math.min(this.retry.maxMs, this.retry.minMs * 2 ** this.attempt);
     this.attempt++;
-    if (this.attempt === 1 || this.attempt % 10 === 0)
-      this.log?.(
+    // The pool's credentials too: the schema read and the probe go through it.
+    this.warn(
+      scrubSecrets(
         scrubbedError(
           err,
-          this.handle.target,
-          `listening for new jobs failed (claims fall back to polling; retried in ${wait} ms)`,
+          this.target,
+          'listening for new jobs failed (claims fall back to polling; retried in the background)',
         ).message,
-      );
+        this.handle.target.secrets,
+      ),
+    );
     this.retryTimer = setTimeout(() => void this.connect(), wait).unref();
+  }
+
+  /** One warning per loss of listening (not one per retry); `connect` says when it is back. */
+  private warn(message: string): void {
+    if (this.warned) return;
+    this.warned = true;
+    this.log?.(`warning: ${message}`);
+  }
+
+  /** Sends a notice through the pool (the path jobs' notices take) and waits for it here. */
+  private async probeOnce(): Promise<boolean> {
+    const payload = `${PROBE_PREFIX}${randomBytes(8).toString('hex')}`;
+    let timer: NodeJS.Timeout | undefined;
+    const heard = new Promise<boolean>((resolve) => {
+      this.probe = { payload, heard: () => resolve(true) };
+      timer = setTimeout(resolve, this.options.probeMs ?? PROBE_MS, false);
+    });
+    try {
+      await this.handle.pool.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, payload]);
+      return await heard;
+    } finally {
+      clearTimeout(timer);
+      this.probe = undefined;
+    }
   }
 
   private async disconnect(): Promise<void> {
