@@ -13,6 +13,7 @@
 import { sharp } from '../../../infra/sharp';
 import { clusterColours, labDistance, nearest } from './colour-clusters';
 import { borderPixels, boxSum, components, dilate, erode, flood } from './matting/morphology';
+import { continuesPastHips, garmentReach } from './garment-continuity';
 import { toLab } from './remove-background';
 import { ProviderError } from '../types';
 import {
@@ -365,11 +366,13 @@ function cutWhereCoverageDrops(region: Uint8Array, scene: Scene, from: number): 
 /**
  * Grows one garment from its seed pixels through pixels of the seeds' colours that are not skin,
  * look more like the garment than like the wall beside them, and are dense in those colours; the
- * pixels `taken` (another garment) are out. Thin links are cut and the largest piece kept.
+ * pixels `taken` (another garment) are out. Thin links are cut and the largest piece kept. A top
+ * is cut at the waist where the colours change or another garment starts; a dress (`dress`, seeded
+ * down its length) is not.
  */
-function grow(scene: Scene, seeds: number[], above: Garment | null): Garment | null {
+function grow(scene: Scene, seeds: number[], above: Garment | null, dress = false): Garment | null {
   const { w, h, n, fig, skin, lab, wallAt, chin, unit } = scene;
-  const isTop = above === null;
+  const isTop = above === null && !dress;
   const taken = above?.mask;
   // A bottom's band can start on the top's last rows (left out at its hem): a colour of the top
   // that the band's lower half does not have is the top's.
@@ -429,6 +432,18 @@ function grow(scene: Scene, seeds: number[], above: Garment | null): Garment | n
   const keep = new Uint8Array(n);
   for (let i = 0; i < n; i++) keep[i] = label[i] === best ? 1 : 0;
   return { mask: keep, colours: garment };
+}
+
+/** The clothed pixels under the body's axis from the chest band's last row down to row `to`. */
+function axisBelow(scene: Scene, chest: number[], to: number): number[] {
+  const { w, fig, skin, unit, cx } = scene;
+  const from = Math.max(...chest.map((i) => (i / w) | 0)) + 1;
+  const x0 = Math.max(0, Math.round(cx - unit * 0.5));
+  const x1 = Math.min(w - 1, Math.round(cx + unit * 0.5));
+  const out: number[] = [];
+  for (let y = from; y <= to; y++)
+    for (let x = x0; x <= x1; x++) if (fig[y * w + x] && !skin[y * w + x]) out.push(y * w + x);
+  return out;
 }
 
 const KIND_NAME: Record<GarmentKind, string> = {
@@ -530,11 +545,20 @@ export async function garmentFromPerson(cutout: Buffer, want?: NamedGarment): Pr
     if (upper[i] && Math.abs((i % w) - cx) <= unit * 0.7) lowest = (i / w) | 0;
   const below = clothedBand(scene, lowest + 1, upper);
   const shape = silhouette(upper, w, h);
+  const body = { w, fig, skin, wallLike, lab, chin, unit, cx, bottom };
+  // A dress the top's waist cuts took for a top: its colours carry on past the hips (a sequined
+  // dress, a dress with a ribbon above its flounce). It is grown again, seeded down its length.
+  const reach = garmentReach(body, upperGarment.colours);
+  const dress = continuesPastHips(body, reach)
+    ? grow(scene, [...chest, ...axisBelow(scene, chest, reach.row)], null, true)
+    : null;
   const upperKind: GarmentKind =
-    (shape && kindOf(shape) === 'dress') || (below.length < 30 && bottom - lowest > unit * 1.5)
+    dress ||
+    (shape && kindOf(shape) === 'dress') ||
+    (below.length < 30 && bottom - lowest > unit * 1.5)
       ? 'dress'
       : 'top';
-  let region = upper;
+  let region = dress?.mask ?? upper;
   if (want && (want.kind === 'bottom' ? upperKind === 'dress' : want.kind !== upperKind))
     throw cannot(
       `the ${want.word} the request names is not in the photo: the person wears a ${upperKind === 'dress' ? 'dress' : 'top that ends at the waist'}`,
