@@ -9,12 +9,13 @@ import { ApiError } from '../client';
 import type { Recipe } from '../shared/studio';
 import type { StudioEngine } from './engine';
 import * as store from './db/store';
-import { Gates, isDailyCap } from './gates';
+import { isDailyCap } from './gates';
 import { recipeHash } from './queue';
 import { checkRecipe } from './recipe-check';
 import { isIgnored } from './watch/ignore';
 import { isSourcePhotoName } from './watch/sniff';
 import { exportAgainIfMissing } from './export/destination';
+import { watchTheDay } from './watch-the-day';
 import { fileVerdict, type FileVerdict } from './export/compliance';
 
 export type BatchSummary = {
@@ -367,84 +368,6 @@ export async function runBatch(
     ...(diamondsMissing !== undefined ? { diamondsMissing } : {}),
     ...(capped.length ? { collectTomorrow } : {}),
   };
-}
-
-/**
- * `run --wait` at a closed day: one line when the day closes for the batch (why, requests used, how
- * long until 00:00 UTC, which paid jobs are collected then) and one when the wait ends. Closed: the
- * day itself (the service's 429, the studio's own count, the remembered cap), or every photo left
- * held because today's requests left do not fit one, with nothing of the batch under way. Checked
- * twice a second; a day that closes with nothing of the batch left to do is not a wait.
- */
-function watchTheDay(
-  engine: StudioEngine,
-  batchId: string,
-  notice: (line: string) => void,
-): () => void {
-  let closedAt: {
-    at: number;
-    until: number;
-    dayClosed: boolean;
-    paid: number;
-    unpaid: number;
-  } | null = null;
-  const name = (i: store.ItemRow) => path.join(i.relativeDir, i.name);
-  const check = () => {
-    if (!engine.db.open) return;
-    const now = engine.now().getTime();
-    const waiting = store
-      .listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 })
-      .items.filter((i) => !engine.isTerminal(i.state) && i.state !== 'review');
-    const dayClosed = engine.dayClosed();
-    const busy = [...engine.running.keys(), ...engine.polling.keys()].some(
-      (id) => store.getItem(engine.db, id)?.batchId === batchId,
-    );
-    const closed =
-      waiting.length > 0 &&
-      (dayClosed || (!busy && waiting.every((i) => i.waitReason === 'daily_cap')));
-    if (closed === (closedAt !== null)) return;
-    const paid = waiting.filter((i) => store.isPaid(i));
-    if (closed) {
-      const gate = engine.gates.cap;
-      const until = gate && now < gate.until ? gate.until : Gates.nextUtcDay(new Date(now));
-      closedAt = {
-        at: now,
-        until,
-        dayClosed,
-        paid: paid.length,
-        unpaid: waiting.length - paid.length,
-      };
-      const minutes = Math.ceil((until - now) / 60_000);
-      const today = engine.spending.requestsToday();
-      const why = !dayClosed
-        ? `${today.left ?? 0} request(s) left today, fewer than a photo needs`
-        : gate && now < gate.until && gate.kind !== 'own'
-          ? gate.message
-          : `--daily-cap ${engine.spending.dailyCap}`;
-      notice(
-        `daily request cap reached (${why}): ${today.used} request(s) used today${today.cap !== null ? ` of ${today.cap}` : ''}; ` +
-          `waiting until 00:00 UTC (${new Date(until).toISOString()}), in ${Math.floor(minutes / 60)} h ${minutes % 60} min (--wait). ` +
-          `${paid.length} paid job(s) will be collected then: ${paid.map(name).join(', ') || 'none'}; ${waiting.length - paid.length} photo(s) not paid for yet`,
-      );
-    } else {
-      const { at, paid: paidThen, unpaid } = closedAt!;
-      const waited = Math.round((now - at) / 1000);
-      const why =
-        now >= closedAt!.until
-          ? `a new UTC day, ${new Date(now).toISOString().slice(0, 10)}`
-          : closedAt!.dayClosed && !engine.spending.ownCapReached()
-            ? 'the service answered a request beyond its cap: it was raised'
-            : 'requests freed today';
-      closedAt = null;
-      notice(
-        `the wait for the daily cap is over after ${Math.floor(waited / 60)} min ${waited % 60} s (${why}): ` +
-          `going on with the ${paidThen} paid job(s) to collect and ${unpaid} photo(s) to start`,
-      );
-    }
-  };
-  const timer = setInterval(check, 500);
-  timer.unref();
-  return () => clearInterval(timer);
 }
 
 /**
