@@ -17,6 +17,7 @@ const BENCHES: Record<string, () => Promise<Row[]>> = {
   ingest: () => ingest(),
   ui: () => reviewUi(),
   quality: () => quality(),
+  'quality-perturbed': async () => (await import('./quality-perturbed')).qualityPerturbed(),
   requests: () => requests(),
   team: async () => (await import('./team')).team(),
 };

@@ -1,0 +1,337 @@
+/**
+ * Does remove_background's quality hold beyond the exact eval files it was tuned on? Each garment
+ * photo of ../shared/eval and its reference mask get the same label-preserving change (scale, JPEG
+ * re-encode, flip, rotation, crop, exposure, white balance, noise); the cut-out of the changed
+ * photo is scored like `bench -- quality` (IoU of alpha > 127, halo in the 3 px band outside the
+ * mask) against the changed mask. Masks are resampled linearly and thresholded at half (the
+ * reference boundary sits where a pixel is about half garment).
+ *
+ * `npm run -s bench -- quality-perturbed` runs every variation (about 13 x 41 cut-outs). To choose:
+ * PERTURB=flip,jpeg60 (variations), PERTURB_IDS=00055_00,048769_1 (photos), PERTURB_OUT=/tmp/dir
+ * (writes a diff PNG per photo under 0.92: white = both, red = extra, blue = missed garment).
+ * Direct: `npx tsx test/bench/quality-perturbed.ts flip jpeg60`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp, { type Sharp } from 'sharp';
+import { removeBackground } from '../../src/core/providers/local/remove-background';
+import { EVAL_DIR, garmentIds } from './quality';
+import { fmt, type Row } from './shared';
+
+type Pixels = { data: Buffer; width: number; height: number; channels: number };
+/** A photo (3 channels) and its mask (1 channel, 0/255) changed the same way. */
+type Pair = { photo: Pixels; mask: Pixels };
+type Variation = {
+  name: string;
+  /** The changed pair; `encode` is how the photo reaches the tool (PNG unless the change is JPEG). */
+  apply: (pair: Pair) => Promise<Pair>;
+  encode?: (photo: Pixels) => Promise<Buffer>;
+};
+
+const raw = (p: Pixels) => ({
+  raw: { width: p.width, height: p.height, channels: p.channels as 1 | 3 },
+});
+
+async function toPixels(img: Sharp): Promise<Pixels> {
+  const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height, channels: info.channels };
+}
+
+/** Resizes both: the photo with lanczos (as any editor would), the mask linearly then thresholded. */
+async function resize(pair: Pair, width: number, height: number): Promise<Pair> {
+  const photo = await toPixels(sharp(pair.photo.data, raw(pair.photo)).resize(width, height));
+  const soft = await toPixels(
+    sharp(pair.mask.data, raw(pair.mask))
+      .resize(width, height, { kernel: 'linear' })
+      .extractChannel(0),
+  );
+  for (let i = 0; i < soft.data.length; i++) soft.data[i] = soft.data[i]! >= 128 ? 255 : 0;
+  return { photo, mask: soft };
+}
+
+async function geometric(pair: Pair, op: (s: Sharp) => Sharp): Promise<Pair> {
+  return {
+    photo: await toPixels(op(sharp(pair.photo.data, raw(pair.photo)))),
+    mask: await toPixels(op(sharp(pair.mask.data, raw(pair.mask))).extractChannel(0)),
+  };
+}
+
+/** Crops 10% off the side where the garment comes nearest the frame, so it likely touches it. */
+async function cropNearestSide(pair: Pair): Promise<Pair> {
+  const { width: w, height: h, data: m } = pair.mask;
+  let [left, top, right, bottom] = [w, h, -1, -1];
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++)
+      if (m[y * w + x]) {
+        left = Math.min(left, x);
+        right = Math.max(right, x);
+        top = Math.min(top, y);
+        bottom = Math.max(bottom, y);
+      }
+  const gaps = { left, top, right: w - 1 - right, bottom: h - 1 - bottom };
+  const side = (Object.keys(gaps) as (keyof typeof gaps)[]).reduce((a, b) =>
+    gaps[b] < gaps[a] ? b : a,
+  );
+  const cw = side === 'left' || side === 'right' ? Math.round(w * 0.9) : w;
+  const ch = side === 'top' || side === 'bottom' ? Math.round(h * 0.9) : h;
+  const region = {
+    left: side === 'left' ? w - cw : 0,
+    top: side === 'top' ? h - ch : 0,
+    width: cw,
+    height: ch,
+  };
+  return geometric(pair, (s) => s.extract(region));
+}
+
+const LIN = Float64Array.from({ length: 256 }, (_, i) => {
+  const v = i / 255;
+  return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+});
+const toSrgb = (v: number) => {
+  const c = Math.max(0, Math.min(1, v));
+  return Math.round(255 * (c <= 0.0031308 ? 12.92 * c : 1.055 * c ** (1 / 2.4) - 0.055));
+};
+
+/** Per-channel gains in linear light, applied to every pixel (clipped like a camera would). */
+function gains(pair: Pair, g: [number, number, number]): Pair {
+  const lut = g.map((k) => Uint8Array.from({ length: 256 }, (_, v) => toSrgb(LIN[v]! * k)));
+  const data = Buffer.from(pair.photo.data);
+  for (let i = 0; i < data.length; i++) data[i] = lut[i % 3]![data[i]!]!;
+  return { photo: { ...pair.photo, data }, mask: pair.mask };
+}
+
+/** Linear sRGB of the CIE daylight white at `kelvin` (valid 4000-25000 K), Y = 1. */
+function daylight(kelvin: number): [number, number, number] {
+  const t = kelvin;
+  const x = -4.607e9 / t ** 3 + 2.9678e6 / t ** 2 + 0.09911e3 / t + 0.244063;
+  const y = -3 * x * x + 2.87 * x - 0.275;
+  const X = x / y;
+  const Z = (1 - x - y) / y;
+  return [
+    3.2406 * X - 1.5372 - 0.4986 * Z,
+    -0.9689 * X + 1.8758 + 0.0415 * Z,
+    0.0557 * X - 0.204 + 1.057 * Z,
+  ];
+}
+
+/**
+ * A white balance set `shift` K off: a neutral lit at 6500 K is rendered as the camera would render
+ * daylight at 6500 - shift balanced for 6500 (warmer for a positive shift). Green kept at 1.
+ */
+function whiteBalance(shift: number): [number, number, number] {
+  const ref = daylight(6504);
+  const lit = daylight(6504 - shift);
+  const g = lit.map((v, c) => v / ref[c]!);
+  return [g[0]! / g[1]!, 1, g[2]! / g[1]!];
+}
+
+/** A small deterministic Gaussian (Box-Muller over a seeded xorshift). */
+function gaussianNoise(pair: Pair, sigma: number, seed: number): Pair {
+  let s = seed >>> 0 || 1;
+  const uniform = () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return ((s >>> 0) + 0.5) / 4294967296;
+  };
+  const data = Buffer.from(pair.photo.data);
+  for (let i = 0; i < data.length; i += 2) {
+    const r = Math.sqrt(-2 * Math.log(uniform()));
+    const a = 2 * Math.PI * uniform();
+    data[i] = Math.max(0, Math.min(255, Math.round(data[i]! + sigma * r * Math.cos(a))));
+    if (i + 1 < data.length)
+      data[i + 1] = Math.max(0, Math.min(255, Math.round(data[i + 1]! + sigma * r * Math.sin(a))));
+  }
+  return { photo: { ...pair.photo, data }, mask: pair.mask };
+}
+
+const png = (p: Pixels) =>
+  sharp(p.data, raw(p)).png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer();
+
+export const VARIATIONS: Variation[] = [
+  { name: 'original', apply: async (p) => p },
+  {
+    name: 'down0.5',
+    apply: (p) => resize(p, Math.round(p.photo.width / 2), Math.round(p.photo.height / 2)),
+  },
+  {
+    name: 'long1000',
+    apply: (p) => {
+      const k = 1000 / Math.max(p.photo.width, p.photo.height);
+      return resize(p, Math.round(p.photo.width * k), Math.round(p.photo.height * k));
+    },
+  },
+  {
+    name: 'up1.5',
+    apply: (p) => resize(p, Math.round(p.photo.width * 1.5), Math.round(p.photo.height * 1.5)),
+  },
+  {
+    name: 'jpeg60',
+    apply: async (p) => p,
+    encode: (photo) => sharp(photo.data, raw(photo)).jpeg({ quality: 60 }).toBuffer(),
+  },
+  { name: 'flip', apply: (p) => geometric(p, (s) => s.flop()) },
+  { name: 'rot90', apply: (p) => geometric(p, (s) => s.rotate(90)) },
+  { name: 'crop10', apply: cropNearestSide },
+  { name: 'bright-15', apply: async (p) => gains(p, [0.85, 0.85, 0.85]) },
+  { name: 'bright+10', apply: async (p) => gains(p, [1.1, 1.1, 1.1]) },
+  { name: 'warm300K', apply: async (p) => gains(p, whiteBalance(300)) },
+  { name: 'cool300K', apply: async (p) => gains(p, whiteBalance(-300)) },
+  { name: 'noise3', apply: async (p) => gaussianNoise(p, 3, 0x5eed) },
+];
+
+/** Brightness as an exposure change: `bright-15` scales linear light by 0.85 (same for +10). */
+
+type Score = { id: string; iou: number; halo: number };
+
+/** Pixels outside the mask within 3 steps (4-connected) of it: the halo band of `bench quality`. */
+function outerBand(mask: Buffer, w: number, h: number, r: number): Uint8Array {
+  let grown = Uint8Array.from(mask, (v) => (v ? 1 : 0));
+  for (let k = 0; k < r; k++) {
+    const next = Uint8Array.from(grown);
+    for (let i = 0; i < grown.length; i++) {
+      if (grown[i]) continue;
+      const x = i % w;
+      if (
+        (x > 0 && grown[i - 1]) ||
+        (x < w - 1 && grown[i + 1]) ||
+        (i >= w && grown[i - w]) ||
+        (i + w < w * h && grown[i + w])
+      )
+        next[i] = 1;
+    }
+    grown = next;
+  }
+  return Uint8Array.from(grown, (v, i) => (v && !mask[i] ? 1 : 0));
+}
+
+async function scorePair(
+  id: string,
+  variation: Variation,
+  original: Pair,
+  out?: string,
+): Promise<Score> {
+  const { photo, mask } = await variation.apply(original);
+  const input = await (variation.encode ?? png)(photo);
+  const alpha = await sharp(await removeBackground(input))
+    .extractChannel(3)
+    .raw()
+    .toBuffer();
+  if (alpha.length !== mask.data.length) throw new Error(`${id} ${variation.name}: size changed`);
+  let inter = 0;
+  let union = 0;
+  for (let i = 0; i < alpha.length; i++) {
+    const p = alpha[i]! > 127;
+    const m = mask.data[i]! > 0;
+    if (p && m) inter++;
+    if (p || m) union++;
+  }
+  const band = outerBand(mask.data, mask.width, mask.height, 3);
+  let haloSum = 0;
+  let haloCount = 0;
+  for (let i = 0; i < band.length; i++)
+    if (band[i]) {
+      haloSum += alpha[i]!;
+      haloCount++;
+    }
+  const iou = union ? inter / union : 1;
+  if (out && iou < 0.92)
+    await writeDiff(path.join(out, `${variation.name}-${id}.png`), alpha, mask);
+  return { id, iou, halo: haloCount ? haloSum / haloCount : 0 };
+}
+
+/** White where both say garment, red where only the cut-out does, blue where only the mask does. */
+async function writeDiff(file: string, alpha: Buffer, mask: Pixels): Promise<void> {
+  const rgb = Buffer.alloc(alpha.length * 3);
+  for (let i = 0; i < alpha.length; i++) {
+    const p = alpha[i]! > 127;
+    const m = mask.data[i]! > 0;
+    rgb[i * 3] = p ? 255 : m ? 0 : 40;
+    rgb[i * 3 + 1] = p && m ? 255 : 40;
+    rgb[i * 3 + 2] = m ? 255 : 40;
+  }
+  await sharp(rgb, { raw: { width: mask.width, height: mask.height, channels: 3 } })
+    .png()
+    .toFile(file);
+}
+
+async function readPair(id: string): Promise<Pair> {
+  const photo = await toPixels(
+    sharp(path.join(EVAL_DIR, 'garments', `${id}.jpg`))
+      .removeAlpha()
+      .toColourspace('srgb'),
+  );
+  const soft = await toPixels(sharp(path.join(EVAL_DIR, 'masks', `${id}.png`)).extractChannel(0));
+  for (let i = 0; i < soft.data.length; i++) soft.data[i] = soft.data[i]! >= 128 ? 255 : 0;
+  return { photo, mask: soft };
+}
+
+const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
+const list = (v: string | undefined) => (v ? v.split(',').filter(Boolean) : []);
+
+export async function qualityPerturbed(
+  names = list(process.env.PERTURB),
+  ids = list(process.env.PERTURB_IDS),
+): Promise<Row[]> {
+  const all = garmentIds();
+  if (!all.length) {
+    console.log(`  no real photos at ${EVAL_DIR}: nothing to measure`);
+    return [];
+  }
+  const chosen = names.length ? VARIATIONS.filter((v) => names.includes(v.name)) : VARIATIONS;
+  const unknown = names.filter((n) => !VARIATIONS.some((v) => v.name === n));
+  if (unknown.length)
+    throw new Error(
+      `unknown variation ${unknown.join(', ')}; choose from ${VARIATIONS.map((v) => v.name).join(', ')}`,
+    );
+  const photos = ids.length ? all.filter((id) => ids.includes(id)) : all;
+  const out = process.env.PERTURB_OUT;
+  if (out) fs.mkdirSync(out, { recursive: true });
+  const scores = new Map<string, Score[]>(chosen.map((v) => [v.name, []]));
+  console.log(`  IoU per photo: ${chosen.map((v) => v.name).join(' ')}`);
+  for (const id of photos) {
+    const original = await readPair(id);
+    const line: string[] = [];
+    for (const v of chosen) {
+      const s = await scorePair(id, v, original, out);
+      scores.get(v.name)!.push(s);
+      line.push(fmt(s.iou, 3));
+    }
+    console.log(`  ${id.padEnd(10)} ${line.join(' ')}`);
+  }
+  console.log(
+    `  ${photos.length} photos; per photo below 0.92 (or the 3 lowest when none):\n` +
+      '  variation     mean IoU   min IoU  (photo)          halo  result',
+  );
+  const rows: Row[] = [];
+  for (const v of chosen) {
+    const s = scores.get(v.name)!;
+    const meanIou = mean(s.map((x) => x.iou));
+    const worst = s.reduce((a, b) => (b.iou < a.iou ? b : a));
+    const halo = mean(s.map((x) => x.halo));
+    const pass = meanIou >= 0.97 && worst.iou >= 0.92 && halo <= 8;
+    console.log(
+      `  ${v.name.padEnd(12)} ${fmt(meanIou, 4).padStart(9)} ${fmt(worst.iou, 4).padStart(9)}  (${worst.id})`.padEnd(
+        51,
+      ) + `${fmt(halo, 1).padStart(5)}  ${pass ? 'PASS' : 'FAIL'}`,
+    );
+    const low = [...s].sort((a, b) => a.iou - b.iou);
+    const shown = low.filter((x) => x.iou < 0.92);
+    console.log(
+      `      ${(shown.length ? shown : low.slice(0, 3)).map((x) => `${x.id} ${fmt(x.iou, 3)}`).join(', ')}`,
+    );
+    rows.push({
+      name: `remove_background ${v.name}: mean IoU / min IoU (${worst.id}) / halo`,
+      measured: `${fmt(meanIou, 4)} / ${fmt(worst.iou, 4)} / ${fmt(halo, 1)}`,
+      ratio: meanIou,
+      target: '>=0.97 / >=0.92 / <=8',
+      pass,
+    });
+  }
+  return rows;
+}
+
+if (process.argv[1] === import.meta.filename) {
+  const args = process.argv.slice(2).filter((a) => a !== '--');
+  await qualityPerturbed(args.length ? args : undefined);
+}
