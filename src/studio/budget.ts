@@ -152,6 +152,16 @@ export class Budget {
     return cap !== null && (this.dailyCap === null || cap <= this.dailyCap) ? cap : null;
   }
 
+  /**
+   * Why a photo not started waits at the remembered cap (`reserveReached`), in words that read
+   * after "not started: " and on the board: the cap, when its 429 named it, and the one request
+   * kept for the closing balance read.
+   */
+  reserveWaitText(): string {
+    const named = this.namedCap();
+    return `the service's daily cap of ${this.reserveCap()}${named ? ` (learned ${named.day})` : ''} is reached but for one request, kept for the day's closing balance read; resumes at 00:00 UTC`;
+  }
+
   /** Work has taken all of today's requests but the one kept for the closing balance read. */
   reserveReached(): boolean {
     const cap = this.reserveCap();

@@ -87,8 +87,16 @@ export class Scheduler {
       // Result files are not /v1 requests: a paid result already done is downloaded and exported.
       const needsApi = item.state !== 'exporting' && item.state !== 'downloading';
       if (needsApi && !capOpen) {
-        // The gate, not the item, knows when to try again (next UTC day, or a probe).
-        engine.setWait(item, 'daily_cap', null);
+        // The gate, not the item, knows when to try again (next UTC day, or a probe). A photo not
+        // started at the remembered cap says that the day's last request is kept, and for what.
+        engine.setWait(
+          item,
+          'daily_cap',
+          null,
+          item.state === 'queued' && gates.cap?.kind === 'reserve'
+            ? spending.reserveWaitText()
+            : null,
+        );
         continue;
       }
       if (needsApi && rateLimited) continue;

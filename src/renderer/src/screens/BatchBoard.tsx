@@ -407,6 +407,8 @@ export function BatchBoard() {
  * own count at the cap, too few requests left to carry this photo to the end, or the service's cap.
  */
 function capText(item: ItemView, left: number | null): string {
+  // The studio's own words at the service's cap as remembered (the day's last request is kept).
+  if (item.error?.includes('closing balance read')) return sentence(item.error);
   if (left === 0 || left === null) return WAIT_TEXT.daily_cap;
   if (item.error?.startsWith('not started: today'))
     return `Too few requests left today (${left}) to carry this photo to the end: it starts at the next UTC day.`;
