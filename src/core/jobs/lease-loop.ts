@@ -53,7 +53,10 @@ const OptionsSchema = z.object({
 });
 
 export type LeaseLoopOptions = z.input<typeof OptionsSchema> & {
-  jobs: Pick<JobRepository, 'claim' | 'renewLease' | 'releaseLeases' | 'watchClaimable'>;
+  jobs: Pick<
+    JobRepository,
+    'claim' | 'renewLease' | 'releaseLeases' | 'releaseFailedRun' | 'watchClaimable'
+  >;
   runJob: RunLeasedJob;
   log?: (message: string) => void;
 };
@@ -272,6 +275,33 @@ export class LeaseLoop {
       for (const id of held) if (!this.running.has(id)) this.launch(id, asked);
   }
 
+  /**
+   * A run that ended on an error (the database went away mid-run: its unit stays pending, nothing
+   * is refunded) gives its job up at once, counted as a lapse, so any worker runs it again and a
+   * job that fails every run ends failed and refunded like one that kills its worker. When the
+   * database does not take that either, the lease is left to run out (or this worker runs the
+   * job again after its next renewal).
+   */
+  private async giveUpFailedRun(id: string, err: unknown): Promise<void> {
+    const why = `job ${id}: run failed on ${this.workerId}: ${describe(err)}`;
+    if (!this.opts.jobs.releaseFailedRun) {
+      this.log(`${why}; it runs again here after the next lease renewal`);
+      return;
+    }
+    try {
+      const released = await this.opts.jobs.releaseFailedRun(this.workerId, id);
+      this.log(
+        released
+          ? `${why}; its lease is released (one lapse counted) for any worker to run it again`
+          : `${why}; its lease was no longer held here`,
+      );
+    } catch (releaseErr) {
+      this.log(
+        `${why}; releasing its lease failed too (${describe(releaseErr)}): it runs again here after the next renewal, or elsewhere once the lease runs out (${this.leaseMs} ms)`,
+      );
+    }
+  }
+
   private lose(id: string, entry: Running, why: string): void {
     this.log(`job ${id}: stopped on ${this.workerId}: ${why}`);
     entry.controller.abort(new LeaseLost(`job ${id}: ${why}`));
@@ -290,12 +320,17 @@ export class LeaseLoop {
     this.running.set(id, entry);
     entry.done = Promise.resolve()
       .then(() => this.opts.runJob({ id, leaseOwner: this.workerId }, controller.signal))
-      .catch((err: unknown) => {
-        if (!controller.signal.aborted)
-          this.log(`job ${id}: run failed on ${this.workerId}: ${describe(err)}`);
+      .then(
+        () => undefined,
+        (err: unknown) => (controller.signal.aborted ? undefined : { err }),
+      )
+      .then(async (failed) => {
+        // No longer running here before its lease is given up: a claim answering the release's
+        // notice must find the slot free.
+        this.running.delete(id);
+        if (failed) await this.giveUpFailedRun(id, failed.err);
       })
       .finally(() => {
-        this.running.delete(id);
         if (entry.again !== undefined && this.state === 'running') this.launch(id, entry.again);
         else this.wake(); // a slot is free
       });

@@ -10,7 +10,7 @@ import type { Store, UnitRow } from '../store/types';
 import type { Clock } from '../clock';
 import { recordBlob, type BlobStore } from '../media/blob-store';
 import type { ImageResolver, StoredImage } from '../media/resolve';
-import type { ProviderAdapter, ProviderJob } from '../providers/types';
+import type { ProviderAdapter, ProviderJob, ProviderOutput } from '../providers/types';
 import { refund } from '../ledger';
 import { JobInputSchema, type StoredUnit } from './job-input';
 import type { LeasedJob } from './lease-loop';
@@ -27,6 +27,18 @@ class LeaseNotHeld extends Error {
   override name = 'LeaseNotHeld';
 }
 
+/**
+ * The database went away (connection lost, session terminated: the store's DatabaseUnavailable),
+ * as opposed to a statement it refused. Such a failure says nothing about the shot: the unit is
+ * never failed (nor the job refunded) for it; the run ends and the job runs again.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  return err instanceof Error && err.name === 'DatabaseUnavailable';
+}
+
+/** Pauses before the outcome's write is tried again after the database went away (~4 s in all). */
+const OUTCOME_RETRY_MS = [250, 500, 1_000, 2_000];
+
 export type RunnerOptions = {
   store: Store;
   blobs: BlobStore;
@@ -41,6 +53,8 @@ export type RunnerOptions = {
    */
   maxInterruptions?: number;
   unitTimeoutMs?: number;
+  /** Pauses between tries of a unit's outcome write when the database went away (tests shorten them). */
+  outcomeRetryMs?: readonly number[];
   log?: (message: string) => void;
 };
 
@@ -203,7 +217,7 @@ export class JobRunner {
       return this.finalize(
         jobId,
         run,
-        `the job was cut ${job.leaseLapses} times: the service process running it stopped each time`,
+        `the job was cut ${job.leaseLapses} times: the service process running it stopped (or lost its database) each time`,
       );
     }
     const parsed = JobInputSchema.safeParse(JSON.parse(job.input));
@@ -235,50 +249,94 @@ export class JobRunner {
       await this.opts.store.jobs.markUnitStarted(jobId, idx, this.now().toISOString());
     }
     try {
-      await this.copyInputsHere(unit);
-      const outputs = await this.opts.provider.run(this.providerJob(jobId, unit), { signal });
-      // Shutting down (the unit resumes at next start, or on another process) or lease lost.
-      if (run.signal.aborted) return;
-      if (outputs.length === 0 || outputs.some((o) => o.data.length === 0)) {
-        throw new Error('the provider returned no usable output');
-      }
-      const { store, blobs } = this.opts;
-      const shas = await Promise.all(outputs.map((o) => blobs.writeFile(o.data)));
-      await store.transaction(async (tx) => {
-        const blobIds: string[] = [];
-        for (const [n, o] of outputs.entries()) {
-          blobIds.push(
-            await recordBlob(
-              tx,
-              {
-                sha256: shas[n]!,
-                mime: o.mime,
-                size: o.data.length,
-                origin: 'result',
-                accountId: null,
-              },
-              this.now(),
-            ),
-          );
+      let outputs: ProviderOutput[];
+      try {
+        await this.copyInputsHere(unit);
+        outputs = await this.opts.provider.run(this.providerJob(jobId, unit), { signal });
+        // Shutting down (the unit resumes at next start, or on another process) or lease lost.
+        if (run.signal.aborted) return;
+        if (outputs.length === 0 || outputs.some((o) => o.data.length === 0)) {
+          throw new Error('the provider returned no usable output');
         }
-        if (!(await tx.jobs.completeUnit(jobId, idx, blobIds, run.leaseOwner)) && run.leaseOwner)
-          throw new LeaseNotHeld(`job ${jobId}: lease lost before unit ${idx} was written`);
-        const cost = outputs.reduce<number | null>(
-          (sum, o) => (o.costUsd === undefined ? sum : (sum ?? 0) + o.costUsd),
-          null,
-        );
-        await tx.jobs.recordProviderCost(
-          jobId,
-          outputs[0]?.source ?? this.opts.provider.name,
-          cost,
-        );
-      });
-    } catch (err) {
-      if (run.signal.aborted || err instanceof LeaseNotHeld) return;
-      await this.failUnit(jobId, idx, describeFailure(err), run);
+      } catch (err) {
+        if (run.signal.aborted) return;
+        // A database error while recording the failure ends the run: the unit stays pending.
+        await this.failUnit(jobId, idx, describeFailure(err), run);
+        return;
+      }
+      await this.writeOutcome(jobId, idx, outputs, run);
     } finally {
       this.running.delete(slot);
     }
+  }
+
+  /**
+   * Stores a unit's outputs and marks it completed, in one transaction. The outputs were paid
+   * for: when the database goes away meanwhile, the write is tried again a few times before the
+   * run gives up (then the unit stays pending and is run again, elsewhere or later). Tried again
+   * after a commit whose answer was lost, the unit is no longer pending and nothing is written.
+   */
+  private async writeOutcome(
+    jobId: string,
+    idx: number,
+    outputs: ProviderOutput[],
+    run: Run,
+  ): Promise<void> {
+    const pauses = this.opts.outcomeRetryMs ?? OUTCOME_RETRY_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.writeOutcomeOnce(jobId, idx, outputs, run);
+        return;
+      } catch (err) {
+        if (run.signal.aborted || err instanceof LeaseNotHeld) return;
+        if (!isStoreUnavailable(err)) {
+          await this.failUnit(jobId, idx, describeFailure(err), run);
+          return;
+        }
+        const pause = pauses[attempt];
+        if (pause === undefined) throw err;
+        this.opts.log?.(
+          `job ${jobId} unit ${idx}: storing its result failed, the database went away (${describeFailure(err)}); trying again in ${pause} ms`,
+        );
+        await abortableDelay(pause, run.signal);
+        if (run.signal.aborted) return;
+      }
+    }
+  }
+
+  private async writeOutcomeOnce(
+    jobId: string,
+    idx: number,
+    outputs: ProviderOutput[],
+    run: Run,
+  ): Promise<void> {
+    const { store, blobs } = this.opts;
+    const shas = await Promise.all(outputs.map((o) => blobs.writeFile(o.data)));
+    await store.transaction(async (tx) => {
+      const blobIds: string[] = [];
+      for (const [n, o] of outputs.entries()) {
+        blobIds.push(
+          await recordBlob(
+            tx,
+            {
+              sha256: shas[n]!,
+              mime: o.mime,
+              size: o.data.length,
+              origin: 'result',
+              accountId: null,
+            },
+            this.now(),
+          ),
+        );
+      }
+      if (!(await tx.jobs.completeUnit(jobId, idx, blobIds, run.leaseOwner)) && run.leaseOwner)
+        throw new LeaseNotHeld(`job ${jobId}: lease lost before unit ${idx} was written`);
+      const cost = outputs.reduce<number | null>(
+        (sum, o) => (o.costUsd === undefined ? sum : (sum ?? 0) + o.costUsd),
+        null,
+      );
+      await tx.jobs.recordProviderCost(jobId, outputs[0]?.source ?? this.opts.provider.name, cost);
+    });
   }
 
   private async failUnit(jobId: string, idx: number, message: string, run: Run): Promise<void> {
@@ -306,6 +364,18 @@ export class JobRunner {
         await refund(tx, jobId, now, message);
     });
   }
+}
+
+function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 function failureMessage(units: UnitRow[]): string {

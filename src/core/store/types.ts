@@ -234,6 +234,12 @@ export interface JobRepository {
   /** Clears the leases `workerId` holds (graceful shutdown), so other workers may claim them at once; returns how many. */
   releaseLeases(workerId: string): Promise<number>;
   /**
+   * PostgreSQL only: gives up one job whose run failed (a database error mid-run) so any worker
+   * may claim it at once, counting one lapse as a killed run does (so a job that fails every run
+   * ends failed and refunded after `maxInterruptions`). False when `workerId` no longer held it.
+   */
+  releaseFailedRun?(workerId: string, jobId: string): Promise<boolean>;
+  /**
    * PostgreSQL only (absent on SQLite, where one process creates and runs every job): calls
    * `onClaimable` soon after any process inserts a job or releases leases, and once after each
    * (re)connection of the listening connection, so an idle worker claims at once instead of at

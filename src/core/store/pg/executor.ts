@@ -4,8 +4,9 @@
  * it opens a short transaction, inside a transaction it just runs them there.
  *
  * Errors: what the server refused (constraint violations, serialization failures) is rethrown as
- * pg raised it; anything else (cannot connect, connection lost) becomes DatabaseUnavailable with
- * the credentials scrubbed.
+ * pg raised it; anything else (cannot connect, connection lost, the session terminated by the
+ * server) becomes DatabaseUnavailable with the credentials scrubbed, so callers can tell a
+ * database that went away from a statement that was refused.
  */
 import pg from 'pg';
 import { connect, type PgPool } from './pool';
@@ -28,8 +29,15 @@ const MAX_ATTEMPTS = 8;
 export const isRetryable = (err: unknown): boolean =>
   err instanceof pg.DatabaseError && err.code !== undefined && RETRYABLE.has(err.code);
 
+/**
+ * SQLSTATEs that say the connection, not the statement, failed: connection exceptions (08),
+ * the server ending the session (57P01 admin shutdown / pg_terminate_backend, 57P02 crash
+ * shutdown, 57P03 cannot connect now) and too many connections (53300).
+ */
+const CONNECTION_LOST = /^(08...|57P0[1-3]|53300)$/;
+
 function rethrow(err: unknown, handle: PgPool): never {
-  if (err instanceof pg.DatabaseError) throw err;
+  if (err instanceof pg.DatabaseError && !CONNECTION_LOST.test(err.code ?? '')) throw err;
   throw scrubbedError(err, handle.target, 'PostgreSQL query failed');
 }
 
@@ -62,6 +70,10 @@ export async function inTransaction<T>(
   };
   for (let attempt = 1; ; attempt++) {
     const client = await connect(handle);
+    // A checked-out client whose connection is cut (pg_terminate_backend, a restart) emits
+    // 'error' besides failing its query; the pool listens only while the client is idle, and an
+    // unheard 'error' would take the whole process down. The failed query reports it here.
+    client.on('error', ignoreConnectionError);
     const ex = new ClientExecutor(client, handle);
     let broken = false;
     try {
@@ -87,11 +99,14 @@ export async function inTransaction<T>(
       // Anything else (a domain rule thrown by fn, a constraint) goes to the caller as it was.
       if (!isRetryable(cause) || attempt >= MAX_ATTEMPTS) throw err;
     } finally {
+      client.off('error', ignoreConnectionError);
       client.release(broken);
     }
     await backoff(attempt);
   }
 }
+
+function ignoreConnectionError(): void {}
 
 export class PoolExecutor implements Executor {
   readonly inTransaction = false;

@@ -213,6 +213,17 @@ export class PgJobs implements JobRepository {
     return rows[0]?.released ?? 0;
   }
 
+  async releaseFailedRun(workerId: string, jobId: string): Promise<boolean> {
+    const rows = await this.ex.query(
+      `WITH r AS (
+         UPDATE jobs SET lease_owner = NULL, lease_until = NULL, attempts = attempts + 1
+         WHERE id = $2 AND lease_owner = $1 AND status = 'processing' RETURNING 1)
+       SELECT ${NOTIFY_JOBS}::text AS sent FROM r`,
+      [workerId, jobId],
+    );
+    return rows.length === 1;
+  }
+
   watchClaimable(onClaimable: () => void): JobWatch {
     if (!this.notices) throw new Error('watchClaimable is for the outer store, not a transaction');
     return this.notices.watch(onClaimable);

@@ -1,0 +1,208 @@
+/**
+ * Team mode (issue 14): a job run that loses its database connection partway. The worker's
+ * connection is terminated with `pg_terminate_backend` while it stores a unit's result (held at
+ * that point by a row lock the test takes, so the cut lands mid-write). A database that went away
+ * says nothing about the shot: the unit must not fail, the job must not be refunded, the paid
+ * provider call is not made again for a short cut, and the job is charged once. A cut that lasts
+ * gives the job up for any worker (one lapse counted) rather than failing it.
+ *
+ * The core, lease loop, runner, ledger and PostgreSQL store are the real ones; the provider is
+ * the local one, steered so the test knows when a unit's result is about to be written.
+ */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { afterEach, expect, it } from 'vitest';
+import { openCore, type Core } from '../../src/core';
+import type { ProviderAdapter } from '../../src/core/providers/types';
+import { removeDir } from './helpers/api';
+import { garmentPng } from './helpers/images';
+import { localProvider } from './helpers/providers';
+import { describePostgres } from '../support/postgres';
+
+/** A promise and the function that resolves it. */
+function opened(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** The local provider, counting calls; each call waits for `gate` before answering. */
+function gatedProvider() {
+  const inner = localProvider();
+  const state = { calls: 0, called: opened(), gate: opened() };
+  const provider: ProviderAdapter = {
+    name: 'test-gated',
+    async run(job, ctx) {
+      state.calls++;
+      const out = await inner.run(job, ctx);
+      state.called.resolve();
+      await state.gate.promise;
+      return out;
+    },
+  };
+  return { provider, state };
+}
+
+describePostgres('team mode: a job run whose database connection is cut', (databaseUrl) => {
+  const open: Core[] = [];
+  const dirs: string[] = [];
+  const clients: pg.Client[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((c) => c.close()));
+    await Promise.all(clients.splice(0).map((c) => c.end().catch(() => undefined)));
+    for (const d of dirs.splice(0)) removeDir(d);
+  });
+
+  async function service(
+    schema: string,
+    workers: number,
+    provider: ProviderAdapter,
+    log?: string[],
+  ) {
+    const dir = path.join(os.tmpdir(), `dropshoot-dbdrop-${schema}`);
+    if (!dirs.includes(dir)) dirs.push(dir);
+    const url = new URL(databaseUrl());
+    url.searchParams.set('schema', schema);
+    const core = await openCore({
+      dataDir: dir,
+      databaseUrl: url.toString(),
+      workers,
+      leaseMs: 30_000,
+      provider,
+      ...(log ? { log: (m: string) => log.push(m) } : {}),
+    });
+    open.push(core);
+    return core;
+  }
+
+  async function client(): Promise<pg.Client> {
+    const c = new pg.Client({ connectionString: databaseUrl(), application_name: 'dbdrop-test' });
+    await c.connect();
+    clients.push(c);
+    return c;
+  }
+
+  /** A charged one-shot job created through the service; its id and the key's auth. */
+  async function chargedJob(core: Core) {
+    const { apiKey } = await core.admin.createAccount({
+      email: `dbdrop-${randomBytes(4).toString('hex')}@example.test`,
+      diamonds: 10,
+    });
+    const auth = `Bearer ${apiKey}`;
+    const upload = await core.service.upload(auth, await garmentPng());
+    const created = await core.service.createGeneration(auth, {
+      toolId: 'photo_enhance',
+      images: { user_photo: (upload.body as { url: string }).url },
+    });
+    expect(created.status).toBe(202);
+    return { id: (created.body as { id: string }).id, auth };
+  }
+
+  /** Terminates every backend of the core's pool that waits on a lock; how many it cut. */
+  async function cutWaitingWriters(admin: pg.Client): Promise<number> {
+    const { rows } = await admin.query<{ cut: boolean }>(
+      `SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
+       WHERE datname = current_database() AND application_name = 'dropshoot' AND wait_event_type = 'Lock'`,
+    );
+    return rows.filter((r) => r.cut).length;
+  }
+
+  async function until(what: string, check: () => Promise<boolean>, ms = 20_000) {
+    const deadline = Date.now() + ms;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await sleep(25);
+    }
+  }
+
+  async function settled(core: Core, id: string, auth: string) {
+    await until(
+      'the job to settle',
+      async () => (await core.store.jobs.get(id))?.status !== 'processing',
+    );
+    const job = (await core.store.jobs.get(id))!;
+    const balance = (await core.service.getAccount(auth)).body as { diamondBalance: number };
+    return {
+      job,
+      units: await core.store.jobs.unitsOf(id),
+      balance: balance.diamondBalance,
+      ledger: await core.store.ledger.entriesFor(job.accountId),
+    };
+  }
+
+  /** Holds the job's unit rows locked (the result write then waits); commit to let it go. */
+  async function lockUnits(schema: string, id: string): Promise<pg.Client> {
+    const locker = await client();
+    await locker.query('BEGIN');
+    await locker.query(`SELECT 1 FROM ${schema}.job_units WHERE job_id = $1 FOR UPDATE`, [id]);
+    return locker;
+  }
+
+  it('a connection cut while the result is stored: the write is tried again, the job completes, the provider called once, charged once', async () => {
+    const schema = `dbdrop_${randomBytes(4).toString('hex')}`;
+    const api = await service(schema, 0, localProvider());
+    const { id, auth } = await chargedJob(api);
+    const { provider, state } = gatedProvider();
+    const log: string[] = [];
+    await service(schema, 1, provider, log);
+    await state.called.promise;
+
+    const locker = await lockUnits(schema, id);
+    state.gate.resolve();
+    const admin = await client();
+    await until(
+      'the result write waiting on the lock',
+      async () => (await cutWaitingWriters(admin)) === 1,
+    );
+    await locker.query('COMMIT');
+
+    const { job, units, balance, ledger } = await settled(api, id, auth);
+    expect(job.status, job.errorMessage ?? '').toBe('completed');
+    expect(units.map((u) => u.status)).toEqual(['completed']);
+    expect(state.calls).toBe(1);
+    expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
+    expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
+    expect(balance).toBe(10 + ledger.find((e) => e.kind === 'charge')!.amount);
+    expect(log.some((l) => /storing its result failed, the database went away/.test(l))).toBe(true);
+  }, 60_000);
+
+  it('a cut that outlasts the retries: the run gives the job up (one lapse, a log line), it runs again and completes, charged once, never refunded', async () => {
+    const schema = `dbdrop_${randomBytes(4).toString('hex')}`;
+    const api = await service(schema, 0, localProvider());
+    const { id, auth } = await chargedJob(api);
+    const { provider, state } = gatedProvider();
+    const log: string[] = [];
+    await service(schema, 1, provider, log);
+    await state.called.promise;
+
+    const locker = await lockUnits(schema, id);
+    state.gate.resolve();
+    const admin = await client();
+    // Every write of the result is cut, past the ~4 s of retries, until the run gives up.
+    await until(
+      'the run to give the job up',
+      async () => {
+        await cutWaitingWriters(admin);
+        return log.some((l) => l.includes(`job ${id}: run failed`));
+      },
+      30_000,
+    );
+    await locker.query('COMMIT');
+
+    const { job, units, balance, ledger } = await settled(api, id, auth);
+    expect(job.status, job.errorMessage ?? '').toBe('completed');
+    expect(units.map((u) => u.status)).toEqual(['completed']);
+    expect(job.leaseLapses).toBe(1);
+    expect(log.find((l) => l.includes(`job ${id}: run failed`))).toMatch(
+      /its lease is released \(one lapse counted\) for any worker to run it again/,
+    );
+    // Run again: the second provider call is the price of a result the database never took.
+    expect(state.calls).toBe(2);
+    expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
+    expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
+    expect(balance).toBe(10 + ledger.find((e) => e.kind === 'charge')!.amount);
+  }, 90_000);
+});
