@@ -14,6 +14,7 @@ import { sharp } from '../../../infra/sharp';
 import { clusterColours, labDistance, nearest } from './colour-clusters';
 import { borderPixels, boxSum, components, dilate, erode, flood } from './matting/morphology';
 import { continuesPastHips, garmentReach } from './garment-continuity';
+import { fullSizeMask } from './full-size-mask';
 import { toLab } from './remove-background';
 import { ProviderError } from '../types';
 import {
@@ -39,7 +40,7 @@ export function isSkin(r: number, g: number, b: number): boolean {
 
 /** Below this share of skin among the cut-out's pixels there is no person to remove. */
 const PERSON_SKIN = 0.04;
-/** Working long side: garment regions are large, and the mask is scaled back up softly. */
+/** Working long side: garment regions are large; the cut is made again at full size. */
 const WORK = 360;
 /** Lab distance (lightness weighted 0.6) within which a pixel has one of the garment's colours. */
 const SAME_COLOUR = 16;
@@ -569,13 +570,8 @@ export async function garmentFromPerson(cutout: Buffer, want?: NamedGarment): Pr
     if (!lower) throw cannot(`found no ${want.word} below the top in this photo`);
     region = lower.mask;
   }
-  const keep = Buffer.from(region.map((v) => v * 255));
-  // Back to full size with a soft edge where the garment meets skin or another garment.
-  const soft = await sharp(keep, { raw: { width: w, height: h, channels: 1 } })
-    .resize(W, H, { fit: 'fill', kernel: 'linear' })
-    .extractChannel(0) // one-channel raw input comes back as three channels
-    .raw()
-    .toBuffer();
+  // Cut at full size along a smooth outline (scaled up as it is, the working grid shows as steps).
+  const soft = await fullSizeMask(region, fig, w, h, W, H);
   const out = Buffer.from(full.data);
   for (let i = 0; i < W * H; i++) out[i * 4 + 3] = Math.round((out[i * 4 + 3]! * soft[i]!) / 255);
   return sharp(out, { raw: { width: W, height: H, channels: 4 } })
