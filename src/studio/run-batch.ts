@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError } from '../client';
 import type { Recipe } from '../shared/studio';
+import { reserveMessage } from './budget';
 import type { StudioEngine } from './engine';
 import * as store from './db/store';
 import { isDailyCap } from './gates';
@@ -260,6 +261,11 @@ export async function runBatch(
     );
   const reason = (i: store.ItemRow) => i.error ?? i.note ?? i.waitReason ?? 'unknown';
   const name = (i: store.ItemRow) => path.join(i.relativeDir, i.name);
+  // Admission's own words already begin so ("not started: today's request budget…").
+  const notStarted = (i: store.ItemRow) =>
+    i.error?.startsWith('not started: ')
+      ? i.error
+      : `not started: ${i.error ?? 'the daily request cap is reached'}`;
   const unfinished = (i: store.ItemRow) =>
     !engine.isTerminal(i.state) && i.state !== 'review' && i.uncertain === 0;
   // Short of diamonds: the service's words, and how many diamonds the held photos still need.
@@ -289,8 +295,14 @@ export async function runBatch(
     const reopens = engine.gates.cap
       ? new Date(engine.gates.cap.until).toISOString()
       : 'the next UTC day (00:00 UTC)';
+    // No gate closed: admission held what no longer fits the cap in use, the service's as
+    // remembered when that is the one that binds.
+    const reserve = engine.spending.reserveCap();
+    const why =
+      engine.gates.cap?.message ??
+      (reserve !== null ? reserveMessage(reserve) : `--daily-cap ${engine.spending.dailyCap}`);
     notice(
-      `daily request cap reached (${engine.gates.cap?.message ?? `--daily-cap ${engine.spending.dailyCap}`}); it reopens at ${reopens}. ` +
+      `daily request cap reached (${why}); it reopens at ${reopens}. ` +
         `${collectTomorrow.length} paid job(s) will be collected by the next run: ${collectTomorrow.map((c) => c.name).join(', ') || 'none'}; ` +
         `${capped.length - collectTomorrow.length} photo(s) not started. Use --wait to wait instead`,
     );
@@ -331,7 +343,7 @@ export async function runBatch(
         name: name(i),
         reason: i.jobId
           ? `paid (job ${i.jobId}); to be collected after the daily cap reopens`
-          : `not started: ${i.error ?? 'the daily request cap is reached'}`,
+          : notStarted(i),
       })),
     ],
     skippedPhotos: items
