@@ -20,7 +20,9 @@ const USAGE = `Usage: dropshoot <command> [flags]
       (jobs under way cut, their leases returned best-effort) with exit code 143 (SIGTERM) / 130.
       --blobs (or DROPSHOOT_BLOBS_URL): files in an S3-compatible bucket, e.g.
       s3://BUCKET?endpoint=http://127.0.0.1:9000&region=us-east-1&forcePathStyle=true, with
-      AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set; DIR then keeps the database and scratch copies.
+      AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set; DIR then keeps the database and scratch copies
+      (the providers' inputs), at most --blob-scratch-mb (or DROPSHOOT_BLOB_SCRATCH_MB; default 2048)
+      per process, least recently used removed first, never one being read.
       --database (or DROPSHOOT_DATABASE_URL): team mode, any number of serve processes on one
       PostgreSQL (postgres://user:password@host:5432/db[?schema=NAME]) and one bucket; DIR then
       keeps scratch copies only. --workers N: jobs this process runs at once (default 4; 0 = API
@@ -260,6 +262,7 @@ async function serve(args: string[]): Promise<void> {
     concurrency: { type: 'string' },
     'public-url': { type: 'string' },
     blobs: { type: 'string' },
+    'blob-scratch-mb': { type: 'string' },
     database: { type: 'string' },
     'database-listen-url': { type: 'string' },
     workers: { type: 'string' },
@@ -286,6 +289,13 @@ async function serve(args: string[]): Promise<void> {
     throw new UsageError('--drain-seconds must be 0-3600');
   // Files in an S3-compatible bucket (credentials from AWS_*), else under --data.
   const blobsUrl = await blobsUrlOf(f.blobs);
+  const scratchMb = integer(f['blob-scratch-mb'], 'blob-scratch-mb');
+  if (scratchMb !== undefined && (scratchMb < 1 || blobsUrl === undefined))
+    throw new UsageError(
+      scratchMb < 1
+        ? '--blob-scratch-mb must be 1 or more'
+        : '--blob-scratch-mb bounds the copies of a bucket: it needs --blobs (or DROPSHOOT_BLOBS_URL)',
+    );
   if (port > 65535) throw new UsageError('--port must be 0-65535');
   // SQLite: --workers is how many units run at once (every job runs here), as --concurrency.
   const concurrency =
@@ -341,6 +351,7 @@ async function serve(args: string[]): Promise<void> {
     ...(leaseSeconds !== undefined ? { leaseMs: leaseSeconds * 1000 } : {}),
     drainMs: (drainSeconds ?? (databaseUrl !== undefined ? DEFAULT_TEAM_DRAIN_SECONDS : 0)) * 1000,
     ...(blobsUrl ? { blobsUrl } : {}),
+    ...(scratchMb !== undefined ? { blobScratchLimitBytes: scratchMb * 1024 * 1024 } : {}),
     logger,
     host: typeof f.host === 'string' ? f.host : '127.0.0.1',
     port,

@@ -38,6 +38,8 @@ export type CoreOptions = {
   databaseListenUrl?: string;
   /** `s3://bucket?endpoint=…&region=…&forcePathStyle=true` (credentials from AWS_*); files under dataDir when absent. */
   blobsUrl?: string;
+  /** With `blobsUrl`: most bytes of scratch copies (the providers' inputs) kept here; default 2 GiB. */
+  blobScratchLimitBytes?: number;
   publicBaseUrl?: string;
   /** Server mode refuses image URLs to private networks unless this is set (SSRF). */
   allowPrivateUrls?: boolean;
@@ -135,7 +137,11 @@ export async function openCore(opts: CoreOptions): Promise<Core> {
 export async function coreOn(store: Store, opts: CoreOptions): Promise<Core> {
   const clock = opts.clock ?? systemClock;
   const catalog = opts.catalog ?? loadCatalog();
-  const content = openBlobContent({ blobsUrl: opts.blobsUrl, dataDir: opts.dataDir });
+  const content = openBlobContent({
+    blobsUrl: opts.blobsUrl,
+    dataDir: opts.dataDir,
+    scratchLimitBytes: opts.blobScratchLimitBytes,
+  });
   const blobs = new BlobStore(store, content, opts.log);
   const resolver = new ImageResolver({
     blobs,

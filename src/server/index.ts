@@ -21,6 +21,19 @@ function storageQuota(env: NodeJS.ProcessEnv): number {
 }
 
 /**
+ * Most bytes of scratch copies (a bucket's objects copied here for the providers to read) one
+ * process keeps: `--blob-scratch-mb`, else DROPSHOOT_BLOB_SCRATCH_MB, else 2 GiB.
+ */
+export function blobScratchLimit(env: NodeJS.ProcessEnv): number | undefined {
+  const mb = env.DROPSHOOT_BLOB_SCRATCH_MB;
+  if (mb === undefined || mb === '') return undefined;
+  const n = Number(mb);
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new Error('DROPSHOOT_BLOB_SCRATCH_MB must be a whole number of megabytes >= 1');
+  return n * 1024 * 1024;
+}
+
+/**
  * How long a stopping team-mode `serve` (PostgreSQL) lets jobs under way run on by default
  * (`--drain-seconds`): a provider call cut short is made again, and paid again, elsewhere. Below
  * the 30 s orchestrators commonly wait before SIGKILL (Kubernetes' default grace period).
@@ -54,11 +67,13 @@ export type RunningServer = {
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
   const drainMs = opts.drainMs ?? 0;
+  const scratchLimit = opts.blobScratchLimitBytes ?? blobScratchLimit(process.env);
   const core = await openCore({
     ...opts,
     drainMs,
     allowPrivateUrls: opts.allowPrivateUrls ?? false,
     storageQuotaBytes: opts.storageQuotaBytes ?? storageQuota(process.env),
+    ...(scratchLimit !== undefined ? { blobScratchLimitBytes: scratchLimit } : {}),
   });
   // After it opened: a configuration error stays the only line a failed start prints.
   opts.log?.(

@@ -87,8 +87,11 @@ export class JobRunner {
     };
   }
 
-  /** Providers read files: blobs kept elsewhere (a bucket) are copied to this machine first. */
-  private async copyInputsHere(unit: StoredUnit): Promise<void> {
+  /**
+   * Providers read files: blobs kept elsewhere (a bucket) are copied to this machine first, and
+   * held until the returned function is called (the bounded scratch space keeps held copies).
+   */
+  private async copyInputsHere(unit: StoredUnit): Promise<() => void> {
     const named = [
       ...Object.values(unit.images).flat(),
       ...[unit.fashionModel?.image, unit.venue?.image, unit.pose?.image].filter(
@@ -96,7 +99,16 @@ export class JobRunner {
       ),
     ];
     const shas = new Set(named.flatMap((i) => (i.source === 'blob' ? [i.sha256] : [])));
-    await Promise.all([...shas].map((sha) => this.opts.blobs.localCopy(sha)));
+    const copies = await Promise.allSettled([...shas].map((sha) => this.opts.blobs.localCopy(sha)));
+    const release = () => {
+      for (const c of copies) if (c.status === 'fulfilled') c.value.release();
+    };
+    const failed = copies.find((c) => c.status === 'rejected');
+    if (failed) {
+      release();
+      throw failed.reason;
+    }
+    return release;
   }
 
   /**
@@ -251,8 +263,12 @@ export class JobRunner {
     try {
       let outputs: ProviderOutput[];
       try {
-        await this.copyInputsHere(unit);
-        outputs = await this.opts.provider.run(this.providerJob(jobId, unit), { signal });
+        const release = await this.copyInputsHere(unit);
+        try {
+          outputs = await this.opts.provider.run(this.providerJob(jobId, unit), { signal });
+        } finally {
+          release();
+        }
         // Shutting down (the unit resumes at next start, or on another process) or lease lost.
         if (run.signal.aborted) return;
         if (outputs.length === 0 || outputs.some((o) => o.data.length === 0)) {

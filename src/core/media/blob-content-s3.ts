@@ -3,8 +3,17 @@
  * Credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN) only, and
  * no message this module produces carries them. Providers read files, so `localCopy` streams an
  * object into a scratch folder on this machine once and reuses it.
+ *
+ * The scratch space is bounded (`scratchLimitBytes`, 2 GiB by default): past it, the copies
+ * used least recently are removed, never one that is held (a provider reading it). Each process
+ * keeps its copies in a folder of its own under the scratch folder (`p-<host>-<pid>-<random>`),
+ * so processes sharing one --data never remove each other's files; a folder whose process has
+ * not touched its `.alive` mark for 10 minutes (killed, or gone) is removed by the next process
+ * that starts or checks in.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -24,10 +33,32 @@ import {
   type BlobListing,
   type BlobObject,
   type ByteRange,
+  type LocalCopy,
 } from './blob-content';
 import type { S3Location } from './blobs-url';
 
 export type S3Credentials = { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+
+/** Default bound of one process's scratch copies (`serve --blob-scratch-mb`). */
+export const DEFAULT_SCRATCH_LIMIT_BYTES = 2 * 1024 * 1024 * 1024;
+/** A process's scratch folder whose `.alive` mark is older than this is an orphan. */
+export const SCRATCH_STALE_MS = 10 * 60_000;
+const HEARTBEAT_MS = 60_000;
+const ALIVE_MARK = '.alive';
+const PROCESS_FOLDER = /^p-/;
+/** Copies written by versions before per-process folders (`ab/<sha>` right under scratch). */
+const LEGACY_FOLDER = /^[0-9a-f]{2}$/;
+const LEGACY_STALE_MS = 24 * 3_600_000;
+
+export type ScratchOptions = {
+  /** The scratch folder shared by the processes of one --data (each uses a folder inside). */
+  dir: string;
+  /** Most bytes of unheld copies this process keeps (default DEFAULT_SCRATCH_LIMIT_BYTES). */
+  limitBytes?: number;
+};
+
+/** One scratch copy: `refs` holders; downloaded once `size` is known. */
+type ScratchEntry = { refs: number; size: number; present: boolean; ready?: Promise<void> };
 
 /** The usual AWS variables; a clear error (naming the variables, never their values) without them. */
 export function s3CredentialsFromEnv(env: NodeJS.ProcessEnv): S3Credentials {
@@ -50,13 +81,19 @@ export class S3BlobContent implements BlobContentStore {
   readonly description: string;
   private readonly client: S3Client;
   private readonly secrets: string[];
-  /** Downloads into the scratch folder under way, so concurrent units share one. */
-  private readonly copying = new Map<string, Promise<string>>();
+  /** This process's copies, least recently used first; one download per content at a time. */
+  private readonly scratch = new Map<string, ScratchEntry>();
+  private scratchBytes = 0;
+  private readonly scratchRoot: string;
+  /** This process's own folder inside the scratch folder. */
+  private readonly scratchDir: string;
+  private readonly scratchLimit: number;
+  private readonly heartbeat: NodeJS.Timeout;
 
   constructor(
     private readonly location: S3Location,
     credentials: S3Credentials,
-    private readonly scratchDir: string,
+    scratch: ScratchOptions,
   ) {
     this.description = `s3://${location.bucket}/${location.prefix}${location.endpoint ? ` at ${location.endpoint}` : ''}`;
     this.secrets = [credentials.secretAccessKey, credentials.sessionToken ?? ''].filter(
@@ -73,7 +110,66 @@ export class S3BlobContent implements BlobContentStore {
       requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
       maxAttempts: 3,
     });
-    fs.mkdirSync(scratchDir, { recursive: true });
+    this.scratchRoot = scratch.dir;
+    this.scratchLimit = scratch.limitBytes ?? DEFAULT_SCRATCH_LIMIT_BYTES;
+    this.scratchDir = path.join(
+      scratch.dir,
+      `p-${os.hostname().replace(/[^A-Za-z0-9.-]/g, '_')}-${process.pid}-${randomBytes(4).toString('hex')}`,
+    );
+    fs.mkdirSync(this.scratchDir, { recursive: true });
+    fs.writeFileSync(path.join(this.scratchDir, ALIVE_MARK), '');
+    this.removeOrphanScratch();
+    this.heartbeat = setInterval(() => {
+      const now = new Date();
+      try {
+        fs.utimesSync(path.join(this.scratchDir, ALIVE_MARK), now, now);
+      } catch {
+        // removed from under us: the next copy recreates the folder; the mark comes back here
+        fs.mkdirSync(this.scratchDir, { recursive: true });
+        fs.writeFileSync(path.join(this.scratchDir, ALIVE_MARK), '');
+      }
+      this.removeOrphanScratch();
+    }, HEARTBEAT_MS).unref();
+  }
+
+  /** Bytes of scratch copies this process keeps now (held ones included). */
+  get scratchSize(): number {
+    return this.scratchBytes;
+  }
+
+  /**
+   * Removes the folders of processes that stopped touching their mark (killed, or gone without
+   * closing) and copies left by versions before per-process folders once a day old. Never a live
+   * process's folder: its mark is touched every minute.
+   */
+  private removeOrphanScratch(): void {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.scratchRoot);
+    } catch {
+      return;
+    }
+    const now = Date.now();
+    for (const name of names) {
+      const folder = path.join(this.scratchRoot, name);
+      if (folder === this.scratchDir) continue;
+      try {
+        if (PROCESS_FOLDER.test(name)) {
+          const mark = path.join(folder, ALIVE_MARK);
+          const touched = fs.existsSync(mark)
+            ? fs.statSync(mark).mtimeMs
+            : fs.statSync(folder).mtimeMs;
+          if (now - touched > SCRATCH_STALE_MS) fs.rmSync(folder, { recursive: true, force: true });
+        } else if (LEGACY_FOLDER.test(name)) {
+          for (const file of fs.readdirSync(folder)) {
+            const at = path.join(folder, file);
+            if (now - fs.statSync(at).mtimeMs > LEGACY_STALE_MS) fs.rmSync(at, { force: true });
+          }
+        }
+      } catch {
+        // raced with another process removing it, or unreadable: left for the next pass
+      }
+    }
   }
 
   private key(sha256: string): string {
@@ -135,7 +231,9 @@ export class S3BlobContent implements BlobContentStore {
 
   async delete(sha256: string): Promise<void> {
     await this.deleteKey(this.key(sha256));
-    fs.rmSync(this.localPath(sha256), { force: true });
+    const entry = this.scratch.get(sha256);
+    // A held copy stays until released (then trimmed like any other).
+    if (entry && entry.refs === 0 && entry.present) this.forget(sha256, entry);
   }
 
   async deleteListed(name: string): Promise<void> {
@@ -186,25 +284,67 @@ export class S3BlobContent implements BlobContentStore {
     return path.join(this.scratchDir, sha256.slice(0, 2), sha256);
   }
 
-  localCopy(sha256: string): Promise<string> {
+  async localCopy(sha256: string): Promise<LocalCopy> {
+    let entry = this.scratch.get(sha256);
+    if (entry)
+      this.scratch.delete(sha256); // re-inserted last: most recently used
+    else entry = { refs: 0, size: 0, present: false };
+    this.scratch.set(sha256, entry);
+    // Held from now: neither this download's trim nor another's removes it.
+    entry.refs++;
+    const held = entry;
+    try {
+      held.ready ??= this.download(sha256, held);
+      await held.ready;
+    } catch (err) {
+      held.refs--;
+      if (!held.present && held.refs === 0 && this.scratch.get(sha256) === held)
+        this.scratch.delete(sha256);
+      throw err;
+    }
+    let released = false;
+    return {
+      path: this.localPath(sha256),
+      release: () => {
+        if (released) return;
+        released = true;
+        held.refs--;
+        this.trimScratch();
+      },
+    };
+  }
+
+  /** Streams the object to a temp name and renames it into place (never seen half-written). */
+  private async download(sha256: string, entry: ScratchEntry): Promise<void> {
     const file = this.localPath(sha256);
-    if (fs.existsSync(file)) return Promise.resolve(file);
-    const running = this.copying.get(sha256);
-    if (running) return running;
-    const copy = (async () => {
+    const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
+    try {
       fs.mkdirSync(path.dirname(file), { recursive: true });
-      const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-      try {
-        await pipeline(await this.get(sha256), fs.createWriteStream(tmp));
-        fs.renameSync(tmp, file);
-      } catch (err) {
-        fs.rmSync(tmp, { force: true });
-        throw err;
-      }
-      return file;
-    })().finally(() => this.copying.delete(sha256));
-    this.copying.set(sha256, copy);
-    return copy;
+      await pipeline(await this.get(sha256), fs.createWriteStream(tmp));
+      fs.renameSync(tmp, file);
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      entry.ready = undefined; // the next caller tries again
+      throw err;
+    }
+    entry.size = fs.statSync(file).size;
+    entry.present = true;
+    this.scratchBytes += entry.size;
+    this.trimScratch();
+  }
+
+  /** Removes unheld copies, least recently used first, until the scratch is within its limit. */
+  private trimScratch(): void {
+    for (const [sha256, entry] of this.scratch) {
+      if (this.scratchBytes <= this.scratchLimit) return;
+      if (entry.refs === 0 && entry.present) this.forget(sha256, entry);
+    }
+  }
+
+  private forget(sha256: string, entry: ScratchEntry): void {
+    fs.rmSync(this.localPath(sha256), { force: true });
+    this.scratchBytes -= entry.size;
+    this.scratch.delete(sha256);
   }
 
   async ping(): Promise<void> {
@@ -217,8 +357,13 @@ export class S3BlobContent implements BlobContentStore {
     }
   }
 
+  /** Ends the client and removes this process's scratch folder (runs have stopped by now). */
   async close(): Promise<void> {
+    clearInterval(this.heartbeat);
     this.client.destroy();
+    fs.rmSync(this.scratchDir, { recursive: true, force: true });
+    this.scratch.clear();
+    this.scratchBytes = 0;
   }
 }
 

@@ -35,15 +35,20 @@ export type BlobContentStore = {
   deleteListed(name: string): Promise<void>;
   /**
    * A file on this machine holding the content, for tools that read files (the providers).
-   * The local store answers with its own file; a remote one copies into scratch space first.
+   * The local store answers with its own file; a remote one copies into scratch space first and
+   * keeps the copy while it is held: call `release` once the file has been read (a bounded
+   * scratch space may then remove it).
    */
-  localCopy(sha256: string): Promise<string>;
+  localCopy(sha256: string): Promise<LocalCopy>;
   /** Where `localCopy` puts (or has put) the content; no I/O. */
   localPath(sha256: string): string;
   /** Throws (with a reason fit to show) when the store cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;
 };
+
+/** A file `localCopy` made or found; kept in place until `release` (idempotent). */
+export type LocalCopy = { path: string; release(): void };
 
 export class BlobMissing extends Error {
   constructor(sha256: string) {
@@ -69,8 +74,8 @@ export class LocalBlobContent implements BlobContentStore {
     return path.join(this.root, sha256.slice(0, 2), sha256);
   }
 
-  async localCopy(sha256: string): Promise<string> {
-    return this.localPath(sha256);
+  async localCopy(sha256: string): Promise<LocalCopy> {
+    return { path: this.localPath(sha256), release: () => {} };
   }
 
   // Synchronous on purpose: same cost as before on the request path, and no interleaving between

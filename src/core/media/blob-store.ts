@@ -11,7 +11,7 @@
 import type { Readable } from 'node:stream';
 import type { BlobOrigin, BlobRecord, Store } from '../store/types';
 import { newId } from '../ids';
-import { sha256Of, type BlobContentStore, type ByteRange } from './blob-content';
+import { sha256Of, type BlobContentStore, type ByteRange, type LocalCopy } from './blob-content';
 
 export type { BlobOrigin, BlobRecord } from '../store/types';
 
@@ -30,7 +30,8 @@ export class BlobStore {
     return this.content.localPath(sha256);
   }
 
-  localCopy(sha256: string): Promise<string> {
+  /** The content as a file here, kept until `release` (see BlobContentStore.localCopy). */
+  localCopy(sha256: string): Promise<LocalCopy> {
     return this.content.localCopy(sha256);
   }
 

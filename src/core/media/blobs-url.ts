@@ -75,13 +75,14 @@ export function parseBlobsUrl(raw: string): S3Location {
 export function openBlobContent(opts: {
   blobsUrl?: string | undefined;
   dataDir: string;
+  /** Bucket only: most bytes of scratch copies this process keeps (default 2 GiB). */
+  scratchLimitBytes?: number | undefined;
   env?: NodeJS.ProcessEnv;
 }): BlobContentStore {
   if (!opts.blobsUrl) return new LocalBlobContent(path.join(opts.dataDir, 'blobs'));
   const location = parseBlobsUrl(opts.blobsUrl);
-  return new S3BlobContent(
-    location,
-    s3CredentialsFromEnv(opts.env ?? process.env),
-    path.join(opts.dataDir, 'blob-scratch'),
-  );
+  return new S3BlobContent(location, s3CredentialsFromEnv(opts.env ?? process.env), {
+    dir: path.join(opts.dataDir, 'blob-scratch'),
+    ...(opts.scratchLimitBytes !== undefined ? { limitBytes: opts.scratchLimitBytes } : {}),
+  });
 }
