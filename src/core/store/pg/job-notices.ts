@@ -181,12 +181,15 @@ export class JobNotices {
   private async probeOnce(): Promise<boolean> {
     const payload = `${PROBE_PREFIX}${randomBytes(8).toString('hex')}`;
     let timer: NodeJS.Timeout | undefined;
+    let giveUp!: () => void;
     const heard = new Promise<boolean>((resolve) => {
       this.probe = { payload, heard: () => resolve(true) };
-      timer = setTimeout(resolve, this.options.probeMs ?? PROBE_MS, false);
+      giveUp = () => resolve(false);
     });
     try {
       await this.handle.pool.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, payload]);
+      // Timed from the commit: a busy pool delaying the probe's send is not a deaf LISTEN.
+      timer = setTimeout(giveUp, this.options.probeMs ?? PROBE_MS);
       return await heard;
     } finally {
       clearTimeout(timer);
