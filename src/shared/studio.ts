@@ -295,6 +295,8 @@ export type FolderView = {
 
 export type BudgetView = {
   diamondBalance: number | null;
+  /** When the balance shown was read from the service (it follows known charges since; null: never read). */
+  diamondBalanceReadAt: string | null;
   requestsUsedToday: number;
   /** The configured cap (`--daily-cap` or Settings; null: none). */
   dailyCap: number | null;

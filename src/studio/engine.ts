@@ -167,6 +167,8 @@ export class StudioEngine {
 
   async close(): Promise<void> {
     await this.stop();
+    // A wait still pending would read the closed database on its next tick.
+    for (const end of [...this.batchWaits]) end();
     clearTimeout(this.countShown);
     this.releaseCount();
     this.db.close();
@@ -557,6 +559,7 @@ export class StudioEngine {
     const today = this.spending.requestsToday();
     return {
       diamondBalance: this.balanceCache?.value ?? null,
+      diamondBalanceReadAt: this.balanceCache ? new Date(this.balanceCache.at).toISOString() : null,
       requestsUsedToday: today.used,
       dailyCap: this.spending.dailyCap,
       requestsLeftToday: today.left,
@@ -579,14 +582,18 @@ export class StudioEngine {
   /**
    * The account, read from the service; while today's requests are closed (the studio's own cap,
    * or the service's), the last one read instead: a read then would be refused, and at the service
-   * counted. With none read yet, a sentence saying when it can be read.
+   * counted. So too when only the request kept for the day's closing balance read is left
+   * (`Budget.reserveReached`). With none read yet, a sentence saying when it can be read.
    */
   async account(): Promise<Awaited<ReturnType<ServiceClient['getAccount']>>> {
-    if (this.dayClosed()) {
+    const reserved = this.spending.reserveReached();
+    if (reserved || this.dayClosed()) {
       if (this.lastAccount) return this.lastAccount;
       throw new CommandError(
         'daily_cap',
-        "Today's request cap is reached, so the account cannot be read until 00:00 UTC.",
+        reserved
+          ? "Only the request kept for the day's closing balance read is left, so the account cannot be read until 00:00 UTC."
+          : "Today's request cap is reached, so the account cannot be read until 00:00 UTC.",
       );
     }
     this.lastAccount = await this.client.getAccount();
@@ -594,10 +601,15 @@ export class StudioEngine {
     return this.lastAccount;
   }
 
-  /** Balance (cached briefly: each read is an API request) and today's request count. */
+  /**
+   * Balance (cached briefly: each read is an API request) and today's request count. At the
+   * service's cap as remembered, the request left (if any) is the closing balance read's
+   * (`Budget.reserveReached`): the balance is the last one read, `diamondBalanceReadAt` says when.
+   */
   async budget(): Promise<BudgetView> {
     const now = this.now();
-    if (!this.balanceCache || now.getTime() - this.balanceCache.at > 15_000) {
+    const stale = !this.balanceCache || now.getTime() - this.balanceCache.at > 15_000;
+    if (stale && !this.spending.reserveReached()) {
       try {
         const account = await this.client.getAccount();
         this.balanceCache = { value: account.diamondBalance, at: now.getTime() };
@@ -617,14 +629,20 @@ export class StudioEngine {
     return TERMINAL_STATES.includes(state);
   }
 
+  /** `waitForBatch` calls still waiting, each ended by `close` (rejected: the batch will not move). */
+  private readonly batchWaits = new Set<() => void>();
+
   /**
    * Resolves when every item of the batch has reached a terminal state (or review), is uncertain,
-   * or is held by one of `heldBy` (a ceiling, a closed day...), which only time or the operator lifts.
+   * or is held by one of `heldBy` (a ceiling, a closed day...), which only time or the operator
+   * lifts; or when `signal` aborts (the caller stops waiting). Rejects when the engine closes.
+   * Either way its timer and listeners go with it.
    */
   async waitForBatch(
     batchId: string,
     settled: readonly ItemState[] = TERMINAL_STATES,
     heldBy: readonly WaitReason[] = [],
+    signal?: AbortSignal,
   ): Promise<void> {
     const done = () =>
       (
@@ -639,19 +657,33 @@ export class StudioEngine {
         ![...this.running.keys(), ...this.polling.keys()].some(
           (id) => store.getItem(this.db, id)?.batchId === batchId,
         ));
-    if (done()) return;
-    await new Promise<void>((resolve) => {
+    if (signal?.aborted || done()) return;
+    await new Promise<void>((resolve, reject) => {
+      const stopWaiting = () => {
+        this.events.off('item.changed', listener);
+        this.stepEnds.off('ended', listener);
+        signal?.removeEventListener('abort', aborted);
+        clearInterval(timer);
+        this.batchWaits.delete(closed);
+      };
       const listener = () => {
-        if (done()) {
-          this.events.off('item.changed', listener);
-          this.stepEnds.off('ended', listener);
-          clearInterval(timer);
-          resolve();
-        }
+        if (!done()) return;
+        stopWaiting();
+        resolve();
+      };
+      const aborted = () => {
+        stopWaiting();
+        resolve();
+      };
+      const closed = () => {
+        stopWaiting();
+        reject(new Error(`the studio closed while waiting for batch ${batchId}`));
       };
       const timer = setInterval(listener, 1000);
       this.events.on('item.changed', listener);
       this.stepEnds.on('ended', listener);
+      signal?.addEventListener('abort', aborted, { once: true });
+      this.batchWaits.add(closed);
     });
   }
 }

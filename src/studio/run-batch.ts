@@ -191,7 +191,7 @@ export async function runBatch(
     // --wait: the day closing and reopening is told when it happens, not hours later.
     const stopWatching = input.wait ? watchTheDay(engine, batchId, notice) : () => {};
     for (;;) {
-      await Promise.race([engine.waitForBatch(batchId, undefined, heldBy), stopped]);
+      await Promise.race([engine.waitForBatch(batchId, undefined, heldBy, signal), stopped]);
       if (signal?.aborted || !input.uncertain) break;
       const open = store
         .listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 })
