@@ -105,3 +105,23 @@ export async function peopleWall(name: string, dir = PEOPLE_DIR): Promise<number
   const { data, info } = await sharp(cut).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
   return wallShare(data, info.width, info.height);
 }
+
+/**
+ * Share (0..1) of the frame's lowest `band` of rows that the cut-out keeps opaque (alpha > 127).
+ * Where a figure stands on a floor seen down to the bottom edge, a kept floor fills that band;
+ * the legs and shoes alone cover a small part of it.
+ */
+export function lowerBandKept(rgba: Uint8Array, w: number, h: number, band = 0.2): number {
+  const y0 = Math.floor((1 - band) * h);
+  let kept = 0;
+  for (let y = y0; y < h; y++)
+    for (let x = 0; x < w; x++) kept += rgba[(y * w + x) * 4 + 3]! > 127 ? 1 : 0;
+  return kept / ((h - y0) * w);
+}
+
+/** remove_background on one people photo, and the share of its lowest rows it keeps. */
+export async function peopleLowerBand(name: string, dir = PEOPLE_DIR): Promise<number> {
+  const cut = await removeBackground(await fs.promises.readFile(path.join(dir, name)));
+  const { data, info } = await sharp(cut).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  return lowerBandKept(data, info.width, info.height);
+}

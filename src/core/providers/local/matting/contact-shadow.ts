@@ -1,0 +1,112 @@
+/**
+ * Contact shadows: the dark strip where a figure stands on the ground (under and around the
+ * feet). It is the backdrop darkened with the backdrop's chroma, like the cast shadows the
+ * smooth-wall flood takes, but its penumbra shades steeply and the ground under it has grain,
+ * so it fails that flood's smoothness test. Here the flood steps across gradual shading only
+ * (gradual-flood.ts) and stops at the shoes' sharp outline; a white shoe in shade has the same
+ * chroma and darkness, but not a gradual way in.
+ */
+import { channelMeans, gradualFlood } from './gradual-flood';
+import { components, dilate, distanceToUnset, erode } from './morphology';
+
+/** Gains of the backdrop a contact shadow spans. */
+const GAIN_MIN = 0.45;
+const GAIN_MAX = 0.99;
+/** Levels off the shaded backdrop a shadow keeps: the noise, plus this, plus this per unit of darkening. */
+const CHROMA_SLACK = 4;
+const CHROMA_PER_DARKENING = 30;
+/** Step (levels, between neighbouring 3x3 means) a penumbra stays under. */
+const STEP = 3;
+
+/** A contact shadow's middle lies within this share of the figure's height above its lowest row. */
+const FEET_SHARE = 0.15;
+/** Thicker than this share of the long side is no strip at the feet... */
+const THICK_SHARE = 1 / 20;
+/** ...and a shadow pools: somewhere this share of the long side from its edge (10 px of 1024). */
+const POOL_SHARE = 1 / 100;
+
+/** The figure's lowest row, and how far above it the feet's band reaches (rows in pixels). */
+function feetBand(background: Uint8Array, w: number, h: number): { lowest: number; reach: number } {
+  let top = -1;
+  let lowest = -1;
+  for (let y = 0; y < h; y++) {
+    let count = 0;
+    for (let x = 0; x < w; x++) count += background[y * w + x] ? 0 : 1;
+    if (count < 0.01 * w) continue;
+    if (top < 0) top = y;
+    lowest = y;
+  }
+  return { lowest, reach: FEET_SHARE * Math.max(0, lowest - top) };
+}
+
+/** Adds contact shadows next to the background to it; returns the pixels added. */
+export function addContactShadows(
+  background: Uint8Array,
+  rgb: Uint8Array,
+  surface: Float32Array,
+  w: number,
+  h: number,
+  t: number,
+): Uint8Array {
+  const n = w * h;
+  const { lowest, reach } = feetBand(background, w, h);
+  // A figure the bottom edge cuts stands on no ground the photo shows.
+  if (lowest < 0 || lowest >= h - 2) return new Uint8Array(n);
+  const shadow = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    if (background[i]) continue;
+    const o = i * 3;
+    const by = 0.299 * surface[o]! + 0.587 * surface[o + 1]! + 0.114 * surface[o + 2]!;
+    const iy = 0.299 * rgb[o]! + 0.587 * rgb[o + 1]! + 0.114 * rgb[o + 2]!;
+    const s = (iy + 1) / (by + 1);
+    if (s < GAIN_MIN || s > GAIN_MAX) continue;
+    let dev = 0;
+    for (let c = 0; c < 3; c++) dev = Math.max(dev, Math.abs(rgb[o + c]! - s * surface[o + c]!));
+    if (dev <= t + CHROMA_SLACK + CHROMA_PER_DARKENING * (1 - s)) shadow[i] = 1;
+  }
+  const seeds: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (!shadow[i]) continue;
+    const x = i % w;
+    if (
+      (x > 0 && background[i - 1]) ||
+      (x < w - 1 && background[i + 1]) ||
+      (i >= w && background[i - w]) ||
+      (i + w < n && background[i + w])
+    )
+      seeds.push(i);
+  }
+  const added = new Uint8Array(n);
+  gradualFlood(added, seeds, channelMeans(rgb, w, h), w, STEP, (j) => shadow[j] === 1);
+  // Contact shadows lie where the figure meets the ground: a region that ends higher up is
+  // shaded fabric of the backdrop's colour (a white tee's shaded side) the flood got into, and is
+  // given back whole; so is one too thick to be a strip at the feet, or too thin to be a pool.
+  const r = Math.max(6, Math.round(Math.max(w, h) * THICK_SHARE));
+  const closed = erode(dilate(added, w, h, 3), w, h, 3);
+  const depth = distanceToUnset(closed, w, h);
+  const { label, sizes } = components(closed, w);
+  const deepest = new Float32Array(sizes.length);
+  const rows = new Float64Array(sizes.length);
+  const bottom = new Int32Array(sizes.length);
+  for (let i = 0; i < n; i++) {
+    const l = label[i]!;
+    if (l < 0) continue;
+    deepest[l] = Math.max(deepest[l]!, depth[i]!);
+    rows[l]! += Math.floor(i / w);
+    bottom[l] = Math.max(bottom[l]!, Math.floor(i / w));
+  }
+  // It reaches down to the feet, its middle lies low (a shadow may climb the legs a little), and
+  // it pools somewhere: the shaded rim of pale fabric along an outline is a thin strip.
+  const pool = Math.max(3, Math.max(w, h) * POOL_SHARE);
+  const keep = (l: number) =>
+    deepest[l]! <= r &&
+    deepest[l]! >= pool &&
+    bottom[l]! >= lowest - reach &&
+    rows[l]! / sizes[l]! >= lowest - 2 * reach;
+  for (let i = 0; i < n; i++) {
+    if (!added[i]) continue;
+    if (label[i]! >= 0 && keep(label[i]!)) background[i] = 1;
+    else added[i] = 0;
+  }
+  return added;
+}
