@@ -3,7 +3,7 @@
  * garments of ../shared/eval/garments (or DROPSHOOT_EVAL_DIR) and two people photos, each row one
  * input, each tile one tool's result at small size. Written to docs/quality/preview-tools.jpg.
  * The eval set has no jewelry photos: the jewelry row wears pieces drawn here (a ring, a pair of
- * earrings, a chain, a single drop).
+ * earrings, a chain, a single drop), on the catalog model and on two of the people photos.
  *
  *   npx tsx scripts/preview-sheet.ts
  */
@@ -43,6 +43,8 @@ type Cell = {
   images: Record<string, InputImage[]>;
   params?: ProviderJob['params'];
   noModel?: boolean;
+  /** The caller's own model photo instead of a catalog model. */
+  ownModel?: InputImage;
 };
 
 function garmentCells(id: string, partner: string): Cell[] {
@@ -147,6 +149,18 @@ async function jewelryCells(dir: string): Promise<Cell[]> {
     images: { jewelry_image: [img(path.join(dir, 'drop.png'))] },
     params: { jewelryType: 'earring' },
   });
+  // On a real person's photo: placed on the ears and hand found in it.
+  for (const [type, piece, who] of [
+    ['earring', 'earrings', '07966_00.jpg'],
+    ['ring', 'ring', '049205_0.jpg'],
+  ] as const)
+    cells.push({
+      label: `on ${who.replace(/\..*/, '')}: ${type}`,
+      toolId: 'jewelry_on_model',
+      images: { jewelry_image: [img(path.join(dir, `${piece}.png`))] },
+      params: { jewelryType: type },
+      ownModel: person(who),
+    });
   return cells;
 }
 
@@ -180,7 +194,11 @@ async function render(cell: Cell): Promise<Buffer> {
     jobId: 'sheet',
     toolId: cell.toolId,
     images: cell.images,
-    fashionModel: cell.noModel ? null : { id: model.id, image: img(catalog.filePath(model.file)) },
+    fashionModel: cell.ownModel
+      ? { id: null, image: cell.ownModel }
+      : cell.noModel
+        ? null
+        : { id: model.id, image: img(catalog.filePath(model.file)) },
     venue: null,
     pose: { id: pose.id, type: 'default', image: img(catalog.filePath(pose.file)) },
     params: cell.params ?? {},

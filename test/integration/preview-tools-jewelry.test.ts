@@ -3,7 +3,8 @@
  * earrings at the ears, a necklace at the neck. The jewelry pack takes no jewelryType, so the
  * piece's shape decides when it can tell, and the preview says so; otherwise the piece goes at
  * the neck under a label. The eval set has no jewelry photos: the pieces are drawn here, in a
- * green no figure wears, so they can be found in the render.
+ * green no figure wears, so they can be found in the render. On the caller's own model photo (the
+ * real people of ../shared/eval, read in place) they go on the ears and hands found in it.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,10 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JewelryType } from '../../src/shared/api';
 import { loadCatalog } from '../../src/core/catalog';
 import { Compositor } from '../../src/core/providers/local/compose';
+import { isSkin } from '../../src/core/providers/local/garment-from-person';
 import { jewelryKind } from '../../src/core/providers/local/jewelry-kind';
 import { removeBackground } from '../../src/core/providers/local/remove-background';
 import type { ProviderJob } from '../../src/core/providers/types';
 import { sharp } from '../../src/infra/sharp';
+import { EVAL_DIR } from './preview-tools-eval';
 
 const G = '#10c040';
 const PIECES = {
@@ -185,4 +188,108 @@ describe('jewelry_on_model wears the piece by the request jewelryType', () => {
     const g = await green(await render('ring', 'jewelry_on_model', 'ring'));
     expect(g.y).toBeGreaterThan(0.45);
   });
+});
+
+const peopleDir = path.join(EVAL_DIR, 'people');
+const people = fs.existsSync(peopleDir) ? fs.readdirSync(peopleDir).sort() : [];
+if (!people.length) console.log('jewelry on real people skipped: ../shared/eval/people is missing');
+
+/** The piece worn by the caller's own model photo (a real person), on the whole frame. */
+const onPerson = (piece: Piece, photo: string, jewelryType: JewelryType) =>
+  compose.onModel(
+    {
+      jobId: 'j',
+      toolId: 'jewelry_on_model',
+      images: { jewelry_image: [{ path: file(piece), mime: 'image/png' }] },
+      fashionModel: {
+        id: null,
+        image: { path: path.join(peopleDir, photo), mime: 'image/jpeg' },
+      },
+      venue: null,
+      pose: null,
+      params: { jewelryType },
+      outputs: 1,
+    },
+    ['jewelry_image'],
+    { frame: 'full' },
+  );
+
+/**
+ * Share of skin-coloured pixels (the piece's own left out) within `r` of each end of the piece
+ * that the `end` picks (its top for earrings: the hook at the lobe; its middle for a ring).
+ */
+async function skinBeside(image: Buffer, end: 'top' | 'middle', rFrac: number) {
+  const { data, info } = await sharp(image).raw().toBuffer({ resolveWithObject: true });
+  const { width: w, height: h } = info;
+  const isGreen = (i: number) =>
+    data[i * 3 + 1]! > 150 &&
+    data[i * 3 + 1]! - data[i * 3]! > 80 &&
+    data[i * 3 + 1]! - data[i * 3 + 2]! > 60;
+  const pts: { x: number; y: number }[] = [];
+  for (let i = 0; i < w * h; i++) if (isGreen(i)) pts.push({ x: i % w, y: Math.floor(i / w) });
+  if (pts.length === 0) return [];
+  const mid = pts.reduce((a, p) => a + p.x, 0) / pts.length;
+  // A pair of earrings: one piece each side of their middle; a ring is one piece.
+  const groups =
+    end === 'top' ? [pts.filter((p) => p.x < mid), pts.filter((p) => p.x >= mid)] : [pts];
+  const r = Math.round(h * rFrac);
+  return groups.map((g) => {
+    const ys = g.map((p) => p.y).sort((a, b) => a - b);
+    const y = end === 'top' ? ys[Math.floor(ys.length * 0.03)]! : ys[ys.length >> 1]!;
+    const near = g.filter((p) => Math.abs(p.y - y) <= 2);
+    const x = near.reduce((a, p) => a + p.x, 0) / near.length;
+    let skin = 0;
+    let all = 0;
+    for (let yy = Math.max(0, y - r); yy <= Math.min(h - 1, y + r); yy++)
+      for (
+        let xx = Math.max(0, Math.round(x - r));
+        xx <= Math.min(w - 1, Math.round(x + r));
+        xx++
+      ) {
+        const i = yy * w + xx;
+        if ((xx - x) ** 2 + (yy - y) ** 2 > r * r || isGreen(i)) continue;
+        all++;
+        if (isSkin(data[i * 3]!, data[i * 3 + 1]!, data[i * 3 + 2]!)) skin++;
+      }
+    return all ? skin / all : 0;
+  });
+}
+
+/** Below this share of skin around it, a piece is not on the person's skin (hair, clothes, wall). */
+const OFF_SKIN = 0.1;
+
+describe.skipIf(!people.length)('jewelry on a real person goes where the person is', () => {
+  // Before: the parts stood at fixed fractions of the person's box (ears at 8% of its height,
+  // hands at 53%): 12 of 56 earring hooks and 26 of 28 rings were off the skin (hair, the top of
+  // the head, clothes, the wall), and no photo got a labelled layout.
+  for (const [type, piece, end, offShare] of [
+    ['earring', 'earrings', 'top', 0.05],
+    ['ring', 'ring', 'middle', 0],
+  ] as const)
+    it(
+      `${type}: on the ear or hand found in every people photo, or a labelled layout`,
+      { timeout: 900_000 },
+      async () => {
+        const placed: string[] = [];
+        const layouts: string[] = [];
+        let pieces = 0;
+        let off = 0;
+        for (const photo of people) {
+          const out = await onPerson(piece, photo, type);
+          if (await labelled(out)) {
+            layouts.push(photo);
+            continue;
+          }
+          const shares = await skinBeside(out, end, 0.02);
+          placed.push(`${photo} ${shares.map((s) => s.toFixed(2)).join('/')}`);
+          pieces += Math.max(1, shares.length);
+          off += shares.length ? shares.filter((s) => s < OFF_SKIN).length : 1;
+        }
+        console.log(
+          `${type}: skin beside the piece: ${placed.join(', ')}; off the skin ${off} of ${pieces}; labelled layouts: ${layouts.join(', ') || 'none'}`,
+        );
+        expect(off).toBeLessThanOrEqual(pieces * offShare);
+        expect(placed.length).toBeGreaterThanOrEqual(people.length - 4);
+      },
+    );
 });

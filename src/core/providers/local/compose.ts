@@ -20,6 +20,7 @@ import { canvasFor, checkAborted, decodeMeta, open, ratioOf } from './image-io';
 import { garmentFromPerson } from './garment-from-person';
 import { garmentKind, garmentNamedIn, type GarmentKind } from './garment-kind';
 import { earringPieces, jewelryKind } from './jewelry-kind';
+import { personParts } from './person-parts';
 import { removeBackground } from './remove-background';
 
 const LONG_SIDE = 1280;
@@ -67,6 +68,10 @@ const STANDING: PoseJoints = {
 
 type Layer = OverlayOptions;
 type Box = { x: number; y: number; width: number; height: number };
+/** Where a piece of jewelry is worn. */
+type BodyPart = 'ears' | 'neck' | 'hands';
+const partFor = (type: string | undefined): BodyPart =>
+  type === 'earring' ? 'ears' : type === 'ring' || type === 'bracelet' ? 'hands' : 'neck';
 
 export class Compositor {
   constructor(private readonly catalog: Catalog) {}
@@ -124,7 +129,7 @@ export class Compositor {
     width: number,
     height: number,
     facing?: number,
-  ): Promise<{ layer: Layer; anchors: FigureAnchors }> {
+  ): Promise<{ layer: Layer; anchors: FigureAnchors; missing?: BodyPart[] }> {
     const joints = { ...this.joints(job.pose?.id, job.params.variant ?? 0) };
     if (facing !== undefined) joints.facing = facing;
     if (job.fashionModel && job.fashionModel.id === null) {
@@ -139,21 +144,38 @@ export class Compositor {
       const y = height - meta.height! - Math.round(height * 0.02);
       const w = meta.width!;
       const h = meta.height!;
+      // Jewelry goes where the person's parts are found in the photo; the fixed fractions below
+      // only stand for parts no piece is placed on (a part not found is reported as missing).
+      const parts = await personParts(person);
+      const k = w / (await sharp(person).metadata()).width!;
+      const at = (p: { x: number; y: number }) => ({ x: x + p.x * k, y: y + p.y * k });
+      const missing: BodyPart[] = [];
+      if (!parts.ears) missing.push('ears');
+      if (!parts.neck) missing.push('neck');
+      if (parts.hands.length === 0) missing.push('hands');
+      const both = <T>(found: T[]) => (found.length === 1 ? [found[0]!, found[0]!] : found);
+      const found = {
+        neck: parts.neck && at(parts.neck),
+        ears: parts.ears?.map(at),
+        hands: parts.hands.length ? both(parts.hands.map(at)) : undefined,
+        wrists: parts.wrists.length ? both(parts.wrists.map(at)) : undefined,
+      };
       return {
+        missing,
         layer: { input: scaled, left: x, top: y },
         anchors: {
           torso: { x: x + w * 0.25, y: y + h * 0.17, width: w * 0.5, height: h * 0.33 },
           legs: { x: x + w * 0.28, y: y + h * 0.5, width: w * 0.44, height: h * 0.45 },
-          neck: { x: x + w / 2, y: y + h * 0.16 },
-          ears: [
+          neck: found.neck ?? { x: x + w / 2, y: y + h * 0.16 },
+          ears: found.ears ?? [
             { x: x + w * 0.44, y: y + h * 0.08 },
             { x: x + w * 0.56, y: y + h * 0.08 },
           ],
-          wrists: [
+          wrists: found.wrists ?? [
             { x: x + w * 0.2, y: y + h * 0.5 },
             { x: x + w * 0.8, y: y + h * 0.5 },
           ],
-          hands: [
+          hands: found.hands ?? [
             { x: x + w * 0.2, y: y + h * 0.53 },
             { x: x + w * 0.8, y: y + h * 0.53 },
           ],
@@ -413,6 +435,15 @@ export class Compositor {
           ? `Worn as ${read === 'earring' ? 'earrings' : `a ${read}`}: read from the piece's shape (no jewelry type given)`
           : 'Shown at the neck: no jewelry type given, and its shape does not tell'
         : undefined;
+    const part = partFor(jewelryType);
+    if (isJewelry && figure.missing?.includes(part) && job.fashionModel)
+      return this.sideBySide(
+        job,
+        job.fashionModel.image.path,
+        garments[0]!,
+        `Preview: ${jewelryType ?? 'jewelry'} on your model`,
+        `The ${part} could not be found in your photo (left), so the piece (right) is not placed; an AI provider places it.`,
+      );
     const products = isJewelry
       ? await this.wear(garments, jewelryType, anchors)
       : await this.dress(garments, anchors, width);
@@ -451,25 +482,42 @@ export class Compositor {
       job.toolId === 'pose_angle_switch'
         ? `Preview: pose change to ${name}`
         : `Preview: model swap to ${name}`;
+    return this.sideBySide(
+      job,
+      photo.path,
+      target?.image.path ?? null,
+      label,
+      'Your photo (left) and the target (right). The offline renderer does not change a real person; an AI provider does.',
+    );
+  }
+
+  /** A real photo beside what the AI render would use (a pose, a model, a piece), under a label. */
+  private async sideBySide(
+    job: ProviderJob,
+    photo: string,
+    beside: string | Buffer | null,
+    label: string,
+    explain: string,
+  ): Promise<Buffer> {
     const width = 1280;
     const height = 960;
     const bar = 96;
     const pane = { width: Math.round(width * 0.5) - 24, height: height - bar - 32 };
-    const fit = (input: string) =>
-      open(input)
+    const fit = (input: string | Buffer) =>
+      (typeof input === 'string' ? open(input) : sharp(input))
         .resize(pane.width, pane.height, { fit: 'contain', background: '#ffffff' })
         .flatten({ background: '#ffffff' })
         .png()
         .toBuffer();
-    const layers: Layer[] = [{ input: await fit(photo.path), left: 16, top: bar + 16 }];
-    if (target)
+    const layers: Layer[] = [{ input: await fit(photo), left: 16, top: bar + 16 }];
+    if (beside)
       layers.push({
-        input: await fit(target.image.path),
+        input: await fit(beside),
         left: Math.round(width * 0.5) + 8,
         top: bar + 16,
       });
     const esc = (t: string) => t.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
-    const text = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${bar}"><rect width="100%" height="100%" fill="#1f2328"/><text x="24" y="44" font-family="sans-serif" font-size="30" fill="#ffffff">${esc(label)}</text><text x="24" y="78" font-family="sans-serif" font-size="20" fill="#c9d1d9">Your photo (left) and the target (right). The offline renderer does not change a real person; an AI provider does.</text></svg>`;
+    const text = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${bar}"><rect width="100%" height="100%" fill="#1f2328"/><text x="24" y="44" font-family="sans-serif" font-size="30" fill="#ffffff">${esc(label)}</text><text x="24" y="78" font-family="sans-serif" font-size="20" fill="#c9d1d9">${esc(explain)}</text></svg>`;
     layers.push({ input: Buffer.from(text), left: 0, top: 0 });
     const base = await sharp({ create: { width, height, channels: 3, background: '#f2f2f0' } })
       .png()

@@ -1,7 +1,7 @@
 /**
  * A garment's mask, found on a small working grid, brought to the photo's full size with a smooth
  * outline. Scaled up as it is, each working pixel becomes a block and the outline a staircase;
- * blurred by about half a block and cut again at its middle with a ramp of about two pixels, the
+ * blurred by most of a block and cut again at its middle with a ramp of about two pixels, the
  * outline follows the curve the blocks approximate. Along the figure's own outline the garment
  * is not cut at all: the cut-out's full-size alpha already draws it there.
  */
