@@ -7,8 +7,8 @@
 import { boxSum, erode, flood, neighbours4 } from './morphology';
 
 /** Gains of the backdrop a wall's uneven light and cast shadows reach. */
-const WALL_GAIN_MIN = 0.45;
-const WALL_GAIN_MAX = 1.25;
+export const WALL_GAIN_MIN = 0.45;
+export const WALL_GAIN_MAX = 1.25;
 /** Fine texture the wall keeps in shadow or other light: this much of the open wall's, plus levels. */
 const WALL_TEXTURE_GAIN = 1.5;
 const WALL_TEXTURE_SLACK = 0.75;

@@ -8,7 +8,8 @@
 import { fitBackdrop, renderBackdrop, type Backdrop } from './backdrop';
 import { addContactShadows } from './contact-shadow';
 import { addFloor } from './floor';
-import { addLitWall } from './lit-wall';
+import { addLitWall, wallModel } from './lit-wall';
+import { addWallGaps } from './wall-gaps';
 import {
   borderPixels,
   components,
@@ -276,6 +277,17 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
       const more = addLitWall(background, rgb, surface, ranges, w, h, t);
       for (let i = 0; i < n; i++) if (floor[i] || more[i]) lit[i] = 1;
     }
+    // Wall the figure encloses (between arm and body, between the legs) in its shade.
+    const gaps = addWallGaps(
+      background,
+      wallModel(background, rgb, surface, ranges, w, h, t),
+      rgb,
+      surface,
+      w,
+      h,
+      t,
+    );
+    for (let i = 0; i < n; i++) if (gaps[i]) lit[i] = 1;
     if (lit.some((v) => v)) {
       // The surface refitted with the wall found, so the last pixels before the outline (its
       // ringing and mixed pixels) are measured against the wall they lie on.
