@@ -7,12 +7,13 @@
  *  2. a perceptual distance (Lab, lightness down-weighted so soft shadows stay background);
  *  3. thresholds set from the border's own noise; flood fill from the border with hysteresis;
  *  4. small specks dropped (components far smaller than the subject), enclosed areas kept;
- *  5. a soft alpha across the boundary band, upsampled to full size and feathered.
+ *  5. a soft alpha across the boundary band, scaled up to full size (matte-resample.ts).
  */
 import { sharp } from '../../../infra/sharp';
 import { ProviderError } from '../types';
 import { open, rawPixels, type RawImage } from './image-io';
 import { edgeAlpha, peelFringe } from './matting/alpha';
+import { upsampleMatte } from './matte-resample';
 import { renderBackdrop, type Backdrop } from './matting/backdrop';
 import { segment } from './matting/segment';
 
@@ -76,16 +77,10 @@ export async function computeMatte(input: Buffer | string): Promise<Matte> {
   return { alpha, width, height };
 }
 
-/** The matte scaled to `width` x `height`: a single-channel 8-bit buffer. */
+/** The matte scaled to `width` x `height` (edge kept in place and sharp): 8-bit, 1 channel. */
 export async function matteAt(matte: Matte, width: number, height: number): Promise<Buffer> {
   if (matte.width === width && matte.height === height) return Buffer.from(matte.alpha);
-  return sharp(Buffer.from(matte.alpha), {
-    raw: { width: matte.width, height: matte.height, channels: 1 },
-  })
-    .resize(width, height, { kernel: 'linear' })
-    .extractChannel(0) // libvips hands back sRGB otherwise: keep one channel
-    .raw()
-    .toBuffer();
+  return upsampleMatte(matte.alpha, matte.width, matte.height, width, height);
 }
 
 /** Subject bounding box in the matte's coordinates (alpha >= 128), or null when empty. */
