@@ -205,7 +205,7 @@ function outerBand(mask: Buffer, w: number, h: number, r: number): Uint8Array {
   return Uint8Array.from(grown, (v, i) => (v && !mask[i] ? 1 : 0));
 }
 
-async function scorePair(
+export async function scorePair(
   id: string,
   variation: Variation,
   original: Pair,
@@ -255,7 +255,7 @@ async function writeDiff(file: string, alpha: Buffer, mask: Pixels): Promise<voi
     .toFile(file);
 }
 
-async function readPair(id: string): Promise<Pair> {
+export async function readPair(id: string): Promise<Pair> {
   const photo = await toPixels(
     sharp(path.join(EVAL_DIR, 'garments', `${id}.jpg`))
       .removeAlpha()

@@ -153,12 +153,42 @@ function frameNoise(rgb: Uint8Array, w: number, seeds: number[]): number {
   return p;
 }
 
-/** Whether every frame seed has the same colour (a digital backdrop of one flat colour). */
-function oneColour(rgb: Uint8Array, seeds: number[]): boolean {
-  const o = seeds[0]! * 3;
-  return seeds.every(
-    (i) => rgb[i * 3] === rgb[o] && rgb[i * 3 + 1] === rgb[o + 1] && rgb[i * 3 + 2] === rgb[o + 2],
-  );
+const colourKey = (rgb: Uint8Array, i: number) =>
+  (rgb[i * 3]! << 16) | (rgb[i * 3 + 1]! << 8) | rgb[i * 3 + 2]!;
+
+/** Share of the frame seeds a digital backdrop's one colour holds at least. */
+const FLAT_SHARE = 0.8;
+/** Share of the other seeds that must be brighter than it somewhere (fabric, not shadow). */
+const BRIGHTER_SHARE = 0.25;
+
+/**
+ * A digital backdrop of one flat colour (a cut-out pasted on it): the colour all frame seeds
+ * share exactly, else null. Or most of them (FLAT_SHARE): white fabric touching the frame is
+ * within the run cut's 10 levels of the backdrop, so it joins the seeds, and it is brighter than
+ * the backdrop in places, where a cast shadow reaching the frame of a lit backdrop only darkens.
+ */
+function flatColour(rgb: Uint8Array, seeds: number[]): number | null {
+  const counts = new Map<number, number>();
+  let best = 0;
+  let colour = 0;
+  for (const i of seeds) {
+    const key = colourKey(rgb, i);
+    const count = (counts.get(key) ?? 0) + 1;
+    counts.set(key, count);
+    if (count > best) [best, colour] = [count, key];
+  }
+  if (best === seeds.length) return colour;
+  if (best < FLAT_SHARE * seeds.length) return null;
+  const flat = [colour >> 16, (colour >> 8) & 255, colour & 255];
+  let brighter = 0;
+  for (const i of seeds) if (flat.some((v, c) => rgb[i * 3 + c]! > v)) brighter++;
+  return brighter >= BRIGHTER_SHARE * (seeds.length - best) ? colour : null;
+}
+
+/** The frame seeds, only those of the flat backdrop's colour when there is one. */
+function backdropSeeds(rgb: Uint8Array, w: number, h: number, flat: number | null): number[] {
+  const seeds = frameSeeds(rgb, w, h);
+  return flat === null ? seeds : seeds.filter((i) => colourKey(rgb, i) === flat);
 }
 
 /** Every other pixel in both directions. */
@@ -193,10 +223,10 @@ function growBackdrop(
   h: number,
   cell: number,
   noise: number,
-  flat: boolean,
+  flat: number | null,
 ): { backdrop: Backdrop; background: Uint8Array; tolerance: number } {
   const n = w * h;
-  const seeds = frameSeeds(rgb, w, h);
+  const seeds = backdropSeeds(rgb, w, h, flat);
   const known = new Uint8Array(n);
   for (const i of seeds) known[i] = 1;
   let backdrop = fitBackdrop(rgb, w, h, dilate(known, w, h, 1), cell);
@@ -204,7 +234,7 @@ function growBackdrop(
   // A noiseless frame is digital: one flat colour (a cut-out pasted on grey) takes exact matches
   // only; a smooth gradient (a heavily compressed sweep) steps a level at a time, and the fitted
   // surface lags those steps by a level or two.
-  const exact = flat ? 0.5 : 2.5;
+  const exact = flat !== null ? 0.5 : 2.5;
   let tolerance = noise === 0 ? exact : Math.max(4, Math.min(16, 2 * noise + 0.5));
   let background = new Uint8Array(n);
   let found = 0;
@@ -227,10 +257,38 @@ function growBackdrop(
   return { backdrop, background, tolerance };
 }
 
-export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
+/** Frame noise (levels, see frameNoise) from which the backdrop is told apart on averages. */
+const NOISY = 4;
+
+/** The 3x3 mean of every channel (edges clamped): a third of the per-pixel noise. */
+function boxMean3(rgb: Uint8Array, w: number, h: number): Uint8Array {
+  const out = new Uint8Array(rgb.length);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      for (let c = 0; c < 3; c++) {
+        let sum = 0;
+        let count = 0;
+        for (let yy = Math.max(0, y - 1); yy <= Math.min(h - 1, y + 1); yy++)
+          for (let xx = Math.max(0, x - 1); xx <= Math.min(w - 1, x + 1); xx++) {
+            sum += rgb[(yy * w + xx) * 3 + c]!;
+            count++;
+          }
+        out[(y * w + x) * 3 + c] = Math.round(sum / count);
+      }
+    }
+  }
+  return out;
+}
+
+export function segment(photo: Uint8Array, w: number, h: number): Segmentation {
   const n = w * h;
   const cell = Math.max(8, Math.round(Math.max(w, h) / 64));
-  const seeds = frameSeeds(rgb, w, h);
+  // Sensor noise (a high-ISO shot) spreads the backdrop as wide as white fabric is from it, and
+  // cuts the frame's runs: on a noisy frame, pixels are read as their 3x3 mean.
+  const rgb =
+    frameNoise(photo, w, frameSeeds(photo, w, h)) >= NOISY ? boxMean3(photo, w, h) : photo;
+  const digital = flatColour(rgb, frameSeeds(rgb, w, h));
+  const seeds = backdropSeeds(rgb, w, h, digital);
   const noise = frameNoise(rgb, w, seeds);
   // The surface is smooth, so the grow-and-refit passes run on every other pixel (decimated, not
   // averaged, so the noise the tolerances are measured from keeps its level): a quarter the work.
@@ -241,7 +299,7 @@ export function segment(rgb: Uint8Array, w: number, h: number): Segmentation {
     half.h,
     cell / 2,
     noise,
-    oneColour(rgb, seeds),
+    digital,
   );
   let backdrop: Backdrop = { ...fitted, width: w, height: h, cell };
   let surface = renderBackdrop(backdrop, w, h);
