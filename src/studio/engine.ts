@@ -604,17 +604,19 @@ export class StudioEngine {
   /**
    * Balance (cached briefly: each read is an API request) and today's request count. At the
    * service's cap as remembered, the request left (if any) is the closing balance read's
-   * (`Budget.reserveReached`): the balance is the last one read, `diamondBalanceReadAt` says when.
+   * (`Budget.reserveReached`), and on a closed day a read would be refused (and at the service
+   * counted): the balance is then the last one read, `diamondBalanceReadAt` says when.
    */
   async budget(): Promise<BudgetView> {
     const now = this.now();
     const stale = !this.balanceCache || now.getTime() - this.balanceCache.at > 15_000;
-    if (stale && !this.spending.reserveReached()) {
+    if (stale && !this.spending.reserveReached() && !this.dayClosed()) {
       try {
         const account = await this.client.getAccount();
         this.balanceCache = { value: account.diamondBalance, at: now.getTime() };
-      } catch {
-        // Offline: show what we last knew.
+      } catch (err) {
+        // Offline or refused: show what we last knew.
+        this.options.log?.(`balance: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
     return this.budgetView();
