@@ -24,6 +24,14 @@ export function reserveMessage(cap: number): string {
   return `the service's daily cap of ${cap}, as its 429 named it on an earlier day, less the last request, kept for the closing balance read`;
 }
 
+/** What the last request of a day at the service's cap as remembered is kept for. */
+const RESERVE_KEPT = "kept for the day's closing balance read";
+
+/** Words `Budget.reserveWaitText` wrote on a photo: they describe that hold only, and go with it. */
+export function isReserveWaitText(text: string | null): boolean {
+  return text !== null && text.includes(RESERVE_KEPT);
+}
+
 /** Identifies a key without storing it: origin plus a short hash of the key. */
 export function budgetKey(origin: string, apiKey?: string): string {
   return apiKey
@@ -159,7 +167,7 @@ export class Budget {
    */
   reserveWaitText(): string {
     const named = this.namedCap();
-    return `the service's daily cap of ${this.reserveCap()}${named ? ` (learned ${named.day})` : ''} is reached but for one request, kept for the day's closing balance read; resumes at 00:00 UTC`;
+    return `the service's daily cap of ${this.reserveCap()}${named ? ` (learned ${named.day})` : ''} is reached but for one request, ${RESERVE_KEPT}; resumes at 00:00 UTC`;
   }
 
   /** Work has taken all of today's requests but the one kept for the closing balance read. */

@@ -22,7 +22,14 @@ import {
   type StudioEvents,
   type WaitReason,
 } from '../shared/studio';
-import { Budget, budgetKey, DEFAULT_DAILY_CAP, SHOT_PRICE, type PriceQuote } from './budget';
+import {
+  Budget,
+  budgetKey,
+  DEFAULT_DAILY_CAP,
+  isReserveWaitText,
+  SHOT_PRICE,
+  type PriceQuote,
+} from './budget';
 import { CommandError } from './command-error';
 import { countingClient } from './counting-client';
 import { openStudioDatabase, type StudioDB } from './db/open';
@@ -341,16 +348,19 @@ export class StudioEngine {
     text: string | null = null,
   ): void {
     const untilIso = until?.toISOString() ?? null;
+    // Words of the reserve's hold (`Budget.reserveWaitText`) describe that hold only: a wait
+    // without words of its own clears them, so the photo never names a hold that has changed.
+    const error = text ?? (isReserveWaitText(item.error) ? null : undefined);
     if (
       item.waitReason === reason &&
       item.waitUntil === untilIso &&
-      (text === null || item.error === text)
+      (error === undefined || item.error === error)
     )
       return;
     store.updateItem(
       this.db,
       item.id,
-      { waitReason: reason, waitUntil: untilIso, ...(text !== null ? { error: text } : {}) },
+      { waitReason: reason, waitUntil: untilIso, ...(error !== undefined ? { error } : {}) },
       this.now(),
     );
     this.setFolderWait(item, reason);

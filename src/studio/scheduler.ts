@@ -88,12 +88,13 @@ export class Scheduler {
       const needsApi = item.state !== 'exporting' && item.state !== 'downloading';
       if (needsApi && !capOpen) {
         // The gate, not the item, knows when to try again (next UTC day, or a probe). A photo not
-        // started at the remembered cap says that the day's last request is kept, and for what.
+        // started at the remembered cap says that the day's last request is kept, and for what,
+        // while it is (once spent, or under another hold, those words go: `setWait`).
         engine.setWait(
           item,
           'daily_cap',
           null,
-          item.state === 'queued' && gates.cap?.kind === 'reserve'
+          item.state === 'queued' && gates.cap?.kind === 'reserve' && !gates.cap.probing
             ? spending.reserveWaitText()
             : null,
         );
