@@ -81,6 +81,12 @@ export class LeaseLoop {
   private readonly leaseMs: number;
   private readonly claimIntervalMs: number;
   private readonly running = new Map<string, Running>();
+  /**
+   * Jobs whose failed run is giving its lease up: no longer running here but still held until the
+   * release commits, so a renewal must not take them for jobs to run again here (another worker
+   * claims them once released: two runs).
+   */
+  private readonly givingUp = new Set<string>();
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   private claimTimer: NodeJS.Timeout | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
@@ -272,7 +278,8 @@ export class LeaseLoop {
     // Held but not running here: its run returned without finishing it (e.g. a database error
     // mid-run). It is still ours, so it runs again (at most once per renewal interval).
     if (this.state === 'running')
-      for (const id of held) if (!this.running.has(id)) this.launch(id, asked);
+      for (const id of held)
+        if (!this.running.has(id) && !this.givingUp.has(id)) this.launch(id, asked);
   }
 
   /**
@@ -326,9 +333,17 @@ export class LeaseLoop {
       )
       .then(async (failed) => {
         // No longer running here before its lease is given up: a claim answering the release's
-        // notice must find the slot free.
+        // notice must find the slot free. The release runs on the chain, after any renewal in
+        // flight (whose answer still lists the job, skipped while giving up) and before the next.
+        if (failed) this.givingUp.add(id);
         this.running.delete(id);
-        if (failed) await this.giveUpFailedRun(id, failed.err);
+        if (failed) {
+          const release = new Promise<void>((resolve) =>
+            this.queue(() => this.giveUpFailedRun(id, failed.err).finally(resolve)),
+          );
+          await release;
+          this.givingUp.delete(id);
+        }
       })
       .finally(() => {
         if (entry.again !== undefined && this.state === 'running') this.launch(id, entry.again);
