@@ -1,10 +1,15 @@
 /** How today's requests are shown: as the studio counts them (`Budget.requestsToday`), never recomputed here. */
 import type { BudgetView } from '../../shared/studio';
 
+/** "the service’s cap, learned 2026-11-25": where the cap in use comes from when its 429 named it. */
+export function serviceCapSourceText(namedOn: string): string {
+  return `the service’s cap, learned ${namedOn}`;
+}
+
 /** "10", or "10 (the service’s cap, learned 2026-11-25)" when the cap in use is the one its 429 named. */
 export function capInUseText(budget: BudgetView): string {
   return budget.serviceCapNamedOn !== null
-    ? `${budget.capInUse} (the service’s cap, learned ${budget.serviceCapNamedOn})`
+    ? `${budget.capInUse} (${serviceCapSourceText(budget.serviceCapNamedOn)})`
     : String(budget.capInUse);
 }
 

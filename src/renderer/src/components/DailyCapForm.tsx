@@ -1,6 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import type { BudgetView } from '../../../shared/studio';
 import { DEFAULT_DAILY_CAP, parseDailyCap } from '../../../shared/studio-settings';
+import { serviceCapSourceText } from '../requests-left';
 import { useQueue } from '../stores/queue-store';
 import { useSettings } from '../stores/settings-store';
 import { StudioCallError, errorText, studio } from '../transport';
@@ -21,6 +22,7 @@ export function DailyCapForm({
   const budget = useQueue((s) => s.budget);
   const [text, setText] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
+  const [budgetProblem, setBudgetProblem] = useState<string | null>(null);
   useEffect(() => {
     if (!view)
       void useSettings
@@ -33,8 +35,11 @@ export function DailyCapForm({
     if (!budget)
       void studio()
         .call('budget.get', {})
-        .then((b) => useQueue.getState().setBudget(b))
-        .catch(() => undefined);
+        .then((b) => {
+          setBudgetProblem(null);
+          useQueue.getState().setBudget(b);
+        })
+        .catch((error: unknown) => setBudgetProblem(errorText(error)));
   }, [budget]);
   if (!view) return null; // this studio keeps no settings (a test harness)
   const shown = text ?? String(view.dailyCap ?? DEFAULT_DAILY_CAP);
@@ -89,7 +94,13 @@ export function DailyCapForm({
         Requests the studio may send per API key and UTC day ({DEFAULT_DAILY_CAP} unless set); it
         counts its own and stops sending at the cap. In use now:{' '}
         <strong data-testid="daily-cap-in-use">
-          {!budget ? '…' : budget.capInUse === null ? 'no cap' : `${budget.capInUse} a day`}
+          {!budget
+            ? budgetProblem !== null
+              ? `not read (${budgetProblem})`
+              : '…'
+            : budget.capInUse === null
+              ? 'no cap'
+              : `${budget.capInUse} a day`}
         </strong>
         {budget ? capSource(budget, view.dailyCapFromFlag) : ''}.
       </p>
@@ -107,6 +118,6 @@ function capSource(budget: BudgetView, fromFlag: number | null): string {
       ? `--daily-cap ${fromFlag} given at start`
       : `your setting ${budget.dailyCap ?? 'none'}`;
   if (budget.serviceCapNamedOn !== null)
-    return ` (the service’s cap, learned ${budget.serviceCapNamedOn}; ${configured})`;
+    return ` (${serviceCapSourceText(budget.serviceCapNamedOn)}; ${configured})`;
   return fromFlag !== null ? ` (${configured})` : '';
 }
