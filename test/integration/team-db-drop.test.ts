@@ -46,12 +46,54 @@ function gatedProvider() {
   return { provider, state };
 }
 
+/**
+ * The local provider, per unit (a pack's shot index): counts calls and the most calls of one unit
+ * in flight at once. The first unit called answers at once (whenever it is called); the others
+ * wait for `gate`.
+ */
+function perUnitProvider() {
+  const inner = localProvider();
+  const state = {
+    calls: new Map<string, number>(),
+    inFlight: new Map<string, number>(),
+    mostAtOnce: 0,
+    first: undefined as string | undefined,
+    firstCalled: opened(),
+    gate: opened(),
+  };
+  const provider: ProviderAdapter = {
+    name: 'test-per-unit',
+    async run(job, ctx) {
+      const unit = String(job.params.variant);
+      state.calls.set(unit, (state.calls.get(unit) ?? 0) + 1);
+      const now = (state.inFlight.get(unit) ?? 0) + 1;
+      state.inFlight.set(unit, now);
+      state.mostAtOnce = Math.max(state.mostAtOnce, now);
+      try {
+        const out = await inner.run(job, ctx);
+        state.first ??= unit;
+        if (unit === state.first) state.firstCalled.resolve();
+        else await state.gate.promise;
+        return out;
+      } finally {
+        state.inFlight.set(unit, state.inFlight.get(unit)! - 1);
+      }
+    },
+  };
+  return { provider, state };
+}
+
 describePostgres('team mode: a job run whose database connection is cut', (databaseUrl) => {
   const open: Core[] = [];
   const dirs: string[] = [];
   const clients: pg.Client[] = [];
+  const closers: (() => Promise<void>)[] = [];
+  /** Opens providers' gates a failed test left shut, so the cores can close. */
+  const gates: (() => void)[] = [];
   afterEach(async () => {
+    for (const open of gates.splice(0)) open();
     await Promise.all(open.splice(0).map((c) => c.close()));
+    for (const close of closers.splice(0)) await close().catch(() => undefined);
     await Promise.all(clients.splice(0).map((c) => c.end().catch(() => undefined)));
     for (const d of dirs.splice(0)) removeDir(d);
   });
@@ -61,6 +103,7 @@ describePostgres('team mode: a job run whose database connection is cut', (datab
     workers: number,
     provider: ProviderAdapter,
     log?: string[],
+    extra: { blobsUrl?: string; concurrency?: number } = {},
   ) {
     const dir = path.join(os.tmpdir(), `dropshoot-dbdrop-${schema}`);
     if (!dirs.includes(dir)) dirs.push(dir);
@@ -73,6 +116,7 @@ describePostgres('team mode: a job run whose database connection is cut', (datab
       leaseMs: 30_000,
       provider,
       ...(log ? { log: (m: string) => log.push(m) } : {}),
+      ...extra,
     });
     open.push(core);
     return core;
@@ -99,6 +143,27 @@ describePostgres('team mode: a job run whose database connection is cut', (datab
     });
     expect(created.status).toBe(202);
     return { id: (created.body as { id: string }).id, auth };
+  }
+
+  /** A charged catalog job of a ready set's first 3 shots (3 units); its id and the key's auth. */
+  async function chargedCatalogJob(core: Core) {
+    const { apiKey } = await core.admin.createAccount({
+      email: `dbdrop-${randomBytes(4).toString('hex')}@example.test`,
+      diamonds: 100,
+    });
+    const auth = `Bearer ${apiKey}`;
+    const upload = await core.service.upload(auth, await garmentPng());
+    const sets = (await core.service.listReadySets(auth, { limit: 100 })).body as {
+      templateSets: { id: string; shots: { id: string }[] }[];
+    };
+    const set = sets.templateSets.find((s) => s.shots.length >= 3)!;
+    const created = await core.service.createCatalogJob(auth, {
+      readyTemplateSetId: set.id,
+      images: { garment_photo: (upload.body as { url: string }).url },
+      shotIds: set.shots.slice(0, 3).map((s) => s.id),
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    return { id: (created.body as { mediaItemId: string }).mediaItemId, auth, diamonds: 100 };
   }
 
   /** Terminates every backend of the core's pool that waits on a lock; how many it cut. */
@@ -204,5 +269,53 @@ describePostgres('team mode: a job run whose database connection is cut', (datab
     expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
     expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
     expect(balance).toBe(10 + ledger.find((e) => e.kind === 'charge')!.amount);
+  }, 90_000);
+
+  it('a unit whose result write gives up while other units of the job are at the provider: the run waits for them before giving the job up, so no unit is run twice at once, and each completed unit was paid once', async () => {
+    const schema = `dbdrop_${randomBytes(4).toString('hex')}`;
+    const api = await service(schema, 0, localProvider());
+    const { id, auth, diamonds } = await chargedCatalogJob(api);
+    const locker = await lockUnits(schema, id);
+    const { provider, state } = perUnitProvider();
+    gates.push(state.gate.resolve);
+    const log: string[] = [];
+    await service(schema, 1, provider, log, { concurrency: 6 });
+    await state.firstCalled.promise;
+    const first = state.first!;
+    const admin = await client();
+    // Every write of the first unit's result is cut until its ~4 s of retries are spent (4
+    // pauses logged, then the last try after 2 s); the other units stay at the provider.
+    let retriesSpentAt: number | undefined;
+    await until(
+      'the first unit to give its result write up',
+      async () => {
+        await cutWaitingWriters(admin);
+        const retries = log.filter((l) =>
+          l.startsWith(`job ${id} unit ${first}: storing its result failed`),
+        ).length;
+        if (retries >= 4) retriesSpentAt ??= Date.now();
+        return retriesSpentAt !== undefined && Date.now() - retriesSpentAt > 3_000;
+      },
+      30_000,
+    );
+    // Time for a run of the job elsewhere (here, after a release) to reach the provider.
+    await sleep(1_500);
+    expect(state.mostAtOnce, 'one unit at the provider twice at once').toBe(1);
+    await locker.query('COMMIT');
+    state.gate.resolve();
+
+    const { job, units, balance, ledger } = await settled(api, id, auth);
+    expect(state.mostAtOnce, 'one unit at the provider twice at once').toBe(1);
+    const others = [...state.calls.keys()].filter((u) => u !== first);
+    expect(others).toHaveLength(2);
+    for (const u of others) expect(state.calls.get(u), `calls of unit ${u}`).toBe(1);
+    // The first unit runs again: its paid result was never stored.
+    expect(state.calls.get(first)).toBe(2);
+    expect(job.status, job.errorMessage ?? '').toBe('completed');
+    expect(units.map((u) => u.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(job.leaseLapses).toBe(1);
+    expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
+    expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
+    expect(balance).toBe(diamonds + ledger.find((e) => e.kind === 'charge')!.amount);
   }, 90_000);
 });

@@ -235,16 +235,28 @@ export class JobRunner {
     const parsed = JobInputSchema.safeParse(JSON.parse(job.input));
     if (!parsed.success) return this.finalize(jobId, run, 'the job record is unreadable');
     const pending = (await store.jobs.unitsOf(jobId)).filter((u) => u.status === 'pending');
-    await Promise.all(
+    // A unit that ends the run (its result could not be stored) must not end it while the other
+    // units' provider calls are under way: the job would be released and run again elsewhere
+    // with those calls still paid for here. Every unit settles first; units not yet started
+    // when one failed are not started (they stay pending for the next run).
+    let runFailed = false;
+    const settled = await Promise.allSettled(
       pending.map((unit) =>
         this.limit(async () => {
-          if (run.signal.aborted) return;
+          if (run.signal.aborted || runFailed) return;
           const stored = parsed.data.units[unit.idx];
-          if (!stored) return this.failUnit(jobId, unit.idx, 'unknown shot', run);
-          await this.runUnit(jobId, unit.idx, stored, run);
+          try {
+            if (!stored) return await this.failUnit(jobId, unit.idx, 'unknown shot', run);
+            await this.runUnit(jobId, unit.idx, stored, run);
+          } catch (err) {
+            runFailed = true;
+            throw err;
+          }
         }),
       ),
     );
+    const failure = settled.find((s) => s.status === 'rejected');
+    if (failure) throw failure.reason;
     if (!run.signal.aborted) await this.finalize(jobId, run);
   }
 
