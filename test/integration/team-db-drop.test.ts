@@ -20,6 +20,8 @@ import type { ProviderAdapter } from '../../src/core/providers/types';
 import { removeDir } from './helpers/api';
 import { garmentPng } from './helpers/images';
 import { localProvider } from './helpers/providers';
+import { startUnavailableProxy } from './helpers/s3-unavailable-proxy';
+import { startTestS3 } from './helpers/s3';
 import { describePostgres } from '../support/postgres';
 
 /** A promise and the function that resolves it. */
@@ -318,4 +320,37 @@ describePostgres('team mode: a job run whose database connection is cut', (datab
     expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
     expect(balance).toBe(diamonds + ledger.find((e) => e.kind === 'charge')!.amount);
   }, 90_000);
+
+  it('the blob store refusing writes while a paid result is stored: the write is tried again, the job completes, the provider called once, never refunded', async () => {
+    const s3 = await startTestS3(['dbdrop']);
+    closers.push(() => s3.close());
+    const proxy = await startUnavailableProxy(s3.endpoint);
+    closers.unshift(() => proxy.close());
+    const blobsUrl = `s3://dbdrop/?endpoint=${encodeURIComponent(proxy.endpoint)}&region=us-east-1&forcePathStyle=true`;
+    const schema = `dbdrop_${randomBytes(4).toString('hex')}`;
+    const api = await service(schema, 0, localProvider(), undefined, { blobsUrl });
+    const { id, auth } = await chargedJob(api);
+    const { provider, state } = gatedProvider();
+    const log: string[] = [];
+    await service(schema, 1, provider, log, { blobsUrl });
+    await state.called.promise;
+
+    proxy.writesDown = true;
+    state.gate.resolve();
+    // Down past the SDK's own tries (3) and into the runner's, about a second in all.
+    await until('refused result writes', async () => proxy.refused >= 3);
+    await sleep(700);
+    proxy.writesDown = false;
+
+    const { job, units, balance, ledger } = await settled(api, id, auth);
+    expect(proxy.refused).toBeGreaterThan(0);
+    expect(job.status, job.errorMessage ?? '').toBe('completed');
+    expect(units.map((u) => u.status)).toEqual(['completed']);
+    expect(state.calls).toBe(1);
+    expect(job.leaseLapses ?? 0).toBe(0);
+    expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
+    expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
+    expect(balance).toBe(10 + ledger.find((e) => e.kind === 'charge')!.amount);
+    expect(log.some((l) => /storing its result failed, the blob store failed/.test(l))).toBe(true);
+  }, 60_000);
 });

@@ -28,6 +28,14 @@ class LeaseNotHeld extends Error {
 }
 
 /**
+ * Writing a paid result's bytes to the blob store failed (an S3 blip, a full disk): like the
+ * database going away, it says nothing about the result, which is tried again and never failed.
+ */
+class BlobWriteFailed extends Error {
+  override name = 'BlobWriteFailed';
+}
+
+/**
  * The database went away (connection lost, session terminated: the store's DatabaseUnavailable),
  * as opposed to a statement it refused. Such a failure says nothing about the shot: the unit is
  * never failed (nor the job refunded) for it; the run ends and the job runs again.
@@ -300,8 +308,9 @@ export class JobRunner {
 
   /**
    * Stores a unit's outputs and marks it completed, in one transaction. The outputs were paid
-   * for: when the database goes away meanwhile, the write is tried again a few times before the
-   * run gives up (then the unit stays pending and is run again, elsewhere or later). Tried again
+   * for: when the database goes away or the blob store fails meanwhile, the write is tried again
+   * a few times before the run gives up (then the unit stays pending and is run again, elsewhere
+   * or later; never failed nor refunded for it). Tried again
    * after a commit whose answer was lost, the unit is no longer pending and nothing is written.
    */
   private async writeOutcome(
@@ -317,14 +326,16 @@ export class JobRunner {
         return;
       } catch (err) {
         if (run.signal.aborted || err instanceof LeaseNotHeld) return;
-        if (!isStoreUnavailable(err)) {
+        const blobFailed = err instanceof BlobWriteFailed;
+        if (!blobFailed && !isStoreUnavailable(err)) {
           await this.failUnit(jobId, idx, describeFailure(err), run);
           return;
         }
         const pause = pauses[attempt];
         if (pause === undefined) throw err;
+        const where = blobFailed ? 'the blob store failed' : 'the database went away';
         this.opts.log?.(
-          `job ${jobId} unit ${idx}: storing its result failed, the database went away (${describeFailure(err)}); trying again in ${pause} ms`,
+          `job ${jobId} unit ${idx}: storing its result failed, ${where} (${describeFailure(err)}); trying again in ${pause} ms`,
         );
         await abortableDelay(pause, run.signal);
         if (run.signal.aborted) return;
@@ -339,7 +350,11 @@ export class JobRunner {
     run: Run,
   ): Promise<void> {
     const { store, blobs } = this.opts;
-    const shas = await Promise.all(outputs.map((o) => blobs.writeFile(o.data)));
+    const shas = await Promise.all(outputs.map((o) => blobs.writeFile(o.data))).catch(
+      (err: unknown) => {
+        throw new BlobWriteFailed(describeFailure(err), { cause: err });
+      },
+    );
     await store.transaction(async (tx) => {
       const blobIds: string[] = [];
       for (const [n, o] of outputs.entries()) {
