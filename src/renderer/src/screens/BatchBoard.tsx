@@ -3,6 +3,7 @@ import { useShallow } from 'zustand/react/shallow';
 import {
   ITEM_STATES,
   TERMINAL_STATES,
+  type BudgetView,
   type ItemState,
   type ItemView,
   type WaitReason,
@@ -158,7 +159,7 @@ export function BatchBoard() {
   return (
     <section aria-label="Batch board">
       <div className="stats" role="group" aria-label="Budget">
-        <Stat label="Diamonds left" value={budget?.diamondBalance ?? '—'} />
+        <Stat label="Diamonds left" value={balanceText(budget)} />
         <Stat label="Spent" value={spent} />
         <Stat label="To spend" value={toSpend} />
         <Stat label="Requests left today" value={requestsLeft} />
@@ -413,6 +414,22 @@ function capText(item: ItemView, left: number | null): string {
   if (item.error?.startsWith('not started: today'))
     return `Too few requests left today (${left}) to carry this photo to the end: it starts at the next UTC day.`;
   return 'The service says its daily request cap is reached: resumes at the next UTC day.';
+}
+
+/** The studio reads the balance again after this long (engine.budget); older, it was not read again. */
+const BALANCE_FRESH_MS = 15_000;
+
+/**
+ * The balance, with the time it was read (UTC, like the board's day resets) when the studio
+ * answered from a read older than its cache window: a closed day, the request kept for the
+ * closing balance read, or no answer.
+ */
+function balanceText(budget: BudgetView | null): string {
+  if (budget?.diamondBalance == null) return '—';
+  const readAt = budget.diamondBalanceReadAt;
+  if (readAt === null || Date.now() - Date.parse(readAt) <= BALANCE_FRESH_MS)
+    return String(budget.diamondBalance);
+  return `${budget.diamondBalance} (as of ${readAt.slice(11, 16)} UTC)`;
 }
 
 /** Progress, spend and time left per folder (and per run without a folder). */
