@@ -50,12 +50,22 @@ export function databaseUrlFrom(
   flag: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): string | undefined {
-  const fromEnv = env[DATABASE_URL_VARIABLE];
+  return postgresUrlFrom(flag, '--database', env, DATABASE_URL_VARIABLE);
+}
+
+/** A PostgreSQL URL from `flagName`'s value, else `variable` (see `databaseUrlFrom`). */
+function postgresUrlFrom(
+  flag: string | undefined,
+  flagName: string,
+  env: NodeJS.ProcessEnv,
+  variable: string,
+): string | undefined {
+  const fromEnv = env[variable];
   const [value, source] =
     flag !== undefined
-      ? [flag, '--database']
+      ? [flag, flagName]
       : fromEnv !== undefined && fromEnv.trim() !== ''
-        ? [fromEnv, DATABASE_URL_VARIABLE]
+        ? [fromEnv, variable]
         : [undefined, ''];
   if (value === undefined) return undefined;
   if (value.trim() === '')
@@ -136,16 +146,7 @@ export function databaseListenUrlFrom(
   flag: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): string | undefined {
-  const fromEnv = env[DATABASE_LISTEN_URL_VARIABLE];
-  const [value, source] =
-    flag !== undefined
-      ? [flag, '--database-listen-url']
-      : fromEnv !== undefined && fromEnv.trim() !== ''
-        ? [fromEnv, DATABASE_LISTEN_URL_VARIABLE]
-        : [undefined, ''];
-  if (value === undefined) return undefined;
-  storeTarget({ databaseUrl: value, dataDir: '.' }, source);
-  return value.trim();
+  return postgresUrlFrom(flag, '--database-listen-url', env, DATABASE_LISTEN_URL_VARIABLE);
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
