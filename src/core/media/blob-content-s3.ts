@@ -55,6 +55,10 @@ export type ScratchOptions = {
   dir: string;
   /** Most bytes of unheld copies this process keeps (default DEFAULT_SCRATCH_LIMIT_BYTES). */
   limitBytes?: number;
+  /** How often this process marks its folder alive (default 60 s; tests shorten it). */
+  heartbeatMs?: number;
+  /** Where scratch upkeep failures are reported (default: stderr). */
+  log?: (message: string) => void;
 };
 
 /** One scratch copy: `refs` holders; downloaded once `size` is known. */
@@ -89,6 +93,7 @@ export class S3BlobContent implements BlobContentStore {
   private readonly scratchDir: string;
   private readonly scratchLimit: number;
   private readonly heartbeat: NodeJS.Timeout;
+  private readonly log: (message: string) => void;
 
   constructor(
     private readonly location: S3Location,
@@ -119,17 +124,40 @@ export class S3BlobContent implements BlobContentStore {
     fs.mkdirSync(this.scratchDir, { recursive: true });
     fs.writeFileSync(path.join(this.scratchDir, ALIVE_MARK), '');
     this.removeOrphanScratch();
-    this.heartbeat = setInterval(() => {
+    this.log = scratch.log ?? ((message) => process.stderr.write(`${message}\n`));
+    this.heartbeat = setInterval(() => this.beat(), scratch.heartbeatMs ?? HEARTBEAT_MS).unref();
+  }
+
+  /** Marks this process's folder alive and removes dead ones; never throws (it runs in a timer). */
+  private beat(): void {
+    try {
       const now = new Date();
       try {
         fs.utimesSync(path.join(this.scratchDir, ALIVE_MARK), now, now);
       } catch {
-        // removed from under us: the next copy recreates the folder; the mark comes back here
-        fs.mkdirSync(this.scratchDir, { recursive: true });
-        fs.writeFileSync(path.join(this.scratchDir, ALIVE_MARK), '');
+        this.recreateScratchDir();
       }
       this.removeOrphanScratch();
-    }, HEARTBEAT_MS).unref();
+    } catch (err) {
+      this.log(
+        `scratch folder ${this.scratchDir}: ${err instanceof Error ? err.message : String(err)} (tried again in the next heartbeat)`,
+      );
+    }
+  }
+
+  /**
+   * The folder was removed from under us (another process took it for dead, or a clean-up): made
+   * again with its mark, and the unheld copies it held forgotten. A held copy's file is fetched
+   * again by the next `localCopy` that finds it missing.
+   */
+  private recreateScratchDir(): void {
+    fs.mkdirSync(this.scratchDir, { recursive: true });
+    fs.writeFileSync(path.join(this.scratchDir, ALIVE_MARK), '');
+    for (const [sha256, entry] of this.scratch)
+      if (entry.refs === 0 && entry.present) {
+        this.scratchBytes -= entry.size;
+        this.scratch.delete(sha256);
+      }
   }
 
   /** Bytes of scratch copies this process keeps now (held ones included). */
@@ -293,6 +321,13 @@ export class S3BlobContent implements BlobContentStore {
     // Held from now: neither this download's trim nor another's removes it.
     entry.refs++;
     const held = entry;
+    if (held.present && !fs.existsSync(this.localPath(sha256))) {
+      // Removed with its folder from under us: fetched again.
+      held.present = false;
+      this.scratchBytes -= held.size;
+      held.size = 0;
+      held.ready = undefined;
+    }
     try {
       held.ready ??= this.download(sha256, held);
       await held.ready;
