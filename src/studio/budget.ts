@@ -19,13 +19,8 @@ export function ownCapMessage(cap: number): string {
   return `Daily request cap of ${cap} reached (counted by this studio against the daily cap in Settings or --daily-cap); it reopens at 00:00 UTC`;
 }
 
-/** Why work stopped one request short of the service's cap as remembered. */
-export function reserveMessage(cap: number): string {
-  return `the service's daily cap of ${cap}, as its 429 named it on an earlier day, less the last request, kept for the closing balance read`;
-}
-
 /** What the last request of a day at the service's cap as remembered is kept for. */
-const RESERVE_KEPT = "kept for the day's closing balance read";
+export const RESERVE_KEPT = "kept for the day's closing balance read";
 
 /** Words `Budget.reserveWaitText` wrote on a photo: they describe that hold only, and go with it. */
 export function isReserveWaitText(text: string | null): boolean {
@@ -161,13 +156,18 @@ export class Budget {
   }
 
   /**
-   * Why a photo not started waits at the remembered cap (`reserveReached`), in words that read
-   * after "not started: " and on the board: the cap, when its 429 named it, and the one request
-   * kept for the closing balance read.
+   * Why work stopped one request short of the service's cap as remembered (`reserveReached`): the
+   * cap, when its 429 named it, and the one request kept for the closing balance read. The one
+   * wording of that hold: the gate's message (`run`'s closing notice) and `reserveWaitText`.
    */
-  reserveWaitText(): string {
+  reserveHoldText(): string {
     const named = this.namedCap();
-    return `the service's daily cap of ${this.reserveCap()}${named ? ` (learned ${named.day})` : ''} is reached but for one request, ${RESERVE_KEPT}; resumes at 00:00 UTC`;
+    return `the service's daily cap of ${this.reserveCap()}${named ? ` (learned ${named.day})` : ''} is reached but for one request, ${RESERVE_KEPT}`;
+  }
+
+  /** Why a photo not started waits at the remembered cap, read after "not started: " and on the board. */
+  reserveWaitText(): string {
+    return `${this.reserveHoldText()}; resumes at 00:00 UTC`;
   }
 
   /** Work has taken all of today's requests but the one kept for the closing balance read. */

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError } from '../client';
 import type { Recipe } from '../shared/studio';
-import { reserveMessage } from './budget';
+import { RESERVE_KEPT } from './budget';
 import type { StudioEngine } from './engine';
 import * as store from './db/store';
 import { isDailyCap } from './gates';
@@ -165,7 +165,7 @@ export async function runBatch(
       const today = engine.spending.requestsToday();
       const capText =
         today.serviceCapNamedOn !== null
-          ? `${today.cap} (the service's daily cap as its 429 named it on ${today.serviceCapNamedOn}; the last request is kept for the closing balance read)`
+          ? `${today.cap} (the service's daily cap, learned ${today.serviceCapNamedOn}; its last request ${RESERVE_KEPT})`
           : `${today.cap}`;
       const kept = [
         ...(budget.keptForPaid > 0
@@ -300,7 +300,9 @@ export async function runBatch(
     const reserve = engine.spending.reserveCap();
     const why =
       engine.gates.cap?.message ??
-      (reserve !== null ? reserveMessage(reserve) : `--daily-cap ${engine.spending.dailyCap}`);
+      (reserve !== null
+        ? engine.spending.reserveHoldText()
+        : `--daily-cap ${engine.spending.dailyCap}`);
     notice(
       `daily request cap reached (${why}); it reopens at ${reopens}. ` +
         `${collectTomorrow.length} paid job(s) will be collected by the next run: ${collectTomorrow.map((c) => c.name).join(', ') || 'none'}; ` +

@@ -7,7 +7,7 @@
  * no gate (402, daily cap, rate limit) is closed.
  */
 import { ACTIVE_STATES, jobGroup, type WaitReason } from '../shared/studio';
-import { Budget, ownCapMessage, reserveMessage, requestsPerPhoto } from './budget';
+import { Budget, ownCapMessage, requestsPerPhoto } from './budget';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
 import { typicalPollRequests } from './poll';
@@ -52,7 +52,7 @@ export class Scheduler {
     // The service's cap as remembered: work stops one short of it, the last request is kept for
     // the closing balance read (once that is spent, a probe now and then finds a raised cap).
     else if (spending.reserveReached())
-      gates.reserveReached(now, reserveMessage(spending.reserveCap()!), !spending.reserveLeft());
+      gates.reserveReached(now, spending.reserveHoldText(), !spending.reserveLeft());
     const capped = gates.cap !== null;
     const capOpen = gates.capOpen(now);
     // While the day is closed, a probe lets one request through, not the whole queue.

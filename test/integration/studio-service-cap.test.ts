@@ -120,7 +120,7 @@ describe("the service's daily cap, remembered for the days after", () => {
     expect(day2.requests).toBeLessThanOrEqual(cap + 1);
     expect(day2.summary.diamondsUnconfirmed).toBeUndefined();
     expect(day2.summary.notices).toContainEqual(
-      expect.stringContaining(`of ${cap} (the service's daily cap as its 429 named it`),
+      expect.stringContaining(`of ${cap} (the service's daily cap, learned `),
     );
     // What the run says it spent is what the service took (5 each, not the list's 4).
     expect(day2.charged).toBeGreaterThan(0);
@@ -176,7 +176,7 @@ describe("the service's daily cap, remembered for the days after", () => {
     const day2 = await run(w);
     expect(day2.summary.diamondsUnconfirmed).toBeUndefined();
     expect(day2.summary.notices).toContainEqual(
-      expect.stringContaining(`of 10 (the service's daily cap as its 429 named it`),
+      expect.stringContaining(`of 10 (the service's daily cap, learned `),
     );
     expect(day2.summary.notices).toContainEqual(
       expect.stringContaining('beyond its daily cap of 10'),
