@@ -245,8 +245,11 @@ export class LeaseLoop {
       );
       return;
     }
-    // Claimed while stopping: left held, and released by stop() with the rest.
-    if (this.state === 'running') for (const id of ids) this.launch(id, asked);
+    // Claimed while stopping: left held, and released by stop() with the rest. A job whose failed
+    // run is giving it up is not run here again: its lease lapsed while a renewal was held up and
+    // this claim took it back, and the release queued behind this claim gives it up.
+    if (this.state === 'running')
+      for (const id of ids) if (!this.givingUp.has(id)) this.launch(id, asked);
   }
 
   private async renew(): Promise<void> {
