@@ -7,7 +7,7 @@
  * chroma and darkness, but not a gradual way in.
  */
 import { channelMeans, gradualFlood } from './gradual-flood';
-import { components, dilate, distanceToUnset, erode } from './morphology';
+import { components, dilate, distanceToUnset, erode, touchingBackground } from './morphology';
 
 /** Gains of the backdrop a contact shadow spans. */
 const GAIN_MIN = 0.45;
@@ -64,18 +64,7 @@ export function addContactShadows(
     for (let c = 0; c < 3; c++) dev = Math.max(dev, Math.abs(rgb[o + c]! - s * surface[o + c]!));
     if (dev <= t + CHROMA_SLACK + CHROMA_PER_DARKENING * (1 - s)) shadow[i] = 1;
   }
-  const seeds: number[] = [];
-  for (let i = 0; i < n; i++) {
-    if (!shadow[i]) continue;
-    const x = i % w;
-    if (
-      (x > 0 && background[i - 1]) ||
-      (x < w - 1 && background[i + 1]) ||
-      (i >= w && background[i - w]) ||
-      (i + w < n && background[i + w])
-    )
-      seeds.push(i);
-  }
+  const seeds = touchingBackground((i) => shadow[i] === 1, background, w);
   const added = new Uint8Array(n);
   gradualFlood(added, seeds, channelMeans(rgb, w, h), w, STEP, (j) => shadow[j] === 1);
   // Contact shadows lie where the figure meets the ground: a region that ends higher up is

@@ -4,7 +4,7 @@
  * texture). `wallModel` says which pixels look like that wall; `addLitWall` floods them from the
  * background.
  */
-import { boxSum, erode, flood, neighbours4 } from './morphology';
+import { boxSum, erode, flood, neighbours4, touchingBackground } from './morphology';
 
 /** Gains of the backdrop a wall's uneven light and cast shadows reach. */
 export const WALL_GAIN_MIN = 0.45;
@@ -78,18 +78,7 @@ export function addLitWall(
 ): Uint8Array {
   const n = w * h;
   const wall = wallModel(background, rgb, surface, ranges, w, h, t);
-  const seeds: number[] = [];
-  for (let i = 0; i < n; i++) {
-    if (!wall[i]) continue;
-    const x = i % w;
-    if (
-      (x > 0 && background[i - 1]) ||
-      (x < w - 1 && background[i + 1]) ||
-      (i >= w && background[i - w]) ||
-      (i + w < n && background[i + w])
-    )
-      seeds.push(i);
-  }
+  const seeds = touchingBackground((i) => wall[i] !== 0, background, w);
   const added = new Uint8Array(n);
   flood(added, seeds, w, (j) => wall[j] === 1);
   // Up to the edge: the wall-coloured pixels the 5x5 test held back, a few pixels deep.

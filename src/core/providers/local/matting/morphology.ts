@@ -40,6 +40,28 @@ export function flood(
   }
 }
 
+/** Pixels of `region` with a 4-neighbour in `background`: where a flood from it enters `region`. */
+export function touchingBackground(
+  region: (i: number) => boolean,
+  background: Uint8Array,
+  w: number,
+): number[] {
+  const n = background.length;
+  const seeds: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (!region(i)) continue;
+    const x = i % w;
+    if (
+      (x > 0 && background[i - 1]) ||
+      (x < w - 1 && background[i + 1]) ||
+      (i >= w && background[i - w]) ||
+      (i + w < n && background[i + w])
+    )
+      seeds.push(i);
+  }
+  return seeds;
+}
+
 /** Indices of the frame's pixels. */
 export function borderPixels(w: number, h: number): number[] {
   const out: number[] = [];

@@ -20,6 +20,7 @@ import {
   flood,
   floodShallow,
   neighbours4,
+  touchingBackground,
 } from './morphology';
 
 export type Segmentation = {
@@ -623,18 +624,7 @@ function addShadows(
     if (dev <= t + 2 + 10 * (1 - s)) shadow[i] = 1;
   }
   // Seeds: shadow pixels touching the background; the flood then runs through shadow alone.
-  const seeds: number[] = [];
-  for (let i = 0; i < n; i++) {
-    if (!shadow[i] || background[i]) continue;
-    const x = i % w;
-    if (
-      (x > 0 && background[i - 1]) ||
-      (x < w - 1 && background[i + 1]) ||
-      (i >= w && background[i - w]) ||
-      (i + w < n && background[i + w])
-    )
-      seeds.push(i);
-  }
+  const seeds = touchingBackground((i) => shadow[i] !== 0 && !background[i], background, w);
   const added = new Uint8Array(n);
   // Near strong contrast that is no shadow (a print's dark lines, gingham, denim, stripes), pale
   // neutral pixels are fabric (white stripes, checks, worn threads): the shadow flood goes only a
