@@ -141,6 +141,7 @@ export async function coreOn(store: Store, opts: CoreOptions): Promise<Core> {
     blobsUrl: opts.blobsUrl,
     dataDir: opts.dataDir,
     scratchLimitBytes: opts.blobScratchLimitBytes,
+    log: opts.log,
   });
   const blobs = new BlobStore(store, content, opts.log);
   const resolver = new ImageResolver({

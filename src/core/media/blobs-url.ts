@@ -77,6 +77,8 @@ export function openBlobContent(opts: {
   dataDir: string;
   /** Bucket only: most bytes of scratch copies this process keeps (default 2 GiB). */
   scratchLimitBytes?: number | undefined;
+  /** Bucket only: where scratch upkeep failures are reported (the process's log; default stderr). */
+  log?: ((message: string) => void) | undefined;
   env?: NodeJS.ProcessEnv;
 }): BlobContentStore {
   if (!opts.blobsUrl) return new LocalBlobContent(path.join(opts.dataDir, 'blobs'));
@@ -84,5 +86,6 @@ export function openBlobContent(opts: {
   return new S3BlobContent(location, s3CredentialsFromEnv(opts.env ?? process.env), {
     dir: path.join(opts.dataDir, 'blob-scratch'),
     ...(opts.scratchLimitBytes !== undefined ? { limitBytes: opts.scratchLimitBytes } : {}),
+    ...(opts.log ? { log: opts.log } : {}),
   });
 }
