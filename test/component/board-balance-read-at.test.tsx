@@ -6,91 +6,23 @@
  * the renderer's HTTP transport; the process's clock (studio and board alike) is moved a minute on
  * past the read.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import sharp from 'sharp';
-import { cleanup, configure, render, screen, waitFor } from '@testing-library/react';
-import { afterEach, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
+import { cleanup, render, screen, waitFor } from '@testing-library/react';
+import { expect, it } from 'vitest';
 import { BatchBoard } from '../../src/renderer/src/screens/BatchBoard';
 import { useQueue } from '../../src/renderer/src/stores/queue-store';
-import { httpTransport, setTransport, studio } from '../../src/renderer/src/transport';
-import type { Recipe } from '../../src/shared/studio';
-import { openStudio } from '../../src/studio';
-import { buildStudioWeb } from '../../src/studio/web';
-import { startReferenceService } from '../reference-service';
-import { resetStores } from './reset-stores';
+import { pausedWithOnePhoto, useStudioAgainstReference } from './studio-against-reference';
 
-configure({ asyncUtilTimeout: 15_000 });
-
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  cleanup();
-  resetStores();
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-/** Moves the process's clock on by `ms` (every `new Date()` and `Date.now()`), undone after the test. */
-function moveClockOn(ms: number): void {
-  const Real = globalThis.Date;
-  class Shifted extends Real {
-    constructor(...args: unknown[]) {
-      if (args.length === 0) super(Real.now() + ms);
-      else super(...(args as [string | number | Date]));
-    }
-    static override now(): number {
-      return Real.now() + ms;
-    }
-  }
-  globalThis.Date = Shifted as DateConstructor;
-  cleanups.push(() => {
-    globalThis.Date = Real;
-  });
-}
-
-const recipe: Recipe = {
-  request: {
-    toolId: 'virtual_model',
-    images: { fashion_model: 'person-001', garment_photo: '{photo}' },
-  },
-  export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
-};
+const fixture = useStudioAgainstReference();
 
 it('Diamonds left says when the balance was read once it is answered from an older read', async () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-balance-read-at-'));
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  const service = await startReferenceService({ seed: 8, timeScale: 0.02 });
-  cleanups.push(() => service.close());
-  const { apiKey } = service.createAccount({ email: 'asof@ref.test', diamonds: 77, dailyCap: 50 });
-  const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
-  cleanups.push(() => client.close());
-  const opened = await openStudio({
-    dailyCap: 12,
-    dataDir: path.join(root, 'data'),
-    client,
-    apiKey,
-    settleMs: 200,
+  const { root, dataDir, service, apiKey } = await fixture.referenceAccount({
+    tmpName: 'balance-read-at',
+    seed: 8,
+    account: { email: 'asof@ref.test', diamonds: 77, dailyCap: 50 },
   });
-  cleanups.push(() => opened.close());
-  const web = buildStudioWeb({ engine: opened.engine, commands: opened.commands });
-  await web.listen({ host: '127.0.0.1', port: 0 });
-  cleanups.push(async () => {
-    web.server.closeAllConnections();
-    await web.close();
-  });
-  const address = web.server.address();
-  setTransport(
-    httpTransport(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`),
-  );
-  await studio().call('queue.pause', { paused: true });
-  const hot = path.join(root, 'hot');
-  fs.mkdirSync(hot);
-  await studio().call('folders.add', { path: hot, outputDir: `${hot}-export`, recipe });
-  await sharp({ create: { width: 320, height: 400, channels: 3, background: '#4b7a9c' } })
-    .jpeg()
-    .toFile(path.join(hot, 'p1.jpg'));
-  await waitFor(async () => expect((await studio().call('queue.list', {})).items).toHaveLength(1));
+  const client = fixture.serviceClient(service, apiKey);
+  const { engine } = await fixture.serveStudio({ dailyCap: 12, dataDir, client, apiKey });
+  await pausedWithOnePhoto(root);
 
   // Just read: the balance alone.
   await useQueue.getState().load();
@@ -104,10 +36,10 @@ it('Diamonds left says when the balance was read once it is answered from an old
 
   // Other reads (the closing balance reads of runs, say) take the day's requests to the studio's
   // cap: the day is closed, a read now would be refused.
-  while (!opened.engine.dayClosed()) await opened.engine.spending.setAnchor();
+  while (!engine.dayClosed()) await engine.spending.setAnchor();
 
   // A minute on, the board's read is answered from the last read, and says when that was.
-  moveClockOn(60_000);
+  fixture.clock().moveOn(60_000);
   await useQueue.getState().load();
   expect(useQueue.getState().budget?.diamondBalanceReadAt).toBe(readAt);
   render(<BatchBoard />);

@@ -5,54 +5,23 @@
  * renderer's HTTP transport; the studio's engine is closed (its database with it) after it starts
  * serving, so `budget.get` fails while the settings file still answers.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { cleanup, configure, render, screen, waitFor } from '@testing-library/react';
-import { afterEach, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
+import { render, screen, waitFor } from '@testing-library/react';
+import { expect, it } from 'vitest';
 import { SettingsScreen } from '../../src/renderer/src/screens/SettingsScreen';
-import { httpTransport, setTransport, studio } from '../../src/renderer/src/transport';
-import { openStudio } from '../../src/studio';
-import { studioSettingsPort } from '../../src/studio/host/studio-settings-file';
-import { buildStudioWeb } from '../../src/studio/web';
-import { startReferenceService } from '../reference-service';
-import { resetStores } from './reset-stores';
+import { studio } from '../../src/renderer/src/transport';
+import { useStudioAgainstReference } from './studio-against-reference';
 
-configure({ asyncUtilTimeout: 15_000 });
-
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  cleanup();
-  resetStores();
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const fixture = useStudioAgainstReference();
 
 it('Settings shows why the cap in use could not be read', async () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-cap-error-'));
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  const service = await startReferenceService({ seed: 4, timeScale: 0.02 });
-  cleanups.push(() => service.close());
-  const { apiKey } = service.createAccount({ email: 'err@ref.test', diamonds: 10 });
-  const dataDir = path.join(root, 'data');
-  const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
-  cleanups.push(() => client.close());
-  const opened = await openStudio({ dataDir, client, apiKey, settleMs: 200 });
-  const web = buildStudioWeb({
-    engine: opened.engine,
-    commands: opened.commands,
-    settings: studioSettingsPort(dataDir, { dailyCapFromFlag: null, env: {} }),
+  const { dataDir, service, apiKey } = await fixture.referenceAccount({
+    tmpName: 'cap-error',
+    seed: 4,
+    account: { email: 'err@ref.test', diamonds: 10 },
   });
-  await web.listen({ host: '127.0.0.1', port: 0 });
-  cleanups.push(async () => {
-    web.server.closeAllConnections();
-    await web.close();
-  });
-  const address = web.server.address();
-  setTransport(
-    httpTransport(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`),
-  );
-  await opened.close();
+  const client = fixture.serviceClient(service, apiKey);
+  const served = await fixture.serveStudio({ dataDir, client, apiKey, settingsFile: true });
+  await served.closeStudio();
   const failure = await studio()
     .call('budget.get', {})
     .then(

@@ -7,78 +7,33 @@
  * renderer's HTTP transport; the process's clock is moved a day on between the day the cap is
  * learned and the day it is used (service and studio alike).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { cleanup, configure, render, screen, waitFor } from '@testing-library/react';
-import { afterEach, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
+import { cleanup, render, screen, waitFor } from '@testing-library/react';
+import { expect, it } from 'vitest';
 import { SettingsScreen } from '../../src/renderer/src/screens/SettingsScreen';
 import { useQueue } from '../../src/renderer/src/stores/queue-store';
-import { httpTransport, setTransport } from '../../src/renderer/src/transport';
-import { openStudio } from '../../src/studio';
-import { StudioEngine } from '../../src/studio/engine';
-import { studioSettingsPort } from '../../src/studio/host/studio-settings-file';
-import { buildStudioWeb } from '../../src/studio/web';
-import { shiftableClock } from '../integration/helpers/studio-fixtures';
-import { startReferenceService } from '../reference-service';
 import { resetStores } from './reset-stores';
+import { learnServiceCap, useStudioAgainstReference } from './studio-against-reference';
 
-configure({ asyncUtilTimeout: 15_000 });
-
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  cleanup();
-  resetStores();
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
+const fixture = useStudioAgainstReference();
 
 it('Settings shows the service’s cap learned the day before as the cap in use, with the configured cap beside it', async () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-cap-in-use-'));
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  const service = await startReferenceService({ seed: 11, timeScale: 0.02 });
-  cleanups.push(() => service.close());
   // The service allows 14 a day; the studio is configured with the default 500.
-  const { apiKey } = service.createAccount({
-    email: 'in-use@ref.test',
-    diamonds: 50,
-    dailyCap: 14,
+  const { dataDir, service, apiKey } = await fixture.referenceAccount({
+    tmpName: 'cap-in-use',
+    seed: 11,
+    account: { email: 'in-use@ref.test', diamonds: 50, dailyCap: 14 },
   });
-  const dataDir = path.join(root, 'data');
 
   // Day 1: balance reads until the service's daily-cap 429; the studio remembers the cap it named.
-  const day1 = new Date().toISOString().slice(0, 10);
-  {
-    const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
-    const engine = new StudioEngine({ dataDir, client, apiKey });
-    let reads = 0;
-    while ((await engine.spending.setAnchor()) !== null) reads++;
-    expect(reads).toBe(14);
-    await engine.close();
-    await client.close();
-  }
+  const learned = await learnServiceCap(service, apiKey, dataDir);
+  expect(learned.reads).toBe(14);
+  const day1 = learned.day;
 
   // Day 2: the studio as `dropshoot studio` serves it, Settings file included.
-  shiftableClock((undo) => cleanups.push(undo)).nextDay();
-  const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
-  cleanups.push(() => client.close());
-  const opened = await openStudio({ dataDir, client, apiKey, settleMs: 200 });
-  cleanups.push(() => opened.close());
-  expect(opened.engine.spending.dailyCap).toBe(500);
-  const web = buildStudioWeb({
-    engine: opened.engine,
-    commands: opened.commands,
-    settings: studioSettingsPort(dataDir, { dailyCapFromFlag: null, env: {} }),
-  });
-  await web.listen({ host: '127.0.0.1', port: 0 });
-  cleanups.push(async () => {
-    web.server.closeAllConnections();
-    await web.close();
-  });
-  const address = web.server.address();
-  setTransport(
-    httpTransport(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`),
-  );
+  fixture.clock().nextDay();
+  const client = fixture.serviceClient(service, apiKey);
+  const { engine } = await fixture.serveStudio({ dataDir, client, apiKey, settingsFile: true });
+  expect(engine.spending.dailyCap).toBe(500);
 
   const shows = async () => {
     render(<SettingsScreen />);

@@ -39,10 +39,13 @@ export async function plainPhotos(
 }
 
 /**
- * Moves the whole process's clock (service and studio alike) on by whole days; `onCleanup`
- * receives the undo, to run after the test.
+ * Moves the whole process's clock (service and studio alike) on by whole days, or by `ms`;
+ * `onCleanup` receives the undo, to run after the test.
  */
-export function shiftableClock(onCleanup: (undo: () => void) => void): { nextDay: () => void } {
+export function shiftableClock(onCleanup: (undo: () => void) => void): {
+  nextDay: () => void;
+  moveOn: (ms: number) => void;
+} {
   const Real = globalThis.Date;
   let offset = 0;
   class Shifted extends Real {
@@ -58,9 +61,8 @@ export function shiftableClock(onCleanup: (undo: () => void) => void): { nextDay
   onCleanup(() => {
     globalThis.Date = Real;
   });
-  return {
-    nextDay: () => {
-      offset += DAY_MS;
-    },
+  const moveOn = (ms: number): void => {
+    offset += ms;
   };
+  return { nextDay: () => moveOn(DAY_MS), moveOn };
 }
