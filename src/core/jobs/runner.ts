@@ -20,7 +20,12 @@ import type { LeasedJob } from './lease-loop';
  * (team mode): then `signal` aborts when the lease is lost or the worker stops, and every write of
  * a unit's outcome names `leaseOwner`, so a run that lost its lease writes nothing.
  */
-type Run = { signal: AbortSignal; leaseOwner?: string };
+type Run = {
+  signal: AbortSignal;
+  leaseOwner?: string;
+  /** In-process runs: this process's earlier runs of the job that gave up (a store failed). */
+  failedRuns?: number;
+};
 
 /** A lost lease's write was refused: rolls back the transaction it ran in (the result's blob rows). */
 class LeaseNotHeld extends Error {
@@ -46,6 +51,12 @@ export function isStoreUnavailable(err: unknown): boolean {
 
 /** Pauses before the outcome's write is tried again after the database went away (~4 s in all). */
 const OUTCOME_RETRY_MS = [250, 500, 1_000, 2_000];
+/**
+ * Pauses before an in-process run that gave up (its store or blob store failed) runs again, one
+ * per failed run, the last repeated: the store gets time to come back, and a rerun that pays the
+ * provider again is not made in a tight loop.
+ */
+const RUN_AGAIN_MS = [2_000, 10_000, 30_000];
 
 export type RunnerOptions = {
   store: Store;
@@ -63,6 +74,8 @@ export type RunnerOptions = {
   unitTimeoutMs?: number;
   /** Pauses between tries of a unit's outcome write when the database went away (tests shorten them). */
   outcomeRetryMs?: readonly number[];
+  /** Pauses before a job whose in-process run gave up runs again (tests shorten them). */
+  runAgainMs?: readonly number[];
   log?: (message: string) => void;
 };
 
@@ -72,6 +85,9 @@ export class JobRunner {
   private readonly abort = new AbortController();
   /** Units whose provider call is under way in this process (`jobId\nidx`). */
   private readonly running = new Map<string, { jobId: string; idx: number }>();
+  /** In-process runs that gave up: how many times per job, and the timer that runs it again. */
+  private readonly failedRuns = new Map<string, number>();
+  private readonly runAgainTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(private readonly opts: RunnerOptions) {
     this.limit = pLimit(Math.max(1, opts.concurrency));
@@ -146,12 +162,45 @@ export class JobRunner {
   }
 
   enqueue(jobId: string): void {
-    // Draining: a job created now stays 'processing' and runs at next start.
-    if (this.active.has(jobId) || this.draining) return;
-    const run = this.runJob(jobId, { signal: this.abort.signal })
-      .catch((err: unknown) => this.opts.log?.(`job ${jobId}: runner error ${String(err)}`))
-      .finally(() => this.active.delete(jobId));
+    // Draining: a job created now stays 'processing' and runs at next start. One run of a job at a
+    // time, and none while a failed run's pause is under way.
+    if (this.active.has(jobId) || this.runAgainTimers.has(jobId)) return;
+    if (this.draining || this.abort.signal.aborted) return;
+    const failedRuns = this.failedRuns.get(jobId) ?? 0;
+    const run = this.runJob(jobId, { signal: this.abort.signal, failedRuns }).then(
+      () => {
+        this.active.delete(jobId);
+        this.failedRuns.delete(jobId);
+      },
+      (err: unknown) => {
+        this.active.delete(jobId);
+        this.runAgainLater(jobId, failedRuns + 1, err);
+      },
+    );
     this.active.set(jobId, run);
+  }
+
+  /**
+   * An in-process run that gave up (the store or the blob store failed mid-run: its unit stays
+   * pending, nothing is refunded) leaves the job 'processing' with no lease to run out: this
+   * process runs it again after a pause, and the run after `maxInterruptions` failed ones fails
+   * and refunds it, as a lease-run job is after as many lapses.
+   */
+  private runAgainLater(jobId: string, failedRuns: number, err: unknown): void {
+    const why = `job ${jobId}: run failed (${describeFailure(err)})`;
+    if (this.draining || this.abort.signal.aborted) {
+      this.opts.log?.(`${why}; it runs again at next start`);
+      return;
+    }
+    const pauses = this.opts.runAgainMs ?? RUN_AGAIN_MS;
+    const pause = pauses[Math.min(failedRuns, pauses.length) - 1]!;
+    this.failedRuns.set(jobId, failedRuns);
+    this.opts.log?.(`${why}; it runs again here in ${pause} ms (failed run ${failedRuns})`);
+    const timer = setTimeout(() => {
+      this.runAgainTimers.delete(jobId);
+      this.enqueue(jobId);
+    }, pause);
+    this.runAgainTimers.set(jobId, timer);
   }
 
   private draining = false;
@@ -162,6 +211,7 @@ export class JobRunner {
    */
   async drain(ms: number): Promise<boolean> {
     this.draining = true;
+    this.cancelRunsAgain();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
     try {
@@ -185,6 +235,7 @@ export class JobRunner {
     // Queued units see the abort and return at once (p-limit's clearQueue would leave their
     // promises pending forever, and close()'s wait with them).
     this.abort.abort();
+    this.cancelRunsAgain();
     const cut = [...this.running.values()];
     this.running.clear();
     this.stopped = this.opts.store.jobs
@@ -194,6 +245,12 @@ export class JobRunner {
   }
 
   private stopped: Promise<void> = Promise.resolve();
+
+  /** Jobs waiting to run again stay 'processing' and run at next start. */
+  private cancelRunsAgain(): void {
+    for (const timer of this.runAgainTimers.values()) clearTimeout(timer);
+    this.runAgainTimers.clear();
+  }
 
   /** stop(), then waits for the units under way to return. */
   async close(): Promise<void> {
@@ -238,6 +295,15 @@ export class JobRunner {
         jobId,
         run,
         `the job was cut ${job.leaseLapses} times: the service process running it stopped (or lost its database) each time`,
+      );
+    }
+    // Nor one whose every run here gives up: each rerun may pay the provider again.
+    if (run.leaseOwner === undefined && (run.failedRuns ?? 0) >= limit) {
+      this.opts.log?.(`job ${jobId}: its run failed ${run.failedRuns} times: failed`);
+      return this.finalize(
+        jobId,
+        run,
+        `the job was cut ${run.failedRuns} times: its result could not be stored (the database or the file store failed) each time`,
       );
     }
     const parsed = JobInputSchema.safeParse(JSON.parse(job.input));
