@@ -6,7 +6,12 @@
 import { RuleViolation } from './generation-request';
 import { ServiceError } from './errors';
 
-export type ServiceResponse = { status: number; body: object };
+export type ServiceResponse = {
+  status: number;
+  body: object;
+  /** `body` as JSON, built once for answers that never change (a finished job's poll). */
+  json?: string;
+};
 
 export function errorResponse(err: unknown, log?: (message: string) => void): ServiceResponse {
   if (err instanceof RuleViolation)

@@ -3,12 +3,13 @@
  * the database. Least recently used entries go first; an entry is valid only for the origin its
  * URLs were built with.
  */
-import type { GenerationBody } from '../shared/api';
+import type { ServiceResponse } from './error-response';
 
 export type FinishedJob = {
   accountId: string;
   origin: string;
-  body: Omit<GenerationBody, 'success'>;
+  /** The poll's answer, its JSON included: built once, as it never changes. */
+  answer: ServiceResponse;
 };
 
 export class FinishedJobCache {

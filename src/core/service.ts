@@ -351,20 +351,20 @@ export class Service {
       if (finished) {
         if (finished.accountId !== key.accountId)
           throw new NotFound(`Generation ${shown(id)} not found`);
-        return ok(finished.body);
+        return finished.answer;
       }
       const job = IdSchema.safeParse(id).success ? await this.deps.store.jobs.get(id) : undefined;
       if (!job || job.accountId !== key.accountId)
         throw new NotFound(`Generation ${shown(id)} not found`);
-      const body = await this.generationBody(job);
-      // Completed and failed jobs never change again; polls of them skip SQLite.
+      const answer = ok(await this.generationBody(job));
+      // Completed and failed jobs never change again; polls of them skip the store.
       if (job.status !== 'processing')
         this.finishedJobs.set(id, {
           accountId: job.accountId,
           origin: this.deps.resolver.publicOrigin,
-          body,
+          answer: { ...answer, json: JSON.stringify(answer.body) },
         });
-      return ok(body);
+      return answer;
     });
   }
 

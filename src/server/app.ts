@@ -26,7 +26,10 @@ import { LIMITS } from '../shared/api';
 import { mimeOfPath } from '../shared/media-types';
 import { BlobMissing } from '../core/media/blob-content';
 import { readiness } from './health';
-import { requestIdFrom, type Logger } from './logging';
+import { lazyRequestLogger, requestIdFrom, requestLineLogger, type Logger } from './logging';
+
+/** What Fastify sends with an object it serialised itself. */
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,7 +38,9 @@ declare module 'fastify' {
 }
 
 const send = (reply: FastifyReply, response: ServiceResponse) =>
-  reply.code(response.status).send(response.body);
+  response.json === undefined
+    ? reply.code(response.status).send(response.body)
+    : reply.code(response.status).type(JSON_TYPE).send(response.json);
 const authOf = (request: FastifyRequest): Authorized => {
   if (!request.auth) throw new Error('route reached without authorization');
   return request.auth;
@@ -91,12 +96,15 @@ export type AppOptions = {
 export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
   const limits = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
   const { service } = core;
-  const logger: FastifyBaseLogger | undefined = opts.logger;
+  const logger = opts.logger;
+  const fastifyLogger: FastifyBaseLogger | undefined = logger;
   const app = Fastify({
     bodyLimit: LIMITS.jsonBodyBytes,
     ...(logger
       ? {
-          loggerInstance: logger,
+          loggerInstance: fastifyLogger,
+          // Fastify's parent here is always `logger`; the lazy child needs its pino type.
+          childLoggerFactory: (_parent, bindings) => lazyRequestLogger(logger, bindings),
           logController: new LogController({
             disableRequestLogging: true,
             requestIdLogLabel: 'requestId',
@@ -229,9 +237,12 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
   });
   if (opts.logger) {
     // One line per request (Fastify's own logging writes two); never headers, so never a key.
-    app.addHook('onResponse', async (request, reply) => {
-      request.log.info(
+    // Its logger is made once: no child per request (Fastify's own lines get one lazily).
+    const lines = requestLineLogger(opts.logger);
+    app.addHook('onResponse', (request, reply, done) => {
+      lines.info(
         {
+          requestId: request.id,
           method: request.method,
           url: request.url.length > 256 ? `${request.url.slice(0, 256)}…` : request.url,
           status: reply.statusCode,
@@ -239,6 +250,7 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
         },
         'request',
       );
+      done();
     });
   }
 
