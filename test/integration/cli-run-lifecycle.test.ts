@@ -52,6 +52,17 @@ function start(args: string[]): Cli {
 const cli = (args: string[]) => start(args).done;
 const json = <T>(out: string): T => JSON.parse(out.trim().split('\n').at(-1)!) as T;
 
+/** `dropshoot run` of the photos in `inDir` with the cut-out recipe, exporting into `outDir`. */
+function runArgs(inDir: string, outDir: string, dataDir: string, ...more: string[]): string[] {
+  return ['run', '--in', inDir, '--recipe', RECIPE, '--out', outDir, '--data', dataDir, ...more];
+}
+
+/** `dropshoot generate` of a cut-out of `image`, written next to it or into `outDir`. */
+function generateArgs(image: string, dataDir: string, outDir?: string): string[] {
+  const args = ['generate', '--tool', 'remove_background', '--image', image, '--data', dataDir];
+  return outDir === undefined ? args : [...args, '--out', outDir];
+}
+
 async function photo(file: string, hue: number): Promise<void> {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="400" height="500"><rect width="100%" height="100%" fill="#ffffff"/><rect x="80" y="60" width="240" height="380" rx="30" fill="hsl(${hue},70%,45%)"/></svg>`;
@@ -87,17 +98,9 @@ describe('run: the data folder is locked before anything opens in it', () => {
     cleanups.push(() => void holder.kill('SIGKILL'));
     fs.writeFileSync(path.join(dataDir, 'studio.lock'), String(holder.pid));
 
-    const res = await cli([
-      'run',
-      '--in',
-      path.join(REPO_ROOT, 'resources/samples/photos'),
-      '--recipe',
-      RECIPE,
-      '--out',
-      path.join(root, 'out'),
-      '--data',
-      dataDir,
-    ]);
+    const res = await cli(
+      runArgs(path.join(REPO_ROOT, 'resources/samples/photos'), path.join(root, 'out'), dataDir),
+    );
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
     expect(res.stderr).toBe(
@@ -120,19 +123,7 @@ describe('run: SIGINT and SIGTERM', () => {
       const photos = 12;
       for (let i = 0; i < photos; i++)
         await photo(path.join(inDir, `p${String(i).padStart(2, '0')}.jpg`), i * 30);
-      const args = [
-        'run',
-        '--in',
-        inDir,
-        '--recipe',
-        RECIPE,
-        '--out',
-        outDir,
-        '--data',
-        dataDir,
-        '--concurrency',
-        '1',
-      ];
+      const args = runArgs(inDir, outDir, dataDir, '--concurrency', '1');
 
       const first = start(args);
       await until(() => fs.existsSync(outDir) && fs.readdirSync(outDir).length > 0, 120_000);
@@ -176,15 +167,7 @@ describe('one data-folder layout for run, studio and generate', () => {
     const shoot = path.join(root, 'shoot');
     await photo(path.join(shoot, 'tee.jpg'), 0);
 
-    const made = await cli([
-      'generate',
-      '--tool',
-      'remove_background',
-      '--image',
-      path.join(shoot, 'tee.jpg'),
-      '--data',
-      dataDir,
-    ]);
+    const made = await cli(generateArgs(path.join(shoot, 'tee.jpg'), dataDir));
     expect(made.code, made.stderr).toBe(0);
     const one = json<{ files: string[]; diamondBalance: number }>(made.stdout);
     expect(one.files).toEqual([path.join(shoot, 'tee-remove_background-1.png')]);
@@ -193,29 +176,11 @@ describe('one data-folder layout for run, studio and generate', () => {
     expect(fs.existsSync(path.join(dataDir, 'core.db'))).toBe(false);
     expect(fs.existsSync(path.join(REPO_ROOT, 'out', 'tee-remove_background-1.png'))).toBe(false);
 
-    const ran = await cli([
-      'run',
-      '--in',
-      shoot,
-      '--recipe',
-      RECIPE,
-      '--out',
-      path.join(root, 'exports'),
-      '--data',
-      dataDir,
-    ]);
+    const ran = await cli(runArgs(shoot, path.join(root, 'exports'), dataDir));
     expect(ran.code, ran.stderr).toBe(0);
-    const picked = await cli([
-      'generate',
-      '--tool',
-      'remove_background',
-      '--image',
-      path.join(shoot, 'tee.jpg'),
-      '--data',
-      dataDir,
-      '--out',
-      path.join(root, 'picked'),
-    ]);
+    const picked = await cli(
+      generateArgs(path.join(shoot, 'tee.jpg'), dataDir, path.join(root, 'picked')),
+    );
     const two = json<{ files: string[]; diamondBalance: number }>(picked.stdout);
     expect(two.files).toEqual([path.join(root, 'picked', 'tee-remove_background-1.png')]);
     // run (the photo and its generated neighbour, 1 diamond each) and generate again, on the balance the first generate left.
@@ -229,19 +194,7 @@ describe('one data-folder layout for run, studio and generate', () => {
     const img = path.join(root, 'tee.jpg');
     await photo(img, 120);
     const first = json<{ diamondBalance: number }>(
-      (
-        await cli([
-          'generate',
-          '--tool',
-          'remove_background',
-          '--image',
-          img,
-          '--data',
-          dataDir,
-          '--out',
-          root,
-        ])
-      ).stdout,
+      (await cli(generateArgs(img, dataDir, root))).stdout,
     );
     // Lay it out as the older generate did: the core's files at the top of the data folder.
     for (const entry of fs.readdirSync(path.join(dataDir, 'core')))
@@ -249,17 +202,7 @@ describe('one data-folder layout for run, studio and generate', () => {
     fs.rmdirSync(path.join(dataDir, 'core'));
     expect(fs.existsSync(path.join(dataDir, 'core.db'))).toBe(true);
 
-    const res = await cli([
-      'run',
-      '--in',
-      root,
-      '--recipe',
-      RECIPE,
-      '--out',
-      path.join(root, 'exports'),
-      '--data',
-      dataDir,
-    ]);
+    const res = await cli(runArgs(root, path.join(root, 'exports'), dataDir));
     expect(res.code, res.stderr).toBe(0);
     expect(fs.existsSync(path.join(dataDir, 'core.db'))).toBe(false);
     expect(fs.existsSync(path.join(dataDir, 'blobs'))).toBe(false);
@@ -267,19 +210,7 @@ describe('one data-folder layout for run, studio and generate', () => {
       expect.arrayContaining(['blobs', 'core.db']),
     );
     const after = json<{ diamondBalance: number }>(
-      (
-        await cli([
-          'generate',
-          '--tool',
-          'remove_background',
-          '--image',
-          img,
-          '--data',
-          dataDir,
-          '--out',
-          path.join(root, 'again'),
-        ])
-      ).stdout,
+      (await cli(generateArgs(img, dataDir, path.join(root, 'again')))).stdout,
     );
     // The same ledger went on: the run's photos and this generate were charged to the balance the old layout held.
     expect(after.diamondBalance).toBe(
@@ -292,35 +223,11 @@ describe('one data-folder layout for run, studio and generate', () => {
     const dataDir = path.join(root, 'data');
     const img = path.join(root, 'tee.jpg');
     await photo(img, 240);
-    expect(
-      (
-        await cli([
-          'generate',
-          '--tool',
-          'remove_background',
-          '--image',
-          img,
-          '--data',
-          dataDir,
-          '--out',
-          root,
-        ])
-      ).code,
-    ).toBe(0);
+    expect((await cli(generateArgs(img, dataDir, root))).code).toBe(0);
     fs.copyFileSync(path.join(dataDir, 'core', 'core.db'), path.join(dataDir, 'core.db'));
     for (const args of [
-      ['generate', '--tool', 'remove_background', '--image', img, '--data', dataDir, '--out', root],
-      [
-        'run',
-        '--in',
-        root,
-        '--recipe',
-        RECIPE,
-        '--out',
-        path.join(root, 'exports'),
-        '--data',
-        dataDir,
-      ],
+      generateArgs(img, dataDir, root),
+      runArgs(root, path.join(root, 'exports'), dataDir),
     ]) {
       const res = await cli(args);
       expect(res.code).toBe(1);
