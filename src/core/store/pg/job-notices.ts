@@ -8,7 +8,9 @@
  *
  * Behind PgBouncer in transaction mode LISTEN is accepted but its notices never arrive, so each
  * LISTEN is proven with a probe notice sent through the pool; without it (or when the listening
- * connection cannot be made) the workers fall back to the claim poll, said in one warning line.
+ * connection cannot be made) the workers fall back to the claim poll, said in one warning line,
+ * while LISTEN is tried again in the background (a deaf one with a longer back-off: each try
+ * holds a connection for the probe); once a probe is heard, notices are back, said in one line.
  * A listen URL (`--database-listen-url`) lets the listening connection go to PostgreSQL directly
  * while the pool goes through the pooler.
  */
@@ -25,6 +27,9 @@ export const NOTIFY_JOBS = `pg_notify('${JOBS_CHANNEL}', current_schema())`;
 
 const RETRY_MIN_MS = 250;
 const RETRY_MAX_MS = 10_000;
+/** Back-off of the next LISTEN after one that heard no probe (a pooler rarely changes mode). */
+const DEAF_RETRY_MIN_MS = 5_000;
+const DEAF_RETRY_MAX_MS = 5 * 60_000;
 /** How long a LISTEN may take to receive its own probe notice before it is judged deaf. */
 const PROBE_MS = 3_000;
 const PROBE_PREFIX = 'probe:';
@@ -35,7 +40,10 @@ export type JobNoticesOptions = {
   /** Where to LISTEN (a direct connection when the pool goes through a pooler); default the pool's. */
   listenTarget?: PostgresTarget;
   log?: (message: string) => void;
+  /** Back-off after the listening connection failed or dropped. */
   retry?: Retry;
+  /** Back-off after a LISTEN that heard no probe. */
+  deafRetry?: Retry;
   probeMs?: number;
 };
 
@@ -50,13 +58,14 @@ export class JobNotices {
   /** Resolves each time a LISTEN is in place; replaced when the connection drops. */
   private listening: Promise<void>;
   private markListening!: () => void;
-  /** A LISTEN that receives nothing (a pooler in transaction mode): given up, the poll stays. */
+  /** The last LISTEN received nothing (a pooler in transaction mode): polling until one does. */
   private deaf = false;
   /** Set once the fallback was said, until listening works again (one warning, not one per try). */
   private warned = false;
   private probe: { payload: string; heard: () => void } | undefined;
   private readonly target: PostgresTarget;
   private readonly retry: Retry;
+  private readonly deafRetry: Retry;
   private readonly log: ((message: string) => void) | undefined;
 
   constructor(
@@ -65,6 +74,7 @@ export class JobNotices {
   ) {
     this.target = options.listenTarget ?? handle.target;
     this.retry = options.retry ?? { minMs: RETRY_MIN_MS, maxMs: RETRY_MAX_MS };
+    this.deafRetry = options.deafRetry ?? { minMs: DEAF_RETRY_MIN_MS, maxMs: DEAF_RETRY_MAX_MS };
     this.log = options.log;
     this.listening = this.nextListening();
   }
@@ -96,7 +106,7 @@ export class JobNotices {
 
   private async connect(): Promise<void> {
     this.retryTimer = undefined;
-    if (this.closed || this.deaf || this.watchers.size === 0 || this.client) return;
+    if (this.closed || this.watchers.size === 0 || this.client) return;
     const options = this.handle.pool.options as pg.PoolConfig;
     const client = new pg.Client({
       connectionString: this.target.connectionString,
@@ -132,13 +142,20 @@ export class JobNotices {
     if (!heard) {
       this.deaf = true;
       this.warn(
-        `listening for new jobs on ${this.target.redacted} receives no notices (a pooler in transaction mode?): claims fall back to polling; give --database-listen-url a direct connection to PostgreSQL`,
+        `listening for new jobs on ${this.target.redacted} receives no notices (a pooler in transaction mode?): claims fall back to polling (LISTEN tried again in the background); give --database-listen-url a direct connection to PostgreSQL`,
       );
-      this.markListening();
+      this.markListening(); // ready: the poll does the work meanwhile
       await this.disconnect();
+      if (this.closed || this.watchers.size === 0) return;
+      this.listening = this.nextListening();
+      this.retryLater(this.deafRetry);
       return;
     }
-    if (this.warned) this.log?.(`listening for new jobs again (after ${this.attempt} tries)`);
+    if (this.warned)
+      this.log?.(
+        `listening for new jobs on ${this.target.redacted} again (after ${this.attempt} tries): claims no longer wait for the poll`,
+      );
+    this.deaf = false;
     this.warned = false;
     this.attempt = 0;
     this.markListening();
@@ -154,8 +171,6 @@ export class JobNotices {
     void client.end().catch(() => undefined);
     if (this.closed || this.watchers.size === 0) return;
     this.listening = this.nextListening();
-    const wait = Math.min(this.retry.maxMs, this.retry.minMs * 2 ** this.attempt);
-    this.attempt++;
     // The pool's credentials too: the schema read and the probe go through it.
     this.warn(
       scrubSecrets(
@@ -167,6 +182,12 @@ export class JobNotices {
         this.handle.target.secrets,
       ),
     );
+    this.retryLater(this.retry);
+  }
+
+  private retryLater(retry: Retry): void {
+    const wait = Math.min(retry.maxMs, retry.minMs * 2 ** this.attempt);
+    this.attempt++;
     this.retryTimer = setTimeout(() => void this.connect(), wait).unref();
   }
 
