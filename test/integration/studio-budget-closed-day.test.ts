@@ -9,11 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
-import { createCommands, runCommand } from '../../src/studio/commands';
-import { StudioEngine } from '../../src/studio/engine';
-import { HotFolders } from '../../src/studio/folders';
-import type { BudgetView } from '../../src/shared/studio';
 import { startReferenceService } from '../reference-service';
+import { engineWithBudgetReads } from './helpers/studio-budget-reads';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -32,20 +29,10 @@ it("on a day closed by the service's 429, stale budget reads send nothing", asyn
   });
   const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
   cleanups.push(() => client.close());
-  let skewMs = 0;
-  const engine = new StudioEngine({
-    dataDir: path.join(root, 'data'),
-    client,
-    apiKey,
-    now: () => new Date(Date.now() + skewMs),
-  });
-  cleanups.push(() => engine.close());
-  const commands = createCommands(engine, new HotFolders(engine));
-  const budgetGet = async (): Promise<BudgetView> => {
-    const outcome = await runCommand(commands, 'budget.get', {});
-    if (!outcome.ok) throw new Error(JSON.stringify(outcome.error));
-    return outcome.result as BudgetView;
-  };
+  const { engine, skew, budgetGet } = engineWithBudgetReads(
+    { dataDir: path.join(root, 'data'), client, apiKey },
+    (close) => cleanups.push(close),
+  );
   const first = await budgetGet();
   expect(first.diamondBalance).toBe(100);
   const readAt = first.diamondBalanceReadAt;
@@ -60,7 +47,7 @@ it("on a day closed by the service's 429, stale budget reads send nothing", asyn
   expect(engine.spending.reserveReached()).toBe(false);
   const sent = service.requestsToday(apiKey);
 
-  skewMs = 20_000;
+  skew(20_000);
   for (let i = 0; i < 5; i++) {
     const view = await budgetGet();
     expect(view.diamondBalance).toBe(100);

@@ -11,12 +11,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
-import { createCommands, runCommand } from '../../src/studio/commands';
 import { StudioEngine } from '../../src/studio/engine';
-import { HotFolders } from '../../src/studio/folders';
-import type { BudgetView } from '../../src/shared/studio';
 import { shiftableClock } from './helpers/studio-fixtures';
 import { startReferenceService } from '../reference-service';
+import { engineWithBudgetReads } from './helpers/studio-budget-reads';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -48,20 +46,9 @@ it("at the remembered cap with one request left, the UI's budget reads send noth
 
   // Day 2: the UI reads its budget once (cached), then work takes all but the last request.
   shiftableClock((undo) => cleanups.push(undo)).nextDay();
-  let skewMs = 0;
-  const engine = new StudioEngine({
-    dataDir,
-    client,
-    apiKey,
-    now: () => new Date(Date.now() + skewMs),
-  });
-  cleanups.push(() => engine.close());
-  const commands = createCommands(engine, new HotFolders(engine));
-  const budgetGet = async (): Promise<BudgetView> => {
-    const outcome = await runCommand(commands, 'budget.get', {});
-    if (!outcome.ok) throw new Error(JSON.stringify(outcome.error));
-    return outcome.result as BudgetView;
-  };
+  const { engine, skew, budgetGet } = engineWithBudgetReads({ dataDir, client, apiKey }, (close) =>
+    cleanups.push(close),
+  );
   const first = await budgetGet();
   expect(first.diamondBalance).toBe(100);
   const readAt = first.diamondBalanceReadAt;
@@ -71,7 +58,7 @@ it("at the remembered cap with one request left, the UI's budget reads send noth
   expect(engine.spending.reserveReached()).toBe(true);
 
   // The cache is stale, yet reads at the reserve answer from it, marked as of its read.
-  skewMs = 20_000;
+  skew(20_000);
   for (let i = 0; i < 5; i++) {
     const view = await budgetGet();
     expect(view.diamondBalance).toBe(100);
