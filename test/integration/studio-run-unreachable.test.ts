@@ -39,7 +39,25 @@ async function folder(photos: number) {
       export: { preset: 'original', format: 'png', naming: '{name}-{n}' },
     }),
   );
-  return { root, inDir, recipe, out: path.join(root, 'out'), data: path.join(root, 'data') };
+  const out = path.join(root, 'out');
+  const data = path.join(root, 'data');
+  return {
+    /** `run`'s arguments for these photos and recipe against the service at `remote`. */
+    runArgs: (remote: string, key: string) => [
+      '--in',
+      inDir,
+      '--recipe',
+      recipe,
+      '--out',
+      out,
+      '--data',
+      data,
+      '--remote',
+      remote,
+      '--key',
+      key,
+    ],
+  };
 }
 
 const summaryOf = (stdout: string) =>
@@ -59,23 +77,10 @@ describe('run when the service does not answer at the start', () => {
     const port = (probe.address() as AddressInfo).port;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const f = await folder(2);
-    const outcome = await runCli(
-      [
-        '--in',
-        f.inDir,
-        '--recipe',
-        f.recipe,
-        '--out',
-        f.out,
-        '--data',
-        f.data,
-        '--remote',
-        `http://127.0.0.1:${port}`,
-        '--key',
-        'k',
-      ],
-      { killAtMs: null, timeoutMs: 90_000 },
-    );
+    const outcome = await runCli(f.runArgs(`http://127.0.0.1:${port}`, 'k'), {
+      killAtMs: null,
+      timeoutMs: 90_000,
+    });
     expect(outcome.code).toBe(1);
     const summary = summaryOf(outcome.stdout);
     expect(summary).toMatchObject({
@@ -102,23 +107,10 @@ describe('run when the service does not answer at the start', () => {
     });
     cleanups.push(() => proxy.close());
     const f = await folder(2);
-    const outcome = await runCli(
-      [
-        '--in',
-        f.inDir,
-        '--recipe',
-        f.recipe,
-        '--out',
-        f.out,
-        '--data',
-        f.data,
-        '--remote',
-        proxy.url,
-        '--key',
-        apiKey,
-      ],
-      { killAtMs: null, timeoutMs: 90_000 },
-    );
+    const outcome = await runCli(f.runArgs(proxy.url, apiKey), {
+      killAtMs: null,
+      timeoutMs: 90_000,
+    });
     expect(outcome.code).toBe(0);
     expect(summaryOf(outcome.stdout)).toMatchObject({ photos: 2, exported: 2 });
     expect(proxy.log.filter((e) => e.fault === 'resetBefore')).toHaveLength(2);
