@@ -7,43 +7,24 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { S3BlobContent } from '../../src/core/media/blob-content-s3';
-import { parseBlobsUrl } from '../../src/core/media/blobs-url';
-import { makeTempDir, removeDir } from './helpers/api';
-import { S3RVER_CREDENTIALS, startTestS3, type TestS3 } from './helpers/s3';
+import { describe, expect, it } from 'vitest';
+import type { S3BlobContent } from '../../src/core/media/blob-content-s3';
+import { useScratchStores } from './helpers/s3-scratch-stores';
 
 const BUCKET = 'scratch-heartbeat';
 const HEARTBEAT_MS = 40;
 
 describe('scratch heartbeat', () => {
-  let s3: TestS3;
-  const open: S3BlobContent[] = [];
-  const dirs: string[] = [];
-
-  beforeAll(async () => {
-    s3 = await startTestS3([BUCKET]);
-  }, 60_000);
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((c) => c.close()));
-    for (const d of dirs.splice(0)) removeDir(d);
-  });
-  afterAll(async () => {
-    await s3?.close();
-  });
+  const scratch = useScratchStores(BUCKET);
 
   function store(log: string[]) {
-    const root = makeTempDir('scratch-beat-');
-    dirs.push(root);
-    const scratchDir = path.join(root, 'blob-scratch');
-    const c = new S3BlobContent(parseBlobsUrl(s3.blobsUrl(BUCKET)), S3RVER_CREDENTIALS, {
+    const scratchDir = scratch.scratchDir('scratch-beat-');
+    const c = scratch.store({
       dir: scratchDir,
       heartbeatMs: HEARTBEAT_MS,
       log: (m) => log.push(m),
     });
-    open.push(c);
     return { c, scratchDir };
   }
 

@@ -8,44 +8,22 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, it, describe } from 'vitest';
-import { S3BlobContent, SCRATCH_STALE_MS } from '../../src/core/media/blob-content-s3';
-import { parseBlobsUrl } from '../../src/core/media/blobs-url';
-import { makeTempDir, removeDir } from './helpers/api';
-import { S3RVER_CREDENTIALS, startTestS3, type TestS3 } from './helpers/s3';
+import { describe, expect, it } from 'vitest';
+import { SCRATCH_STALE_MS, type S3BlobContent } from '../../src/core/media/blob-content-s3';
+import { useScratchStores } from './helpers/s3-scratch-stores';
 
 const BUCKET = 'scratch-blobs';
 const KIB = 1024;
 
 describe('bounded scratch copies of a bucket', () => {
-  let s3: TestS3;
-  const open: S3BlobContent[] = [];
-  const dirs: string[] = [];
-
-  beforeAll(async () => {
-    s3 = await startTestS3([BUCKET]);
-  }, 60_000);
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((c) => c.close()));
-    for (const d of dirs.splice(0)) removeDir(d);
-  });
-  afterAll(async () => {
-    await s3?.close();
-  });
+  const scratch = useScratchStores(BUCKET);
 
   function store(scratchDir: string, limitBytes: number): S3BlobContent {
-    const c = new S3BlobContent(parseBlobsUrl(s3.blobsUrl(BUCKET)), S3RVER_CREDENTIALS, {
-      dir: scratchDir,
-      limitBytes,
-    });
-    open.push(c);
-    return c;
+    return scratch.store({ dir: scratchDir, limitBytes });
   }
 
   function scratchDir(): string {
-    const data = makeTempDir('scratch-');
-    dirs.push(data);
-    return path.join(data, 'blob-scratch');
+    return scratch.scratchDir('scratch-');
   }
 
   /** `count` objects of `size` bytes in the bucket; their hashes. */
@@ -144,8 +122,7 @@ describe('bounded scratch copies of a bucket', () => {
     reading.release();
 
     // A clean stop removes the process's own folder, and only that.
-    await second.close();
-    open.splice(open.indexOf(second), 1);
+    await scratch.close(second);
     expect(fs.existsSync(path.dirname(path.dirname(theirs.path)))).toBe(false);
     expect(fs.existsSync(reading.path)).toBe(true);
   });
