@@ -39,7 +39,7 @@ describePostgres('job notices behind a LISTEN that hears nothing', (databaseUrl)
     const notices = new JobNotices(handle, {
       listenTarget: parsePostgresUrl(proxy.url),
       log: (m) => log.push(m),
-      probeMs: 300,
+      probeMs: 1_000, // short for the test, long enough for a loaded machine
       retry: { minMs: 50, maxMs: 200 },
       deafRetry: { minMs: 100, maxMs: 400 },
     });
