@@ -20,7 +20,7 @@ import { canvasFor, checkAborted, decodeMeta, open, ratioOf } from './image-io';
 import { garmentFromPerson } from './garment-from-person';
 import { garmentKind, garmentNamedIn, type GarmentKind } from './garment-kind';
 import { earringPieces, jewelryKind } from './jewelry-kind';
-import { personParts } from './person-parts';
+import { bodyBoxes, personParts } from './person-parts';
 import { removeBackground } from './remove-background';
 
 const LONG_SIDE = 1280;
@@ -129,7 +129,7 @@ export class Compositor {
     width: number,
     height: number,
     facing?: number,
-  ): Promise<{ layer: Layer; anchors: FigureAnchors; missing?: BodyPart[] }> {
+  ): Promise<{ layer: Layer; anchors: FigureAnchors; missing?: (BodyPart | 'body')[] }> {
     const joints = { ...this.joints(job.pose?.id, job.params.variant ?? 0) };
     if (facing !== undefined) joints.facing = facing;
     if (job.fashionModel && job.fashionModel.id === null) {
@@ -149,7 +149,7 @@ export class Compositor {
       const parts = await personParts(person);
       const k = w / (await sharp(person).metadata()).width!;
       const at = (p: { x: number; y: number }) => ({ x: x + p.x * k, y: y + p.y * k });
-      const missing: BodyPart[] = [];
+      const missing: (BodyPart | 'body')[] = [];
       if (!parts.ears) missing.push('ears');
       if (!parts.neck) missing.push('neck');
       if (parts.hands.length === 0) missing.push('hands');
@@ -160,12 +160,27 @@ export class Compositor {
         hands: parts.hands.length ? both(parts.hands.map(at)) : undefined,
         wrists: parts.wrists.length ? both(parts.wrists.map(at)) : undefined,
       };
+      // Garments go on the torso and legs measured from the face found (a garment over the face
+      // is the grotesque preview this avoids); without a face, garments are shown beside the
+      // photo (onModel), and the fractions below stand only for the jewelry fallbacks.
+      const body = bodyBoxes(parts);
+      if (!body) missing.push('body');
+      const box = (b: Box) => ({
+        x: x + b.x * k,
+        y: y + b.y * k,
+        width: b.width * k,
+        height: b.height * k,
+      });
       return {
         missing,
         layer: { input: scaled, left: x, top: y },
         anchors: {
-          torso: { x: x + w * 0.25, y: y + h * 0.17, width: w * 0.5, height: h * 0.33 },
-          legs: { x: x + w * 0.28, y: y + h * 0.5, width: w * 0.44, height: h * 0.45 },
+          torso: body
+            ? box(body.torso)
+            : { x: x + w * 0.25, y: y + h * 0.17, width: w * 0.5, height: h * 0.33 },
+          legs: body
+            ? box(body.legs)
+            : { x: x + w * 0.28, y: y + h * 0.5, width: w * 0.44, height: h * 0.45 },
           neck: found.neck ?? { x: x + w / 2, y: y + h * 0.16 },
           ears: found.ears ?? [
             { x: x + w * 0.44, y: y + h * 0.08 },
@@ -444,6 +459,14 @@ export class Compositor {
         `Preview: ${jewelryType ?? 'jewelry'} on your model`,
         `The ${part} could not be found in your photo (left), so the piece (right) is not placed; an AI provider places it.`,
       );
+    if (!isJewelry && figure.missing?.includes('body') && job.fashionModel)
+      return this.sideBySide(
+        job,
+        job.fashionModel.image.path,
+        await inARow(garments),
+        'Preview: the garment on your model',
+        'The body could not be located in your photo (left), so the garment (right) is not put on; an AI provider dresses it.',
+      );
     const products = isJewelry
       ? await this.wear(garments, jewelryType, anchors)
       : await this.dress(garments, anchors, width);
@@ -458,7 +481,8 @@ export class Compositor {
             height,
             isJewelry ? this.jewelryBox(jewelryType, anchors, 1) : undefined,
           );
-    return this.finish(base, [figureLayer, ...products], width, height, job, crop, note);
+    const inFrame = await Promise.all(products.map((l) => clipToCanvas(l, width, height)));
+    return this.finish(base, [figureLayer, ...inFrame], width, height, job, crop, note);
   }
 
   /**
@@ -610,6 +634,63 @@ export class Compositor {
 }
 
 /** A plain label across the top: what the preview did in place of what it was not told. */
+/**
+ * The part of a layer inside the canvas: trousers on a photo cut at the thighs run past its bottom
+ * edge, and sharp refuses an overlay that does not fit.
+ */
+async function clipToCanvas(layer: Layer, width: number, height: number): Promise<Layer> {
+  if (!Buffer.isBuffer(layer.input)) return layer;
+  const meta = await sharp(layer.input).metadata();
+  const left = layer.left ?? 0;
+  const top = layer.top ?? 0;
+  const x0 = Math.max(0, left);
+  const y0 = Math.max(0, top);
+  const x1 = Math.min(width, left + meta.width!);
+  const y1 = Math.min(height, top + meta.height!);
+  if (x0 === left && y0 === top && x1 === left + meta.width! && y1 === top + meta.height!)
+    return layer;
+  if (x1 <= x0 || y1 <= y0) return { input: TRANSPARENT_PIXEL, left: 0, top: 0 };
+  const input = await sharp(layer.input)
+    .extract({ left: x0 - left, top: y0 - top, width: x1 - x0, height: y1 - y0 })
+    .png()
+    .toBuffer();
+  return { input, left: x0, top: y0 };
+}
+const TRANSPARENT_PIXEL = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
+
+/** Cut-outs side by side on a transparent strip, each trimmed to its content. */
+async function inARow(cutouts: Buffer[]): Promise<Buffer> {
+  if (cutouts.length === 1) return cutouts[0]!;
+  const trimmed = await Promise.all(
+    cutouts.map((c) =>
+      sharp(c)
+        .trim({ threshold: 1 })
+        .resize({ height: 600, fit: 'inside' })
+        .png()
+        .toBuffer({ resolveWithObject: true })
+        .catch(() => sharp(c).resize({ height: 600 }).png().toBuffer({ resolveWithObject: true })),
+    ),
+  );
+  const gap = 40;
+  const width = trimmed.reduce((sum, t) => sum + t.info.width + gap, -gap);
+  const height = Math.max(...trimmed.map((t) => t.info.height));
+  let left = 0;
+  const layers: Layer[] = trimmed.map((t) => {
+    const layer = { input: t.data, left, top: Math.round((height - t.info.height) / 2) };
+    left += t.info.width + gap;
+    return layer;
+  });
+  return sharp({
+    create: { width, height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } },
+  })
+    .composite(layers)
+    .png()
+    .toBuffer();
+}
+
 function noteSvg(note: string, width: number, height: number): string {
   const size = Math.max(12, Math.round(Math.min(height / 45, (width * 1.7) / note.length)));
   const esc = note.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);

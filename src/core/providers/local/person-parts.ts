@@ -17,6 +17,8 @@ export type PersonParts = {
   /** Ear lobes, left then right in the picture. */
   ears?: [Pt, Pt];
   neck?: Pt;
+  /** The figure's width across the shoulders (arms included), on the row it was read. */
+  shoulders?: { y: number; left: number; right: number };
   /** Where a bracelet and a ring go on each hand found (left then right in the picture). */
   wrists: Pt[];
   hands: Pt[];
@@ -105,6 +107,7 @@ export async function personParts(cutout: Buffer): Promise<PersonParts> {
     face: toFull({ x: left, y: y0, width: fw, height: fh }),
     ears: [back({ x: earL, y: earY }), back({ x: earR, y: earY })],
     neck: back({ x: cx, y: chin + fh * 0.3 }),
+    shoulders: { y: (shoulders + 0.5) / k, left: sl / k, right: (sr + 1) / k },
     wrists: [],
     hands: [],
   };
@@ -136,4 +139,31 @@ export async function personParts(cutout: Buffer): Promise<PersonParts> {
     parts.wrists.reverse();
   }
   return parts;
+}
+
+type Box = { x: number; y: number; width: number; height: number };
+
+/**
+ * Where a top and trousers go on the person, in head heights from the face found: the torso from
+ * just under the chin to the hips 2.7 heads below it, the legs about four heads long (running past
+ * the bottom of a photo cut at the thighs). Without a face, none: the caller does not guess.
+ */
+export function bodyBoxes(parts: PersonParts): { torso: Box; legs: Box } | undefined {
+  if (!parts.face || !parts.shoulders) return undefined;
+  const head = parts.face.height;
+  const cx = parts.face.x + parts.face.width / 2;
+  const chin = parts.face.y + head;
+  const shoulderWidth = parts.shoulders.right - parts.shoulders.left;
+  const torsoTop = chin + head * 0.4;
+  const hips = chin + head * 2.7;
+  const hipWidth = shoulderWidth * 0.8;
+  return {
+    torso: {
+      x: cx - shoulderWidth / 2,
+      y: torsoTop,
+      width: shoulderWidth,
+      height: hips - torsoTop,
+    },
+    legs: { x: cx - hipWidth / 2, y: hips, width: hipWidth, height: head * 3.9 },
+  };
 }
