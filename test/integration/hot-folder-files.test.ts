@@ -16,6 +16,7 @@ import {
   isobmffComplete,
 } from '../../src/studio/watch/stable-file';
 import { makeHeic } from './helpers/heic';
+import { noisyJpeg } from './helpers/images';
 
 let dir: string;
 beforeEach(() => {
@@ -32,19 +33,6 @@ const solid = (
 ): Promise<Buffer> =>
   sharp({ create: { width: w, height: h, channels: 3, background: { r: 200, g: 30, b: 60 } } })
     .toFormat(format)
-    .toBuffer();
-
-const noisyJpeg = (w: number, h: number): Promise<Buffer> =>
-  sharp({
-    create: {
-      width: w,
-      height: h,
-      channels: 3,
-      background: '#000',
-      noise: { type: 'gaussian', mean: 128, sigma: 40 },
-    },
-  })
-    .jpeg({ quality: 90 })
     .toBuffer();
 
 describe('ignore rules', () => {

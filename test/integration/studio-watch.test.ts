@@ -9,6 +9,7 @@ import {
   type HotFileRejection,
   type HotFolderWatch,
 } from '../../src/studio/watch/hot-folder';
+import { noisyJpeg } from './helpers/images';
 
 const SETTLE_MS = 200;
 let root: string;
@@ -54,18 +55,6 @@ const tinyPng = (i: number): Promise<Buffer> =>
   })
     .png()
     .toBuffer();
-const jpeg = (w: number, h: number): Promise<Buffer> =>
-  sharp({
-    create: {
-      width: w,
-      height: h,
-      channels: 3,
-      background: '#000',
-      noise: { type: 'gaussian', mean: 128, sigma: 40 },
-    },
-  })
-    .jpeg({ quality: 90 })
-    .toBuffer();
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 async function until(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
@@ -95,7 +84,7 @@ describe('hot folder', () => {
 
   it('delivers a file written slowly in chunks once, only after it is complete', async () => {
     await start().ready;
-    const data = await jpeg(800, 600);
+    const data = await noisyJpeg(800, 600);
     const file = path.join(root, 'slow.jpg');
     const fd = fs.openSync(file, 'w');
     const chunks = 10;
@@ -114,7 +103,7 @@ describe('hot folder', () => {
   });
 
   it('never delivers a half-written JPEG, present at start or dropped later', async () => {
-    const data = await jpeg(600, 400);
+    const data = await noisyJpeg(600, 400);
     fs.writeFileSync(
       path.join(root, 'before.jpg'),
       data.subarray(0, Math.floor(data.length * 0.6)),

@@ -41,6 +41,21 @@ function tshirtSvg(width: number, height: number, color = '#d01c1c'): Buffer {
   );
 }
 
+/** A JPEG of grey noise: it compresses badly, so its size follows its area. Not cached. */
+export function noisyJpeg(width: number, height: number): Promise<Buffer> {
+  return sharp({
+    create: {
+      width,
+      height,
+      channels: 3,
+      background: '#000',
+      noise: { type: 'gaussian', mean: 128, sigma: 40 },
+    },
+  })
+    .jpeg({ quality: 90 })
+    .toBuffer();
+}
+
 /** 800x1000 JPEG of a red T-shirt on white (the spec-style product photo). */
 export function garmentJpeg(width = 800, height = 1000, color = '#d01c1c'): Promise<Buffer> {
   return cached(`garment-jpeg-${width}x${height}-${color}`, () =>
