@@ -4,8 +4,10 @@
  * it, so the pockets' near-exact match misses it and no flood from the background reaches it.
  * A region that looks like the wall (lit-wall.ts's model: the wall's chroma at some gain, smooth,
  * with its fine texture) is wall when it is ringed by what is clearly not wall (skin, a sleeve,
- * trousers) or by the background. Inside white fabric a shaded patch is ringed by more fabric of
- * the wall's chroma and stays.
+ * trousers) or by the background, and is no brighter than the open wall: than the fit there, or
+ * than the wall beside it on the same rows, whose colour its pixels then keep (the fit can lay a
+ * darker level inside the figure than the wall shows around it). Inside white fabric a shaded
+ * patch is ringed by more fabric of the wall's chroma and stays.
  */
 import { WALL_GAIN_MAX, WALL_GAIN_MIN } from './lit-wall';
 import { components, neighbours4 } from './morphology';
@@ -18,6 +20,18 @@ const ESCAPE_SHARE = 0.1;
 const OPEN_SHARE = 0.5;
 /** Wall in the figure's shade: on average at most this gain of the open wall. */
 const SHADE_GAIN = 1;
+/**
+ * Or at most this gain of the open wall beside it at the same height: the fit can lay a darker
+ * level inside the figure than the wall around it shows (a gap between arm and body 11% over the
+ * fit, 1% over the wall beside it); white fabric lit like the wall is brighter than that (11-17%).
+ */
+const BESIDE_GAIN = 1.06;
+/** The open wall beside a region: within this share of the width of its box, on its rows. */
+const BESIDE_REACH = 1 / 8;
+/** Fewer open wall pixels than this share of the region's there: its whole rows are read. */
+const BESIDE_MIN = 0.1;
+/** Levels off the wall beside's colour (scaled to the pixel's level) a pixel of it keeps, over the noise. */
+const BESIDE_SLACK = 3;
 /** Regions smaller than this share of the frame are left to the pockets and ringing gaps. */
 const MIN_AREA = 0.0005;
 
@@ -42,6 +56,35 @@ function clearlyNotWall(rgb: Uint8Array, surface: Float32Array, n: number, t: nu
     clear[i] = s < WALL_GAIN_MIN || s > WALL_GAIN_MAX || dev > CLEAR_DEVIATION * slack ? 1 : 0;
   }
   return clear;
+}
+
+const luma = (rgb: Uint8Array, i: number) =>
+  0.299 * rgb[i * 3]! + 0.587 * rgb[i * 3 + 1]! + 0.114 * rgb[i * 3 + 2]!;
+
+/**
+ * The open wall's colour (per channel medians of the background) on rows y0..y1 within x0..x1,
+ * or on the whole rows when fewer than `min` pixels show there; null when none do.
+ */
+function wallBeside(
+  background: Uint8Array,
+  rgb: Uint8Array,
+  w: number,
+  box: { x0: number; x1: number; y0: number; y1: number },
+  min: number,
+): [number, number, number] | null {
+  const read = (x0: number, x1: number) => {
+    const v: number[][] = [[], [], []];
+    for (let y = box.y0; y <= box.y1; y++)
+      for (let x = x0; x <= x1; x++)
+        if (background[y * w + x])
+          for (let c = 0; c < 3; c++) v[c]!.push(rgb[(y * w + x) * 3 + c]!);
+    return v;
+  };
+  let v = read(box.x0, box.x1);
+  if (v[0]!.length < min) v = read(0, w - 1);
+  if (!v[0]!.length) return null;
+  const median = (a: number[]) => a.sort((p, q) => p - q)[a.length >> 1]!;
+  return [median(v[0]!), median(v[1]!), median(v[2]!)];
 }
 
 /**
@@ -109,18 +152,97 @@ export function addWallGaps(
     frontier = next;
   }
   for (const i of frontier) escaped[owner[i]!]!++;
+  const enclosed = (l: number) =>
+    hits[l]! > 0 &&
+    escaped[l]! <= ESCAPE_SHARE * hits[l]! &&
+    open[l]! <= OPEN_SHARE * (hits[l]! + open[l]!);
+  // Brighter than the fit there: wall when no brighter than the wall beside it, and pixel by
+  // pixel of its colour (shaded white fabric the region runs into at the outline is brighter, or
+  // off its chroma: a white jeans' cool shade beside a warm grey wall).
+  const beside = wallColourBeside(
+    background,
+    rgb,
+    label,
+    sizes,
+    w,
+    h,
+    (l) => enclosed(l) && gain[l]! > SHADE_GAIN,
+  );
   for (let i = 0; i < n; i++) {
     const l = owner[i]!;
-    if (
-      l >= 0 &&
-      gain[l]! <= SHADE_GAIN &&
-      hits[l]! > 0 &&
-      escaped[l]! <= ESCAPE_SHARE * hits[l]! &&
-      open[l]! <= OPEN_SHARE * (hits[l]! + open[l]!)
-    ) {
+    if (l < 0 || !enclosed(l)) continue;
+    if (gain[l]! <= SHADE_GAIN || likeWallBeside(rgb, i, beside, l, t)) {
       opened[i] = 1;
       background[i] = 1;
     }
   }
   return opened;
+}
+
+/** Whether pixel `i` is the wall beside region `l` (`beside`, 3 values per region) in some shade. */
+function likeWallBeside(
+  rgb: Uint8Array,
+  i: number,
+  beside: Float32Array,
+  l: number,
+  t: number,
+): boolean {
+  const c = l * 3;
+  const level = 0.299 * beside[c]! + 0.587 * beside[c + 1]! + 0.114 * beside[c + 2]!;
+  const s = (luma(rgb, i) + 1) / (level + 1);
+  if (!(s <= BESIDE_GAIN)) return false;
+  let dev = 0;
+  for (let k = 0; k < 3; k++) dev = Math.max(dev, Math.abs(rgb[i * 3 + k]! - s * beside[c + k]!));
+  return dev <= t + BESIDE_SLACK;
+}
+
+/**
+ * Per region (of `label`, those `asked`): the open wall's colour beside it (wallBeside, within
+ * BESIDE_REACH of the width around its box), when the region is on average at most BESIDE_GAIN
+ * of its level; else NaN.
+ */
+function wallColourBeside(
+  background: Uint8Array,
+  rgb: Uint8Array,
+  label: Int32Array,
+  sizes: number[],
+  w: number,
+  h: number,
+  asked: (l: number) => boolean,
+): Float32Array {
+  const z = sizes.length;
+  const out = new Float32Array(z * 3).fill(NaN);
+  const want = Uint8Array.from({ length: z }, (_, l) => (asked(l) ? 1 : 0));
+  if (!want.some((v) => v)) return out;
+  const x0 = new Int32Array(z).fill(w);
+  const x1 = new Int32Array(z).fill(-1);
+  const y0 = new Int32Array(z).fill(h);
+  const y1 = new Int32Array(z).fill(-1);
+  const mean = new Float64Array(z);
+  for (let i = 0; i < w * h; i++) {
+    const l = label[i]!;
+    if (l < 0 || !want[l]) continue;
+    const x = i % w;
+    const y = (i - x) / w;
+    x0[l] = Math.min(x0[l]!, x);
+    x1[l] = Math.max(x1[l]!, x);
+    y0[l] = Math.min(y0[l]!, y);
+    y1[l] = Math.max(y1[l]!, y);
+    mean[l]! += luma(rgb, i) / sizes[l]!;
+  }
+  const reach = Math.round(w * BESIDE_REACH);
+  for (let l = 0; l < z; l++) {
+    if (!want[l]) continue;
+    const box = {
+      x0: Math.max(0, x0[l]! - reach),
+      x1: Math.min(w - 1, x1[l]! + reach),
+      y0: y0[l]!,
+      y1: y1[l]!,
+    };
+    const colour = wallBeside(background, rgb, w, box, BESIDE_MIN * sizes[l]!);
+    if (!colour) continue;
+    const level = 0.299 * colour[0] + 0.587 * colour[1] + 0.114 * colour[2];
+    if (mean[l]! <= BESIDE_GAIN * level) out.set(colour, l * 3);
+  }
+  return out;
 }
