@@ -8,7 +8,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +22,7 @@ import {
   type ReferenceServiceOptions,
 } from '../reference-service';
 import { startFaultProxy, type FaultProxyOptions } from '../reference-service/fault-proxy';
+import { shapePhotos } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -58,14 +58,19 @@ async function world(
     url = fault.url;
   }
   const inDir = path.join(root, 'in');
-  fs.mkdirSync(inDir);
-  for (let i = 0; i < photos; i++) {
-    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="320" height="400"><rect width="100%" height="100%" fill="#f0efe9"/><rect x="${60 + i * 7}" y="80" width="180" height="240" rx="24" fill="hsl(${i * 37},65%,45%)"/></svg>`;
-    await sharp(Buffer.from(svg))
-      .jpeg({ quality: 90 })
-      .toFile(path.join(inDir, `p${String(i).padStart(2, '0')}.jpg`));
-  }
+  await shapePhotos(inDir, photos);
   return { root, service, apiKey, url, inDir, ...(fault ? { proxy: fault } : {}) };
+}
+
+/** A studio on the world's data folder, for its commands as the UI sends them; closed after the test. */
+async function studioOn(w: World) {
+  const client = new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
+  const studio = await openStudio({ dataDir: path.join(w.root, 'data'), client, apiKey: w.apiKey });
+  cleanups.push(async () => {
+    await studio.close();
+    await client.close();
+  });
+  return studio;
 }
 
 /** `dropshoot run` against the world, on a data folder that may be reused by the next call. */
@@ -302,16 +307,7 @@ describe('an uncertain submission is settled by the operator (item 4)', () => {
 
   it('from the UI: queue.resolveUncertain resubmits (one more charge, as stated) or fails it', async () => {
     const { w, first } = await lostOne();
-    const client = new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
-    const studio = await openStudio({
-      dataDir: path.join(w.root, 'data'),
-      client,
-      apiKey: w.apiKey,
-    });
-    cleanups.push(async () => {
-      await studio.close();
-      await client.close();
-    });
+    const studio = await studioOn(w);
     const list = async () => {
       const listed = await runCommand(studio.commands, 'queue.list', {});
       return listed.ok
@@ -576,16 +572,7 @@ describe('retry from the UI (item 1)', () => {
     const requestsBefore = w.service.requestsToday(w.apiKey);
     fs.rmSync(blocked); // the folder can be written now
 
-    const client = new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
-    const studio = await openStudio({
-      dataDir: path.join(w.root, 'data'),
-      client,
-      apiKey: w.apiKey,
-    });
-    cleanups.push(async () => {
-      await studio.close();
-      await client.close();
-    });
+    const studio = await studioOn(w);
     const listed = await runCommand(studio.commands, 'queue.list', {});
     const ids = (listed.ok ? (listed.result as { items: { id: string }[] }).items : []).map(
       (i) => i.id,

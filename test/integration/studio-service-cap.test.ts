@@ -13,13 +13,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
 import type { Recipe } from '../../src/shared/studio';
 import { StudioEngine, type EngineOptions } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
-import { shiftableClock } from './helpers/studio-fixtures';
+import { shapePhotos, shiftableClock } from './helpers/studio-fixtures';
 import { startReferenceService, type ReferenceService } from '../reference-service';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -53,13 +52,7 @@ async function world(photos: number, dailyCap: number): Promise<World> {
   cleanups.push(() => service.close());
   const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 500, dailyCap });
   const inDir = path.join(root, 'in');
-  fs.mkdirSync(inDir);
-  for (let i = 0; i < photos; i++) {
-    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="320" height="400"><rect width="100%" height="100%" fill="#f0efe9"/><rect x="${60 + i * 7}" y="80" width="180" height="240" rx="24" fill="hsl(${i * 37},65%,45%)"/></svg>`;
-    await sharp(Buffer.from(svg))
-      .jpeg({ quality: 90 })
-      .toFile(path.join(inDir, `p${String(i).padStart(2, '0')}.jpg`));
-  }
+  await shapePhotos(inDir, photos);
   return { root, service, apiKey, inDir };
 }
 

@@ -39,6 +39,20 @@ export async function plainPhotos(
 }
 
 /**
+ * `n` product-like JPEGs `p00.jpg`, `p01.jpg`… in `dir`: a rounded shape on off-white, placed and
+ * coloured differently in each.
+ */
+export async function shapePhotos(dir: string, n: number): Promise<void> {
+  fs.mkdirSync(dir, { recursive: true });
+  for (let i = 0; i < n; i++) {
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="320" height="400"><rect width="100%" height="100%" fill="#f0efe9"/><rect x="${60 + i * 7}" y="80" width="180" height="240" rx="24" fill="hsl(${i * 37},65%,45%)"/></svg>`;
+    await sharp(Buffer.from(svg))
+      .jpeg({ quality: 90 })
+      .toFile(path.join(dir, `p${String(i).padStart(2, '0')}.jpg`));
+  }
+}
+
+/**
  * Moves the whole process's clock (service and studio alike) on by whole days, or by `ms`;
  * `onCleanup` receives the undo, to run after the test.
  */
