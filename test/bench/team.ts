@@ -387,7 +387,7 @@ async function serveScenario(o: {
     if (o.measurePoll) {
       const polled = database ? await pgActivity(database.url) : undefined;
       result.poll = await pollVersusBare(
-        api.url,
+        api,
         ids[0]!,
         [apiKey, ...moreKeys.map((k) => k.apiKey)],
         o.dir,
@@ -472,12 +472,12 @@ async function waitForJobs(
 }
 
 async function pollVersusBare(
-  apiUrl: string,
+  api: Serve,
   jobId: string,
   apiKeys: string[],
   dir: string,
 ): Promise<PollFigures> {
-  const pollUrl = `${apiUrl}/v1/generations/${jobId}`;
+  const pollUrl = `${api.url}/v1/generations/${jobId}`;
   const auth = { authorization: `Bearer ${apiKeys[0]}` };
   const body = Buffer.from(await (await fetch(pollUrl, { headers: auth })).arrayBuffer());
   const bodyFile = path.join(dir, `poll-body-${jobId}.json`);
@@ -488,16 +488,32 @@ async function pollVersusBare(
     const spread: number[] = [];
     const bareRuns: number[] = [];
     let requests = 1; // the fetch above
+    // CPU per answered request, each server's own: unlike req/s, other work on the machine
+    // hardly moves it (printed for reading the ratio on a busy machine).
+    const cpu = { real: 0, realRequests: 0, bare: 0, bareRequests: 0 };
     // Alternating rounds, medians: the load generator shares the machine with both servers.
     for (let round = 0; round < POLL_ROUNDS; round++) {
+      let before = procCpu(api.pid);
       const run = await load(pollUrl, auth);
+      cpu.real += procCpu(api.pid) - before;
+      cpu.realRequests += run.total;
       real.push(run.rps);
       requests += run.total;
       const spreadRun = await load(pollUrl, {}, apiKeys);
       spread.push(spreadRun.rps);
       requests += spreadRun.total;
-      bareRuns.push((await load(`${bare.url}/v1/generations/${jobId}`, auth)).rps);
+      before = procCpu(bare.child.pid!);
+      const bareRun = await load(`${bare.url}/v1/generations/${jobId}`, auth);
+      cpu.bare += procCpu(bare.child.pid!) - before;
+      cpu.bareRequests += bareRun.total;
+      bareRuns.push(bareRun.rps);
     }
+    const perRequest = (seconds: number, count: number) => (seconds * 1e6) / count;
+    const realUs = perRequest(cpu.real, cpu.realRequests);
+    const bareUs = perRequest(cpu.bare, cpu.bareRequests);
+    console.log(
+      `  (a) CPU per poll: serve ${fmt(realUs, 0)} µs, bare node:http ${fmt(bareUs, 0)} µs (bare/serve ${fmt(bareUs / realUs)})`,
+    );
     return { real: median(real), spread: median(spread), bare: median(bareRuns), requests };
   } finally {
     await bare.stop();

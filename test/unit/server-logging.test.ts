@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   createLogger,
+  isoTimeEachMs,
   lazyRequestLogger,
   maskingStream,
   requestLineLogger,
@@ -77,5 +78,21 @@ describe('maskingStream', () => {
     let called = false;
     stream.flush?.(() => (called = true));
     expect([flushed, called]).toEqual([1, true]);
+  });
+});
+
+describe('isoTimeEachMs', () => {
+  it("writes pino's ISO time field, for the current millisecond", async () => {
+    for (let i = 0; i < 3; i++) {
+      const before = Date.now();
+      const field = isoTimeEachMs();
+      const after = Date.now();
+      const match = /^,"time":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)"$/.exec(field);
+      expect(match).not.toBeNull();
+      const at = Date.parse(match![1]!);
+      expect(at).toBeGreaterThanOrEqual(before);
+      expect(at).toBeLessThanOrEqual(after);
+      await new Promise((r) => setTimeout(r, 5));
+    }
   });
 });
