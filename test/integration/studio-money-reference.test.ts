@@ -151,6 +151,20 @@ const filesIn = (dir: string) =>
         .sort()
     : [];
 
+/** A run whose first create is charged and its answer dropped: one photo exported, one uncertain. */
+async function lostOne() {
+  let dropped = 0;
+  const w = await world({}, { diamonds: 100 }, 2, {
+    seed: 1,
+    faults: { dropAfter: 1 },
+    allow: (_fault, method, p) => method === 'POST' && p === '/v1/generations' && dropped++ === 0,
+  });
+  const first = await run(w, cutout);
+  expect(first.uncertain).toHaveLength(1);
+  expect(money(w.service).charges).toBe(2);
+  return { w, first };
+}
+
 describe('a job once paid is collected, never paid again (item 1)', () => {
   it('export folder not writable: the run fails the photos, and the re-run delivers the same paid jobs', async () => {
     const w = await world({}, { diamonds: 50 }, 3);
@@ -243,13 +257,7 @@ describe('500 and lost answers on create (item 4)', () => {
   }, 60_000);
 
   it('a truly lost answer stays uncertain with its possible cost and ends the run; --uncertain resubmit settles it', async () => {
-    let dropped = 0;
-    const w = await world({}, { diamonds: 100 }, 2, {
-      seed: 1,
-      faults: { dropAfter: 1 },
-      allow: (_fault, method, p) => method === 'POST' && p === '/v1/generations' && dropped++ === 0,
-    });
-    const first = await run(w, cutout);
+    const { w, first } = await lostOne();
     expect(first.exported).toBe(1);
     // Whichever photo's submission reached the proxy first lost its answer.
     expect(first.uncertain).toEqual([
@@ -278,20 +286,6 @@ describe('500 and lost answers on create (item 4)', () => {
 });
 
 describe('an uncertain submission is settled by the operator (item 4)', () => {
-  /** A run whose first create is charged and its answer dropped: one photo exported, one uncertain. */
-  async function lostOne() {
-    let dropped = 0;
-    const w = await world({}, { diamonds: 100 }, 2, {
-      seed: 1,
-      faults: { dropAfter: 1 },
-      allow: (_fault, method, p) => method === 'POST' && p === '/v1/generations' && dropped++ === 0,
-    });
-    const first = await run(w, cutout);
-    expect(first.uncertain).toHaveLength(1);
-    expect(money(w.service).charges).toBe(2);
-    return { w, first };
-  }
-
   it('--uncertain fail: the photo is failed with the possible charge said, nothing is sent again', async () => {
     const { w, first } = await lostOne();
     const settled = await run(w, cutout, { uncertain: 'fail' });
