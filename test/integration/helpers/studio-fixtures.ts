@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import type { Recipe } from '../../../src/shared/studio';
+import { shiftedDate } from '../../support/shifted-date';
 
 const DAY_MS = 86_400_000;
 
@@ -62,16 +63,7 @@ export function shiftableClock(onCleanup: (undo: () => void) => void): {
 } {
   const Real = globalThis.Date;
   let offset = 0;
-  class Shifted extends Real {
-    constructor(...args: unknown[]) {
-      if (args.length === 0) super(Real.now() + offset);
-      else super(...(args as [string | number | Date]));
-    }
-    static override now(): number {
-      return Real.now() + offset;
-    }
-  }
-  globalThis.Date = Shifted as DateConstructor;
+  globalThis.Date = shiftedDate(() => offset);
   onCleanup(() => {
     globalThis.Date = Real;
   });
