@@ -19,7 +19,9 @@
  * wall's fit there when it is no brighter than the wall beside it on the same rows (pixels of
  * that wall's colour only): mean 7.03% -> 6.77%, 01861_00 6.29 -> 2.85 (between arm and body),
  * model_7 1.29 -> 0.48, model_3 10.48 -> 9.00, model_1 2.99 -> 2.43, 07966_00 28.64 -> 27.70,
- * 052767_0 0.57 -> 0.50. The floor is also checked where the wall
+ * 052767_0 0.57 -> 0.50. And wall-gaps.ts runs again once the feet's shadow is background, so
+ * a gap between the legs whose rim ran out through that shadow opens: mean 6.77% -> 6.60%,
+ * 049447_0 17.12 -> 12.20 (lowest fifth kept 19.7% -> 14.0%). The floor is also checked where the wall
  * share hardly sees it (a grey floor under a blue wall): the share of the lowest fifth of the
  * frame the cut-out keeps.
  */
@@ -43,7 +45,7 @@ describe.skipIf(!present)('real people photos', () => {
       }
       const mean = shares.reduce((a, b) => a + b, 0) / shares.length;
       console.log(`mean wall-like share ${(100 * mean).toFixed(2)}% over ${shares.length} photos`);
-      expect(mean).toBeLessThanOrEqual(0.068); // 0.137 before addLitWall, 0.0703 before the wall beside
+      expect(mean).toBeLessThanOrEqual(0.0665); // 0.137 before addLitWall, 0.0703 before the wall beside
       expect(shares.filter((s) => s > 0.2).length).toBeLessThanOrEqual(3); // 8, then 4
       expect(Math.max(...shares)).toBeLessThanOrEqual(0.345); // 0.662 before (model_9)
     },
@@ -60,7 +62,7 @@ describe.skipIf(!present)('real people photos', () => {
       // 049447_0: black shoes on a pale floor, a soft grey shadow beside them.
       const feet = await peopleLowerBand('049447_0.jpg');
       console.log(`049447_0 lowest fifth kept ${(100 * feet).toFixed(1)}%`);
-      expect(feet).toBeLessThanOrEqual(0.22); // 0.282 before contact-shadow.ts, 0.197 after
+      expect(feet).toBeLessThanOrEqual(0.16); // 0.282 before contact-shadow.ts, 0.197, 0.140 with the gaps after
     },
   );
 
@@ -72,13 +74,16 @@ describe.skipIf(!present)('real people photos', () => {
       const dress = await peopleWall('model_9.png');
       // Lighter than the wall's fit there, as light as the wall beside the arm.
       const arm = await peopleWall('01861_00.jpg');
+      // Between the trouser legs, down to the feet's shadow.
+      const trousers = await peopleWall('049447_0.jpg');
       console.log(
         `model_8 ${(100 * legs).toFixed(2)}%, model_9 ${(100 * dress).toFixed(2)}%, ` +
-          `01861_00 ${(100 * arm).toFixed(2)}%`,
+          `01861_00 ${(100 * arm).toFixed(2)}%, 049447_0 ${(100 * trousers).toFixed(2)}%`,
       );
       expect(legs).toBeLessThanOrEqual(0.035); // 0.076 before wall-gaps.ts, 0.027 after
       expect(dress).toBeLessThanOrEqual(0.345); // 0.367 before, 0.339 after
       expect(arm).toBeLessThanOrEqual(0.035); // 0.0629 before the wall beside, 0.0285 after
+      expect(trousers).toBeLessThanOrEqual(0.13); // 0.1712 before the second pass, 0.1220 after
     },
   );
 });

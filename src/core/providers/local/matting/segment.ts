@@ -375,6 +375,10 @@ export function segment(photo: Uint8Array, w: number, h: number): Segmentation {
         // Wall the first pass could not reach (between the legs) may border the shadow.
         const more = addLitWall(background, rgb, surface, ranges, w, h, t);
         for (let i = 0; i < n; i++) if (more[i]) contact[i] = 1;
+        // ...and wall the figure encloses, whose rim ran out through the shadow before.
+        const wall = wallModel(background, rgb, surface, ranges, w, h, t);
+        const enclosed = addWallGaps(background, wall, rgb, surface, w, h, t);
+        for (let i = 0; i < n; i++) if (enclosed[i]) contact[i] = 1;
         trimEdge(background, distance, w, h, trimLimit, trimSteps, contact);
       }
     }
