@@ -14,10 +14,11 @@ const USAGE = `Usage: dropshoot <command> [flags]
         [--database postgres://…] [--database-listen-url postgres://…] [--blobs s3://BUCKET?endpoint=…]
         [--workers N] [--lease-seconds S] [--drain-seconds S]
       Run the /v1 HTTP service on DIR. Prints {"listening": URL} when ready; JSON logs on stderr.
-      On SIGTERM/SIGINT it stops taking jobs and connections, answers requests under way, lets
+      On SIGTERM/SIGINT/SIGHUP it stops taking jobs and connections, answers requests under way, lets
       jobs under way finish for up to --drain-seconds (default 25 with --database, else 0: cut at
       once and resumed at next start), then exits. Asked again while it drains, it stops at once
-      (jobs under way cut, their leases returned best-effort) with exit code 143 (SIGTERM) / 130.
+      (jobs under way cut, their leases returned best-effort) with exit code 143 (SIGTERM) / 130
+      (SIGINT) / 129 (SIGHUP).
       --blobs (or DROPSHOOT_BLOBS_URL): files in an S3-compatible bucket, e.g.
       s3://BUCKET?endpoint=http://127.0.0.1:9000&region=us-east-1&forcePathStyle=true, with
       AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set; DIR then keeps the database and scratch copies
@@ -343,6 +344,9 @@ async function serve(args: string[]): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // A closed terminal or a supervisor's hang-up: the same clean stop (its default kills the
+  // process before the log's batched lines are written).
+  process.on('SIGHUP', stop);
   server = await startServer({
     dataDir: path.resolve(required(f.data, 'data')),
     ...(databaseUrl !== undefined ? { databaseUrl } : {}),
@@ -584,7 +588,8 @@ async function run(args: string[]): Promise<void> {
   }
 }
 
-const exitCodeOf = (signal: unknown): number => (signal === 'SIGTERM' ? 143 : 130);
+const exitCodeOf = (signal: unknown): number =>
+  signal === 'SIGTERM' ? 143 : signal === 'SIGHUP' ? 129 : 130;
 
 /**
  * Ctrl-C or SIGTERM: the batch stops at a safe point (the next run resumes it) and prints its

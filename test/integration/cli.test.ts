@@ -121,6 +121,30 @@ describe('serve and admin on a running server', () => {
       removeDir(dir2);
     }
   });
+
+  it('stops cleanly on SIGHUP, every request it answered logged', async () => {
+    const dir2 = makeTempDir('cli-hup-');
+    let p: ServeProcess | undefined;
+    try {
+      p = await spawnServe(dir2);
+      for (let i = 0; i < 10; i++) expect((await fetch(`${p.url}/healthz`)).status).toBe(200);
+      p.child.kill('SIGHUP');
+      const exit = await Promise.race([
+        p.exited,
+        new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000)),
+      ]);
+      // Before: killed by the signal's default, the last batch of log lines unwritten.
+      expect(exit).toEqual({ code: 0, signal: null });
+      const answered = p
+        .stderr()
+        .split('\n')
+        .filter((line) => line.includes('/healthz'));
+      expect(answered).toHaveLength(10);
+    } finally {
+      if (p) await stopServe(p, 'SIGKILL');
+      removeDir(dir2);
+    }
+  });
 });
 
 describe('usage errors', () => {

@@ -2,8 +2,9 @@
  * One process on a SQLite file (no lease, no other worker): a job run that gives up because the
  * blob store refuses its paid result past the runner's ~4 s of retries leaves its unit pending
  * and nothing refunded. The job must not stay 'processing' until a restart: this process runs it
- * again after a pause, one run at a time, and it is charged once; a job whose every run gives up
- * ends failed and refunded once after `maxInterruptions` failed runs.
+ * again after a pause, one run at a time, storing the result the failed run was paid for (the
+ * provider is not paid again), and it is charged once; a job whose every run gives up ends failed
+ * and refunded once after `maxInterruptions` failed runs in a row.
  *
  * The core, runner, ledger, SQLite store and S3 blob store are the real ones, the bucket s3rver
  * behind a proxy that answers writes 503 SlowDown while told to; the provider is the local one,
@@ -115,7 +116,7 @@ describe('one SQLite process: a job run that gives up on its blob store', () => 
     return { id, proxy, state, log, settled };
   }
 
-  it('runs again here after a pause once the store is back: completed, charged once, never refunded, never two runs at once', async () => {
+  it('runs again here after a pause once the store is back and stores the result already paid for: completed, charged once, never refunded, the provider called once', async () => {
     const { id, proxy, state, log, settled } = await setUp();
     await until('the run to give up', () => log.some((l) => l.startsWith(`job ${id}: run`)));
     expect(state.calls).toBe(1);
@@ -124,8 +125,9 @@ describe('one SQLite process: a job run that gives up on its blob store', () => 
     const { job, units, balance, ledger } = await settled();
     expect(job.status, `${job.errorMessage ?? ''}\n${log.join('\n')}`).toBe('completed');
     expect(units.map((u) => u.status)).toEqual(['completed']);
-    // The first result was never stored: paid again once, never two calls at once.
-    expect(state.calls).toBe(2);
+    // The first run's paid result is the one stored: the provider is not paid again for it.
+    expect(state.calls).toBe(1);
+    expect(log).toContain(`job ${id} unit 0: storing the result paid for in a failed run`);
     expect(state.mostAtOnce).toBe(1);
     expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
     expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
@@ -134,6 +136,75 @@ describe('one SQLite process: a job run that gives up on its blob store', () => 
     expect(giveUps, log.join('\n')).toHaveLength(1);
     expect(giveUps[0]).toMatch(/runs again here in \d+ ms/);
   }, 60_000);
+
+  it('a pack whose runs each store a shot before giving up is not failed: only runs in a row that store nothing count, no shot is paid twice', async () => {
+    const s3 = await startTestS3(['giveup-pack']);
+    cleanups.push(() => s3.close());
+    const proxy = await startUnavailableProxy(s3.endpoint);
+    cleanups.push(() => proxy.close());
+    const dataDir = makeTempDir('giveup-pack-');
+    cleanups.push(() => removeDir(dataDir));
+    const inner = localProvider();
+    let calls = 0;
+    const provider: ProviderAdapter = {
+      name: 'test-counting',
+      async run(job, ctx) {
+        const out = await inner.run(job, ctx);
+        // The 2nd and 4th paid results meet a store that is down until the run gives up.
+        if (++calls % 2 === 0) proxy.writesDown = true;
+        return out;
+      },
+    };
+    const log: string[] = [];
+    const core: Core = await openCore({
+      dataDir,
+      blobsUrl: `s3://giveup-pack/?endpoint=${encodeURIComponent(proxy.endpoint)}&region=us-east-1&forcePathStyle=true`,
+      provider,
+      concurrency: 1,
+      maxInterruptions: 2,
+      log: (m) => {
+        log.push(m);
+        if (m.includes('runs again here')) proxy.writesDown = false;
+      },
+    });
+    cleanups.push(() => core.close());
+    const { apiKey } = await core.admin.createAccount({
+      email: `giveup-pack-${randomBytes(4).toString('hex')}@example.test`,
+      diamonds: 1000,
+    });
+    const auth = `Bearer ${apiKey}`;
+    const upload = await core.service.upload(auth, await garmentPng());
+    const sets = (await core.service.listReadySets(auth, { limit: '100' })).body as {
+      templateSets: { id: string; shotCount: number; shots: { id: string }[] }[];
+    };
+    const set = sets.templateSets.find((t) => t.shotCount >= 4)!;
+    const created = await core.service.createCatalogJob(auth, {
+      readyTemplateSetId: set.id,
+      images: { garment_photo: (upload.body as { url: string }).url },
+      shotIds: set.shots.slice(0, 4).map((t) => t.id),
+    });
+    expect(created.status).toBe(202);
+    const id = (created.body as { mediaItemId: string }).mediaItemId;
+    await until(
+      'the pack to leave processing',
+      async () => (await core.store.jobs.get(id))?.status !== 'processing',
+      90_000,
+    );
+    const job = (await core.store.jobs.get(id))!;
+    // Two runs gave up, each after storing a shot: never two in a row with nothing stored.
+    expect(log.filter((l) => l.startsWith(`job ${id}: run failed`))).toHaveLength(2);
+    expect(job.status, log.join('\n')).toBe('completed');
+    expect((await core.store.jobs.unitsOf(id)).map((u) => u.status)).toEqual([
+      'completed',
+      'completed',
+      'completed',
+      'completed',
+    ]);
+    expect(calls).toBe(4);
+    const ledger = await core.store.ledger.entriesFor(job.accountId);
+    expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
+    expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
+  }, 120_000);
 
   it('a job whose every run gives up ends failed and refunded once after maxInterruptions failed runs, the provider not called again', async () => {
     const { proxy, state, log, settled } = await setUp(1);

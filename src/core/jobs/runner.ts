@@ -87,6 +87,13 @@ export class JobRunner {
   private readonly running = new Map<string, { jobId: string; idx: number }>();
   /** In-process runs that gave up: how many times per job, and the timer that runs it again. */
   private readonly failedRuns = new Map<string, number>();
+  /**
+   * Paid results a failed in-process run could not store, by unit (`jobId\nidx`): the run again
+   * here stores them instead of paying the provider for them again. Lost with the process.
+   */
+  private readonly unstoredResults = new Map<string, ProviderOutput[]>();
+  /** Jobs whose run stored a unit: a failed run that made progress starts the count again. */
+  private readonly progressed = new Set<string>();
   private readonly runAgainTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(private readonly opts: RunnerOptions) {
@@ -171,10 +178,12 @@ export class JobRunner {
       () => {
         this.active.delete(jobId);
         this.failedRuns.delete(jobId);
+        this.progressed.delete(jobId);
       },
       (err: unknown) => {
         this.active.delete(jobId);
-        this.runAgainLater(jobId, failedRuns + 1, err);
+        // Only runs in a row that stored nothing count towards failing the job.
+        this.runAgainLater(jobId, this.progressed.delete(jobId) ? 1 : failedRuns + 1, err);
       },
     );
     this.active.set(jobId, run);
@@ -348,6 +357,12 @@ export class JobRunner {
     }
     try {
       let outputs: ProviderOutput[];
+      const unstored = run.leaseOwner === undefined ? this.unstoredResults.get(slot) : undefined;
+      if (unstored) {
+        this.opts.log?.(`job ${jobId} unit ${idx}: storing the result paid for in a failed run`);
+        await this.writeOutcome(jobId, idx, unstored, run);
+        return;
+      }
       try {
         const release = await this.copyInputsHere(unit);
         try {
@@ -389,16 +404,23 @@ export class JobRunner {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.writeOutcomeOnce(jobId, idx, outputs, run);
+        this.unstoredResults.delete(`${jobId}\n${idx}`);
+        if (run.leaseOwner === undefined) this.progressed.add(jobId);
         return;
       } catch (err) {
         if (run.signal.aborted || err instanceof LeaseNotHeld) return;
         const blobFailed = err instanceof BlobWriteFailed;
         if (!blobFailed && !isStoreUnavailable(err)) {
+          this.unstoredResults.delete(`${jobId}\n${idx}`);
           await this.failUnit(jobId, idx, describeFailure(err), run);
           return;
         }
         const pause = pauses[attempt];
-        if (pause === undefined) throw err;
+        if (pause === undefined) {
+          // Given up: in-process, the next run here stores these outputs (paid for already).
+          if (run.leaseOwner === undefined) this.unstoredResults.set(`${jobId}\n${idx}`, outputs);
+          throw err;
+        }
         const where = blobFailed ? 'the blob store failed' : 'the database went away';
         this.opts.log?.(
           `job ${jobId} unit ${idx}: storing its result failed, ${where} (${describeFailure(err)}); trying again in ${pause} ms`,
@@ -457,6 +479,9 @@ export class JobRunner {
    * transaction. `forcedError` fails every pending unit first.
    */
   private async finalize(jobId: string, run: Run, forcedError?: string): Promise<void> {
+    if (forcedError)
+      for (const slot of this.unstoredResults.keys())
+        if (slot.startsWith(`${jobId}\n`)) this.unstoredResults.delete(slot);
     await this.opts.store.transaction(async (tx) => {
       if (forcedError)
         for (const u of await tx.jobs.unitsOf(jobId))

@@ -210,7 +210,8 @@ export class JobNotices {
     try {
       await this.handle.pool.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, payload]);
       // Timed from the commit: a busy pool delaying the probe's send is not a deaf LISTEN.
-      timer = setTimeout(giveUp, this.options.probeMs ?? PROBE_MS);
+      // Unref'd: a probe under way when the store closes must not hold the process up.
+      timer = setTimeout(giveUp, this.options.probeMs ?? PROBE_MS).unref();
       return await heard;
     } finally {
       clearTimeout(timer);
