@@ -21,7 +21,9 @@
  * model_7 1.29 -> 0.48, model_3 10.48 -> 9.00, model_1 2.99 -> 2.43, 07966_00 28.64 -> 27.70,
  * 052767_0 0.57 -> 0.50. And wall-gaps.ts runs again once the feet's shadow is background, so
  * a gap between the legs whose rim ran out through that shadow opens: mean 6.77% -> 6.60%,
- * 049447_0 17.12 -> 12.20 (lowest fifth kept 19.7% -> 14.0%). The floor is also checked where the wall
+ * 049447_0 17.12 -> 12.20 (lowest fifth kept 19.7% -> 14.0%). A long run of the frame is a
+ * backdrop band only when it runs into a corner: 01861_00's shorts at the bottom edge stay whole
+ * (6.59%; 01861_00 2.85 -> 2.59). The floor is also checked where the wall
  * share hardly sees it (a grey floor under a blue wall): the share of the lowest fifth of the
  * frame the cut-out keeps.
  */
@@ -45,7 +47,7 @@ describe.skipIf(!present)('real people photos', () => {
       }
       const mean = shares.reduce((a, b) => a + b, 0) / shares.length;
       console.log(`mean wall-like share ${(100 * mean).toFixed(2)}% over ${shares.length} photos`);
-      expect(mean).toBeLessThanOrEqual(0.0665); // 0.137 before addLitWall, 0.0703 before the wall beside
+      expect(mean).toBeLessThanOrEqual(0.066); // 0.137 before addLitWall, 0.0703 before the wall beside
       expect(shares.filter((s) => s > 0.2).length).toBeLessThanOrEqual(3); // 8, then 4
       expect(Math.max(...shares)).toBeLessThanOrEqual(0.345); // 0.662 before (model_9)
     },
@@ -82,8 +84,20 @@ describe.skipIf(!present)('real people photos', () => {
       );
       expect(legs).toBeLessThanOrEqual(0.035); // 0.076 before wall-gaps.ts, 0.027 after
       expect(dress).toBeLessThanOrEqual(0.345); // 0.367 before, 0.339 after
-      expect(arm).toBeLessThanOrEqual(0.035); // 0.0629 before the wall beside, 0.0285 after
+      expect(arm).toBeLessThanOrEqual(0.03); // 0.0629 before the wall beside, 0.0285, 0.0259 after
       expect(trousers).toBeLessThanOrEqual(0.13); // 0.1712 before the second pass, 0.1220 after
+    },
+  );
+
+  it(
+    'remove_background keeps a figure the bottom edge cuts whole (not read as a backdrop band)',
+    { timeout: 300_000 },
+    async () => {
+      // 01861_00: black shorts along a tenth of the frame's ring at the bottom edge; the frame
+      // seeds took that run for a padding strip and the flood ate the shorts from below.
+      const kept = await peopleLowerBand('01861_00.jpg');
+      console.log(`01861_00 lowest fifth kept ${(100 * kept).toFixed(1)}%`);
+      expect(kept).toBeGreaterThanOrEqual(0.52); // 0.472 with the shorts eaten, 0.545 whole
     },
   );
 });

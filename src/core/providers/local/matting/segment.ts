@@ -53,7 +53,8 @@ const maxChannelDistance = (rgb: Uint8Array, surface: Float32Array, n: number): 
 /**
  * The frame pixels that show backdrop: the ring is cut into runs at sharp steps; the longest run
  * is backdrop, and so is every run of similar colour or long enough to be a backdrop band (a
- * padding strip). Runs where the subject touches the frame are left out.
+ * padding strip, which runs into a corner: a figure cut by the bottom edge, its shorts along a
+ * tenth of the frame, does not). Runs where the subject touches the frame are left out.
  */
 function frameSeeds(rgb: Uint8Array, w: number, h: number): number[] {
   const ring: number[] = [];
@@ -91,11 +92,13 @@ function frameSeeds(rgb: Uint8Array, w: number, h: number): number[] {
     });
   const longest = runs.reduce((a, b) => (b.length > a.length ? b : a));
   const ref = median(longest);
+  const corners = new Set([0, w - 1, (h - 1) * w, h * w - 1]);
   const seeds: number[] = [];
   for (const run of runs) {
     const m = median(run);
     const close = Math.max(...m.map((v, c) => Math.abs(v - ref[c]!))) <= 12;
-    if (run === longest || close || run.length >= n * 0.1) seeds.push(...run);
+    const band = run.length >= n * 0.1 && run.some((i) => corners.has(i));
+    if (run === longest || close || band) seeds.push(...run);
   }
   return seeds;
 }
