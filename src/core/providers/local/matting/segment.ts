@@ -228,6 +228,8 @@ function growBackdrop(
   cell: number,
   noise: number,
   flat: number | null,
+  /** Least tolerance (levels) where the frame shows noise. */
+  least: number,
 ): { backdrop: Backdrop; background: Uint8Array; tolerance: number } {
   const n = w * h;
   const seeds = backdropSeeds(rgb, w, h, flat);
@@ -239,7 +241,7 @@ function growBackdrop(
   // only; a smooth gradient (a heavily compressed sweep) steps a level at a time, and the fitted
   // surface lags those steps by a level or two.
   const exact = flat !== null ? 0.5 : 2.5;
-  let tolerance = noise === 0 ? exact : Math.max(4, Math.min(16, 2 * noise + 0.5));
+  let tolerance = noise === 0 ? exact : Math.max(least, Math.min(16, 2 * noise + 0.5));
   let background = new Uint8Array(n);
   let found = 0;
   for (let pass = 0; pass < 10; pass++) {
@@ -264,36 +266,54 @@ function growBackdrop(
 /** Frame noise (levels, see frameNoise) from which the backdrop is told apart on averages. */
 const NOISY = 4;
 
-/** The 3x3 mean of every channel (edges clamped): a third of the per-pixel noise. */
-function boxMean3(rgb: Uint8Array, w: number, h: number): Uint8Array {
+/** Radius of the box a noisy frame's pixels are averaged over: 5x5, a fifth of the noise. */
+const DENOISE = 2;
+/** Levels within which a noisy flat backdrop's averaged frame stays (noise sigma 3 -> 0.6). */
+const EVEN = 2.5;
+
+/** The (2r+1)^2 mean of every channel (edges clamped). */
+function boxMean(rgb: Uint8Array, w: number, h: number, r: number): Uint8Array {
+  const n = w * h;
+  const count = boxSum(new Float32Array(n).fill(1), w, h, r);
   const out = new Uint8Array(rgb.length);
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      for (let c = 0; c < 3; c++) {
-        let sum = 0;
-        let count = 0;
-        for (let yy = Math.max(0, y - 1); yy <= Math.min(h - 1, y + 1); yy++)
-          for (let xx = Math.max(0, x - 1); xx <= Math.min(w - 1, x + 1); xx++) {
-            sum += rgb[(yy * w + xx) * 3 + c]!;
-            count++;
-          }
-        out[(y * w + x) * 3 + c] = Math.round(sum / count);
-      }
-    }
+  const channel = new Float32Array(n);
+  for (let c = 0; c < 3; c++) {
+    for (let i = 0; i < n; i++) channel[i] = rgb[i * 3 + c]!;
+    const sum = boxSum(channel, w, h, r);
+    for (let i = 0; i < n; i++) out[i * 3 + c] = Math.round(sum[i]! / count[i]!);
   }
   return out;
+}
+
+/**
+ * Whether most frame seeds (FLAT_SHARE) lie within EVEN levels of their median colour: a digital
+ * backdrop of one colour seen through sensor noise, once averaged. A lit wall or a sweep shades
+ * by more than that across the frame.
+ */
+function evenFrame(rgb: Uint8Array, seeds: number[]): boolean {
+  if (!seeds.length) return false;
+  const median = [0, 1, 2].map((c) => {
+    const v = seeds.map((i) => rgb[i * 3 + c]!).sort((a, b) => a - b);
+    return v[v.length >> 1]!;
+  });
+  let even = 0;
+  for (const i of seeds) if (median.every((m, c) => Math.abs(rgb[i * 3 + c]! - m) <= EVEN)) even++;
+  return even >= FLAT_SHARE * seeds.length;
 }
 
 export function segment(photo: Uint8Array, w: number, h: number): Segmentation {
   const n = w * h;
   const cell = Math.max(8, Math.round(Math.max(w, h) / 64));
   // Sensor noise (a high-ISO shot) spreads the backdrop as wide as white fabric is from it, and
-  // cuts the frame's runs: on a noisy frame, pixels are read as their 3x3 mean.
-  const rgb =
-    frameNoise(photo, w, frameSeeds(photo, w, h)) >= NOISY ? boxMean3(photo, w, h) : photo;
+  // cuts the frame's runs: on a noisy frame, pixels are read as their 5x5 mean.
+  const noisy = frameNoise(photo, w, frameSeeds(photo, w, h)) >= NOISY;
+  const rgb = noisy ? boxMean(photo, w, h, DENOISE) : photo;
   const digital = flatColour(rgb, frameSeeds(rgb, w, h));
   const seeds = backdropSeeds(rgb, w, h, digital);
   const noise = frameNoise(rgb, w, seeds);
+  // A digital backdrop under that noise: no light or shadow falls on it (see below), and once
+  // averaged its colour is known to within EVEN levels, where white fabric differs by a few.
+  const evenNoisy = noisy && digital === null && evenFrame(rgb, seeds);
   // The surface is smooth, so the grow-and-refit passes run on every other pixel (decimated, not
   // averaged, so the noise the tolerances are measured from keeps its level): a quarter the work.
   const half = decimate(rgb, w, h);
@@ -304,6 +324,8 @@ export function segment(photo: Uint8Array, w: number, h: number): Segmentation {
     cell / 2,
     noise,
     digital,
+    // Averaged over 5x5, a noisy frame's noise is a fifth of what it was.
+    noisy ? EVEN : 4,
   );
   let backdrop: Backdrop = { ...fitted, width: w, height: h, cell };
   let surface = renderBackdrop(backdrop, w, h);
@@ -331,7 +353,8 @@ export function segment(photo: Uint8Array, w: number, h: number): Segmentation {
   addShadows(background, rgb, surface, distance, w, h, t);
   // A backdrop of one exact colour is digital (a cut-out pasted on it): no light falls on it
   // unevenly and nothing casts a shadow there, while white fabric on it is smooth and as neutral.
-  if (t >= 1) {
+  const lightAndShade = t >= 1 && !evenNoisy;
+  if (lightAndShade) {
     const lit = addLitWall(background, rgb, surface, ranges, w, h, t);
     const floor = addFloor(background, rgb, w, h);
     if (floor.some((v) => v)) {
@@ -372,7 +395,7 @@ export function segment(photo: Uint8Array, w: number, h: number): Segmentation {
     const gaps = addRingingGaps(background, rgb, surface, distance, w, h);
     trimEdge(background, distance, w, h, trimLimit, trimSteps, gaps);
     // After the pockets: a gap between the legs is a pocket while the feet's shadow closes it.
-    if (t >= 1) {
+    if (lightAndShade) {
       const contact = addContactShadows(background, rgb, surface, w, h, t);
       if (contact.some((v) => v)) {
         // Wall the first pass could not reach (between the legs) may border the shadow.
