@@ -410,12 +410,19 @@ function grow(scene: Scene, seeds: number[], above: Garment | null, dress = fals
   const all = boxSum(clothed, w, h, rr);
   const allowed = new Uint8Array(n);
   for (let i = 0; i < n; i++) if (colour[i] && near[i]! >= all[i]! * DENSE) allowed[i] = 1;
+  // A crease or a seam in shade (a dark line a few pixels wide) parts a sleeve from the body in
+  // the colour test; the flood crosses such lines between garment colours, never skin or wall.
+  const gap = Math.max(1, Math.round(Math.max(w, h) / 180));
+  const closed = erode(dilate(allowed, w, h, gap), w, h, gap);
+  const passable = (j: number) =>
+    allowed[j] === 1 ||
+    (closed[j] === 1 && fig[j] === 1 && !skin[j] && !taken?.[j] && ((j / w) | 0) > chin);
   const region = new Uint8Array(n);
   flood(
     region,
     seeds.filter((i) => allowed[i]),
     w,
-    (j) => allowed[j] === 1,
+    passable,
   );
   const seedTop = Math.min(...seeds.map((i) => (i / w) | 0));
   if (isTop) cutAtWaist(region, lab, scene, Math.round(chin + unit));
