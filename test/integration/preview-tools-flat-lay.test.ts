@@ -147,6 +147,33 @@ describe.skipIf(!present)('model_to_flat_lay takes a dress whole', () => {
   );
 });
 
+describe.skipIf(!present)('model_to_flat_lay keeps both sleeves', () => {
+  // 051962_0's sweatshirt: a crease in shade runs between its left sleeve and its body. Before,
+  // the garment stopped at it (the left part 0.66 as wide as the right, about the figure's axis).
+  it('051962_0.jpg: the garment spans the figure evenly', { timeout: 180_000 }, async () => {
+    const cut = await cutoutOf('051962_0.jpg');
+    const columns = async (image: Buffer) => {
+      const { data, info } = await sharp(image)
+        .extractChannel(3)
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      let [sum, count, left, right] = [0, 0, Infinity, -1];
+      for (let i = 0; i < data.length; i++)
+        if (data[i]! >= 128) {
+          const x = i % info.width;
+          [sum, count] = [sum + x, count + 1];
+          [left, right] = [Math.min(left, x), Math.max(right, x)];
+        }
+      return { mean: sum / count, left, right };
+    };
+    const axis = (await columns(cut)).mean;
+    const garment = await columns(await garmentFromPerson(cut));
+    const [l, r] = [axis - garment.left, garment.right - axis];
+    console.log(`051962_0.jpg: ${l.toFixed(0)} px left of the axis, ${r.toFixed(0)} px right`);
+    expect(Math.min(l, r) / Math.max(l, r)).toBeGreaterThan(0.85);
+  });
+});
+
 describe.skipIf(!present)('model_to_flat_lay cuts the garment along a smooth line', () => {
   it('the cut wobbles little on every people photo', { timeout: 900_000 }, async () => {
     // Before (the mask of the 360 px working grid scaled up as it was): mean 0.378 px, up to
