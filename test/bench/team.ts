@@ -536,6 +536,9 @@ async function load(
   const options = {
     url,
     connections: POLL_CONNECTIONS,
+    // serve closes a keep-alive connection after 10 000 requests (the extra ones get 503); a
+    // quiet machine passes that within a run, so both servers' connections are renewed sooner.
+    reconnectRate: 5_000,
     headers,
     ...(requests ? { requests } : {}),
   };
