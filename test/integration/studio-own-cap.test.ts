@@ -8,7 +8,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
 import type { Recipe } from '../../src/shared/studio';
@@ -16,6 +15,7 @@ import { openStudio, runCommand } from '../../src/studio';
 import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
 import { startReferenceService, type ReferenceService } from '../reference-service';
+import { shapePhotos } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -28,16 +28,6 @@ const cutout: Recipe = {
   request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
   export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{n}' },
 };
-
-async function photos(dir: string, n: number): Promise<void> {
-  fs.mkdirSync(dir, { recursive: true });
-  for (let i = 0; i < n; i++) {
-    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="320" height="400"><rect width="100%" height="100%" fill="#f0efe9"/><rect x="${60 + i * 7}" y="80" width="180" height="240" rx="24" fill="hsl(${i * 37},65%,45%)"/></svg>`;
-    await sharp(Buffer.from(svg))
-      .jpeg({ quality: 90 })
-      .toFile(path.join(dir, `p${String(i).padStart(2, '0')}.jpg`));
-  }
-}
 
 /** Jobs of 12-18 s: far longer than the first polls, so polling alone would cross a low cap. */
 async function world(): Promise<{ root: string; service: ReferenceService; apiKey: string }> {
@@ -62,7 +52,7 @@ describe("the studio's own count at --daily-cap", () => {
     const w = await world();
     const inDir = path.join(w.root, 'in');
     const outDir = path.join(w.root, 'out');
-    await photos(inDir, 6);
+    await shapePhotos(inDir, 6);
     const cap = 15;
     const runOnce = async (offsetMs: number) => {
       const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
@@ -153,7 +143,7 @@ describe("the studio's own count at --daily-cap", () => {
     });
     expect(added.ok).toBe(true);
     expect((await runCommand(studio.commands, 'account.get', {})).ok).toBe(true);
-    await photos(inDir, 6);
+    await shapePhotos(inDir, 6);
     // Unfinished photos wait for the day to reopen (too few requests left counts), none failed;
     // a delivered one waits for review.
     const waits = async () => {
@@ -240,7 +230,7 @@ describe('a studio restarted on a key the service has already capped', () => {
     w.service.setDailyCap(w.apiKey, used);
     const second = await open();
     cleanups.push(second.close);
-    await photos(inDir, 2);
+    await shapePhotos(inDir, 2);
     await new Promise((r) => setTimeout(r, 4000));
     // The first refusal names the cap and closes the day; a probe a minute at most after that.
     expect(w.service.requestsToday(w.apiKey) - used).toBeLessThanOrEqual(2);

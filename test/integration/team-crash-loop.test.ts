@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, expect, it } from 'vitest';
 import { openCore, type Core } from '../../src/core';
 import { removeDir } from './helpers/api';
-import { garmentPng } from './helpers/images';
+import { chargedJob } from './helpers/charged-jobs';
 import { delayedProvider } from './helpers/providers';
 import { describePostgres } from '../support/postgres';
 
@@ -46,22 +46,6 @@ describePostgres('team mode: a job that keeps killing its worker', (databaseUrl)
     return { core: c, provider };
   }
 
-  /** A charged one-shot job created through the service by an API-only process; its id. */
-  async function chargedJob(api: Core): Promise<{ id: string; auth: string }> {
-    const { apiKey } = await api.admin.createAccount({
-      email: `crash-${Math.random().toString(36).slice(2)}@example.test`,
-      diamonds: 10,
-    });
-    const auth = `Bearer ${apiKey}`;
-    const upload = await api.service.upload(auth, await garmentPng());
-    const created = await api.service.createGeneration(auth, {
-      toolId: 'photo_enhance',
-      images: { user_photo: (upload.body as { url: string }).url },
-    });
-    expect(created.status).toBe(202);
-    return { id: (created.body as { id: string }).id, auth };
-  }
-
   /** `deaths` workers claim the job in turn and die (their leases run out, never renewed). */
   async function dieOn(api: Core, id: string, deaths: number): Promise<void> {
     for (let n = 1; n <= deaths; n++) {
@@ -90,7 +74,7 @@ describePostgres('team mode: a job that keeps killing its worker', (databaseUrl)
   it('fails and refunds, once, a job whose worker died three times, without calling the provider again', async () => {
     const schema = `crash_${randomBytes(4).toString('hex')}`;
     const { core: api } = await core(0, schema);
-    const { id, auth } = await chargedJob(api);
+    const { id, auth } = await chargedJob(api, 'crash');
     await dieOn(api, id, 3);
     expect((await api.store.jobs.get(id))?.leaseLapses).toBe(2); // the third lapse is counted by the next claim
 
@@ -110,7 +94,7 @@ describePostgres('team mode: a job that keeps killing its worker', (databaseUrl)
   it('still runs a job whose worker died twice, once, and charges it once', async () => {
     const schema = `crash_${randomBytes(4).toString('hex')}`;
     const { core: api } = await core(0, schema);
-    const { id, auth } = await chargedJob(api);
+    const { id, auth } = await chargedJob(api, 'crash');
     await dieOn(api, id, 2);
 
     const { provider } = await core(1, schema);
@@ -128,7 +112,7 @@ describePostgres('team mode: a job that keeps killing its worker', (databaseUrl)
   it('counts a lease released on a clean stop as no lapse', async () => {
     const schema = `crash_${randomBytes(4).toString('hex')}`;
     const { core: api } = await core(0, schema);
-    const { id } = await chargedJob(api);
+    const { id } = await chargedJob(api, 'crash');
     for (let n = 1; n <= 4; n++) {
       expect(await api.store.jobs.claim(`stopping-worker-${n}`, 60_000, 10)).toEqual([id]);
       expect(await api.store.jobs.releaseLeases(`stopping-worker-${n}`)).toBe(1);

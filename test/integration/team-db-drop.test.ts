@@ -18,7 +18,7 @@ import { afterEach, expect, it } from 'vitest';
 import { openCore, type Core } from '../../src/core';
 import type { ProviderAdapter } from '../../src/core/providers/types';
 import { removeDir } from './helpers/api';
-import { garmentPng } from './helpers/images';
+import { chargedJob, chargedPack } from './helpers/charged-jobs';
 import { localProvider } from './helpers/providers';
 import { startUnavailableProxy } from './helpers/s3-unavailable-proxy';
 import { startTestS3 } from './helpers/s3';
@@ -131,43 +131,6 @@ describePostgres('team mode: a job run whose database connection is cut', (datab
     return c;
   }
 
-  /** A charged one-shot job created through the service; its id and the key's auth. */
-  async function chargedJob(core: Core) {
-    const { apiKey } = await core.admin.createAccount({
-      email: `dbdrop-${randomBytes(4).toString('hex')}@example.test`,
-      diamonds: 10,
-    });
-    const auth = `Bearer ${apiKey}`;
-    const upload = await core.service.upload(auth, await garmentPng());
-    const created = await core.service.createGeneration(auth, {
-      toolId: 'photo_enhance',
-      images: { user_photo: (upload.body as { url: string }).url },
-    });
-    expect(created.status).toBe(202);
-    return { id: (created.body as { id: string }).id, auth };
-  }
-
-  /** A charged catalog job of a ready set's first 3 shots (3 units); its id and the key's auth. */
-  async function chargedCatalogJob(core: Core) {
-    const { apiKey } = await core.admin.createAccount({
-      email: `dbdrop-${randomBytes(4).toString('hex')}@example.test`,
-      diamonds: 100,
-    });
-    const auth = `Bearer ${apiKey}`;
-    const upload = await core.service.upload(auth, await garmentPng());
-    const sets = (await core.service.listReadySets(auth, { limit: 100 })).body as {
-      templateSets: { id: string; shots: { id: string }[] }[];
-    };
-    const set = sets.templateSets.find((s) => s.shots.length >= 3)!;
-    const created = await core.service.createCatalogJob(auth, {
-      readyTemplateSetId: set.id,
-      images: { garment_photo: (upload.body as { url: string }).url },
-      shotIds: set.shots.slice(0, 3).map((s) => s.id),
-    });
-    expect(created.status, JSON.stringify(created.body)).toBe(202);
-    return { id: (created.body as { mediaItemId: string }).mediaItemId, auth, diamonds: 100 };
-  }
-
   /** Terminates every backend of the core's pool that waits on a lock; how many it cut. */
   async function cutWaitingWriters(admin: pg.Client): Promise<number> {
     const { rows } = await admin.query<{ cut: boolean }>(
@@ -211,7 +174,7 @@ describePostgres('team mode: a job run whose database connection is cut', (datab
   it('a connection cut while the result is stored: the write is tried again, the job completes, the provider called once, charged once', async () => {
     const schema = `dbdrop_${randomBytes(4).toString('hex')}`;
     const api = await service(schema, 0, localProvider());
-    const { id, auth } = await chargedJob(api);
+    const { id, auth } = await chargedJob(api, 'dbdrop');
     const { provider, state } = gatedProvider();
     const log: string[] = [];
     await service(schema, 1, provider, log);
@@ -239,7 +202,7 @@ describePostgres('team mode: a job run whose database connection is cut', (datab
   it('a cut that outlasts the retries: the run gives the job up (one lapse, a log line), it runs again and completes, charged once, never refunded', async () => {
     const schema = `dbdrop_${randomBytes(4).toString('hex')}`;
     const api = await service(schema, 0, localProvider());
-    const { id, auth } = await chargedJob(api);
+    const { id, auth } = await chargedJob(api, 'dbdrop');
     const { provider, state } = gatedProvider();
     const log: string[] = [];
     await service(schema, 1, provider, log);
@@ -276,7 +239,7 @@ describePostgres('team mode: a job run whose database connection is cut', (datab
   it('a unit whose result write gives up while other units of the job are at the provider: the run waits for them before giving the job up, so no unit is run twice at once, and each completed unit was paid once', async () => {
     const schema = `dbdrop_${randomBytes(4).toString('hex')}`;
     const api = await service(schema, 0, localProvider());
-    const { id, auth, diamonds } = await chargedCatalogJob(api);
+    const { id, auth, diamonds } = await chargedPack(api, 'dbdrop', 3);
     const locker = await lockUnits(schema, id);
     const { provider, state } = perUnitProvider();
     gates.push(state.gate.resolve);
@@ -329,7 +292,7 @@ describePostgres('team mode: a job run whose database connection is cut', (datab
     const blobsUrl = `s3://dbdrop/?endpoint=${encodeURIComponent(proxy.endpoint)}&region=us-east-1&forcePathStyle=true`;
     const schema = `dbdrop_${randomBytes(4).toString('hex')}`;
     const api = await service(schema, 0, localProvider(), undefined, { blobsUrl });
-    const { id, auth } = await chargedJob(api);
+    const { id, auth } = await chargedJob(api, 'dbdrop');
     const { provider, state } = gatedProvider();
     const log: string[] = [];
     await service(schema, 1, provider, log, { blobsUrl });
