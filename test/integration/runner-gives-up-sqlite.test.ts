@@ -10,13 +10,12 @@
  * behind a proxy that answers writes 503 SlowDown while told to; the provider is the local one,
  * counting its calls.
  */
-import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openCore, type Core } from '../../src/core';
 import type { ProviderAdapter } from '../../src/core/providers/types';
 import { makeTempDir, removeDir } from './helpers/api';
-import { garmentPng } from './helpers/images';
+import { chargedJob, chargedPack } from './helpers/charged-jobs';
 import { localProvider } from './helpers/providers';
 import { startUnavailableProxy, type UnavailableProxy } from './helpers/s3-unavailable-proxy';
 import { startTestS3 } from './helpers/s3';
@@ -84,18 +83,7 @@ describe('one SQLite process: a job run that gives up on its blob store', () => 
       ...(maxInterruptions !== undefined ? { maxInterruptions } : {}),
     });
     cleanups.push(() => core.close());
-    const { apiKey } = await core.admin.createAccount({
-      email: `giveup-${randomBytes(4).toString('hex')}@example.test`,
-      diamonds: 10,
-    });
-    const auth = `Bearer ${apiKey}`;
-    const upload = await core.service.upload(auth, await garmentPng());
-    const created = await core.service.createGeneration(auth, {
-      toolId: 'photo_enhance',
-      images: { user_photo: (upload.body as { url: string }).url },
-    });
-    expect(created.status).toBe(202);
-    const id = (created.body as { id: string }).id;
+    const { id, auth } = await chargedJob(core, 'giveup');
     // The result's write is refused from the first provider call on.
     await state.called;
     proxy.writesDown = true;
@@ -168,23 +156,7 @@ describe('one SQLite process: a job run that gives up on its blob store', () => 
       },
     });
     cleanups.push(() => core.close());
-    const { apiKey } = await core.admin.createAccount({
-      email: `giveup-pack-${randomBytes(4).toString('hex')}@example.test`,
-      diamonds: 1000,
-    });
-    const auth = `Bearer ${apiKey}`;
-    const upload = await core.service.upload(auth, await garmentPng());
-    const sets = (await core.service.listReadySets(auth, { limit: '100' })).body as {
-      templateSets: { id: string; shotCount: number; shots: { id: string }[] }[];
-    };
-    const set = sets.templateSets.find((t) => t.shotCount >= 4)!;
-    const created = await core.service.createCatalogJob(auth, {
-      readyTemplateSetId: set.id,
-      images: { garment_photo: (upload.body as { url: string }).url },
-      shotIds: set.shots.slice(0, 4).map((t) => t.id),
-    });
-    expect(created.status).toBe(202);
-    const id = (created.body as { mediaItemId: string }).mediaItemId;
+    const { id } = await chargedPack(core, 'giveup-pack', 4);
     await until(
       'the pack to leave processing',
       async () => (await core.store.jobs.get(id))?.status !== 'processing',
@@ -205,6 +177,45 @@ describe('one SQLite process: a job run that gives up on its blob store', () => 
     expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
     expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
   }, 120_000);
+
+  it('a clean stop while a failed run waits to run again is not counted as a crash at the next start', async () => {
+    const s3 = await startTestS3(['giveup-stop']);
+    cleanups.push(() => s3.close());
+    const proxy = await startUnavailableProxy(s3.endpoint);
+    cleanups.push(() => proxy.close());
+    const dataDir = makeTempDir('giveup-stop-');
+    cleanups.push(() => removeDir(dataDir));
+    const inner = localProvider();
+    const provider: ProviderAdapter = {
+      name: 'test-store-down',
+      async run(job, ctx) {
+        const out = await inner.run(job, ctx);
+        proxy.writesDown = true;
+        return out;
+      },
+    };
+    const blobsUrl = `s3://giveup-stop/?endpoint=${encodeURIComponent(proxy.endpoint)}&region=us-east-1&forcePathStyle=true`;
+    const log: string[] = [];
+    const first = await openCore({ dataDir, blobsUrl, provider, log: (m) => log.push(m) });
+    const { id } = await chargedJob(first, 'giveup-stop');
+    await until('the run to give up', () => log.some((l) => l.startsWith(`job ${id}: run failed`)));
+    await first.close(); // during the pause before it runs again
+    proxy.writesDown = false;
+    const again: string[] = [];
+    const second = await openCore({
+      dataDir,
+      blobsUrl,
+      provider: inner,
+      log: (m) => again.push(m),
+    });
+    cleanups.push(() => second.close());
+    await until(
+      'the job to finish',
+      async () => (await second.store.jobs.get(id))?.status !== 'processing',
+    );
+    expect((await second.store.jobs.get(id))?.status).toBe('completed');
+    expect(again.filter((l) => l.includes('cut by a crash'))).toEqual([]);
+  }, 90_000);
 
   it('a job whose every run gives up ends failed and refunded once after maxInterruptions failed runs, the provider not called again', async () => {
     const { proxy, state, log, settled } = await setUp(1);

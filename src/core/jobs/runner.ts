@@ -95,6 +95,8 @@ export class JobRunner {
   /** Jobs whose run stored a unit: a failed run that made progress starts the count again. */
   private readonly progressed = new Set<string>();
   private readonly runAgainTimers = new Map<string, NodeJS.Timeout>();
+  /** Jobs whose pause before running again a drain or stop cancelled: not cut by a crash. */
+  private readonly pausedAtStop = new Set<string>();
 
   constructor(private readonly opts: RunnerOptions) {
     this.limit = pLimit(Math.max(1, opts.concurrency));
@@ -198,6 +200,7 @@ export class JobRunner {
   private runAgainLater(jobId: string, failedRuns: number, err: unknown): void {
     const why = `job ${jobId}: run failed (${describeFailure(err)})`;
     if (this.draining || this.abort.signal.aborted) {
+      this.pausedAtStop.add(jobId);
       this.opts.log?.(`${why}; it runs again at next start`);
       return;
     }
@@ -247,8 +250,12 @@ export class JobRunner {
     this.cancelRunsAgain();
     const cut = [...this.running.values()];
     this.running.clear();
-    this.stopped = this.opts.store.jobs
-      .clearUnitsStarted(cut)
+    // A unit of a failed run keeps its started mark while the job waits to run again: cleared
+    // too, or the next start would count a clean stop as a crash.
+    const paused = [...this.pausedAtStop];
+    this.pausedAtStop.clear();
+    this.stopped = this.pendingUnitsOf(paused)
+      .then((units) => this.opts.store.jobs.clearUnitsStarted([...cut, ...units]))
       .catch((err: unknown) => this.opts.log?.(`could not clear started marks: ${String(err)}`));
     return this.stopped;
   }
@@ -257,8 +264,19 @@ export class JobRunner {
 
   /** Jobs waiting to run again stay 'processing' and run at next start. */
   private cancelRunsAgain(): void {
-    for (const timer of this.runAgainTimers.values()) clearTimeout(timer);
+    for (const [jobId, timer] of this.runAgainTimers) {
+      clearTimeout(timer);
+      this.pausedAtStop.add(jobId);
+    }
     this.runAgainTimers.clear();
+  }
+
+  private async pendingUnitsOf(jobIds: string[]): Promise<{ jobId: string; idx: number }[]> {
+    const units: { jobId: string; idx: number }[] = [];
+    for (const jobId of jobIds)
+      for (const unit of await this.opts.store.jobs.unitsOf(jobId))
+        if (unit.status === 'pending') units.push({ jobId, idx: unit.idx });
+    return units;
   }
 
   /** stop(), then waits for the units under way to return. */
