@@ -194,8 +194,8 @@ export class JobRunner {
   /**
    * An in-process run that gave up (the store or the blob store failed mid-run: its unit stays
    * pending, nothing is refunded) leaves the job 'processing' with no lease to run out: this
-   * process runs it again after a pause, and the run after `maxInterruptions` failed ones fails
-   * and refunds it, as a lease-run job is after as many lapses.
+   * process runs it again after a pause, and the run after `maxInterruptions` failed ones in a row
+   * that stored nothing fails and refunds it, as a lease-run job is after as many lapses.
    */
   private runAgainLater(jobId: string, failedRuns: number, err: unknown): void {
     const why = `job ${jobId}: run failed (${describeFailure(err)})`;
@@ -324,7 +324,7 @@ export class JobRunner {
         `the job was cut ${job.leaseLapses} times: the service process running it stopped (or lost its database) each time`,
       );
     }
-    // Nor one whose every run here gives up: each rerun may pay the provider again.
+    // Nor one whose runs here keep giving up with nothing stored: refunded, not tried for ever.
     if (run.leaseOwner === undefined && (run.failedRuns ?? 0) >= limit) {
       this.opts.log?.(`job ${jobId}: its run failed ${run.failedRuns} times: failed`);
       return this.finalize(
