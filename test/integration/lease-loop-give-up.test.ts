@@ -11,8 +11,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, expect, it } from 'vitest';
 import { LeaseLoop } from '../../src/core/jobs/lease-loop';
 import { openPostgresStore } from '../../src/core/store/pg/index';
-import type { Store } from '../../src/core/store/types';
 import { describePostgres } from '../support/postgres';
+import { seedJobs } from './helpers/seed-jobs';
 
 function opened(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -28,50 +28,12 @@ describePostgres('lease loop: a failed run given up', (databaseUrl) => {
     for (const close of closers.splice(0)) await close();
   });
 
-  async function seedJob(store: Store): Promise<string> {
-    const accountId = `acct_${randomBytes(6).toString('hex')}`;
-    const keyId = `key_${randomBytes(6).toString('hex')}`;
-    const now = new Date().toISOString();
-    await store.transaction(async (tx) => {
-      await tx.accounts.create({
-        id: accountId,
-        email: `${accountId}@example.test`,
-        createdAt: now,
-      });
-      await tx.keys.create({
-        id: keyId,
-        accountId,
-        hash: `hash_${randomBytes(6).toString('hex')}`,
-        prefix: 'ds_test',
-        dailyCap: 500,
-        createdAt: now,
-      });
-    });
-    const id = `job_${randomBytes(8).toString('hex')}`;
-    await store.jobs.insert(
-      {
-        id,
-        accountId,
-        keyId,
-        kind: 'generation',
-        toolId: 'photo_enhance',
-        price: 1,
-        input: '{}',
-        templateSetId: null,
-        readySetId: null,
-        createdAt: now,
-      },
-      [{ shotId: null }],
-    );
-    return id;
-  }
-
   it('a renewal answering while the release is on its way does not start the job again here before the release', async () => {
     const schema = `gu_${randomBytes(4).toString('hex')}`;
     const url = new URL(databaseUrl());
     const store = await openPostgresStore(url.toString(), { schema, max: 4 });
     closers.push(() => store.close());
-    const id = await seedJob(store);
+    const id = (await seedJobs(store, 1))[0]!;
 
     const events: string[] = [];
     const renewalAnswered = opened();

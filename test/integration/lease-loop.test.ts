@@ -25,9 +25,8 @@ import { openPostgresStore } from '../../src/core/store/pg/index';
 import { openSqliteStore } from '../../src/core/store/sqlite/index';
 import type { Store } from '../../src/core/store/types';
 import { describePostgres } from '../support/postgres';
+import { seedJobs } from './helpers/seed-jobs';
 
-const T0 = Date.parse('2026-11-23T10:00:00.000Z');
-const uid = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
 const WORKER = path.resolve(import.meta.dirname, 'helpers/lease-worker.ts');
 
 /** Waits for `check` to hold (polling), failing after `ms` with `what`. */
@@ -41,48 +40,6 @@ async function until(
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
     await delay(10);
   }
-}
-
-/** An account, a key and `n` jobs of `units` pending units each, oldest first. */
-async function seedJobs(store: Store, n: number, units = 1): Promise<string[]> {
-  const accountId = uid('acct');
-  const keyId = uid('key');
-  await store.transaction(async (tx) => {
-    await tx.accounts.create({
-      id: accountId,
-      email: `${accountId}@example.test`,
-      createdAt: new Date(T0).toISOString(),
-    });
-    await tx.keys.create({
-      id: keyId,
-      accountId,
-      hash: uid('hash'),
-      prefix: 'ds_test',
-      dailyCap: 500,
-      createdAt: new Date(T0).toISOString(),
-    });
-  });
-  const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const id = uid('job');
-    await store.jobs.insert(
-      {
-        id,
-        accountId,
-        keyId,
-        kind: 'generation',
-        toolId: 'photo_enhance',
-        price: 1,
-        input: '{}',
-        templateSetId: null,
-        readySetId: null,
-        createdAt: new Date(T0 + i).toISOString(),
-      },
-      Array.from({ length: units }, () => ({ shotId: null })),
-    );
-    ids.push(id);
-  }
-  return ids;
 }
 
 /** What the stand-in runs saw, shared by every loop of a test (they run in this process). */
