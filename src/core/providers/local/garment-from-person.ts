@@ -7,7 +7,8 @@
  * arms, hair and shoes, and at wall patches a cut-out kept between arm and body; a dress is one
  * region down to its hem. Trousers of nearly the top's colours are cut at the hem, where the
  * region stops covering the clothed rows; prints are holes bounded by the garment (and the neck's
- * skin where they reach the neckline). When little skin shows (a garment photo, a mannequin), the
+ * skin where they reach the neckline). A garment of skin's colour is told from skin by its pattern
+ * (skin is smooth at full size). When little skin shows (a garment photo, a mannequin), the
  * cut-out is the garment already.
  */
 import { sharp } from '../../../infra/sharp';
@@ -15,6 +16,7 @@ import { clusterColours, labDistance, nearest } from './colour-clusters';
 import { borderPixels, boxSum, components, dilate, erode, flood } from './matting/morphology';
 import { continuesPastHips, garmentReach } from './garment-continuity';
 import { fullSizeMask } from './full-size-mask';
+import { dropPatternedSkin, fineTexture } from './fabric-texture';
 import { toLab } from './remove-background';
 import { ProviderError } from '../types';
 import {
@@ -539,6 +541,9 @@ export async function garmentFromPerson(cutout: Buffer, want?: NamedGarment): Pr
   const chin = face ? face.chin : top + Math.round(figH * 0.12);
   const unit = face ? face.width * 1.3 : figH * 0.1;
   const cx = face?.cx ?? centreOf(fig, grid, Math.min(bottom, chin + Math.round(unit)));
+  // A garment of skin's colour passed the tone test: its pattern tells it apart.
+  if (face)
+    dropPatternedSkin(skin, fineTexture(full.data, W, H, w, h), face.pixels, { w, h, unit });
   const scene: Scene = { w, h, n, fig, skin, lab, wallAt, chin, unit, cx, bottom, opaque };
   // Chest: the first band below the chin that is mostly clothed (a low neckline shows skin).
   const chest = clothedBand(scene, Math.round(chin + unit * 0.6), null);
