@@ -26,10 +26,8 @@ import { LIMITS } from '../shared/api';
 import { mimeOfPath } from '../shared/media-types';
 import { BlobMissing } from '../core/media/blob-content';
 import { readiness } from './health';
-import { lazyRequestLogger, requestIdFrom, requestLineLogger, type Logger } from './logging';
-
-/** What Fastify sends with an object it serialised itself. */
-const JSON_TYPE = 'application/json; charset=utf-8';
+import { lazyRequestLogger, requestIdFrom, requestLineWriter, type Logger } from './logging';
+import { fastPoll, JSON_TYPE } from './fast-poll';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -98,6 +96,10 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
   const { service } = core;
   const logger = opts.logger;
   const fastifyLogger: FastifyBaseLogger | undefined = logger;
+  const requestLine = logger ? requestLineWriter(logger) : undefined;
+  const answerPoll = fastPoll(service, { log: opts.log, requestLine });
+  // Set when close begins: from then on new requests are turned away (below).
+  let closing = false;
   const app = Fastify({
     bodyLimit: LIMITS.jsonBodyBytes,
     ...(logger
@@ -114,7 +116,8 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
     // A caller's x-request-id ties our log lines to theirs: the server factory below checks it
     // (or makes one when it is absent or malformed) and echoes it, and Fastify takes it from there.
     requestIdHeader: 'x-request-id',
-    return503OnClosing: true,
+    // Our own 503 while closing (in the server factory): Fastify's lacks the spec's error shape.
+    return503OnClosing: false,
     // Ids up to 8 KiB reach the route (and get a JSON 404); longer ones get frameworkErrors' 414.
     routerOptions: { maxParamLength: 8192 },
     // Fastify applies its own timeout options only to servers it creates; this one sets them all.
@@ -131,6 +134,8 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
           const id = requestIdFrom(req.headers['x-request-id']);
           req.headers['x-request-id'] = id;
           res.setHeader('x-request-id', id);
+          if (closing) return turnAway(req, res);
+          if (answerPoll(req, res)) return;
           handler(req, res);
         },
       );
@@ -230,26 +235,31 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
       .send({ success: false, error: `Not found: ${request.method} ${request.url.split('?')[0]}` }),
   );
 
+  /**
+   * A request that arrives once close has begun (pipelined, or on a keep-alive connection busy at
+   * that moment) gets a 503 and its connection is closed: the balancer sends it elsewhere.
+   */
+  function turnAway(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const body = failure('The server is shutting down; send the request again');
+    res.writeHead(503, {
+      'content-type': JSON_TYPE,
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
+    res.end(body);
+    requestLine?.(req, 503, 0);
+  }
+
   // Draining: requests under way when close began are answered; Fastify closes only connections
   // idle at that moment, so the others are let go right after their answer, not kept alive 30 s.
   app.addHook('preClose', async () => {
+    closing = true;
     app.server.keepAliveTimeout = 1;
   });
-  if (opts.logger) {
+  if (requestLine) {
     // One line per request (Fastify's own logging writes two); never headers, so never a key.
-    // Its logger is made once: no child per request (Fastify's own lines get one lazily).
-    const lines = requestLineLogger(opts.logger);
     app.addHook('onResponse', (request, reply, done) => {
-      lines.info(
-        {
-          requestId: request.id,
-          method: request.method,
-          url: request.url.length > 256 ? `${request.url.slice(0, 256)}…` : request.url,
-          status: reply.statusCode,
-          ms: Math.round(reply.elapsedTime),
-        },
-        'request',
-      );
+      requestLine(request.raw, reply.statusCode, reply.elapsedTime);
       done();
     });
   }

@@ -4,6 +4,7 @@
  * values of secret-looking environment variables are masked in every line as a last guard.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import pino, {
   type Bindings,
@@ -115,6 +116,26 @@ export function createLogger(
  */
 export function requestLineLogger(logger: Logger): Logger {
   return logger.child({}, { redact: [] });
+}
+
+/** Writes the line of one answered request (its id is the x-request-id the server set). */
+export type RequestLine = (req: IncomingMessage, status: number, ms: number) => void;
+
+export function requestLineWriter(logger: Logger): RequestLine {
+  const lines = requestLineLogger(logger);
+  return (req, status, ms) => {
+    const url = req.url ?? '';
+    lines.info(
+      {
+        requestId: req.headers['x-request-id'],
+        method: req.method,
+        url: url.length > 256 ? `${url.slice(0, 256)}…` : url,
+        status,
+        ms: Math.round(ms),
+      },
+      'request',
+    );
+  };
 }
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';

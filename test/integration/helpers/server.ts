@@ -9,6 +9,7 @@ import { expect } from 'vitest';
 import { startServer } from '../../../src/server';
 import type { ProviderAdapter } from '../../../src/core/providers/types';
 import type { HttpTimeouts } from '../../../src/server/app';
+import type { Logger } from '../../../src/server/logging';
 import { Api, makeTempDir, removeDir } from './api';
 import { testBlobsUrl } from './s3';
 import { releaseTestDatabaseUrl, testDatabaseUrlForServer } from './test-database';
@@ -29,6 +30,8 @@ export type TestServerOptions = {
   timeouts?: Partial<HttpTimeouts>;
   /** Blobs in a bucket; by default, one on a test S3 server when DROPSHOOT_TEST_BLOBS=s3. */
   blobsUrl?: string;
+  /** Request lines and the core's messages, as `serve` writes them. */
+  logger?: Logger;
 };
 
 export type TestServerStorage = {
