@@ -173,6 +173,42 @@ describe.skipIf(!present)('model_to_flat_lay keeps both sleeves', () => {
   });
 });
 
+describe.skipIf(!present)('model_to_flat_lay keeps a print that runs out to the edge', () => {
+  // 051962_0's sweatshirt: the red V of its "Versace" print runs out to the left sleeve's edge,
+  // so the letters there were not a hole inside the garment's outline on their rows. Before, the
+  // flat lay lost them and the sleeve behind them: a notch 134 px deep.
+  it(
+    "051962_0.jpg: the sweatshirt reaches the figure's outline on every row",
+    { timeout: 180_000 },
+    async () => {
+      const cut = await cutoutOf('051962_0.jpg');
+      const alpha = async (image: Buffer) =>
+        sharp(image).ensureAlpha().extractChannel(3).raw().toBuffer({ resolveWithObject: true });
+      const person = await alpha(cut);
+      const garment = await alpha(await garmentFromPerson(cut));
+      const { width: W, height: H } = garment.info;
+      const rows: { y: number; left: number; right: number }[] = [];
+      for (let y = 0; y < H; y++) {
+        let [gl, gr, pl, pr] = [-1, -1, -1, -1];
+        for (let x = 0; x < W; x++) {
+          if (garment.data[y * W + x]! >= 128) [gl, gr] = [gl < 0 ? x : gl, x];
+          if (person.data[y * W + x]! >= 128) [pl, pr] = [pl < 0 ? x : pl, x];
+        }
+        if (gl >= 0) rows.push({ y, left: gl - pl, right: pr - gr });
+      }
+      // The sweatshirt's rows, without its shoulders and the cuffs where the hands are.
+      const [top, bottom] = [rows[0]!.y, rows[rows.length - 1]!.y];
+      const body = rows.filter(
+        ({ y }) => y > top + (bottom - top) * 0.1 && y < bottom - (bottom - top) * 0.15,
+      );
+      const deepest = Math.max(...body.map((r) => Math.max(r.left, r.right)));
+      console.log(`051962_0.jpg: deepest notch ${deepest} px over ${body.length} rows`);
+      expect(body.length).toBeGreaterThan(200);
+      expect(deepest).toBeLessThan(12);
+    },
+  );
+});
+
 describe.skipIf(!present)('model_to_flat_lay cuts the garment along a smooth line', () => {
   it('the cut wobbles little on every people photo', { timeout: 900_000 }, async () => {
     // Before (the mask of the 360 px working grid scaled up as it was): mean 0.378 px, up to

@@ -49,6 +49,8 @@ const SAME_COLOUR = 16;
 
 /** Lab distance to the face's colours within which a pixel is skin. */
 const SKIN_TONE = 14;
+/** Share of a piece's columns the garment spans for it to be a print (see fillHoles). */
+const ENCLOSED = 0.8;
 /** Lab distance to the wall beside it within which a pixel of the cut-out is wall. */
 const WALL_MATCH = 4;
 /** Share of the clothed pixels around a pixel that must have the garment's colours. */
@@ -261,8 +263,10 @@ function fillHoles(region: Uint8Array, scene: Scene): void {
       else if (skin[j]) toSkin[k]!++;
     }
   }
-  // Only within the garment's outline on its row: a shaded strip of arm joined to a print runs
-  // down the garment's side, outside it.
+  // Only within the garment's outline on its row (a shaded strip of arm joined to a print runs
+  // down the garment's side, outside it), or spanned by the garment above and below: a print
+  // that runs out to a sleeve's edge (051962_0's red V) is outside the row's outline; an arm's
+  // shaded strip lies along the arm's skin.
   const first = new Int32Array(h).fill(w);
   const last = new Int32Array(h).fill(-1);
   for (let i = 0; i < n; i++)
@@ -271,6 +275,7 @@ function fillHoles(region: Uint8Array, scene: Scene): void {
       first[y] = Math.min(first[y]!, i % w);
       last[y] = Math.max(last[y]!, i % w);
     }
+  const between = enclosedInColumns(region, label, sizes.length, { w, h });
   for (let i = 0; i < n; i++) {
     const k = label[i]!;
     const y = (i / w) | 0;
@@ -278,8 +283,8 @@ function fillHoles(region: Uint8Array, scene: Scene): void {
       k >= 0 &&
       toRegion[k]! >= 2 * (toSkin[k]! + toOut[k]!) &&
       wallish[k]! < sizes[k]! / 2 &&
-      i % w > first[y]! &&
-      i % w < last[y]!
+      ((i % w > first[y]! && i % w < last[y]!) ||
+        (between[k]! >= ENCLOSED && toSkin[k]! * 4 < toRegion[k]!))
     )
       region[i] = 1;
   }
@@ -287,6 +292,42 @@ function fillHoles(region: Uint8Array, scene: Scene): void {
   const outside = new Uint8Array(n);
   flood(outside, borderPixels(w, h), w, (j) => !region[j]);
   for (let i = 0; i < n; i++) if (!outside[i] && fig[i]) region[i] = 1;
+}
+
+/**
+ * For each labelled piece, the share of its columns in which the region lies both above and below
+ * it: a print is spanned by its garment; trousers below a top, or an arm beside it, are not.
+ */
+function enclosedInColumns(
+  region: Uint8Array,
+  label: Int32Array,
+  pieces: number,
+  { w, h }: Grid,
+): Float64Array {
+  const columns = new Float64Array(pieces);
+  const spanned = new Float64Array(pieces);
+  const top = new Int32Array(pieces);
+  const bottom = new Int32Array(pieces);
+  for (let x = 0; x < w; x++) {
+    top.fill(-1);
+    bottom.fill(-1);
+    let firstRegion = h;
+    let lastRegion = -1;
+    for (let y = 0; y < h; y++) {
+      const i = y * w + x;
+      if (region[i]) ((firstRegion = Math.min(firstRegion, y)), (lastRegion = y));
+      const k = label[i]!;
+      if (k < 0) continue;
+      if (top[k]! < 0) top[k] = y;
+      bottom[k] = y;
+    }
+    for (let k = 0; k < pieces; k++) {
+      if (top[k]! < 0) continue;
+      columns[k]!++;
+      if (firstRegion < top[k]! && lastRegion > bottom[k]!) spanned[k]!++;
+    }
+  }
+  return columns.map((c, k) => (c ? spanned[k]! / c : 0));
 }
 
 /**
