@@ -1,12 +1,13 @@
 /**
  * The harness's side door under /_ref/ (outside /v1), for main.ts: create accounts, grant, read
- * balance, ledger, jobs and request counts (today's, per day; today's can be set), change the cap and the fault switches. Guarded by a
+ * balance, ledger, jobs, the request log and request counts (today's, per day; today's can be set), change the cap and the fault switches. Guarded by a
  * token given on the command line (header `x-ref-token`).
  */
 import type http from 'node:http';
 import { z } from 'zod';
 import type { ReferenceCore } from './core';
 import { ReferenceServiceOptionsSchema } from './options';
+import type { RequestLog } from './request-log';
 
 const Email = z.object({ email: z.string().min(1) });
 const routes = {
@@ -27,7 +28,7 @@ const routes = {
   }),
 } as const;
 
-export function adminRoutes(core: ReferenceCore, token: string) {
+export function adminRoutes(core: ReferenceCore, token: string, log: RequestLog) {
   return (req: http.IncomingMessage, res: http.ServerResponse, url: URL, body: Buffer): void => {
     const reply = (status: number, value: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
@@ -73,6 +74,8 @@ export function adminRoutes(core: ReferenceCore, token: string) {
         }
         case 'GET /_ref/requests-by-day':
           return reply(200, { days: core.requestsByDay(q('apiKey')) });
+        case 'GET /_ref/requests':
+          return reply(200, { requests: log.entries });
         case 'GET /_ref/requests-today':
           return reply(200, { requests: core.requestsToday(q('apiKey')) });
         default:

@@ -26,12 +26,15 @@ import {
   type GenerationRequest,
 } from './rules';
 import { Store, type Job, type LedgerEntry, type Piece } from './state';
+import { IdempotencyRecords } from './idempotency';
 
 export type Reply = {
   status: number;
   body: Record<string, unknown>;
   headers?: Record<string, string>;
   delayMs?: number;
+  /** A non-JSON answer (a gateway's HTML page); `body` is then unused. */
+  raw?: { contentType: string; text: string };
 };
 export type Caller = { apiKey: string; email: string };
 export type Urls = { base: string; results: string };
@@ -49,7 +52,7 @@ export class ReferenceCore {
   private readonly rng: SeededRandom;
   private readonly finalizing = new Set<string>();
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly idempotent = new Map<string, Reply>();
+  private readonly idempotent = new IdempotencyRecords();
   /** First poll that reported each job final: when the client collected it (not persisted). */
   private readonly collectedAt = new Map<string, number>();
 
@@ -248,7 +251,7 @@ export class ReferenceCore {
         case 'POST /v1/uploads':
           return this.upload(caller, body);
         case 'POST /v1/generations':
-          return await this.idempotently(caller, headers, body, () =>
+          return await this.create(caller, headers, body, () =>
             this.createGeneration(caller, this.json(body)),
           );
         case 'GET /v1/generations/:id':
@@ -280,7 +283,7 @@ export class ReferenceCore {
           return this.ok({ templateSet: this.readySetEntry(set) });
         }
         case 'POST /v1/catalog-jobs':
-          return await this.idempotently(caller, headers, body, () =>
+          return await this.create(caller, headers, body, () =>
             this.createCatalogJob(caller, this.json(body)),
           );
         default:
@@ -310,21 +313,53 @@ export class ReferenceCore {
     return Number(raw);
   }
 
-  /** Only when honourIdempotencyKey: the same key replays the first answer (no echo header). */
-  private async idempotently(
+  /**
+   * A create: with honourIdempotencyKey the same key (and body) replays the stored answer; the
+   * first `gatewayTimeoutFirstCreates` charged creates reach the client as a gateway's 504 while
+   * the backend holds the key's record back for `backendHoldMs`.
+   */
+  private async create(
     caller: Caller,
     headers: Record<string, string | undefined>,
     body: Buffer,
-    create: () => Promise<Reply>,
+    make: () => Promise<Reply>,
   ): Promise<Reply> {
-    const key = headers['idempotency-key'];
-    if (!this.options.honourIdempotencyKey || !key) return create();
-    const slot = `${caller.apiKey}\n${key}\n${body.toString('utf8')}`;
-    const earlier = this.idempotent.get(slot);
-    if (earlier) return earlier;
-    const reply = await create();
-    if (reply.status < 300) this.idempotent.set(slot, { ...reply, delayMs: 0 });
-    return reply;
+    const key = this.options.honourIdempotencyKey ? headers['idempotency-key'] : undefined;
+    const slot = key ? `${caller.apiKey}\n${key}\n${body.toString('utf8')}` : null;
+    if (slot) {
+      const earlier = this.idempotent.earlier(slot, this.options.idempotencyInFlight409 === true);
+      if (earlier) return earlier;
+      this.idempotent.begin(slot);
+    }
+    let reply: Reply;
+    try {
+      reply = await make();
+    } catch (err) {
+      if (slot) this.idempotent.abandon(slot);
+      throw err;
+    }
+    const timedOut =
+      reply.status < 300 &&
+      this.state.jobs.length <= (this.options.gatewayTimeoutFirstCreates ?? 0);
+    if (slot)
+      this.idempotent.settle(
+        slot,
+        { status: reply.status, body: reply.body },
+        {
+          holdMs: timedOut ? (this.options.backendHoldMs ?? 0) : 0,
+          keep402: this.options.replay402 === true,
+        },
+      );
+    if (!timedOut) return reply;
+    return {
+      status: 504,
+      body: {},
+      raw: {
+        contentType: 'text/html',
+        text: '<html><head><title>504 Gateway Time-out</title></head><body><h1>504 Gateway Time-out</h1></body></html>',
+      },
+      ...(reply.delayMs ? { delayMs: reply.delayMs } : {}),
+    };
   }
 
   private upload(caller: Caller, body: Buffer): Reply {

@@ -10,9 +10,11 @@ import { ReferenceCore, type Reply } from './core';
 import { DEFAULTS, ReferenceServiceOptionsSchema, type ReferenceServiceOptions } from './options';
 import type { LedgerEntry } from './state';
 import { adminRoutes } from './admin';
+import { RequestLog, type LoggedRequest } from './request-log';
 
 export type { ReferenceServiceOptions } from './options';
 export type { LedgerEntry } from './state';
+export type { LoggedRequest } from './request-log';
 
 export type ReferenceService = {
   /** Base URL without /v1. */
@@ -28,6 +30,10 @@ export type ReferenceService = {
   setDailyCap(apiKey: string, cap: number): void;
   /** Finished jobs: run time, and the delay until a poll first reported them final (null: never). */
   timings(email: string): { id: string; durationMs: number; collectedAfterMs: number | null }[];
+  /** Every request seen (admin routes aside), oldest first. */
+  requests(): LoggedRequest[];
+  /** Result downloads only. */
+  resultRequests(): LoggedRequest[];
   /** Switch faults on/off mid-test (seed and statePath are fixed at start). */
   setOptions(patch: Partial<ReferenceServiceOptions>): void;
   close(): Promise<void>;
@@ -56,6 +62,10 @@ export type ServeOptions = {
 };
 
 const send = (res: http.ServerResponse, reply: Reply, extraFields: boolean) => {
+  if (reply.raw) {
+    res.writeHead(reply.status, { 'content-type': reply.raw.contentType }).end(reply.raw.text);
+    return;
+  }
   const body = extraFields ? withExtraFields(reply.body) : reply.body;
   res.writeHead(reply.status, {
     'content-type': 'application/json; charset=utf-8',
@@ -137,7 +147,16 @@ export async function startReferenceService(
       .end(bytes);
   };
 
-  const admin = serve.adminToken ? adminRoutes(core, serve.adminToken) : null;
+  const log = new RequestLog();
+  const admin = serve.adminToken ? adminRoutes(core, serve.adminToken, log) : null;
+  const kindOf = (pathname: string): LoggedRequest['kind'] =>
+    pathname.startsWith('/v1/')
+      ? 'api'
+      : pathname.startsWith('/files/')
+        ? 'upload'
+        : pathname.startsWith('/results/') || pathname.startsWith('/blob/')
+          ? 'result'
+          : 'other';
 
   const main = http.createServer((req, res) => {
     void (async () => {
@@ -145,6 +164,7 @@ export async function startReferenceService(
       core.advance();
       if (url.pathname.startsWith('/_ref/') && admin)
         return admin(req, res, url, await readBody(req, DEFAULTS.jsonBytes));
+      log.watch(req, res, kindOf(url.pathname));
       if (url.pathname.startsWith('/files/') || url.pathname.startsWith('/results/'))
         return serveFile(res, url.pathname, false);
       if (url.pathname.startsWith('/catalog/')) {
@@ -183,12 +203,8 @@ export async function startReferenceService(
           { status: 413, body: { success: false, error: 'Request body too large' } },
           core.options.extraFields === true,
         );
-      const headers = {
-        'idempotency-key':
-          typeof req.headers['idempotency-key'] === 'string'
-            ? req.headers['idempotency-key']
-            : undefined,
-      };
+      const key = req.headers['idempotency-key'];
+      const headers = { 'idempotency-key': typeof key === 'string' ? key : undefined };
       const reply = await core.handle(
         gate.caller,
         req.method ?? 'GET',
@@ -198,7 +214,20 @@ export async function startReferenceService(
         headers,
       );
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
-      send(res, reply, core.options.extraFields === true);
+      const echo = core.options.echoIdempotencyKey ?? 'none';
+      const echoed =
+        headers['idempotency-key'] !== undefined &&
+        ((echo === 'uploads' && isUpload) || (echo === 'all' && req.method !== 'GET'));
+      send(
+        res,
+        echoed
+          ? {
+              ...reply,
+              headers: { ...reply.headers, 'idempotency-key': headers['idempotency-key']! },
+            }
+          : reply,
+        core.options.extraFields === true,
+      );
     })().catch((err: unknown) => {
       if (!res.headersSent)
         send(
@@ -217,6 +246,7 @@ export async function startReferenceService(
   });
   const results = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://ref.invalid');
+    log.watch(req, res, 'result');
     void serveFile(res, url.pathname, true);
   });
 
@@ -243,6 +273,8 @@ export async function startReferenceService(
     requestsToday: (apiKey) => core.requestsToday(apiKey),
     setDailyCap: (apiKey, cap) => core.setDailyCap(apiKey, cap),
     timings: (email) => core.timings(email),
+    requests: () => [...log.entries],
+    resultRequests: () => log.entries.filter((e) => e.kind === 'result'),
     setOptions: (patch) => {
       const checked = ReferenceServiceOptionsSchema.partial().parse(patch);
       core.options = {

@@ -40,6 +40,25 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   readySetPageSize: z.number().int().positive().optional(),
   /** Default false: the spec does not mention Idempotency-Key. */
   honourIdempotencyKey: z.boolean().optional(),
+  /**
+   * Echo the request's Idempotency-Key header in the answer: of uploads only (an upload front
+   * that echoes it), or of every write (Stripe echoes it on every request that sent one).
+   */
+  echoIdempotencyKey: z.enum(['none', 'uploads', 'all']).optional(),
+  /**
+   * With honourIdempotencyKey: a same-key retry while the first is still being processed gets 409
+   * (Stripe's idempotency_key_in_use). Without it, such a retry is processed as a new request.
+   */
+  idempotencyInFlight409: z.boolean().optional(),
+  /** With honourIdempotencyKey: a 402 is stored under the key and replayed too (Stripe stores every result). */
+  replay402: z.boolean().optional(),
+  /**
+   * The first N creates (generations and catalog jobs) charge, then a gateway answers 504
+   * text/html (AWS API Gateway's 29 s limit, nginx proxy_read_timeout).
+   */
+  gatewayTimeoutFirstCreates: z.number().int().nonnegative().optional(),
+  /** After such a 504 the backend goes on this long before the key's record is stored (default 0). */
+  backendHoldMs: z.number().int().nonnegative().optional(),
   /** Persist all state so a restart keeps it. */
   statePath: z.string().optional(),
 });
