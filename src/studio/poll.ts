@@ -4,6 +4,7 @@
  */
 import type { ServiceClient } from '../client';
 import type { GenerationBody } from '../shared/api';
+import { EMPTY_ANSWERS_HELD_AT, jobOutcome } from './poller';
 
 export type PollOptions = {
   firstDelayMs: number;
@@ -42,6 +43,14 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     );
   });
 
+/** The longest gap between polls of one job (it grows with the job's age up to this). */
+const MAX_GAP_MS = 15 * 60_000;
+
+/**
+ * Polls until the service gives its final word (`jobOutcome`): a status it does not show is a job
+ * still running, a failure comes back as `failed`, and `completed` with no results is asked again
+ * a few times before it throws (paid without results, never taken as refunded).
+ */
 export async function pollUntilDone(
   client: ServiceClient,
   jobId: string,
@@ -49,16 +58,25 @@ export async function pollUntilDone(
 ): Promise<Omit<GenerationBody, 'success'>> {
   const started = Date.now();
   let delay = opts.firstDelayMs;
+  let empty = 0;
   for (;;) {
     await sleep(delay, opts.signal);
     const job = await client.getGeneration(jobId);
     opts.onProgress?.(job);
-    if (job.status !== 'processing') return job;
-    if (opts.timeoutMs !== undefined && Date.now() - started > opts.timeoutMs) {
+    const outcome = jobOutcome(job);
+    if (outcome.kind === 'delivered') return job;
+    if (outcome.kind === 'failed') return { ...job, status: 'failed' };
+    if (outcome.kind === 'empty' && ++empty >= EMPTY_ANSWERS_HELD_AT)
+      throw new Error(`job ${jobId}: paid without results: ${outcome.message}`);
+    if (outcome.kind === 'running') empty = 0;
+    const age = Date.now() - started;
+    if (opts.timeoutMs !== undefined && age > opts.timeoutMs) {
       throw new Error(
         `job ${jobId} is still processing after ${Math.round(opts.timeoutMs / 1000)} s`,
       );
     }
-    delay = Math.min(opts.maxDelayMs ?? 5000, Math.max(250, delay * (opts.factor ?? 1.6)));
+    const backoff = Math.min(opts.maxDelayMs ?? 5000, Math.max(250, delay * (opts.factor ?? 1.6)));
+    // Never closer than a quarter of the job's age: a stuck job does not eat the daily cap.
+    delay = Math.min(MAX_GAP_MS, Math.max(backoff, age / 4));
   }
 }

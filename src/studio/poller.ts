@@ -12,31 +12,77 @@ import { typicalJobMs } from './poll';
 
 type Job = Omit<GenerationBody, 'success'>;
 
-/** What a poll answer means for the photo (statuses beyond the spec's are tolerated). */
+/**
+ * What a poll answer means for the photo. Only the service's word decides money: a failure status
+ * (it refunded the charge) is the one answer that lets the photo be paid for again, and a final
+ * status is final whatever the pack counters say (a subset of a ready shoot may report the set's
+ * full count). Any other status, one the spec does not show included (`pack_queued`, `PROCESSING`,
+ * `in_progress`…), is a job still running. A final status with no results is `empty`: the runner
+ * asks again a few times, then holds the photo as paid without results (never refunded).
+ */
 export type JobOutcome =
-  { kind: 'running' } | { kind: 'delivered' } | { kind: 'failed'; message: string };
+  | { kind: 'running' }
+  | { kind: 'delivered' }
+  | { kind: 'failed'; message: string }
+  | { kind: 'empty'; message: string };
+
+const FINAL_STATUSES = new Set(['completed', 'pack_completed']);
+const RUNNING_STATUSES = new Set([
+  'processing',
+  'pack_processing',
+  'pending',
+  'queued',
+  'pack_queued',
+  'running',
+  'in_progress',
+]);
+/** The spec's `failed` and its catalog form, and any status that plainly says so. */
+const FAILURE_STATUS = /fail|error|cancel/i;
+
+export function isFinalStatus(status: unknown): boolean {
+  return FINAL_STATUSES.has(String(status).toLowerCase());
+}
 
 export function jobOutcome(job: Job): JobOutcome {
   const status = String(job.status);
   const urls = Array.isArray(job.resultUrls) ? job.resultUrls : [];
-  if (
-    status === 'processing' ||
-    status === 'pack_processing' ||
-    status === 'pending' ||
-    status === 'queued' ||
-    status === 'running'
-  )
-    return { kind: 'running' };
   const total = typeof job.packTotal === 'number' ? job.packTotal : null;
-  const settled = (job.packCompleted ?? 0) + (job.packFailed ?? 0);
-  // A ready shoot's job (`/v1/catalog-jobs`) is still running while shots are outstanding, whatever its status says.
-  if (total !== null && settled < total && !/fail/i.test(status)) return { kind: 'running' };
-  if (urls.length > 0) return { kind: 'delivered' };
-  return {
-    kind: 'failed',
-    message:
-      job.errorMessage ?? `the service reported the job as ${status || 'failed'} with no results`,
-  };
+  const completed = job.packCompleted ?? 0;
+  const failedShots = job.packFailed ?? 0;
+  if (FAILURE_STATUS.test(status)) {
+    // Shots a catalog job made before it failed are kept (partial failures are not refunded).
+    if (urls.length > 0) return { kind: 'delivered' };
+    return {
+      kind: 'failed',
+      message: job.errorMessage ?? `the service reported the job as ${status}`,
+    };
+  }
+  if (isFinalStatus(status)) {
+    if (urls.length > 0) return { kind: 'delivered' };
+    // The spec: a catalog job whose every shot failed is refunded as a whole.
+    if (total !== null && total > 0 && completed === 0 && failedShots >= total)
+      return {
+        kind: 'failed',
+        message: job.errorMessage ?? `every shot of the job failed (${failedShots} of ${total})`,
+      };
+    return {
+      kind: 'empty',
+      message: `the service reported the job as ${status} with no results`,
+    };
+  }
+  if (RUNNING_STATUSES.has(status.toLowerCase())) return { kind: 'running' };
+  // An unknown status with results and no shots outstanding is a final word under another name.
+  if (urls.length > 0 && (total === null || completed + failedShots >= total))
+    return { kind: 'delivered' };
+  return { kind: 'running' };
+}
+
+/** Answers `completed` with no results in a row before the photo is held (the first included). */
+export const EMPTY_ANSWERS_HELD_AT = 4;
+
+/** The gap after the `seen`-th answer `completed` with no results: 2, 4, 8 s (results may lag). */
+export function emptyAnswerGapMs(seen: number): number {
+  return 2000 * 2 ** Math.max(0, seen - 1);
 }
 
 const WINDOW = 20;
@@ -52,6 +98,8 @@ const MAX_POLLS_KEPT = 12;
 const MIN_GAP_MS = 500;
 /** The smallest share of a job's elapsed time that the gap to its next poll ever is. */
 const MIN_GAP_SHARE = 0.25;
+/** The longest gap, reached by a job stuck for 4 hours (the spec: most jobs take 10 to 60 s). */
+const MAX_STUCK_GAP_MS = 60 * 60_000;
 
 /**
  * The most polls this schedule can make for a job collected `durationMs` after it was submitted:
@@ -59,11 +107,11 @@ const MIN_GAP_SHARE = 0.25;
  * come later than planned on a loaded machine, never earlier, so this bounds them under any load
  * (a guard against runaway polling; how few polls it takes in practice is `npm run bench`'s).
  */
-export function maxPollsFor(durationMs: number, maxGapMs = 20_000): number {
+export function maxPollsFor(durationMs: number): number {
   let at = MIN_MS;
   let polls = 1;
   while (at < durationMs) {
-    at += Math.min(maxGapMs, Math.max(MIN_GAP_MS, MIN_GAP_SHARE * at));
+    at += Math.min(MAX_STUCK_GAP_MS, Math.max(MIN_GAP_MS, MIN_GAP_SHARE * at));
     polls++;
   }
   return polls;
@@ -179,8 +227,13 @@ export class Poller {
   private gapMs(known: number, typicalMs: number, elapsedMs: number, sparse: boolean): number {
     // Sparse with no job times yet: doubling, as the first guess may be far off either way.
     const share = sparse ? (known === 0 ? 1 : 0.5) : MIN_GAP_SHARE;
-    const gap = Math.max(MIN_GAP_MS, share * Math.max(elapsedMs, typicalMs));
-    return Math.min(gap, this.maxGapMs());
+    const gap = Math.min(
+      Math.max(MIN_GAP_MS, share * Math.max(elapsedMs, typicalMs)),
+      this.maxGapMs(),
+    );
+    // Past the cap's reach gaps keep growing with the job's age, so a job stuck at the service
+    // spends a bounded share of the day's requests (36 in its first hour, about 60 a day).
+    return Math.min(MAX_STUCK_GAP_MS, Math.max(gap, MIN_GAP_SHARE * elapsedMs));
   }
 
   maxGapMs(): number {

@@ -21,7 +21,13 @@ import { SHOT_PRICE } from './budget';
 import * as store from './db/store';
 import { exportApproved } from './export-step';
 import { backoffMs, parseInsufficient } from './gates';
-import { jobOutcome, REMOTE_PRIOR_MS } from './poller';
+import {
+  EMPTY_ANSWERS_HELD_AT,
+  emptyAnswerGapMs,
+  isFinalStatus,
+  jobOutcome,
+  REMOTE_PRIOR_MS,
+} from './poller';
 import type { StudioEngine } from './engine';
 
 /** Submissions refused with a 500 (charged, then refunded) are sent again at most this often. */
@@ -207,6 +213,28 @@ export class Runner {
             packFailed: job.packFailed ?? null,
           }
         : {};
+    if (outcome.kind === 'empty') {
+      // Called done but no results (yet): paid, so never taken as refunded. Asked again a few
+      // times, then held for a person; a retry or the next run collects the same job again.
+      const seen = isFinalStatus(item.jobStatus) ? item.attempts + 1 : 1;
+      const held = seen >= EMPTY_ANSWERS_HELD_AT;
+      this.transition(item.id, {
+        ...progress,
+        jobStatus: 'completed',
+        attempts: held ? 0 : seen,
+        ...(held
+          ? {
+              state: 'failed',
+              pollAt: null,
+              error: `paid without results: ${outcome.message} (${seen} answers); not refunded, retry to collect the same job`,
+            }
+          : {
+              pollAt: new Date(now.getTime() + emptyAnswerGapMs(seen)).toISOString(),
+              error: outcome.message,
+            }),
+      });
+      return;
+    }
     if (outcome.kind === 'running') {
       const elapsed = item.submittedAt ? now.getTime() - Date.parse(item.submittedAt) : 0;
       const gap = this.engine.poller.nextGapMs(

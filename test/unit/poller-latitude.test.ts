@@ -1,0 +1,110 @@
+/**
+ * What a poll answer means when the service uses the spec's latitude (statuses it does not show,
+ * pack counters of a whole set for a subset, results that lag a `completed`), and how far apart a
+ * job stuck at the service is polled.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStudioDatabase, type StudioDB } from '../../src/studio/db/open';
+import { jobOutcome, maxPollsFor, Poller } from '../../src/studio/poller';
+
+type Answer = Parameters<typeof jobOutcome>[0];
+const answer = (fields: Partial<Record<keyof Answer, unknown>>): Answer =>
+  ({ id: 'j', resultUrls: [], errorMessage: null, ...fields }) as Answer;
+
+describe('jobOutcome under the spec latitude', () => {
+  it('a status the spec does not show, with no results, is a job still running (never a refund)', () => {
+    for (const status of ['pack_queued', 'PROCESSING', 'in_progress', 'Pending', 'waiting', ''])
+      expect(jobOutcome(answer({ status, packTotal: null }))).toEqual({ kind: 'running' });
+  });
+
+  it('only a failure status is failed', () => {
+    for (const status of ['failed', 'pack_failed', 'FAILED', 'error', 'cancelled'])
+      expect(jobOutcome(answer({ status, errorMessage: 'boom' }))).toEqual({
+        kind: 'failed',
+        message: 'boom',
+      });
+  });
+
+  it('known statuses are read whatever their case', () => {
+    expect(jobOutcome(answer({ status: 'COMPLETED', resultUrls: ['u'] }))).toEqual({
+      kind: 'delivered',
+    });
+    expect(jobOutcome(answer({ status: 'Pack_Processing', resultUrls: ['u'] }))).toEqual({
+      kind: 'running',
+    });
+  });
+
+  it('a final status is final whatever the counters say (a subset reporting the set count)', () => {
+    expect(
+      jobOutcome(
+        answer({
+          status: 'pack_completed',
+          resultUrls: ['u1'],
+          packTotal: 3,
+          packCompleted: 1,
+          packFailed: 0,
+        }),
+      ),
+    ).toEqual({ kind: 'delivered' });
+  });
+
+  it('completed with no results is empty (paid), not failed', () => {
+    expect(jobOutcome(answer({ status: 'completed' })).kind).toBe('empty');
+    expect(
+      jobOutcome(
+        answer({ status: 'pack_completed', packTotal: 3, packCompleted: 0, packFailed: 1 }),
+      ).kind,
+    ).toBe('empty');
+    // The spec: a catalog job whose every shot failed is refunded as a whole.
+    expect(
+      jobOutcome(
+        answer({ status: 'pack_completed', packTotal: 2, packCompleted: 0, packFailed: 2 }),
+      ).kind,
+    ).toBe('failed');
+  });
+});
+
+describe('poll gaps of a job stuck at the service', () => {
+  const dbs: StudioDB[] = [];
+  afterEach(() => {
+    for (const db of dbs.splice(0)) db.close();
+  });
+  const poller = () => {
+    const db = openStudioDatabase(
+      path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-poller-')), 'studio.db'),
+    );
+    dbs.push(db);
+    return new Poller(db);
+  };
+  const pollsWithin = (p: Poller, sparse: boolean, ms: number) => {
+    let at = p.firstPollDelayMs('remove_background', sparse, { remote: true });
+    let polls = 1;
+    for (;;) {
+      const gap = p.nextGapMs('remove_background', at, sparse);
+      expect(gap).toBeGreaterThanOrEqual(Math.min(60 * 60_000, at / 4));
+      at += gap;
+      if (at > ms) return polls;
+      polls++;
+    }
+  };
+
+  it('are at least a quarter of its age: few polls an hour, a bounded share of the day', () => {
+    for (const sparse of [false, true]) {
+      const p = poller();
+      expect(pollsWithin(p, sparse, 3_600_000)).toBeLessThanOrEqual(40);
+      // From its second hour on, about a tenth of a 500-request day at most.
+      expect(pollsWithin(p, sparse, 86_400_000) - pollsWithin(p, sparse, 3_600_000)).toBeLessThan(
+        50,
+      );
+    }
+  });
+
+  it('maxPollsFor stays an upper bound of the schedule', () => {
+    const p = poller();
+    for (const ms of [10_000, 300_000, 3_600_000, 86_400_000])
+      expect(pollsWithin(p, false, ms)).toBeLessThanOrEqual(maxPollsFor(ms));
+  });
+});
