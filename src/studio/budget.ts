@@ -238,8 +238,11 @@ export class Budget {
    */
   toolPrice(group: string): PriceQuote {
     const learnt = Number(store.getSetting(this.db, `price:${this.key}:${group}`));
-    if (learnt > 0) return { diamonds: learnt, sure: true };
-    return { diamonds: this.toolPrices.get(group) ?? 0, sure: false };
+    const list = this.toolPrices.get(group) ?? 0;
+    // A learnt price below the list (learnt by an older version from a balance a credit moved) is
+    // not trusted: ceilings plan with the list price and its margin.
+    if (learnt > 0 && learnt >= list) return { diamonds: learnt, sure: true };
+    return { diamonds: list, sure: false };
   }
 
   /** A ready shoot's shot: learnt from a job's diamondCost, else the dearest image tool (never under). */
@@ -403,7 +406,10 @@ export class Budget {
         balance -
         since.filter((c) => c.sure === 1).reduce((sum, c) => sum + c.diamonds, 0);
       const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
-      if (charged.length > 0 && spent > 0 && estimated > 0) {
+      // The balance is shared with the service's own apps (spec §1 rule 2): a refund or a top-up
+      // during the batch shrinks the difference, even below zero. Less than the list prices is
+      // no price, so nothing is learnt and those charges stay unsure (their margin is kept).
+      if (charged.length > 0 && estimated > 0 && spent >= estimated) {
         const groups = new Set(charged.map((c) => jobGroup(c.kind, c.toolId)));
         const update = this.db.prepare(
           'UPDATE items SET diamonds = ?, price = ?, price_sure = 1 WHERE id = ?',

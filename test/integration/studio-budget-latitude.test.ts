@@ -1,0 +1,123 @@
+/**
+ * The studio's budget against what the spec leaves to the service: the balance is shared with
+ * the service's own apps (spec §1 rule 2), so it moves by more than the studio's charges. Against
+ * the reference /v1 service (written from the spec alone) on loopback, through `run`'s own path
+ * (HttpClient, StudioEngine, runBatch); money is checked from the service's ledger.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpClient } from '../../src/client';
+import { StudioEngine } from '../../src/studio/engine';
+import { runBatch } from '../../src/studio/run-batch';
+import { startReferenceService, type ReferenceService } from '../reference-service';
+import type { Recipe } from '../../src/shared/studio';
+import { shapePhotos } from './helpers/studio-fixtures';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'latitude@ref.test';
+
+/** virtual_model: 4 diamonds at the reference service's list. */
+const ON_MODEL: Recipe = {
+  request: {
+    toolId: 'virtual_model',
+    images: { fashion_model: 'person-001', garment_photo: '{photo}' },
+  },
+  export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
+};
+
+/** Diamonds the studio's jobs took and kept (grants left out). */
+const netSpent = (service: ReferenceService) =>
+  service
+    .ledger(EMAIL)
+    .filter((e) => e.kind !== 'grant')
+    .reduce((sum, e) => sum - e.delta, 0);
+
+async function runOnce(
+  service: ReferenceService,
+  apiKey: string,
+  dirs: { inDir: string; data: string; out: string },
+  opts: { maxDiamonds?: number; onFirstPoll?: () => void } = {},
+) {
+  const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
+  if (opts.onFirstPoll) {
+    const poll = client.getGeneration.bind(client);
+    let first = true;
+    client.getGeneration = (id) => {
+      if (first) opts.onFirstPoll!();
+      first = false;
+      return poll(id);
+    };
+  }
+  const engine = new StudioEngine({
+    dataDir: dirs.data,
+    client,
+    apiKey,
+    concurrency: 4,
+    backoff: { baseMs: 50, maxMs: 400 },
+    balanceRecheckMs: 100,
+  });
+  try {
+    return await runBatch(engine, {
+      inDir: dirs.inDir,
+      recipe: ON_MODEL,
+      outDir: dirs.out,
+      ...(opts.maxDiamonds !== undefined ? { maxDiamonds: opts.maxDiamonds } : {}),
+    });
+  } finally {
+    await engine.close();
+    await client.close();
+  }
+}
+
+describe('a credit to the shared balance during a run', () => {
+  it('teaches no price below the list: the next run keeps --max-diamonds 8', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-latitude-'));
+    cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+    const service = await startReferenceService({ seed: 5, timeScale: 0.01 });
+    cleanups.push(() => service.close());
+    const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
+    const data = path.join(root, 'data');
+    const out = path.join(root, 'out');
+    const all = path.join(root, 'all');
+    await shapePhotos(all, 6);
+    const names = fs.readdirSync(all).sort();
+    const first = path.join(root, 'first');
+    const second = path.join(root, 'second');
+    fs.mkdirSync(first);
+    fs.mkdirSync(second);
+    names.forEach((n, i) =>
+      fs.copyFileSync(path.join(all, n), path.join(i < 2 ? first : second, n)),
+    );
+
+    // Run 1: two photos on a model (4 each); the service's own apps credit 4 while they run (the
+    // refund of a job of theirs): the balance moves by 4 for 8 diamonds of charges.
+    const one = await runOnce(
+      service,
+      apiKey,
+      { inDir: first, data, out },
+      {
+        onFirstPoll: () => service.grant(EMAIL, 4),
+      },
+    );
+    expect(one.exported).toBe(2);
+    expect(netSpent(service)).toBe(8);
+    expect(one.diamondsSpent).toBe(8);
+    // Counted at the list price, and said to be unconfirmed: the balance cannot tell the price.
+    expect(one.diamondsUnconfirmed).toBe(8);
+    expect(one.notices).toContainEqual(expect.stringContaining('something credited it meanwhile'));
+
+    // Run 2: four more photos under a ceiling of 8 diamonds (before: priced at 2, all 4 went: 16).
+    const two = await runOnce(service, apiKey, { inDir: second, data, out }, { maxDiamonds: 8 });
+    const spentByTwo = netSpent(service) - 8;
+    expect(spentByTwo).toBeLessThanOrEqual(8);
+    expect(spentByTwo).toBeGreaterThan(0);
+    expect(two.diamondsSpent).toBe(spentByTwo);
+    expect(two.exported + two.held.length).toBe(4);
+  }, 60_000);
+});
