@@ -221,3 +221,168 @@ describe('reference service latitude: idempotency and gateways', () => {
     expect(s.service.resultRequests()).toEqual([]);
   });
 });
+
+async function createJob(s: { service: ReferenceService; key: string }, body: unknown) {
+  const catalog = (body as Body).readyTemplateSetId !== undefined;
+  const res = await call(
+    s.service.url,
+    'POST',
+    catalog ? '/v1/catalog-jobs' : '/v1/generations',
+    s.key,
+    { json: body },
+  );
+  expect(res.status).toBe(catalog ? 200 : 202);
+  return { id: (catalog ? res.body!.mediaItemId : res.body!.id) as string, answer: res.body! };
+}
+async function poll(s: { service: ReferenceService; key: string }, id: string) {
+  const res = await call(s.service.url, 'GET', `/v1/generations/${id}`, s.key);
+  return { status: res.status, body: res.body! };
+}
+async function pollUntil(
+  s: { service: ReferenceService; key: string },
+  id: string,
+  done: (b: Body) => boolean,
+): Promise<Body> {
+  for (let i = 0; i < 1000; i++) {
+    const { status, body } = await poll(s, id);
+    expect(status).toBe(200);
+    if (done(body)) return body;
+    await sleep(10);
+  }
+  throw new Error(`job ${id} never got there`);
+}
+const ended = (b: Body) => /completed|failed/.test(b.status as string);
+async function completedGeneration(options: ReferenceServiceOptions) {
+  const s = await start(options);
+  const url = (await upload(s)).body!.url as string;
+  const { id } = await createJob(s, removeBackground(url));
+  const body = await pollUntil(s, id, (b) => ended(b) && b.resultUrls.length > 0);
+  return { ...s, id, resultUrl: body.resultUrls[0] as string };
+}
+
+describe('reference service latitude: polls and result URLs', () => {
+  it('catalogQueuedMs: a catalog job polls pack_queued with null counts, and its shots start after', async () => {
+    const s = await start({ catalogQueuedMs: 400, jobSeconds: [0, 0] });
+    const url = (await upload(s)).body!.url as string;
+    const created = Date.now();
+    const { id } = await createJob(s, {
+      readyTemplateSetId: 'shoot-01',
+      images: { garment_photo: url },
+    });
+    const first = await poll(s, id);
+    expect(first.body).toMatchObject({
+      status: 'pack_queued',
+      resultUrls: [],
+      packTotal: null,
+      packCompleted: null,
+      packFailed: null,
+    });
+    const final = await pollUntil(s, id, (b) => b.status !== 'pack_queued');
+    expect(Date.now() - created).toBeGreaterThanOrEqual(400);
+    const done = await pollUntil(s, id, ended);
+    expect(done).toMatchObject({ status: 'completed', packTotal: 2, packCompleted: 2 });
+    expect(final.packTotal).toBe(2);
+  });
+
+  it('completedEmptyMs: a generation first polls completed with no resultUrls', async () => {
+    const s = await start({ completedEmptyMs: 300 });
+    const url = (await upload(s)).body!.url as string;
+    const { id } = await createJob(s, removeBackground(url));
+    const first = await pollUntil(s, id, ended);
+    expect(first).toMatchObject({ status: 'completed', resultUrls: [] });
+    const later = await pollUntil(s, id, (b) => b.resultUrls.length > 0);
+    expect(later.status).toBe('completed');
+    expect(later.resultUrls).toHaveLength(1);
+  });
+
+  it('catalogShotsField: catalog polls carry shots [{id, status, imageUrl}]; not by default', async () => {
+    for (const catalogShotsField of [true, false]) {
+      const s = await start({ catalogShotsField });
+      const url = (await upload(s)).body!.url as string;
+      const { id } = await createJob(s, {
+        readyTemplateSetId: 'shoot-01',
+        images: { garment_photo: url },
+      });
+      const done = await pollUntil(s, id, ended);
+      if (!catalogShotsField) {
+        expect(done.shots).toBeUndefined();
+        continue;
+      }
+      expect(done.shots.map((x: Body) => [x.id, x.status])).toEqual([
+        ['take-1', 'completed'],
+        ['take-2', 'completed'],
+      ]);
+      expect(new Set(done.shots.map((x: Body) => x.imageUrl))).toEqual(new Set(done.resultUrls));
+    }
+  });
+
+  it('resultUrlTtlMs + resultFailFirst: signed URLs, a 503 first, 403 XML once expired or tampered', async () => {
+    const s = await completedGeneration({ resultUrlTtlMs: 400, resultFailFirst: 1 });
+    expect(s.resultUrl).toMatch(/\?exp=\d+&sig=[0-9a-f]+$/);
+    const busy = await fetch(s.resultUrl);
+    expect(busy.status).toBe(503);
+    const ok = await fetch(s.resultUrl);
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('content-type')).toBe('image/png');
+    expect((await sharp(Buffer.from(await ok.arrayBuffer())).metadata()).format).toBe('png');
+    const tampered = await fetch(s.resultUrl.replace(/sig=./, 'sig=x'));
+    expect(tampered.status).toBe(403);
+    expect(await tampered.text()).toContain('<Code>SignatureDoesNotMatch</Code>');
+    const unsigned = await fetch(s.resultUrl.replace(/\?.*$/, ''));
+    expect(unsigned.status).toBe(403);
+    await sleep(450);
+    const expired = await fetch(s.resultUrl);
+    expect(expired.status).toBe(403);
+    expect(expired.headers.get('content-type')).toBe('application/xml');
+    expect(await expired.text()).toMatch(/<Code>AccessDenied<\/Code>.*expired/);
+    const fresh = (await poll(s, s.id)).body.resultUrls[0] as string;
+    expect(fresh).not.toBe(s.resultUrl);
+    expect((await fetch(fresh)).status).toBe(200);
+    expect(s.service.resultRequests().map((e) => e.status)).toEqual([503, 200, 403, 403, 403, 200]);
+  });
+
+  it('resultUrlsNeedKey: results under /v1/files/ answer 401 without the Bearer key, 404 to another account', async () => {
+    const s = await completedGeneration({ resultUrlsNeedKey: true });
+    expect(s.resultUrl.startsWith(`${s.service.url}/v1/files/`)).toBe(true);
+    expect((await fetch(s.resultUrl)).status).toBe(401);
+    const other = s.service.createAccount({ email: 'other@ref.test', diamonds: 0 }).apiKey;
+    const foreign = await fetch(s.resultUrl, { headers: { authorization: `Bearer ${other}` } });
+    expect(foreign.status).toBe(404);
+    const owned = await fetch(s.resultUrl, { headers: { authorization: `Bearer ${s.key}` } });
+    expect(owned.status).toBe(200);
+    expect(
+      Buffer.from(await owned.arrayBuffer())
+        .subarray(1, 4)
+        .toString(),
+    ).toBe('PNG');
+    expect(s.service.resultRequests().map((e) => [e.authorization, e.status])).toEqual([
+      [false, 401],
+      [true, 404],
+      [true, 200],
+    ]);
+  });
+
+  it('relativeResultUrls: resultUrls are paths on the service', async () => {
+    const s = await completedGeneration({ relativeResultUrls: true });
+    expect(s.resultUrl).toMatch(/^\/results\/[A-Za-z0-9-]+\.png$/);
+    expect((await fetch(`${s.service.url}${s.resultUrl}`)).status).toBe(200);
+  });
+
+  it('packTotalFullSet: a subset of shots reports the full set as packTotal, makes and charges only the asked ones', async () => {
+    for (const packTotalFullSet of [true, false]) {
+      const s = await start({ packTotalFullSet, catalogStatus: 'pack' });
+      const url = (await upload(s)).body!.url as string;
+      const { id, answer } = await createJob(s, {
+        readyTemplateSetId: 'shoot-03',
+        shotIds: ['take-2'],
+        images: { garment_photo: url },
+      });
+      const total = packTotalFullSet ? 4 : 1;
+      expect(answer).toMatchObject({ packTotal: total, diamondCost: 3 });
+      const done = await pollUntil(s, id, ended);
+      expect(done).toMatchObject({ status: 'pack_completed', packTotal: total, packCompleted: 1 });
+      expect(done.resultUrls).toHaveLength(1);
+      expect(charges(s.service, s.email).map((e) => e.delta)).toEqual([-3]);
+    }
+  });
+});

@@ -27,6 +27,8 @@ import {
 } from './rules';
 import { Store, type Job, type LedgerEntry, type Piece } from './state';
 import { IdempotencyRecords } from './idempotency';
+import { pollBody } from './poll-body';
+import { fileIdOfPath, ResultLinks } from './result-urls';
 
 export type Reply = {
   status: number;
@@ -56,12 +58,18 @@ export class ReferenceCore {
   /** First poll that reported each job final: when the client collected it (not persisted). */
   private readonly collectedAt = new Map<string, number>();
 
+  readonly links: ResultLinks;
+
   constructor(
     public options: ReferenceServiceOptions,
     public urls: Urls,
   ) {
     this.store = new Store(options.statePath, options.seed ?? DEFAULTS.seed);
     this.rng = new SeededRandom(this.store.state.rng);
+    this.links = new ResultLinks(
+      () => ({ options: this.options, urls: this.urls }),
+      options.seed ?? DEFAULTS.seed,
+    );
   }
 
   private get state() {
@@ -375,22 +383,29 @@ export class ReferenceCore {
   }
 
   fileUrl(fileId: string, role: 'upload' | 'result'): string {
-    if (role === 'result' && this.options.resultsOnOtherHost)
-      return `${this.urls.results}/blob/${fileId}`;
-    const file = this.state.files[fileId];
-    return `${this.urls.base}/${role === 'upload' ? 'files' : 'results'}/${fileId}.${file?.ext ?? 'bin'}`;
+    const ext = this.state.files[fileId]?.ext ?? 'bin';
+    if (role === 'result') return this.links.url(fileId, ext);
+    return `${this.urls.base}/files/${fileId}.${ext}`;
   }
 
-  /** An own file referenced by any URL form this service hands out, or null. */
+  /** An own file referenced by any URL form this service hands out (relative too), or null. */
   private ownFileId(url: string): string | null {
     let parsed: URL;
     try {
-      parsed = new URL(url);
+      parsed = new URL(url, this.urls.base);
     } catch {
       return null;
     }
-    const m = /^\/(?:files|results|blob)\/([A-Za-z0-9-]+)(?:\.[a-z]+)?$/.exec(parsed.pathname);
-    return m && this.state.files[m[1]!] ? m[1]! : null;
+    const id = fileIdOfPath(parsed.pathname);
+    return id && this.state.files[id] ? id : null;
+  }
+
+  /** Whether the account made or uploaded this file (downloads under /v1/files/). */
+  ownsFile(email: string, fileId: string): boolean {
+    return (
+      this.state.jobs.some((j) => j.email === email && j.pieces.some((p) => p.fileId === fileId)) ||
+      Object.values(this.state.uploads).some((u) => u.email === email && u.fileId === fileId)
+    );
   }
 
   /** Resolves every image value (catalog id, own URL or fetched URL); returns the product photo bytes. */
@@ -552,7 +567,8 @@ export class ReferenceCore {
       return fail(402, `Insufficient diamonds: required ${price}, balance ${balance}`);
 
     const id = this.newId();
-    const created = Date.now();
+    // A queued job starts its shots once out of the queue.
+    const created = Date.now() + (this.options.catalogQueuedMs ?? 0);
     const job: Job = {
       id,
       email: caller.email,
@@ -562,7 +578,7 @@ export class ReferenceCore {
       status: 'processing',
       charged: price,
       refunded: 0,
-      createdAt: new Date(created).toISOString(),
+      createdAt: new Date().toISOString(),
       request,
       styling: {},
       inputFileId: this.storeProduct(
@@ -587,7 +603,7 @@ export class ReferenceCore {
     const reply = this.ok({
       mediaItemId: id,
       status: 'pack_processing',
-      packTotal: shots.length,
+      packTotal: this.options.packTotalFullSet ? set.shots.length : shots.length,
       diamondCost: price,
       readyTemplateSetId: set.id,
     });
@@ -605,25 +621,9 @@ export class ReferenceCore {
     if (!job) return fail(404, `Generation ${id} not found`);
     if (job.status !== 'processing' && !this.collectedAt.has(job.id))
       this.collectedAt.set(job.id, Date.now());
-    // In completion order, so earlier entries never move as more shots finish.
-    const done = job.pieces
-      .filter((p) => p.state === 'done')
-      .sort((a, b) => a.finishAt - b.finishAt);
-    const body: Record<string, unknown> = {
-      id: job.id,
-      status: this.statusOf(job),
-      // A failed generation has no results; a catalog job keeps the shots it made.
-      resultUrls:
-        job.kind === 'generation' && job.status !== 'completed'
-          ? []
-          : done.map((p) => this.fileUrl(p.fileId!, 'result')),
-      errorMessage: job.status === 'failed' ? job.errorMessage : null,
-    };
-    if (job.kind === 'catalog' || job.pieces.length > 1) {
-      body.packTotal = job.pieces.length;
-      body.packCompleted = done.length;
-      body.packFailed = job.pieces.filter((p) => p.state === 'failed').length;
-    }
+    const body = pollBody(job, this.options, this.statusOf(job), (fileId) =>
+      this.fileUrl(fileId, 'result'),
+    );
     return this.ok(body);
   }
 

@@ -11,6 +11,7 @@ import { DEFAULTS, ReferenceServiceOptionsSchema, type ReferenceServiceOptions }
 import type { LedgerEntry } from './state';
 import { adminRoutes } from './admin';
 import { RequestLog, type LoggedRequest } from './request-log';
+import { fileIdOfPath } from './result-urls';
 
 export type { ReferenceServiceOptions } from './options';
 export type { LedgerEntry } from './state';
@@ -129,14 +130,22 @@ export async function startReferenceService(
   const core = new ReferenceCore(opts, { base: '', results: '' });
   const catalogImages = new Map<string, Buffer>();
 
-  const serveFile = async (res: http.ServerResponse, pathname: string, octet: boolean) => {
-    const m = /^\/(?:files|results|blob)\/([A-Za-z0-9-]+)(?:\.([a-z0-9]+))?$/.exec(pathname);
-    const meta = m ? core.store.state.files[m[1]!] : undefined;
-    const bytes = m && meta ? core.store.readFile(m[1]!) : null;
-    if (!bytes || !meta) {
+  /** A stored file; result downloads (not uploads) first pass the result-link checks. */
+  const serveFile = (res: http.ServerResponse, url: URL, octet: boolean) => {
+    const id = fileIdOfPath(url.pathname);
+    const meta = id ? core.store.state.files[id] : undefined;
+    const bytes = id && meta ? core.store.readFile(id) : null;
+    if (!id || !bytes || !meta) {
       res
         .writeHead(404, { 'content-type': 'application/json' })
         .end(JSON.stringify({ success: false, error: 'Not found' }));
+      return;
+    }
+    const refusal = url.pathname.startsWith('/files/')
+      ? null
+      : core.links.refusal(id, url.searchParams);
+    if (refusal) {
+      res.writeHead(refusal.status, { 'content-type': refusal.contentType }).end(refusal.text);
       return;
     }
     res
@@ -150,11 +159,11 @@ export async function startReferenceService(
   const log = new RequestLog();
   const admin = serve.adminToken ? adminRoutes(core, serve.adminToken, log) : null;
   const kindOf = (pathname: string): LoggedRequest['kind'] =>
-    pathname.startsWith('/v1/')
+    pathname.startsWith('/v1/') && !pathname.startsWith('/v1/files/')
       ? 'api'
       : pathname.startsWith('/files/')
         ? 'upload'
-        : pathname.startsWith('/results/') || pathname.startsWith('/blob/')
+        : /^\/(?:results|blob|v1\/files)\//.test(pathname)
           ? 'result'
           : 'other';
 
@@ -166,7 +175,7 @@ export async function startReferenceService(
         return admin(req, res, url, await readBody(req, DEFAULTS.jsonBytes));
       log.watch(req, res, kindOf(url.pathname));
       if (url.pathname.startsWith('/files/') || url.pathname.startsWith('/results/'))
-        return serveFile(res, url.pathname, false);
+        return serveFile(res, url, false);
       if (url.pathname.startsWith('/catalog/')) {
         const id = url.pathname.slice('/catalog/'.length);
         let png = catalogImages.get(id);
@@ -194,6 +203,14 @@ export async function startReferenceService(
       if ('reply' in gate) {
         req.resume();
         return send(res, gate.reply, core.options.extraFields === true);
+      }
+      // Results behind the caller's key (resultUrlsNeedKey): counted like any /v1 call.
+      if (url.pathname.startsWith('/v1/files/')) {
+        req.resume();
+        const id = fileIdOfPath(url.pathname);
+        if (req.method === 'GET' && id && core.ownsFile(gate.caller.email, id))
+          return serveFile(res, url, false);
+        return send(res, { status: 404, body: { success: false, error: 'Not found' } }, false);
       }
       const isUpload = req.method === 'POST' && url.pathname === '/v1/uploads';
       const body = await readBody(req, isUpload ? DEFAULTS.uploadBytes : DEFAULTS.jsonBytes);
@@ -247,7 +264,7 @@ export async function startReferenceService(
   const results = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://ref.invalid');
     log.watch(req, res, 'result');
-    void serveFile(res, url.pathname, true);
+    serveFile(res, url, true);
   });
 
   const mainPort = await listen(main, host, serve.port ?? 0);

@@ -59,6 +59,25 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   gatewayTimeoutFirstCreates: z.number().int().nonnegative().optional(),
   /** After such a 504 the backend goes on this long before the key's record is stored (default 0). */
   backendHoldMs: z.number().int().nonnegative().optional(),
+  /**
+   * A catalog job polls 'pack_queued' with null pack counts this long after creation, and its
+   * shots start after it (a queue in front of the workers, like Replicate's 'starting' status).
+   */
+  catalogQueuedMs: z.number().int().nonnegative().optional(),
+  /** A generation polls 'completed' with no resultUrls this long after it ends (results copied to a CDN after the status flips). */
+  completedEmptyMs: z.number().int().nonnegative().optional(),
+  /** Catalog polls also carry `shots: [{id, status, imageUrl}]` (a per-item list, as batch APIs often add). */
+  catalogShotsField: z.boolean().optional(),
+  /** Result URLs are signed with an expiry (exp=, S3/CloudFront presigned URLs); expired ones answer 403 XML. */
+  resultUrlTtlMs: z.number().int().positive().optional(),
+  /** The first N result downloads answer 503 (a CDN edge warming up). */
+  resultFailFirst: z.number().int().nonnegative().optional(),
+  /** Result URLs under /v1/files/ on the service that answer 401 without the caller's Bearer key (OpenAI's file content endpoint). */
+  resultUrlsNeedKey: z.boolean().optional(),
+  /** resultUrls are paths relative to the service ('/results/<id>'), as APIs built on Rails' *_path helpers give. */
+  relativeResultUrls: z.boolean().optional(),
+  /** A catalog job for some shotIds reports packTotal = the set's full shot count (only the asked shots are made; a service counting the set, not the request). */
+  packTotalFullSet: z.boolean().optional(),
   /** Persist all state so a restart keeps it. */
   statePath: z.string().optional(),
 });

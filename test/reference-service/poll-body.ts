@@ -1,0 +1,54 @@
+/**
+ * The body of GET /v1/generations/{id} for a job, including what latitude options change: a
+ * catalog job queued first (null counts), a completed generation whose results are not listed
+ * yet, a per-shot `shots` list, and packTotal counting the whole ready set.
+ */
+import { readySetById } from './catalog';
+import type { ReferenceServiceOptions } from './options';
+import type { Job } from './state';
+
+export function pollBody(
+  job: Job,
+  options: ReferenceServiceOptions,
+  status: string,
+  resultUrl: (fileId: string) => string,
+  now = Date.now(),
+): Record<string, unknown> {
+  const queued =
+    job.kind === 'catalog' && now - Date.parse(job.createdAt) < (options.catalogQueuedMs ?? 0);
+  // In completion order, so earlier entries never move as more shots finish.
+  const done = job.pieces.filter((p) => p.state === 'done').sort((a, b) => a.finishAt - b.finishAt);
+  const unlisted =
+    job.kind === 'generation' &&
+    (job.status !== 'completed' || now - (job.endedAt ?? 0) < (options.completedEmptyMs ?? 0));
+  const body: Record<string, unknown> = {
+    id: job.id,
+    status: queued ? 'pack_queued' : status,
+    // A failed generation has no results; a catalog job keeps the shots it made.
+    resultUrls: queued || unlisted ? [] : done.map((p) => resultUrl(p.fileId!)),
+    errorMessage: job.status === 'failed' ? job.errorMessage : null,
+  };
+  if (job.kind === 'catalog' || job.pieces.length > 1) {
+    const setSize = job.readySetId ? readySetById(job.readySetId)?.shots.length : undefined;
+    body.packTotal = queued
+      ? null
+      : options.packTotalFullSet && setSize
+        ? setSize
+        : job.pieces.length;
+    body.packCompleted = queued ? null : done.length;
+    body.packFailed = queued ? null : job.pieces.filter((p) => p.state === 'failed').length;
+  }
+  if (job.kind === 'catalog' && options.catalogShotsField)
+    body.shots = job.pieces.map((p) => ({
+      id: p.id,
+      status: queued
+        ? 'queued'
+        : p.state === 'done'
+          ? 'completed'
+          : p.state === 'failed'
+            ? 'failed'
+            : 'processing',
+      imageUrl: !queued && p.fileId ? resultUrl(p.fileId) : null,
+    }));
+  return body;
+}
