@@ -125,3 +125,17 @@ export async function peopleLowerBand(name: string, dir = PEOPLE_DIR): Promise<n
   const { data, info } = await sharp(cut).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
   return lowerBandKept(data, info.width, info.height);
 }
+
+/** `npx tsx test/bench/people-wall.ts`: each people photo's wall-like share, and their mean. */
+async function printShares(): Promise<void> {
+  const shares: number[] = [];
+  for (const name of peoplePhotos()) {
+    const share = await peopleWall(name);
+    shares.push(share);
+    console.log(`${name} wall-like ${(100 * share).toFixed(2)}%`);
+  }
+  const mean = shares.reduce((a, b) => a + b, 0) / Math.max(1, shares.length);
+  console.log(`mean wall-like share ${(100 * mean).toFixed(2)}% over ${shares.length} photos`);
+}
+
+if (process.argv[1] === import.meta.filename) await printShares();

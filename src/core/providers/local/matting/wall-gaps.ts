@@ -7,10 +7,11 @@
  * trousers) or by the background, and is no brighter than the open wall: than the fit there, or
  * than the wall beside it on the same rows, whose colour its pixels then keep (the fit can lay a
  * darker level inside the figure than the wall shows around it). Inside white fabric a shaded
- * patch is ringed by more fabric of the wall's chroma and stays.
+ * patch is ringed by more fabric of the wall's chroma and stays. A narrow gap with no smooth
+ * wall in it (JPEG ringing all through) is read from its colour and its ring (addRingedWall).
  */
 import { WALL_GAIN_MAX, WALL_GAIN_MIN } from './lit-wall';
-import { components, neighbours4 } from './morphology';
+import { components, dilate, distanceToUnset, erode, neighbours4 } from './morphology';
 
 /** The rim of wall in other light around a region reaches at most this share of the long side. */
 const RIM_SHARE = 1 / 40;
@@ -176,7 +177,140 @@ export function addWallGaps(
       background[i] = 1;
     }
   }
+  addRingedWall(background, wall, notWall, rgb, w, h, t, opened);
   return opened;
+}
+
+/** Pixels of mixed colour (an outline's last pixels) between such a region and what bounds it. */
+const RINGED_STEPS = 5;
+/** Share of the pixels met going out that clear subject (or background) must make. */
+const RINGED_SHARE = 0.9;
+/** Share of its pixels that must have the colour of the open wall beside it. */
+const RINGED_LIKE = 0.8;
+/** Chains of wall-coloured pixels thinner than twice this (px) are cut off a region. */
+const RINGED_CHAIN = 3;
+/**
+ * Bounded by the background on at most this share: mostly enclosed. Shaded white fabric beside a
+ * gap the background already holds (the crotch of white jeans) is bounded by it on 43%.
+ */
+const RINGED_OPEN = 0.25;
+/**
+ * Mean 3x3 luminance range (levels) inside such a region at most: the JPEG ringing around a gap
+ * spreads it to 1-16, a print's pale parts between dark ones reach 30 and more.
+ */
+const RINGED_ROUGH = 20;
+/** A gap is narrow: no pixel of it further than this share of the long side from its rim. */
+const RINGED_DEPTH = 1 / 48;
+/** A gap in the figure's shade is darkened a little, not as much as a grey print can be. */
+const RINGED_GAIN_MIN = 0.8;
+
+/**
+ * A narrow gap (between forearm and hip, the top of a gap between the legs) holds little smooth
+ * wall: JPEG ringing from the outlines around it spreads its 5x5 range, so the smooth regions
+ * above miss it. Its pixels still have the wall's colour, and it is ringed by clear subject
+ * straight away (no rim of other light). Such a region, wall-coloured (smooth or not), opens
+ * when most of its pixels (RINGED_LIKE) have the colour of the open wall beside it on its rows,
+ * at its level: then those pixels. A print's pale parts ringed by dark fabric are off the wall's
+ * chroma or brighter than it.
+ */
+function addRingedWall(
+  background: Uint8Array,
+  wall: Uint8Array,
+  notWall: Uint8Array,
+  rgb: Uint8Array,
+  w: number,
+  h: number,
+  t: number,
+  opened: Uint8Array,
+): void {
+  const n = w * h;
+  const candidate = new Uint8Array(n);
+  for (let i = 0; i < n; i++) candidate[i] = wall[i] !== 0 && !background[i] ? 1 : 0;
+  const { label, sizes } = components(candidate, w);
+  const z = sizes.length;
+  const depth = distanceToUnset(candidate, w, h);
+  const deepest = new Float32Array(z);
+  for (let i = 0; i < n; i++)
+    if (label[i]! >= 0) deepest[label[i]!] = Math.max(deepest[label[i]!]!, depth[i]!);
+  const narrow = Math.max(w, h) * RINGED_DEPTH;
+  // Out through the mixed pixels of its outline (RINGED_STEPS) to what bounds it.
+  const owner = Int32Array.from(label);
+  let frontier: number[] = [];
+  for (let i = 0; i < n; i++)
+    if (label[i]! >= 0 && sizes[label[i]!]! >= MIN_AREA * n) frontier.push(i);
+  const bounded = new Float64Array(z);
+  const touching = new Float64Array(z);
+  const escaped = new Float64Array(z);
+  const nb = new Int32Array(4);
+  for (let step = 1; step <= RINGED_STEPS && frontier.length; step++) {
+    const next: number[] = [];
+    for (const i of frontier) {
+      neighbours4(i, w, n, nb);
+      for (let k = 0; k < 4; k++) {
+        const j = nb[k]!;
+        if (j < 0 || j >= n || owner[j] !== -1) continue;
+        const l = owner[i]!;
+        if (background[j] || notWall[j]) {
+          bounded[l]!++;
+          if (background[j]) touching[l]!++;
+          continue;
+        }
+        owner[j] = l;
+        next.push(j);
+      }
+    }
+    frontier = next;
+  }
+  for (const i of frontier) escaped[owner[i]!]!++;
+  const ringed = (l: number) =>
+    sizes[l]! >= MIN_AREA * n &&
+    deepest[l]! <= narrow &&
+    bounded[l]! > 0 &&
+    escaped[l]! <= (1 - RINGED_SHARE) * bounded[l]! &&
+    touching[l]! <= RINGED_OPEN * bounded[l]!;
+  const beside = wallColourBeside(background, rgb, label, sizes, w, h, ringed);
+  const like = new Float64Array(z);
+  const gain = new Float64Array(z);
+  for (let i = 0; i < n; i++) {
+    const l = label[i]!;
+    if (l < 0 || !ringed(l) || Number.isNaN(beside[l * 3]!)) continue;
+    const c = l * 3;
+    const level = 0.299 * beside[c]! + 0.587 * beside[c + 1]! + 0.114 * beside[c + 2]!;
+    gain[l]! += (luma(rgb, i) + 1) / (level + 1) / sizes[l]!;
+    if (likeWallBeside(rgb, i, beside, l, t)) like[l]!++;
+  }
+  const rough = new Float64Array(z);
+  const inner = new Float64Array(z);
+  for (let i = 0; i < n; i++) {
+    const l = label[i]!;
+    const x = i % w;
+    if (l < 0 || !ringed(l) || depth[i]! < 2 || x < 1 || x > w - 2 || i < w || i >= n - w) continue;
+    let lo = 255;
+    let hi = 0;
+    for (let dy = -w; dy <= w; dy += w)
+      for (let dx = -1; dx <= 1; dx++) {
+        const v = luma(rgb, i + dy + dx);
+        lo = Math.min(lo, v);
+        hi = Math.max(hi, v);
+      }
+    rough[l]! += hi - lo;
+    inner[l]!++;
+  }
+  // Opened, so a print's pale facets touching a gap in a thin chain stay.
+  const body = dilate(erode(candidate, w, h, RINGED_CHAIN), w, h, RINGED_CHAIN);
+  for (let i = 0; i < n; i++) {
+    const l = label[i]!;
+    if (
+      l < 0 ||
+      !ringed(l) ||
+      like[l]! < RINGED_LIKE * sizes[l]! ||
+      gain[l]! < RINGED_GAIN_MIN ||
+      !inner[l] ||
+      rough[l]! > RINGED_ROUGH * inner[l]!
+    )
+      continue;
+    if (body[i] && likeWallBeside(rgb, i, beside, l, t)) opened[i] = background[i] = 1;
+  }
 }
 
 /** Whether pixel `i` is the wall beside region `l` (`beside`, 3 values per region) in some shade. */
