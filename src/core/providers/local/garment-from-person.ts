@@ -160,14 +160,14 @@ function cutAtWaist(region: Uint8Array, lab: Float32Array, { w, h }: Grid, from:
 /**
  * The face: the largest skin blob in the figure's top 30% (below that, a bare neck, shoulders and
  * arms join it into one blob). Its width is read near its top, where only the face is; the chin
- * is taken 1.2 face widths below the blob's top.
+ * is taken 1.2 face widths below the blob's top, and the neck's row where the blob ends above it.
  */
 function findFace(
   skin: Uint8Array,
   { w }: Grid,
   top: number,
   figH: number,
-): { chin: number; width: number; cx: number; pixels: number[] } | null {
+): { chin: number; neck: number; width: number; cx: number; pixels: number[] } | null {
   const upper = Uint8Array.from(skin);
   upper.fill(0, (top + Math.round(figH * 0.3)) * w);
   const { label, sizes } = components(upper, w);
@@ -190,7 +190,10 @@ function findFace(
   const chin = y0 + Math.round(width * 1.2);
   const pixels: number[] = [];
   for (let i = 0; i < Math.min(label.length, chin * w); i++) if (label[i] === best) pixels.push(i);
-  return { chin, width, cx, pixels };
+  // A face the frame cuts (VITON-style crops at the eyes) is shorter than its width says, and a
+  // crew neck or a tee's collar starts above that chin: where the blob of face and neck ends.
+  const neck = Math.min(chin, (label.lastIndexOf(best) / w) | 0);
+  return { chin, neck, width, cx, pixels };
 }
 
 /** A garment found on the person: its pixels on the working grid and its colours (Lab). */
@@ -203,8 +206,11 @@ type Scene = Grid & {
   skin: Uint8Array;
   lab: Float32Array;
   wallAt: (i: number) => number;
-  /** Rows at or above the chin are head and neck, never garment. */
+  /** The chin's row: where the body's parts are measured from. */
   chin: number;
+  /** Rows at or above it are head and neck, never garment: the chin, or higher where the face's
+   * and neck's skin ends above it (a collar). */
+  neck: number;
   /** About a face's height: the scale of the body parts. */
   unit: number;
   cx: number;
@@ -415,7 +421,7 @@ function cutWhereCoverageDrops(region: Uint8Array, scene: Scene, from: number): 
  * down its length) is not.
  */
 function grow(scene: Scene, seeds: number[], above: Garment | null, dress = false): Garment | null {
-  const { w, h, n, fig, skin, lab, wallAt, chin, unit } = scene;
+  const { w, h, n, fig, skin, lab, wallAt, chin, neck, unit } = scene;
   const isTop = above === null && !dress;
   const taken = above?.mask;
   // A bottom's band can start on the top's last rows (left out at its hem): a colour of the top
@@ -441,7 +447,7 @@ function grow(scene: Scene, seeds: number[], above: Garment | null, dress = fals
   const colour = new Float32Array(n);
   const clothed = new Float32Array(n);
   for (let i = 0; i < n; i++) {
-    if (!fig[i] || skin[i] || taken?.[i] || ((i / w) | 0) <= chin) continue;
+    if (!fig[i] || skin[i] || taken?.[i] || ((i / w) | 0) <= neck) continue;
     clothed[i] = 1;
     const d = nearest(lab, i, garment);
     if (d < SAME_COLOUR && d < wallAt(i)) colour[i] = 1;
@@ -459,7 +465,7 @@ function grow(scene: Scene, seeds: number[], above: Garment | null, dress = fals
   const closed = erode(dilate(allowed, w, h, gap), w, h, gap);
   const passable = (j: number) =>
     allowed[j] === 1 ||
-    (closed[j] === 1 && fig[j] === 1 && !skin[j] && !taken?.[j] && ((j / w) | 0) > chin);
+    (closed[j] === 1 && fig[j] === 1 && !skin[j] && !taken?.[j] && ((j / w) | 0) > neck);
   const region = new Uint8Array(n);
   flood(
     region,
@@ -585,7 +591,8 @@ export async function garmentFromPerson(cutout: Buffer, want?: NamedGarment): Pr
   // A garment of skin's colour passed the tone test: its pattern tells it apart.
   if (face)
     dropPatternedSkin(skin, fineTexture(full.data, W, H, w, h), face.pixels, { w, h, unit });
-  const scene: Scene = { w, h, n, fig, skin, lab, wallAt, chin, unit, cx, bottom, opaque };
+  const neck = face ? face.neck : chin;
+  const scene: Scene = { w, h, n, fig, skin, lab, wallAt, chin, neck, unit, cx, bottom, opaque };
   // Chest: the first band below the chin that is mostly clothed (a low neckline shows skin).
   const chest = clothedBand(scene, Math.round(chin + unit * 0.6), null);
   const upperGarment = chest.length >= 30 ? grow(scene, chest, null) : null;
