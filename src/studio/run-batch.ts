@@ -149,6 +149,8 @@ export async function runBatch(
       notice(
         'the balance could not be read before the batch started: diamondsSpent counts each charge at its list price and may be below what the service took',
       );
+    // Read before the batch: only the closing read can be missing (a signal may skip it).
+    if (plan.balance !== null) unreadAt = 'after';
     const queued = store.listItems(engine.db, {
       batchId,
       states: ['queued'],
@@ -237,7 +239,6 @@ export async function runBatch(
         notice(
           `the service answered a request beyond its daily cap of ${cap} (as its 429 named it on an earlier day): the cap was raised, and is no longer planned with. Run again to go on`,
         );
-      if (plan.balance !== null) unreadAt = 'after';
       if (plan.balance !== null && after !== null) {
         confirmed = true;
         unattributed = chargedUncertain(engine, batchId, startedAt, plan.balance - after);
@@ -269,7 +270,7 @@ export async function runBatch(
     );
   else if (diamondsUnconfirmed > 0)
     notice(
-      `the balance could not be read ${unreadAt} the batch (${engine.dayClosed() ? "today's requests are closed" : 'no answer'}); ${diamondsUnconfirmed} of the ${thisRun.reduce((sum, i) => sum + i.diamonds, 0) + unattributed} diamond(s) counted as spent are at list prices the service may exceed`,
+      `the balance could not be read ${unreadAt} the batch (${signal?.aborted ? `the run was stopped by ${String(signal.reason)} before its closing read` : engine.dayClosed() ? "today's requests are closed" : 'no answer'}); ${diamondsUnconfirmed} of the ${thisRun.reduce((sum, i) => sum + i.diamonds, 0) + unattributed} diamond(s) counted as spent are at list prices the service may exceed`,
     );
   const reason = (i: store.ItemRow) => i.error ?? i.note ?? i.waitReason ?? 'unknown';
   const name = (i: store.ItemRow) => path.join(i.relativeDir, i.name);

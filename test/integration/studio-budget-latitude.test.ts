@@ -7,8 +7,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
+import * as store from '../../src/studio/db/store';
 import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
 import { startReferenceService, type ReferenceService } from '../reference-service';
@@ -119,5 +121,49 @@ describe('a credit to the shared balance during a run', () => {
     expect(spentByTwo).toBeGreaterThan(0);
     expect(two.diamondsSpent).toBe(spentByTwo);
     expect(two.exported + two.held.length).toBe(4);
+  }, 60_000);
+});
+
+describe('a run stopped by a signal', () => {
+  it('says the balance was read before the batch and the stop skipped the closing read', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-latitude-stop-'));
+    cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+    // Jobs of 60 s: the run is still waiting for them when it is stopped.
+    const service = await startReferenceService({ seed: 3, jobSeconds: [60, 60] });
+    cleanups.push(() => service.close());
+    const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
+    const inDir = path.join(root, 'in');
+    await shapePhotos(inDir, 2);
+    const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
+    const engine = new StudioEngine({ dataDir: path.join(root, 'data'), client, apiKey });
+    cleanups.push(async () => {
+      await engine.close();
+      await client.close();
+    });
+    const stop = new AbortController();
+    const running = runBatch(engine, {
+      inDir,
+      recipe: ON_MODEL,
+      outDir: path.join(root, 'out'),
+      signal: stop.signal,
+    });
+    const processing = () =>
+      store.listItems(engine.db, { limit: 10, offset: 0 }).items.filter((i) => i.jobId !== null)
+        .length === 2;
+    for (let waited = 0; !processing(); waited += 50) {
+      expect(waited).toBeLessThan(20_000);
+      await sleep(50);
+    }
+    stop.abort('SIGTERM');
+    const summary = await running;
+    expect(summary.interrupted?.signal).toBe('SIGTERM');
+    expect(summary.notices).toContain(
+      '2 photo(s) to start at about 4 diamond(s) each; balance 100',
+    );
+    expect(summary.diamondsUnconfirmed).toBe(8);
+    const unread = summary.notices?.find((n) => n.startsWith('the balance could not be read'));
+    expect(unread).toContain(
+      'could not be read after the batch (the run was stopped by SIGTERM before its closing read)',
+    );
   }, 60_000);
 });
