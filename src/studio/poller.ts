@@ -85,6 +85,20 @@ export function emptyAnswerGapMs(seen: number): number {
   return 2000 * 2 ** Math.max(0, seen - 1);
 }
 
+/** How long after its submission a job the service cannot find may only be not readable yet. */
+export const NOT_FOUND_GRACE_MS = 60_000;
+
+/**
+ * When to poll again a job the service answered 404 for: a job it accepted (and charged) moments
+ * ago may not be readable yet (a replica behind). Within the grace, its age again later (at
+ * least 2 s: about 6 polls in all); past it, null: the job is taken as not found.
+ */
+export function notFoundPollAtMs(submittedAtMs: number, nowMs: number): number | null {
+  const age = nowMs - submittedAtMs;
+  if (age >= NOT_FOUND_GRACE_MS) return null;
+  return nowMs + Math.max(2000, age);
+}
+
 const WINDOW = 20;
 const MIN_MS = 300;
 const MAX_MS = 15 * 60_000;

@@ -26,6 +26,7 @@ import {
   emptyAnswerGapMs,
   isFinalStatus,
   jobOutcome,
+  notFoundPollAtMs,
   REMOTE_PRIOR_MS,
 } from './poller';
 import type { StudioEngine } from './engine';
@@ -530,6 +531,18 @@ export class Runner {
       };
       if (item.state === 'processing') patch.pollAt = waitUntil;
       this.transition(item.id, patch);
+      return;
+    }
+    const pollAgainAt =
+      err.status === 404 && item.state === 'processing' && item.submittedAt
+        ? notFoundPollAtMs(Date.parse(item.submittedAt), now.getTime())
+        : null;
+    if (pollAgainAt !== null) {
+      // Accepted and charged moments ago: the job may not be readable yet; asked again shortly.
+      this.transition(item.id, {
+        pollAt: new Date(pollAgainAt).toISOString(),
+        error: `${message} (submitted moments ago: asking again)`,
+      });
       return;
     }
     // 400, 404, 413, 415…: this photo or recipe cannot succeed as it is; the batch goes on. A paid

@@ -8,7 +8,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStudioDatabase, type StudioDB } from '../../src/studio/db/open';
-import { jobOutcome, maxPollsFor, Poller } from '../../src/studio/poller';
+import {
+  jobOutcome,
+  maxPollsFor,
+  NOT_FOUND_GRACE_MS,
+  notFoundPollAtMs,
+  Poller,
+} from '../../src/studio/poller';
 
 type Answer = Parameters<typeof jobOutcome>[0];
 const answer = (fields: Partial<Record<keyof Answer, unknown>>): Answer =>
@@ -106,5 +112,22 @@ describe('poll gaps of a job stuck at the service', () => {
     const p = poller();
     for (const ms of [10_000, 300_000, 3_600_000, 86_400_000])
       expect(pollsWithin(p, false, ms)).toBeLessThanOrEqual(maxPollsFor(ms));
+  });
+});
+
+describe('a job not found right after its submission', () => {
+  it('is asked again a few times within a minute of the create, then taken as not found', () => {
+    const submitted = Date.parse('2026-01-01T10:00:00Z');
+    let at = submitted + 800;
+    const polls = [at];
+    for (let next = notFoundPollAtMs(submitted, at); next !== null;) {
+      polls.push(next);
+      at = next;
+      next = notFoundPollAtMs(submitted, at);
+    }
+    expect(polls.length).toBeGreaterThanOrEqual(4);
+    expect(polls.length).toBeLessThanOrEqual(8);
+    expect(polls.at(-1)! - submitted).toBeGreaterThanOrEqual(NOT_FOUND_GRACE_MS);
+    expect(notFoundPollAtMs(submitted, submitted + NOT_FOUND_GRACE_MS)).toBeNull();
   });
 });
