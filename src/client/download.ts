@@ -2,7 +2,7 @@
  * Downloads of files outside our own blob store, shared by both clients; loads no core.
  */
 import { ApiError, type Download } from './service-client';
-import { judgeMedia } from './media-type';
+import { judgeDownload } from './media-type';
 
 /**
  * Fetches a file and types it by its bytes: the Content-Type a CDN or object store sends
@@ -17,8 +17,17 @@ export async function fetchDownload(
   let data: Buffer;
   try {
     response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
-    if (!response.ok)
-      throw new ApiError(response.status, `download of ${url} answered ${response.status}`);
+    if (!response.ok) {
+      // The host's own words (an object store's 'Request has expired') tell a dead link from an outage.
+      const said = (await response.text().catch(() => ''))
+        .replace(/\s+/g, ' ')
+        .trim()
+        .slice(0, 200);
+      throw new ApiError(
+        response.status,
+        `download of ${url} answered ${response.status}${said ? `: ${said}` : ''}`,
+      );
+    }
     data = Buffer.from(await response.arrayBuffer());
   } catch (err) {
     if (err instanceof ApiError) throw err;
@@ -28,5 +37,5 @@ export async function fetchDownload(
     );
   }
   const servedAs = response.headers.get('content-type');
-  return { data, servedAs, ...judgeMedia(data, { what: `the file at ${url}`, servedAs }) };
+  return { data, servedAs, ...judgeDownload(data, { what: `the file at ${url}`, servedAs }) };
 }

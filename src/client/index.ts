@@ -9,6 +9,8 @@ export {
   sniffMedia,
   sniffUploadMime,
   judgeMedia,
+  sniffConvertible,
+  type ConvertibleMedia,
   UnrecognizedMediaError,
   KNOWN_MEDIA,
   type MediaType,

@@ -138,6 +138,31 @@ export class UnrecognizedMediaError extends Error {
   }
 }
 
+/**
+ * Stills a service may return as results that browsers do not show: a download lets them through
+ * and the studio's library stores them converted (TIFF by libvips, HEIC by libheif).
+ */
+export type ConvertibleMedia = { mime: 'image/tiff' | 'image/heic'; ext: string; kind: 'image' };
+
+/** TIFF (either byte order, classic or BigTIFF) or HEIC by signature, or null. */
+export function sniffConvertible(data: Uint8Array): ConvertibleMedia | null {
+  const head = ascii(data, 0, 4);
+  if (head === 'II*\0' || head === 'MM\0*' || head === 'II+\0' || head === 'MM\0+')
+    return { mime: 'image/tiff', ext: extensionFor('image/tiff'), kind: 'image' };
+  const brands = isoBrands(data);
+  if (brands && !brands.some((b) => AVIF_BRANDS.has(b)) && brands.some((b) => HEIF_BRANDS.has(b)))
+    return { mime: 'image/heic', ext: extensionFor('image/heic'), kind: 'image' };
+  return null;
+}
+
+/** Judges a downloaded file: a known image or video, or a still to convert; else it throws. */
+export function judgeDownload(
+  data: Buffer,
+  source: { what: string; servedAs: string | null },
+): MediaType | ConvertibleMedia {
+  return sniffMedia(data) ?? sniffConvertible(data) ?? judgeMedia(data, source);
+}
+
 /** Judges downloaded bytes; throws UnrecognizedMediaError when they are no known image or video. */
 export function judgeMedia(
   data: Buffer,

@@ -17,7 +17,7 @@ import type {
   UploadBody,
   VenueEntry,
 } from '../shared/api';
-import type { MediaType } from './media-type';
+import type { ConvertibleMedia, MediaType } from './media-type';
 
 type Strip<T> = Omit<T, 'success'>;
 export type WriteOptions = { idempotencyKey?: string };
@@ -30,7 +30,7 @@ export type Acknowledged = { idempotencyHonoured: boolean };
  * A downloaded file, typed by its bytes (never by the Content-Type it was served with):
  * `servedAs` keeps that header for diagnostics only.
  */
-export type Download = { data: Buffer; servedAs: string | null } & MediaType;
+export type Download = { data: Buffer; servedAs: string | null } & (MediaType | ConvertibleMedia);
 
 export type ServiceClient = {
   /** Where results come from, for provenance ("embedded" or the remote base URL). */
@@ -70,8 +70,9 @@ export type ServiceClient = {
     options?: WriteOptions,
   ): Promise<Strip<CatalogJobBody> & Acknowledged>;
   /**
-   * Fetches a result or catalog file URL handed out by this service; throws
-   * UnrecognizedMediaError when the bytes are no image or video we know.
+   * Fetches a result or catalog file URL handed out by this service (a relative one is read
+   * against the service); throws UnrecognizedMediaError when the bytes are no image or video we
+   * know (TIFF and HEIC stills pass, for the studio's library to convert).
    */
   download(url: string): Promise<Download>;
   close(): Promise<void>;
