@@ -303,9 +303,20 @@ export class HttpClient implements ServiceClient {
       Omit<Awaited<ReturnType<ServiceClient['createCatalogJob']>>, 'idempotencyHonoured'>
     >('/v1/catalog-jobs', { json: request }, options);
   }
-  /** Results may live on another host (a CDN); the API key is never sent there. */
+  /**
+   * Results may live on another host (a CDN), where the API key is never sent, or on the service's
+   * own origin behind the key, which it is sent to as on every API call (nothing new is exposed, and
+   * no refused request is spent first). A relative URL is read against the base URL. fetch drops
+   * the key on a redirect to another origin.
+   */
   download(url: string): Promise<Download> {
-    return fetchDownload(url, {}, this.opts.timeoutMs ?? 60_000);
+    const target = new URL(url, `${this.base}/`);
+    const own = target.origin === new URL(this.base).origin;
+    return fetchDownload(
+      target.href,
+      own ? { authorization: `Bearer ${this.opts.apiKey}` } : {},
+      this.opts.timeoutMs ?? 60_000,
+    );
   }
   async close(): Promise<void> {}
 }
