@@ -386,3 +386,112 @@ describe('reference service latitude: polls and result URLs', () => {
     }
   });
 });
+
+describe('reference service latitude: balance, limits, ids and shapes', () => {
+  it("creditOnFirstPoll: each account is credited once, at its first poll, as 'external'", async () => {
+    const s = await start({ creditOnFirstPoll: 50 });
+    expect((await poll(s, 'no-such-job')).status).toBe(404);
+    expect(s.service.balance(s.email)).toBe(150);
+    await poll(s, 'no-such-job');
+    expect(s.service.balance(s.email)).toBe(150);
+    expect(s.service.ledger(s.email).map((e) => [e.kind, e.delta])).toEqual([
+      ['grant', 100],
+      ['external', 50],
+    ]);
+  });
+
+  it('drainBalanceAfterFirstCreate: the balance drops to 0 after the first charge', async () => {
+    const s = await start({ drainBalanceAfterFirstCreate: true });
+    const url = (await upload(s)).body!.url as string;
+    await createJob(s, removeBackground(url));
+    expect(s.service.balance(s.email)).toBe(0);
+    expect(s.service.ledger(s.email).map((e) => [e.kind, e.delta])).toEqual([
+      ['grant', 100],
+      ['charge', -1],
+      ['external', -99],
+    ]);
+    s.service.grant(s.email, 5);
+    await createJob(s, removeBackground(url));
+    expect(s.service.balance(s.email)).toBe(4);
+  });
+
+  it('rateLimit.message and dailyCapMessage set the 429 wording', async () => {
+    const s = await start({
+      rateLimit: { probability: 1, retryAfterSeconds: 3, message: 'Slow down' },
+      dailyCapMessage: 'Quota exceeded for quota metric requests',
+    });
+    const limited = await call(s.service.url, 'GET', '/v1/models', s.key);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('3');
+    expect(limited.body).toEqual({ success: false, error: 'Slow down' });
+    s.service.setOptions({ rateLimit: { probability: 0, retryAfterSeconds: 3 } });
+    s.service.setDailyCap(s.key, 1);
+    expect((await call(s.service.url, 'GET', '/v1/models', s.key)).status).toBe(200);
+    const capped = await call(s.service.url, 'GET', '/v1/models', s.key);
+    expect(capped.status).toBe(429);
+    expect(capped.body).toEqual({
+      success: false,
+      error: 'Quota exceeded for quota metric requests',
+    });
+  });
+
+  it('poll404ForMs: a new job answers 404 to polls for a while, then 200', async () => {
+    const s = await start({ poll404ForMs: 300 });
+    const url = (await upload(s)).body!.url as string;
+    const { id } = await createJob(s, removeBackground(url));
+    const early = await poll(s, id);
+    expect(early.status).toBe(404);
+    expect(early.body).toEqual({ success: false, error: `Generation ${id} not found` });
+    await sleep(350);
+    expect((await poll(s, id)).status).toBe(200);
+  });
+
+  it('uploadUrlTtlMs: an older upload is refused with 400 (no charge) and its URL answers 403', async () => {
+    const s = await start({ uploadUrlTtlMs: 300 });
+    const url = (await upload(s)).body!.url as string;
+    await createJob(s, removeBackground(url));
+    expect((await fetch(url)).status).toBe(200);
+    await sleep(350);
+    const late = await call(s.service.url, 'POST', '/v1/generations', s.key, {
+      json: removeBackground(url),
+    });
+    expect(late.status).toBe(400);
+    expect(late.body!.error).toBe(
+      'remove_background: required image user_photo could not be resolved (expired upload URL)',
+    );
+    expect(charges(s.service, s.email)).toHaveLength(1);
+    expect((await fetch(url)).status).toBe(403);
+  });
+
+  it("idStyle 'long': 320-character hex ids that poll and resolve", async () => {
+    const s = await completedGeneration({ idStyle: 'long' });
+    expect(s.id).toMatch(/^[0-9a-f]{320}$/);
+    const up = await upload(s);
+    expect(up.body!.id).toMatch(/^[0-9a-f]{320}$/);
+    expect((await fetch(s.resultUrl)).status).toBe(200);
+  });
+
+  it('readySetShape: templateSet (default), readyTemplateSet or flat', async () => {
+    for (const shape of [undefined, 'templateSet', 'readyTemplateSet', 'flat'] as const) {
+      const s = await start(shape ? { readySetShape: shape } : {});
+      const res = await call(s.service.url, 'GET', '/v1/ready-template-sets/shoot-01', s.key);
+      expect(res.status).toBe(200);
+      const set = shape === 'flat' ? res.body : res.body![shape ?? 'templateSet'];
+      expect(set).toMatchObject({ id: 'shoot-01', shotCount: 2 });
+      expect(Object.keys(res.body!).sort()).toEqual(
+        shape === 'flat'
+          ? ['category', 'coverUrl', 'id', 'shotCount', 'shots', 'success']
+          : [shape ?? 'templateSet', 'success'].sort(),
+      );
+    }
+  });
+
+  it('tiffResults: results are TIFF bytes', async () => {
+    const s = await completedGeneration({ tiffResults: true });
+    expect(s.resultUrl).toMatch(/\.tif$/);
+    const res = await fetch(s.resultUrl);
+    expect(res.headers.get('content-type')).toBe('image/tiff');
+    const meta = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
+    expect(meta.format).toBe('tiff');
+  });
+});

@@ -57,6 +57,8 @@ export class ReferenceCore {
   private readonly idempotent = new IdempotencyRecords();
   /** First poll that reported each job final: when the client collected it (not persisted). */
   private readonly collectedAt = new Map<string, number>();
+  /** Accounts already credited by creditOnFirstPoll. */
+  private readonly creditedOnPoll = new Set<string>();
 
   readonly links: ResultLinks;
 
@@ -80,9 +82,18 @@ export class ReferenceCore {
     this.store.save();
   }
   private newId(): string {
-    return (this.options.idStyle ?? DEFAULTS.idStyle) === 'opaque'
+    const style = this.options.idStyle ?? DEFAULTS.idStyle;
+    return style === 'opaque'
       ? this.rng.opaque()
-      : this.rng.uuid();
+      : style === 'long'
+        ? this.rng.hex(320)
+        : this.rng.uuid();
+  }
+  /** File ids name files on disk: never 'long' (past the 255-byte file name limit). */
+  private newFileId(): string {
+    return (this.options.idStyle ?? DEFAULTS.idStyle) === 'uuid'
+      ? this.rng.uuid()
+      : this.rng.opaque();
   }
 
   // ---- admin (test harness) ------------------------------------------------------------------
@@ -180,7 +191,8 @@ export class ReferenceCore {
       return {
         reply: fail(
           429,
-          `Too many requests right now; retry after ${limit.retryAfterSeconds} seconds`,
+          limit.message ??
+            `Too many requests right now; retry after ${limit.retryAfterSeconds} seconds`,
           { 'retry-after': String(limit.retryAfterSeconds) },
         ),
       };
@@ -197,7 +209,8 @@ export class ReferenceCore {
       return {
         reply: fail(
           429,
-          `Daily request cap of ${key.dailyCap} reached for this key; it resets at 00:00 UTC`,
+          this.options.dailyCapMessage ??
+            `Daily request cap of ${key.dailyCap} reached for this key; it resets at 00:00 UTC`,
         ),
       };
     return { caller: { apiKey: match[1]!, email: key.email } };
@@ -288,7 +301,9 @@ export class ReferenceCore {
         case 'GET /v1/ready-template-sets/:id': {
           const set = readySetById(id);
           if (!set) return fail(404, `Ready template set ${id} not found`);
-          return this.ok({ templateSet: this.readySetEntry(set) });
+          const entry = this.readySetEntry(set);
+          const shape = this.options.readySetShape ?? 'templateSet';
+          return this.ok(shape === 'flat' ? entry : { [shape]: entry });
         }
         case 'POST /v1/catalog-jobs':
           return await this.create(caller, headers, body, () =>
@@ -375,9 +390,9 @@ export class ReferenceCore {
     const kind = sniffImage(body);
     if (!kind) return fail(415, 'Not a JPEG, PNG or WebP image (judged by the file signature)');
     const id = this.newId();
-    const fileId = this.newId();
+    const fileId = this.newFileId();
     this.store.putFile(fileId, body, kind.mime, kind.ext);
-    this.state.uploads[id] = { email: caller.email, fileId };
+    this.state.uploads[id] = { email: caller.email, fileId, at: Date.now() };
     this.save();
     return this.ok({ id, url: this.fileUrl(fileId, 'upload') });
   }
@@ -398,6 +413,14 @@ export class ReferenceCore {
     }
     const id = fileIdOfPath(parsed.pathname);
     return id && this.state.files[id] ? id : null;
+  }
+
+  /** An uploaded file whose URL is past uploadUrlTtlMs. */
+  uploadExpired(fileId: string, now = Date.now()): boolean {
+    const ttl = this.options.uploadUrlTtlMs;
+    if (!ttl) return false;
+    const upload = Object.values(this.state.uploads).find((u) => u.fileId === fileId);
+    return upload?.at !== undefined && now - upload.at > ttl;
   }
 
   /** Whether the account made or uploaded this file (downloads under /v1/files/). */
@@ -421,6 +444,11 @@ export class ReferenceCore {
         if (field === 'fashion_model' && FASHION_MODELS.some((m) => m.id === ref)) continue;
         if (field === 'venue' && VENUES.some((v) => v.id === ref)) continue;
         const own = this.ownFileId(ref);
+        if (own && this.uploadExpired(own))
+          throw new BadRequest(
+            400,
+            `${toolId}: required image ${field} could not be resolved (expired upload URL)`,
+          );
         let bytes: Buffer | null = own ? this.store.readFile(own) : null;
         if (!bytes) bytes = await fetchImage(ref);
         if (!bytes)
@@ -444,7 +472,7 @@ export class ReferenceCore {
     if (resolved.productFileId) return resolved.productFileId;
     if (!resolved.productBytes) return null;
     const kind = sniffImage(resolved.productBytes);
-    const fileId = this.newId();
+    const fileId = this.newFileId();
     this.store.putFile(
       fileId,
       resolved.productBytes,
@@ -519,6 +547,7 @@ export class ReferenceCore {
     };
     this.state.jobs.push(job);
     this.move(caller.email, -price, 'charge', id);
+    this.drainAfterFirstCharge(caller.email);
     const early =
       this.state.jobs.filter((j) => j.kind === 'generation').length <=
       (this.options.fail500AfterChargeFirst ?? 0);
@@ -599,6 +628,7 @@ export class ReferenceCore {
     };
     this.state.jobs.push(job);
     this.move(caller.email, -price, 'charge', id);
+    this.drainAfterFirstCharge(caller.email);
     this.save();
     const reply = this.ok({
       mediaItemId: id,
@@ -610,6 +640,14 @@ export class ReferenceCore {
     return { ...reply, delayMs: this.options.createDelayMs ?? 0 };
   }
 
+  /** drainBalanceAfterFirstCreate: the account's own app spends the rest after its first charge. */
+  private drainAfterFirstCharge(email: string): void {
+    if (!this.options.drainBalanceAfterFirstCreate) return;
+    if (this.state.jobs.filter((j) => j.email === email).length !== 1) return;
+    const balance = this.account(email).balance;
+    if (balance > 0) this.move(email, -balance, 'external');
+  }
+
   private statusOf(job: Job): string {
     if (job.kind !== 'catalog' || (this.options.catalogStatus ?? DEFAULTS.catalogStatus) === 'spec')
       return job.status;
@@ -617,8 +655,17 @@ export class ReferenceCore {
   }
 
   private poll(caller: Caller, id: string): Reply {
+    const credit = this.options.creditOnFirstPoll;
+    if (credit && !this.creditedOnPoll.has(caller.email)) {
+      this.creditedOnPoll.add(caller.email);
+      this.move(caller.email, credit, 'external');
+      this.save();
+    }
     const job = this.state.jobs.find((j) => j.id === id && j.email === caller.email);
     if (!job) return fail(404, `Generation ${id} not found`);
+    // A lagging read replica: the job is not there yet.
+    if (Date.now() - Date.parse(job.createdAt) < (this.options.poll404ForMs ?? 0))
+      return fail(404, `Generation ${id} not found`);
     if (job.status !== 'processing' && !this.collectedAt.has(job.id))
       this.collectedAt.set(job.id, Date.now());
     const body = pollBody(job, this.options, this.statusOf(job), (fileId) =>
@@ -808,12 +855,13 @@ export class ReferenceCore {
       return;
     }
     const input = job.inputFileId ? this.store.readFile(job.inputFileId) : null;
+    const tiff = this.options.tiffResults === true && job.output !== 'video';
     for (const piece of due) {
       if (piece.fails) {
         piece.state = 'failed';
         continue;
       }
-      const fileId = this.newId();
+      const fileId = this.newFileId();
       const bytes =
         job.output === 'video'
           ? makeVideoBytes(job.id)
@@ -821,13 +869,14 @@ export class ReferenceCore {
               input,
               `${job.id}/${piece.id}`,
               job.pieces.indexOf(piece),
-              job.output === 'png' ? 'png' : 'jpeg',
+              tiff ? 'tiff' : job.output === 'png' ? 'png' : 'jpeg',
             );
-      const ext = job.output === 'video' ? 'mp4' : job.output === 'png' ? 'png' : 'jpg';
+      const ext =
+        job.output === 'video' ? 'mp4' : tiff ? 'tif' : job.output === 'png' ? 'png' : 'jpg';
       this.store.putFile(
         fileId,
         bytes,
-        job.output === 'video' ? 'video/mp4' : `image/${job.output}`,
+        job.output === 'video' ? 'video/mp4' : tiff ? 'image/tiff' : `image/${job.output}`,
         ext,
       );
       piece.fileId = fileId;

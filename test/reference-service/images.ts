@@ -31,7 +31,7 @@ export async function makeResultImage(
   input: Buffer | null,
   seed: string,
   index: number,
-  format: 'jpeg' | 'png',
+  format: 'jpeg' | 'png' | 'tiff',
 ): Promise<Buffer> {
   let hash = 0;
   for (const ch of `${seed}#${index}`) hash = (Math.imul(hash, 31) + ch.charCodeAt(0)) >>> 0;
@@ -59,6 +59,7 @@ export async function makeResultImage(
     .png()
     .toBuffer();
   const composed = image.composite([{ input: marker, top: 0, left: 0 }]);
+  if (format === 'tiff') return composed.tiff().toBuffer();
   return format === 'png' ? composed.png().toBuffer() : composed.jpeg({ quality: 82 }).toBuffer();
 }
 

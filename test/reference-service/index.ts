@@ -11,7 +11,7 @@ import { DEFAULTS, ReferenceServiceOptionsSchema, type ReferenceServiceOptions }
 import type { LedgerEntry } from './state';
 import { adminRoutes } from './admin';
 import { RequestLog, type LoggedRequest } from './request-log';
-import { fileIdOfPath } from './result-urls';
+import { fileIdOfPath, s3Error } from './result-urls';
 
 export type { ReferenceServiceOptions } from './options';
 export type { LedgerEntry } from './state';
@@ -142,7 +142,9 @@ export async function startReferenceService(
       return;
     }
     const refusal = url.pathname.startsWith('/files/')
-      ? null
+      ? core.uploadExpired(id)
+        ? s3Error('AccessDenied', 'Request has expired')
+        : null
       : core.links.refusal(id, url.searchParams);
     if (refusal) {
       res.writeHead(refusal.status, { 'content-type': refusal.contentType }).end(refusal.text);

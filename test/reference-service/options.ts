@@ -8,8 +8,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   timeScale: z.number().positive().optional(),
   /** Job duration range in seconds before scaling, default [5, 40]. */
   jobSeconds: z.tuple([z.number().nonnegative(), z.number().nonnegative()]).optional(),
-  /** Default 'uuid'; never the `prefix_` ids of Dropshoot's own core. */
-  idStyle: z.enum(['uuid', 'opaque']).optional(),
+  /**
+   * Default 'uuid'; never the `prefix_` ids of Dropshoot's own core. 'long': 320 hex characters
+   * for jobs, uploads and template sets (ids that carry an encoded token, as some APIs hand out; file names stay short).
+   */
+  idStyle: z.enum(['uuid', 'opaque', 'long']).optional(),
   /** Unknown extra fields on every body and entry. */
   extraFields: z.boolean().optional(),
   /** Actual charge = fallbackPriceDiamonds + chargeExtra (per image for packs, per shot for catalog jobs). */
@@ -31,6 +34,8 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
     .strictObject({
       probability: z.number().min(0).max(1),
       retryAfterSeconds: z.number().int().nonnegative(),
+      /** The 429's error text (default names the Retry-After); wording differs between services. */
+      message: z.string().min(1).optional(),
     })
     .optional(),
   /** Slow answers to creates (after the charge is made). */
@@ -40,6 +45,8 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   readySetPageSize: z.number().int().positive().optional(),
   /** Default false: the spec does not mention Idempotency-Key. */
   honourIdempotencyKey: z.boolean().optional(),
+  /** The daily cap's 429 error text (wording differs between services, e.g. 'Quota exceeded'). */
+  dailyCapMessage: z.string().min(1).optional(),
   /**
    * Echo the request's Idempotency-Key header in the answer: of uploads only (an upload front
    * that echoes it), or of every write (Stripe echoes it on every request that sent one).
@@ -78,6 +85,21 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   relativeResultUrls: z.boolean().optional(),
   /** A catalog job for some shotIds reports packTotal = the set's full shot count (only the asked shots are made; a service counting the set, not the request). */
   packTotalFullSet: z.boolean().optional(),
+  /** The account is credited this many diamonds at its first poll (the balance is shared with the service's own apps, spec 1). */
+  creditOnFirstPoll: z.number().int().positive().optional(),
+  /** After an account's first charge its balance drops to 0 (spent in the service's own app). */
+  drainBalanceAfterFirstCreate: z.boolean().optional(),
+  /** A job answers 404 to polls this long after creation (a lagging read replica, e.g. DynamoDB eventual reads). */
+  poll404ForMs: z.number().int().positive().optional(),
+  /** An upload's URL works this long (then 403); a create naming an older one gets 400 (presigned upload URLs expire). */
+  uploadUrlTtlMs: z.number().int().positive().optional(),
+  /**
+   * Shape of GET /v1/ready-template-sets/{id}: { templateSet } (default), { readyTemplateSet },
+   * or the set's fields at the top level (services differ; the spec shows no example).
+   */
+  readySetShape: z.enum(['templateSet', 'readyTemplateSet', 'flat']).optional(),
+  /** Image results are TIFF bytes (print-oriented studios deliver TIFF). */
+  tiffResults: z.boolean().optional(),
   /** Persist all state so a restart keeps it. */
   statePath: z.string().optional(),
 });

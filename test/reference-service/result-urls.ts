@@ -15,7 +15,7 @@ export function fileIdOfPath(pathname: string): string | null {
   return m ? m[1]! : null;
 }
 
-const s3Error = (code: string, message: string): FileRefusal => ({
+export const s3Error = (code: string, message: string): FileRefusal => ({
   status: 403,
   contentType: 'application/xml',
   text: `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>`,

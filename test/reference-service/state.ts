@@ -12,7 +12,8 @@ const LedgerEntrySchema = z.object({
   at: z.string(),
   email: z.string(),
   delta: z.number().int(),
-  kind: z.enum(['grant', 'charge', 'refund']),
+  /** 'external': spent or credited by the service's own apps (the balance is shared, spec 1). */
+  kind: z.enum(['grant', 'charge', 'refund', 'external']),
   jobId: z.string().optional(),
 });
 export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
@@ -68,7 +69,11 @@ const StateSchema = z.object({
     .default({}),
   ledger: z.array(LedgerEntrySchema),
   jobs: z.array(JobSchema),
-  uploads: z.record(z.string(), z.object({ email: z.string(), fileId: z.string() })),
+  /** `at`: when it was uploaded (ms since epoch; absent in older state files). */
+  uploads: z.record(
+    z.string(),
+    z.object({ email: z.string(), fileId: z.string(), at: z.number().optional() }),
+  ),
   files: z.record(z.string(), z.object({ mime: z.string(), ext: z.string() })),
   templateSets: z.array(
     z.object({
