@@ -76,6 +76,8 @@ const removeBackground = (url: string) => ({
 const charges = (service: ReferenceService, email: string) =>
   service.ledger(email).filter((e) => e.kind === 'charge');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Time-limited behaviours last this long: wide enough for a loaded machine's first calls to land inside. */
+const WINDOW_MS = 1000;
 
 describe('reference service latitude: idempotency and gateways', () => {
   it('echoes Idempotency-Key on uploads only, on every write, or never (the default)', async () => {
@@ -107,7 +109,7 @@ describe('reference service latitude: idempotency and gateways', () => {
       honourIdempotencyKey: true,
       idempotencyInFlight409: true,
       gatewayTimeoutFirstCreates: 1,
-      backendHoldMs: 400,
+      backendHoldMs: WINDOW_MS,
     });
     const url = (await upload(s)).body!.url as string;
     const first = await call(s.service.url, 'POST', '/v1/generations', s.key, {
@@ -129,7 +131,7 @@ describe('reference service latitude: idempotency and gateways', () => {
       success: false,
       error: 'A request with this Idempotency-Key is still being processed',
     });
-    await sleep(500);
+    await sleep(WINDOW_MS + 100);
     const after = await call(s.service.url, 'POST', '/v1/generations', s.key, {
       json: removeBackground(url),
       idem: 'k1',
@@ -151,7 +153,7 @@ describe('reference service latitude: idempotency and gateways', () => {
     const s = await start({
       honourIdempotencyKey: true,
       gatewayTimeoutFirstCreates: 1,
-      backendHoldMs: 400,
+      backendHoldMs: WINDOW_MS,
     });
     const url = (await upload(s)).body!.url as string;
     const send = () =>
@@ -164,7 +166,7 @@ describe('reference service latitude: idempotency and gateways', () => {
     expect(retry.status).toBe(202);
     expect(charges(s.service, s.email)).toHaveLength(2);
     // The retry's record was stored first and is kept.
-    await sleep(500);
+    await sleep(WINDOW_MS + 100);
     expect((await send()).body).toEqual(retry.body);
     expect(charges(s.service, s.email)).toHaveLength(2);
   });
@@ -262,7 +264,7 @@ async function completedGeneration(options: ReferenceServiceOptions) {
 
 describe('reference service latitude: polls and result URLs', () => {
   it('catalogQueuedMs: a catalog job polls pack_queued with null counts, and its shots start after', async () => {
-    const s = await start({ catalogQueuedMs: 400, jobSeconds: [0, 0] });
+    const s = await start({ catalogQueuedMs: WINDOW_MS, jobSeconds: [0, 0] });
     const url = (await upload(s)).body!.url as string;
     const created = Date.now();
     const { id } = await createJob(s, {
@@ -278,14 +280,14 @@ describe('reference service latitude: polls and result URLs', () => {
       packFailed: null,
     });
     const final = await pollUntil(s, id, (b) => b.status !== 'pack_queued');
-    expect(Date.now() - created).toBeGreaterThanOrEqual(400);
+    expect(Date.now() - created).toBeGreaterThanOrEqual(WINDOW_MS);
     const done = await pollUntil(s, id, ended);
     expect(done).toMatchObject({ status: 'completed', packTotal: 2, packCompleted: 2 });
     expect(final.packTotal).toBe(2);
   });
 
   it('completedEmptyMs: a generation first polls completed with no resultUrls', async () => {
-    const s = await start({ completedEmptyMs: 300 });
+    const s = await start({ completedEmptyMs: WINDOW_MS });
     const url = (await upload(s)).body!.url as string;
     const { id } = await createJob(s, removeBackground(url));
     const first = await pollUntil(s, id, ended);
@@ -317,7 +319,7 @@ describe('reference service latitude: polls and result URLs', () => {
   });
 
   it('resultUrlTtlMs + resultFailFirst: signed URLs, a 503 first, 403 XML once expired or tampered', async () => {
-    const s = await completedGeneration({ resultUrlTtlMs: 400, resultFailFirst: 1 });
+    const s = await completedGeneration({ resultUrlTtlMs: WINDOW_MS, resultFailFirst: 1 });
     expect(s.resultUrl).toMatch(/\?exp=\d+&sig=[0-9a-f]+$/);
     const busy = await fetch(s.resultUrl);
     expect(busy.status).toBe(503);
@@ -330,7 +332,7 @@ describe('reference service latitude: polls and result URLs', () => {
     expect(await tampered.text()).toContain('<Code>SignatureDoesNotMatch</Code>');
     const unsigned = await fetch(s.resultUrl.replace(/\?.*$/, ''));
     expect(unsigned.status).toBe(403);
-    await sleep(450);
+    await sleep(WINDOW_MS + 100);
     const expired = await fetch(s.resultUrl);
     expect(expired.status).toBe(403);
     expect(expired.headers.get('content-type')).toBe('application/xml');
@@ -436,22 +438,22 @@ describe('reference service latitude: balance, limits, ids and shapes', () => {
   });
 
   it('poll404ForMs: a new job answers 404 to polls for a while, then 200', async () => {
-    const s = await start({ poll404ForMs: 300 });
+    const s = await start({ poll404ForMs: WINDOW_MS });
     const url = (await upload(s)).body!.url as string;
     const { id } = await createJob(s, removeBackground(url));
     const early = await poll(s, id);
     expect(early.status).toBe(404);
     expect(early.body).toEqual({ success: false, error: `Generation ${id} not found` });
-    await sleep(350);
+    await sleep(WINDOW_MS + 100);
     expect((await poll(s, id)).status).toBe(200);
   });
 
   it('uploadUrlTtlMs: an older upload is refused with 400 (no charge) and its URL answers 403', async () => {
-    const s = await start({ uploadUrlTtlMs: 300 });
+    const s = await start({ uploadUrlTtlMs: WINDOW_MS });
     const url = (await upload(s)).body!.url as string;
     await createJob(s, removeBackground(url));
     expect((await fetch(url)).status).toBe(200);
-    await sleep(350);
+    await sleep(WINDOW_MS + 100);
     const late = await call(s.service.url, 'POST', '/v1/generations', s.key, {
       json: removeBackground(url),
     });
