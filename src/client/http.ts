@@ -29,6 +29,25 @@ const ReadySetsPageSchema = z.looseObject({
     .transform((c) => (c === undefined || c === null || c === '' ? null : String(c))),
 });
 
+/**
+ * One ready set as GET /v1/ready-template-sets/{id} answers it. The spec shows no body: the set
+ * may come under `templateSet` (as the list's entries), `readyTemplateSet`, or at the top level.
+ * A shot count left out is the shot list's length; a set with no shot to count is unreadable.
+ */
+const ReadySetSchema = z
+  .looseObject({
+    id: z.string().min(1),
+    shots: z.array(z.looseObject({ id: z.string().min(1) })),
+    shotCount: z.number().int().positive().optional(),
+  })
+  .transform((set) => ({ ...set, shotCount: set.shotCount ?? set.shots.length }))
+  .refine((set) => set.shotCount > 0, { message: 'no shot in the set' });
+const ReadySetDetailSchema = z.union([
+  z.looseObject({ templateSet: ReadySetSchema }).transform((body) => body.templateSet),
+  z.looseObject({ readyTemplateSet: ReadySetSchema }).transform((body) => body.readyTemplateSet),
+  ReadySetSchema,
+]);
+
 /** A one-way fingerprint of an API key: enough to tell keys apart in caches, useless to a reader. */
 export function fingerprintKey(apiKey: string): string {
   return createHash('sha256')
@@ -288,12 +307,15 @@ export class HttpClient implements ServiceClient {
     throw refusal;
   }
   async getReadySet(id: string) {
-    return (
-      await this.request<{ templateSet: Awaited<ReturnType<ServiceClient['getReadySet']>> }>(
-        'GET',
-        `/v1/ready-template-sets/${encodeURIComponent(id)}`,
-      )
-    ).templateSet;
+    const path = `/v1/ready-template-sets/${encodeURIComponent(id)}`;
+    const parsed = ReadySetDetailSchema.safeParse(await this.request<unknown>('GET', path));
+    // Waiting cannot mend a body this client cannot read: an answer (status 200), not retryable.
+    if (!parsed.success)
+      throw new ApiError(
+        200,
+        `GET ${path} answered a body this studio cannot read (no set with an id and a shot list under templateSet, readyTemplateSet or at the top level): ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+      );
+    return parsed.data as unknown as Awaited<ReturnType<ServiceClient['getReadySet']>>;
   }
   createCatalogJob(
     request: Parameters<ServiceClient['createCatalogJob']>[0],

@@ -267,6 +267,8 @@ export class Budget {
       Number(store.getSetting(this.db, `shots:${readyShootId}`));
     if (cached > 0) return cached;
     const shoot = await this.client.getReadySet(readyShootId);
+    if (!(shoot.shotCount > 0))
+      throw new Error(`ready shoot ${readyShootId} was answered without a shot count`);
     this.shotCounts.set(readyShootId, shoot.shotCount);
     store.setSetting(this.db, `shots:${readyShootId}`, String(shoot.shotCount));
     return shoot.shotCount;

@@ -430,7 +430,17 @@ export class StudioEngine {
       ) {
         const id = recipe.request.readyTemplateSetId;
         this.shotCountsLoading.add(id);
-        loads.push(this.spending.shotCount(id).finally(() => this.shotCountsLoading.delete(id)));
+        loads.push(
+          this.spending
+            .shotCount(id)
+            .catch((err: unknown) => {
+              // Waiting cannot help (an answer it cannot read, the set unknown): its photos fail
+              // saying why instead of staying queued unpriced for ever.
+              if (!(err instanceof ApiError && err.retryable)) this.failUnpriced(id, err);
+              throw err;
+            })
+            .finally(() => this.shotCountsLoading.delete(id)),
+        );
       }
     }
     Promise.all(loads).then(
@@ -442,6 +452,26 @@ export class StudioEngine {
         this.options.log?.(`prices: ${err instanceof Error ? err.message : String(err)}`);
       },
     );
+  }
+
+  /** Fails the queued photos of a ready shoot whose shot count could not be read. */
+  private failUnpriced(readyShootId: string, err: unknown): void {
+    if (!this.db.open) return;
+    const why = err instanceof Error ? err.message : String(err);
+    for (const queued of store.listItems(this.db, {
+      states: ['queued'],
+      limit: 1_000_000,
+      offset: 0,
+    }).items) {
+      const request = RecipeSchema.parse(JSON.parse(queued.recipe)).request;
+      if (queued.kind !== 'ready_shoot' || queued.jobId !== null) continue;
+      if (!isReadyShootRecipe(request) || request.readyTemplateSetId !== readyShootId) continue;
+      this.transition(queued.id, {
+        state: 'failed',
+        reserved: 0,
+        error: `not started: the shot count of ready shoot ${readyShootId} could not be read, so its price is unknown: ${why}`,
+      });
+    }
   }
 
   /** The price of one item before it starts (null until prices and shot counts are known). */
