@@ -3,47 +3,57 @@
  * beige houndstooth dress) passes every colour test for skin, but its fine pattern shows in the
  * luminance's detail: each pixel's distance from the mean of its 3x3 neighbours.
  */
+import { sharp } from '../../../infra/sharp';
 import { components, dilate, erode } from './matting/morphology';
 
+/** Long side the detail is read at: larger photos are reduced first (the cost grows with area). */
+const READ_AT = 1536;
+
 /**
- * Mean fine detail (levels) of the full-size RGBA image in each cell of the w x h working grid,
- * over the pixels whose 3x3 neighbourhood is opaque (the cut-out's own edge is not texture);
- * NaN for a cell with none.
+ * Mean fine detail (levels) of a cut-out (RGBA) in each cell of the w x h working grid, over the
+ * pixels whose 3x3 neighbourhood is opaque (the cut-out's own edge is not texture); NaN for a
+ * cell with none.
  */
-export function fineTexture(
-  rgba: Buffer,
-  W: number,
-  H: number,
-  w: number,
-  h: number,
-): Float32Array {
-  const L = new Float32Array(W * H);
-  for (let i = 0; i < W * H; i++)
-    L[i] = 0.299 * rgba[i * 4]! + 0.587 * rgba[i * 4 + 1]! + 0.114 * rgba[i * 4 + 2]!;
+export async function fineTexture(cutout: Buffer, w: number, h: number): Promise<Float32Array> {
+  const meta = await sharp(cutout).metadata();
+  const k = Math.min(1, READ_AT / Math.max(meta.width!, meta.height!));
+  const { data, info } = await sharp(cutout)
+    .ensureAlpha()
+    .resize(Math.round(meta.width! * k), Math.round(meta.height! * k), { fit: 'fill' })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const { width: W, height: H } = info;
+  const n = W * H;
+  const L = new Float32Array(n);
+  const opaque = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    L[i] = 0.299 * data[i * 4]! + 0.587 * data[i * 4 + 1]! + 0.114 * data[i * 4 + 2]!;
+    opaque[i] = data[i * 4 + 3]! >= 250 ? 1 : 0;
+  }
+  // 3x3 sums and all-opaque tests, separably: along rows, then down columns.
+  const rowSum = new Float32Array(n);
+  const rowOpaque = new Uint8Array(n);
+  for (let y = 0; y < H; y++)
+    for (let x = 1; x < W - 1; x++) {
+      const i = y * W + x;
+      rowSum[i] = L[i - 1]! + L[i]! + L[i + 1]!;
+      rowOpaque[i] = opaque[i - 1]! & opaque[i]! & opaque[i + 1]!;
+    }
   const sum = new Float64Array(w * h);
   const count = new Float64Array(w * h);
   for (let y = 1; y < H - 1; y++) {
-    const cy = Math.min(h - 1, Math.floor((y * h) / H));
+    const row = Math.min(h - 1, Math.floor((y * h) / H)) * w;
     for (let x = 1; x < W - 1; x++) {
-      let opaque = true;
-      let s = 0;
-      for (let dy = -1; dy <= 1 && opaque; dy++)
-        for (let dx = -1; dx <= 1; dx++) {
-          const j = (y + dy) * W + x + dx;
-          if (rgba[j * 4 + 3]! < 250) {
-            opaque = false;
-            break;
-          }
-          s += L[j]!;
-        }
-      if (!opaque) continue;
-      const k = cy * w + Math.min(w - 1, Math.floor((x * w) / W));
-      sum[k]! += Math.abs(L[y * W + x]! - s / 9);
-      count[k]!++;
+      const i = y * W + x;
+      if (!(rowOpaque[i - W]! & rowOpaque[i]! & rowOpaque[i + W]!)) continue;
+      const mean = (rowSum[i - W]! + rowSum[i]! + rowSum[i + W]!) / 9;
+      const cell = row + Math.min(w - 1, Math.floor((x * w) / W));
+      sum[cell]! += Math.abs(L[i]! - mean);
+      count[cell]!++;
     }
   }
   const out = new Float32Array(w * h);
-  for (let k = 0; k < w * h; k++) out[k] = count[k] ? sum[k]! / count[k]! : NaN;
+  for (let c = 0; c < w * h; c++) out[c] = count[c] ? sum[c]! / count[c]! : NaN;
   return out;
 }
 

@@ -589,8 +589,7 @@ export async function garmentFromPerson(cutout: Buffer, want?: NamedGarment): Pr
   const unit = face ? face.width * 1.3 : figH * 0.1;
   const cx = face?.cx ?? centreOf(fig, grid, Math.min(bottom, chin + Math.round(unit)));
   // A garment of skin's colour passed the tone test: its pattern tells it apart.
-  if (face)
-    dropPatternedSkin(skin, fineTexture(full.data, W, H, w, h), face.pixels, { w, h, unit });
+  if (face) dropPatternedSkin(skin, await fineTexture(cutout, w, h), face.pixels, { w, h, unit });
   const neck = face ? face.neck : chin;
   const scene: Scene = { w, h, n, fig, skin, lab, wallAt, chin, neck, unit, cx, bottom, opaque };
   // Chest: the first band below the chin that is mostly clothed (a low neckline shows skin).
