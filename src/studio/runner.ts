@@ -21,6 +21,7 @@ import { SHOT_PRICE } from './budget';
 import * as store from './db/store';
 import { exportApproved } from './export-step';
 import { backoffMs, parseInsufficient } from './gates';
+import { honoursIdempotency, learnIdempotency, type ChargingEndpoint } from './idempotency';
 import {
   EMPTY_ANSWERS_HELD_AT,
   emptyAnswerGapMs,
@@ -33,8 +34,16 @@ import type { StudioEngine } from './engine';
 
 /** Submissions refused with a 500 (charged, then refunded) are sent again at most this often. */
 const MAX_RESUBMITS = 5;
+/** A resent submission answered 409 (its first attempt still in progress) is asked this often. */
+const MAX_IN_FLIGHT_WAITS = 10;
 
 export class Runner {
+  /**
+   * Items whose submission in flight resends a key an earlier attempt went out under (that one
+   * may have been charged): no 4xx to it means "not paid".
+   */
+  private readonly resent = new Set<string>();
+
   constructor(private readonly engine: StudioEngine) {}
 
   private get db() {
@@ -71,12 +80,17 @@ export class Runner {
     }
   }
 
-  private honoursIdempotency(): boolean {
-    return store.getSetting(this.db, `idempotency:${this.client.origin}`) === 'yes';
+  /** The create endpoint an item's submission goes to. */
+  private endpointOf(item: store.ItemRow): ChargingEndpoint {
+    return isReadyShootRecipe(this.recipeOf(item).request) ? 'catalog-jobs' : 'generations';
   }
 
-  private learnIdempotency(honoured: boolean): void {
-    store.setSetting(this.db, `idempotency:${this.client.origin}`, honoured ? 'yes' : 'no');
+  private honoursIdempotency(item: store.ItemRow): boolean {
+    return honoursIdempotency(this.db, this.client.origin, this.endpointOf(item));
+  }
+
+  private learnIdempotency(endpoint: ChargingEndpoint, honoured: boolean): void {
+    learnIdempotency(this.db, this.client.origin, endpoint, honoured);
   }
 
   private async upload(item: store.ItemRow): Promise<void> {
@@ -89,8 +103,8 @@ export class Runner {
     const data = prepare
       ? await prepare(item.sourcePath)
       : await fs.promises.readFile(item.sourcePath);
+    // The upload's echo of its key says nothing of the charging endpoints (learnt from their own).
     const uploaded = await this.client.upload(data, { idempotencyKey: uploadKey });
-    this.learnIdempotency(uploaded.idempotencyHonoured);
     const recipe = this.recipeOf(item);
     const request = { ...recipe.request, images: fillPhoto(recipe.request.images, uploaded.url) };
     // Journal before the spending call: the request and its idempotency key.
@@ -110,7 +124,7 @@ export class Runner {
 
   private async submit(item: store.ItemRow): Promise<void> {
     if (!item.submitRequest || !item.submitKey) throw new Error('submission journal is missing');
-    if (item.submittedAt && !this.honoursIdempotency()) {
+    if (item.submittedAt && !this.honoursIdempotency(item)) {
       // An earlier attempt may have reached the service and been charged; only a person can tell.
       this.markUncertain(
         item,
@@ -118,6 +132,9 @@ export class Runner {
       );
       return;
     }
+    // An attempt under this key went out before: it may have been charged.
+    if (item.submittedAt) this.resent.add(item.id);
+    else this.resent.delete(item.id);
     const submittedAt = this.now().toISOString();
     this.transition(item.id, { submittedAt });
     const request = JSON.parse(item.submitRequest) as Record<string, unknown>;
@@ -127,7 +144,8 @@ export class Runner {
         request as Parameters<ServiceClient['createCatalogJob']>[0],
         { idempotencyKey: item.submitKey },
       );
-      this.learnIdempotency(created.idempotencyHonoured);
+      this.learnIdempotency('catalog-jobs', created.idempotencyHonoured);
+      this.resent.delete(item.id);
       const cost = Number(created.diamondCost);
       const total = Number(created.packTotal) || null;
       if (cost > 0 && total && cost % total === 0)
@@ -146,7 +164,8 @@ export class Runner {
         request as Parameters<ServiceClient['createGeneration']>[0],
         { idempotencyKey: item.submitKey },
       );
-      this.learnIdempotency(created.idempotencyHonoured);
+      this.learnIdempotency('generations', created.idempotencyHonoured);
+      this.resent.delete(item.id);
       await this.engine.spending.loadPrices().catch(() => undefined);
       this.charged(
         item,
@@ -405,15 +424,26 @@ export class Runner {
       return;
     }
     const inSubmission = item.state === 'submitting';
+    // The refused request resent a key an earlier attempt went out under (maybe charged).
+    const resent = this.resent.delete(item.id) && inSubmission;
     const gates = this.engine.gates;
     if (err.status === 402) {
-      // Nothing was charged: the submission can safely be made again when diamonds arrive.
       const quote = this.engine.quoteOf(item);
       gates.shortOfDiamonds(err, quote?.diamonds ?? 1, now);
       const required = parseInsufficient(err.message).required;
       if (required !== null) this.engine.learnFrom402(item, required);
+      // Nothing was charged by this request: it is made again when diamonds arrive. A first
+      // attempt goes under a new key (a service that keeps answers per key would replay this
+      // 402); a resend keeps its key and its mark, since the attempt before it may have been
+      // charged (its stored answer then comes back to that key, not a second charge).
+      const again = resent
+        ? {}
+        : {
+            submittedAt: null,
+            ...(inSubmission ? { submitKey: `submit-${item.id}-${randomUUID()}` } : {}),
+          };
       this.transition(item.id, {
-        submittedAt: null,
+        ...again,
         waitReason: 'no_diamonds',
         error: `short of diamonds: ${err.message}`,
       });
@@ -423,7 +453,8 @@ export class Runner {
     if (err.status === 429) {
       // A 429 is refused before any work: nothing was submitted or charged.
       const limit = gates.tooManyRequests(err, now);
-      const sent = inSubmission ? { submittedAt: null } : {};
+      // A resent key stays marked as maybe charged.
+      const sent = inSubmission && !resent ? { submittedAt: null } : {};
       if (limit.kind === 'daily_cap') {
         this.engine.spending.learnCap(err.message);
         this.transition(item.id, { ...sent, waitReason: 'daily_cap', error: err.message });
@@ -448,9 +479,28 @@ export class Runner {
       // after it went out (timeout, reset): only the first is safe to send again as it is.
       const lostAnswer = (err.status === 0 && !err.notSent) || err.status >= 502;
       const neverSent = err.status === 0 && err.notSent;
+      if (resent && err.status === 409 && attempts <= MAX_IN_FLIGHT_WAITS) {
+        // The IETF Idempotency-Key draft's 409: the first attempt under this key is still being
+        // processed (maybe charged). Its answer comes to the same key, asked again later.
+        this.transition(item.id, {
+          attempts,
+          waitReason: 'service_error',
+          waitUntil,
+          error: `the first attempt under this Idempotency-Key is still being processed; asking again: ${message}`,
+        });
+        return;
+      }
+      if (resent && err.status >= 400 && err.status < 500) {
+        // A refusal of the resent request says nothing of the first attempt: maybe charged.
+        this.markUncertain(
+          item,
+          `the submission was sent again after its answer was lost and refused (${err.status}: ${message})`,
+        );
+        return;
+      }
       const same500 =
         Number(/^the service answered 500 \((\d+)\)/.exec(item.error ?? '')?.[1] ?? 0) + 1;
-      if (err.status === 500 && this.honoursIdempotency() && same500 < 4) {
+      if (err.status === 500 && this.honoursIdempotency(item) && same500 < 4) {
         // A service that keeps its answers per key tells what became of the first attempt: the
         // same key again, and only a 500 it keeps giving for that key (its stored answer) counts.
         this.transition(item.id, {
@@ -496,7 +546,7 @@ export class Runner {
         return;
       }
       if (lostAnswer || err.status === 500) {
-        if (this.honoursIdempotency()) {
+        if (this.honoursIdempotency(item)) {
           // The same key again: the service answers with the first attempt's job, no second charge.
           this.transition(item.id, {
             attempts,

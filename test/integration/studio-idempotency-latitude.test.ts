@@ -1,0 +1,168 @@
+/**
+ * The studio's submission path against services that use the latitude the spec leaves around
+ * Idempotency-Key (it names none): a key echoed on uploads only, a same-key retry answered 409
+ * while the first is still in progress, a stored 402 replayed under its key. `dropshoot run` as it
+ * drives a remote service (HttpClient, StudioEngine, runBatch) against the reference service;
+ * money is read from the service's own ledger.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpClient } from '../../src/client';
+import type { Recipe } from '../../src/shared/studio';
+import * as store from '../../src/studio/db/store';
+import { StudioEngine } from '../../src/studio/engine';
+import { runBatch } from '../../src/studio/run-batch';
+import {
+  startReferenceService,
+  type ReferenceService,
+  type ReferenceServiceOptions,
+} from '../reference-service';
+import { startFaultProxy, type FaultProxyOptions } from '../reference-service/fault-proxy';
+import { shapePhotos } from './helpers/studio-fixtures';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'latitude@example.com';
+const cutout: Recipe = {
+  request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
+  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{n}' },
+};
+
+type World = { root: string; service: ReferenceService; apiKey: string; url: string };
+
+async function world(
+  options: ReferenceServiceOptions,
+  diamonds: number,
+  photos: number,
+  proxy?: Omit<FaultProxyOptions, 'target'>,
+): Promise<World> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-idem-'));
+  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  const service = await startReferenceService({ seed: 3, timeScale: 0.01, ...options });
+  cleanups.push(() => service.close());
+  const { apiKey } = service.createAccount({ email: EMAIL, diamonds });
+  let url = service.url;
+  if (proxy) {
+    const fault = await startFaultProxy({ target: service.url, ...proxy });
+    cleanups.push(() => fault.close());
+    url = fault.url;
+  }
+  await shapePhotos(path.join(root, 'in'), photos);
+  return { root, service, apiKey, url };
+}
+
+function engineOn(w: World) {
+  const client = new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
+  const engine = new StudioEngine({
+    dataDir: path.join(w.root, 'data'),
+    client,
+    apiKey: w.apiKey,
+    concurrency: 3,
+    backoff: { baseMs: 50, maxMs: 400 },
+    capProbeMs: 300,
+    balanceRecheckMs: 100,
+  });
+  return { engine, client };
+}
+
+/** `dropshoot run` on the world's data folder (each call continues the one before). */
+async function run(w: World, recipe: Recipe = cutout) {
+  const { engine, client } = engineOn(w);
+  try {
+    return await runBatch(engine, {
+      inDir: path.join(w.root, 'in'),
+      recipe,
+      outDir: path.join(w.root, 'out'),
+    });
+  } finally {
+    await engine.close();
+    await client.close();
+  }
+}
+
+/** What an earlier run on this service learnt: its generations echo (honour) the key. */
+async function learntGenerationsHonourKey(w: World) {
+  const { engine, client } = engineOn(w);
+  store.setSetting(engine.db, `idempotency:${client.origin}:generations`, 'yes');
+  await engine.close();
+  await client.close();
+}
+
+const charges = (service: ReferenceService) =>
+  service.ledger(EMAIL).filter((e) => e.kind === 'charge').length;
+
+describe('Idempotency-Key is learnt per endpoint, from its own answers', () => {
+  it('a service echoing the key on uploads only: a lost create answer is uncertain, never sent again', async () => {
+    let dropped = 0;
+    const w = await world({ echoIdempotencyKey: 'uploads' }, 100, 1, {
+      seed: 1,
+      faults: { dropAfter: 1 },
+      allow: (_fault, method, p) => method === 'POST' && p === '/v1/generations' && dropped++ === 0,
+    });
+    const summary = await run(w);
+    // Before: the upload's echo was taken for the generations' promise; the resend paid twice.
+    expect(charges(w.service)).toBe(1);
+    expect(summary.exported).toBe(0);
+    expect(summary.uncertain).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('a refusal of a resent create (its first answer lost) is never "not paid"', () => {
+  const honouring: ReferenceServiceOptions = {
+    honourIdempotencyKey: true,
+    echoIdempotencyKey: 'all',
+    gatewayTimeoutFirstCreates: 1,
+    backendHoldMs: 1500,
+  };
+
+  it('409 "still being processed": the same key is asked again until the first attempt answers', async () => {
+    const w = await world({ ...honouring, idempotencyInFlight409: true }, 100, 1);
+    await learntGenerationsHonourKey(w);
+    const summary = await run(w);
+    expect(w.service.requests().some((r) => r.status === 409)).toBe(true);
+    // Before: the 409 failed the photo with its job unknown; the next run paid it again.
+    expect(summary).toMatchObject({ photos: 1, exported: 1, failed: [], uncertain: [] });
+    const again = await run(w);
+    expect(again.exported + again.skipped).toBe(1);
+    expect(charges(w.service)).toBe(1);
+  }, 60_000);
+
+  it('402 to the resend (the first attempt spent the balance): after a top-up the same key collects the first job', async () => {
+    // Without the 409 the retry is taken as a new request, and the first attempt left no diamonds.
+    const w = await world(honouring, 1, 1);
+    await learntGenerationsHonourKey(w);
+    const first = await run(w);
+    expect(first.held).toHaveLength(1);
+    expect(charges(w.service)).toBe(1);
+    // The first attempt's answer is stored under its key once the backend is done with it.
+    await new Promise((r) => setTimeout(r, 1600));
+    w.service.grant(EMAIL, 10);
+    const second = await run(w);
+    // A new key (what a first attempt's 402 gets) would have paid the photo a second time.
+    expect(second).toMatchObject({ exported: 1, failed: [], uncertain: [] });
+    expect(charges(w.service)).toBe(1);
+  }, 60_000);
+});
+
+describe('a definite refusal that charged nothing', () => {
+  it('a 402 stored and replayed under its key: after a top-up the photo goes under a new key', async () => {
+    const w = await world(
+      { honourIdempotencyKey: true, echoIdempotencyKey: 'all', replay402: true },
+      1,
+      2,
+    );
+    const first = await run(w);
+    expect(first.exported).toBe(1);
+    expect(first.held).toHaveLength(1);
+    w.service.grant(EMAIL, 10);
+    const second = await run(w);
+    // Before: the same key got the stored 402 again, run after run.
+    expect(second).toMatchObject({ exported: 1, held: [] });
+    expect(charges(w.service)).toBe(2);
+  }, 60_000);
+});
