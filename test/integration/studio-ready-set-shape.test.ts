@@ -1,0 +1,90 @@
+/**
+ * A ready shoot's shot count comes from GET /v1/ready-template-sets/{id}, whose body the spec
+ * does not show. Against the reference /v1 service answering it in each plausible shape, through
+ * `run`'s own path (recipe check, HttpClient, StudioEngine, runBatch): every shape is read, and a
+ * set whose shots cannot be read fails its photos saying why instead of leaving them queued.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpClient } from '../../src/client';
+import type { Recipe } from '../../src/shared/studio';
+import { StudioEngine } from '../../src/studio/engine';
+import { checkRecipe } from '../../src/studio/recipe-check';
+import { runBatch } from '../../src/studio/run-batch';
+import { startReferenceService, type ReferenceServiceOptions } from '../reference-service';
+import { shapePhotos } from './helpers/studio-fixtures';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'ready-shape@ref.test';
+const readyShoot = (id: string): Recipe => ({
+  request: { readyTemplateSetId: id, images: { garment_photo: '{photo}' } },
+  export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{shot}' },
+});
+
+/** One photo through `run`'s path; stopped after 20 s (a photo left queued shows as unfinished). */
+async function runOne(options: ReferenceServiceOptions, recipe: Recipe) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-ready-shape-'));
+  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  const service = await startReferenceService({ seed: 4, timeScale: 0.01, ...options });
+  cleanups.push(() => service.close());
+  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 200 });
+  const inDir = path.join(root, 'in');
+  await shapePhotos(inDir, 1);
+  const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
+  const engine = new StudioEngine({ dataDir: path.join(root, 'data'), client, apiKey });
+  cleanups.push(async () => {
+    await engine.close();
+    await client.close();
+  });
+  const problem = await checkRecipe(engine.client, recipe, { transientThrows: true });
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort('SIGTERM'), 20_000);
+  cleanups.push(() => clearTimeout(timer));
+  const summary = await runBatch(engine, {
+    inDir,
+    recipe,
+    outDir: path.join(root, 'out'),
+    signal: stop.signal,
+  });
+  const net = service
+    .ledger(EMAIL)
+    .filter((e) => e.kind !== 'grant')
+    .reduce((sum, e) => sum - e.delta, 0);
+  return { problem, summary, net };
+}
+
+describe('GET /v1/ready-template-sets/{id} in the shapes a service may answer', () => {
+  for (const readySetShape of ['templateSet', 'readyTemplateSet', 'flat'] as const) {
+    it(`{${readySetShape}}: the shoot is priced, run and paid once`, async () => {
+      const { problem, summary, net } = await runOne({ readySetShape }, readyShoot('shoot-04'));
+      expect(problem).toBeNull();
+      expect(summary.interrupted).toBeUndefined();
+      expect(summary.exported).toBe(1);
+      expect(summary.notices?.[0]).toMatch(/^1 photo\(s\) to start at about \d+ diamond/);
+      expect(summary.diamondsSpent).toBe(net);
+      expect(net).toBeGreaterThan(0);
+    }, 60_000);
+  }
+
+  it('a set that cannot be priced (unknown to the service) fails its photo saying why; nothing hangs or is spent', async () => {
+    const { problem, summary, net } = await runOne({}, readyShoot('shoot-unknown'));
+    // `run` stops at its recipe check; the engine on its own fails the photo.
+    expect(problem).toContain('shoot-unknown');
+    expect(summary.interrupted).toBeUndefined();
+    expect(summary.failed).toEqual([
+      {
+        name: 'p00.jpg',
+        reason: expect.stringContaining(
+          'the shot count of ready shoot shoot-unknown could not be read',
+        ),
+      },
+    ]);
+    expect(net).toBe(0);
+  }, 60_000);
+});
