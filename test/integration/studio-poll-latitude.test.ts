@@ -168,3 +168,14 @@ describe('a job that never finishes', () => {
     expect(polls(w)).toBeLessThanOrEqual(30);
   }, 60_000);
 });
+
+describe('a job not found right after its create', () => {
+  it('a 404 within seconds of the create (a read replica behind) is asked again: collected, charged once', async () => {
+    // The first poll (0.8 s) meets a 404 for 2 s more.
+    const w = await world({ poll404ForMs: 2000 });
+    const summary = await run(w);
+    expect(summary.failed).toEqual([]);
+    expect(summary.exported).toBe(1);
+    expect(charges(w)).toHaveLength(1);
+  });
+});
