@@ -48,6 +48,18 @@ const ReadySetDetailSchema = z.union([
   ReadySetSchema,
 ]);
 
+/**
+ * Per-shot progress of a catalog job (beyond the spec). Another service may send a `shots` field
+ * of its own shape: it is dropped, and the job is read from the spec's fields alone.
+ */
+const ShotsSchema = z.array(
+  z.looseObject({
+    shotId: z.string(),
+    status: z.string(),
+    resultUrls: z.array(z.string()),
+  }),
+);
+
 /** A one-way fingerprint of an API key: enough to tell keys apart in caches, useless to a reader. */
 export function fingerprintKey(apiKey: string): string {
   return createHash('sha256')
@@ -239,11 +251,14 @@ export class HttpClient implements ServiceClient {
       options,
     );
   }
-  getGeneration(id: string) {
-    return this.request<Awaited<ReturnType<ServiceClient['getGeneration']>>>(
+  async getGeneration(id: string) {
+    type Job = Awaited<ReturnType<ServiceClient['getGeneration']>>;
+    const { shots, ...job } = await this.request<Omit<Job, 'shots'> & { shots?: unknown }>(
       'GET',
       `/v1/generations/${encodeURIComponent(id)}`,
     );
+    const known = shots === undefined ? undefined : ShotsSchema.safeParse(shots);
+    return (known?.success ? { ...job, shots: known.data } : job) as Job;
   }
   createTemplateSet(request: Parameters<ServiceClient['createTemplateSet']>[0]) {
     return this.request<{ id: string }>('POST', '/v1/template-sets', { json: request });

@@ -166,3 +166,18 @@ describe('a definite refusal that charged nothing', () => {
     expect(charges(w.service)).toBe(2);
   }, 60_000);
 });
+
+describe('a poll field of a shape the studio does not know', () => {
+  it('a catalog job whose polls carry shots as [{id, status, imageUrl}] is collected, paid once', async () => {
+    const w = await world({ catalogShotsField: true }, 100, 1);
+    const readyShoot: Recipe = {
+      request: { readyTemplateSetId: 'shoot-02', images: { garment_photo: '{photo}' } },
+      export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
+    };
+    const summary = await run(w, readyShoot);
+    // Before: reading that field threw at the poll, and the paid shoot was never collected.
+    expect(summary).toMatchObject({ photos: 1, exported: 1, failed: [], uncertain: [] });
+    expect(summary.files).toHaveLength(3);
+    expect(charges(w.service)).toBe(1);
+  }, 60_000);
+});
