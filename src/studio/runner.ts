@@ -30,12 +30,15 @@ import {
   notFoundPollAtMs,
   REMOTE_PRIOR_MS,
 } from './poller';
+import { downloadResult } from './result-download';
 import type { StudioEngine } from './engine';
 
 /** Submissions refused with a 500 (charged, then refunded) are sent again at most this often. */
 const MAX_RESUBMITS = 5;
 /** A resent submission answered 409 (its first attempt still in progress) is asked this often. */
 const MAX_IN_FLIGHT_WAITS = 10;
+
+const firstUploadKey = (itemId: string) => `upload-${itemId}`;
 
 export class Runner {
   /**
@@ -96,7 +99,7 @@ export class Runner {
   private async upload(item: store.ItemRow): Promise<void> {
     let uploadKey = item.uploadKey;
     if (!uploadKey) {
-      uploadKey = `upload-${item.id}`;
+      uploadKey = firstUploadKey(item.id);
       this.transition(item.id, { uploadKey, state: 'uploading' });
     }
     const prepare = this.engine.options.prepareUpload;
@@ -338,9 +341,9 @@ export class Runner {
     const urls = JSON.parse(item.resultUrls ?? '[]') as string[];
     const shots = JSON.parse(item.shotMap ?? 'null') as string[] | null;
     const have = new Set(store.resultsOf(this.db, item.id).map((r) => r.n));
-    for (const [n, url] of urls.entries()) {
+    for (const n of urls.keys()) {
       if (have.has(n)) continue;
-      const { data, mime } = await this.client.download(url);
+      const { data, mime } = await downloadResult(this.engine, item, n);
       const stored = await this.engine.library.store(data, mime, {
         sourceSha256: item.sha256,
         sourceName: item.name,
@@ -496,6 +499,21 @@ export class Runner {
           item,
           `the submission was sent again after its answer was lost and refused (${err.status}: ${message})`,
         );
+        return;
+      }
+      if (err.status === 400 && item.uploadKey === firstUploadKey(item.id)) {
+        // An upload URL may expire while the photo waits (a rate limit, the daily cap overnight).
+        // A 400 comes before any charge: the photo is uploaded once more and sent under a new key.
+        this.transition(item.id, {
+          state: 'uploading',
+          uploadKey: `${firstUploadKey(item.id)}-again`,
+          uploadUrl: null,
+          submitKey: null,
+          submitRequest: null,
+          submittedAt: null,
+          attempts: 0,
+          error: `refused before any charge (${message}); uploading the photo again in case its upload URL expired`,
+        });
         return;
       }
       const same500 =
