@@ -64,7 +64,7 @@ const OVER_FACE = 4;
 
 /**
  * Takes wide patterned areas out of `skin` (in place): a skin-coloured garment. A patterned area
- * counts when it is at least a fifth of a face wide everywhere (the edges of arms and fingers, eyes
+ * counts when it is at least a tenth of a face wide everywhere (the edges of arms and fingers, eyes
  * and lips are lines and specks) and covers at least half a face's area. Returns how many pixels
  * it took.
  */
@@ -82,7 +82,7 @@ export function dropPatternedSkin(
   for (let i = 0; i < n; i++) patterned[i] = skin[i] && texture[i]! > level ? 1 : 0;
   // Close the smooth specks a pattern leaves, then keep only what is wide.
   const closed = erode(dilate(patterned, w, h, 1), w, h, 1);
-  const r = Math.max(1, Math.round(unit * 0.1));
+  const r = Math.max(1, Math.round(unit * 0.05));
   const wide = dilate(erode(closed, w, h, r), w, h, r);
   for (let i = 0; i < n; i++) wide[i]! &= closed[i]!;
   const { label, sizes } = components(wide, w);
