@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { ApiError, type ServiceClient } from '../client';
 import { isReadyShootRecipe, jobGroup, requestJobGroup, type Recipe } from '../shared/studio';
 import type { StudioDB } from './db/open';
-import { isDailyCap } from './gates';
+import { isDailyCapRefusal, namesShortPeriod } from './gates';
 import * as store from './db/store';
 
 export { DEFAULT_DAILY_CAP } from '../shared/studio-settings';
@@ -75,8 +75,11 @@ export class Budget {
    * refusal of the studio's own count (`ownCapMessage`, nothing sent) is not the service's.
    */
   learnCap(message: string): void {
-    if (/counted by this studio/.test(message)) return;
-    const m = /cap\D{0,20}?(\d+)|(\d+)\s*(?:requests?\s*)?(?:a|per)\s*day/i.exec(message);
+    // A number per second or minute is no day's cap, whatever closed the day.
+    if (/counted by this studio/.test(message) || namesShortPeriod(message)) return;
+    const m = /(?:cap|limit|quota)\D{0,20}?(\d+)|(\d+)\s*(?:requests?\s*)?(?:a|per)\s*day/i.exec(
+      message,
+    );
     const cap = Number(m?.[1] ?? m?.[2]);
     if (cap > 0) store.setSetting(this.db, `cap:${this.key}`, `${this.day()}:${cap}`);
   }
@@ -317,9 +320,8 @@ export class Budget {
     } catch (err) {
       if (
         err instanceof ApiError &&
-        err.status === 429 &&
         !err.notSent &&
-        isDailyCap(err.message)
+        isDailyCapRefusal(err, { used: this.requestsUsedToday(), cap: this.workingCap() })
       ) {
         this.lastReadCapped = true;
         if (this.db.open) this.learnCap(err.message);

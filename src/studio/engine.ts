@@ -119,6 +119,11 @@ export class StudioEngine {
     this.gates = new Gates({
       ...(options.capProbeMs !== undefined ? { capProbeMs: options.capProbeMs } : {}),
       balanceRecheckMs: options.balanceRecheckMs ?? 10_000,
+      // Built below; a 429 comes only once requests go out.
+      requestsToday: () => ({
+        used: this.spending.requestsUsedToday(),
+        cap: this.spending.workingCap(),
+      }),
     });
     const remote = options.client.origin !== 'embedded';
     const key = budgetKey(options.client.origin, options.apiKey);

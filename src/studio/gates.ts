@@ -2,11 +2,12 @@
  * Why work waits, engine-wide, and every rule about 402 and 429 in one place:
  * - 402 (short of diamonds): the service's message is kept, the gate reopens at the amount the
  *   402 named ("required N"), and the balance is re-read with backoff, not at a fixed pace.
- * - 429 naming the daily cap: the day is closed until 00:00 UTC, with a probe now and then in
- *   case the cap was raised.
+ * - 429 of the daily cap, told from a rate limit by evidence before words (`isDailyCapRefusal`):
+ *   the day is closed until 00:00 UTC, with a probe now and then in case the cap was raised.
  * - the service's cap as remembered from an earlier day's 429 (budget.ts): work stops one request
  *   short of it, the last being kept for the closing balance read; probes only once it is spent.
- * - any other 429: a rate limit; `Retry-After` (or a short backoff) and then on.
+ * - any other 429: a rate limit; `Retry-After`, or a backoff doubling while refused (read as the
+ *   daily cap after `REFUSALS_READ_AS_CAP` in a row), and then on.
  * Items waiting on a gate are not failed and spend nothing; the gates open by themselves.
  */
 import { ApiError } from '../client';
@@ -59,9 +60,55 @@ export function parseInsufficient(message: string): {
   };
 }
 
-/** A 429 that names the daily cap (the spec's form) rather than a short-term rate limit. */
+/** Wording of a daily limit: a hint only (`isDailyCapRefusal` weighs the evidence first). */
 export function isDailyCap(message: string): boolean {
   return /daily|per day|\bcap\b|quota/i.test(message);
+}
+
+/** A limit over a period shorter than a day ("10 requests per second", "60/min", "an hour"). */
+const SHORT_PERIOD =
+  /(?:\bper|\ba|\ban|\beach|\bevery|\/)\s*(?:\d+\s*)?(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|s|m|h)\b/i;
+
+/** Words asking to try again within seconds or minutes ("retry after 7 seconds"). */
+const RETRY_SOON = /(?:retry|try again)\D{0,20}?\d+\s*(?:seconds?|secs?|s|minutes?|mins?|m)\b/i;
+
+/** Whether a 429's words tie it to seconds, minutes or hours (a rate limit's, not a day's). */
+export function namesShortPeriod(message: string): boolean {
+  return SHORT_PERIOD.test(message) || RETRY_SOON.test(message);
+}
+
+/** The spec's form of the daily cap: it names a number and says it was reached for this key. */
+const SPEC_CAP_FORM = /\d+[^.;]*\breached\b[^.;]*\bthis\s+(?:api\s+)?key\b/i;
+
+/** A longer Retry-After than this is a day's limit, not a rate limit. */
+const LONG_RETRY_AFTER_MS = 10 * 60_000;
+
+/**
+ * Whether a 429 is the daily cap (the day closes) or a rate limit (wait, then on), decided by
+ * evidence before wording, since services word both freely ("Request limit of 500 reached", "quota
+ * of 10 requests per second"): refused unsent by our own count; a Retry-After (short: a rate limit;
+ * hours: a day's); a period shorter than a day named; the number named already reached by the
+ * studio's own count of today's requests, or that count at the cap known; the spec's form (a
+ * number, reached, for this key); then the words. Repeated refusals are weighed by `Gates`.
+ */
+export function isDailyCapRefusal(
+  err: ApiError,
+  today: { used?: number; cap?: number | null } = {},
+): boolean {
+  if (err.status !== 429) return false;
+  if (err.notSent) return true;
+  const message = err.message;
+  const shortPeriod = namesShortPeriod(message);
+  const retryAfter = retryAfterMs(err);
+  if (retryAfter !== null) return retryAfter > LONG_RETRY_AFTER_MS && !shortPeriod;
+  if (shortPeriod) return false;
+  const used = today.used ?? 0;
+  const named = [...message.matchAll(/(?:cap|limit|quota)\D{0,20}?(\d+)/gi)]
+    .map((m) => Number(m[1]))
+    .filter((n) => n > 0);
+  if (named.some((n) => used >= n)) return true;
+  if (today.cap != null && used >= today.cap) return true;
+  return SPEC_CAP_FORM.test(message) || isDailyCap(message);
 }
 
 /** How long a 429 asked to wait (the client read its `Retry-After`), if it said. */
@@ -75,15 +122,26 @@ export type GateOptions = {
   /** First re-read of a short balance; later reads back off up to `balanceRecheckMaxMs`. */
   balanceRecheckMs?: number;
   balanceRecheckMaxMs?: number;
-  /** A 429 without Retry-After and without naming the daily cap waits this long. */
+  /** A 429 without Retry-After and without naming the daily cap waits this long (doubling while refused). */
   rateLimitMs?: number;
+  /** The studio's own count of today's requests and the cap in use, weighed on every 429. */
+  requestsToday?: () => { used: number; cap: number | null };
 };
+
+/**
+ * Rate limits in a row, each met by a request sent after the last wait, with nothing answered in
+ * between, after which the refusals are read as the day's cap (an unrecognised daily-cap 429 is
+ * otherwise asked again all day): about a minute of refusals, the waits doubling from 2 s.
+ */
+const REFUSALS_READ_AS_CAP = 6;
 
 export class Gates {
   cap: CapGate | null = null;
   diamonds: DiamondGate | null = null;
   /** A transient rate limit: nothing goes out before this moment. */
   rateLimitedUntil = 0;
+  /** Rate limits in a row since the last answer (waits without Retry-After double with it). */
+  private refusals = 0;
 
   constructor(private readonly opts: GateOptions = {}) {}
 
@@ -101,12 +159,24 @@ export class Gates {
     now: Date,
   ): { kind: 'daily_cap'; until: number } | { kind: 'rate_limit'; until: number } {
     const retryAfter = retryAfterMs(err);
-    if (isDailyCap(err.message) && (retryAfter === null || retryAfter > 10 * 60_000)) {
-      this.capReached(now, err.message);
+    // A refusal of a request sent after the last wait ended; one sent before it tells nothing new.
+    const fresh = now.getTime() >= this.rateLimitedUntil;
+    if (fresh) this.refusals++;
+    const repeated = retryAfter === null && this.refusals >= REFUSALS_READ_AS_CAP;
+    if (isDailyCapRefusal(err, this.opts.requestsToday?.()) || repeated) {
+      this.refusals = 0;
+      this.capReached(
+        now,
+        repeated && !isDailyCap(err.message)
+          ? `${err.message} (refused ${REFUSALS_READ_AS_CAP} times in a row with waits doubling and nothing answered: read as the daily request cap)`
+          : err.message,
+      );
       return { kind: 'daily_cap', until: this.cap!.until };
     }
-    const until =
-      now.getTime() + Math.min(retryAfter ?? this.opts.rateLimitMs ?? 2000, 10 * 60_000);
+    if (!fresh && retryAfter === null) return { kind: 'rate_limit', until: this.rateLimitedUntil };
+    const wait =
+      retryAfter ?? (this.opts.rateLimitMs ?? 2000) * 2 ** Math.max(0, this.refusals - 1);
+    const until = now.getTime() + Math.min(wait, LONG_RETRY_AFTER_MS);
     this.rateLimitedUntil = Math.max(this.rateLimitedUntil, until);
     return { kind: 'rate_limit', until };
   }
@@ -176,6 +246,7 @@ export class Gates {
    * lifting on it sent more requests into the service's cap (10 refused in a row).
    */
   apiSucceeded(sentAt: number): void {
+    this.refusals = 0;
     if (this.cap && sentAt < this.cap.closedAt) return;
     if (this.cap && this.cap.kind !== 'own') this.capRaisedSeen = true;
     this.cap = null;

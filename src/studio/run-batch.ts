@@ -10,7 +10,7 @@ import type { Recipe } from '../shared/studio';
 import { RESERVE_KEPT } from './budget';
 import type { StudioEngine } from './engine';
 import * as store from './db/store';
-import { isDailyCap } from './gates';
+import { isDailyCapRefusal } from './gates';
 import { recipeHash } from './queue';
 import { checkRecipe } from './recipe-check';
 import { isIgnored } from './watch/ignore';
@@ -482,10 +482,10 @@ export async function checkBeforeRun(
       return problem ? { kind: 'invalid', problem } : { kind: 'ok' };
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      const capped =
-        err.status === 429 &&
-        isDailyCap(err.message) &&
-        (err.retryAfterMs === null || err.retryAfterMs > 10_000);
+      const capped = isDailyCapRefusal(err, {
+        used: engine.spending.requestsUsedToday(),
+        cap: engine.spending.workingCap(),
+      });
       // The service's cap, named: remembered for the days after (budget.ts).
       if (capped && !err.notSent) engine.spending.learnCap(err.message);
       if (capped || attempt >= delays.length || opts.signal?.aborted) {
