@@ -53,8 +53,8 @@ async function world(options: ReferenceServiceOptions, photos = 1): Promise<Worl
 }
 
 /** `dropshoot run` on the world's data folder, as the CLI drives it. */
-async function run(w: World, backoffMs = 50) {
-  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
+async function run(w: World, backoffMs = 50, Client: typeof HttpClient = HttpClient) {
+  const client = new Client({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
   const engine = new StudioEngine({
     dataDir: path.join(w.root, 'data'),
     client,
@@ -72,6 +72,14 @@ async function run(w: World, backoffMs = 50) {
   } finally {
     await engine.close();
     await client.close();
+  }
+}
+
+/** A download that sets out 5 ms late (a slow link): a 1 ms URL is then always past its time. */
+class LateDownloads extends HttpClient {
+  override async download(url: string) {
+    await new Promise((r) => setTimeout(r, 5));
+    return super.download(url);
   }
 }
 
@@ -101,13 +109,13 @@ describe('result URLs that expire', () => {
   it('asks for fresh URLs a few times a day at most, and never submits again', async () => {
     // Every URL is dead by the time it is fetched.
     const w = await world({ resultUrlTtlMs: 1 });
-    const first = await run(w);
+    const first = await run(w, 50, LateDownloads);
     expect(first.failed).toHaveLength(1);
     // The polls that saw the job done, then the first run's one fresh-URL poll.
     const deliveredAfter = polls(w) - 1;
     // The next runs collect the same job: fresh URLs only while today's allowance lasts.
     for (let i = 0; i < FRESH_URL_POLLS_PER_DAY + 1; i++) {
-      const again = await run(w);
+      const again = await run(w, 50, LateDownloads);
       expect(again.failed).toHaveLength(1);
       expect(again.diamondsSpent).toBe(0);
     }
