@@ -181,3 +181,23 @@ describe('a poll field of a shape the studio does not know', () => {
     expect(charges(w.service)).toBe(1);
   }, 60_000);
 });
+
+describe('an upload URL that expired while the photo waited', () => {
+  it('the create refused 400 before any charge: the photo is uploaded again and delivered', async () => {
+    let limited = 0;
+    // The first create waits out a 429 (Retry-After 1 s), past the upload URL's 500 ms.
+    const w = await world({ uploadUrlTtlMs: 500 }, 100, 1, {
+      seed: 1,
+      faults: { rateLimit429: 1 },
+      retryAfterSeconds: 1,
+      allow: (_fault, method, p) => method === 'POST' && p === '/v1/generations' && limited++ === 0,
+    });
+    const summary = await run(w);
+    expect(w.service.requests().some((r) => r.path === '/v1/generations' && r.status === 400)).toBe(
+      true,
+    );
+    // Before: the photo failed with the service's 400.
+    expect(summary).toMatchObject({ photos: 1, exported: 1, failed: [] });
+    expect(charges(w.service)).toBe(1);
+  }, 60_000);
+});
