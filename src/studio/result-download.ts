@@ -47,7 +47,11 @@ export async function downloadResult(
 /** A refusal that says the URL itself is no good, as opposed to a host that is down for a while. */
 function looksDead(err: unknown): boolean {
   if (err instanceof ApiError)
-    return DEAD_URL_STATUSES.has(err.status) || (err.status === 400 && /expire/i.test(err.message));
+    return (
+      DEAD_URL_STATUSES.has(err.status) ||
+      // The host's words after the status, not the URL (a signed URL often carries `Expires=`).
+      (err.status === 400 && /answered 400: .*expire/i.test(err.message))
+    );
   // An object store's or CDN's error page served with 200 (an expired link's page, not a picture).
   return (
     err instanceof UnrecognizedMediaError && /an HTML page|an XML document|JSON/.test(err.message)

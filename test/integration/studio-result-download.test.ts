@@ -36,7 +36,7 @@ async function service(png: Buffer, stale: { status: number; type: string; body:
           resultUrls: [`${base}/r/fresh`],
         }),
       );
-    if (req.url === '/r/stale')
+    if (req.url?.startsWith('/r/stale'))
       return res.writeHead(stale.status, { 'content-type': stale.type }).end(stale.body);
     res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(png);
   });
@@ -45,7 +45,10 @@ async function service(png: Buffer, stale: { status: number; type: string; body:
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
-async function collectOnce(stale: { status: number; type: string; body: string }) {
+async function collectOnce(
+  stale: { status: number; type: string; body: string },
+  staleUrl = '/r/stale',
+) {
   const png = await sharp({
     create: { width: 8, height: 8, channels: 3, background: { r: 9, g: 8, b: 7 } },
   })
@@ -73,7 +76,7 @@ async function collectOnce(stale: { status: number; type: string; body: string }
       jobId: 'job_1',
       jobStatus: 'completed',
       state: 'downloading',
-      resultUrls: JSON.stringify([`${svc.url}/r/stale`]),
+      resultUrls: JSON.stringify([`${svc.url}${staleUrl}`]),
     },
     new Date(),
   );
@@ -81,7 +84,7 @@ async function collectOnce(stale: { status: number; type: string; body: string }
     { db: engine.db, client, now: () => new Date() },
     store.getItem(engine.db, id)!,
     0,
-  );
+  ).catch((err: unknown) => err as Error);
   return { got, png, svc, stored: store.getItem(engine.db, id)!.resultUrls };
 }
 
@@ -91,7 +94,7 @@ it('takes an error page served as 200 for a dead URL: one poll, the fresh URL st
     type: 'text/html',
     body: '<!DOCTYPE html><html><body>This link has expired</body></html>',
   });
-  expect(got.data.equals(png)).toBe(true);
+  expect(!(got instanceof Error) && got.data.equals(png)).toBe(true);
   expect(svc.seen).toEqual(['GET /r/stale', 'GET /v1/generations/job_1', 'GET /r/fresh']);
   expect(stored).toBe(JSON.stringify([`${svc.url}/r/fresh`]));
 });
@@ -102,6 +105,15 @@ it('takes a 400 that says the URL expired (an object store) for a dead URL', asy
     type: 'application/xml',
     body: '<Error><Code>ExpiredToken</Code><Message>The provided token has expired.</Message></Error>',
   });
-  expect(got.data.equals(png)).toBe(true);
+  expect(!(got instanceof Error) && got.data.equals(png)).toBe(true);
   expect(svc.seen).toEqual(['GET /r/stale', 'GET /v1/generations/job_1', 'GET /r/fresh']);
+});
+
+it('takes a 400 that says nothing of expiry for an answer, even on a URL that carries Expires=', async () => {
+  const { got, svc } = await collectOnce(
+    { status: 400, type: 'text/plain', body: 'Bad Request' },
+    '/r/stale?Expires=1795718828&Signature=abc',
+  );
+  expect(got).toBeInstanceOf(Error);
+  expect(svc.seen).toEqual(['GET /r/stale?Expires=1795718828&Signature=abc']);
 });
