@@ -423,8 +423,16 @@ export class StudioEngine {
 
   // ---- prices ---------------------------------------------------------------------------------
 
-  /** Loads tool prices (and the shot count of an item's ready shoot) in the background, then ticks. */
+  /** After a failed read of prices or a shot count, none is asked again before this. */
+  private pricesRetryAt = 0;
+  private priceFailures = 0;
+
+  /**
+   * Loads tool prices (and the shot count of an item's ready shoot) in the background, then ticks.
+   * A failure is asked again after 1, 2, 4… s (at most a minute), not on every tick (4 a second).
+   */
   loadPrices(item?: store.ItemRow): void {
+    if (this.now().getTime() < this.pricesRetryAt) return;
     const loads: Promise<unknown>[] = [this.spending.loadPrices()];
     if (item && item.kind === 'ready_shoot') {
       const recipe = RecipeSchema.parse(JSON.parse(item.recipe));
@@ -449,12 +457,20 @@ export class StudioEngine {
       }
     }
     Promise.all(loads).then(
-      () => this.kick(),
+      () => {
+        this.priceFailures = 0;
+        this.kick();
+      },
       (err: unknown) => {
         // A 429 here closes the day or waits out the limit like any step's, so the next tick does not ask again.
         if (err instanceof ApiError && err.status === 429)
           this.gates.tooManyRequests(err, this.now());
-        this.options.log?.(`prices: ${err instanceof Error ? err.message : String(err)}`);
+        this.priceFailures++;
+        const wait = Math.min(60_000, 1000 * 2 ** Math.min(this.priceFailures - 1, 6));
+        this.pricesRetryAt = this.now().getTime() + wait;
+        this.options.log?.(
+          `prices: ${err instanceof Error ? err.message : String(err)}; asked again in ${wait / 1000} s`,
+        );
       },
     );
   }

@@ -14,6 +14,7 @@ import { StudioEngine } from '../../src/studio/engine';
 import { checkRecipe } from '../../src/studio/recipe-check';
 import { runBatch } from '../../src/studio/run-batch';
 import { startReferenceService, type ReferenceServiceOptions } from '../reference-service';
+import { startFaultProxy } from '../reference-service/fault-proxy';
 import { shapePhotos } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -86,5 +87,44 @@ describe('GET /v1/ready-template-sets/{id} in the shapes a service may answer', 
       },
     ]);
     expect(net).toBe(0);
+  }, 60_000);
+});
+
+describe('a shot count the service keeps failing to give (500)', () => {
+  it('is asked again with growing waits, not on every tick', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-ready-500-'));
+    cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+    const service = await startReferenceService({ seed: 4, timeScale: 0.01 });
+    cleanups.push(() => service.close());
+    const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 200 });
+    const detail = '/v1/ready-template-sets/shoot-04';
+    const proxy = await startFaultProxy({
+      target: service.url,
+      choose: (method, p) => (method === 'GET' && p === detail ? 'error500Before' : null),
+    });
+    cleanups.push(() => proxy.close());
+    const inDir = path.join(root, 'in');
+    await shapePhotos(inDir, 1);
+    const client = new HttpClient({ baseUrl: proxy.url, apiKey, timeoutMs: 5000 });
+    const engine = new StudioEngine({ dataDir: path.join(root, 'data'), client, apiKey });
+    cleanups.push(async () => {
+      await engine.close();
+      await client.close();
+    });
+    const stop = new AbortController();
+    const timer = setTimeout(() => stop.abort('SIGTERM'), 6000);
+    cleanups.push(() => clearTimeout(timer));
+    const summary = await runBatch(engine, {
+      inDir,
+      recipe: readyShoot('shoot-04'),
+      outDir: path.join(root, 'out'),
+      signal: stop.signal,
+    });
+    expect(summary.interrupted?.unfinished).toEqual([{ name: 'p00.jpg', state: 'queued' }]);
+    // In 6 s: the batch's own read, then 1, 2 s apart (4 a second before: about 24).
+    const asked = proxy.log.filter((e) => e.path === detail).length;
+    expect(asked).toBeGreaterThanOrEqual(2);
+    expect(asked).toBeLessThanOrEqual(5);
+    expect(service.ledger(EMAIL).filter((e) => e.kind === 'charge')).toEqual([]);
   }, 60_000);
 });
