@@ -5,6 +5,8 @@
  * set whose shots cannot be read fails its photos saying why instead of leaving them queued.
  */
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -28,8 +30,45 @@ const readyShoot = (id: string): Recipe => ({
   export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{shot}' },
 });
 
+/** A pass-through that answers GET `detail` with the service's body put under `data` (no shape we know). */
+async function nestedUnderData(target: string, detail: string): Promise<string> {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', target);
+    const upstream = http.request(
+      url,
+      { method: req.method, headers: { ...req.headers, host: url.host } },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (c: Buffer) => chunks.push(c));
+        answer.on('end', () => {
+          let body = Buffer.concat(chunks);
+          if (req.method === 'GET' && url.pathname === detail && answer.statusCode === 200) {
+            const { success, ...rest } = JSON.parse(body.toString('utf8')) as Record<
+              string,
+              unknown
+            >;
+            body = Buffer.from(JSON.stringify({ success, data: rest }));
+          }
+          const headers = { ...answer.headers, 'content-length': String(body.length) };
+          delete headers['transfer-encoding'];
+          res.writeHead(answer.statusCode ?? 502, headers).end(body);
+        });
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
 /** One photo through `run`'s path; stopped after 20 s (a photo left queued shows as unfinished). */
-async function runOne(options: ReferenceServiceOptions, recipe: Recipe) {
+async function runOne(
+  options: ReferenceServiceOptions,
+  recipe: Recipe,
+  front?: (target: string) => Promise<string>,
+) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-ready-shape-'));
   cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
   const service = await startReferenceService({ seed: 4, timeScale: 0.01, ...options });
@@ -37,7 +76,8 @@ async function runOne(options: ReferenceServiceOptions, recipe: Recipe) {
   const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 200 });
   const inDir = path.join(root, 'in');
   await shapePhotos(inDir, 1);
-  const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
+  const baseUrl = front ? await front(service.url) : service.url;
+  const client = new HttpClient({ baseUrl, apiKey, timeoutMs: 5000 });
   const engine = new StudioEngine({ dataDir: path.join(root, 'data'), client, apiKey });
   cleanups.push(async () => {
     await engine.close();
@@ -84,6 +124,24 @@ describe('GET /v1/ready-template-sets/{id} in the shapes a service may answer', 
         reason: expect.stringContaining(
           'the shot count of ready shoot shoot-unknown could not be read',
         ),
+      },
+    ]);
+    expect(net).toBe(0);
+  }, 60_000);
+});
+
+describe('a ready-set body in a shape no reader knows', () => {
+  it('run stops at its recipe check saying so; the engine fails the photo with the reason; nothing is spent', async () => {
+    const detail = '/v1/ready-template-sets/shoot-04';
+    const { problem, summary, net } = await runOne({}, readyShoot('shoot-04'), (target) =>
+      nestedUnderData(target, detail),
+    );
+    expect(problem).toContain(`GET ${detail} answered a body this studio cannot read`);
+    expect(summary.interrupted).toBeUndefined();
+    expect(summary.failed).toEqual([
+      {
+        name: 'p00.jpg',
+        reason: expect.stringContaining('answered a body this studio cannot read'),
       },
     ]);
     expect(net).toBe(0);
