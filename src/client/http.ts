@@ -346,9 +346,13 @@ export class HttpClient implements ServiceClient {
    * no refused request is spent first). A relative URL is read against the base URL. fetch drops
    * the key on a redirect to another origin.
    */
-  download(url: string): Promise<Download> {
+  async download(url: string): Promise<Download> {
+    const base = new URL(this.base);
     const target = new URL(url, `${this.base}/`);
-    const own = target.origin === new URL(this.base).origin;
+    const own = target.origin === base.origin;
+    // A file under the service's own /v1 is an API request: counted (and capped) as one.
+    if (own && target.pathname.startsWith(`${base.pathname.replace(/\/+$/, '')}/v1/`))
+      for (const guard of this.guards) guard();
     return fetchDownload(
       target.href,
       own ? { authorization: `Bearer ${this.opts.apiKey}` } : {},

@@ -133,6 +133,8 @@ describe('result URLs on the service itself', () => {
     expect(summary.exported).toBe(1);
     expect(creates(w)).toBe(1);
     expect(w.service.resultRequests().every((r) => r.authorization)).toBe(true);
+    // Downloads under the service's /v1 are API requests: the studio counts what the service counts.
+    expect(summary.apiRequests).toBe(w.service.requestsToday(w.apiKey));
   });
 
   it('never sends the key to results on another host', async () => {
