@@ -36,8 +36,25 @@ const RUNNING_STATUSES = new Set([
   'running',
   'in_progress',
 ]);
-/** The spec's `failed` and its catalog form, and any status that plainly says so. */
-const FAILURE_STATUS = /fail|error|cancel/i;
+/**
+ * The spec's `failed` and its catalog form, and whole words other services end a job with. A
+ * status that only mentions failure (`retrying_after_error`, `cancel_requested`, `failover`) is a
+ * job still running: read as refunded, the photo would be paid for again.
+ */
+const FAILURE_STATUSES = new Set([
+  'failed',
+  'pack_failed',
+  'failure',
+  'error',
+  'errored',
+  'cancelled',
+  'canceled',
+  'rejected',
+  'refunded',
+  'expired',
+  'timed_out',
+  'aborted',
+]);
 
 export function isFinalStatus(status: unknown): boolean {
   return FINAL_STATUSES.has(String(status).toLowerCase());
@@ -49,7 +66,7 @@ export function jobOutcome(job: Job): JobOutcome {
   const total = typeof job.packTotal === 'number' ? job.packTotal : null;
   const completed = job.packCompleted ?? 0;
   const failedShots = job.packFailed ?? 0;
-  if (FAILURE_STATUS.test(status)) {
+  if (FAILURE_STATUSES.has(status.toLowerCase())) {
     // Shots a catalog job made before it failed are kept (partial failures are not refunded).
     if (urls.length > 0) return { kind: 'delivered' };
     return {
@@ -234,20 +251,37 @@ export class Poller {
    * the typical time), so a job is collected within about a quarter of its duration after it is
    * done; half of it when requests are scarce (all of it while the tool has no job times yet).
    */
-  nextGapMs(group: string, elapsedMs: number, sparse = false): number {
-    return this.gapMs(this.samples(group).length, this.typicalMs(group), elapsedMs, sparse);
+  /**
+   * `watchedMs`: how long this process has been waiting on the job (its age, or less when it was
+   * submitted before this process started): the stuck-job growth counts from there, so a job
+   * submitted yesterday and found still running at today's first poll is asked again soon.
+   */
+  nextGapMs(group: string, elapsedMs: number, sparse = false, watchedMs = elapsedMs): number {
+    return this.gapMs(
+      this.samples(group).length,
+      this.typicalMs(group),
+      elapsedMs,
+      sparse,
+      Math.min(watchedMs, elapsedMs),
+    );
   }
 
-  private gapMs(known: number, typicalMs: number, elapsedMs: number, sparse: boolean): number {
+  private gapMs(
+    known: number,
+    typicalMs: number,
+    elapsedMs: number,
+    sparse: boolean,
+    watchedMs = elapsedMs,
+  ): number {
     // Sparse with no job times yet: doubling, as the first guess may be far off either way.
     const share = sparse ? (known === 0 ? 1 : 0.5) : MIN_GAP_SHARE;
     const gap = Math.min(
       Math.max(MIN_GAP_MS, share * Math.max(elapsedMs, typicalMs)),
       this.maxGapMs(),
     );
-    // Past the cap's reach gaps keep growing with the job's age, so a job stuck at the service
+    // Past the cap's reach gaps keep growing with the time waited, so a job stuck at the service
     // spends a bounded share of the day's requests (36 in its first hour, about 60 a day).
-    return Math.min(MAX_STUCK_GAP_MS, Math.max(gap, MIN_GAP_SHARE * elapsedMs));
+    return Math.min(MAX_STUCK_GAP_MS, Math.max(gap, MIN_GAP_SHARE * watchedMs));
   }
 
   maxGapMs(): number {

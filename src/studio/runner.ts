@@ -151,7 +151,10 @@ export class Runner {
       this.resent.delete(item.id);
       const cost = Number(created.diamondCost);
       const total = Number(created.packTotal) || null;
-      if (cost > 0 && total && cost % total === 0)
+      // A subset answered with the whole set's packTotal would teach a fraction of the shot's
+      // price (and let --max-diamonds be crossed): learnt only when the counts agree.
+      const asked = Array.isArray(request.shotIds) ? request.shotIds.length : total;
+      if (cost > 0 && total && asked === total && cost % total === 0)
         this.engine.spending.learnPrice(SHOT_PRICE, cost / total);
       this.charged(
         item,
@@ -264,6 +267,7 @@ export class Runner {
         jobGroup(item.kind, item.toolId),
         elapsed,
         this.engine.requestsScarce(),
+        now.getTime() - this.engine.startedAt,
       );
       this.transition(item.id, {
         ...progress,

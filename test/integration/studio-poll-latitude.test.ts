@@ -115,6 +115,21 @@ describe('a final status is final', () => {
     expect(summary.files).toHaveLength(1);
     expect(polls(w)).toBeLessThanOrEqual(3);
     expect(charges(w)).toHaveLength(1);
+    // The create's diamondCost over the set's packTotal is not the shot's price: nothing below
+    // what the one shot cost is planned with (a full set would cross --max-diamonds).
+    const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey });
+    const engine = new StudioEngine({
+      dataDir: path.join(w.root, 'data'),
+      client,
+      apiKey: w.apiKey,
+    });
+    try {
+      await engine.spending.loadPrices();
+      expect(engine.spending.shotPrice().diamonds).toBeGreaterThanOrEqual(charges(w)[0]!);
+    } finally {
+      await engine.close();
+      await client.close();
+    }
   });
 });
 

@@ -27,10 +27,17 @@ describe('jobOutcome under the spec latitude', () => {
   });
 
   it('only a failure status is failed', () => {
-    for (const status of ['failed', 'pack_failed', 'FAILED', 'error', 'cancelled'])
+    for (const status of ['failed', 'pack_failed', 'FAILED', 'error', 'cancelled', 'rejected'])
       expect(jobOutcome(answer({ status, errorMessage: 'boom' }))).toEqual({
         kind: 'failed',
         message: 'boom',
+      });
+  });
+
+  it('a status that only mentions failure is a job still running, never refunded', () => {
+    for (const status of ['retrying_after_error', 'failover', 'cancel_requested', 'error_recovery'])
+      expect(jobOutcome(answer({ status, errorMessage: 'transient' }))).toEqual({
+        kind: 'running',
       });
   });
 
