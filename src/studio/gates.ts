@@ -77,6 +77,9 @@ export function namesShortPeriod(message: string): boolean {
   return SHORT_PERIOD.test(message) || RETRY_SOON.test(message);
 }
 
+/** A limit on jobs at once ("2 concurrent jobs", "generations in progress"): over when one ends. */
+const CONCURRENCY = /concurren|in progress|at (?:a|one|the same) time|simultaneous|in parallel/i;
+
 /** The spec's form of the daily cap: it names a number and says it was reached for this key. */
 const SPEC_CAP_FORM = /\d+[^.;]*\breached\b[^.;]*\bthis\s+(?:api\s+)?key\b/i;
 
@@ -101,7 +104,7 @@ export function isDailyCapRefusal(
   const shortPeriod = namesShortPeriod(message);
   const retryAfter = retryAfterMs(err);
   if (retryAfter !== null) return retryAfter > LONG_RETRY_AFTER_MS && !shortPeriod;
-  if (shortPeriod) return false;
+  if (shortPeriod || CONCURRENCY.test(message)) return false;
   const used = today.used ?? 0;
   const named = [...message.matchAll(/(?:cap|limit|quota)\D{0,20}?(\d+)/gi)]
     .map((m) => Number(m[1]))

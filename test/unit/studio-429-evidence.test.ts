@@ -34,6 +34,15 @@ describe('a 429 read by evidence', () => {
     expect(isDailyCapRefusal(refusal('Limit 40 hit'), { used: 40, cap: 500 })).toBe(true);
   });
 
+  it('a limit on jobs at once is a rate limit, though its number is below the count of today', () => {
+    const today = { used: 40, cap: 500 };
+    for (const message of [
+      'Too many generations in progress: limit of 2 concurrent jobs for this API key',
+      'Limit of 3 jobs at a time reached for this key',
+    ])
+      expect(isDailyCapRefusal(refusal(message), today), message).toBe(false);
+  });
+
   it('refusals in a row without Retry-After wait 2, 4, 8, 16, 32 s, then close the day', () => {
     const gates = new Gates({ rateLimitMs: 2000 });
     let now = Date.parse('2026-01-01T10:00:00Z');
