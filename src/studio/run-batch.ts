@@ -118,8 +118,8 @@ export async function runBatch(
   let unattributed = 0;
   /** Whether the balance was read before and after the batch (so the spend is what it says). */
   let confirmed = false;
-  /** Diamonds counted as this run's charges that the balance does not show spent (it moved up meanwhile). */
-  let notShownByBalance = 0;
+  /** What the balance read before and after the batch shows spent (null: not both read). */
+  let spentByBalance: number | null = null;
   let wantsBalance = false;
   let unreadAt: 'before' | 'after' = 'before';
   const { signal } = input;
@@ -241,11 +241,8 @@ export async function runBatch(
         );
       if (plan.balance !== null && after !== null) {
         confirmed = true;
-        unattributed = chargedUncertain(engine, batchId, startedAt, plan.balance - after);
-        notShownByBalance = Math.max(
-          0,
-          chargedSince(engine, batchId, startedAt) - (plan.balance - after),
-        );
+        spentByBalance = plan.balance - after;
+        unattributed = chargedUncertain(engine, batchId, startedAt, spentByBalance);
         if (unattributed > 0)
           notice(
             `the balance shows ${unattributed} diamond(s) spent beyond the charges known per photo (a price not yet confirmed, or a lost answer's charge): counted in diamondsSpent`,
@@ -258,6 +255,10 @@ export async function runBatch(
   await engine.stop();
   const { items } = store.listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 });
   const thisRun = items.filter((i) => i.submittedAt !== null && i.submittedAt >= startedAt);
+  const chargedThisRun = thisRun.reduce((sum, i) => sum + i.diamonds, 0);
+  /** Diamonds counted as this run's charges that the balance does not show spent (it moved up meanwhile). */
+  const notShownByBalance =
+    spentByBalance === null ? 0 : Math.max(0, chargedThisRun - spentByBalance);
   // The balance is shared with the service's own apps: a credit during the batch (a refund, a
   // top-up) hides what the charges cost, which then stay at list prices, unconfirmed.
   const diamondsUnconfirmed =
@@ -266,11 +267,11 @@ export async function runBatch(
       : 0;
   if (diamondsUnconfirmed > 0 && confirmed)
     notice(
-      `the balance shows ${notShownByBalance} diamond(s) fewer spent than this run's charges at list prices: it is shared with the service's own apps, and something credited it meanwhile (a refund, a top-up). ${diamondsUnconfirmed} of the ${thisRun.reduce((sum, i) => sum + i.diamonds, 0) + unattributed} diamond(s) counted as spent are at list prices the service may exceed`,
+      `the balance shows ${notShownByBalance} diamond(s) fewer spent than this run's charges at list prices: it is shared with the service's own apps, and something credited it meanwhile (a refund, a top-up). ${diamondsUnconfirmed} of the ${chargedThisRun + unattributed} diamond(s) counted as spent are at list prices the service may exceed`,
     );
   else if (diamondsUnconfirmed > 0)
     notice(
-      `the balance could not be read ${unreadAt} the batch (${signal?.aborted ? `the run was stopped by ${String(signal.reason)} before its closing read` : engine.dayClosed() ? "today's requests are closed" : 'no answer'}); ${diamondsUnconfirmed} of the ${thisRun.reduce((sum, i) => sum + i.diamonds, 0) + unattributed} diamond(s) counted as spent are at list prices the service may exceed`,
+      `the balance could not be read ${unreadAt} the batch (${signal?.aborted ? `the run was stopped by ${String(signal.reason)} before its closing read` : engine.dayClosed() ? "today's requests are closed" : 'no answer'}); ${diamondsUnconfirmed} of the ${chargedThisRun + unattributed} diamond(s) counted as spent are at list prices the service may exceed`,
     );
   const reason = (i: store.ItemRow) => i.error ?? i.note ?? i.waitReason ?? 'unknown';
   const name = (i: store.ItemRow) => path.join(i.relativeDir, i.name);
@@ -323,7 +324,7 @@ export async function runBatch(
     );
   }
   // Charges on jobs whose outcome this run did not see: the service refunds them if it fails them.
-  const diamondsSpent = thisRun.reduce((sum, i) => sum + i.diamonds, 0) + unattributed;
+  const diamondsSpent = chargedThisRun + unattributed;
   const diamondsOnUncollectedJobs = thisRun
     .filter((i) => i.jobId !== null && i.jobStatus !== 'completed' && i.jobStatus !== 'failed')
     .reduce((sum, i) => sum + i.diamonds, 0);
@@ -451,14 +452,6 @@ function chargedUncertain(
     });
   }
   return unexplained;
-}
-
-/** Diamonds charged for this run's submissions, as counted per photo. */
-function chargedSince(engine: StudioEngine, batchId: string, startedAt: string): number {
-  return store
-    .listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 })
-    .items.filter((i) => i.submittedAt !== null && i.submittedAt >= startedAt)
-    .reduce((sum, i) => sum + i.diamonds, 0);
 }
 
 /** What the recipe check at the start of `run` found. */
