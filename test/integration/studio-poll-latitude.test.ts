@@ -6,21 +6,14 @@
  * full count, and a job that never finishes. Each is charged once and costs a bounded number of
  * polls; nothing the service called completed is taken as refunded.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
 import type { Recipe } from '../../src/shared/studio';
 import { StudioEngine } from '../../src/studio/engine';
-import { runBatch } from '../../src/studio/run-batch';
 import { CUTOUT_RECIPE, shiftableClock } from './helpers/studio-fixtures';
-import {
-  startReferenceService,
-  type ReferenceService,
-  type ReferenceServiceOptions,
-} from '../reference-service';
+import { referenceWorld, runOnWorld, type ReferenceWorld } from './helpers/reference-studio';
+import type { ReferenceServiceOptions } from '../reference-service';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -39,52 +32,19 @@ const readyShoot = (shotIds?: string[]): Recipe => ({
   export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{shot}-{n}' },
 });
 
-type World = { root: string; service: ReferenceService; apiKey: string; inDir: string };
+type World = ReferenceWorld;
 
-async function world(options: ReferenceServiceOptions): Promise<World> {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-poll-latitude-'));
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  // Jobs of 0.2 s unless the options say otherwise.
-  const service = await startReferenceService({
-    seed: 7,
-    timeScale: 0.01,
-    jobSeconds: [20, 20],
-    failShots: 0,
-    ...options,
+// Jobs of 0.2 s unless the options say otherwise.
+const world = (options: ReferenceServiceOptions) =>
+  referenceWorld(cleanups, {
+    email: EMAIL,
+    diamonds: 200,
+    service: { seed: 7, timeScale: 0.01, jobSeconds: [20, 20], failShots: 0, ...options },
   });
-  cleanups.push(() => service.close());
-  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 200 });
-  const inDir = path.join(root, 'in');
-  fs.mkdirSync(inDir);
-  await sharp({ create: { width: 320, height: 400, channels: 3, background: '#3c7a5a' } })
-    .jpeg()
-    .toFile(path.join(inDir, 'p0.jpg'));
-  return { root, service, apiKey, inDir };
-}
 
 /** `dropshoot run` on the world's data folder, as the CLI drives it. */
-async function run(w: World, recipe: Recipe = CUTOUT_RECIPE, signal?: AbortSignal) {
-  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
-  const engine = new StudioEngine({
-    dataDir: path.join(w.root, 'data'),
-    client,
-    apiKey: w.apiKey,
-    concurrency: 2,
-    backoff: { baseMs: 50, maxMs: 50 },
-    capProbeMs: 60_000,
-  });
-  try {
-    return await runBatch(engine, {
-      inDir: w.inDir,
-      recipe,
-      outDir: path.join(w.root, 'out'),
-      ...(signal ? { signal } : {}),
-    });
-  } finally {
-    await engine.close();
-    await client.close();
-  }
-}
+const run = (w: World, recipe: Recipe = CUTOUT_RECIPE, signal?: AbortSignal) =>
+  runOnWorld(w, { recipe, ...(signal ? { signal } : {}) });
 
 const polls = (w: World) =>
   w.service.requests().filter((r) => r.method === 'GET' && r.path.startsWith('/v1/generations/'))

@@ -5,20 +5,13 @@
  * Each paid result is collected with one charge; a dead URL is replaced by polling the job again.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
-import { StudioEngine } from '../../src/studio/engine';
 import { FRESH_URL_POLLS_PER_DAY } from '../../src/studio/result-download';
-import { runBatch } from '../../src/studio/run-batch';
-import { CUTOUT_RECIPE } from './helpers/studio-fixtures';
-import {
-  startReferenceService,
-  type ReferenceService,
-  type ReferenceServiceOptions,
-} from '../reference-service';
+import { referenceWorld, runOnWorld, type ReferenceWorld } from './helpers/reference-studio';
+import type { ReferenceServiceOptions } from '../reference-service';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -27,53 +20,19 @@ afterEach(async () => {
 
 const EMAIL = 'latitude@example.com';
 
-type World = { root: string; service: ReferenceService; apiKey: string; inDir: string };
+type World = ReferenceWorld;
 
-async function world(options: ReferenceServiceOptions, photos = 1): Promise<World> {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-latitude-'));
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  // Jobs of 0.2 s: done at the first poll.
-  const service = await startReferenceService({
-    seed: 5,
-    timeScale: 0.01,
-    jobSeconds: [20, 20],
-    ...options,
+// Jobs of 0.2 s: done at the first poll.
+const world = (options: ReferenceServiceOptions, photos = 1) =>
+  referenceWorld(cleanups, {
+    email: EMAIL,
+    diamonds: 100,
+    photos,
+    service: { seed: 5, timeScale: 0.01, jobSeconds: [20, 20], ...options },
   });
-  cleanups.push(() => service.close());
-  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
-  const inDir = path.join(root, 'in');
-  fs.mkdirSync(inDir);
-  for (let i = 0; i < photos; i++)
-    await sharp({
-      create: { width: 320, height: 400, channels: 3, background: { r: 60 * i, g: 120, b: 90 } },
-    })
-      .jpeg()
-      .toFile(path.join(inDir, `p${i}.jpg`));
-  return { root, service, apiKey, inDir };
-}
 
-/** `dropshoot run` on the world's data folder, as the CLI drives it. */
-async function run(w: World, backoffMs = 50, Client: typeof HttpClient = HttpClient) {
-  const client = new Client({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
-  const engine = new StudioEngine({
-    dataDir: path.join(w.root, 'data'),
-    client,
-    apiKey: w.apiKey,
-    concurrency: 2,
-    backoff: { baseMs: backoffMs, maxMs: backoffMs },
-    capProbeMs: 60_000,
-  });
-  try {
-    return await runBatch(engine, {
-      inDir: w.inDir,
-      recipe: CUTOUT_RECIPE,
-      outDir: path.join(w.root, 'out'),
-    });
-  } finally {
-    await engine.close();
-    await client.close();
-  }
-}
+const run = (w: World, backoffMs = 50, Client: typeof HttpClient = HttpClient) =>
+  runOnWorld(w, { backoffMs, Client });
 
 /** A download that sets out 5 ms late (a slow link): a 1 ms URL is then always past its time. */
 class LateDownloads extends HttpClient {

@@ -1,0 +1,83 @@
+/**
+ * `dropshoot run` against the reference /v1 service (written from the spec alone): a temporary
+ * world (the service, an account, photos) and runs of the studio on its data folder, each one
+ * continuing the one before, as the CLI drives them.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { HttpClient } from '../../../src/client';
+import type { Recipe } from '../../../src/shared/studio';
+import { StudioEngine } from '../../../src/studio/engine';
+import { runBatch } from '../../../src/studio/run-batch';
+import { CUTOUT_RECIPE } from './studio-fixtures';
+import {
+  startReferenceService,
+  type ReferenceService,
+  type ReferenceServiceOptions,
+} from '../../reference-service';
+
+export type ReferenceWorld = {
+  root: string;
+  service: ReferenceService;
+  apiKey: string;
+  inDir: string;
+};
+
+type Cleanups = (() => Promise<void> | void)[];
+
+/** A service with `options`, an account of `email` holding `diamonds`, and `photos` photos. */
+export async function referenceWorld(
+  cleanups: Cleanups,
+  opts: { email: string; diamonds: number; service: ReferenceServiceOptions; photos?: number },
+): Promise<ReferenceWorld> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-latitude-'));
+  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  const service = await startReferenceService(opts.service);
+  cleanups.push(() => service.close());
+  const { apiKey } = service.createAccount({ email: opts.email, diamonds: opts.diamonds });
+  const inDir = path.join(root, 'in');
+  fs.mkdirSync(inDir);
+  for (let i = 0; i < (opts.photos ?? 1); i++)
+    await sharp({
+      create: { width: 320, height: 400, channels: 3, background: { r: 60 * i, g: 120, b: 90 } },
+    })
+      .jpeg()
+      .toFile(path.join(inDir, `p${i}.jpg`));
+  return { root, service, apiKey, inDir };
+}
+
+/** One `run` of the studio on the world's data folder. */
+export async function runOnWorld(
+  w: ReferenceWorld,
+  opts: {
+    recipe?: Recipe;
+    backoffMs?: number;
+    Client?: typeof HttpClient;
+    signal?: AbortSignal;
+  } = {},
+) {
+  const Client = opts.Client ?? HttpClient;
+  const backoffMs = opts.backoffMs ?? 50;
+  const client = new Client({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
+  const engine = new StudioEngine({
+    dataDir: path.join(w.root, 'data'),
+    client,
+    apiKey: w.apiKey,
+    concurrency: 2,
+    backoff: { baseMs: backoffMs, maxMs: backoffMs },
+    capProbeMs: 60_000,
+  });
+  try {
+    return await runBatch(engine, {
+      inDir: w.inDir,
+      recipe: opts.recipe ?? CUTOUT_RECIPE,
+      outDir: path.join(w.root, 'out'),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+  } finally {
+    await engine.close();
+    await client.close();
+  }
+}
