@@ -8,16 +8,9 @@
  *
  * The service and the studio share one clock (the process's Date, moved a day on between runs).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
-import { StudioEngine } from '../../src/studio/engine';
-import { runBatch } from '../../src/studio/run-batch';
-import { CUTOUT_RECIPE, shiftableClock } from './helpers/studio-fixtures';
-import { startReferenceService, type ReferenceService } from '../reference-service';
+import { referenceWorld, runOnWorld, type ReferenceWorld } from './helpers/reference-studio';
+import { shiftableClock } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -25,33 +18,18 @@ afterEach(async () => {
 });
 
 const EMAIL = 'uncollected@example.com';
-const DAY_MS = 86_400_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type World = { root: string; service: ReferenceService; apiKey: string; inDir: string };
+type World = ReferenceWorld;
 
-async function world(photos: number): Promise<World> {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-uncollected-'));
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  // Every job fails (refunded) after 3 s: long enough for the cap to close before any poll sees it.
-  const service = await startReferenceService({
-    seed: 9,
-    timeScale: 0.1,
-    jobSeconds: [30, 30],
-    failJobs: 1,
+// Every job fails (refunded) after 3 s: long enough for the cap to close before any poll sees it.
+const world = (photos: number) =>
+  referenceWorld(cleanups, {
+    email: EMAIL,
+    diamonds: 100,
+    service: { seed: 9, timeScale: 0.1, jobSeconds: [30, 30], failJobs: 1 },
+    photos,
   });
-  cleanups.push(() => service.close());
-  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
-  const inDir = path.join(root, 'in');
-  fs.mkdirSync(inDir);
-  for (let i = 0; i < photos; i++)
-    await sharp({
-      create: { width: 320, height: 400, channels: 3, background: { r: 50 * i, g: 120, b: 90 } },
-    })
-      .jpeg()
-      .toFile(path.join(inDir, `p${i}.jpg`));
-  return { root, service, apiKey, inDir };
-}
 
 /** Net diamonds the service's ledger took from the account (charges less refunds). */
 const ledgerNet = (w: World) =>
@@ -62,26 +40,12 @@ const ledgerNet = (w: World) =>
 
 /** `dropshoot run` on the world's data folder, as the CLI drives it; `during` runs alongside. */
 async function run(w: World, during?: () => Promise<void>) {
-  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
-  const engine = new StudioEngine({
-    dataDir: path.join(w.root, 'data'),
-    client,
-    apiKey: w.apiKey,
-    concurrency: 3,
-    backoff: { baseMs: 50, maxMs: 400 },
-    capProbeMs: 60_000,
-  });
-  try {
-    const before = ledgerNet(w);
-    const [summary] = await Promise.all([
-      runBatch(engine, { inDir: w.inDir, recipe: CUTOUT_RECIPE, outDir: path.join(w.root, 'out') }),
-      during?.(),
-    ]);
-    return { summary, ledgerBefore: before };
-  } finally {
-    await engine.close();
-    await client.close();
-  }
+  const before = ledgerNet(w);
+  const [summary] = await Promise.all([
+    runOnWorld(w, { concurrency: 3, backoff: { baseMs: 50, maxMs: 400 } }),
+    during?.(),
+  ]);
+  return { summary, ledgerBefore: before };
 }
 
 describe('spend on paid jobs left uncollected at the daily cap', () => {

@@ -54,6 +54,9 @@ export async function runOnWorld(
   opts: {
     recipe?: Recipe;
     backoffMs?: number;
+    /** Retry back-off range; default `backoffMs` to `backoffMs`. */
+    backoff?: { baseMs: number; maxMs: number };
+    concurrency?: number;
     Client?: typeof HttpClient;
     signal?: AbortSignal;
   } = {},
@@ -65,8 +68,8 @@ export async function runOnWorld(
     dataDir: path.join(w.root, 'data'),
     client,
     apiKey: w.apiKey,
-    concurrency: 2,
-    backoff: { baseMs: backoffMs, maxMs: backoffMs },
+    concurrency: opts.concurrency ?? 2,
+    backoff: opts.backoff ?? { baseMs: backoffMs, maxMs: backoffMs },
     capProbeMs: 60_000,
   });
   try {
