@@ -245,7 +245,8 @@ export class Budget {
     // A learnt price below the list (learnt by an older version from a balance a credit moved) is
     // not trusted: ceilings plan with the list price and its margin.
     if (learnt > 0 && learnt >= list) return { diamonds: learnt, sure: true };
-    return { diamonds: list, sure: false };
+    // Read from the balance but not confirmed: planned with (never below the list), with margin.
+    return { diamonds: Math.max(list, this.seenPrice(group)?.dearest ?? 0), sure: false };
   }
 
   /** A ready shoot's shot: learnt from a job's diamondCost, else the dearest image tool (never under). */
@@ -258,9 +259,45 @@ export class Budget {
     return { diamonds: Math.max(1, ...image), sure: false };
   }
 
+  /** A price the service named (a 402's required amount, a ready shoot's diamondCost): sure. */
   learnPrice(group: string, diamonds: number): void {
     if (diamonds > 0 && Number.isFinite(diamonds))
       store.setSetting(this.db, `price:${this.key}:${group}`, String(Math.round(diamonds)));
+  }
+
+  /**
+   * A price read from the shared balance (spec §1 rule 2: the service's own apps spend and credit
+   * it too), so one reading can be a credit masking a surcharge (learnt low, a later ceiling
+   * crossed) or an app's debit (learnt high). It is sure only when a second reconciliation, over
+   * another stretch of time, shows the same price; until then it is planned with and keeps its
+   * margin.
+   */
+  private learnPriceFromBalance(group: string, diamonds: number): void {
+    const seenKey = `price-seen:${this.key}:${group}`;
+    const sure = this.toolPrice(group);
+    if (sure.sure && sure.diamonds === diamonds) return;
+    const seen = this.seenPrice(group);
+    if (seen?.last === diamonds) {
+      this.learnPrice(group, diamonds);
+      store.setSetting(this.db, seenKey, '');
+      return;
+    }
+    // A dearer reading puts a sure price in doubt; a cheaper one waits for its confirmation under
+    // it. Until two agree, the dearest reading since the last sure price is planned with.
+    if (sure.sure && diamonds > sure.diamonds)
+      store.setSetting(this.db, `price:${this.key}:${group}`, '');
+    store.setSetting(this.db, seenKey, `${diamonds} ${Math.max(diamonds, seen?.dearest ?? 0)}`);
+  }
+
+  /**
+   * Readings of a job group's price from the balance not yet confirmed: the last one (which the
+   * next must equal) and the dearest since the last sure price (stored as `last dearest`).
+   */
+  private seenPrice(group: string): { last: number; dearest: number } | null {
+    const [last, dearest] = (store.getSetting(this.db, `price-seen:${this.key}:${group}`) ?? '')
+      .split(' ')
+      .map(Number);
+    return last! > 0 && dearest! > 0 ? { last: last!, dearest: dearest! } : null;
   }
 
   /** Shots of a ready shoot (read once per shoot; the recipe's own shot list wins). */
@@ -410,10 +447,17 @@ export class Budget {
         balance -
         since.filter((c) => c.sure === 1).reduce((sum, c) => sum + c.diamonds, 0);
       const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
+      // The least they can have cost: their list prices (a price planned above the list, from an
+      // app's debit read once, is relearnt downwards from here).
+      const floor = charged.reduce(
+        (sum, c) =>
+          sum + Math.min(c.diamonds, this.toolPrices.get(jobGroup(c.kind, c.toolId)) || c.diamonds),
+        0,
+      );
       // The balance is shared with the service's own apps (spec §1 rule 2): a refund or a top-up
       // during the batch shrinks the difference, even below zero. Less than the list prices is
       // no price, so nothing is learnt and those charges stay unsure (their margin is kept).
-      if (charged.length > 0 && estimated > 0 && spent >= estimated) {
+      if (charged.length > 0 && floor > 0 && spent >= floor) {
         const groups = new Set(charged.map((c) => jobGroup(c.kind, c.toolId)));
         const update = this.db.prepare(
           'UPDATE items SET diamonds = ?, price = ?, price_sure = 1 WHERE id = ?',
@@ -424,7 +468,7 @@ export class Budget {
             const first = charged[0]!;
             // A ready shoot's price depends on its shots: no one price to learn.
             if (first.kind !== 'ready_shoot')
-              this.learnPrice(jobGroup(first.kind, first.toolId), each);
+              this.learnPriceFromBalance(jobGroup(first.kind, first.toolId), each);
             for (const c of charged) update.run(each, each, c.id);
           } else {
             // Mixed tools: shares in proportion to what each was expected to cost.
