@@ -4,7 +4,7 @@
  */
 import type { ServiceClient } from '../client';
 import type { GenerationBody } from '../shared/api';
-import { EMPTY_ANSWERS_HELD_AT, jobOutcome } from './poller';
+import { EMPTY_ANSWERS_HELD_AT, jobOutcome, PARTIAL_ANSWERS_COLLECTED_AT } from './poller';
 
 export type PollOptions = {
   firstDelayMs: number;
@@ -59,6 +59,7 @@ export async function pollUntilDone(
   const started = Date.now();
   let delay = opts.firstDelayMs;
   let empty = 0;
+  let partial = 0;
   for (;;) {
     await sleep(delay, opts.signal);
     const job = await client.getGeneration(jobId);
@@ -68,7 +69,9 @@ export async function pollUntilDone(
     if (outcome.kind === 'failed') return { ...job, status: 'failed' };
     if (outcome.kind === 'empty' && ++empty >= EMPTY_ANSWERS_HELD_AT)
       throw new Error(`job ${jobId}: paid without results: ${outcome.message}`);
-    if (outcome.kind === 'running') empty = 0;
+    // Results lagging behind the counters: asked again, then what is listed is returned.
+    if (outcome.kind === 'partial' && ++partial >= PARTIAL_ANSWERS_COLLECTED_AT) return job;
+    if (outcome.kind === 'running') empty = partial = 0;
     const age = Date.now() - started;
     if (opts.timeoutMs !== undefined && age > opts.timeoutMs) {
       throw new Error(

@@ -15,8 +15,9 @@ type Job = Omit<GenerationBody, 'success'>;
 /**
  * What a poll answer means for the photo. Only the service's word decides money: a failure status
  * (it refunded the charge) is the one answer that lets the photo be paid for again, and a final
- * status is final whatever the pack counters say (a subset of a ready shoot may report the set's
- * full count). Any other status, one the spec does not show included (`pack_queued`, `PROCESSING`,
+ * status is final whatever `packTotal` says (a subset of a ready shoot may report the set's full
+ * count); one listing fewer results than `packCompleted` is `partial`: the runner asks again a
+ * few times for the rest, then collects what is listed. Any other status, one the spec does not show included (`pack_queued`, `PROCESSING`,
  * `in_progress`…), is a job still running. A final status with no results is `empty`: the runner
  * asks again a few times, then holds the photo as paid without results (never refunded).
  */
@@ -24,7 +25,8 @@ export type JobOutcome =
   | { kind: 'running' }
   | { kind: 'delivered' }
   | { kind: 'failed'; message: string }
-  | { kind: 'empty'; message: string };
+  | { kind: 'empty'; message: string }
+  | { kind: 'partial'; message: string; listed: number; completed: number };
 
 const FINAL_STATUSES = new Set(['completed', 'pack_completed']);
 const RUNNING_STATUSES = new Set([
@@ -75,6 +77,15 @@ export function jobOutcome(job: Job): JobOutcome {
     };
   }
   if (isFinalStatus(status)) {
+    // Results may lag behind the counters: fewer URLs than shots it says it completed (never
+    // packTotal, which a subset may give as the whole set's) is asked again before collecting.
+    if (urls.length > 0 && urls.length < completed)
+      return {
+        kind: 'partial',
+        message: `the service reported the job as ${status} with ${urls.length} result(s) listed of ${completed} completed`,
+        listed: urls.length,
+        completed,
+      };
     if (urls.length > 0) return { kind: 'delivered' };
     // The spec: a catalog job whose every shot failed is refunded as a whole.
     if (total !== null && total > 0 && completed === 0 && failedShots >= total)
@@ -101,6 +112,13 @@ export const EMPTY_ANSWERS_HELD_AT = 4;
 export function emptyAnswerGapMs(seen: number): number {
   return 2000 * 2 ** Math.max(0, seen - 1);
 }
+
+/**
+ * Answers listing fewer results than completed shots (`partial`) in a row before what is listed is
+ * collected: with `emptyAnswerGapMs`'s gaps (2, 4, 8, 16, 32 s) that is about a minute for the
+ * rest to appear. A paid shot is not given up sooner than a job with none (`EMPTY_ANSWERS_HELD_AT`).
+ */
+export const PARTIAL_ANSWERS_COLLECTED_AT = 6;
 
 /** How long after its submission a job the service cannot find may only be not readable yet. */
 export const NOT_FOUND_GRACE_MS = 60_000;

@@ -73,7 +73,9 @@ function takeFreshUrlPoll(db: StudioDB, itemId: string, now: Date): boolean {
 async function freshUrls(ctx: Context, item: store.ItemRow): Promise<string[]> {
   const job = await ctx.client.getGeneration(item.jobId ?? '');
   const old = storedUrls(ctx.db, item.id);
-  if (jobOutcome(job).kind !== 'delivered' || job.resultUrls.length !== old.length)
+  const kind = jobOutcome(job).kind;
+  // `partial`: the job lists fewer results than it completed, as when they were first stored.
+  if ((kind !== 'delivered' && kind !== 'partial') || job.resultUrls.length !== old.length)
     throw new Error(
       `the result URLs were refused and the job, asked again, lists ${job.resultUrls.length} result(s) where ${old.length} were stored (status ${String(job.status)})`,
     );

@@ -25,6 +25,7 @@ import { honoursIdempotency, learnIdempotency, type ChargingEndpoint } from './i
 import {
   EMPTY_ANSWERS_HELD_AT,
   emptyAnswerGapMs,
+  PARTIAL_ANSWERS_COLLECTED_AT,
   isFinalStatus,
   jobOutcome,
   notFoundPollAtMs,
@@ -261,6 +262,19 @@ export class Runner {
       });
       return;
     }
+    // Results lagging behind the counters: asked again (never resubmitted) before collecting.
+    const partialSeen =
+      outcome.kind === 'partial' ? (isFinalStatus(item.jobStatus) ? item.attempts + 1 : 1) : 0;
+    if (outcome.kind === 'partial' && partialSeen < PARTIAL_ANSWERS_COLLECTED_AT) {
+      this.transition(item.id, {
+        ...progress,
+        jobStatus: 'completed',
+        attempts: partialSeen,
+        pollAt: new Date(now.getTime() + emptyAnswerGapMs(partialSeen)).toISOString(),
+        error: outcome.message,
+      });
+      return;
+    }
     if (outcome.kind === 'running') {
       const elapsed = item.submittedAt ? now.getTime() - Date.parse(item.submittedAt) : 0;
       const gap = this.engine.poller.nextGapMs(
@@ -337,7 +351,10 @@ export class Runner {
       failedShots: failedShots.length ? JSON.stringify(failedShots) : null,
       note: failedShots.length
         ? `${failedShots.length} shot(s) failed: ${failedShots.join(', ')} (retry them alone)`
-        : (packFailed ?? item.note),
+        : outcome.kind === 'partial'
+          ? `${outcome.message} after ${partialSeen} answers: collected the ${outcome.listed} listed`
+          : (packFailed ?? item.note),
+      ...(outcome.kind === 'partial' ? { attempts: 0, error: null } : {}),
     });
   }
 

@@ -64,6 +64,33 @@ describe('jobOutcome under the spec latitude', () => {
     ).toEqual({ kind: 'delivered' });
   });
 
+  it('a final status listing fewer results than it completed is partial (results lag), asked again', () => {
+    expect(
+      jobOutcome(
+        answer({
+          status: 'pack_completed',
+          resultUrls: ['u1'],
+          packTotal: 3,
+          packCompleted: 3,
+          packFailed: 0,
+        }),
+      ),
+    ).toMatchObject({ kind: 'partial', listed: 1, completed: 3 });
+    // Shots that failed are not results to wait for; a job without counters is as it says.
+    expect(
+      jobOutcome(
+        answer({
+          status: 'pack_completed',
+          resultUrls: ['u1'],
+          packTotal: 3,
+          packCompleted: 1,
+          packFailed: 2,
+        }),
+      ).kind,
+    ).toBe('delivered');
+    expect(jobOutcome(answer({ status: 'completed', resultUrls: ['u1'] })).kind).toBe('delivered');
+  });
+
   it('completed with no results is empty (paid), not failed', () => {
     expect(jobOutcome(answer({ status: 'completed' })).kind).toBe('empty');
     expect(

@@ -1,0 +1,107 @@
+/**
+ * A final status whose result list lags behind its counters (`pack_completed`, packCompleted 3,
+ * one URL listed: results written to storage after the job row is marked done, as eventually
+ * consistent stores do): the studio asks the job again instead of collecting one shot of three and
+ * calling the photo exported. The reference /v1 service (written from the spec alone) has no such
+ * switch, so a small pass-through in front of it lists only the first result of a final catalog
+ * job for `lagMs` after it first answers final.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Recipe } from '../../src/shared/studio';
+import { referenceWorld, runOnWorld, type ReferenceWorld } from './helpers/reference-studio';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'partial-results@example.com';
+
+/** A ready shoot of the reference set shoot-02 (3 shots). */
+const READY_SHOOT: Recipe = {
+  request: { readyTemplateSetId: 'shoot-02', images: { garment_photo: '{photo}' } },
+  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{shot}-{n}' },
+};
+
+/** A pass-through to `target` whose final job answers list one result for `lagMs`. */
+async function laggingResults(target: string, lagMs: number): Promise<string> {
+  const finalSince = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).filter(
+            (e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'host',
+          ),
+        );
+        const body = chunks.length ? Buffer.concat(chunks) : undefined;
+        const upstream = await fetch(new URL(req.url!, target), {
+          method: req.method!,
+          headers,
+          ...(body && req.method !== 'GET' ? { body } : {}),
+        });
+        let answer = Buffer.from(await upstream.arrayBuffer());
+        const poll = /^\/v1\/generations\/([^/?]+)/.exec(req.url!);
+        if (poll && upstream.status === 200) {
+          const job = JSON.parse(answer.toString()) as Record<string, unknown>;
+          const urls = job.resultUrls as string[];
+          if (/completed/.test(String(job.status)) && urls.length > 1) {
+            const since = finalSince.get(poll[1]!) ?? Date.now();
+            finalSince.set(poll[1]!, since);
+            if (Date.now() - since < lagMs) job.resultUrls = urls.slice(0, 1);
+          }
+          answer = Buffer.from(JSON.stringify(job));
+        }
+        const out: Record<string, string> = {};
+        upstream.headers.forEach((v, k) => {
+          if (k !== 'content-length' && k !== 'content-encoding' && k !== 'transfer-encoding')
+            out[k] = v;
+        });
+        res.writeHead(upstream.status, out).end(answer);
+      })().catch(() => res.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const polls = (w: ReferenceWorld) =>
+  w.service.requests().filter((r) => r.method === 'GET' && r.path.startsWith('/v1/generations/'))
+    .length;
+
+describe('a final status listing fewer results than it completed', () => {
+  it('is asked again and every shot is exported, charged once', async () => {
+    const w = await referenceWorld(cleanups, {
+      email: EMAIL,
+      diamonds: 200,
+      service: {
+        seed: 7,
+        timeScale: 0.01,
+        jobSeconds: [20, 20],
+        failShots: 0,
+        catalogStatus: 'pack',
+      },
+    });
+    const url = await laggingResults(w.service.url, 3000);
+    const summary = await runOnWorld(
+      { ...w, service: { ...w.service, url } },
+      {
+        recipe: READY_SHOOT,
+      },
+    );
+    expect(summary.failed).toEqual([]);
+    expect(summary.exported).toBe(1);
+    // Before: pack_completed with one URL was collected as it stood, 1 file of 3.
+    expect(summary.files).toHaveLength(3);
+    expect(fs.readdirSync(`${w.root}/out`)).toHaveLength(3);
+    expect(w.service.jobs(EMAIL)).toHaveLength(1);
+    // Asked again at 2 and 4 s (the 'empty' gaps), not on every tick.
+    expect(polls(w)).toBeLessThanOrEqual(6);
+  }, 30_000);
+});
