@@ -1,15 +1,20 @@
 /**
  * The serve logger's cheap per-request parts (src/server/logging.ts): Fastify's request logger
  * is bound to the request id only when it writes, the request line skips redaction yet still
- * passes the secret mask, and flushing reaches the destination.
+ * passes the secret mask (and, built by hand, is the line pino writes), lines are batched in
+ * order, and flushing reaches the destination.
  */
-import { describe, expect, it } from 'vitest';
+import type { IncomingMessage } from 'node:http';
+import pino from 'pino';
+import { describe, expect, it, vi } from 'vitest';
 import {
   createLogger,
   isoTimeEachMs,
   lazyRequestLogger,
+  LineBatch,
   maskingStream,
   requestLineLogger,
+  requestLineWriter,
 } from '../../src/server/logging';
 
 const SECRET = 'aws-secret-value-1234567890';
@@ -94,5 +99,99 @@ describe('isoTimeEachMs', () => {
       expect(at).toBeLessThanOrEqual(after);
       await new Promise((r) => setTimeout(r, 5));
     }
+  });
+});
+
+describe('requestLineWriter', () => {
+  /** A request as node:http hands it over, as far as the line reads it. */
+  const request = (url: string, method: string | undefined, id: string | undefined) =>
+    ({ url, method, headers: id === undefined ? {} : { 'x-request-id': id } }) as IncomingMessage;
+  const withoutTime = (line: string) => line.replace(/,"time":"[^"]*"/, '');
+
+  it("writes, for createLogger's loggers, the very line pino writes for the same fields", () => {
+    const { logger, lines } = captured();
+    const write = requestLineWriter(logger);
+    const long = `/v1/generations/${'x'.repeat(300)}`;
+    const cases: [string, string | undefined, string | undefined, number, number][] = [
+      ['/v1/generations/job_1', 'GET', 'req-4', 200, 0.4],
+      ['/v1/a?q="quoted"\\back\u0001\u001f\u00e9\u2028', 'POST', 'id/with+=:@.', 404, 12.5],
+      [long, undefined, undefined, 500, Number.NaN],
+    ];
+    for (const [url, method, id, status, ms] of cases) {
+      write(request(url, method, id), status, ms);
+      requestLineLogger(logger).info(
+        {
+          requestId: id,
+          method,
+          url: url.length > 256 ? `${url.slice(0, 256)}…` : url,
+          status,
+          ms: Math.round(ms),
+        },
+        'request',
+      );
+    }
+    expect(lines).toHaveLength(6);
+    for (let i = 0; i < 6; i += 2) {
+      expect(withoutTime(lines[i]!)).toBe(withoutTime(lines[i + 1]!));
+      expect(lines[i]).toMatch(/^\{"level":30,"time":"[^"]+","pid":\d+,/);
+      expect(lines[i]!.endsWith('}\n')).toBe(true);
+      JSON.parse(lines[i]!);
+    }
+  });
+
+  it('keeps the secret mask and the level', () => {
+    const { logger, lines } = captured();
+    const write = requestLineWriter(logger);
+    write(request(`/v1/x?k=${SECRET}`, 'GET', 'req-5'), 200, 1);
+    logger.level = 'warn';
+    write(request('/v1/y', 'GET', 'req-6'), 200, 1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('/v1/x?k=[redacted]');
+    expect(lines[0]).not.toContain(SECRET);
+  });
+
+  it('writes through pino for a logger it did not make (its format is not known)', () => {
+    const lines: string[] = [];
+    const other = pino({ base: null, timestamp: false }, { write: (l: string) => lines.push(l) });
+    requestLineWriter(other)(request('/v1/z', 'GET', 'req-7'), 201, 2);
+    expect(lines).toEqual([
+      '{"level":30,"requestId":"req-7","method":"GET","url":"/v1/z","status":201,"ms":2,"msg":"request"}\n',
+    ]);
+  });
+});
+
+describe('LineBatch', () => {
+  it('hands lines on in one write once enough wait, on flush, and keeps their order', () => {
+    const writes: string[] = [];
+    let flushed = 0;
+    const batch = new LineBatch(
+      {
+        write: (chunk: string) => writes.push(chunk),
+        flush: (cb) => (flushed++, cb?.()),
+        flushSync: () => undefined,
+      },
+      10,
+      60_000,
+    );
+    batch.write('abcd\n');
+    expect(writes).toEqual([]);
+    batch.write('efgh\n');
+    expect(writes).toEqual(['abcd\nefgh\n']);
+    batch.write('ij\n');
+    let called = false;
+    batch.flush(() => (called = true));
+    expect([writes, flushed, called]).toEqual([['abcd\nefgh\n', 'ij\n'], 1, true]);
+  });
+
+  it('writes what waits within its interval', async () => {
+    const writes: string[] = [];
+    const batch = new LineBatch(
+      { write: (c: string) => writes.push(c), flush: () => undefined, flushSync: () => undefined },
+      1_000,
+      20,
+    );
+    batch.write('one\n');
+    expect(writes).toEqual([]);
+    await vi.waitFor(() => expect(writes).toEqual(['one\n']), { timeout: 2_000, interval: 10 });
   });
 });
