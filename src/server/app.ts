@@ -130,12 +130,13 @@ export function buildApp(core: Core, opts: AppOptions = {}): FastifyInstance {
           keepAliveTimeout: limits.keepAliveMs,
         },
         (req, res) => {
-          // Here rather than in a Fastify hook: every response carries it, at no per-hook cost.
+          // Here rather than in a Fastify hook: every response carries it, at no per-hook cost
+          // (the plain poll writes it with its other headers).
           const id = requestIdFrom(req.headers['x-request-id']);
           req.headers['x-request-id'] = id;
+          if (!closing && answerPoll(req, res, id)) return;
           res.setHeader('x-request-id', id);
           if (closing) return turnAway(req, res);
-          if (answerPoll(req, res)) return;
           handler(req, res);
         },
       );
