@@ -1,20 +1,3 @@
 /** Time source, injectable so day boundaries (daily caps) can be tested without waiting. */
 export type Clock = { now(): Date };
 export const systemClock: Clock = { now: () => new Date() };
-
-const DAY_MS = 86_400_000;
-/** The last day formatted: every request names its UTC day, and formatting was ~3% of a poll. */
-let dayStart = 0;
-let dayEnd = 0;
-let dayText = '';
-
-/** The UTC day of `d` as YYYY-MM-DD. */
-export function utcDay(d: Date): string {
-  const ms = d.getTime();
-  if (!(ms >= dayStart && ms < dayEnd)) {
-    dayStart = ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS);
-    dayEnd = dayStart + DAY_MS;
-    dayText = new Date(dayStart).toISOString().slice(0, 10);
-  }
-  return dayText;
-}

@@ -6,7 +6,7 @@
  * per 100 ms per process instead of one per request, and the cap stays exact across processes).
  */
 import type { RequestCountRepository, Store } from './store/types';
-import { utcDay } from './clock';
+import { utcDay } from '../shared/utc-day';
 import { DailyCapReached } from './errors';
 import type { AuthenticatedKey } from './keys';
 

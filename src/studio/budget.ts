@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { ApiError, type ServiceClient } from '../client';
 import { isReadyShootRecipe, jobGroup, requestJobGroup, type Recipe } from '../shared/studio';
+import { utcDay } from '../shared/utc-day';
 import type { StudioDB } from './db/open';
 import { isDailyCapRefusal, namesShortPeriod } from './gates';
 import * as store from './db/store';
@@ -188,7 +189,7 @@ export class Budget {
   // ---- requests ------------------------------------------------------------------------------
 
   private day(): string {
-    return this.now().toISOString().slice(0, 10);
+    return utcDay(this.now());
   }
 
   countRequest(): void {

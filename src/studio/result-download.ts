@@ -5,6 +5,7 @@
  * poll, counted like any other) for fresh URLs, a few times per item and day; it never submits.
  */
 import { ApiError, UnrecognizedMediaError, type Download, type ServiceClient } from '../client';
+import { utcDay } from '../shared/utc-day';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
 import { jobOutcome } from './poller';
@@ -61,7 +62,7 @@ function looksDead(err: unknown): boolean {
 /** Counts one fresh-URL poll against today's allowance; false once the allowance is spent. */
 function takeFreshUrlPoll(db: StudioDB, itemId: string, now: Date): boolean {
   const key = `fresh-result-urls:${itemId}`;
-  const day = now.toISOString().slice(0, 10);
+  const day = utcDay(now);
   const [lastDay, count] = (store.getSetting(db, key) ?? '').split(' ');
   const used = lastDay === day ? Number(count) || 0 : 0;
   if (used >= FRESH_URL_POLLS_PER_DAY) return false;

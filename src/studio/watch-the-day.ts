@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import { TERMINAL_STATES } from '../shared/studio';
+import { utcDay } from '../shared/utc-day';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
@@ -101,7 +102,7 @@ export function watchTheDay(
       const waited = Math.round((now - at) / 1000);
       const why =
         now >= closedAt!.until
-          ? `a new UTC day, ${new Date(now).toISOString().slice(0, 10)}`
+          ? `a new UTC day, ${utcDay(now)}`
           : closedAt!.dayClosed && !engine.spending.ownCapReached()
             ? 'the service answered a request beyond its cap: it was raised'
             : 'requests freed today';

@@ -1,6 +1,6 @@
 /** utcDay keeps the last day it formatted; it must still name the right day on every call. */
 import { describe, expect, it } from 'vitest';
-import { utcDay } from '../../src/core/clock';
+import { utcDay } from '../../src/shared/utc-day';
 
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
