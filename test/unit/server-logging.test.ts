@@ -4,7 +4,11 @@
  * passes the secret mask (and, built by hand, is the line pino writes), lines are batched in
  * order, and flushing reaches the destination.
  */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import {
@@ -193,5 +197,34 @@ describe('LineBatch', () => {
     batch.write('one\n');
     expect(writes).toEqual([]);
     await vi.waitFor(() => expect(writes).toEqual(['one\n']), { timeout: 2_000, interval: 10 });
+  });
+});
+
+describe('batchedStderr', () => {
+  it('writes every line on stderr, the ones still waiting at exit too (process.exit, no flush)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'batched-stderr-'));
+    try {
+      const script = path.join(dir, 'exit.mts');
+      const logging = path.resolve(import.meta.dirname, '../../src/server/logging.ts');
+      fs.writeFileSync(
+        script,
+        `const { createLogger } = await import(${JSON.stringify(logging)});\n` +
+          `const log = createLogger({ env: {} });\n` +
+          `for (let i = 0; i < 1000; i++) log.info('line ' + i);\n` +
+          `process.exit(0);\n`,
+      );
+      const run = spawnSync(process.execPath, ['--import', 'tsx', script], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(run.status, run.stderr).toBe(0);
+      const msgs = run.stderr
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { msg: string }).msg);
+      expect(msgs).toEqual(Array.from({ length: 1000 }, (_, i) => `line ${i}`));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
