@@ -109,7 +109,10 @@ export class HttpClient implements ServiceClient {
     return (await this.exchange<T>(method, path, init)).body;
   }
 
-  /** A write with an Idempotency-Key: also reports whether the service echoed (honoured) it. */
+  /**
+   * A write with an Idempotency-Key: also reports whether the service echoed it. An echo is no
+   * proof the key is honoured (the studio learns that by a replay probe, src/studio/idempotency.ts).
+   */
   private async write<T>(
     path: string,
     init: { json?: unknown; raw?: { data: Buffer; mime: string } },

@@ -22,8 +22,8 @@ import type { ConvertibleMedia, MediaType } from './media-type';
 type Strip<T> = Omit<T, 'success'>;
 export type WriteOptions = { idempotencyKey?: string };
 /**
- * Whether the service acknowledged the Idempotency-Key (ours echoes it; a service that follows
- * only the spec does not, and then a lost answer cannot safely be retried).
+ * Whether the service acknowledged the Idempotency-Key (ours echoes it). Reported only: an echo
+ * does not show the service keeps one answer per key, so nothing is learnt from it.
  */
 export type Acknowledged = { idempotencyHonoured: boolean };
 /**

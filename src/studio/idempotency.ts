@@ -1,8 +1,17 @@
 /**
  * Whether a service keeps one answer per Idempotency-Key (the spec does not say), learnt per
- * endpoint from that endpoint's own answers: a service may echo the key on uploads and not honour
- * it on generations, and a lost create resent on the strength of the upload's echo is paid twice.
+ * origin and charging endpoint by a replay probe, never from the key's echo: a service may echo
+ * the key and still charge a same-key retry anew.
+ *
+ * The probe sends a key with a body the spec says is refused before any charge (an unknown
+ * toolId: 400; an unknown readyTemplateSetId: 404). A service that holds the key's answer replays
+ * it (or refuses the key's reuse with another body, 409/422 naming the key); one that does not
+ * (or no longer, or never got the first attempt) refuses the body, for free. It is sent only when
+ * a create's answer was lost, with that create's own key: it tells whether that very key is held
+ * now, which is what a resend needs (no guess from another key's age or a time window).
  */
+import type { ServiceClient } from '../client';
+import { ApiError } from '../client';
 import * as store from './db/store';
 
 /** The writes that charge: only their own answers tell whether a lost one may be sent again. */
@@ -10,20 +19,89 @@ export type ChargingEndpoint = 'generations' | 'catalog-jobs';
 
 type DB = Parameters<typeof store.getSetting>[0];
 
-const settingOf = (origin: string, endpoint: ChargingEndpoint) =>
-  `idempotency:${origin}:${endpoint}`;
+/** No service has a tool or ready set of this name: a create naming it is refused, uncharged. */
+export const PROBE_ID = 'dropshoot-key-probe-no-such-id';
 
+// A new name: the 'idempotency:' settings were learnt from the echo, which proves nothing.
+const settingOf = (origin: string, endpoint: ChargingEndpoint) =>
+  `idempotency-probed:${origin}:${endpoint}`;
+
+/** Whether a probe has shown this endpoint holds answers per key (the embedded core always does). */
 export function honoursIdempotency(db: DB, origin: string, endpoint: ChargingEndpoint): boolean {
-  // The embedded core is ours: it keeps one answer per key on every write.
   if (origin === 'embedded') return true;
   return store.getSetting(db, settingOf(origin, endpoint)) === 'yes';
 }
 
-export function learnIdempotency(
-  db: DB,
-  origin: string,
+/** A probe found a key held (replayed, or its reuse refused). */
+export function learnHonoured(db: DB, origin: string, endpoint: ChargingEndpoint): void {
+  store.setSetting(db, settingOf(origin, endpoint), 'yes');
+}
+
+export type ProbeAnswer =
+  /** The key's stored answer (a 2xx with a job id): the create it answers is the key's own. */
+  | { kind: 'replayed'; created: Record<string, unknown>; jobId: string }
+  /** The key is remembered: its reuse with another body is refused, or its first is in flight. */
+  | { kind: 'remembered'; inFlight: boolean; message: string }
+  /** The body was refused: the service keeps no answer under this key (now, or ever). */
+  | { kind: 'forgotten'; message: string }
+  /** Anything else (down, rate limited, an answer no rule reads): not evidence either way. */
+  | { kind: 'unknown'; error: unknown };
+
+/** The create's own request with the one field that names what to make replaced by PROBE_ID. */
+export function probeRequest(
   endpoint: ChargingEndpoint,
-  honoured: boolean,
-): void {
-  store.setSetting(db, settingOf(origin, endpoint), honoured ? 'yes' : 'no');
+  request: Record<string, unknown>,
+): Record<string, unknown> {
+  const images = request.images ?? {};
+  // templateSetId would supply a toolId of its own (spec 4.8): left out.
+  return endpoint === 'generations'
+    ? { toolId: PROBE_ID, images }
+    : { readyTemplateSetId: PROBE_ID, images };
+}
+
+const jobIdOf = (endpoint: ChargingEndpoint, created: Record<string, unknown>) => {
+  const id = endpoint === 'catalog-jobs' ? (created.mediaItemId ?? created.id) : created.id;
+  return typeof id === 'string' && id.length > 0 ? id : null;
+};
+
+/** One probe of `key` on `endpoint` (counted by the client like any other request). */
+export async function probeKey(
+  client: ServiceClient,
+  endpoint: ChargingEndpoint,
+  request: Record<string, unknown>,
+  key: string,
+): Promise<ProbeAnswer> {
+  const body = probeRequest(endpoint, request);
+  try {
+    const created = (
+      endpoint === 'generations'
+        ? await client.createGeneration(body as Parameters<ServiceClient['createGeneration']>[0], {
+            idempotencyKey: key,
+          })
+        : await client.createCatalogJob(body as Parameters<ServiceClient['createCatalogJob']>[0], {
+            idempotencyKey: key,
+          })
+    ) as Record<string, unknown>;
+    const jobId = jobIdOf(endpoint, created);
+    return jobId ? { kind: 'replayed', created, jobId } : { kind: 'unknown', error: created };
+  } catch (err) {
+    return readRefusal(err, key);
+  }
+}
+
+/** What a refused probe says of its key. */
+export function readRefusal(err: unknown, key: string): ProbeAnswer {
+  if (!(err instanceof ApiError)) return { kind: 'unknown', error: err };
+  // A refusal of the body may quote it: only words outside the probe's own id count.
+  const words = err.message.split(PROBE_ID).join('');
+  const namesKey = /idempot/i.test(words) || words.includes(key);
+  if (namesKey && (err.status === 409 || err.status === 422 || err.status === 400))
+    return {
+      kind: 'remembered',
+      // 409 is also a reuse with another body (this project's own server): the words tell.
+      inFlight: /in.progress|being processed|in.flight|in use|still/i.test(words),
+      message: err.message,
+    };
+  if (err.status === 400 || err.status === 404) return { kind: 'forgotten', message: err.message };
+  return { kind: 'unknown', error: err };
 }

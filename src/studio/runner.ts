@@ -21,7 +21,7 @@ import { SHOT_PRICE } from './budget';
 import * as store from './db/store';
 import { exportApproved } from './export-step';
 import { backoffMs, parseInsufficient } from './gates';
-import { honoursIdempotency, learnIdempotency, type ChargingEndpoint } from './idempotency';
+import { honoursIdempotency, learnHonoured, probeKey, type ChargingEndpoint } from './idempotency';
 import {
   EMPTY_ANSWERS_HELD_AT,
   emptyAnswerGapMs,
@@ -38,6 +38,18 @@ import type { StudioEngine } from './engine';
 const MAX_RESUBMITS = 5;
 /** A resent submission answered 409 (its first attempt still in progress) is asked this often. */
 const MAX_IN_FLIGHT_WAITS = 10;
+/** The error a 500 kept under one key leaves (see handleError): asked again with no probe. */
+const SAME_KEY_500 = /^the service answered 500 \((\d+)\) under this Idempotency-Key/;
+/**
+ * A resend refused 402 keeps its key (its first attempt may have been charged); a second 402 to
+ * that key once diamonds came is taken for a stored refusal replayed, and a person decides.
+ */
+const RESENT_402_NOTE = (times: number) =>
+  `the resend under this Idempotency-Key was refused 402 (short of diamonds, ${times} time${times === 1 ? '' : 's'}); sent again once diamonds come`;
+const RESENT_402_TIMES =
+  /^the resend under this Idempotency-Key was refused 402 \(short of diamonds, (\d+) time/;
+/** 402s to one resent key before a person decides (a stored 402 replayed never ends). */
+const MAX_RESENT_402 = 3;
 
 const firstUploadKey = (itemId: string) => `upload-${itemId}`;
 
@@ -93,10 +105,6 @@ export class Runner {
     return honoursIdempotency(this.db, this.client.origin, this.endpointOf(item));
   }
 
-  private learnIdempotency(endpoint: ChargingEndpoint, honoured: boolean): void {
-    learnIdempotency(this.db, this.client.origin, endpoint, honoured);
-  }
-
   private async upload(item: store.ItemRow): Promise<void> {
     let uploadKey = item.uploadKey;
     if (!uploadKey) {
@@ -128,28 +136,40 @@ export class Runner {
 
   private async submit(item: store.ItemRow): Promise<void> {
     if (!item.submitRequest || !item.submitKey) throw new Error('submission journal is missing');
-    if (item.submittedAt && !this.honoursIdempotency(item)) {
-      // An earlier attempt may have reached the service and been charged; only a person can tell.
-      this.markUncertain(
-        item,
-        'the answer to the submission was lost and this service does not confirm Idempotency-Key',
-      );
-      return;
-    }
+    const request = JSON.parse(item.submitRequest) as Record<string, unknown>;
     // An attempt under this key went out before: it may have been charged.
+    if (item.submittedAt && !(await this.mayResend(item, request, item.submitKey))) return;
     if (item.submittedAt) this.resent.add(item.id);
     else this.resent.delete(item.id);
     const submittedAt = this.now().toISOString();
-    this.transition(item.id, { submittedAt });
-    const request = JSON.parse(item.submitRequest) as Record<string, unknown>;
-    const recipe = this.recipeOf(item);
-    if (isReadyShootRecipe(recipe.request)) {
-      const created = await this.client.createCatalogJob(
-        request as Parameters<ServiceClient['createCatalogJob']>[0],
-        { idempotencyKey: item.submitKey },
-      );
-      this.learnIdempotency('catalog-jobs', created.idempotencyHonoured);
-      this.resent.delete(item.id);
+    // The key's first send (none under this key may have reached the service before it).
+    this.transition(item.id, {
+      submittedAt,
+      ...(item.submittedAt ? {} : { keySentAt: submittedAt }),
+    });
+    const endpoint = this.endpointOf(item);
+    const created =
+      endpoint === 'catalog-jobs'
+        ? await this.client.createCatalogJob(
+            request as Parameters<ServiceClient['createCatalogJob']>[0],
+            { idempotencyKey: item.submitKey },
+          )
+        : await this.client.createGeneration(
+            request as Parameters<ServiceClient['createGeneration']>[0],
+            { idempotencyKey: item.submitKey },
+          );
+    this.resent.delete(item.id);
+    // The key's echo (created.idempotencyHonoured) is no evidence: only a replay probe is.
+    await this.accept(item, request, created as Record<string, unknown>);
+  }
+
+  /** A create's answer (or its replay under the same key) recorded: the item is charged. */
+  private async accept(
+    item: store.ItemRow,
+    request: Record<string, unknown>,
+    created: Record<string, unknown>,
+  ): Promise<void> {
+    if (this.endpointOf(item) === 'catalog-jobs') {
       const cost = Number(created.diamondCost);
       const total = Number(created.packTotal) || null;
       // A subset answered with the whole set's packTotal would teach a fraction of the shot's
@@ -159,29 +179,141 @@ export class Runner {
         this.engine.spending.learnPrice(SHOT_PRICE, cost / total);
       this.charged(
         item,
-        created.mediaItemId,
+        String(created.mediaItemId),
         Number.isFinite(cost) && cost >= 0
           ? { diamonds: cost, sure: true }
           : (this.engine.quoteOf(item) ?? { diamonds: 0, sure: false }),
         total,
         String(created.status ?? 'pack_processing'),
       );
-    } else {
-      const created = await this.client.createGeneration(
-        request as Parameters<ServiceClient['createGeneration']>[0],
-        { idempotencyKey: item.submitKey },
-      );
-      this.learnIdempotency('generations', created.idempotencyHonoured);
-      this.resent.delete(item.id);
-      await this.engine.spending.loadPrices().catch(() => undefined);
-      this.charged(
-        item,
-        created.id,
-        this.engine.spending.toolPrice(String(request.toolId ?? jobGroup(item.kind, item.toolId))),
-        null,
-        String(created.status ?? 'processing'),
-      );
+      return;
     }
+    await this.engine.spending.loadPrices().catch(() => undefined);
+    this.charged(
+      item,
+      String(created.id),
+      this.engine.spending.toolPrice(String(request.toolId ?? jobGroup(item.kind, item.toolId))),
+      null,
+      String(created.status ?? 'processing'),
+    );
+  }
+
+  /**
+   * A create whose answer was lost goes again under its key only once the service shows it still
+   * holds that key: the key itself is probed (a body the spec refuses for free). Replayed: that is
+   * the lost answer, collected without sending again. Remembered: the resend gets the stored
+   * answer. Forgotten (never kept, expired, or never reached): a person decides. Returns whether to
+   * send the real request again now.
+   */
+  private async mayResend(
+    item: store.ItemRow,
+    request: Record<string, unknown>,
+    key: string,
+  ): Promise<boolean> {
+    if (this.client.origin === 'embedded') return true;
+    const endpoint = this.endpointOf(item);
+    // A 500 kept for this key by a service a probe showed honours keys is asked again as before.
+    if (SAME_KEY_500.test(item.error ?? '') && this.honoursIdempotency(item)) return true;
+    // A probe refused 402/429 goes to handleError as a resend: key and mark kept.
+    this.resent.add(item.id);
+    const probe = await probeKey(this.client, endpoint, request, key);
+    if (probe.kind === 'unknown') {
+      const err = probe.error;
+      if (err instanceof ApiError && (err.status === 402 || err.status === 429)) throw err;
+      this.resent.delete(item.id);
+      this.awaitProbe(item, err);
+      return false;
+    }
+    this.resent.delete(item.id);
+    if (probe.kind === 'forgotten') {
+      const never = await this.neverProcessed(item, endpoint);
+      if (never === true) return true;
+      if (never instanceof Error) {
+        this.awaitProbe(item, never);
+        return false;
+      }
+      this.markUncertain(
+        item,
+        `the answer to the submission was lost and this service does not confirm Idempotency-Key: asked under the same key with a body it must refuse, it refused the body (${probe.message})`,
+      );
+      return false;
+    }
+    learnHonoured(this.db, this.client.origin, endpoint);
+    if (probe.kind === 'replayed') {
+      await this.accept(item, request, probe.created);
+      return false;
+    }
+    if (!probe.inFlight) return true;
+    // The first attempt is still being processed (maybe charged): its answer comes to this key.
+    const attempts = item.attempts + 1;
+    if (attempts > MAX_IN_FLIGHT_WAITS) {
+      this.markUncertain(
+        item,
+        `the first attempt under this Idempotency-Key was still being processed after ${MAX_IN_FLIGHT_WAITS} asks`,
+      );
+      return false;
+    }
+    this.transition(item.id, {
+      attempts,
+      waitReason: 'service_error',
+      waitUntil: this.backoffUntil(attempts),
+      error: `the first attempt under this Idempotency-Key is still being processed; asking again: ${probe.message}`,
+    });
+    return false;
+  }
+
+  /**
+   * A lost create's key the service does not hold: either its attempt never reached the service
+   * or the record is gone (expired, or keys not kept). An answered key sent no later than it
+   * (its record no younger) still held tells them apart: records are forgotten oldest first, so
+   * this one would be held too had its attempt been processed. Costs one more probe. An Error:
+   * that probe told nothing (asked again later).
+   */
+  private async neverProcessed(
+    item: store.ItemRow,
+    endpoint: ChargingEndpoint,
+  ): Promise<boolean | Error> {
+    if (!item.keySentAt) return false;
+    const older = store.olderAnsweredKey(this.db, {
+      id: item.id,
+      readyShoot: endpoint === 'catalog-jobs',
+      sentBy: item.keySentAt,
+    });
+    if (!older?.submitKey || !older.submitRequest) return false;
+    const request = JSON.parse(older.submitRequest) as Record<string, unknown>;
+    const probe = await probeKey(this.client, endpoint, request, older.submitKey);
+    if (probe.kind === 'unknown')
+      return probe.error instanceof Error ? probe.error : new Error(JSON.stringify(probe.error));
+    const held =
+      (probe.kind === 'replayed' && probe.jobId === older.jobId) ||
+      (probe.kind === 'remembered' && !probe.inFlight);
+    if (held) learnHonoured(this.db, this.client.origin, endpoint);
+    return held;
+  }
+
+  /** A probe that told nothing (service down, an odd answer): asked again later, bounded. */
+  private awaitProbe(item: store.ItemRow, err: unknown): void {
+    const message = err instanceof Error ? err.message : JSON.stringify(err);
+    const attempts = item.attempts + 1;
+    if (attempts >= (this.engine.options.maxAttempts ?? 12)) {
+      this.markUncertain(
+        item,
+        `the answer to the submission was lost and ${attempts} asks whether the service kept its Idempotency-Key told nothing (${message})`,
+      );
+      return;
+    }
+    this.transition(item.id, {
+      attempts,
+      waitReason: err instanceof ApiError && err.status === 0 ? 'offline' : 'service_error',
+      waitUntil: this.backoffUntil(attempts),
+      error: `asking whether the service kept this Idempotency-Key: ${message}`,
+    });
+  }
+
+  private backoffUntil(attempts: number): string {
+    const { baseMs, maxMs } = this.engine.options.backoff ?? { baseMs: 1000, maxMs: 60_000 };
+    const wait = backoffMs(attempts, baseMs, maxMs, this.engine.options.random ?? Math.random);
+    return new Date(this.now().getTime() + wait).toISOString();
   }
 
   private charged(
@@ -213,6 +345,7 @@ export class Runner {
       pollAt,
       seenRunningAt: null,
       error: null,
+      ...(RESENT_402_TIMES.test(item.note ?? '') ? { note: null } : {}),
     });
     this.engine.balanceMoved(-price.diamonds);
   }
@@ -459,7 +592,17 @@ export class Runner {
       // Nothing was charged by this request: it is made again when diamonds arrive. A first
       // attempt goes under a new key (a service that keeps answers per key would replay this
       // 402); a resend keeps its key and its mark, since the attempt before it may have been
-      // charged (its stored answer then comes back to that key, not a second charge).
+      // charged (its stored answer then comes back to that key, not a second charge). A new key
+      // for it is never safe, so after a few 402s to the resend (a stored 402 replayed for ever,
+      // or diamonds still short) it is left to a person rather than waited on again.
+      const refused402 = Number(RESENT_402_TIMES.exec(item.note ?? '')?.[1] ?? 0) + 1;
+      if (resent && refused402 >= MAX_RESENT_402) {
+        this.markUncertain(
+          item,
+          `the submission was sent again after its answer was lost and refused 402 ${refused402} times under its Idempotency-Key (${err.message})`,
+        );
+        return;
+      }
       const again = resent
         ? {}
         : {
@@ -470,6 +613,7 @@ export class Runner {
         ...again,
         waitReason: 'no_diamonds',
         error: `short of diamonds: ${err.message}`,
+        ...(resent ? { note: RESENT_402_NOTE(refused402) } : {}),
       });
       this.engine.setFolderWait(item, 'no_diamonds');
       return;
@@ -537,8 +681,7 @@ export class Runner {
         });
         return;
       }
-      const same500 =
-        Number(/^the service answered 500 \((\d+)\)/.exec(item.error ?? '')?.[1] ?? 0) + 1;
+      const same500 = Number(SAME_KEY_500.exec(item.error ?? '')?.[1] ?? 0) + 1;
       if (err.status === 500 && this.honoursIdempotency(item) && same500 < 4) {
         // A service that keeps its answers per key tells what became of the first attempt: the
         // same key again, and only a 500 it keeps giving for that key (its stored answer) counts.
@@ -574,9 +717,10 @@ export class Runner {
         return;
       }
       if (neverSent) {
-        // Nothing reached the service: not uncertain, simply sent again (same key) once it is back.
+        // Nothing reached the service: not uncertain, simply sent again (same key) once it is back;
+        // a resend that never left still follows an attempt that may have been charged.
         this.transition(item.id, {
-          submittedAt: null,
+          ...(resent ? {} : { submittedAt: null }),
           attempts,
           waitReason: 'offline',
           waitUntil,
@@ -585,8 +729,8 @@ export class Runner {
         return;
       }
       if (lostAnswer || err.status === 500) {
-        if (this.honoursIdempotency(item)) {
-          // The same key again: the service answers with the first attempt's job, no second charge.
+        if (attempts < (this.engine.options.maxAttempts ?? 12)) {
+          // Sent again under the same key only once a probe shows the service holds it (submit).
           this.transition(item.id, {
             attempts,
             waitReason: err.status === 0 ? 'offline' : 'service_error',
@@ -597,7 +741,7 @@ export class Runner {
         }
         this.markUncertain(
           store.getItem(this.db, item.id) ?? item,
-          `the answer to the submission was lost (${message}) and this service does not confirm Idempotency-Key`,
+          `the answer to the submission was lost ${attempts} times (${message})`,
         );
         return;
       }

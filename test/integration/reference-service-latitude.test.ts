@@ -207,6 +207,54 @@ describe('reference service latitude: idempotency and gateways', () => {
     }
   });
 
+  it('idempotencyKeyReuse: a known key with another body is refused 422 naming the key, or given the stored answer', async () => {
+    for (const idempotencyKeyReuse of ['refuse', 'replay'] as const) {
+      const s = await start({ honourIdempotencyKey: true, idempotencyKeyReuse });
+      const url = (await upload(s)).body!.url as string;
+      const first = await call(s.service.url, 'POST', '/v1/generations', s.key, {
+        json: removeBackground(url),
+        idem: 'k-reuse',
+      });
+      expect(first.status).toBe(202);
+      const other = await call(s.service.url, 'POST', '/v1/generations', s.key, {
+        json: { toolId: 'no_such_tool', images: { user_photo: url } },
+        idem: 'k-reuse',
+      });
+      if (idempotencyKeyReuse === 'refuse') {
+        expect(other.status).toBe(422);
+        expect(other.body!.error).toContain('k-reuse');
+      } else {
+        expect(other.status).toBe(202);
+        expect(other.body).toEqual(first.body);
+      }
+      // An unknown key with that body is refused for the body, nothing charged.
+      const fresh = await call(s.service.url, 'POST', '/v1/generations', s.key, {
+        json: { toolId: 'no_such_tool', images: { user_photo: url } },
+        idem: 'k-fresh',
+      });
+      expect(fresh.status).toBe(400);
+      expect(charges(s.service, s.email)).toHaveLength(1);
+    }
+  });
+
+  it('idempotencyKeyTtlMs: a key record is forgotten after its time, and the same request charged anew', async () => {
+    const s = await start({ honourIdempotencyKey: true, idempotencyKeyTtlMs: 300 });
+    const url = (await upload(s)).body!.url as string;
+    const send = () =>
+      call(s.service.url, 'POST', '/v1/generations', s.key, {
+        json: removeBackground(url),
+        idem: 'k-ttl',
+      });
+    const first = await send();
+    expect((await send()).body).toEqual(first.body);
+    expect(charges(s.service, s.email)).toHaveLength(1);
+    await sleep(400);
+    const late = await send();
+    expect(late.status).toBe(202);
+    expect(late.body!.id).not.toBe(first.body!.id);
+    expect(charges(s.service, s.email)).toHaveLength(2);
+  });
+
   it('logs every request with its Idempotency-Key and whether it carried Authorization', async () => {
     const s = await start();
     const up = await upload(s, 'k-up');

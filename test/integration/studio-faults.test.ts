@@ -12,6 +12,7 @@ import sharp from 'sharp';
 import { afterEach, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
 import { StudioEngine } from '../../src/studio/engine';
+import { PROBE_ID } from '../../src/studio/idempotency';
 import { runBatch } from '../../src/studio/run-batch';
 import { startServer } from '../../src/server';
 import { openSqliteStore } from '../../src/core/store/sqlite';
@@ -226,7 +227,11 @@ it('a lost answer from a service that ignores Idempotency-Key is flagged uncerta
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const isSubmission = req.method === 'POST' && req.url === '/v1/generations';
+      // A probe of the lost key (a body naming no tool, refused for free) is no submission.
+      const isSubmission =
+        req.method === 'POST' &&
+        req.url === '/v1/generations' &&
+        !Buffer.concat(chunks).toString('utf8').includes(PROBE_ID);
       if (isSubmission) submissions++;
       const headers: http.OutgoingHttpHeaders = { ...req.headers, host: upstream.host };
       delete headers['idempotency-key'];

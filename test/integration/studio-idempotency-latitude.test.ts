@@ -1,7 +1,8 @@
 /**
  * The studio's submission path against services that use the latitude the spec leaves around
- * Idempotency-Key (it names none): a key echoed on uploads only, a same-key retry answered 409
- * while the first is still in progress, a stored 402 replayed under its key. `dropshoot run` as it
+ * Idempotency-Key (it names none): a key echoed on uploads only or on every write without being
+ * honoured, key records that expire, a same-key retry answered 409 while the first is still in
+ * progress, a stored 402 replayed under its key. `dropshoot run` as it
  * drives a remote service (HttpClient, StudioEngine, runBatch) against the reference service;
  * money is read from the service's own ledger.
  */
@@ -85,16 +86,43 @@ async function run(w: World, recipe: Recipe = cutout) {
   }
 }
 
-/** What an earlier run on this service learnt: its generations echo (honour) the key. */
+/** What an earlier run on this service learnt by a probe: its generations honour the key. */
 async function learntGenerationsHonourKey(w: World) {
   const { engine, client } = engineOn(w);
-  store.setSetting(engine.db, `idempotency:${client.origin}:generations`, 'yes');
+  store.setSetting(engine.db, `idempotency-probed:${client.origin}:generations`, 'yes');
   await engine.close();
   await client.close();
 }
 
 const charges = (service: ReferenceService) =>
   service.ledger(EMAIL).filter((e) => e.kind === 'charge').length;
+
+/** What this studio learnt of the endpoint's keys ('yes' once a probe showed it, else undefined). */
+async function learnt(w: World, endpoint: 'generations' | 'catalog-jobs') {
+  const { engine, client } = engineOn(w);
+  const value = store.getSetting(engine.db, `idempotency-probed:${client.origin}:${endpoint}`);
+  await engine.close();
+  await client.close();
+  return value ?? undefined;
+}
+
+/** One more photo in the world's input folder (a shape the first ones do not have). */
+async function addPhoto(w: World, index: number) {
+  const extra = path.join(w.root, 'extra');
+  await shapePhotos(extra, index + 1);
+  const name = `p${String(index).padStart(2, '0')}.jpg`;
+  fs.copyFileSync(path.join(extra, name), path.join(w.root, 'in', name));
+}
+
+/** A proxy choice that loses the answer to the next create once `armed()` says so. */
+function dropNextCreate(armed: () => boolean) {
+  let dropped = false;
+  return (method: string, p: string) => {
+    if (dropped || !armed() || method !== 'POST' || p !== '/v1/generations') return null;
+    dropped = true;
+    return 'dropAfter' as const;
+  };
+}
 
 describe('Idempotency-Key is learnt per endpoint, from its own answers', () => {
   it('a service echoing the key on uploads only: a lost create answer is uncertain, never sent again', async () => {
@@ -193,11 +221,121 @@ describe('an upload URL that expired while the photo waited', () => {
       allow: (_fault, method, p) => method === 'POST' && p === '/v1/generations' && limited++ === 0,
     });
     const summary = await run(w);
-    expect(w.service.requests().some((r) => r.path === '/v1/generations' && r.status === 400)).toBe(
-      true,
-    );
+    const creates = w.service.requests().filter((r) => r.path === '/v1/generations');
+    // The expired upload's 400 comes before the create that is charged (a probe's 400 after it).
+    const refused = creates.findIndex((r) => r.status === 400);
+    expect(refused).toBeGreaterThanOrEqual(0);
+    expect(refused).toBeLessThan(creates.findIndex((r) => r.status === 202));
     // Before: the photo failed with the service's 400.
     expect(summary).toMatchObject({ photos: 1, exported: 1, failed: [] });
     expect(charges(w.service)).toBe(1);
+  }, 60_000);
+});
+
+describe('"honours keys" is learnt by a replay probe, never from the echo', () => {
+  it('a service echoing the key on every write but keeping no answer per key: a lost create is uncertain, paid once', async () => {
+    let armed = false;
+    const w = await world({ echoIdempotencyKey: 'all' }, 100, 1, {
+      choose: dropNextCreate(() => armed),
+    });
+    expect((await run(w)).exported).toBe(1);
+    // Before: the echo was learnt as "honours keys".
+    expect(await learnt(w, 'generations')).toBeUndefined();
+    await addPhoto(w, 1);
+    armed = true;
+    const second = await run(w);
+    // Before: the echo was taken for "honours keys" and the lost create was paid twice (3 charges).
+    expect(second.uncertain).toHaveLength(1);
+    expect(charges(w.service)).toBe(2);
+    expect(await learnt(w, 'generations')).toBeUndefined();
+  }, 60_000);
+
+  it('a service that honours keys without echoing them: a later lost create is collected, paid once, and the probe learns it', async () => {
+    let armed = false;
+    const w = await world({ honourIdempotencyKey: true }, 100, 1, {
+      choose: dropNextCreate(() => armed),
+    });
+    expect((await run(w)).exported).toBe(1);
+    await addPhoto(w, 1);
+    armed = true;
+    const second = await run(w);
+    // Before: no echo was read as "does not honour keys" and the lost create left to a person.
+    expect(second).toMatchObject({ exported: 1, failed: [], uncertain: [] });
+    expect(charges(w.service)).toBe(2);
+    expect(await learnt(w, 'generations')).toBe('yes');
+  }, 60_000);
+
+  it('on a new service the first create whose answer is lost: the probe of its own key collects it, paid once', async () => {
+    // 'refuse': the key's reuse with another body is refused 422 (IETF draft), then the resend is
+    // answered from the record; 'replay': the probe itself gets the stored answer.
+    for (const idempotencyKeyReuse of ['refuse', 'replay'] as const) {
+      const w = await world({ honourIdempotencyKey: true, idempotencyKeyReuse }, 100, 1, {
+        choose: dropNextCreate(() => true),
+      });
+      const summary = await run(w);
+      // Before: nothing learnt yet, so the lost create was left to a person.
+      expect(summary).toMatchObject({ photos: 1, exported: 1, failed: [], uncertain: [] });
+      expect(charges(w.service)).toBe(1);
+      expect(await learnt(w, 'generations')).toBe('yes');
+      // The probe is counted like every other request (the daily cap counts it too).
+      expect(summary.apiRequests).toBe(w.service.requestsToday(w.apiKey));
+    }
+  }, 60_000);
+
+  it('a lost create on a service whose key records expired during an outage: uncertain, never charged anew', async () => {
+    let armed = false;
+    let outageUntil = 0;
+    const w = await world(
+      { honourIdempotencyKey: true, echoIdempotencyKey: 'all', idempotencyKeyTtlMs: 300 },
+      100,
+      1,
+      {
+        choose: (method, p) => {
+          if (Date.now() < outageUntil) return 'error500Before';
+          if (!armed || method !== 'POST' || p !== '/v1/generations') return null;
+          armed = false;
+          outageUntil = Date.now() + 1500;
+          return 'dropAfter';
+        },
+      },
+    );
+    expect((await run(w)).exported).toBe(1);
+    await addPhoto(w, 1);
+    armed = true;
+    const second = await run(w);
+    // Before: the key was resent after its record expired and charged anew (3 charges).
+    expect(second.uncertain).toHaveLength(1);
+    expect(charges(w.service)).toBe(2);
+  }, 60_000);
+
+  it('a resend answered 402 that the service stores under the key: after a few top-ups it is left to a person, not looped', async () => {
+    const w = await world(
+      {
+        honourIdempotencyKey: true,
+        replay402: true,
+        gatewayTimeoutFirstCreates: 1,
+        backendHoldMs: 1500,
+      },
+      1,
+      1,
+    );
+    const first = await run(w);
+    // The first attempt is charged (answer lost); its resend, processed anew, is refused 402.
+    expect(first.held).toHaveLength(1);
+    expect(charges(w.service)).toBe(1);
+    await new Promise((r) => setTimeout(r, 1600));
+    // Each top-up sends the resend again and the stored 402 comes back (a run each).
+    w.service.grant(EMAIL, 10);
+    expect((await run(w)).held).toHaveLength(1);
+    w.service.grant(EMAIL, 10);
+    const third = await run(w);
+    // Before: held again after every top-up, for ever.
+    expect(third).toMatchObject({ exported: 0, held: [] });
+    expect(third.uncertain).toHaveLength(1);
+    expect(charges(w.service)).toBe(1);
+    const refused = w.service
+      .requests()
+      .filter((r) => r.path === '/v1/generations' && r.status === 402);
+    expect(refused).toHaveLength(3);
   }, 60_000);
 });

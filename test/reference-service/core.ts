@@ -337,7 +337,7 @@ export class ReferenceCore {
   }
 
   /**
-   * A create: with honourIdempotencyKey the same key (and body) replays the stored answer; the
+   * A create: with honourIdempotencyKey the same key replays the stored answer (idempotency.ts); the
    * first `gatewayTimeoutFirstCreates` charged creates reach the client as a gateway's 504 while
    * the backend holds the key's record back for `backendHoldMs`.
    */
@@ -348,11 +348,18 @@ export class ReferenceCore {
     make: () => Promise<Reply>,
   ): Promise<Reply> {
     const key = this.options.honourIdempotencyKey ? headers['idempotency-key'] : undefined;
-    const slot = key ? `${caller.apiKey}\n${key}\n${body.toString('utf8')}` : null;
-    if (slot) {
-      const earlier = this.idempotent.earlier(slot, this.options.idempotencyInFlight409 === true);
+    const slot = key ? `${caller.apiKey}\n${key}` : null;
+    const text = body.toString('utf8');
+    if (slot && key) {
+      const earlier = this.idempotent.earlier(slot, key, text, {
+        conflictWhileInFlight: this.options.idempotencyInFlight409 === true,
+        ...(this.options.idempotencyKeyTtlMs !== undefined
+          ? { ttlMs: this.options.idempotencyKeyTtlMs }
+          : {}),
+        ...(this.options.idempotencyKeyReuse ? { reuse: this.options.idempotencyKeyReuse } : {}),
+      });
       if (earlier) return earlier;
-      this.idempotent.begin(slot);
+      this.idempotent.begin(slot, text);
     }
     let reply: Reply;
     try {
@@ -367,6 +374,7 @@ export class ReferenceCore {
     if (slot)
       this.idempotent.settle(
         slot,
+        text,
         { status: reply.status, body: reply.body },
         {
           holdMs: timedOut ? (this.options.backendHoldMs ?? 0) : 0,

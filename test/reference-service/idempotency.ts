@@ -1,38 +1,70 @@
 /**
- * Idempotency-Key records (only with honourIdempotencyKey): a key's first answer is replayed to
- * later requests with the same key and body. Held in memory, like a cache in front of the API.
+ * Idempotency-Key records (only with honourIdempotencyKey), one per key: a key's first answer is
+ * replayed to later requests with the same key and body. A same key with another body is refused
+ * 422 (the IETF Idempotency-Key draft; Stripe refuses it too) or, with reuse 'replay', given the
+ * stored answer whatever the body. Held in memory, like a cache in front of the API; records may
+ * expire (Stripe keeps them 24 h).
  */
 export type StoredReply = { status: number; body: Record<string, unknown> };
 
-type KeyRecord = { state: 'inFlight' } | { state: 'done'; reply: StoredReply };
+type KeyRecord =
+  | { state: 'inFlight'; body: string }
+  | { state: 'done'; body: string; reply: StoredReply; at: number };
 
 export const IN_FLIGHT_ERROR = 'A request with this Idempotency-Key is still being processed';
+export const reusedKeyError = (key: string) =>
+  `Idempotency-Key ${key} was already used with a different request body`;
+
+export type KeyRules = {
+  conflictWhileInFlight: boolean;
+  /** Records older than this are forgotten (the request is then processed as a new one). */
+  ttlMs?: number;
+  /** A same key with another body: refused 422 (default) or answered with the stored reply. */
+  reuse?: 'refuse' | 'replay';
+};
 
 export class IdempotencyRecords {
   private readonly records = new Map<string, KeyRecord>();
 
   /** What a same-key request gets without being processed, or null (process it, after begin()). */
-  earlier(slot: string, conflictWhileInFlight: boolean): StoredReply | null {
-    const record = this.records.get(slot);
-    if (record?.state === 'done') return record.reply;
-    if (record?.state === 'inFlight' && conflictWhileInFlight)
-      return { status: 409, body: { success: false, error: IN_FLIGHT_ERROR } };
-    return null;
+  earlier(slot: string, key: string, body: string, rules: KeyRules): StoredReply | null {
+    let record = this.records.get(slot);
+    if (
+      record?.state === 'done' &&
+      rules.ttlMs !== undefined &&
+      Date.now() - record.at > rules.ttlMs
+    ) {
+      this.records.delete(slot);
+      record = undefined;
+    }
+    if (!record) return null;
+    const inFlight = { status: 409, body: { success: false, error: IN_FLIGHT_ERROR } };
+    if (record.body !== body) {
+      if (rules.reuse === 'replay') return record.state === 'done' ? record.reply : inFlight;
+      return { status: 422, body: { success: false, error: reusedKeyError(key) } };
+    }
+    if (record.state === 'done') return record.reply;
+    return rules.conflictWhileInFlight ? inFlight : null;
   }
 
-  begin(slot: string): void {
-    if (!this.records.has(slot)) this.records.set(slot, { state: 'inFlight' });
+  begin(slot: string, body: string): void {
+    if (!this.records.has(slot)) this.records.set(slot, { state: 'inFlight', body });
   }
 
   /**
    * Stores the answer (charged creates; 402 too when `keep402`) after `holdMs`, the time the
    * backend still works on it; other answers free the key. A record stored first is kept.
    */
-  settle(slot: string, reply: StoredReply, opts: { holdMs: number; keep402: boolean }): void {
+  settle(
+    slot: string,
+    body: string,
+    reply: StoredReply,
+    opts: { holdMs: number; keep402: boolean },
+  ): void {
     const keep = reply.status < 300 || (opts.keep402 && reply.status === 402);
     const store = () => {
       if (this.records.get(slot)?.state === 'done') return;
-      if (keep) this.records.set(slot, { state: 'done', reply });
+      if (keep) this.records.set(slot, { state: 'done', body, reply, at: Date.now() });
       else this.records.delete(slot);
     };
     if (opts.holdMs > 0) setTimeout(store, opts.holdMs).unref();

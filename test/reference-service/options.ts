@@ -57,6 +57,14 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
    * (Stripe's idempotency_key_in_use). Without it, such a retry is processed as a new request.
    */
   idempotencyInFlight409: z.boolean().optional(),
+  /** With honourIdempotencyKey: key records are forgotten this long after they are stored (Stripe: 24 h). */
+  idempotencyKeyTtlMs: z.number().int().positive().optional(),
+  /**
+   * With honourIdempotencyKey, a known key sent with another body: 'refuse' (default) answers 422
+   * naming the key (IETF Idempotency-Key draft), 'replay' answers the stored reply (a store keyed
+   * by the key alone).
+   */
+  idempotencyKeyReuse: z.enum(['refuse', 'replay']).optional(),
   /** With honourIdempotencyKey: a 402 is stored under the key and replayed too (Stripe stores every result). */
   replay402: z.boolean().optional(),
   /**

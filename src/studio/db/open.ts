@@ -12,6 +12,7 @@ import * as m0020 from './migrations/0020-moved-sources';
 import * as m0040 from './migrations/0040-money-path';
 import * as m0050 from './migrations/0050-refunded-jobs';
 import * as m0060 from './migrations/0060-item-kinds';
+import * as m0070 from './migrations/0070-key-sent-at';
 
 export type StudioDB = Database.Database;
 const MIGRATIONS: readonly Migration<StudioDB>[] = [
@@ -20,6 +21,7 @@ const MIGRATIONS: readonly Migration<StudioDB>[] = [
   { version: 40, up: m0040.up },
   { version: 50, up: m0050.up },
   { version: 60, up: m0060.up },
+  { version: 70, up: m0070.up },
 ];
 
 export function openStudioDatabase(file: string): StudioDB {

@@ -51,6 +51,8 @@ export type ItemRow = {
   packCompleted: number | null;
   packFailed: number | null;
   submittedAt: string | null;
+  /** When the current submitKey first went out (a resend keeps it; a new key clears it). */
+  keySentAt: string | null;
   /** What the service last said of the job; only its own `failed` means the charge was refunded. */
   jobStatus: string | null;
   /** When the job is next due for a poll (it holds no slot until then). */
@@ -72,7 +74,7 @@ const ITEM_COLUMNS = `id, batch_id AS batchId, folder_id AS folderId, source_pat
   wait_reason AS waitReason, wait_until AS waitUntil, error, note, uncertain, attempts, position,
   upload_key AS uploadKey, upload_url AS uploadUrl, submit_key AS submitKey, submit_request AS submitRequest,
   job_id AS jobId, result_urls AS resultUrls, shot_map AS shotMap, failed_shots AS failedShots, price, diamonds, pack_total AS packTotal, pack_completed AS packCompleted,
-  pack_failed AS packFailed, submitted_at AS submittedAt, job_status AS jobStatus, poll_at AS pollAt, seen_running_at AS seenRunningAt,
+  pack_failed AS packFailed, submitted_at AS submittedAt, key_sent_at AS keySentAt, job_status AS jobStatus, poll_at AS pollAt, seen_running_at AS seenRunningAt,
   reserved, price_sure AS priceSure, resubmits, created_at AS createdAt, updated_at AS updatedAt`;
 
 const COLUMN_OF: Record<string, string> = {
@@ -97,6 +99,7 @@ const COLUMN_OF: Record<string, string> = {
   packCompleted: 'pack_completed',
   packFailed: 'pack_failed',
   submittedAt: 'submitted_at',
+  keySentAt: 'key_sent_at',
   recipe: 'recipe',
   recipeHash: 'recipe_hash',
   kind: 'kind',
@@ -148,6 +151,7 @@ type InsertedLater =
   | 'packCompleted'
   | 'packFailed'
   | 'submittedAt'
+  | 'keySentAt'
   | 'error'
   | 'jobStatus'
   | 'pollAt'
@@ -433,4 +437,24 @@ export function requestsOn(db: StudioDB, origin: string, day: string): number {
         { count: number } | undefined
     )?.count ?? 0
   );
+}
+
+/**
+ * The answered create whose key went out last no later than `sentBy` on the same endpoint (ready
+ * shoots or not), other than `id`: its key's record is at least as old as one made at `sentBy`.
+ */
+export function olderAnsweredKey(
+  db: StudioDB,
+  opts: { id: string; readyShoot: boolean; sentBy: string },
+): Pick<ItemRow, 'id' | 'submitKey' | 'submitRequest' | 'jobId' | 'submittedAt'> | undefined {
+  return db
+    .prepare(
+      `SELECT id, submit_key AS submitKey, submit_request AS submitRequest, job_id AS jobId, submitted_at AS submittedAt
+       FROM items
+       WHERE id != ? AND job_id IS NOT NULL AND submit_key IS NOT NULL AND submit_request IS NOT NULL
+         AND submitted_at IS NOT NULL AND submitted_at <= ? AND (kind = 'ready_shoot') = ?
+       ORDER BY submitted_at DESC LIMIT 1`,
+    )
+    .get(opts.id, opts.sentBy, opts.readyShoot ? 1 : 0) as
+    Pick<ItemRow, 'id' | 'submitKey' | 'submitRequest' | 'jobId' | 'submittedAt'> | undefined;
 }
