@@ -201,7 +201,8 @@ describe('LineBatch', () => {
 });
 
 describe('batchedStderr', () => {
-  it('writes every line on stderr, the ones still waiting at exit too (process.exit, no flush)', () => {
+  /** Runs a process that logs `count` lines through createLogger, then exits (`flush`: after logger.flush). */
+  function logThenExit(count: number, flush: boolean): string[] {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'batched-stderr-'));
     try {
       const script = path.join(dir, 'exit.mts');
@@ -210,21 +211,31 @@ describe('batchedStderr', () => {
         script,
         `const { createLogger } = await import(${JSON.stringify(logging)});\n` +
           `const log = createLogger({ env: {} });\n` +
-          `for (let i = 0; i < 1000; i++) log.info('line ' + i);\n` +
-          `process.exit(0);\n`,
+          `for (let i = 0; i < ${count}; i++) log.info('line ' + i);\n` +
+          (flush ? `log.flush(() => process.exit(0));\n` : `process.exit(0);\n`),
       );
       const run = spawnSync(process.execPath, ['--import', 'tsx', script], {
         encoding: 'utf8',
         timeout: 30_000,
       });
       expect(run.status, run.stderr).toBe(0);
-      const msgs = run.stderr
+      return run.stderr
         .split('\n')
         .filter(Boolean)
         .map((l) => (JSON.parse(l) as { msg: string }).msg);
-      expect(msgs).toEqual(Array.from({ length: 1000 }, (_, i) => `line ${i}`));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  }
+  const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i}`);
+
+  it('writes the lines still waiting when the process exits without a flush (process.exit)', () => {
+    // Fewer than one batch: none is written before the exit, LineBatch's exit hook writes them.
+    expect(logThenExit(100, false)).toEqual(numbered(100));
+  });
+
+  it('writes every line, in order, on logger.flush (how serve stops)', () => {
+    // Several batches: some are written while the others wait.
+    expect(logThenExit(2000, true)).toEqual(numbered(2000));
   });
 });
