@@ -16,8 +16,9 @@ type Job = Omit<GenerationBody, 'success'>;
  * What a poll answer means for the photo. Only the service's word decides money: a failure status
  * (it refunded the charge) is the one answer that lets the photo be paid for again, and a final
  * status is final whatever `packTotal` says (a subset of a ready shoot may report the set's full
- * count); one listing fewer results than `packCompleted` is `partial`: the runner asks again a
- * few times for the rest, then collects what is listed. Any other status, one the spec does not show included (`pack_queued`, `PROCESSING`,
+ * count); one listing fewer results than it owes (`resultsOwed`; a failure status or a final word
+ * under another name with results too) is `partial`: the runner asks again a few times for the
+ * rest, then collects what is listed and holds the photo until the same job lists the rest. Any other status, one the spec does not show included (`pack_queued`, `PROCESSING`,
  * `in_progress`…), is a job still running. A final status with no results is `empty`: the runner
  * asks again a few times, then holds the photo as paid without results (never refunded).
  */
@@ -70,23 +71,14 @@ export function jobOutcome(job: Job): JobOutcome {
   const failedShots = job.packFailed ?? 0;
   if (FAILURE_STATUSES.has(status.toLowerCase())) {
     // Shots a catalog job made before it failed are kept (partial failures are not refunded).
-    if (urls.length > 0) return { kind: 'delivered' };
+    if (urls.length > 0) return listedOutcome(status, urls.length, job);
     return {
       kind: 'failed',
       message: job.errorMessage ?? `the service reported the job as ${status}`,
     };
   }
   if (isFinalStatus(status)) {
-    // Results may lag behind the counters: fewer URLs than shots it says it completed (never
-    // packTotal, which a subset may give as the whole set's) is asked again before collecting.
-    if (urls.length > 0 && urls.length < completed)
-      return {
-        kind: 'partial',
-        message: `the service reported the job as ${status} with ${urls.length} result(s) listed of ${completed} completed`,
-        listed: urls.length,
-        completed,
-      };
-    if (urls.length > 0) return { kind: 'delivered' };
+    if (urls.length > 0) return listedOutcome(status, urls.length, job);
     // The spec: a catalog job whose every shot failed is refunded as a whole.
     if (total !== null && total > 0 && completed === 0 && failedShots >= total)
       return {
@@ -101,8 +93,40 @@ export function jobOutcome(job: Job): JobOutcome {
   if (RUNNING_STATUSES.has(status.toLowerCase())) return { kind: 'running' };
   // An unknown status with results and no shots outstanding is a final word under another name.
   if (urls.length > 0 && (total === null || completed + failedShots >= total))
-    return { kind: 'delivered' };
+    return listedOutcome(status, urls.length, job);
   return { kind: 'running' };
+}
+
+/**
+ * Results a finished job owes: `packCompleted`, never `packTotal` (a subset may give the whole
+ * set's). A service whose `packCompleted` counts failed shots too shows it by a sum past the
+ * total (completed + failed > total): there the failed ones are taken off, so a job with a failed
+ * shot is not read as lagging. Without counters, nothing beyond what is listed.
+ */
+export function resultsOwed(job: {
+  packTotal?: number | null;
+  packCompleted?: number | null;
+  packFailed?: number | null;
+}): number {
+  const completed = job.packCompleted ?? 0;
+  const failed = job.packFailed ?? 0;
+  const total = job.packTotal ?? null;
+  if (total !== null && failed > 0 && completed + failed > total) return completed - failed;
+  return completed;
+}
+
+/** A final answer with results: `partial` while fewer are listed than it owes (`resultsOwed`). */
+function listedOutcome(status: string, listed: number, job: Job): JobOutcome {
+  const owed = resultsOwed(job);
+  // Results may lag behind the counters: asked again, never collected as the whole.
+  if (listed < owed)
+    return {
+      kind: 'partial',
+      message: `the service reported the job as ${status} with ${listed} result(s) listed of ${owed} completed`,
+      listed,
+      completed: owed,
+    };
+  return { kind: 'delivered' };
 }
 
 /** Answers `completed` with no results in a row before the photo is held (the first included). */

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { recipeKind, RecipeSchema, requestToolId, type Recipe } from '../shared/studio';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
+import { resultsMissing } from './result-download';
 
 /** Stable hash of a recipe, for "same photo + same recipe already done". */
 export function recipeHash(recipe: Recipe): string {
@@ -45,7 +46,8 @@ export function collectState(
     uncertain: 0,
     reserved: 0,
   };
-  if (!urls) return { ...base, state: 'processing', pollAt: null };
+  // Not polled yet, or collected `partial` (the job owes more results): the same job is polled.
+  if (!urls || resultsMissing(item) > 0) return { ...base, state: 'processing', pollAt: null };
   const results = store.resultsOf(db, item.id);
   if (results.length < urls.length) return { ...base, state: 'downloading' };
   if (results.some((r) => r.review === 'pending') && !autoApprove)
@@ -82,7 +84,11 @@ export function enqueue(
       const twin = input.reprocess ? undefined : store.findEquivalent(db, input.sha256, hash);
       const batch = store.getBatch(db, input.batchId);
       const twinBatch = twin && store.getBatch(db, twin.batchId);
-      if (twin && twin.state === 'failed') {
+      // Exported by an earlier version with fewer results than the job owes: collected like a hold.
+      if (
+        twin &&
+        (twin.state === 'failed' || (twin.state === 'exported' && resultsMissing(twin) > 0))
+      ) {
         // Paid for and not delivered (export failed, outage...): collect it, do not pay again.
         db.prepare('UPDATE items SET batch_id = ?, source_path = ? WHERE id = ?').run(
           input.batchId,

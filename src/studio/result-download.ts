@@ -8,7 +8,7 @@ import { ApiError, UnrecognizedMediaError, type Download, type ServiceClient } f
 import { utcDay } from '../shared/utc-day';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
-import { jobOutcome } from './poller';
+import { jobOutcome, resultsOwed } from './poller';
 
 /** Fresh URLs asked for at most this often per item and UTC day (each one poll). */
 export const FRESH_URL_POLLS_PER_DAY = 3;
@@ -70,13 +70,16 @@ function takeFreshUrlPoll(db: StudioDB, itemId: string, now: Date): boolean {
   return true;
 }
 
-/** Asks the job again and stores its result URLs, as long as it still lists the same results. */
+/**
+ * Asks the job again and stores its result URLs, as long as it still lists the results stored (a
+ * job collected `partial` may list more now: the rest, kept for the next download).
+ */
 async function freshUrls(ctx: Context, item: store.ItemRow): Promise<string[]> {
   const job = await ctx.client.getGeneration(item.jobId ?? '');
   const old = storedUrls(ctx.db, item.id);
   const kind = jobOutcome(job).kind;
   // `partial`: the job lists fewer results than it completed, as when they were first stored.
-  if ((kind !== 'delivered' && kind !== 'partial') || job.resultUrls.length !== old.length)
+  if ((kind !== 'delivered' && kind !== 'partial') || job.resultUrls.length < old.length)
     throw new Error(
       `the result URLs were refused and the job, asked again, lists ${job.resultUrls.length} result(s) where ${old.length} were stored (status ${String(job.status)})`,
     );
@@ -92,6 +95,24 @@ async function freshUrls(ctx: Context, item: store.ItemRow): Promise<string[]> {
   return job.resultUrls;
 }
 
-function storedUrls(db: StudioDB, itemId: string): string[] {
+/**
+ * Results the item's job owes beyond the URLs stored (its counters as last polled, `resultsOwed`):
+ * more than 0 after a `partial` collection, so the photo is held, not exported, until the same
+ * job is polled again and lists them (never resubmitted).
+ */
+export function resultsMissing(
+  item: Pick<store.ItemRow, 'resultUrls' | 'packTotal' | 'packCompleted' | 'packFailed'>,
+): number {
+  const listed = (JSON.parse(item.resultUrls ?? '[]') as string[]).length;
+  return Math.max(0, resultsOwed(item) - listed);
+}
+
+/** The hold of a photo collected `partial`, on the photo and in `run`'s summary. */
+export function partialHoldText(item: Pick<store.ItemRow, 'resultUrls'>, missing: number): string {
+  const listed = (JSON.parse(item.resultUrls ?? '[]') as string[]).length;
+  return `partial: ${listed} result(s) collected, ${missing} more paid for and not listed yet; the rest of the same job is collected later (retry or run again: it is polled again, never paid again)`;
+}
+
+export function storedUrls(db: StudioDB, itemId: string): string[] {
   return JSON.parse(store.getItem(db, itemId)?.resultUrls ?? '[]') as string[];
 }

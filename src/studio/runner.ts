@@ -31,7 +31,7 @@ import {
   notFoundPollAtMs,
   REMOTE_PRIOR_MS,
 } from './poller';
-import { downloadResult } from './result-download';
+import { downloadResult, partialHoldText, resultsMissing, storedUrls } from './result-download';
 import type { StudioEngine } from './engine';
 
 /** Submissions refused with a 500 (charged, then refunded) are sent again at most this often. */
@@ -485,17 +485,22 @@ export class Runner {
       note: failedShots.length
         ? `${failedShots.length} shot(s) failed: ${failedShots.join(', ')} (retry them alone)`
         : outcome.kind === 'partial'
-          ? `${outcome.message} after ${partialSeen} answers: collected the ${outcome.listed} listed`
+          ? [
+              `${outcome.message} after ${partialSeen} answers: collected the ${outcome.listed} listed`,
+              packFailed,
+            ]
+              .filter(Boolean)
+              .join('; ')
           : (packFailed ?? item.note),
       ...(outcome.kind === 'partial' ? { attempts: 0, error: null } : {}),
     });
   }
 
   private async download(item: store.ItemRow): Promise<void> {
-    const urls = JSON.parse(item.resultUrls ?? '[]') as string[];
     const shots = JSON.parse(item.shotMap ?? 'null') as string[] | null;
     const have = new Set(store.resultsOf(this.db, item.id).map((r) => r.n));
-    for (const n of urls.keys()) {
+    // Read as stored at each step: a fresh-URL poll may list more (the rest of a partial job).
+    for (let n = 0; n < storedUrls(this.db, item.id).length; n++) {
       if (have.has(n)) continue;
       const { data, mime } = await downloadResult(this.engine, item, n);
       const stored = await this.engine.library.store(data, mime, {
@@ -524,6 +529,19 @@ export class Runner {
       });
       const row = store.getResult(this.db, resultId);
       if (row) this.engine.events.emit('result.added', store.resultView(row));
+    }
+    // Collected `partial`: what is listed is kept, the photo is held (not exported) until the
+    // same job lists the rest (`collectState` polls it again on a retry or the next run).
+    const latest = store.getItem(this.db, item.id);
+    const missing = latest ? resultsMissing(latest) : 0;
+    if (latest && missing > 0) {
+      this.transition(item.id, {
+        state: 'failed',
+        pollAt: null,
+        attempts: 0,
+        error: partialHoldText(latest, missing),
+      });
+      return;
     }
     const batch = store.getBatch(this.db, item.batchId);
     if (batch?.autoApprove === 1) {

@@ -14,6 +14,7 @@ import {
   NOT_FOUND_GRACE_MS,
   notFoundPollAtMs,
   Poller,
+  resultsOwed,
 } from '../../src/studio/poller';
 
 type Answer = Parameters<typeof jobOutcome>[0];
@@ -89,6 +90,37 @@ describe('jobOutcome under the spec latitude', () => {
       ).kind,
     ).toBe('delivered');
     expect(jobOutcome(answer({ status: 'completed', resultUrls: ['u1'] })).kind).toBe('delivered');
+  });
+
+  it('pack_failed and a final word under another name listing fewer results than completed are partial', () => {
+    // Before: both were delivered at once, 2 paid shots of 3 never asked for again.
+    for (const status of ['pack_failed', 'succeeded'])
+      expect(
+        jobOutcome(
+          answer({
+            status,
+            resultUrls: ['u1'],
+            packTotal: 3,
+            packCompleted: 2,
+            packFailed: 1,
+          }),
+        ),
+      ).toMatchObject({ kind: 'partial', listed: 1, completed: 2 });
+  });
+
+  it('a service whose packCompleted counts failed shots too (completed + failed > total) owes completed - failed', () => {
+    // 3 of 3 "completed", 1 of them failed: the 2 listed are the whole; 1 listed is partial.
+    const job = { status: 'pack_completed', packTotal: 3, packCompleted: 3, packFailed: 1 };
+    expect(jobOutcome(answer({ ...job, resultUrls: ['u1', 'u2'] })).kind).toBe('delivered');
+    expect(
+      jobOutcome(answer({ ...job, status: 'pack_failed', resultUrls: ['u1', 'u2'] })).kind,
+    ).toBe('delivered');
+    expect(jobOutcome(answer({ ...job, resultUrls: ['u1'] }))).toMatchObject({
+      kind: 'partial',
+      completed: 2,
+    });
+    expect(resultsOwed({ packTotal: 3, packCompleted: 2, packFailed: 1 })).toBe(2);
+    expect(resultsOwed({ packTotal: null, packCompleted: 2, packFailed: null })).toBe(2);
   });
 
   it('completed with no results is empty (paid), not failed', () => {
