@@ -50,6 +50,12 @@ export type RequestsToday = {
 
 export type PriceQuote = { diamonds: number; sure: boolean };
 
+/** How a photo held by a price read once from the balance (not by spending) is told. */
+export const UNCONFIRMED_PRICE_HOLD = 'not started: the price is unconfirmed';
+
+/** How long a price read once from the balance (not confirmed by a second reading) is planned with. */
+export const READING_KEPT_MS = 24 * 60 * 60_000;
+
 /** The learnt price of one shot of a ready shoot (next to those of job groups, `jobGroup`). */
 export const SHOT_PRICE = 'ready_shoot_shot';
 
@@ -237,22 +243,26 @@ export class Budget {
   }
 
   /**
-   * The price we believe a job group (a tool, or looks) is charged at: learnt from the balance or
-   * a 402, else the tool's fallback.
+   * The price we believe a job group (a tool, or looks) is charged at, and whether it is sure (a
+   * ceiling keeps no margin for it). Sure only when the service itself named it (a 402's required
+   * amount: `learnPrice`) or on the embedded core (it charges its list). A price read from the
+   * shared balance (`learnPriceFromBalance`) is planned with, never below the list, and always
+   * keeps its margin: a credit or an app's debit may be in any reading.
    */
   toolPrice(group: string): PriceQuote {
-    const learnt = Number(store.getSetting(this.db, `price:${this.key}:${group}`));
     const list = this.toolPrices.get(group) ?? 0;
-    // A learnt price below the list (learnt by an older version from a balance a credit moved) is
-    // not trusted: ceilings plan with the list price and its margin.
-    if (learnt > 0 && learnt >= list) return { diamonds: learnt, sure: true };
-    // Read from the balance but not confirmed: planned with (never below the list), with margin.
-    return { diamonds: Math.max(list, this.seenPrice(group)?.dearest ?? 0), sure: false };
+    if (this.client.origin === 'embedded' && list > 0) return { diamonds: list, sure: true };
+    const named = this.namedPrice(group);
+    if (named !== null) return { diamonds: named, sure: true };
+    return { diamonds: Math.max(list, this.readPrice(group)?.diamonds ?? 0), sure: false };
   }
 
   /** A ready shoot's shot: learnt from a job's diamondCost, else the dearest image tool (never under). */
   shotPrice(): PriceQuote {
-    const learnt = Number(store.getSetting(this.db, `price:${this.key}:${SHOT_PRICE}`));
+    // Shot prices were only ever stored from a job's diamondCost: an unmarked one is named too.
+    const learnt = Number(
+      (store.getSetting(this.db, `price:${this.key}:${SHOT_PRICE}`) ?? '').split(' ')[0],
+    );
     if (learnt > 0) return { diamonds: learnt, sure: true };
     const image = ['virtual_model', 'outfit_photo', 'pro_studio', 'jewelry_on_model'].map(
       (t) => this.toolPrices.get(t) ?? 0,
@@ -263,42 +273,67 @@ export class Budget {
   /** A price the service named (a 402's required amount, a ready shoot's diamondCost): sure. */
   learnPrice(group: string, diamonds: number): void {
     if (diamonds > 0 && Number.isFinite(diamonds))
-      store.setSetting(this.db, `price:${this.key}:${group}`, String(Math.round(diamonds)));
+      store.setSetting(this.db, `price:${this.key}:${group}`, `${Math.round(diamonds)} named`);
+  }
+
+  /**
+   * The price the service named for a group (stored `N named`), or null. An unmarked `N` was
+   * stored by a version that also kept balance readings there: it counts as one unconfirmed
+   * reading (moved to `price-seen`, dated now) and is no longer named.
+   */
+  private namedPrice(group: string): number | null {
+    const key = `price:${this.key}:${group}`;
+    const [value, mark] = (store.getSetting(this.db, key) ?? '').split(' ');
+    const diamonds = Number(value);
+    if (!(diamonds > 0)) return null;
+    if (mark === 'named') return diamonds;
+    store.setSetting(this.db, key, '');
+    if (this.readPrice(group) === null) this.storeReading(group, diamonds, false);
+    return null;
   }
 
   /**
    * A price read from the shared balance (spec §1 rule 2: the service's own apps spend and credit
-   * it too), so one reading can be a credit masking a surcharge (learnt low, a later ceiling
-   * crossed) or an app's debit (learnt high). It is sure only when a second reconciliation, over
-   * another stretch of time, shows the same price; until then it is planned with and keeps its
-   * margin.
+   * it too), so one reading can be a credit masking a surcharge (read low) or an app's debit (read
+   * high). The latest reading is planned with (never below the list), with its margin: a dearer
+   * one raises the plan at once (a named price below it is put in doubt), a cheaper one lowers it
+   * (an app's debit read once does not stop ceilinged runs). Confirmed when it equals the one
+   * before; an unconfirmed reading is forgotten after a day (`READING_KEPT_MS`).
    */
   private learnPriceFromBalance(group: string, diamonds: number): void {
-    const seenKey = `price-seen:${this.key}:${group}`;
-    const sure = this.toolPrice(group);
-    if (sure.sure && sure.diamonds === diamonds) return;
-    const seen = this.seenPrice(group);
-    if (seen?.last === diamonds) {
-      this.learnPrice(group, diamonds);
-      store.setSetting(this.db, seenKey, '');
-      return;
-    }
-    // A dearer reading puts a sure price in doubt; a cheaper one waits for its confirmation under
-    // it. Until two agree, the dearest reading since the last sure price is planned with.
-    if (sure.sure && diamonds > sure.diamonds)
-      store.setSetting(this.db, `price:${this.key}:${group}`, '');
-    store.setSetting(this.db, seenKey, `${diamonds} ${Math.max(diamonds, seen?.dearest ?? 0)}`);
+    const named = this.namedPrice(group);
+    if (named !== null && diamonds <= named) return;
+    if (named !== null) store.setSetting(this.db, `price:${this.key}:${group}`, '');
+    const seen = this.readPrice(group);
+    this.storeReading(group, diamonds, seen?.diamonds === diamonds);
+  }
+
+  private storeReading(group: string, diamonds: number, confirmed: boolean): void {
+    store.setSetting(
+      this.db,
+      `price-seen:${this.key}:${group}`,
+      `${diamonds} ${this.now().getTime()} ${confirmed ? 'confirmed' : 'once'}`,
+    );
   }
 
   /**
-   * Readings of a job group's price from the balance not yet confirmed: the last one (which the
-   * next must equal) and the dearest since the last sure price (stored as `last dearest`).
+   * The latest price read from the balance for a group (`diamonds at confirmed|once`), or null:
+   * none, or one read once more than a day ago.
    */
-  private seenPrice(group: string): { last: number; dearest: number } | null {
-    const [last, dearest] = (store.getSetting(this.db, `price-seen:${this.key}:${group}`) ?? '')
-      .split(' ')
-      .map(Number);
-    return last! > 0 && dearest! > 0 ? { last: last!, dearest: dearest! } : null;
+  readPrice(group: string): { diamonds: number; confirmed: boolean } | null {
+    const [value, at, mark] = (
+      store.getSetting(this.db, `price-seen:${this.key}:${group}`) ?? ''
+    ).split(' ');
+    const diamonds = Number(value);
+    if (!(diamonds > 0)) return null;
+    const confirmed = mark === 'confirmed';
+    if (!confirmed && !(this.now().getTime() - Number(at) < READING_KEPT_MS)) return null;
+    return { diamonds, confirmed };
+  }
+
+  /** The list price of a group, when the catalog was read (0: not known). */
+  listPrice(group: string): number {
+    return this.toolPrices.get(group) ?? 0;
   }
 
   /** Shots of a ready shoot (read once per shoot; the recipe's own shot list wins). */
@@ -460,8 +495,10 @@ export class Budget {
       // no price, so nothing is learnt and those charges stay unsure (their margin is kept).
       if (charged.length > 0 && floor > 0 && spent >= floor) {
         const groups = new Set(charged.map((c) => jobGroup(c.kind, c.toolId)));
+        // A reading is one look at a shared balance: a charge keeps its margin (price_sure 0)
+        // and is never counted below what it was planned at (a credit may hide part of it).
         const update = this.db.prepare(
-          'UPDATE items SET diamonds = ?, price = ?, price_sure = 1 WHERE id = ?',
+          'UPDATE items SET diamonds = MAX(diamonds, ?), price = MAX(price, ?), price_sure = 0 WHERE id = ?',
         );
         this.db.transaction(() => {
           if (groups.size === 1 && spent % charged.length === 0) {

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError } from '../client';
 import type { Recipe } from '../shared/studio';
-import { RESERVE_KEPT } from './budget';
+import { RESERVE_KEPT, UNCONFIRMED_PRICE_HOLD } from './budget';
 import type { StudioEngine } from './engine';
 import * as store from './db/store';
 import { isDailyCapRefusal } from './gates';
@@ -349,7 +349,9 @@ export async function runBatch(
         .filter((i) => i.state === 'queued' && i.waitReason === 'ceiling')
         .map((i) => ({
           name: name(i),
-          reason: `not started: the batch reached its ceiling of ${input.maxDiamonds} diamonds`,
+          reason: i.error?.startsWith(UNCONFIRMED_PRICE_HOLD)
+            ? i.error
+            : `not started: the batch reached its ceiling of ${input.maxDiamonds} diamonds`,
         })),
       ...short.map((i) => ({
         name: name(i),

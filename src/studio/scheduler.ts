@@ -7,7 +7,7 @@
  * no gate (402, daily cap, rate limit) is closed.
  */
 import { ACTIVE_STATES, jobGroup, type WaitReason } from '../shared/studio';
-import { Budget, ownCapMessage, requestsPerPhoto } from './budget';
+import { Budget, ownCapMessage, requestsPerPhoto, UNCONFIRMED_PRICE_HOLD } from './budget';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
 import { typicalPollRequests } from './poll';
@@ -154,7 +154,7 @@ export class Scheduler {
                 )
                   continue;
               }
-              this.wait(item, 'ceiling', null);
+              this.wait(item, 'ceiling', this.unconfirmedPriceHold(item, ceiling, price));
               continue;
             }
             ceiling.committed += price;
@@ -233,6 +233,25 @@ export class Scheduler {
   /** Upload, create and the polls a job usually needs (one when the first poll is well aimed). */
   perPhoto(group: string): number {
     return requestsPerPhoto(typicalPollRequests(group) - 1);
+  }
+
+  /**
+   * Why a photo waits at a ceiling that nothing of the batch counts against yet, when what keeps
+   * it out is a price read once from the balance above the list (an app's debit may be in it):
+   * the words say so, not "the ceiling is reached" (null otherwise: the plain ceiling hold).
+   */
+  private unconfirmedPriceHold(
+    item: store.ItemRow,
+    ceiling: Ceiling,
+    price: number,
+  ): string | null {
+    if (ceiling.committed > 0 || item.kind === 'ready_shoot') return null;
+    const group = jobGroup(item.kind, item.toolId);
+    const spending = this.engine.spending;
+    const read = spending.readPrice(group);
+    const list = spending.listPrice(group);
+    if (!read || read.confirmed || read.diamonds <= list) return null;
+    return `${UNCONFIRMED_PRICE_HOLD} (${read.diamonds} diamond(s) from one balance reading, list ${list}): with its margin a photo needs ${price}, above the ceiling of ${ceiling.max}; nothing was spent. A reading at the list price, or a day, lifts it`;
   }
 
   /**

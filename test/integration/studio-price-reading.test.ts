@@ -1,0 +1,222 @@
+/**
+ * A price read from the shared balance (spec §1 rule 2: the service's own apps spend and credit
+ * it too) is never sure: only a price the service names drops a ceiling's margin. A reading above
+ * the plan raises it, also for a price confirmed before or stored by an earlier version; a charge
+ * is never counted below what it was planned at; an app's debit read once stops ceilinged runs
+ * only until a later reading (or a day). Against the reference /v1 service (written from the
+ * spec alone) through `run`'s own path; money is checked from the service's ledger.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpClient } from '../../src/client';
+import type { Recipe } from '../../src/shared/studio';
+import * as store from '../../src/studio/db/store';
+import { StudioEngine } from '../../src/studio/engine';
+import { runBatch } from '../../src/studio/run-batch';
+import type { ReferenceServiceOptions } from '../reference-service';
+import { referenceWorld, type ReferenceWorld } from './helpers/reference-studio';
+import { shapePhotos } from './helpers/studio-fixtures';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'price-reading@ref.test';
+
+/** virtual_model: 4 diamonds at the reference service's list. */
+const ON_MODEL: Recipe = {
+  request: {
+    toolId: 'virtual_model',
+    images: { fashion_model: 'person-001', garment_photo: '{photo}' },
+  },
+  export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
+};
+
+const world = (service: ReferenceServiceOptions) =>
+  referenceWorld(cleanups, {
+    email: EMAIL,
+    diamonds: 400,
+    service: { seed: 11, timeScale: 0.01, ...service },
+  });
+
+/** Diamonds the studio's jobs took and kept (grants and the service's own apps left out). */
+const netSpent = (w: ReferenceWorld) =>
+  w.service
+    .ledger(EMAIL)
+    .filter((e) => e.kind === 'charge' || e.kind === 'refund')
+    .reduce((sum, e) => sum - e.delta, 0);
+
+async function photoFolders(w: ReferenceWorld, sizes: number[]): Promise<string[]> {
+  const all = path.join(w.root, 'all');
+  await shapePhotos(
+    all,
+    sizes.reduce((a, b) => a + b, 0),
+  );
+  const names = fs.readdirSync(all).sort();
+  let at = 0;
+  return sizes.map((size, i) => {
+    const dir = path.join(w.root, `photos-${i}`);
+    fs.mkdirSync(dir);
+    for (const n of names.slice(at, at + size))
+      fs.copyFileSync(path.join(all, n), path.join(dir, n));
+    at += size;
+    return dir;
+  });
+}
+
+type RunOpts = {
+  maxDiamonds?: number;
+  /** Called once after the `n`-th create is answered (the service's own apps moving the balance). */
+  afterCreate?: { n: number; fn: () => void };
+  onFirstPoll?: () => void;
+  now?: () => Date;
+};
+
+async function runOnce(w: ReferenceWorld, inDir: string, opts: RunOpts = {}) {
+  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
+  if (opts.onFirstPoll) {
+    const poll = client.getGeneration.bind(client);
+    let first = true;
+    client.getGeneration = (id) => {
+      if (first) opts.onFirstPoll!();
+      first = false;
+      return poll(id);
+    };
+  }
+  if (opts.afterCreate) {
+    const create = client.createGeneration.bind(client);
+    let creates = 0;
+    client.createGeneration = async (...args: Parameters<typeof create>) => {
+      const answer = await create(...args);
+      if (++creates === opts.afterCreate!.n) opts.afterCreate!.fn();
+      return answer;
+    };
+  }
+  const engine = new StudioEngine({
+    dataDir: path.join(w.root, 'data'),
+    client,
+    apiKey: w.apiKey,
+    concurrency: 4,
+    backoff: { baseMs: 50, maxMs: 400 },
+    balanceRecheckMs: 100,
+    ...(opts.now ? { now: opts.now } : {}),
+  });
+  try {
+    return await runBatch(engine, {
+      inDir,
+      recipe: ON_MODEL,
+      outDir: path.join(w.root, 'out'),
+      ...(opts.maxDiamonds !== undefined ? { maxDiamonds: opts.maxDiamonds } : {}),
+    });
+  } finally {
+    await engine.close();
+    await client.close();
+  }
+}
+
+/** Opens the studio's store of the world (as a new run would) for `fn`. */
+async function withEngine<T>(
+  w: ReferenceWorld,
+  fn: (engine: StudioEngine) => T,
+  now?: () => Date,
+): Promise<T> {
+  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey });
+  const engine = new StudioEngine({
+    dataDir: path.join(w.root, 'data'),
+    client,
+    apiKey: w.apiKey,
+    ...(now ? { now } : {}),
+  });
+  try {
+    await engine.spending.loadPrices();
+    return fn(engine);
+  } finally {
+    await engine.close();
+    await client.close();
+  }
+}
+
+describe('a price read from the balance', () => {
+  it('confirmed by two readings, then charged dearer: the ceiling holds on every run', async () => {
+    const w = await world({});
+    const [a, b, c, d] = await photoFolders(w, [2, 2, 6, 6]);
+    await runOnce(w, a!);
+    await runOnce(w, b!);
+    expect(netSpent(w)).toBe(16);
+    // The service now charges 6 (list still 4). Before: 4 was sure, run 3 and run 4 took 18 each.
+    w.service.setOptions({ chargeExtra: 2 });
+    await runOnce(w, c!, { maxDiamonds: 12 });
+    expect(netSpent(w) - 16).toBeLessThanOrEqual(12);
+    const before4 = netSpent(w);
+    const four = await runOnce(w, d!, { maxDiamonds: 12 });
+    expect(netSpent(w) - before4).toBeLessThanOrEqual(12);
+    expect(four.exported).toBeGreaterThanOrEqual(1);
+    expect(await withEngine(w, (e) => e.spending.toolPrice('virtual_model'))).toEqual({
+      diamonds: 6,
+      sure: false,
+    });
+  }, 90_000);
+
+  it('stored unmarked by an earlier version counts as one unconfirmed reading', async () => {
+    const w = await world({ chargeExtra: 2 });
+    const [a] = await photoFolders(w, [4]);
+    // The version before 72c810d stored a credit-masked 4 (the list) as the price: `price:` 4.
+    await withEngine(w, (e) =>
+      store.setSetting(e.db, `price:${e.spending.key}:virtual_model`, '4'),
+    );
+    expect(await withEngine(w, (e) => e.spending.toolPrice('virtual_model'))).toEqual({
+      diamonds: 4,
+      sure: false,
+    });
+    // Before: 4 sure, three photos admitted under 12: 18 spent.
+    await runOnce(w, a!, { maxDiamonds: 12 });
+    expect(netSpent(w)).toBeLessThanOrEqual(12);
+  }, 60_000);
+
+  it('masked by a credit within the run: charges are not counted below their plan, the ceiling holds', async () => {
+    // Charged 6 (list 4); the service's own apps credit 4 after the 2nd create: the balance shows
+    // 8 for two charges, the list price.
+    const w = await world({ chargeExtra: 2 });
+    const [a] = await photoFolders(w, [4]);
+    const one = await runOnce(w, a!, {
+      maxDiamonds: 14,
+      afterCreate: { n: 2, fn: () => w.service.grant(EMAIL, 4) },
+    });
+    // Before: 4 + 4 sure, the margins freed, a third photo admitted: 18 charged under 14.
+    expect(netSpent(w)).toBeLessThanOrEqual(14);
+    expect(one.exported).toBeGreaterThanOrEqual(1);
+  }, 60_000);
+
+  it("an app's debit read once: a later reading lowers the plan; unconfirmed, it lapses after a day", async () => {
+    const w = await world({});
+    const [a, b, c] = await photoFolders(w, [2, 3, 2]);
+    // Two photos at 4; an app spends 40 at the first poll: read as 24 a photo.
+    await runOnce(w, a!, { onFirstPoll: () => w.service.grant(EMAIL, -40) });
+    expect((await withEngine(w, (e) => e.spending.toolPrice('virtual_model'))).diamonds).toBe(24);
+    const held = await runOnce(w, b!, { maxDiamonds: 20 });
+    expect(held.exported).toBe(0);
+    // Nothing was spent: the hold names the unconfirmed price, not a reached ceiling.
+    expect(held.held[0]?.reason).toMatch(
+      /price is unconfirmed \(24 diamond\(s\) from one balance reading/,
+    );
+    // A day later the reading, never confirmed, has lapsed: the list plans again.
+    const tomorrow = () => new Date(Date.now() + 25 * 60 * 60_000);
+    expect(await withEngine(w, (e) => e.spending.toolPrice('virtual_model'), tomorrow)).toEqual({
+      diamonds: 4,
+      sure: false,
+    });
+    // A run without a ceiling reads 4: the plan comes down, the next ceilinged run goes.
+    await runOnce(w, c!);
+    expect(await withEngine(w, (e) => e.spending.toolPrice('virtual_model'))).toEqual({
+      diamonds: 4,
+      sure: false,
+    });
+    const spent = netSpent(w);
+    // The photos held by run 2 (taken over by this run, never paid twice).
+    const next = await runOnce(w, b!, { maxDiamonds: 20 });
+    expect(next.exported).toBe(3);
+    expect(netSpent(w) - spent).toBe(12);
+  }, 90_000);
+});
