@@ -58,6 +58,11 @@ export type EngineOptions = {
   capProbeMs?: number;
   /** First re-read of a short balance (402 gate); later reads back off. */
   balanceRecheckMs?: number;
+  /**
+   * How long after a lost create's key first went out its record may still be in flight (the
+   * service refused the key's reuse): the resend waits this long. Default 5 minutes.
+   */
+  keyRecordGraceMs?: number;
   /** Give up on an unpaid item after this many failed attempts with a 5xx. */
   maxAttempts?: number;
   /** The key's daily request cap (the API does not report it); remote default 500. */

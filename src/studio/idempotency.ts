@@ -8,7 +8,8 @@
  * it (or refuses the key's reuse with another body, 409/422 naming the key); one that does not
  * (or no longer, or never got the first attempt) refuses the body, for free. It is sent only when
  * a create's answer was lost, with that create's own key: it tells whether that very key is held
- * now, which is what a resend needs (no guess from another key's age or a time window).
+ * now, which is what a resend needs. A refusal naming the key shows it arrived, not that its
+ * answer is stored yet: the resend waits (see the runner).
  */
 import type { ServiceClient } from '../client';
 import { ApiError } from '../client';
@@ -47,16 +48,11 @@ export type ProbeAnswer =
   /** Anything else (down, rate limited, an answer no rule reads): not evidence either way. */
   | { kind: 'unknown'; error: unknown };
 
-/** The create's own request with the one field that names what to make replaced by PROBE_ID. */
-export function probeRequest(
-  endpoint: ChargingEndpoint,
-  request: Record<string, unknown>,
-): Record<string, unknown> {
-  const images = request.images ?? {};
-  // templateSetId would supply a toolId of its own (spec 4.8): left out.
-  return endpoint === 'generations'
-    ? { toolId: PROBE_ID, images }
-    : { readyTemplateSetId: PROBE_ID, images };
+/** A create naming what no service has (PROBE_ID), with no images. */
+export function probeRequest(endpoint: ChargingEndpoint): Record<string, unknown> {
+  // No images either: a second reason to refuse before any charge, should a lenient service not
+  // check the id first. templateSetId would supply a toolId of its own (spec 4.8): left out.
+  return endpoint === 'generations' ? { toolId: PROBE_ID } : { readyTemplateSetId: PROBE_ID };
 }
 
 const jobIdOf = (endpoint: ChargingEndpoint, created: Record<string, unknown>) => {
@@ -68,10 +64,9 @@ const jobIdOf = (endpoint: ChargingEndpoint, created: Record<string, unknown>) =
 export async function probeKey(
   client: ServiceClient,
   endpoint: ChargingEndpoint,
-  request: Record<string, unknown>,
   key: string,
 ): Promise<ProbeAnswer> {
-  const body = probeRequest(endpoint, request);
+  const body = probeRequest(endpoint);
   try {
     const created = (
       endpoint === 'generations'
@@ -85,17 +80,18 @@ export async function probeKey(
     const jobId = jobIdOf(endpoint, created);
     return jobId ? { kind: 'replayed', created, jobId } : { kind: 'unknown', error: created };
   } catch (err) {
-    return readRefusal(err, key);
+    return readRefusal(err);
   }
 }
 
 /** What a refused probe says of its key. */
-export function readRefusal(err: unknown, key: string): ProbeAnswer {
+function readRefusal(err: unknown): ProbeAnswer {
   if (!(err instanceof ApiError)) return { kind: 'unknown', error: err };
   // A refusal of the body may quote it: only words outside the probe's own id count.
   const words = err.message.split(PROBE_ID).join('');
-  const namesKey = /idempot/i.test(words) || words.includes(key);
-  if (namesKey && (err.status === 409 || err.status === 422 || err.status === 400))
+  // Only a conflict about the key itself: a 400 that quotes the key (as a request id, say) is a
+  // refusal of the body, and a service that keeps no answers may do that too.
+  if ((err.status === 409 || err.status === 422) && /idempot/i.test(words))
     return {
       kind: 'remembered',
       // 409 is also a reuse with another body (this project's own server): the words tell.

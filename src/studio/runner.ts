@@ -31,7 +31,13 @@ import {
   notFoundPollAtMs,
   REMOTE_PRIOR_MS,
 } from './poller';
-import { downloadResult, partialHoldText, resultsMissing, storedUrls } from './result-download';
+import {
+  downloadResult,
+  PARTIAL_NOTE,
+  partialHoldText,
+  resultsMissing,
+  storedUrls,
+} from './result-download';
 import type { StudioEngine } from './engine';
 
 /** Submissions refused with a 500 (charged, then refunded) are sent again at most this often. */
@@ -44,6 +50,17 @@ const SAME_KEY_500 = /^the service answered 500 \((\d+)\) under this Idempotency
  * A resend refused 402 keeps its key (its first attempt may have been charged); a second 402 to
  * that key once diamonds came is taken for a stored refusal replayed, and a person decides.
  */
+/**
+ * A probe's answer that the key is held (its reuse refused): the resend waits, unprobed, until the
+ * first attempt's record must be written.
+ */
+const KEY_HELD_NOTE =
+  'the service holds this Idempotency-Key (it refused its reuse with another body)';
+/**
+ * How long after a key's first send its record may still be in flight: a gateway may time out
+ * (AWS API Gateway 29 s, nginx 60 s) while the backend goes on charging and only then stores it.
+ */
+const KEY_RECORD_GRACE_MS = 5 * 60_000;
 const RESENT_402_NOTE = (times: number) =>
   `the resend under this Idempotency-Key was refused 402 (short of diamonds, ${times} time${times === 1 ? '' : 's'}); sent again once diamonds come`;
 const RESENT_402_TIMES =
@@ -179,7 +196,8 @@ export class Runner {
         this.engine.spending.learnPrice(SHOT_PRICE, cost / total);
       this.charged(
         item,
-        String(created.mediaItemId),
+        // A replayed answer may carry the job as `id` only.
+        String(created.mediaItemId ?? created.id),
         Number.isFinite(cost) && cost >= 0
           ? { diamonds: cost, sure: true }
           : (this.engine.quoteOf(item) ?? { diamonds: 0, sure: false }),
@@ -199,11 +217,13 @@ export class Runner {
   }
 
   /**
-   * A create whose answer was lost goes again under its key only once the service shows it still
-   * holds that key: the key itself is probed (a body the spec refuses for free). Replayed: that is
-   * the lost answer, collected without sending again. Remembered: the resend gets the stored
-   * answer. Forgotten (never kept, expired, or never reached): a person decides. Returns whether to
-   * send the real request again now.
+   * A create whose answer was lost goes again under its key only once the service shows it holds
+   * that key: the key itself is probed (a body the spec refuses for free). Replayed: that is the
+   * lost answer, collected without sending again. Refused as a reuse of the key (409/422 naming
+   * the key): the first attempt arrived; the resend waits until its record must be written (a
+   * backend may go on after a gateway timeout, and a record in flight is no answer), then gets
+   * the stored answer. Forgotten (never kept, expired, or never reached, which a probe cannot tell
+   * apart): a person decides. Returns whether to send the real request again now.
    */
   private async mayResend(
     item: store.ItemRow,
@@ -211,12 +231,14 @@ export class Runner {
     key: string,
   ): Promise<boolean> {
     if (this.client.origin === 'embedded') return true;
-    const endpoint = this.endpointOf(item);
     // A 500 kept for this key by a service a probe showed honours keys is asked again as before.
     if (SAME_KEY_500.test(item.error ?? '') && this.honoursIdempotency(item)) return true;
+    // A key already shown held waits out its record's grace without probing again.
+    if (item.error?.startsWith(KEY_HELD_NOTE)) return this.afterRecordGrace(item);
+    const endpoint = this.endpointOf(item);
     // A probe refused 402/429 goes to handleError as a resend: key and mark kept.
     this.resent.add(item.id);
-    const probe = await probeKey(this.client, endpoint, request, key);
+    const probe = await probeKey(this.client, endpoint, key);
     if (probe.kind === 'unknown') {
       const err = probe.error;
       if (err instanceof ApiError && (err.status === 402 || err.status === 429)) throw err;
@@ -226,24 +248,22 @@ export class Runner {
     }
     this.resent.delete(item.id);
     if (probe.kind === 'forgotten') {
-      const never = await this.neverProcessed(item, endpoint);
-      if (never === true) return true;
-      if (never instanceof Error) {
-        this.awaitProbe(item, never);
-        return false;
-      }
       this.markUncertain(
         item,
         `the answer to the submission was lost and this service does not confirm Idempotency-Key: asked under the same key with a body it must refuse, it refused the body (${probe.message})`,
       );
       return false;
     }
+    // A replay, or a conflict about the key itself: the service keeps records per key.
     learnHonoured(this.db, this.client.origin, endpoint);
     if (probe.kind === 'replayed') {
       await this.accept(item, request, probe.created);
       return false;
     }
-    if (!probe.inFlight) return true;
+    if (!probe.inFlight) {
+      this.transition(item.id, { error: `${KEY_HELD_NOTE}: ${probe.message}` });
+      return this.afterRecordGrace({ ...item, error: KEY_HELD_NOTE });
+    }
     // The first attempt is still being processed (maybe charged): its answer comes to this key.
     const attempts = item.attempts + 1;
     if (attempts > MAX_IN_FLIGHT_WAITS) {
@@ -262,33 +282,21 @@ export class Runner {
     return false;
   }
 
-  /**
-   * A lost create's key the service does not hold: either its attempt never reached the service
-   * or the record is gone (expired, or keys not kept). An answered key sent no later than it
-   * (its record no younger) still held tells them apart: records are forgotten oldest first, so
-   * this one would be held too had its attempt been processed. Costs one more probe. An Error:
-   * that probe told nothing (asked again later).
-   */
-  private async neverProcessed(
-    item: store.ItemRow,
-    endpoint: ChargingEndpoint,
-  ): Promise<boolean | Error> {
-    if (!item.keySentAt) return false;
-    const older = store.olderAnsweredKey(this.db, {
-      id: item.id,
-      readyShoot: endpoint === 'catalog-jobs',
-      sentBy: item.keySentAt,
+  /** Resend now if the key's record must be written by now; else wait until it must. */
+  private afterRecordGrace(item: store.ItemRow): boolean {
+    const sentAt = Date.parse(item.keySentAt ?? item.submittedAt ?? '');
+    const grace = this.engine.options.keyRecordGraceMs ?? KEY_RECORD_GRACE_MS;
+    const due = (Number.isFinite(sentAt) ? sentAt : this.now().getTime()) + grace;
+    if (this.now().getTime() >= due) {
+      // One resend on this evidence: if its answer is lost too, the key is probed again.
+      this.transition(item.id, { error: null });
+      return true;
+    }
+    this.transition(item.id, {
+      waitReason: 'service_error',
+      waitUntil: new Date(due).toISOString(),
     });
-    if (!older?.submitKey || !older.submitRequest) return false;
-    const request = JSON.parse(older.submitRequest) as Record<string, unknown>;
-    const probe = await probeKey(this.client, endpoint, request, older.submitKey);
-    if (probe.kind === 'unknown')
-      return probe.error instanceof Error ? probe.error : new Error(JSON.stringify(probe.error));
-    const held =
-      (probe.kind === 'replayed' && probe.jobId === older.jobId) ||
-      (probe.kind === 'remembered' && !probe.inFlight);
-    if (held) learnHonoured(this.db, this.client.origin, endpoint);
-    return held;
+    return false;
   }
 
   /** A probe that told nothing (service down, an odd answer): asked again later, bounded. */
@@ -543,6 +551,9 @@ export class Runner {
       });
       return;
     }
+    // The rest came (a later poll or a fresh-URL one): the note no longer says part is missing.
+    const lateNote = latest?.note?.replace(PARTIAL_NOTE, 'results listed late, all collected');
+    if (latest && lateNote !== latest.note) this.transition(item.id, { note: lateNote ?? null });
     const batch = store.getBatch(this.db, item.batchId);
     if (batch?.autoApprove === 1) {
       this.db

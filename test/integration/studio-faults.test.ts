@@ -166,6 +166,8 @@ it('finishes a batch through 500s, 429s, 402s, resets and stalls, exporting each
     capProbeMs: 200,
     balanceRecheckMs: 200,
     maxAttempts: 1000,
+    // A lost answer's key refused for reuse is resent after this (test-sized; 5 min by default).
+    keyRecordGraceMs: 200,
   });
   cleanups.push(() => engine.close());
   const summary = await runBatch(engine, {

@@ -57,9 +57,13 @@ async function world(
   return { root, service, apiKey, url };
 }
 
-function engineOn(w: World) {
+/** Test-sized wait for a held key's record (the product waits 5 minutes). */
+const KEY_RECORD_GRACE_MS = 300;
+
+function engineOn(w: World, keyRecordGraceMs = KEY_RECORD_GRACE_MS) {
   const client = new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
   const engine = new StudioEngine({
+    keyRecordGraceMs,
     dataDir: path.join(w.root, 'data'),
     client,
     apiKey: w.apiKey,
@@ -72,8 +76,8 @@ function engineOn(w: World) {
 }
 
 /** `dropshoot run` on the world's data folder (each call continues the one before). */
-async function run(w: World, recipe: Recipe = cutout) {
-  const { engine, client } = engineOn(w);
+async function run(w: World, recipe: Recipe = cutout, keyRecordGraceMs?: number) {
+  const { engine, client } = engineOn(w, keyRecordGraceMs);
   try {
     return await runBatch(engine, {
       inDir: path.join(w.root, 'in'),
@@ -280,6 +284,21 @@ describe('"honours keys" is learnt by a replay probe, never from the echo', () =
       // The probe is counted like every other request (the daily cap counts it too).
       expect(summary.apiRequests).toBe(w.service.requestsToday(w.apiKey));
     }
+  }, 60_000);
+
+  it('a gateway timeout while the backend goes on: a key refused for reuse is resent only once its record must be stored, paid once', async () => {
+    // The 504 leaves the key in flight for 1.5 s; a 422 to the probe shows the key arrived, not
+    // that its answer is stored: resent at once, the same key was processed anew (2 charges).
+    const w = await world(
+      { honourIdempotencyKey: true, gatewayTimeoutFirstCreates: 1, backendHoldMs: 1500 },
+      100,
+      1,
+    );
+    const summary = await run(w, cutout, 2500);
+    expect(summary).toMatchObject({ photos: 1, exported: 1, failed: [], uncertain: [] });
+    expect(charges(w.service)).toBe(1);
+    const creates = w.service.requests().filter((r) => r.path === '/v1/generations');
+    expect(creates.map((r) => r.status)).toEqual([504, 422, 202]);
   }, 60_000);
 
   it('a lost create on a service whose key records expired during an outage: uncertain, never charged anew', async () => {

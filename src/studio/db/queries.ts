@@ -438,23 +438,3 @@ export function requestsOn(db: StudioDB, origin: string, day: string): number {
     )?.count ?? 0
   );
 }
-
-/**
- * The answered create whose key went out last no later than `sentBy` on the same endpoint (ready
- * shoots or not), other than `id`: its key's record is at least as old as one made at `sentBy`.
- */
-export function olderAnsweredKey(
-  db: StudioDB,
-  opts: { id: string; readyShoot: boolean; sentBy: string },
-): Pick<ItemRow, 'id' | 'submitKey' | 'submitRequest' | 'jobId' | 'submittedAt'> | undefined {
-  return db
-    .prepare(
-      `SELECT id, submit_key AS submitKey, submit_request AS submitRequest, job_id AS jobId, submitted_at AS submittedAt
-       FROM items
-       WHERE id != ? AND job_id IS NOT NULL AND submit_key IS NOT NULL AND submit_request IS NOT NULL
-         AND submitted_at IS NOT NULL AND submitted_at <= ? AND (kind = 'ready_shoot') = ?
-       ORDER BY submitted_at DESC LIMIT 1`,
-    )
-    .get(opts.id, opts.sentBy, opts.readyShoot ? 1 : 0) as
-    Pick<ItemRow, 'id' | 'submitKey' | 'submitRequest' | 'jobId' | 'submittedAt'> | undefined;
-}
