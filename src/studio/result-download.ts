@@ -107,6 +107,10 @@ export function resultsMissing(
   return Math.max(0, resultsOwed(item) - listed);
 }
 
+/** The runner's note on a photo collected `partial` (replaced once the rest is collected). */
+export const PARTIAL_NOTE =
+  /the service reported the job as \S+ with \d+ result\(s\) listed of \d+ completed after \d+ answers: collected the \d+ listed/;
+
 /** The hold of a photo collected `partial`, on the photo and in `run`'s summary. */
 export function partialHoldText(item: Pick<store.ItemRow, 'resultUrls'>, missing: number): string {
   const listed = (JSON.parse(item.resultUrls ?? '[]') as string[]).length;
