@@ -234,7 +234,10 @@ export class Runner {
     // A 500 kept for this key by a service a probe showed honours keys is asked again as before.
     if (SAME_KEY_500.test(item.error ?? '') && this.honoursIdempotency(item)) return true;
     // A key already shown held waits out its record's grace without probing again.
-    if (item.error?.startsWith(KEY_HELD_NOTE)) return this.afterRecordGrace(item);
+    // A probe's word that the key is held lasts until the resend is due and as long again after:
+    // later (a rerun the next day) the record may have expired, so the key is asked again.
+    if (item.error?.startsWith(KEY_HELD_NOTE) && this.now().getTime() <= this.recordDue(item, 2))
+      return this.afterRecordGrace(item);
     const endpoint = this.endpointOf(item);
     // A probe refused 402/429 goes to handleError as a resend: key and mark kept.
     this.resent.add(item.id);
@@ -282,11 +285,16 @@ export class Runner {
     return false;
   }
 
-  /** Resend now if the key's record must be written by now; else wait until it must. */
-  private afterRecordGrace(item: store.ItemRow): boolean {
+  /** When the key's record must be written: `graces` record graces after the key first went out. */
+  private recordDue(item: store.ItemRow, graces = 1): number {
     const sentAt = Date.parse(item.keySentAt ?? item.submittedAt ?? '');
     const grace = this.engine.options.keyRecordGraceMs ?? KEY_RECORD_GRACE_MS;
-    const due = (Number.isFinite(sentAt) ? sentAt : this.now().getTime()) + grace;
+    return (Number.isFinite(sentAt) ? sentAt : this.now().getTime()) + graces * grace;
+  }
+
+  /** Resend now if the key's record must be written by now; else wait until it must. */
+  private afterRecordGrace(item: store.ItemRow): boolean {
+    const due = this.recordDue(item);
     if (this.now().getTime() >= due) {
       // One resend on this evidence: if its answer is lost too, the key is probed again.
       this.transition(item.id, { error: null });

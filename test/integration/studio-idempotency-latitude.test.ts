@@ -301,6 +301,39 @@ describe('"honours keys" is learnt by a replay probe, never from the echo', () =
     expect(creates.map((r) => r.status)).toEqual([504, 422, 202]);
   }, 60_000);
 
+  it('a key shown held, then a rerun after its record expired: the key is asked again, never resent on the old word', async () => {
+    // The 504's key is refused for reuse (422): the photo waits for the record's grace, and the
+    // run stops then. The record expires; a later run that resent on the old word paid twice.
+    const w = await world(
+      { honourIdempotencyKey: true, gatewayTimeoutFirstCreates: 1, idempotencyKeyTtlMs: 800 },
+      100,
+      1,
+    );
+    const { engine, client } = engineOn(w, 2000);
+    const stop = new AbortController();
+    const refused = setInterval(() => {
+      if (w.service.requests().some((r) => r.status === 422)) stop.abort();
+    }, 20);
+    try {
+      await runBatch(engine, {
+        inDir: path.join(w.root, 'in'),
+        recipe: cutout,
+        outDir: path.join(w.root, 'out'),
+        signal: stop.signal,
+      });
+    } finally {
+      clearInterval(refused);
+      await engine.close();
+      await client.close();
+    }
+    expect(charges(w.service)).toBe(1);
+    // Past the record's life and two graces after the key went out.
+    await new Promise((r) => setTimeout(r, 4200));
+    const later = await run(w, cutout, 2000);
+    expect(later.uncertain).toHaveLength(1);
+    expect(charges(w.service)).toBe(1);
+  }, 60_000);
+
   it('a lost create on a service whose key records expired during an outage: uncertain, never charged anew', async () => {
     let armed = false;
     let outageUntil = 0;
