@@ -89,9 +89,12 @@ function readRefusal(err: unknown): ProbeAnswer {
   if (!(err instanceof ApiError)) return { kind: 'unknown', error: err };
   // A refusal of the body may quote it: only words outside the probe's own id count.
   const words = err.message.split(PROBE_ID).join('');
-  // Only a conflict about the key itself: a 400 that quotes the key (as a request id, say) is a
-  // refusal of the body, and a service that keeps no answers may do that too.
-  if ((err.status === 409 || err.status === 422) && /idempot/i.test(words))
+  // Only a refusal about the key itself. A 400 must also speak of its reuse (Stripe answers a key
+  // reused with other parameters 400): one that quotes the key (as a request id, say) refuses
+  // the body, and a service that keeps no answers may do that too.
+  const aboutKey = /idempot/i.test(words);
+  const aboutReuse = /same param|different|reuse|already used|mismatch/i.test(words);
+  if (aboutKey && (err.status === 409 || err.status === 422 || (err.status === 400 && aboutReuse)))
     return {
       kind: 'remembered',
       // 409 is also a reuse with another body (this project's own server): the words tell.

@@ -207,8 +207,8 @@ describe('reference service latitude: idempotency and gateways', () => {
     }
   });
 
-  it('idempotencyKeyReuse: a known key with another body is refused 422 naming the key, or given the stored answer', async () => {
-    for (const idempotencyKeyReuse of ['refuse', 'replay'] as const) {
+  it('idempotencyKeyReuse: a known key with another body is refused 422 naming the key, 400 in Stripe words, or given the stored answer', async () => {
+    for (const idempotencyKeyReuse of ['refuse', 'refuse400', 'replay'] as const) {
       const s = await start({ honourIdempotencyKey: true, idempotencyKeyReuse });
       const url = (await upload(s)).body!.url as string;
       const first = await call(s.service.url, 'POST', '/v1/generations', s.key, {
@@ -223,6 +223,9 @@ describe('reference service latitude: idempotency and gateways', () => {
       if (idempotencyKeyReuse === 'refuse') {
         expect(other.status).toBe(422);
         expect(other.body!.error).toContain('k-reuse');
+      } else if (idempotencyKeyReuse === 'refuse400') {
+        expect(other.status).toBe(400);
+        expect(other.body!.error).toMatch(/idempotent requests .* same parameters/);
       } else {
         expect(other.status).toBe(202);
         expect(other.body).toEqual(first.body);

@@ -270,9 +270,10 @@ describe('"honours keys" is learnt by a replay probe, never from the echo', () =
   }, 60_000);
 
   it('on a new service the first create whose answer is lost: the probe of its own key collects it, paid once', async () => {
-    // 'refuse': the key's reuse with another body is refused 422 (IETF draft), then the resend is
-    // answered from the record; 'replay': the probe itself gets the stored answer.
-    for (const idempotencyKeyReuse of ['refuse', 'replay'] as const) {
+    // 'refuse': the key's reuse with another body is refused 422 (IETF draft), 'refuse400': 400 in
+    // Stripe's words; then the resend is answered from the record. 'replay': the probe itself gets
+    // the stored answer.
+    for (const idempotencyKeyReuse of ['refuse', 'refuse400', 'replay'] as const) {
       const w = await world({ honourIdempotencyKey: true, idempotencyKeyReuse }, 100, 1, {
         choose: dropNextCreate(() => true),
       });

@@ -15,12 +15,19 @@ export const IN_FLIGHT_ERROR = 'A request with this Idempotency-Key is still bei
 export const reusedKeyError = (key: string) =>
   `Idempotency-Key ${key} was already used with a different request body`;
 
+/** Stripe's words for a key reused with other parameters (answered 400). */
+export const stripeReuseError = (key: string) =>
+  `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`;
+
 export type KeyRules = {
   conflictWhileInFlight: boolean;
   /** Records older than this are forgotten (the request is then processed as a new one). */
   ttlMs?: number;
-  /** A same key with another body: refused 422 (default) or answered with the stored reply. */
-  reuse?: 'refuse' | 'replay';
+  /**
+   * A same key with another body: refused 422 (default), refused 400 in Stripe's words (its
+   * idempotency_error), or answered with the stored reply.
+   */
+  reuse?: 'refuse' | 'refuse400' | 'replay';
 };
 
 export class IdempotencyRecords {
@@ -41,6 +48,8 @@ export class IdempotencyRecords {
     const inFlight = { status: 409, body: { success: false, error: IN_FLIGHT_ERROR } };
     if (record.body !== body) {
       if (rules.reuse === 'replay') return record.state === 'done' ? record.reply : inFlight;
+      if (rules.reuse === 'refuse400')
+        return { status: 400, body: { success: false, error: stripeReuseError(key) } };
       return { status: 422, body: { success: false, error: reusedKeyError(key) } };
     }
     if (record.state === 'done') return record.reply;

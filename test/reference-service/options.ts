@@ -61,10 +61,10 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   idempotencyKeyTtlMs: z.number().int().positive().optional(),
   /**
    * With honourIdempotencyKey, a known key sent with another body: 'refuse' (default) answers 422
-   * naming the key (IETF Idempotency-Key draft), 'replay' answers the stored reply (a store keyed
-   * by the key alone).
+   * naming the key (IETF Idempotency-Key draft), 'refuse400' answers 400 in Stripe's words
+   * (its idempotency_error), 'replay' answers the stored reply (a store keyed by the key alone).
    */
-  idempotencyKeyReuse: z.enum(['refuse', 'replay']).optional(),
+  idempotencyKeyReuse: z.enum(['refuse', 'refuse400', 'replay']).optional(),
   /** With honourIdempotencyKey: a 402 is stored under the key and replayed too (Stripe stores every result). */
   replay402: z.boolean().optional(),
   /**
