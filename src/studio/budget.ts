@@ -66,6 +66,12 @@ export class Budget {
   /** Balance read before the charges since then; the difference is what those charges cost. */
   private anchor: { balance: number; at: number } | null = null;
   private reconciling: Promise<void> | null = null;
+  /**
+   * Prices a reading of this batch agreed with (the one before it, from another window): planned
+   * with no margin until a reading differs. Never carried over from an earlier batch, whose price
+   * may have changed since: the first charges of each batch keep their margin until read.
+   */
+  private readonly agreedThisBatch = new Map<string, number>();
 
   constructor(
     private readonly db: StudioDB,
@@ -244,17 +250,20 @@ export class Budget {
 
   /**
    * The price we believe a job group (a tool, or looks) is charged at, and whether it is sure (a
-   * ceiling keeps no margin for it). Sure only when the service itself named it (a 402's required
-   * amount: `learnPrice`) or on the embedded core (it charges its list). A price read from the
-   * shared balance (`learnPriceFromBalance`) is planned with, never below the list, and always
-   * keeps its margin: a credit or an app's debit may be in any reading.
+   * ceiling keeps no margin for it). Sure when the service itself named it (a 402's required
+   * amount: `learnPrice`), on the embedded core (it charges its list), or when a reading of this
+   * batch agreed with the one before it (`agreedThisBatch`). Otherwise a price read from the shared
+   * balance (`learnPriceFromBalance`) is planned with, never below the list, and keeps its margin:
+   * a credit or an app's debit may be in any one reading.
    */
   toolPrice(group: string): PriceQuote {
     const list = this.toolPrices.get(group) ?? 0;
     if (this.client.origin === 'embedded' && list > 0) return { diamonds: list, sure: true };
     const named = this.namedPrice(group);
     if (named !== null) return { diamonds: named, sure: true };
-    return { diamonds: Math.max(list, this.readPrice(group)?.diamonds ?? 0), sure: false };
+    const read = this.readPrice(group);
+    const diamonds = Math.max(list, read?.diamonds ?? 0);
+    return { diamonds, sure: read !== null && this.agreedThisBatch.get(group) === diamonds };
   }
 
   /** A ready shoot's shot: learnt from a job's diamondCost, else the dearest image tool (never under). */
@@ -298,14 +307,33 @@ export class Budget {
    * high). The latest reading is planned with (never below the list), with its margin: a dearer
    * one raises the plan at once (a named price below it is put in doubt), a cheaper one lowers it
    * (an app's debit read once does not stop ceilinged runs). Confirmed when it equals the one
-   * before; an unconfirmed reading is forgotten after a day (`READING_KEPT_MS`).
+   * before (another window); an unconfirmed reading is forgotten after a day (`READING_KEPT_MS`).
+   * Returns whether this reading confirmed the price (at or above the list) for this batch.
    */
-  private learnPriceFromBalance(group: string, diamonds: number): void {
+  private learnPriceFromBalance(group: string, diamonds: number): boolean {
     const named = this.namedPrice(group);
-    if (named !== null && diamonds <= named) return;
+    if (named !== null && diamonds <= named) return false;
     if (named !== null) store.setSetting(this.db, `price:${this.key}:${group}`, '');
-    const seen = this.readPrice(group);
-    this.storeReading(group, diamonds, seen?.diamonds === diamonds);
+    const confirmed = this.readPrice(group)?.diamonds === diamonds;
+    this.storeReading(group, diamonds, confirmed);
+    if (confirmed && diamonds >= this.listPrice(group)) this.agreedThisBatch.set(group, diamonds);
+    else this.agreedThisBatch.delete(group);
+    return this.agreedThisBatch.has(group);
+  }
+
+  /**
+   * The least a charge planned at `planned` is attributed when a reading shows less: its plan, but
+   * a plan above twice the list (or named price) from a reading never confirmed was most likely an
+   * app's debit in that one reading: then the list (the summary must not claim spend that never
+   * happened; a charge is still never counted below the list).
+   */
+  private plannedFloor(
+    group: string,
+    planned: number,
+    prior: { confirmed: boolean } | null,
+  ): number {
+    const base = Math.max(this.listPrice(group), this.namedPrice(group) ?? 0);
+    return base > 0 && planned > 2 * base && !prior?.confirmed ? base : planned;
   }
 
   private storeReading(group: string, diamonds: number, confirmed: boolean): void {
@@ -376,6 +404,7 @@ export class Budget {
   async setAnchor(): Promise<number | null> {
     const balance = await this.readBalance();
     if (balance !== null) this.anchor = { balance, at: this.now().getTime() };
+    this.agreedThisBatch.clear();
     return balance;
   }
 
@@ -476,12 +505,15 @@ export class Budget {
         this.db
           .prepare("SELECT 1 FROM items WHERE state = 'submitting' AND submitted_at >= ? LIMIT 1")
           .get(new Date(anchor.at).toISOString()) !== undefined;
-      const charged = unknown ? [] : since.filter((c) => c.sure === 0);
-      // Charges whose price is already known take their part first; the rest is the unknown's.
+      // A price sure by agreeing readings is read again with each window: a dearer one shows.
+      const charged = unknown
+        ? []
+        : since.filter((c) => c.sure === 0 || this.agreedThisBatch.has(jobGroup(c.kind, c.toolId)));
+      // Charges whose price is named take their part first; the rest is the others'.
       const spent =
         anchor.balance -
         balance -
-        since.filter((c) => c.sure === 1).reduce((sum, c) => sum + c.diamonds, 0);
+        since.filter((c) => !charged.includes(c)).reduce((sum, c) => sum + c.diamonds, 0);
       const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
       // The least they can have cost: their list prices (a price planned above the list, from an
       // app's debit read once, is relearnt downwards from here).
@@ -496,18 +528,26 @@ export class Budget {
       if (charged.length > 0 && floor > 0 && spent >= floor) {
         const groups = new Set(charged.map((c) => jobGroup(c.kind, c.toolId)));
         // A reading is one look at a shared balance: a charge keeps its margin (price_sure 0)
-        // and is never counted below what it was planned at (a credit may hide part of it).
+        // unless the reading agrees with the one before, and is not counted below what it was
+        // planned at (a credit may hide part of it; `plannedFloor`).
+        const priors = new Map([...groups].map((g) => [g, this.readPrice(g)]));
         const update = this.db.prepare(
-          'UPDATE items SET diamonds = MAX(diamonds, ?), price = MAX(price, ?), price_sure = 0 WHERE id = ?',
+          'UPDATE items SET diamonds = ?, price = ?, price_sure = ? WHERE id = ?',
         );
+        const attribute = (c: (typeof charged)[number], share: number, agreed: boolean) => {
+          const group = jobGroup(c.kind, c.toolId);
+          const counted = Math.max(share, this.plannedFloor(group, c.diamonds, priors.get(group)!));
+          update.run(counted, counted, agreed && counted === share ? 1 : 0, c.id);
+        };
         this.db.transaction(() => {
           if (groups.size === 1 && spent % charged.length === 0) {
             const each = spent / charged.length;
             const first = charged[0]!;
             // A ready shoot's price depends on its shots: no one price to learn.
-            if (first.kind !== 'ready_shoot')
+            const agreed =
+              first.kind !== 'ready_shoot' &&
               this.learnPriceFromBalance(jobGroup(first.kind, first.toolId), each);
-            for (const c of charged) update.run(each, each, c.id);
+            for (const c of charged) attribute(c, each, agreed);
           } else {
             // Mixed tools: shares in proportion to what each was expected to cost.
             let left = spent;
@@ -515,7 +555,7 @@ export class Budget {
               const share =
                 i === charged.length - 1 ? left : Math.round((spent * c.diamonds) / estimated);
               left -= share;
-              update.run(share, share, c.id);
+              attribute(c, share, false);
             });
           }
         })();

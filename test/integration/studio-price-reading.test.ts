@@ -1,22 +1,22 @@
 /**
  * A price read from the shared balance (spec §1 rule 2: the service's own apps spend and credit
- * it too) is never sure: only a price the service names drops a ceiling's margin. A reading above
+ * it too) keeps a ceiling's margin until a reading of the same batch agrees with the one before
+ * (a price the service names drops it at once). A reading above
  * the plan raises it, also for a price confirmed before or stored by an earlier version; a charge
  * is never counted below what it was planned at; an app's debit read once stops ceilinged runs
  * only until a later reading (or a day). Against the reference /v1 service (written from the
  * spec alone) through `run`'s own path; money is checked from the service's ledger.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
-import type { Recipe } from '../../src/shared/studio';
 import * as store from '../../src/studio/db/store';
-import { StudioEngine } from '../../src/studio/engine';
-import { runBatch } from '../../src/studio/run-batch';
 import type { ReferenceServiceOptions } from '../reference-service';
+import {
+  netSpent as spentOf,
+  photoFolders,
+  runOnce,
+  withEngine,
+} from './helpers/price-reading-studio';
 import { referenceWorld, type ReferenceWorld } from './helpers/reference-studio';
-import { shapePhotos } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -25,15 +25,6 @@ afterEach(async () => {
 
 const EMAIL = 'price-reading@ref.test';
 
-/** virtual_model: 4 diamonds at the reference service's list. */
-const ON_MODEL: Recipe = {
-  request: {
-    toolId: 'virtual_model',
-    images: { fashion_model: 'person-001', garment_photo: '{photo}' },
-  },
-  export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
-};
-
 const world = (service: ReferenceServiceOptions) =>
   referenceWorld(cleanups, {
     email: EMAIL,
@@ -41,102 +32,7 @@ const world = (service: ReferenceServiceOptions) =>
     service: { seed: 11, timeScale: 0.01, ...service },
   });
 
-/** Diamonds the studio's jobs took and kept (grants and the service's own apps left out). */
-const netSpent = (w: ReferenceWorld) =>
-  w.service
-    .ledger(EMAIL)
-    .filter((e) => e.kind === 'charge' || e.kind === 'refund')
-    .reduce((sum, e) => sum - e.delta, 0);
-
-async function photoFolders(w: ReferenceWorld, sizes: number[]): Promise<string[]> {
-  const all = path.join(w.root, 'all');
-  await shapePhotos(
-    all,
-    sizes.reduce((a, b) => a + b, 0),
-  );
-  const names = fs.readdirSync(all).sort();
-  let at = 0;
-  return sizes.map((size, i) => {
-    const dir = path.join(w.root, `photos-${i}`);
-    fs.mkdirSync(dir);
-    for (const n of names.slice(at, at + size))
-      fs.copyFileSync(path.join(all, n), path.join(dir, n));
-    at += size;
-    return dir;
-  });
-}
-
-type RunOpts = {
-  maxDiamonds?: number;
-  /** Called once after the `n`-th create is answered (the service's own apps moving the balance). */
-  afterCreate?: { n: number; fn: () => void };
-  onFirstPoll?: () => void;
-  now?: () => Date;
-};
-
-async function runOnce(w: ReferenceWorld, inDir: string, opts: RunOpts = {}) {
-  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
-  if (opts.onFirstPoll) {
-    const poll = client.getGeneration.bind(client);
-    let first = true;
-    client.getGeneration = (id) => {
-      if (first) opts.onFirstPoll!();
-      first = false;
-      return poll(id);
-    };
-  }
-  if (opts.afterCreate) {
-    const create = client.createGeneration.bind(client);
-    let creates = 0;
-    client.createGeneration = async (...args: Parameters<typeof create>) => {
-      const answer = await create(...args);
-      if (++creates === opts.afterCreate!.n) opts.afterCreate!.fn();
-      return answer;
-    };
-  }
-  const engine = new StudioEngine({
-    dataDir: path.join(w.root, 'data'),
-    client,
-    apiKey: w.apiKey,
-    concurrency: 4,
-    backoff: { baseMs: 50, maxMs: 400 },
-    balanceRecheckMs: 100,
-    ...(opts.now ? { now: opts.now } : {}),
-  });
-  try {
-    return await runBatch(engine, {
-      inDir,
-      recipe: ON_MODEL,
-      outDir: path.join(w.root, 'out'),
-      ...(opts.maxDiamonds !== undefined ? { maxDiamonds: opts.maxDiamonds } : {}),
-    });
-  } finally {
-    await engine.close();
-    await client.close();
-  }
-}
-
-/** Opens the studio's store of the world (as a new run would) for `fn`. */
-async function withEngine<T>(
-  w: ReferenceWorld,
-  fn: (engine: StudioEngine) => T,
-  now?: () => Date,
-): Promise<T> {
-  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey });
-  const engine = new StudioEngine({
-    dataDir: path.join(w.root, 'data'),
-    client,
-    apiKey: w.apiKey,
-    ...(now ? { now } : {}),
-  });
-  try {
-    await engine.spending.loadPrices();
-    return fn(engine);
-  } finally {
-    await engine.close();
-    await client.close();
-  }
-}
+const netSpent = (w: ReferenceWorld) => spentOf(w, EMAIL);
 
 describe('a price read from the balance', () => {
   it('confirmed by two readings, then charged dearer: the ceiling holds on every run', async () => {

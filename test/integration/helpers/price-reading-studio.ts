@@ -1,0 +1,126 @@
+/**
+ * Set-up shared by the tests of prices read from the shared balance (studio-price-reading,
+ * studio-price-evidence, studio-price-confirmed): `run` against a reference world, photo folders
+ * for successive runs, the studio's store opened as a new run would, and what the service's
+ * ledger shows the studio's jobs took.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { HttpClient } from '../../../src/client';
+import type { Recipe } from '../../../src/shared/studio';
+import { StudioEngine } from '../../../src/studio/engine';
+import { runBatch } from '../../../src/studio/run-batch';
+import type { ReferenceWorld } from './reference-studio';
+import { shapePhotos } from './studio-fixtures';
+
+/** virtual_model: 4 diamonds at the reference service's list. */
+export const ON_MODEL: Recipe = {
+  request: {
+    toolId: 'virtual_model',
+    images: { fashion_model: 'person-001', garment_photo: '{photo}' },
+  },
+  export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
+};
+
+/** Diamonds the studio's jobs took and kept (grants and the service's own apps left out). */
+export const netSpent = (w: ReferenceWorld, email: string) =>
+  w.service
+    .ledger(email)
+    .filter((e) => e.kind === 'charge' || e.kind === 'refund')
+    .reduce((sum, e) => sum - e.delta, 0);
+
+/** Folders of `sizes` distinct photos each, one per later run. */
+export async function photoFolders(w: ReferenceWorld, sizes: number[]): Promise<string[]> {
+  const all = path.join(w.root, 'all');
+  await shapePhotos(
+    all,
+    sizes.reduce((a, b) => a + b, 0),
+  );
+  const names = fs.readdirSync(all).sort();
+  let at = 0;
+  return sizes.map((size, i) => {
+    const dir = path.join(w.root, `photos-${i}`);
+    fs.mkdirSync(dir);
+    for (const n of names.slice(at, at + size))
+      fs.copyFileSync(path.join(all, n), path.join(dir, n));
+    at += size;
+    return dir;
+  });
+}
+
+export type RunOpts = {
+  maxDiamonds?: number;
+  /** Called once after the `n`-th create is answered (the service's own apps moving the balance). */
+  afterCreate?: { n: number; fn: () => void };
+  onFirstPoll?: () => void;
+  now?: () => Date;
+};
+
+/** One `run` of ON_MODEL over `inDir` on the world's store. */
+export async function runOnce(w: ReferenceWorld, inDir: string, opts: RunOpts = {}) {
+  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
+  if (opts.onFirstPoll) {
+    const poll = client.getGeneration.bind(client);
+    let first = true;
+    client.getGeneration = (id) => {
+      if (first) opts.onFirstPoll!();
+      first = false;
+      return poll(id);
+    };
+  }
+  if (opts.afterCreate) {
+    const create = client.createGeneration.bind(client);
+    let creates = 0;
+    client.createGeneration = async (...args: Parameters<typeof create>) => {
+      const answer = await create(...args);
+      if (++creates === opts.afterCreate!.n) opts.afterCreate!.fn();
+      return answer;
+    };
+  }
+  const engine = new StudioEngine({
+    dataDir: path.join(w.root, 'data'),
+    client,
+    apiKey: w.apiKey,
+    concurrency: 4,
+    backoff: { baseMs: 50, maxMs: 400 },
+    balanceRecheckMs: 100,
+    ...(opts.now ? { now: opts.now } : {}),
+  });
+  try {
+    return await runBatch(engine, {
+      inDir,
+      recipe: ON_MODEL,
+      outDir: path.join(w.root, 'out'),
+      ...(opts.maxDiamonds !== undefined ? { maxDiamonds: opts.maxDiamonds } : {}),
+    });
+  } finally {
+    await engine.close();
+    await client.close();
+  }
+}
+
+/** Opens the studio's store of the world (as a new run would) for `fn`. */
+export async function withEngine<T>(
+  w: ReferenceWorld,
+  fn: (engine: StudioEngine) => T,
+  now?: () => Date,
+): Promise<T> {
+  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey });
+  const engine = new StudioEngine({
+    dataDir: path.join(w.root, 'data'),
+    client,
+    apiKey: w.apiKey,
+    ...(now ? { now } : {}),
+  });
+  try {
+    await engine.spending.loadPrices();
+    return fn(engine);
+  } finally {
+    await engine.close();
+    await client.close();
+  }
+}
+
+/** The price the studio plans `virtual_model` with, as a new run would. */
+export const plannedPrice = (w: ReferenceWorld) =>
+  withEngine(w, (e) => e.spending.toolPrice('virtual_model'));

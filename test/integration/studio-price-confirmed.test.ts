@@ -1,0 +1,65 @@
+/**
+ * A price confirmed by the balance (two agreeing readings from different windows) on a service
+ * that charges its list, as the spec's normally does: a ceiling keeps a margin only until a
+ * reading of the batch agrees, then the charges count at that price and the rest of the ceiling
+ * is used. What a run says it spent is what the service's ledger shows. Against the reference
+ * /v1 service (written from the spec alone) through `run`'s own path.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ReferenceServiceOptions } from '../reference-service';
+import {
+  netSpent as spentOf,
+  photoFolders,
+  plannedPrice,
+  runOnce,
+} from './helpers/price-reading-studio';
+import { referenceWorld, type ReferenceWorld } from './helpers/reference-studio';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'price-confirmed@ref.test';
+
+const world = (service: ReferenceServiceOptions) =>
+  referenceWorld(cleanups, {
+    email: EMAIL,
+    diamonds: 400,
+    service: { seed: 11, timeScale: 0.01, ...service },
+  });
+
+const netSpent = (w: ReferenceWorld) => spentOf(w, EMAIL);
+
+describe('a price confirmed by the balance', () => {
+  it('charged at its list: once a reading of the batch agrees, the ceiling is filled', async () => {
+    const w = await world({});
+    const [first, second] = await photoFolders(w, [10, 10]);
+    // Run 1: 4 + a margin of 1 a photo: four fit 20; one reading (16 for four) confirms nothing.
+    const one = await runOnce(w, first!, { maxDiamonds: 20 });
+    expect(netSpent(w)).toBeLessThanOrEqual(20);
+    expect(one.exported).toBe(4);
+    expect(one.diamondsSpent).toBe(netSpent(w));
+    // Run 2: its first reading agrees with run 1's: the four charges count at 4, no margin, and a
+    // fifth photo at 4 fills the ceiling (before: 4 photos, 16 spent, the margins never dropped).
+    const two = await runOnce(w, second!, { maxDiamonds: 20 });
+    expect(netSpent(w) - 16).toBe(20);
+    expect(two.exported).toBe(5);
+    expect(two.diamondsSpent).toBe(20);
+    expect(await plannedPrice(w)).toEqual({ diamonds: 4, sure: false });
+  }, 90_000);
+
+  it("an app's debit in one reading: the next run's summary counts what the charges took", async () => {
+    // Two photos at 4; an app spends 40 at the first poll: read as 24 a photo, once.
+    const w = await world({});
+    const [first, second] = await photoFolders(w, [2, 3]);
+    await runOnce(w, first!, { onFirstPoll: () => w.service.grant(EMAIL, -40) });
+    expect(await plannedPrice(w)).toEqual({ diamonds: 24, sure: false });
+    const spent = netSpent(w);
+    // Run 2 (no ceiling) is planned at 24 a photo and reads 4: the photos cost 12, not 72.
+    const two = await runOnce(w, second!);
+    expect(two.exported).toBe(3);
+    expect(netSpent(w) - spent).toBe(12);
+    expect(two.diamondsSpent).toBe(12);
+  }, 60_000);
+});
