@@ -63,7 +63,8 @@ export function isFinalStatus(status: unknown): boolean {
   return FINAL_STATUSES.has(String(status).toLowerCase());
 }
 
-export function jobOutcome(job: Job): JobOutcome {
+/** `shotsAsked`: the shots the submission asked for, when known (`resultsOwed`). */
+export function jobOutcome(job: Job, shotsAsked: number | null = null): JobOutcome {
   const status = String(job.status);
   const urls = Array.isArray(job.resultUrls) ? job.resultUrls : [];
   const total = typeof job.packTotal === 'number' ? job.packTotal : null;
@@ -71,14 +72,14 @@ export function jobOutcome(job: Job): JobOutcome {
   const failedShots = job.packFailed ?? 0;
   if (FAILURE_STATUSES.has(status.toLowerCase())) {
     // Shots a catalog job made before it failed are kept (partial failures are not refunded).
-    if (urls.length > 0) return listedOutcome(status, urls.length, job);
+    if (urls.length > 0) return listedOutcome(status, urls.length, job, shotsAsked);
     return {
       kind: 'failed',
       message: job.errorMessage ?? `the service reported the job as ${status}`,
     };
   }
   if (isFinalStatus(status)) {
-    if (urls.length > 0) return listedOutcome(status, urls.length, job);
+    if (urls.length > 0) return listedOutcome(status, urls.length, job, shotsAsked);
     // The spec: a catalog job whose every shot failed is refunded as a whole.
     if (total !== null && total > 0 && completed === 0 && failedShots >= total)
       return {
@@ -93,7 +94,7 @@ export function jobOutcome(job: Job): JobOutcome {
   if (RUNNING_STATUSES.has(status.toLowerCase())) return { kind: 'running' };
   // An unknown status with results and no shots outstanding is a final word under another name.
   if (urls.length > 0 && (total === null || completed + failedShots >= total))
-    return listedOutcome(status, urls.length, job);
+    return listedOutcome(status, urls.length, job, shotsAsked);
   return { kind: 'running' };
 }
 
@@ -101,23 +102,38 @@ export function jobOutcome(job: Job): JobOutcome {
  * Results a finished job owes: `packCompleted`, never `packTotal` (a subset may give the whole
  * set's). A service whose `packCompleted` counts failed shots too shows it by a sum past the
  * total (completed + failed > total): there the failed ones are taken off, so a job with a failed
- * shot is not read as lagging. Without counters, nothing beyond what is listed.
+ * shot is not read as lagging. A `packTotal` other than the shots asked (a subset reported with
+ * the whole set's total) cannot show that sum: there completed − failed is trusted only while it
+ * is no more than the shots asked, else the shots asked less the failed ones. Without counters,
+ * nothing beyond what is listed.
  */
-export function resultsOwed(job: {
-  packTotal?: number | null;
-  packCompleted?: number | null;
-  packFailed?: number | null;
-}): number {
+export function resultsOwed(
+  job: {
+    packTotal?: number | null;
+    packCompleted?: number | null;
+    packFailed?: number | null;
+  },
+  shotsAsked: number | null = null,
+): number {
   const completed = job.packCompleted ?? 0;
   const failed = job.packFailed ?? 0;
   const total = job.packTotal ?? null;
+  if (shotsAsked !== null && total !== null && total !== shotsAsked && failed > 0) {
+    const net = completed - failed;
+    return Math.max(0, net <= shotsAsked ? net : shotsAsked - failed);
+  }
   if (total !== null && failed > 0 && completed + failed > total) return completed - failed;
   return completed;
 }
 
 /** A final answer with results: `partial` while fewer are listed than it owes (`resultsOwed`). */
-function listedOutcome(status: string, listed: number, job: Job): JobOutcome {
-  const owed = resultsOwed(job);
+function listedOutcome(
+  status: string,
+  listed: number,
+  job: Job,
+  shotsAsked: number | null,
+): JobOutcome {
+  const owed = resultsOwed(job, shotsAsked);
   // Results may lag behind the counters: asked again, never collected as the whole.
   if (listed < owed)
     return {

@@ -9,7 +9,12 @@ import path from 'node:path';
 import { recipeKind, RecipeSchema, requestToolId, type Recipe } from '../shared/studio';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
-import { resultsMissing } from './result-download';
+import {
+  PARTIAL_GIVEN_UP,
+  partialGivenUpNote,
+  resultsMissing,
+  takePartialPoll,
+} from './result-download';
 
 /** Stable hash of a recipe, for "same photo + same recipe already done". */
 export function recipeHash(recipe: Recipe): string {
@@ -84,11 +89,25 @@ export function enqueue(
       const twin = input.reprocess ? undefined : store.findEquivalent(db, input.sha256, hash);
       const batch = store.getBatch(db, input.batchId);
       const twinBatch = twin && store.getBatch(db, twin.batchId);
-      // Exported by an earlier version with fewer results than the job owes: collected like a hold.
+      // Exported `partial` (fewer results than its job owes, by this version or an earlier one):
+      // its job is asked once per run for the rest while it may still be kept (`takePartialPoll`);
+      // after that the note names the shots paid and never listed, and the photo stays exported.
+      const missing = twin?.state === 'exported' ? resultsMissing(twin) : 0;
+      const partialPoll = twin && missing > 0 ? takePartialPoll(db, twin, now) : null;
       if (
         twin &&
-        (twin.state === 'failed' || (twin.state === 'exported' && resultsMissing(twin) > 0))
-      ) {
+        partialPoll &&
+        !partialPoll.ok &&
+        partialPoll.final &&
+        !PARTIAL_GIVEN_UP.test(twin.note ?? '')
+      )
+        store.updateItem(
+          db,
+          twin.id,
+          { note: partialGivenUpNote(twin, missing, partialPoll.why) },
+          now,
+        );
+      if (twin && (twin.state === 'failed' || partialPoll?.ok)) {
         // Paid for and not delivered (export failed, outage...): collect it, do not pay again.
         db.prepare('UPDATE items SET batch_id = ?, source_path = ? WHERE id = ?').run(
           input.batchId,
@@ -100,7 +119,9 @@ export function enqueue(
           twin.id,
           {
             ...collectState(db, twin, batch?.autoApprove === 1),
-            note: 'already paid for in an earlier attempt: collecting that job, not submitting again',
+            note: partialPoll?.ok
+              ? `${twin.note ?? 'partial'}; asking the same job once more for the rest`
+              : 'already paid for in an earlier attempt: collecting that job, not submitting again',
           },
           now,
         );
@@ -136,7 +157,7 @@ export function enqueue(
         state: twin ? 'skipped' : 'queued',
         waitReason: null,
         note: twin
-          ? `same photo and recipe already ${twinState(twin)} as ${twin.name} (${twin.id}); nothing spent`
+          ? `same photo and recipe already ${twinState(store.getItem(db, twin.id) ?? twin)} as ${twin.name} (${twin.id}); nothing spent`
           : null,
         createdAt: now.toISOString(),
       });
@@ -149,7 +170,7 @@ export function enqueue(
 function twinState(twin: store.ItemRow): string {
   switch (twin.state) {
     case 'exported':
-      return 'exported';
+      return twin.note?.startsWith('partial:') ? `exported (${twin.note})` : 'exported';
     case 'review':
       return 'generated and waiting for review';
     case 'rejected':

@@ -77,44 +77,140 @@ function takeFreshUrlPoll(db: StudioDB, itemId: string, now: Date): boolean {
 async function freshUrls(ctx: Context, item: store.ItemRow): Promise<string[]> {
   const job = await ctx.client.getGeneration(item.jobId ?? '');
   const old = storedUrls(ctx.db, item.id);
-  const kind = jobOutcome(job).kind;
+  const kind = jobOutcome(job, shotsAsked(item)).kind;
   // `partial`: the job lists fewer results than it completed, as when they were first stored.
   if ((kind !== 'delivered' && kind !== 'partial') || job.resultUrls.length < old.length)
     throw new Error(
       `the result URLs were refused and the job, asked again, lists ${job.resultUrls.length} result(s) where ${old.length} were stored (status ${String(job.status)})`,
     );
   // Results already stored are numbered by position: a pack that lists its shots in another order
-  // would pair them with the wrong URLs.
+  // would pair them with the wrong URLs. One listing more (the rest of a job collected `partial`)
+  // extends the stored map as long as the shots stored come first, unchanged.
   const shotMap = job.shots?.flatMap((s) => s.resultUrls.map(() => s.shotId)) ?? null;
-  const stored = store.getItem(ctx.db, item.id)?.shotMap ?? null;
-  if (shotMap && stored && JSON.stringify(shotMap) !== stored)
+  const storedJson = store.getItem(ctx.db, item.id)?.shotMap ?? null;
+  const stored = storedJson ? (JSON.parse(storedJson) as string[]) : null;
+  if (shotMap && stored && stored.some((shot, n) => shotMap[n] !== shot))
     throw new Error(
       'the result URLs were refused and the job, asked again, lists its shots in another order',
     );
+  if (shotMap && (!stored || shotMap.length > stored.length))
+    store.updateItem(ctx.db, item.id, { shotMap: JSON.stringify(shotMap) }, ctx.now());
   store.updateItem(ctx.db, item.id, { resultUrls: JSON.stringify(job.resultUrls) }, ctx.now());
   return job.resultUrls;
 }
 
+/** The shots the submission asked for (`shotIds`), or null when it asked for the whole set. */
+export function shotsAskedFor(item: Pick<store.ItemRow, 'submitRequest'>): string[] | null {
+  if (!item.submitRequest) return null;
+  try {
+    const ids = (JSON.parse(item.submitRequest) as { shotIds?: unknown }).shotIds;
+    return Array.isArray(ids) ? ids.map(String) : null;
+  } catch {
+    return null;
+  }
+}
+
+export function shotsAsked(item: Pick<store.ItemRow, 'submitRequest'>): number | null {
+  return shotsAskedFor(item)?.length ?? null;
+}
+
+type PartialItem = Pick<
+  store.ItemRow,
+  'resultUrls' | 'packTotal' | 'packCompleted' | 'packFailed' | 'submitRequest'
+>;
+
 /**
  * Results the item's job owes beyond the URLs stored (its counters as last polled, `resultsOwed`):
- * more than 0 after a `partial` collection, so the photo is held, not exported, until the same
- * job is polled again and lists them (never resubmitted).
+ * more than 0 after a `partial` collection; the same job is polled again for them (never
+ * resubmitted) while `mayPollPartialAgain` allows.
  */
-export function resultsMissing(
-  item: Pick<store.ItemRow, 'resultUrls' | 'packTotal' | 'packCompleted' | 'packFailed'>,
-): number {
+export function resultsMissing(item: PartialItem): number {
   const listed = (JSON.parse(item.resultUrls ?? '[]') as string[]).length;
-  return Math.max(0, resultsOwed(item) - listed);
+  return Math.max(0, resultsOwed(item, shotsAsked(item)) - listed);
+}
+
+/** The shots paid for and not listed: their ids when the job names its shots, else a count. */
+export function owedShotsText(
+  item: PartialItem & Pick<store.ItemRow, 'shotMap' | 'failedShots'>,
+  missing: number,
+): string {
+  const asked = shotsAskedFor(item);
+  const listed = JSON.parse(item.shotMap ?? 'null') as string[] | null;
+  const failed = new Set(JSON.parse(item.failedShots ?? '[]') as string[]);
+  const owed = asked && listed ? asked.filter((s) => !listed.includes(s) && !failed.has(s)) : [];
+  return owed.length === missing ? `shot(s) ${owed.join(', ')}` : `${missing} shot(s)`;
 }
 
 /** The runner's note on a photo collected `partial` (replaced once the rest is collected). */
 export const PARTIAL_NOTE =
   /the service reported the job as \S+ with \d+ result\(s\) listed of \d+ completed after \d+ answers: collected the \d+ listed/;
 
-/** The hold of a photo collected `partial`, on the photo and in `run`'s summary. */
-export function partialHoldText(item: Pick<store.ItemRow, 'resultUrls'>, missing: number): string {
+/** How long after its submission a job collected `partial` is polled again for the rest. */
+export const PARTIAL_KEPT_MS = 24 * 3600_000;
+
+/** Polls for the rest of a `partial` job per item and UTC day (one per run). */
+export const PARTIAL_POLLS_PER_DAY = 3;
+
+const partialPollsKey = (itemId: string) => `partial-polls:${itemId}`;
+
+/**
+ * The note on a photo exported `partial`: what was exported, the shots still owed, and until when
+ * the same job is asked for them.
+ */
+export function partialExportNote(
+  item: PartialItem & Pick<store.ItemRow, 'shotMap' | 'failedShots'>,
+  missing: number,
+): string {
   const listed = (JSON.parse(item.resultUrls ?? '[]') as string[]).length;
-  return `partial: ${listed} result(s) collected, ${missing} more paid for and not listed yet; the rest of the same job is collected later (retry or run again: it is polled again, never paid again)`;
+  return `partial: ${listed} result(s) exported; ${owedShotsText(item, missing)} paid for and not listed yet: the next runs ask the same job for them (once per run, a day at most; never paid again)`;
+}
+
+/** The note on a photo whose job will not be asked again: the shots paid and never listed. */
+export function partialGivenUpNote(
+  item: PartialItem & Pick<store.ItemRow, 'shotMap' | 'failedShots' | 'jobId'>,
+  missing: number,
+  why: string,
+): string {
+  const listed = (JSON.parse(item.resultUrls ?? '[]') as string[]).length;
+  return `partial: ${listed} result(s) exported; ${owedShotsText(item, missing)} paid for and never listed by job ${item.jobId ?? '?'} (${why}): not asked again; ask the service for a refund or rerun with --reprocess to pay for them again`;
+}
+
+/** A partial note that already names the shots given up (`partialGivenUpNote`). */
+export const PARTIAL_GIVEN_UP = /never listed by job/;
+
+/** Marks the item's job as not to be polled again for the rest (the service forgot it). */
+export function givePartialUp(db: StudioDB, itemId: string): void {
+  store.setSetting(db, partialPollsKey(itemId), 'given-up');
+}
+
+/**
+ * Whether an item exported `partial` may have its job polled once more now: within
+ * `PARTIAL_KEPT_MS` of its submission (a service keeps a job about that long), not given up, and
+ * under `PARTIAL_POLLS_PER_DAY` today. A yes is counted against today's allowance. `why` says no.
+ */
+export function takePartialPoll(
+  db: StudioDB,
+  item: Pick<store.ItemRow, 'id' | 'submittedAt'>,
+  now: Date,
+): { ok: true } | { ok: false; why: string; final: boolean } {
+  const key = partialPollsKey(item.id);
+  const saved = store.getSetting(db, key) ?? '';
+  if (saved === 'given-up')
+    return { ok: false, why: 'the service no longer knows it', final: true };
+  const age = item.submittedAt ? now.getTime() - Date.parse(item.submittedAt) : Infinity;
+  if (!(age < PARTIAL_KEPT_MS))
+    return { ok: false, why: 'submitted more than a day ago', final: true };
+  const day = utcDay(now);
+  const [lastDay, count] = saved.split(' ');
+  const used = lastDay === day ? Number(count) || 0 : 0;
+  if (used >= PARTIAL_POLLS_PER_DAY)
+    return {
+      ok: false,
+      why: `asked ${PARTIAL_POLLS_PER_DAY} times today already; asked again tomorrow`,
+      final: false,
+    };
+  store.setSetting(db, key, `${day} ${used + 1}`);
+  return { ok: true };
 }
 
 export function storedUrls(db: StudioDB, itemId: string): string[] {

@@ -33,9 +33,13 @@ import {
 } from './poller';
 import {
   downloadResult,
+  givePartialUp,
+  PARTIAL_GIVEN_UP,
   PARTIAL_NOTE,
-  partialHoldText,
+  partialExportNote,
+  partialGivenUpNote,
   resultsMissing,
+  shotsAsked,
   storedUrls,
 } from './result-download';
 import type { StudioEngine } from './engine';
@@ -378,9 +382,37 @@ export class Runner {
   /** One poll; a job still running is given its next poll time and releases everything it held. */
   private async poll(item: store.ItemRow): Promise<void> {
     if (!item.jobId) throw new Error('no job id recorded');
-    const job = await this.client.getGeneration(item.jobId);
+    // Results stored already: the job was collected `partial` and is asked once for the rest.
+    const again = item.resultUrls !== null;
+    let job: Awaited<ReturnType<ServiceClient['getGeneration']>>;
+    try {
+      job = await this.client.getGeneration(item.jobId);
+    } catch (err) {
+      if (!(again && err instanceof ApiError && err.status === 404)) throw err;
+      // The service forgot the job: what was collected stays exported, the rest is given up.
+      givePartialUp(this.db, item.id);
+      this.transition(item.id, {
+        state: 'downloading',
+        pollAt: null,
+        attempts: 0,
+        error: null,
+        note: partialGivenUpNote(item, resultsMissing(item), 'the service no longer knows it'),
+      });
+      return;
+    }
     const now = this.now();
-    const outcome = jobOutcome(job);
+    const outcome = jobOutcome(job, shotsAsked(item));
+    const stored = again ? storedUrls(this.db, item.id).length : 0;
+    if (
+      again &&
+      ((outcome.kind !== 'partial' && outcome.kind !== 'delivered') ||
+        job.resultUrls.length < stored)
+    ) {
+      // Asked for the rest, it answers with less than it listed before (no results, a failure
+      // word, a shorter list): nothing new; what was collected stays (never read as a refund).
+      this.transition(item.id, { state: 'downloading', pollAt: null, attempts: 0, error: null });
+      return;
+    }
     const progress =
       job.packTotal !== undefined
         ? {
@@ -412,8 +444,15 @@ export class Runner {
       return;
     }
     // Results lagging behind the counters: asked again (never resubmitted) before collecting.
+    // Asked again for the rest of a job collected `partial`: one answer, collected as it stands.
     const partialSeen =
-      outcome.kind === 'partial' ? (isFinalStatus(item.jobStatus) ? item.attempts + 1 : 1) : 0;
+      outcome.kind !== 'partial'
+        ? 0
+        : again
+          ? PARTIAL_ANSWERS_COLLECTED_AT
+          : isFinalStatus(item.jobStatus)
+            ? item.attempts + 1
+            : 1;
     if (outcome.kind === 'partial' && partialSeen < PARTIAL_ANSWERS_COLLECTED_AT) {
       this.transition(item.id, {
         ...progress,
@@ -513,12 +552,14 @@ export class Runner {
   }
 
   private async download(item: store.ItemRow): Promise<void> {
-    const shots = JSON.parse(item.shotMap ?? 'null') as string[] | null;
     const have = new Set(store.resultsOf(this.db, item.id).map((r) => r.n));
     // Read as stored at each step: a fresh-URL poll may list more (the rest of a partial job).
     for (let n = 0; n < storedUrls(this.db, item.id).length; n++) {
       if (have.has(n)) continue;
       const { data, mime } = await downloadResult(this.engine, item, n);
+      // Read after the download: a fresh-URL poll may have extended the shot map with the URLs.
+      const shots = JSON.parse(store.getItem(this.db, item.id)?.shotMap ?? 'null') as
+        string[] | null;
       const stored = await this.engine.library.store(data, mime, {
         sourceSha256: item.sha256,
         sourceName: item.name,
@@ -546,21 +587,19 @@ export class Runner {
       const row = store.getResult(this.db, resultId);
       if (row) this.engine.events.emit('result.added', store.resultView(row));
     }
-    // Collected `partial`: what is listed is kept, the photo is held (not exported) until the
-    // same job lists the rest (`collectState` polls it again on a retry or the next run).
+    // Collected `partial`: what is listed is exported with a note naming the shots still owed;
+    // the next runs ask the same job for them (`enqueue`, `takePartialPoll`), never pay again.
     const latest = store.getItem(this.db, item.id);
     const missing = latest ? resultsMissing(latest) : 0;
-    if (latest && missing > 0) {
-      this.transition(item.id, {
-        state: 'failed',
-        pollAt: null,
-        attempts: 0,
-        error: partialHoldText(latest, missing),
-      });
-      return;
-    }
+    if (latest && missing > 0 && !PARTIAL_GIVEN_UP.test(latest.note ?? ''))
+      this.transition(item.id, { note: partialExportNote(latest, missing) });
     // The rest came (a later poll or a fresh-URL one): the note no longer says part is missing.
-    const lateNote = latest?.note?.replace(PARTIAL_NOTE, 'results listed late, all collected');
+    const lateNote =
+      missing > 0
+        ? latest?.note
+        : latest?.note
+            ?.replace(PARTIAL_NOTE, 'results listed late, all collected')
+            .replace(/^partial: .*$/, 'results listed late, all collected');
     if (latest && lateNote !== latest.note) this.transition(item.id, { note: lateNote ?? null });
     const batch = store.getBatch(this.db, item.batchId);
     if (batch?.autoApprove === 1) {

@@ -3,15 +3,14 @@
  * one URL listed: results written to storage after the job row is marked done, as eventually
  * consistent stores do): the studio asks the job again instead of collecting one shot of three and
  * calling the photo exported. The reference /v1 service (written from the spec alone) has no such
- * switch, so a small pass-through in front of it lists only the first result of a final catalog
- * job for `lagMs` after it first answers final.
+ * switch, so a small pass-through in front of it (helpers/spec-proxy) lists only the first result
+ * of a final catalog job for `lagMs` after it first answers final.
  */
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Recipe } from '../../src/shared/studio';
 import { referenceWorld, runOnWorld, type ReferenceWorld } from './helpers/reference-studio';
+import { specProxy } from './helpers/spec-proxy';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -29,46 +28,16 @@ const READY_SHOOT: Recipe = {
 /** A pass-through to `target` whose final job answers list one result for `lagMs`. */
 async function laggingResults(target: string, lagMs: number): Promise<string> {
   const finalSince = new Map<string, number>();
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        const headers = Object.fromEntries(
-          Object.entries(req.headers).filter(
-            (e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'host',
-          ),
-        );
-        const body = chunks.length ? Buffer.concat(chunks) : undefined;
-        const upstream = await fetch(new URL(req.url!, target), {
-          method: req.method!,
-          headers,
-          ...(body && req.method !== 'GET' ? { body } : {}),
-        });
-        let answer = Buffer.from(await upstream.arrayBuffer());
-        const poll = /^\/v1\/generations\/([^/?]+)/.exec(req.url!);
-        if (poll && upstream.status === 200) {
-          const job = JSON.parse(answer.toString()) as Record<string, unknown>;
-          const urls = job.resultUrls as string[];
-          if (/completed/.test(String(job.status)) && urls.length > 1) {
-            const since = finalSince.get(poll[1]!) ?? Date.now();
-            finalSince.set(poll[1]!, since);
-            if (Date.now() - since < lagMs) job.resultUrls = urls.slice(0, 1);
-          }
-          answer = Buffer.from(JSON.stringify(job));
-        }
-        const out: Record<string, string> = {};
-        upstream.headers.forEach((v, k) => {
-          if (k !== 'content-length' && k !== 'content-encoding' && k !== 'transfer-encoding')
-            out[k] = v;
-        });
-        res.writeHead(upstream.status, out).end(answer);
-      })().catch(() => res.destroy());
-    });
+  return specProxy(target, cleanups, {
+    job: (jobId, job) => {
+      const urls = job.resultUrls as string[];
+      if (/completed/.test(String(job.status)) && urls.length > 1) {
+        const since = finalSince.get(jobId) ?? Date.now();
+        finalSince.set(jobId, since);
+        if (Date.now() - since < lagMs) job.resultUrls = urls.slice(0, 1);
+      }
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 const polls = (w: ReferenceWorld) =>

@@ -123,6 +123,21 @@ describe('jobOutcome under the spec latitude', () => {
     expect(resultsOwed({ packTotal: null, packCompleted: 2, packFailed: null })).toBe(2);
   });
 
+  it('a subset reported with the whole set as packTotal owes completed - failed when no more than the shots asked', () => {
+    // 2 shots asked of a 3-shot set, packTotal 3; packCompleted 2 counts the failed one.
+    const job = { status: 'pack_completed', packTotal: 3, packCompleted: 2, packFailed: 1 };
+    expect(resultsOwed(job, 2)).toBe(1);
+    expect(jobOutcome(answer({ ...job, resultUrls: ['u1'] }), 2).kind).toBe('delivered');
+    // 3 asked of a 5-shot set, 1 failed and counted in packCompleted 3: 2 owed.
+    expect(resultsOwed({ packTotal: 5, packCompleted: 3, packFailed: 1 }, 3)).toBe(2);
+    // A count past the shots asked is not trusted: the shots asked less the failed ones.
+    expect(resultsOwed({ packTotal: 6, packCompleted: 6, packFailed: 1 }, 3)).toBe(2);
+    // The whole set asked (packTotal = shots asked), and unknown shots asked: as before.
+    expect(resultsOwed(job, 3)).toBe(2);
+    expect(resultsOwed(job)).toBe(2);
+    expect(jobOutcome(answer({ ...job, resultUrls: ['u1'] })).kind).toBe('partial');
+  });
+
   it('completed with no results is empty (paid), not failed', () => {
     expect(jobOutcome(answer({ status: 'completed' })).kind).toBe('empty');
     expect(
