@@ -172,7 +172,7 @@ export function partialGivenUpNote(
   why: string,
 ): string {
   const listed = (JSON.parse(item.resultUrls ?? '[]') as string[]).length;
-  return `partial: ${listed} result(s) exported; ${owedShotsText(item, missing)} paid for and never listed by job ${item.jobId ?? '?'} (${why}): not asked again; ask the service for a refund or rerun with --reprocess to pay for them again`;
+  return `partial: ${listed} result(s) exported; ${owedShotsText(item, missing)} paid for and never listed by job ${item.jobId ?? '?'} (${why}): not asked again (ask the service about them: nothing more is paid or collected here)`;
 }
 
 /** A partial note that already names the shots given up (`partialGivenUpNote`). */

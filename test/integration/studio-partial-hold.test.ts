@@ -261,4 +261,35 @@ describe('results lagging past every ask', () => {
     expect(shots).toEqual([{ shot: 'shot-1' }, { shot: 'shot-2' }, { shot: 'shot-3' }]);
     expect(w.service.jobs('partial-shots@example.com')).toHaveLength(1);
   }, 150_000);
+
+  it('a subset reported with the whole set as packTotal, its failed shot counted in packCompleted, is not partial', async () => {
+    const w = await referenceWorld(cleanups, {
+      email: 'partial-subset@example.com',
+      diamonds: 200,
+      service: { ...SERVICE, packTotalFullSet: true },
+    });
+    // 2 shots asked of 3: the service's answer (packTotal 3) is made to say one failed, counted in
+    // packCompleted 2 too (a service counting failed shots as completed), with 1 result listed.
+    let polls = 0;
+    const url = await specProxy(w.service.url, cleanups, {
+      job: (_id, job) => {
+        polls++;
+        const urls = job.resultUrls as string[];
+        if (/completed/.test(String(job.status)) && urls.length === 2) {
+          job.resultUrls = urls.slice(0, 1);
+          job.packFailed = 1;
+        }
+      },
+    });
+    const recipe: Recipe = {
+      ...READY_SHOOT,
+      request: { ...READY_SHOOT.request, shotIds: ['take-1', 'take-2'] } as Recipe['request'],
+    };
+    const summary = await runOnWorld({ ...w, service: { ...w.service, url } }, { recipe });
+    // Before: owed 2 (packCompleted), 1 listed: asked 6 times, then held 'partial: 1 collected'.
+    expect(summary.failed).toEqual([]);
+    expect(summary.exported).toBe(1);
+    expect(rows(w)[0]!.note ?? '').not.toMatch(/partial/);
+    expect(polls).toBeLessThanOrEqual(3);
+  }, 150_000);
 });
