@@ -136,12 +136,35 @@ export class Scheduler {
             requestsLeft -= perPhoto;
           }
           const ceiling = this.ceilingOf(item.batchId, ceilings);
-          const price = quote.diamonds + Budget.margin(quote);
+          let planned = quote.diamonds;
+          let price = planned + Budget.margin(quote);
           if (ceiling && item.reserved === 0) {
             if (!engine.spending.anchored) {
               // A ceiling is kept against the balance: read it once before the first charge.
               engine.anchorBalance();
               continue;
+            }
+            const oneOff = this.oneOffReading(item);
+            // A plan from one reading far above the list (an app's debit in it, most likely)
+            // would hold every ceilinged run for a day: one photo at the list and its margin
+            // takes a fresh reading, when nothing of the batch is committed and that fits.
+            if (
+              oneOff &&
+              ceiling.committed === 0 &&
+              ceiling.committed + oneOff.probe <= ceiling.max &&
+              ceiling.committed + price > ceiling.max
+            ) {
+              planned = oneOff.list;
+              price = oneOff.probe;
+            } else if (oneOff && ceiling.committed + price > ceiling.max) {
+              // That photo charged: its reading lowers the plan (or confirms the price).
+              if (!submitting && engine.spending.hasUnsureCharges()) engine.reconcile();
+              if (
+                engine.spending.reconcilePending ||
+                ceiling.inFlight > 0 ||
+                engine.spending.hasUnsureCharges()
+              )
+                continue;
             }
             if (ceiling.committed + price > ceiling.max) {
               if (ceiling.committed - ceiling.margins + quote.diamonds <= ceiling.max) {
@@ -158,7 +181,7 @@ export class Scheduler {
               continue;
             }
             ceiling.committed += price;
-            ceiling.margins += price - quote.diamonds;
+            ceiling.margins += price - planned;
             ceiling.inFlight++;
           }
           if (item.reserved === 0) store.updateItem(db, item.id, { reserved: price }, now);
@@ -233,6 +256,22 @@ export class Scheduler {
   /** Upload, create and the polls a job usually needs (one when the first poll is well aimed). */
   perPhoto(group: string): number {
     return requestsPerPhoto(typicalPollRequests(group) - 1);
+  }
+
+  /**
+   * The price of a photo planned from one unconfirmed balance reading above twice the list (or
+   * null): `probe` is the list and its margin, what one photo taking a fresh reading is admitted at.
+   */
+  private oneOffReading(item: store.ItemRow): { list: number; probe: number } | null {
+    if (item.kind === 'ready_shoot') return null;
+    const group = jobGroup(item.kind, item.toolId);
+    const spending = this.engine.spending;
+    const quote = spending.toolPrice(group);
+    const read = spending.readPrice(group);
+    const list = spending.listPrice(group);
+    if (quote.sure || !read || read.confirmed || !(list > 0) || read.diamonds <= 2 * list)
+      return null;
+    return { list, probe: list + Budget.margin({ diamonds: list, sure: false }) };
   }
 
   /**

@@ -62,4 +62,18 @@ describe('a price confirmed by the balance', () => {
     expect(netSpent(w) - spent).toBe(12);
     expect(two.diamondsSpent).toBe(12);
   }, 60_000);
+
+  it("an app's debit in one reading holds no ceilinged run: one photo takes a fresh reading", async () => {
+    const w = await world({});
+    const [first, second] = await photoFolders(w, [2, 3]);
+    await runOnce(w, first!, { onFirstPoll: () => w.service.grant(EMAIL, -40) });
+    expect(await plannedPrice(w)).toEqual({ diamonds: 24, sure: false });
+    const spent = netSpent(w);
+    // 24 and its margin are above 20: before, nothing started for a day. One photo at the list
+    // and its margin (5) reads 4: the plan comes down, the other two go; the ceiling is kept.
+    const two = await runOnce(w, second!, { maxDiamonds: 20 });
+    expect(two.exported).toBe(3);
+    expect(netSpent(w) - spent).toBe(12);
+    expect(two.diamondsSpent).toBe(12);
+  }, 60_000);
 });
