@@ -51,10 +51,6 @@ const MAX_IN_FLIGHT_WAITS = 10;
 /** The error a 500 kept under one key leaves (see handleError): asked again with no probe. */
 const SAME_KEY_500 = /^the service answered 500 \((\d+)\) under this Idempotency-Key/;
 /**
- * A resend refused 402 keeps its key (its first attempt may have been charged); a second 402 to
- * that key once diamonds came is taken for a stored refusal replayed, and a person decides.
- */
-/**
  * A probe's answer that the key is held (its reuse refused): the resend waits, unprobed, until the
  * first attempt's record must be written.
  */
@@ -65,6 +61,10 @@ const KEY_HELD_NOTE =
  * (AWS API Gateway 29 s, nginx 60 s) while the backend goes on charging and only then stores it.
  */
 const KEY_RECORD_GRACE_MS = 5 * 60_000;
+/**
+ * A resend refused 402 keeps its key (its first attempt may have been charged); after a few 402s
+ * to that key once diamonds came, it is taken for a stored refusal replayed, and a person decides.
+ */
 const RESENT_402_NOTE = (times: number) =>
   `the resend under this Idempotency-Key was refused 402 (short of diamonds, ${times} time${times === 1 ? '' : 's'}); sent again once diamonds come`;
 const RESENT_402_TIMES =
@@ -237,9 +237,8 @@ export class Runner {
     if (this.client.origin === 'embedded') return true;
     // A 500 kept for this key by a service a probe showed honours keys is asked again as before.
     if (SAME_KEY_500.test(item.error ?? '') && this.honoursIdempotency(item)) return true;
-    // A key already shown held waits out its record's grace without probing again.
-    // A probe's word that the key is held lasts until the resend is due and as long again after:
-    // later (a rerun the next day) the record may have expired, so the key is asked again.
+    // A key a probe showed held waits out its record's grace unprobed. That word lasts until the
+    // resend is due and as long again: later (a rerun the next day) the record may have expired.
     if (item.error?.startsWith(KEY_HELD_NOTE) && this.now().getTime() <= this.recordDue(item, 2))
       return this.afterRecordGrace(item);
     const endpoint = this.endpointOf(item);
