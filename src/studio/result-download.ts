@@ -165,6 +165,10 @@ export function partialExportNote(
   return `partial: ${listed} result(s) exported; ${owedShotsText(item, missing)} paid for and not listed yet: the next runs ask the same job for them (once per run, a day at most; never paid again)`;
 }
 
+/** Whether a photo's note says it was exported with results still owed (partialExportNote's). */
+export const isPartialNote = (note: string | null | undefined): boolean =>
+  note?.startsWith('partial: ') ?? false;
+
 /** The note on a photo whose job will not be asked again: the shots paid and never listed. */
 export function partialGivenUpNote(
   item: PartialItem & Pick<store.ItemRow, 'shotMap' | 'failedShots' | 'jobId'>,

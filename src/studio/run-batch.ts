@@ -13,6 +13,7 @@ import * as store from './db/store';
 import { isDailyCapRefusal } from './gates';
 import { recipeHash } from './queue';
 import { checkRecipe } from './recipe-check';
+import { isPartialNote } from './result-download';
 import { isIgnored } from './watch/ignore';
 import { isSourcePhotoName } from './watch/sniff';
 import { exportAgainIfMissing } from './export/destination';
@@ -30,6 +31,11 @@ export type BatchSummary = {
   held: { name: string; reason: string }[];
   /** Why each skipped photo was skipped (already exported to this folder, and when). */
   skippedPhotos: { name: string; reason: string }[];
+  /**
+   * Exported photos with fewer results than their job was paid for (the service listed only some):
+   * the shots still owed, and whether the next runs ask for them. Absent when there are none.
+   */
+  partial?: { name: string; reason: string }[];
   /** Set when a signal stopped the run: the photos it left for the next run, with their state. */
   interrupted?: { signal: string; unfinished: { name: string; state: string }[] };
   /**
@@ -332,6 +338,9 @@ export async function runBatch(
     notice(
       `${diamondsSpent} diamond(s) spent, ${diamondsOnUncollectedJobs} of them on jobs to collect ${dayClosed ? 'tomorrow' : 'by the next run'}, refunded if the service fails them`,
     );
+  const partial = items
+    .filter((i) => i.state === 'exported' && isPartialNote(i.note))
+    .map((i) => ({ name: name(i), reason: i.note! }));
   return {
     batchId,
     photos,
@@ -367,6 +376,7 @@ export async function runBatch(
     skippedPhotos: items
       .filter((i) => i.state === 'skipped')
       .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: i.note ?? 'skipped' })),
+    ...(partial.length > 0 ? { partial } : {}),
     ...(signal?.aborted
       ? {
           interrupted: {

@@ -152,6 +152,8 @@ describe('results lagging past every ask', () => {
     expect(rows(w)[0]!.note).toMatch(
       /partial: 1 result\(s\) exported; 2 shot\(s\) paid for and not listed yet/,
     );
+    // The run's summary names it apart from complete exports.
+    expect(first.partial).toEqual([{ name: 'p0.jpg', reason: rows(w)[0]!.note }]);
     const charged = w.service.jobs('partial-hold@example.com').length;
     expect(charged).toBe(1);
 
@@ -161,6 +163,7 @@ describe('results lagging past every ask', () => {
     expect(second.failed).toEqual([]);
     expect(outFiles(w)).toHaveLength(3);
     expect(rows(w)[0]!.note).toBe('results listed late, all collected');
+    expect(second.partial).toBeUndefined();
     // The same job, polled again: never submitted twice.
     expect(w.service.jobs('partial-hold@example.com')).toHaveLength(1);
     expect(creates(w)).toBe(1);
