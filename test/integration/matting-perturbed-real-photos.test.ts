@@ -4,7 +4,9 @@
  * a digital 246 grey backdrop were the casualties: the 3x3-averaged backdrop matched white fabric
  * within the tolerance's floor of 4 levels, and the lit-wall steps (meant for real walls) took
  * the rest: 07764_00 0.344, 06123_00 0.356, 07382_00 0.418, and the white tee on a grey sweep
- * 048554_1 0.471 (now 0.965, 0.981, 0.971, 0.979).
+ * 048554_1 0.471 (now 0.965, 0.981, 0.971, 0.979). At JPEG quality 60, 07764_00's fabric is
+ * flattened into blocks of the backdrop's colour and a level brighter, which had counted as a flat
+ * patch of another white and carried the flood into the chest: 0.855 (now 0.974).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,6 +19,7 @@ const CASES: [variation: string, id: string, floor: number][] = [
   ['noise3', '06123_00', 0.95],
   ['noise3', '07382_00', 0.95],
   ['noise3', '048554_1', 0.95],
+  ['jpeg60', '07764_00', 0.96],
 ];
 const present = CASES.every(
   ([, id]) =>

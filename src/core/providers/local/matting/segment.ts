@@ -371,7 +371,9 @@ export function segment(photo: Uint8Array, w: number, h: number): Segmentation {
   const flat = new Uint8Array(n);
   for (let i = 0; i < n; i++) flat[i] = ranges.r2[i]! <= 2 && distance[i]! <= 8 ? 1 : 0;
   const wide = dilate(erode(flat, w, h, 3), w, h, 3);
-  for (let i = 0; i < n; i++) if (wide[i] && flat[i]) core[i] = 1;
+  for (let i = 0; i < n; i++) wide[i] = wide[i]! & flat[i]!;
+  if (digital !== null) keepPatchColour(wide, rgb, surface, distance, w);
+  for (let i = 0; i < n; i++) if (wide[i]) core[i] = 1;
   const background = driftFlood(rgb, w, h, seeds, core, like, surface, t);
   // The surface refitted on everything found, for the shadow test and the edge unmixing.
   backdrop = fitBackdrop(rgb, w, h, erode(background, w, h, 1), cell);
@@ -448,6 +450,47 @@ export function segment(photo: Uint8Array, w: number, h: number): Segmentation {
   const fg = new Uint8Array(n);
   for (let i = 0; i < n; i++) fg[i] = background[i] ? 0 : 1;
   return { fg: keepSubject(fg, w, h, fringe), backdrop, surface, distance, tolerance };
+}
+
+/**
+ * On a digital backdrop, a flat patch pasted on it holds one colour (to a level of JPEG noise);
+ * fabric of the backdrop's own white that JPEG blocks flattened (07764_00 at quality 60) holds the
+ * backdrop's exact colour in some blocks and a level brighter in the next. Where a patch's
+ * commonest colour is the backdrop's, its pixels brighter in every channel, where they fill
+ * block-sized areas (an opening by 3 px), are not a patch of another white: they had carried the
+ * flood from block to block into a white tee. A thin brighter rim at the outline stays (taking it
+ * raised the halo), as do pixels only tinted (JPEG chroma noise on the backdrop, 02015_00) or
+ * darker (the backdrop in the shade of an arm gap, 00151_00): taking those cost IoU.
+ */
+function keepPatchColour(
+  patches: Uint8Array,
+  rgb: Uint8Array,
+  surface: Float32Array,
+  distance: Float32Array,
+  w: number,
+): void {
+  const { label, sizes } = components(patches, w);
+  const brighter = new Uint8Array(patches.length);
+  const counts = sizes.map(() => new Map<number, number>());
+  const modal = new Int32Array(sizes.length).fill(-1);
+  const best = new Int32Array(sizes.length);
+  for (let i = 0; i < patches.length; i++) {
+    const l = label[i]!;
+    if (l < 0) continue;
+    const key = colourKey(rgb, i);
+    const count = (counts[l]!.get(key) ?? 0) + 1;
+    counts[l]!.set(key, count);
+    if (count > best[l]!) [best[l], modal[l]] = [count, i];
+  }
+  for (let i = 0; i < patches.length; i++) {
+    const l = label[i]!;
+    if (l < 0 || distance[modal[l]!]! > 0.5 || distance[i]! <= 0.5) continue;
+    const j = i * 3;
+    if ([0, 1, 2].every((c) => rgb[j + c]! >= surface[j + c]! + 0.5)) brighter[i] = 1;
+  }
+  const h = patches.length / w;
+  const blocks = dilate(erode(brighter, w, h, 3), w, h, 3);
+  for (let i = 0; i < patches.length; i++) if (blocks[i] && brighter[i]) patches[i] = 0;
 }
 
 /**
