@@ -10,6 +10,7 @@ import { recipeKind, RecipeSchema, requestToolId, type Recipe } from '../shared/
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
 import {
+  isPartialNote,
   PARTIAL_GIVEN_UP,
   partialGivenUpNote,
   resultsMissing,
@@ -170,7 +171,7 @@ export function enqueue(
 function twinState(twin: store.ItemRow): string {
   switch (twin.state) {
     case 'exported':
-      return twin.note?.startsWith('partial:') ? `exported (${twin.note})` : 'exported';
+      return isPartialNote(twin.note) ? `exported (${twin.note})` : 'exported';
     case 'review':
       return 'generated and waiting for review';
     case 'rejected':
