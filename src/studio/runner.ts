@@ -235,8 +235,8 @@ export class Runner {
     key: string,
   ): Promise<boolean> {
     if (this.client.origin === 'embedded') return true;
-    // A 500 kept for this key by a service a probe showed honours keys is asked again as before.
-    if (SAME_KEY_500.test(item.error ?? '') && this.honoursIdempotency(item)) return true;
+    // A 500 is an answer, not a lost one: asked again under its key with no probe (below).
+    if (SAME_KEY_500.test(item.error ?? '')) return true;
     // A key a probe showed held waits out its record's grace unprobed. That word lasts until the
     // resend is due and as long again: later (a rerun the next day) the record may have expired.
     if (item.error?.startsWith(KEY_HELD_NOTE) && this.now().getTime() <= this.recordDue(item, 2))
@@ -757,9 +757,11 @@ export class Runner {
         return;
       }
       const same500 = Number(SAME_KEY_500.exec(item.error ?? '')?.[1] ?? 0) + 1;
-      if (err.status === 500 && this.honoursIdempotency(item) && same500 < 4) {
-        // A service that keeps its answers per key tells what became of the first attempt: the
-        // same key again, and only a 500 it keeps giving for that key (its stored answer) counts.
+      if (err.status === 500 && same500 < 4) {
+        // The same key first, whatever is known of the service's keys: one that keeps answers per
+        // key tells what became of the attempt (a 500 from a gateway after the charge gets the
+        // stored answer; with a new key it was paid twice), and to one that keeps none the key is
+        // any resend. Only a 500 it keeps giving for that key counts towards a new key.
         this.transition(item.id, {
           attempts,
           waitReason: 'service_error',
