@@ -158,24 +158,12 @@ export class Scheduler {
               price = oneOff.probe;
             } else if (oneOff && ceiling.committed + price > ceiling.max) {
               // That photo charged: its reading lowers the plan (or confirms the price).
-              if (!submitting && engine.spending.hasUnsureCharges()) engine.reconcile();
-              if (
-                engine.spending.reconcilePending ||
-                ceiling.inFlight > 0 ||
-                engine.spending.hasUnsureCharges()
-              )
-                continue;
+              if (this.awaitReading(submitting, ceiling.inFlight)) continue;
             }
             if (ceiling.committed + price > ceiling.max) {
               if (ceiling.committed - ceiling.margins + quote.diamonds <= ceiling.max) {
                 // Only safety margins are in the way: the balance tells the real prices (then exact).
-                if (!submitting && engine.spending.hasUnsureCharges()) engine.reconcile();
-                if (
-                  engine.spending.reconcilePending ||
-                  ceiling.inFlight > 0 ||
-                  engine.spending.hasUnsureCharges()
-                )
-                  continue;
+                if (this.awaitReading(submitting, ceiling.inFlight)) continue;
               }
               this.wait(item, 'ceiling', this.unconfirmedPriceHold(item, ceiling, price));
               continue;
@@ -224,6 +212,17 @@ export class Scheduler {
         }
       }
     return { left, free: left - 2 - kept, keptForPaid, paidJobs, kept };
+  }
+
+  /**
+   * Whether the photo waits for a balance reading (one is asked for when nothing is being
+   * submitted and charges are unsure): a reading pending, photos of the ceiling in flight, or
+   * charges still unsure.
+   */
+  private awaitReading(submitting: boolean, inFlight: number): boolean {
+    const spending = this.engine.spending;
+    if (!submitting && spending.hasUnsureCharges()) this.engine.reconcile();
+    return spending.reconcilePending || inFlight > 0 || spending.hasUnsureCharges();
   }
 
   private wait(item: store.ItemRow, reason: WaitReason, text: string | null): void {
