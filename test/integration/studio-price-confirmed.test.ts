@@ -6,14 +6,7 @@
  * /v1 service (written from the spec alone) through `run`'s own path.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ReferenceServiceOptions } from '../reference-service';
-import {
-  netSpent as spentOf,
-  photoFolders,
-  plannedPrice,
-  runOnce,
-} from './helpers/price-reading-studio';
-import { referenceWorld, type ReferenceWorld } from './helpers/reference-studio';
+import { priceWorlds, photoFolders, plannedPrice, runOnce } from './helpers/price-reading-studio';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -22,14 +15,7 @@ afterEach(async () => {
 
 const EMAIL = 'price-confirmed@ref.test';
 
-const world = (service: ReferenceServiceOptions) =>
-  referenceWorld(cleanups, {
-    email: EMAIL,
-    diamonds: 400,
-    service: { seed: 11, timeScale: 0.01, ...service },
-  });
-
-const netSpent = (w: ReferenceWorld) => spentOf(w, EMAIL);
+const { world, netSpent } = priceWorlds(cleanups, EMAIL, 400);
 
 describe('a price confirmed by the balance', () => {
   it('charged at its list: once a reading of the batch agrees, the ceiling is filled', async () => {

@@ -6,14 +6,7 @@
  * from the service's ledger.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ReferenceServiceOptions } from '../reference-service';
-import {
-  netSpent as spentOf,
-  photoFolders,
-  plannedPrice,
-  runOnce,
-} from './helpers/price-reading-studio';
-import { referenceWorld, type ReferenceWorld } from './helpers/reference-studio';
+import { priceWorlds, photoFolders, plannedPrice, runOnce } from './helpers/price-reading-studio';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -22,14 +15,7 @@ afterEach(async () => {
 
 const EMAIL = 'price-evidence@ref.test';
 
-const world = (service: ReferenceServiceOptions) =>
-  referenceWorld(cleanups, {
-    email: EMAIL,
-    diamonds: 200,
-    service: { seed: 11, timeScale: 0.01, ...service },
-  });
-
-const netSpent = (w: ReferenceWorld) => spentOf(w, EMAIL);
+const { world, netSpent } = priceWorlds(cleanups, EMAIL, 200);
 
 describe('a price read once from the shared balance', () => {
   it('a credit masking a surcharge: the next run keeps --max-diamonds 12', async () => {

@@ -9,14 +9,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import * as store from '../../src/studio/db/store';
-import type { ReferenceServiceOptions } from '../reference-service';
-import {
-  netSpent as spentOf,
-  photoFolders,
-  runOnce,
-  withEngine,
-} from './helpers/price-reading-studio';
-import { referenceWorld, type ReferenceWorld } from './helpers/reference-studio';
+import { priceWorlds, photoFolders, runOnce, withEngine } from './helpers/price-reading-studio';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -25,14 +18,7 @@ afterEach(async () => {
 
 const EMAIL = 'price-reading@ref.test';
 
-const world = (service: ReferenceServiceOptions) =>
-  referenceWorld(cleanups, {
-    email: EMAIL,
-    diamonds: 400,
-    service: { seed: 11, timeScale: 0.01, ...service },
-  });
-
-const netSpent = (w: ReferenceWorld) => spentOf(w, EMAIL);
+const { world, netSpent } = priceWorlds(cleanups, EMAIL, 400);
 
 describe('a price read from the balance', () => {
   it('confirmed by two readings, then charged dearer: the ceiling holds on every run', async () => {

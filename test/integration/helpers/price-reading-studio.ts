@@ -10,7 +10,8 @@ import { HttpClient } from '../../../src/client';
 import type { Recipe } from '../../../src/shared/studio';
 import { StudioEngine } from '../../../src/studio/engine';
 import { runBatch } from '../../../src/studio/run-batch';
-import type { ReferenceWorld } from './reference-studio';
+import type { ReferenceServiceOptions } from '../../reference-service';
+import { referenceWorld, type ReferenceWorld } from './reference-studio';
 import { shapePhotos } from './studio-fixtures';
 
 /** virtual_model: 4 diamonds at the reference service's list. */
@@ -30,6 +31,23 @@ export const netSpent = (w: ReferenceWorld, email: string) =>
     .reduce((sum, e) => sum - e.delta, 0);
 
 /** Folders of `sizes` distinct photos each, one per later run. */
+/** The price tests' world (seeded reference service, fast jobs) for one account, and its net spend. */
+export function priceWorlds(
+  cleanups: (() => Promise<void> | void)[],
+  email: string,
+  diamonds: number,
+) {
+  return {
+    world: (service: ReferenceServiceOptions) =>
+      referenceWorld(cleanups, {
+        email,
+        diamonds,
+        service: { seed: 11, timeScale: 0.01, ...service },
+      }),
+    netSpent: (w: ReferenceWorld) => netSpent(w, email),
+  };
+}
+
 export async function photoFolders(w: ReferenceWorld, sizes: number[]): Promise<string[]> {
   const all = path.join(w.root, 'all');
   await shapePhotos(
