@@ -55,11 +55,32 @@ export async function createTestDatabase(baseUrl: string, label = 'test'): Promi
   return {
     url: url.toString(),
     name,
-    drop: () =>
-      withAdmin(baseUrl, (admin) =>
-        admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
-      ).then(() => undefined),
+    drop: () => dropDatabase(baseUrl, name),
   };
+}
+
+/** SQLSTATEs of a drop refused for a moment: a backend it may not signal, or one still leaving. */
+const DROP_REFUSED_FOR_NOW = new Set(['42501', '55006']);
+
+/**
+ * Drops `name` with its connections. FORCE signals every backend on the database, and an
+ * autovacuum worker that happens to be on it belongs to no role the test role is a member of
+ * (CI at 431fc9d: "must be a member of the role whose process is being terminated"); such a
+ * worker leaves within moments, so the drop is asked again for a few seconds before it fails.
+ */
+async function dropDatabase(baseUrl: string, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await withAdmin(baseUrl, (admin) =>
+        admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+      );
+      return;
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (attempt >= 40 || typeof code !== 'string' || !DROP_REFUSED_FOR_NOW.has(code)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 }
 
 async function withAdmin<T>(baseUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
