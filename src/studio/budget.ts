@@ -67,11 +67,12 @@ export class Budget {
   private anchor: { balance: number; at: number } | null = null;
   private reconciling: Promise<void> | null = null;
   /**
-   * Prices a reading of this batch agreed with (the one before it, from another window): planned
-   * with no margin until a reading differs. Never carried over from an earlier batch, whose price
-   * may have changed since: the first charges of each batch keep their margin until read.
+   * Prices a reading of this batch agreed with (the one before it, from another window): the
+   * charges that reading covered count at that price with no margin. Charges made since keep their
+   * margin until a reading covers them (the service may raise its price at any moment). Never
+   * carried over from an earlier batch, whose price may have changed since.
    */
-  private readonly agreedThisBatch = new Map<string, number>();
+  private readonly agreedThisBatch = new Set<string>();
 
   constructor(
     private readonly db: StudioDB,
@@ -251,10 +252,11 @@ export class Budget {
   /**
    * The price we believe a job group (a tool, or looks) is charged at, and whether it is sure (a
    * ceiling keeps no margin for it). Sure when the service itself named it (a 402's required
-   * amount: `learnPrice`), on the embedded core (it charges its list), or when a reading of this
-   * batch agreed with the one before it (`agreedThisBatch`). Otherwise a price read from the shared
-   * balance (`learnPriceFromBalance`) is planned with, never below the list, and keeps its margin:
-   * a credit or an app's debit may be in any one reading.
+   * amount: `learnPrice`) or on the embedded core (it charges its list). Otherwise the price read
+   * from the shared balance (`learnPriceFromBalance`) is planned with, never below the list, and a
+   * photo starting at it keeps its margin even once readings agreed on it: the price is resolved
+   * per request (spec §2) and may rise before the charge; a reading that covers the charge drops
+   * the margin (`reconcile`).
    */
   toolPrice(group: string): PriceQuote {
     const list = this.toolPrices.get(group) ?? 0;
@@ -262,8 +264,7 @@ export class Budget {
     const named = this.namedPrice(group);
     if (named !== null) return { diamonds: named, sure: true };
     const read = this.readPrice(group);
-    const diamonds = Math.max(list, read?.diamonds ?? 0);
-    return { diamonds, sure: read !== null && this.agreedThisBatch.get(group) === diamonds };
+    return { diamonds: Math.max(list, read?.diamonds ?? 0), sure: false };
   }
 
   /** A ready shoot's shot: learnt from a job's diamondCost, else the dearest image tool (never under). */
@@ -316,7 +317,7 @@ export class Budget {
     if (named !== null) store.setSetting(this.db, `price:${this.key}:${group}`, '');
     const confirmed = this.readPrice(group)?.diamonds === diamonds;
     this.storeReading(group, diamonds, confirmed);
-    if (confirmed && diamonds >= this.listPrice(group)) this.agreedThisBatch.set(group, diamonds);
+    if (confirmed && diamonds >= this.listPrice(group)) this.agreedThisBatch.add(group);
     else this.agreedThisBatch.delete(group);
     return this.agreedThisBatch.has(group);
   }
@@ -505,7 +506,8 @@ export class Budget {
         this.db
           .prepare("SELECT 1 FROM items WHERE state = 'submitting' AND submitted_at >= ? LIMIT 1")
           .get(new Date(anchor.at).toISOString()) !== undefined;
-      // A price sure by agreeing readings is read again with each window: a dearer one shows.
+      // Charges at a price agreeing readings confirmed are read again with each window (they keep
+      // their margin until then): a dearer one shows.
       const charged = unknown
         ? []
         : since.filter((c) => c.sure === 0 || this.agreedThisBatch.has(jobGroup(c.kind, c.toolId)));

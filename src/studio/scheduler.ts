@@ -2,9 +2,9 @@
  * Admission: which items may take a step now. Concurrency limits uploads, submissions, downloads
  * and exports; a job waiting for its next poll holds no slot (it is woken when due, and polls have
  * their own bound). Photos start only when their price fits the batch's ceiling (one reservation
- * per batch, written on the item, so concurrent starts can never overshoot it, with a margin while
- * the real price is unconfirmed), when today's request budget can carry them to the end, and while
- * no gate (402, daily cap, rate limit) is closed.
+ * per batch, written on the item, so concurrent starts can never overshoot it, with a margin until
+ * a balance reading covers the charge), when today's request budget can carry them to the end, and
+ * while no gate (402, daily cap, rate limit) is closed.
  */
 import { ACTIVE_STATES, jobGroup, type WaitReason } from '../shared/studio';
 import { Budget, ownCapMessage, requestsPerPhoto, UNCONFIRMED_PRICE_HOLD } from './budget';
@@ -135,7 +135,7 @@ export class Scheduler {
             }
             requestsLeft -= perPhoto;
           }
-          const ceiling = this.ceilingOf(item.batchId, ceilings);
+          const ceiling = this.ceilingOf(item.batchId, ceilings, active);
           let planned = quote.diamonds;
           let price = planned + Budget.margin(quote);
           if (ceiling && item.reserved === 0) {
@@ -294,10 +294,15 @@ export class Scheduler {
 
   /**
    * A batch's diamond ceiling and what counts against it: what its items were charged, a margin
-   * on charges whose price is not confirmed, and the reservations of items admitted but not yet
-   * charged. Read once per tick and batch.
+   * on charges no balance reading has confirmed, and the reservations of items admitted but not yet
+   * charged, each at least at today's plan and its margin (a reading that showed a rise reprices
+   * the photos already on their way: they will be charged the new price). Once per tick and batch.
    */
-  private ceilingOf(batchId: string, cache: Map<string, Ceiling | null>): Ceiling | null {
+  private ceilingOf(
+    batchId: string,
+    cache: Map<string, Ceiling | null>,
+    active: store.ItemRow[],
+  ): Ceiling | null {
     if (!cache.has(batchId)) {
       const batch = store.getBatch(this.engine.db, batchId);
       if (!batch || batch.ceiling === null) cache.set(batchId, null);
@@ -305,23 +310,28 @@ export class Scheduler {
         const row = this.engine.db
           .prepare(
             `SELECT COALESCE(SUM(diamonds), 0) AS charged,
-               COALESCE(SUM(CASE WHEN diamonds > 0 AND price_sure = 0 THEN MAX(1, (diamonds + 3) / 4) ELSE 0 END), 0) AS chargeMargins,
-               COALESCE(SUM(CASE WHEN diamonds = 0 AND job_id IS NULL AND state IN ('queued', 'uploading', 'submitting') THEN reserved ELSE 0 END), 0) AS reserved,
-               COALESCE(SUM(CASE WHEN diamonds = 0 AND job_id IS NULL AND state IN ('queued', 'uploading', 'submitting') AND reserved > 0 THEN 1 ELSE 0 END), 0) AS inFlight
+               COALESCE(SUM(CASE WHEN diamonds > 0 AND price_sure = 0 THEN MAX(1, (diamonds + 3) / 4) ELSE 0 END), 0) AS chargeMargins
              FROM items WHERE batch_id = ?`,
           )
-          .get(batchId) as {
-          charged: number;
-          chargeMargins: number;
-          reserved: number;
-          inFlight: number;
-        };
+          .get(batchId) as { charged: number; chargeMargins: number };
         // Reservations carry their own margin; they are counted whole until the charge replaces them.
+        const onTheirWay = active.filter(
+          (i) =>
+            i.batchId === batchId &&
+            i.diamonds === 0 &&
+            i.jobId === null &&
+            i.reserved > 0 &&
+            (i.state === 'queued' || i.state === 'uploading' || i.state === 'submitting'),
+        );
+        const reserved = onTheirWay.reduce((sum, i) => {
+          const quote = this.engine.quoteOf(i);
+          return sum + Math.max(i.reserved, quote ? quote.diamonds + Budget.margin(quote) : 0);
+        }, 0);
         cache.set(batchId, {
           max: batch.ceiling,
-          committed: row.charged + row.chargeMargins + row.reserved,
+          committed: row.charged + row.chargeMargins + reserved,
           margins: row.chargeMargins,
-          inFlight: row.inFlight,
+          inFlight: onTheirWay.length,
         });
       }
     }
