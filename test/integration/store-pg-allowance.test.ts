@@ -107,6 +107,150 @@ describePostgres('PostgreSQL daily cap from per-process allowances', (databaseUr
     expect(await stores[2]!.requests.get(keyId, DAY)).toBe(cap);
   });
 
+  /**
+   * Admits `perTick` requests of the key every `tickMs` for `ms`; counts the ticks in which some
+   * request was not answered at once (it waited for a take).
+   */
+  async function stream(
+    store: Store,
+    k: { keyId: string; cap: number },
+    o: { ms: number; tickMs: number; perTick: number },
+  ): Promise<{ admitted: number; refused: number; waited: number; ticks: number }> {
+    const tally = { admitted: 0, refused: 0, waited: 0, ticks: 0 };
+    const pending: Promise<void>[] = [];
+    const end = performance.now() + o.ms;
+    while (performance.now() < end) {
+      tally.ticks++;
+      let waited = false;
+      for (let i = 0; i < o.perTick; i++) {
+        let answered = false;
+        const p = admitOn(store)
+          .admit(k.keyId, DAY, k.cap)
+          .then((r) => {
+            answered = true;
+            if (r.refused) tally.refused++;
+            else tally.admitted++;
+          });
+        // Answered from the allowance: within a few microtasks, no round trip.
+        for (let m = 0; m < 4; m++) await Promise.resolve();
+        if (!answered) waited = true;
+        pending.push(p);
+      }
+      if (waited) tally.waited++;
+      await delay(o.tickMs);
+    }
+    await Promise.all(pending);
+    return tally;
+  }
+
+  it('a steadily used key takes its next allowance ahead: its requests seldom wait for a take, and the count stays exact', async () => {
+    const k = await key(1_000_000);
+    // Warm up: the store learns the key's rate.
+    await stream(stores[0]!, k, { ms: 300, tickMs: 2, perTick: 10 });
+    const ms = 1_500;
+    const run = await stream(stores[0]!, k, { ms, tickMs: 2, perTick: 10 });
+    // Taken only on demand, every allowance's end (at most HOLD_MS = 100 ms apart) made the
+    // requests then arriving wait: 15 or more ticks with a wait here. Taken ahead, only a take
+    // slower than the time left (a very busy machine) makes any wait.
+    expect(run.refused).toBe(0);
+    expect(run.waited, JSON.stringify(run)).toBeLessThan(ms / 100 / 2);
+    await stores[0]!.close();
+    const total = await stores[1]!.requests.get(k.keyId, DAY);
+    const warm = total - run.admitted;
+    expect(warm).toBeGreaterThan(0);
+    // Everything held ahead came back on close: the count is exactly what was admitted.
+    expect(total).toBe(warm + run.admitted);
+  });
+
+  it('steady streams at three stores, taking ahead, admit exactly the cap and refuse every later request', async () => {
+    const k = await key(3_000);
+    const runs = await Promise.all(
+      stores.map((s) => stream(s, k, { ms: 1_500, tickMs: 2, perTick: 4 })),
+    );
+    const admitted = runs.reduce((n, r) => n + r.admitted, 0);
+    expect(admitted, JSON.stringify(runs)).toBe(k.cap);
+    for (const r of runs) expect(r.refused).toBeGreaterThan(0);
+    for (const s of stores)
+      expect((await admitOn(s).admit(k.keyId, DAY, k.cap)).refused).toBe(true);
+    await Promise.all(stores.map((s) => s.close()));
+    const check = await openPostgresStore(databaseUrl(), { schema, max: 1 });
+    try {
+      expect(await check.requests.get(k.keyId, DAY)).toBe(k.cap);
+    } finally {
+      await check.close();
+    }
+  });
+
+  it('a take ahead keeps what is left of the allowance held (at most what was held), and a give-back returns exactly the unused', async () => {
+    const { keyId, cap } = await key(100);
+    const handle = openPgPool(databaseUrl(), { schema, max: 1 });
+    const take = async (
+      holder: string,
+      o: { unused?: number; keep?: number; need: number; want: number; holdMs?: number },
+    ) =>
+      (
+        await handle.pool.query<{ granted: number; total: number; others: number }>(
+          'SELECT granted, total, others FROM key_usage_take($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+          [keyId, DAY, holder, o.unused ?? 0, o.keep ?? 0, o.need, o.want, cap, o.holdMs ?? 5_000],
+        )
+      ).rows[0]!;
+    const held = async (holder: string) =>
+      (
+        await handle.pool.query<{ held: number | null }>(
+          `SELECT (holds -> $3::text ->> 'held')::integer AS held FROM key_usage WHERE key_id = $1 AND day = $2`,
+          [keyId, DAY, holder],
+        )
+      ).rows[0]?.held ?? 0;
+    try {
+      // "p" admits 1 and holds 7 ahead.
+      expect(await take('p', { need: 1, want: 8 })).toEqual({ granted: 8, total: 8, others: 0 });
+      expect(await held('p')).toBe(7);
+      // Ahead of running out (4 left, 3 used): 8 more, the 4 kept held with them.
+      expect(await take('p', { keep: 4, need: 0, want: 8 })).toEqual({
+        granted: 8,
+        total: 16,
+        others: 0,
+      });
+      expect(await held('p')).toBe(12);
+      // Its allowance ends with 10 unused (2 more used): the count is what was admitted, 6.
+      expect(await take('p', { unused: 10, need: 0, want: 0 })).toEqual({
+        granted: 0,
+        total: 6,
+        others: 0,
+      });
+      expect(await held('p')).toBe(0);
+      // Keeping more than it holds keeps only what it holds (the rest was never its to use).
+      expect(await take('q', { need: 1, want: 3 })).toEqual({ granted: 3, total: 9, others: 0 });
+      expect(await take('q', { keep: 50, need: 0, want: 0 })).toEqual({
+        granted: 0,
+        total: 9,
+        others: 0,
+      });
+      expect(await held('q')).toBe(2);
+      // A hold that expired and was dropped by another's take is kept as nothing: it stays
+      // counted as used, never given back.
+      expect(await take('r', { need: 1, want: 5, holdMs: 100 })).toEqual({
+        granted: 5,
+        total: 14,
+        others: 2,
+      });
+      await delay(200);
+      expect(await take('q', { unused: 2, need: 1, want: 1 })).toEqual({
+        granted: 1,
+        total: 13,
+        others: 0,
+      });
+      expect(await take('r', { keep: 4, need: 0, want: 0 })).toEqual({
+        granted: 0,
+        total: 13,
+        others: 0,
+      });
+      expect(await held('r')).toBe(0);
+    } finally {
+      await handle.pool.end();
+    }
+  });
+
   it('a hold whose process died stays counted once it expires, and only then is a refusal at the cap final', async () => {
     const { keyId, cap } = await key(10);
     const handle = openPgPool(databaseUrl(), { schema, max: 1 });

@@ -11,10 +11,11 @@ import { scrubbedError } from './url';
 import * as m0010 from './migrations/0010-initial';
 import * as m0020 from './migrations/0020-key-changes';
 import * as m0030 from './migrations/0030-key-usage-holds';
+import * as m0040 from './migrations/0040-key-usage-keep';
 
 export type PgMigration = { version: number; sql: string };
 
-export const PG_MIGRATIONS: readonly PgMigration[] = [m0010, m0020, m0030].map(
+export const PG_MIGRATIONS: readonly PgMigration[] = [m0010, m0020, m0030, m0040].map(
   ({ version, sql }) => ({
     version,
     sql,

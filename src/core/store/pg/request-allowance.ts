@@ -16,6 +16,13 @@
  * what it held counts as used (at most one allowance per key, a fraction of a second of its
  * requests). An allowance is used only until HOLD_MS after its take was sent, and the database
  * keeps the hold HOLD_MS + GRACE_MS after the take ran: a late use can never meet an expired hold.
+ *
+ * A busy key's next allowance is taken ahead (`prefetch`, migration 0040's `p_keep`): when what is
+ * left would last less than PREFETCH_MS at the key's recent rate, or the allowance ends within
+ * PREFETCH_MS, one take goes out while requests go on using what is left, which that take keeps
+ * held (and lengthens) instead of giving it back. So a steadily polled key's requests do not wait
+ * for the round trip every HOLD_MS. Not near the cap: there allowances end and are given back as
+ * above, so another process's wait for them stays bounded by HOLD_MS.
  */
 import type { Executor } from './executor';
 
@@ -27,6 +34,10 @@ const GRACE_MS = 2_000;
 const MAX_AHEAD = 256;
 /** How often a request at the cap asks again while other processes hold counts. */
 const RETRY_MS = 20;
+/** How far ahead of running out (in time, at the key's recent rate) the next allowance is taken. */
+const PREFETCH_MS = 50;
+/** The least rate (requests per HOLD_MS) worth taking ahead for: slower keys take on demand. */
+const PREFETCH_MIN_RATE = 8;
 
 export type Admitted = {
   /** True past the day's cap (nothing counted). */
@@ -38,6 +49,7 @@ export type Admitted = {
 type Waiter = { resolve(r: Admitted): void; reject(err: unknown): void };
 
 type Allowance = {
+  name: string;
   keyId: string;
   day: string;
   cap: number;
@@ -76,6 +88,7 @@ export class RequestAllowances {
     let a = this.allowances.get(name);
     if (!a) {
       a = {
+        name,
         keyId,
         day,
         cap,
@@ -92,7 +105,9 @@ export class RequestAllowances {
       };
       this.allowances.set(name, a);
     }
-    if (!a.taking && a.waiting.length === 0 && this.useOne(a)) {
+    // While a take ahead is on its way, what is left of the allowance is still used.
+    if (a.waiting.length === 0 && this.useOne(a)) {
+      this.maybePrefetch(a);
       return Promise.resolve({ refused: false, count: a.total });
     }
     const admitted = new Promise<Admitted>((resolve, reject) =>
@@ -121,6 +136,32 @@ export class RequestAllowances {
     return true;
   }
 
+  /** Takes the next allowance ahead when this one is about to run out (see the header). */
+  private maybePrefetch(a: Allowance): void {
+    if (a.taking || this.closed) return;
+    const rate = Math.max(a.thisWindow, a.lastWindow);
+    if (rate < PREFETCH_MIN_RATE) return;
+    const want = Math.min(MAX_AHEAD, rate);
+    // Near the cap (what is left of the day within a few allowances), take on demand only.
+    if (a.cap - a.total < 4 * want) return;
+    const soon = (rate * PREFETCH_MS) / HOLD_MS;
+    if (a.left > soon && a.until - performance.now() > PREFETCH_MS) return;
+    void this.prefetch(a, want);
+  }
+
+  private async prefetch(a: Allowance, want: number): Promise<void> {
+    a.taking = true;
+    try {
+      await this.send(a, 0, want, true);
+    } catch {
+      // Nothing changed in the database's view: the allowance ends (and is given back) as usual.
+      if (a.holding && !this.closed) this.armExpiry(a);
+    } finally {
+      a.taking = false;
+    }
+    if (a.waiting.length > 0) void this.take(a.name, a);
+  }
+
   private counted(a: Allowance, n: number): void {
     const now = performance.now();
     if (now - a.windowStart >= HOLD_MS) {
@@ -144,7 +185,7 @@ export class RequestAllowances {
         const want = need + Math.min(MAX_AHEAD, Math.max(a.thisWindow, a.lastWindow));
         let got: { granted: number; total: number; others: number };
         try {
-          got = await this.send(a, need, want);
+          got = await this.send(a, need, want, false);
         } catch (err) {
           for (const w of a.waiting.splice(0)) w.reject(err);
           break;
@@ -166,35 +207,47 @@ export class RequestAllowances {
     }
   }
 
-  /** One take: gives back what the previous allowance left unused, takes up to `want`. */
+  /**
+   * One take of up to `want` for the `need` requests waiting. Either gives back what the current
+   * allowance left unused first, or (`keep`, a take ahead) keeps it held and goes on using it
+   * while the take is on its way.
+   */
   private async send(
     a: Allowance,
     need: number,
     want: number,
+    keep: boolean,
   ): Promise<{ granted: number; total: number; others: number }> {
     const sent = performance.now();
-    const unused = a.left;
-    a.left = 0;
+    const kept = keep ? a.left : 0;
+    const unused = keep ? 0 : a.left;
+    if (!keep) a.left = 0;
     const rows = await this.ex.query<{ granted: number; total: number; others: number }>(
-      'SELECT granted, total, others FROM key_usage_take($1, $2, $3, $4, $5, $6, $7, $8)',
-      [a.keyId, a.day, this.holder, unused, need, want, a.cap, HOLD_MS + GRACE_MS],
+      'SELECT granted, total, others FROM key_usage_take($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+      [a.keyId, a.day, this.holder, unused, kept, need, want, a.cap, HOLD_MS + GRACE_MS],
     );
     const got = rows[0]!;
     a.total = got.total;
-    a.left = Math.max(0, got.granted - need);
+    // Kept: what is left of it now (requests used some meanwhile), plus the new part.
+    a.left = (keep ? a.left : 0) + Math.max(0, got.granted - need);
     a.until = sent + HOLD_MS;
-    a.holding = a.left > 0;
+    // The database may hold more for this process than is left (used while the take was on its
+    // way): given back, down to nothing, when the allowance ends.
+    a.holding = a.left > 0 || kept > 0;
     clearTimeout(a.timer);
-    if (a.holding) {
-      // Give back what is left when the allowance ends (unless a take comes first).
-      a.timer = setTimeout(() => void this.expire(a), Math.max(0, a.until - performance.now()));
-      a.timer.unref();
-    }
+    if (a.holding) this.armExpiry(a);
     return got;
   }
 
+  /** Gives back what is left when the allowance ends (unless a take comes first). */
+  private armExpiry(a: Allowance): void {
+    clearTimeout(a.timer);
+    a.timer = setTimeout(() => void this.expire(a), Math.max(0, a.until - performance.now()));
+    a.timer.unref();
+  }
+
   private async expire(a: Allowance): Promise<void> {
-    const name = `${a.keyId}\n${a.day}\n${a.cap}`;
+    const name = a.name;
     if (a.taking || this.closed) return;
     a.taking = true;
     try {
@@ -210,7 +263,7 @@ export class RequestAllowances {
 
   private async giveBack(name: string, a: Allowance): Promise<void> {
     a.until = 0;
-    await this.send(a, 0, 0);
+    await this.send(a, 0, 0, false);
     if (a.waiting.length === 0 && !this.closed) this.allowances.delete(name);
   }
 }
