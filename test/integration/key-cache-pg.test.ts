@@ -2,7 +2,8 @@
  * The key cache on PostgreSQL (key-cache.ts): polls cost no key lookup, yet a key revoked by
  * another process (another store on the same schema here) is refused by the first request that
  * starts more than KEY_CHECK_MS.postgres after the revoke committed; requests arriving while the
- * change marker is being read share that one read.
+ * change marker is being read share that one read, and once half that time has passed the next
+ * read goes out ahead of need, without making the request that sends it wait.
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -57,5 +58,50 @@ describePostgres('key cache on PostgreSQL', (databaseUrl) => {
     await delay(KEY_CHECK_MS.postgres + 5);
     await expect(cache.authenticate(header)).rejects.toBeInstanceOf(Unauthorized);
     expect(markerReads).toBe(2);
+  });
+
+  it('reads the marker ahead half-way through the window: the request that sends the read is answered at once, a revoke is still refused after the window', async () => {
+    const { apiKey, keyId } = await createAccount(
+      admin,
+      { email: `${randomBytes(4).toString('hex')}@example.test`, diamonds: 0 },
+      new Date(),
+    );
+    let markerReads = 0;
+    const keys = serving.keys;
+    const counted = {
+      keys: new Proxy(keys, {
+        get: (target, prop, receiver) =>
+          prop === 'changeMarker'
+            ? () => {
+                markerReads++;
+                return target.changeMarker();
+              }
+            : (Reflect.get(target, prop, receiver) as unknown),
+      }),
+      dialect: serving.dialect,
+    };
+    // A long window, so the machine's load cannot push the steps below out of it.
+    const windowMs = 1_000;
+    const cache = new KeyCache(counted, { checkEveryMs: windowMs });
+    const header = `Bearer ${apiKey}`;
+    await cache.authenticate(header);
+    expect(markerReads).toBe(1);
+
+    // Not yet half-way: served from the cache, no read.
+    await cache.authenticate(header);
+    expect(markerReads).toBe(1);
+    await delay(windowMs * 0.6);
+    // Half-way: the next read goes out, and this request does not wait for it.
+    let answered = false;
+    const ahead = cache.authenticate(header).then((k) => ((answered = true), k));
+    for (let m = 0; m < 4; m++) await Promise.resolve();
+    expect(answered).toBe(true);
+    expect((await ahead).keyId).toBe(keyId);
+    expect(markerReads).toBe(2);
+
+    await revokeKey(admin, keyId, new Date());
+    await delay(windowMs + 20);
+    await expect(cache.authenticate(header)).rejects.toBeInstanceOf(Unauthorized);
+    expect(markerReads).toBe(3);
   });
 });
