@@ -276,6 +276,47 @@ describePostgres('PostgreSQL store across processes', (databaseUrl) => {
     expect(await store.requests.get(keyId, day)).toBe(500);
   });
 
+  type Admitted = { admitted: number; refused: number };
+
+  it('as the service counts (countRequest, allowances taken ahead): the 501st request is refused while calls alternate between processes', async () => {
+    const accountId = await account(0);
+    const keyId = await key(accountId, 500);
+    const at = '2026-11-24T09:00:00.000Z';
+    const admit = (w: Worker) =>
+      w.call<Admitted>({ op: 'admit', keyId, accountId, cap: 500, at, n: 1 });
+    for (let i = 0; i < 500; i++)
+      expect(await admit(workers[i % 3]!)).toEqual({ admitted: 1, refused: 0 });
+    for (const w of workers) expect(await admit(w)).toEqual({ admitted: 0, refused: 1 });
+    expect(await store.requests.get(keyId, '2026-11-24')).toBe(500);
+  });
+
+  it('as the service counts: steady streams of one key at three processes admit exactly the cap, then refuse on each', async () => {
+    for (const cap of [500, 2_000]) {
+      const accountId = await account(0);
+      const keyId = await key(accountId, cap);
+      const at = '2026-11-24T09:00:00.000Z';
+      let admitted = 0;
+      const refusedBy = new Set<string>();
+      // Rounds of 8 requests at once at each process, until every process refuses a whole round.
+      for (let round = 0; refusedBy.size < 3; round++) {
+        expect(round).toBeLessThan(1_000);
+        const results = await Promise.all(
+          workers.map((w) => w.call<Admitted>({ op: 'admit', keyId, accountId, cap, at, n: 8 })),
+        );
+        results.forEach((r, i) => {
+          const name = workers[i]!.name;
+          // A refusal is final: nothing is admitted at a process after it refused a whole round.
+          if (refusedBy.has(name)) expect(r.admitted).toBe(0);
+          admitted += r.admitted;
+          if (r.admitted === 0) refusedBy.add(name);
+        });
+      }
+      expect(admitted).toBe(cap);
+      // What processes held ahead was used or given back: the shared count is the cap.
+      expect(await store.requests.get(keyId, '2026-11-24')).toBe(cap);
+    }
+  });
+
   it('a failed job is refunded once when every process tries to fail it at the same moment', async () => {
     const accountId = await account(50);
     const keyId = await key(accountId, 500);

@@ -6,10 +6,12 @@
  *
  * The operations do what the service does with the Store (the rules are the service's; the
  * exactness across processes is the store's): charge = lock the balance, check, append; count =
- * the atomic capped increment; refund = finish the job and refund in the transaction that
+ * the atomic capped increment (admit: the service's countRequest); refund = finish the job and refund in the transaction that
  * finished it; idempotent charge = charge and remember the answer in one transaction.
  */
 import { z } from 'zod';
+import { DailyCapReached } from '../../src/core/errors';
+import { countRequest } from '../../src/core/request-counter';
 import { openPostgresStore } from '../../src/core/store/pg/index';
 import type { Store } from '../../src/core/store/types';
 
@@ -28,6 +30,15 @@ export const workerRequest = z.discriminatedUnion('op', [
     keyId: z.string(),
     day: z.string(),
     cap: z.number().int().positive(),
+  }),
+  z.object({
+    id: z.number(),
+    op: z.literal('admit'),
+    keyId: z.string(),
+    accountId: z.string(),
+    cap: z.number().int().positive(),
+    at: z.string(),
+    n: z.number().int().positive(),
   }),
   z.object({ id: z.number(), op: z.literal('refund'), jobId: z.string(), at: z.string() }),
   z.object({ id: z.number(), op: z.literal('refundUnguarded'), jobId: z.string(), at: z.string() }),
@@ -107,6 +118,25 @@ async function handle(store: Store, req: WorkerRequest): Promise<unknown> {
       });
     case 'increment':
       return store.requests.increment(req.keyId, req.day, req.cap);
+    case 'admit': {
+      // n requests at once, counted as the service counts them (allowances taken ahead).
+      const key = { keyId: req.keyId, accountId: req.accountId, dailyCap: req.cap };
+      const results = await Promise.all(
+        Array.from({ length: req.n }, () =>
+          countRequest(store, key, new Date(req.at)).then(
+            () => true,
+            (err: unknown) => {
+              if (err instanceof DailyCapReached) return false;
+              throw err;
+            },
+          ),
+        ),
+      );
+      return {
+        admitted: results.filter(Boolean).length,
+        refused: results.filter((r) => !r).length,
+      };
+    }
     case 'refund':
       // The service's rule: only the call that moved the job out of 'processing' refunds it.
       return store.transaction(async (tx) => {
