@@ -551,14 +551,12 @@ export class Budget {
               this.learnPriceFromBalance(jobGroup(first.kind, first.toolId), each);
             for (const c of charged) attribute(c, each, agreed);
           } else {
-            // Mixed tools: shares in proportion to what each was expected to cost.
-            let left = spent;
-            charged.forEach((c, i) => {
-              const share =
-                i === charged.length - 1 ? left : Math.round((spent * c.diamonds) / estimated);
-              left -= share;
-              attribute(c, share, false);
-            });
+            // Mixed tools, or one tool whose charges the difference does not divide: shares in
+            // proportion to what each was expected to cost, rounded up. Undivided, something
+            // else moved the balance (a credit hides charges): the summary must not say less than
+            // was taken, so it counts more than the balance shows and says so (run-batch.ts).
+            for (const c of charged)
+              attribute(c, Math.ceil((spent * c.diamonds) / estimated), false);
           }
         })();
       }

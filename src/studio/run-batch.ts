@@ -266,14 +266,15 @@ export async function runBatch(
   const notShownByBalance =
     spentByBalance === null ? 0 : Math.max(0, chargedThisRun - spentByBalance);
   // The balance is shared with the service's own apps: a credit during the batch (a refund, a
-  // top-up) hides what the charges cost, which then stay at list prices, unconfirmed.
+  // top-up) hides what the charges cost; they stay counted at their plan or reading (never less),
+  // unconfirmed, and the figure is said to be estimated.
   const diamondsUnconfirmed =
     wantsBalance && (!confirmed || notShownByBalance > 0)
       ? thisRun.filter((i) => i.priceSure === 0).reduce((sum, i) => sum + i.diamonds, 0)
       : 0;
   if (diamondsUnconfirmed > 0 && confirmed)
     notice(
-      `the balance shows ${notShownByBalance} diamond(s) fewer spent than this run's charges at list prices: it is shared with the service's own apps, and something credited it meanwhile (a refund, a top-up). ${diamondsUnconfirmed} of the ${chargedThisRun + unattributed} diamond(s) counted as spent are at list prices the service may exceed`,
+      `the balance shows ${notShownByBalance} diamond(s) fewer spent than this run's charges as counted: it is shared with the service's own apps, and something credited it meanwhile (a refund, a top-up), so it cannot tell what each charge cost. diamondsSpent is estimated: ${diamondsUnconfirmed} of the ${chargedThisRun + unattributed} diamond(s) are counted at the price planned or read (rounded up, never below the list), which the service may exceed`,
     );
   else if (diamondsUnconfirmed > 0)
     notice(
