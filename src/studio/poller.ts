@@ -17,7 +17,8 @@ type Job = Omit<GenerationBody, 'success'>;
  * (it refunded the charge) is the one answer that lets the photo be paid for again, and a final
  * status is final whatever `packTotal` says (a subset of a ready shoot may report the set's full
  * count); one listing fewer results than it owes (`resultsOwed`; a failure status or a final word
- * under another name with results too) is `partial`: the runner asks again a few times for the
+ * under another name with results too) is `partial`; a failure status with no results whose counters show
+ * shots completed is `empty` (those shots are charged): the runner asks again a few times for the
  * rest, then collects what is listed and holds the photo until the same job lists the rest. Any other status, one the spec does not show included (`pack_queued`, `PROCESSING`,
  * `in_progress`…), is a job still running. A final status with no results is `empty`: the runner
  * asks again a few times, then holds the photo as paid without results (never refunded).
@@ -26,7 +27,8 @@ export type JobOutcome =
   | { kind: 'running' }
   | { kind: 'delivered' }
   | { kind: 'failed'; message: string }
-  | { kind: 'empty'; message: string }
+  /** `paidShots`: shots the counters show made (and charged) under a failure status. */
+  | { kind: 'empty'; message: string; paidShots?: number }
   | { kind: 'partial'; message: string; listed: number; completed: number };
 
 const FINAL_STATUSES = new Set(['completed', 'pack_completed']);
@@ -73,6 +75,15 @@ export function jobOutcome(job: Job, shotsAsked: number | null = null): JobOutco
   if (FAILURE_STATUSES.has(status.toLowerCase())) {
     // Shots a catalog job made before it failed are kept (partial failures are not refunded).
     if (urls.length > 0) return listedOutcome(status, urls.length, job, shotsAsked);
+    // Spec 2.3 lists no results for a failed job, yet its counters may show shots made: those are
+    // charged (spec 3.2), so the job is paid without results, never a refund to submit again for.
+    const paidShots = resultsOwed(job, shotsAsked);
+    if (paidShots > 0)
+      return {
+        kind: 'empty',
+        message: `the service reported the job as ${status}${job.errorMessage ? ` (${job.errorMessage})` : ''} with no results, yet ${paidShots} shot(s) completed (partial failures are not refunded)`,
+        paidShots,
+      };
     return {
       kind: 'failed',
       message: job.errorMessage ?? `the service reported the job as ${status}`,

@@ -433,7 +433,7 @@ export class Runner {
           ? {
               state: 'failed',
               pollAt: null,
-              error: `paid without results: ${outcome.message} (${seen} answers); not refunded, retry to collect the same job`,
+              error: `paid without results: ${outcome.message} (${seen} answers); ${outcome.paidShots ? `${outcome.paidShots} shot(s) paid for and never listed, ` : ''}not refunded, retry to collect the same job (never submitted again)`,
             }
           : {
               pollAt: new Date(now.getTime() + emptyAnswerGapMs(seen)).toISOString(),

@@ -438,6 +438,26 @@ describe('reference service latitude: polls and result URLs', () => {
       expect(charges(s.service, s.email).map((e) => e.delta)).toEqual([-3]);
     }
   });
+
+  it('catalogPartialFailedStatus + failShotIds: one failed shot ends the job failed, resultUrls [], counters kept, not refunded', async () => {
+    for (const catalogPartialFailedStatus of [true, false]) {
+      const s = await start({ catalogPartialFailedStatus, failShotIds: ['take-2'] });
+      const url = (await upload(s)).body!.url as string;
+      const { id } = await createJob(s, {
+        readyTemplateSetId: 'shoot-02',
+        images: { garment_photo: url },
+      });
+      const done = await pollUntil(s, id, ended);
+      expect(done).toMatchObject({
+        status: catalogPartialFailedStatus ? 'failed' : 'completed',
+        packTotal: 3,
+        packCompleted: 2,
+        packFailed: 1,
+      });
+      expect(done.resultUrls).toHaveLength(catalogPartialFailedStatus ? 0 : 2);
+      expect(s.service.ledger(s.email).map((e) => e.kind)).toEqual(['grant', 'charge']);
+    }
+  });
 });
 
 describe('reference service latitude: balance, limits, ids and shapes', () => {

@@ -629,7 +629,9 @@ export class ReferenceCore {
       pieces: shots.map((s) => ({
         id: s.id,
         finishAt: created + this.duration(),
-        fails: this.rng.chance(this.options.failShots),
+        fails:
+          this.rng.chance(this.options.failShots) ||
+          (this.options.failShotIds ?? []).includes(s.id),
         state: 'pending' as const,
         fileId: null,
       })),
@@ -833,6 +835,14 @@ export class ReferenceCore {
           : 'The generation failed: the model could not render this product');
       job.refunded = job.charged;
       this.move(job.email, job.charged, 'refund', job.id);
+    } else if (
+      this.options.catalogPartialFailedStatus &&
+      job.pieces.some((p) => p.state === 'failed')
+    ) {
+      // Failed as a whole in words, yet the shots made stay charged (nothing refunded).
+      const failed = job.pieces.filter((p) => p.state === 'failed').length;
+      job.status = 'failed';
+      job.errorMessage = `${failed} of ${job.pieces.length} shots failed`;
     } else {
       job.status = 'completed';
     }

@@ -29,6 +29,14 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   failJobs: z.number().min(0).max(1).optional(),
   /** Probability that one catalog shot fails. */
   failShots: z.number().min(0).max(1).optional(),
+  /** These shots of every catalog job fail whatever the draw (a test that needs one for sure). */
+  failShotIds: z.array(z.string()).optional(),
+  /**
+   * A catalog job with some shots failed (not all) ends `failed` with `resultUrls: []` (spec 2.3:
+   * "Empty array when failed") and its counters, and is not refunded (spec 3.2: partial failures
+   * are not refunded per shot). Default: it ends `completed` listing the shots made.
+   */
+  catalogPartialFailedStatus: z.boolean().optional(),
   /** Transient 429 with Retry-After (not the daily cap, not counted). */
   rateLimit: z
     .strictObject({

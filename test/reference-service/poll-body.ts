@@ -24,8 +24,12 @@ export function pollBody(
   const body: Record<string, unknown> = {
     id: job.id,
     status: queued ? 'pack_queued' : status,
-    // A failed generation has no results; a catalog job keeps the shots it made.
-    resultUrls: queued || unlisted ? [] : done.map((p) => resultUrl(p.fileId!)),
+    // A failed generation has no results; a catalog job keeps the shots it made (unlisted once
+    // `failed` with catalogPartialFailedStatus: spec 2.3's empty array).
+    resultUrls:
+      queued || unlisted || (options.catalogPartialFailedStatus && job.status === 'failed')
+        ? []
+        : done.map((p) => resultUrl(p.fileId!)),
     errorMessage: job.status === 'failed' ? job.errorMessage : null,
   };
   if (job.kind === 'catalog' || job.pieces.length > 1) {

@@ -154,6 +154,18 @@ describe('jobOutcome under the spec latitude', () => {
   });
 });
 
+describe('a failure status whose counters show shots made', () => {
+  it('is empty (paid, those shots charged), not failed; with none completed it is failed', () => {
+    const job = { status: 'failed', errorMessage: '1 of 3 shots failed', packTotal: 3 };
+    expect(jobOutcome(answer({ ...job, packCompleted: 2, packFailed: 1 }))).toMatchObject({
+      kind: 'empty',
+      paidShots: 2,
+    });
+    expect(jobOutcome(answer({ ...job, packCompleted: 0, packFailed: 3 })).kind).toBe('failed');
+    expect(jobOutcome(answer({ status: 'pack_failed', errorMessage: 'boom' })).kind).toBe('failed');
+  });
+});
+
 describe('poll gaps of a job stuck at the service', () => {
   const dbs: StudioDB[] = [];
   afterEach(() => {
