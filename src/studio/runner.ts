@@ -48,7 +48,7 @@ import type { StudioEngine } from './engine';
 const MAX_RESUBMITS = 5;
 /** A resent submission answered 409 (its first attempt still in progress) is asked this often. */
 const MAX_IN_FLIGHT_WAITS = 10;
-/** The error a 500 kept under one key leaves (see handleError): asked again with no probe. */
+/** The error a generations 500 kept under one key leaves (handleError): asked again, no probe. */
 const SAME_KEY_500 = /^the service answered 500 \((\d+)\) under this Idempotency-Key/;
 /**
  * A probe's answer that the key is held (its reuse refused): the resend waits, unprobed, until the
@@ -235,8 +235,9 @@ export class Runner {
     key: string,
   ): Promise<boolean> {
     if (this.client.origin === 'embedded') return true;
-    // A 500 is an answer, not a lost one: asked again under its key with no probe (below).
-    if (SAME_KEY_500.test(item.error ?? '')) return true;
+    // A generations 500 is an answer (spec 4.6), not a lost one: asked again under its key with no
+    // probe (handleError). The spec says nothing of a catalog-jobs 500: that one is probed.
+    if (SAME_KEY_500.test(item.error ?? '') && this.endpointOf(item) === 'generations') return true;
     // A key a probe showed held waits out its record's grace unprobed. That word lasts until the
     // resend is due and as long again: later (a rerun the next day) the record may have expired.
     if (item.error?.startsWith(KEY_HELD_NOTE) && this.now().getTime() <= this.recordDue(item, 2))
@@ -757,7 +758,8 @@ export class Runner {
         return;
       }
       const same500 = Number(SAME_KEY_500.exec(item.error ?? '')?.[1] ?? 0) + 1;
-      if (err.status === 500 && same500 < 4) {
+      const generation = !isReadyShootRecipe(this.recipeOf(item).request);
+      if (err.status === 500 && generation && same500 < 4) {
         // The same key first, whatever is known of the service's keys: one that keeps answers per
         // key tells what became of the attempt (a 500 from a gateway after the charge gets the
         // stored answer; with a new key it was paid twice), and to one that keeps none the key is
@@ -770,7 +772,7 @@ export class Runner {
         });
         return;
       }
-      if (err.status === 500 && !isReadyShootRecipe(this.recipeOf(item).request)) {
+      if (err.status === 500 && generation) {
         // The spec's 500: failure after the charge, job failed, diamonds refunded. An answer, so
         // the photo is sent again (bounded), under a new key.
         if (item.resubmits + 1 > MAX_RESUBMITS) {
@@ -806,6 +808,8 @@ export class Runner {
         return;
       }
       if (lostAnswer || err.status === 500) {
+        // A catalog-jobs 500 (the spec names none, nor a refund) may follow the charge: like a
+        // lost answer, sent again only once a probe shows the service holds the key (submit).
         if (attempts < (this.engine.options.maxAttempts ?? 12)) {
           // Sent again under the same key only once a probe shows the service holds it (submit).
           this.transition(item.id, {

@@ -199,6 +199,32 @@ describe('a definite refusal that charged nothing', () => {
   }, 60_000);
 });
 
+describe('a 500 from POST /v1/catalog-jobs (the spec names neither it nor a refund)', () => {
+  it('on a service that keeps no keys: probed like a lost answer, uncertain, never charged twice', async () => {
+    let failed = false;
+    const w = await world({}, 100, 2, {
+      choose: (method, p) => {
+        if (failed || method !== 'POST' || p !== '/v1/catalog-jobs') return null;
+        failed = true;
+        return 'error500After';
+      },
+    });
+    const readyShoot: Recipe = {
+      request: { readyTemplateSetId: 'shoot-02', images: { garment_photo: '{photo}' } },
+      export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{shot}-{n}' },
+    };
+    const summary = await run(w, readyShoot);
+    // Before: asked again under the same key, which this service takes as a new job (3 charges).
+    expect(charges(w.service)).toBe(2);
+    expect(summary.exported).toBe(1);
+    expect(summary.uncertain).toHaveLength(1);
+    expect(summary.uncertain[0]!.reason).toMatch(/does not confirm Idempotency-Key/);
+    const creates = w.service.requests().filter((r) => r.path === '/v1/catalog-jobs');
+    // Two creates charged, one probe refused (no such ready set, no images) for free.
+    expect(creates.map((r) => r.status).sort()).toEqual([200, 200, 400]);
+  }, 60_000);
+});
+
 describe('a poll field of a shape the studio does not know', () => {
   it('a catalog job whose polls carry shots as [{id, status, imageUrl}] is collected, paid once', async () => {
     const w = await world({ catalogShotsField: true }, 100, 1);
