@@ -52,7 +52,7 @@ const MAX_IN_FLIGHT_WAITS = 10;
 const SAME_KEY_500 = /^the service answered 500 \((\d+)\) under this Idempotency-Key/;
 /**
  * A probe's answer that the key is held (its reuse refused): the resend waits, unprobed, until the
- * first attempt's record must be written.
+ * first attempt's record must be written, and goes once a probe then shows the key still held.
  */
 const KEY_HELD_NOTE =
   'the service holds this Idempotency-Key (it refused its reuse with another body)';
@@ -225,8 +225,9 @@ export class Runner {
    * that key: the key itself is probed (a body the spec refuses for free). Replayed: that is the
    * lost answer, collected without sending again. Refused as a reuse of the key (409/422 naming
    * the key): the first attempt arrived; the resend waits until its record must be written (a
-   * backend may go on after a gateway timeout, and a record in flight is no answer), then gets
-   * the stored answer. Forgotten (never kept, expired, or never reached, which a probe cannot tell
+   * backend may go on after a gateway timeout, and a record in flight is no answer), then the key
+   * is probed again: still held, the resend gets the stored answer; forgotten (the record expired
+   * meanwhile), a person decides. Forgotten (never kept, expired, or never reached, which a probe cannot tell
    * apart): a person decides. Returns whether to send the real request again now.
    */
   private async mayResend(
@@ -238,10 +239,11 @@ export class Runner {
     // A generations 500 is an answer (spec 4.6), not a lost one: asked again under its key with no
     // probe (handleError). The spec says nothing of a catalog-jobs 500: that one is probed.
     if (SAME_KEY_500.test(item.error ?? '') && this.endpointOf(item) === 'generations') return true;
-    // A key a probe showed held waits out its record's grace unprobed. That word lasts until the
-    // resend is due and as long again: later (a rerun the next day) the record may have expired.
-    if (item.error?.startsWith(KEY_HELD_NOTE) && this.now().getTime() <= this.recordDue(item, 2))
-      return this.afterRecordGrace(item);
+    // A key a probe showed held waits out its record's grace unprobed; when the resend is due the
+    // key is probed again, since the record may have expired meanwhile (a store keeping records
+    // 90 s charges a resend after that anew).
+    if (item.error?.startsWith(KEY_HELD_NOTE) && this.now().getTime() < this.recordDue(item))
+      return this.waitForRecord(item);
     const endpoint = this.endpointOf(item);
     // A probe refused 402/429 goes to handleError as a resend: key and mark kept.
     this.resent.add(item.id);
@@ -268,8 +270,13 @@ export class Runner {
       return false;
     }
     if (!probe.inFlight) {
+      // Held now and its record due by now: resent at once, it gets the stored answer.
+      if (this.now().getTime() >= this.recordDue(item)) {
+        this.transition(item.id, { error: null });
+        return true;
+      }
       this.transition(item.id, { error: `${KEY_HELD_NOTE}: ${probe.message}` });
-      return this.afterRecordGrace({ ...item, error: KEY_HELD_NOTE });
+      return this.waitForRecord(item);
     }
     // The first attempt is still being processed (maybe charged): its answer comes to this key.
     const attempts = item.attempts + 1;
@@ -289,24 +296,18 @@ export class Runner {
     return false;
   }
 
-  /** When the key's record must be written: `graces` record graces after the key first went out. */
-  private recordDue(item: store.ItemRow, graces = 1): number {
+  /** When the key's record must be written: a record grace after the key first went out. */
+  private recordDue(item: store.ItemRow): number {
     const sentAt = Date.parse(item.keySentAt ?? item.submittedAt ?? '');
     const grace = this.engine.options.keyRecordGraceMs ?? KEY_RECORD_GRACE_MS;
-    return (Number.isFinite(sentAt) ? sentAt : this.now().getTime()) + graces * grace;
+    return (Number.isFinite(sentAt) ? sentAt : this.now().getTime()) + grace;
   }
 
-  /** Resend now if the key's record must be written by now; else wait until it must. */
-  private afterRecordGrace(item: store.ItemRow): boolean {
-    const due = this.recordDue(item);
-    if (this.now().getTime() >= due) {
-      // One resend on this evidence: if its answer is lost too, the key is probed again.
-      this.transition(item.id, { error: null });
-      return true;
-    }
+  /** A key shown held waits (no resend) until its record must be written, then is probed again. */
+  private waitForRecord(item: store.ItemRow): false {
     this.transition(item.id, {
       waitReason: 'service_error',
-      waitUntil: new Date(due).toISOString(),
+      waitUntil: new Date(this.recordDue(item)).toISOString(),
     });
     return false;
   }

@@ -325,7 +325,8 @@ describe('"honours keys" is learnt by a replay probe, never from the echo', () =
     expect(summary).toMatchObject({ photos: 1, exported: 1, failed: [], uncertain: [] });
     expect(charges(w.service)).toBe(1);
     const creates = w.service.requests().filter((r) => r.path === '/v1/generations');
-    expect(creates.map((r) => r.status)).toEqual([504, 422, 202]);
+    // The key is probed again when the resend is due (its record may have expired): one request.
+    expect(creates.map((r) => r.status)).toEqual([504, 422, 422, 202]);
   }, 60_000);
 
   it('a key shown held, then a rerun after its record expired: the key is asked again, never resent on the old word', async () => {
@@ -359,6 +360,33 @@ describe('"honours keys" is learnt by a replay probe, never from the echo', () =
     const later = await run(w, cutout, 2000);
     expect(later.uncertain).toHaveLength(1);
     expect(charges(w.service)).toBe(1);
+  }, 60_000);
+
+  it('a key shown held whose record expires before the resend is due: probed again, uncertain, never charged anew', async () => {
+    // Stripe-like keys (another body refused 400 'same parameters'): the lost create's key is
+    // refused for reuse, so the resend waits 2 s for its record; records are kept 0.8 s (a
+    // store keeping them 90 s against the product's 5-minute grace).
+    for (const ttl of [800, 60_000]) {
+      const w = await world(
+        { honourIdempotencyKey: true, idempotencyKeyReuse: 'refuse400', idempotencyKeyTtlMs: ttl },
+        100,
+        1,
+        { choose: dropNextCreate(() => true) },
+      );
+      const summary = await run(w, cutout, 2000);
+      const creates = w.service.requests().filter((r) => r.path === '/v1/generations');
+      // The record kept: the resend gets the stored answer, paid once.
+      if (ttl > 2000) {
+        expect(summary).toMatchObject({ exported: 1, uncertain: [] });
+        expect(creates.map((r) => r.status)).toEqual([202, 400, 400, 202]);
+      } else {
+        // Before: resent on the first probe's word once the grace was over, charged anew (2).
+        expect(summary.exported).toBe(0);
+        expect(summary.uncertain).toHaveLength(1);
+        expect(creates.map((r) => r.status)).toEqual([202, 400, 400]);
+      }
+      expect(charges(w.service)).toBe(1);
+    }
   }, 60_000);
 
   it('a lost create on a service whose key records expired during an outage: uncertain, never charged anew', async () => {
