@@ -9,7 +9,9 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { setTimeout as delay } from 'node:timers/promises';
 import { openPostgresStore } from '../../src/core/store/pg/index';
+import { PoolExecutor, type Executor } from '../../src/core/store/pg/executor';
 import { openPgPool } from '../../src/core/store/pg/pool';
+import { RequestAllowances } from '../../src/core/store/pg/request-allowance';
 import type { Store } from '../../src/core/store/types';
 import { describePostgres } from '../support/postgres';
 
@@ -247,6 +249,43 @@ describePostgres('PostgreSQL daily cap from per-process allowances', (databaseUr
       });
       expect(await held('r')).toBe(0);
     } finally {
+      await handle.pool.end();
+    }
+  });
+
+  it('once a refusal at the cap is final, later calls of that key and day are refused without a statement; another day or a raised cap is asked again', async () => {
+    const { keyId, cap } = await key(5);
+    const handle = openPgPool(databaseUrl(), { schema, max: 2 });
+    const pool = new PoolExecutor(handle);
+    let statements = 0;
+    const counting: Executor = {
+      inTransaction: false,
+      query: (sql, params) => {
+        statements++;
+        return pool.query(sql, params);
+      },
+      atomic: (fn) => pool.atomic(fn),
+    };
+    const allowances = new RequestAllowances(counting, `memo-${randomBytes(4).toString('hex')}`);
+    try {
+      for (let i = 0; i < cap; i++)
+        expect((await allowances.admit(keyId, DAY, cap)).refused).toBe(false);
+      expect((await allowances.admit(keyId, DAY, cap)).refused).toBe(true);
+      const atFinal = statements;
+      const flood = await Promise.all(
+        Array.from({ length: 200 }, () => allowances.admit(keyId, DAY, cap)),
+      );
+      expect(flood.every((r) => r.refused)).toBe(true);
+      expect(statements).toBe(atFinal);
+      // Another store (process) sees the same cap reached.
+      expect((await admitOn(stores[1]!).admit(keyId, DAY, cap)).refused).toBe(true);
+      // The next day, and the same day with a higher cap, are counts of their own.
+      expect((await allowances.admit(keyId, '2026-11-23', cap)).refused).toBe(false);
+      expect((await allowances.admit(keyId, DAY, cap + 1)).refused).toBe(false);
+      expect((await allowances.admit(keyId, DAY, cap + 1)).refused).toBe(true);
+      expect(statements).toBeGreaterThan(atFinal);
+    } finally {
+      await allowances.close();
       await handle.pool.end();
     }
   });

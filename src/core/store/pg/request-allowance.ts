@@ -23,6 +23,9 @@
  * held (and lengthens) instead of giving it back. So a steadily polled key's requests do not wait
  * for the round trip every HOLD_MS. Not near the cap: there allowances end and are given back as
  * above, so another process's wait for them stays bounded by HOLD_MS.
+ *
+ * A final refusal (the count at the cap, nothing held by anyone) stays final for that key, day and
+ * cap, so the process remembers it and refuses later calls without asking the database again.
  */
 import type { Executor } from './executor';
 
@@ -71,8 +74,17 @@ type Allowance = {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Most keys remembered at their cap; past it the memo starts again (it only saves round trips). */
+const MAX_FULL = 10_000;
+
 export class RequestAllowances {
   private readonly allowances = new Map<string, Allowance>();
+  /**
+   * Keys (with day and cap) whose refusal was final: the count at the cap with nothing held
+   * anywhere, so it can only stay there that day. Later requests are refused here, without a
+   * round trip (a flood of calls past the cap costs the database nothing).
+   */
+  private readonly full = new Set<string>();
   private closed = false;
 
   constructor(
@@ -85,6 +97,7 @@ export class RequestAllowances {
   admit(keyId: string, day: string, cap: number): Promise<Admitted> {
     if (this.closed) return Promise.reject(new Error('the store is closed'));
     const name = `${keyId}\n${day}\n${cap}`;
+    if (this.full.has(name)) return Promise.resolve({ refused: true, count: cap });
     let a = this.allowances.get(name);
     if (!a) {
       a = {
@@ -199,6 +212,8 @@ export class RequestAllowances {
           await sleep(RETRY_MS);
           continue;
         }
+        if (this.full.size >= MAX_FULL) this.full.clear();
+        this.full.add(name);
         for (const w of a.waiting.splice(0))
           w.resolve({ refused: true, count: Math.max(got.total, a.cap) });
       }
