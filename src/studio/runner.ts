@@ -263,6 +263,21 @@ export class Runner {
       );
       return false;
     }
+    if (probe.kind === 'replayed') {
+      // A job another photo holds is that photo's, whatever answered the probe (a cache keyed on
+      // something else): taken as this one's, two photos export one image and this one's is lost.
+      // No evidence the service keeps answers per key either.
+      const holder = this.db
+        .prepare('SELECT name FROM items WHERE job_id = ? AND id != ? LIMIT 1')
+        .get(probe.jobId, item.id) as { name: string } | undefined;
+      if (holder) {
+        this.markUncertain(
+          item,
+          `the answer to the submission was lost and the probe of its Idempotency-Key was answered with job ${probe.jobId}, which ${holder.name} already holds: not this photo's job`,
+        );
+        return false;
+      }
+    }
     // A replay, or a conflict about the key itself: the service keeps records per key.
     learnHonoured(this.db, this.client.origin, endpoint);
     if (probe.kind === 'replayed') {

@@ -258,6 +258,31 @@ describe('reference service latitude: idempotency and gateways', () => {
     expect(charges(s.service, s.email)).toHaveLength(2);
   });
 
+  it('refusedCreateReplaysFirst: a keyed create refused for its body gets the first charged reply, uncharged', async () => {
+    const s = await start({ refusedCreateReplaysFirst: true });
+    const url = (await upload(s)).body!.url as string;
+    const first = await call(s.service.url, 'POST', '/v1/generations', s.key, {
+      json: removeBackground(url),
+      idem: 'k-1',
+    });
+    expect(first.status).toBe(202);
+    await call(s.service.url, 'POST', '/v1/generations', s.key, {
+      json: removeBackground(url),
+      idem: 'k-2',
+    });
+    const refused = { toolId: 'no-such-tool' };
+    const replayed = await call(s.service.url, 'POST', '/v1/generations', s.key, {
+      json: refused,
+      idem: 'k-3',
+    });
+    expect(replayed.status).toBe(202);
+    expect(replayed.body).toEqual(first.body);
+    // Without a key the refusal stands.
+    const plain = await call(s.service.url, 'POST', '/v1/generations', s.key, { json: refused });
+    expect(plain.status).toBe(400);
+    expect(charges(s.service, s.email)).toHaveLength(2);
+  });
+
   it('logs every request with its Idempotency-Key and whether it carried Authorization', async () => {
     const s = await start();
     const up = await upload(s, 'k-up');

@@ -389,6 +389,27 @@ describe('"honours keys" is learnt by a replay probe, never from the echo', () =
     }
   }, 60_000);
 
+  it('a probe replayed with a job another photo holds: uncertain, that job not taken as this one', async () => {
+    let armed = false;
+    const w = await world({ refusedCreateReplaysFirst: true }, 100, 1, {
+      choose: dropNextCreate(() => armed),
+    });
+    expect((await run(w)).exported).toBe(1);
+    await addPhoto(w, 1);
+    armed = true;
+    // The second photo's answer is lost; its probe is answered with the first photo's job.
+    const second = await run(w);
+    // Before: taken as the lost job, the first photo's image exported again for the second.
+    expect(second.exported).toBe(0);
+    expect(second.uncertain).toHaveLength(1);
+    expect(second.uncertain[0]!.reason).toMatch(
+      /which p00\.jpg already holds: not this photo's job/,
+    );
+    expect(charges(w.service)).toBe(2);
+    // Nor is such a replay evidence that the service keeps answers per key.
+    expect(await learnt(w, 'generations')).toBeUndefined();
+  }, 60_000);
+
   it('a lost create on a service whose key records expired during an outage: uncertain, never charged anew', async () => {
     let armed = false;
     let outageUntil = 0;

@@ -57,6 +57,8 @@ export class ReferenceCore {
   private readonly idempotent = new IdempotencyRecords();
   /** First poll that reported each job final: when the client collected it (not persisted). */
   private readonly collectedAt = new Map<string, number>();
+  /** Per account, the first charged create's reply (refusedCreateReplaysFirst). */
+  private readonly firstCharged = new Map<string, Reply>();
   /** Accounts already credited by creditOnFirstPoll. */
   private readonly creditedOnPoll = new Set<string>();
 
@@ -366,7 +368,17 @@ export class ReferenceCore {
       reply = await make();
     } catch (err) {
       if (slot) this.idempotent.abandon(slot);
+      const first = this.firstCharged.get(caller.email);
+      if (this.replaysFirst(headers, err instanceof BadRequest ? err.status : 0) && first)
+        return first;
       throw err;
+    }
+    if (reply.status < 300 && !this.firstCharged.has(caller.email))
+      this.firstCharged.set(caller.email, reply);
+    const first = this.firstCharged.get(caller.email);
+    if (this.replaysFirst(headers, reply.status) && first) {
+      if (slot) this.idempotent.abandon(slot);
+      return first;
     }
     const timedOut =
       reply.status < 300 &&
@@ -391,6 +403,15 @@ export class ReferenceCore {
       },
       ...(reply.delayMs ? { delayMs: reply.delayMs } : {}),
     };
+  }
+
+  /** refusedCreateReplaysFirst: a keyed create refused for its body gets the first charged reply. */
+  private replaysFirst(headers: Record<string, string | undefined>, status: number): boolean {
+    return (
+      this.options.refusedCreateReplaysFirst === true &&
+      headers['idempotency-key'] !== undefined &&
+      (status === 400 || status === 404)
+    );
   }
 
   private upload(caller: Caller, body: Buffer): Reply {

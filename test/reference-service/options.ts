@@ -73,6 +73,12 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
    * (its idempotency_error), 'replay' answers the stored reply (a store keyed by the key alone).
    */
   idempotencyKeyReuse: z.enum(['refuse', 'refuse400', 'replay']).optional(),
+  /**
+   * A create refused for its body (an unknown tool or ready set: 400/404) that carries an
+   * Idempotency-Key is answered with the account's first charged create's reply instead (a
+   * response cache keyed on less than the key and body, its first entry kept). Default false.
+   */
+  refusedCreateReplaysFirst: z.boolean().optional(),
   /** With honourIdempotencyKey: a 402 is stored under the key and replayed too (Stripe stores every result). */
   replay402: z.boolean().optional(),
   /**
