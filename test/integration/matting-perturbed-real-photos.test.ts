@@ -6,7 +6,14 @@
  * the rest: 07764_00 0.344, 06123_00 0.356, 07382_00 0.418, and the white tee on a grey sweep
  * 048554_1 0.471 (now 0.965, 0.981, 0.971, 0.979). At JPEG quality 60, 07764_00's fabric is
  * flattened into blocks of the backdrop's colour and a level brighter, which had counted as a flat
- * patch of another white and carried the flood into the chest: 0.855 (now 0.974).
+ * patch of another white and carried the flood into the chest: 0.855 (now 0.974). Also at quality
+ * 60, the flat backdrop decodes exactly but rings by several levels beside saturated garments
+ * (16 px chroma blocks), more than the digital fringe's 4 levels: halo 74.2 on 02015_00 (yellow
+ * top), 36.1 on 051991_1 (navy trousers); and the gaps between sleeve and body of 049940_1 kept
+ * no exact backdrop to be opened as pockets: 0.976, halo 56.6; JPEG noise in the shadow under
+ * 050191_1's green tee kept it (halo 42.5); 12562_00's white tee, flattened into whole blocks,
+ * passed for a flat patch of backdrop (0.903). The file's quantisation tables now set those
+ * levels (compression.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,25 +21,32 @@ import { describe, expect, it } from 'vitest';
 import { EVAL_DIR } from '../bench/quality';
 import { VARIATIONS, readPair, scorePair } from '../bench/quality-perturbed';
 
-const CASES: [variation: string, id: string, floor: number][] = [
-  ['noise3', '07764_00', 0.95],
-  ['noise3', '06123_00', 0.95],
-  ['noise3', '07382_00', 0.95],
-  ['noise3', '048554_1', 0.95],
-  ['jpeg60', '07764_00', 0.96],
+/** Variation, photo, least IoU and, where held, most halo (levels of 255). */
+const CASES: { variation: string; id: string; iou: number; halo?: number }[] = [
+  { variation: 'noise3', id: '07764_00', iou: 0.95 },
+  { variation: 'noise3', id: '06123_00', iou: 0.95 },
+  { variation: 'noise3', id: '07382_00', iou: 0.95 },
+  { variation: 'noise3', id: '048554_1', iou: 0.95 },
+  { variation: 'jpeg60', id: '07764_00', iou: 0.96 },
+  { variation: 'jpeg60', id: '02015_00', iou: 0.99, halo: 20 },
+  { variation: 'jpeg60', id: '051991_1', iou: 0.99, halo: 10 },
+  { variation: 'jpeg60', id: '049940_1', iou: 0.985, halo: 20 },
+  { variation: 'jpeg60', id: '050191_1', iou: 0.99, halo: 15 },
+  { variation: 'jpeg60', id: '12562_00', iou: 0.93 },
 ];
 const present = CASES.every(
-  ([, id]) =>
+  ({ id }) =>
     fs.existsSync(path.join(EVAL_DIR, 'garments', `${id}.jpg`)) &&
     fs.existsSync(path.join(EVAL_DIR, 'masks', `${id}.png`)),
 );
 if (!present) console.log(`perturbed real-photo matting skipped: photos missing at ${EVAL_DIR}`);
 
 describe.skipIf(!present)('remove_background on changed real photos', () => {
-  it.each(CASES)('%s %s: IoU >= %s', { timeout: 120_000 }, async (name, id, floor) => {
-    const variation = VARIATIONS.find((v) => v.name === name)!;
-    const { iou, halo } = await scorePair(id, variation, await readPair(id));
-    console.log(`${id} ${name} IoU ${iou.toFixed(4)} halo ${halo.toFixed(1)}`);
-    expect(iou).toBeGreaterThanOrEqual(floor);
+  it.each(CASES)('$variation $id: IoU >= $iou', { timeout: 120_000 }, async (c) => {
+    const variation = VARIATIONS.find((v) => v.name === c.variation)!;
+    const { iou, halo } = await scorePair(c.id, variation, await readPair(c.id));
+    console.log(`${c.id} ${c.variation} IoU ${iou.toFixed(4)} halo ${halo.toFixed(1)}`);
+    expect(iou).toBeGreaterThanOrEqual(c.iou);
+    if (c.halo !== undefined) expect(halo).toBeLessThanOrEqual(c.halo);
   });
 });

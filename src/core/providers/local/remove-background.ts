@@ -11,10 +11,11 @@
  */
 import { sharp } from '../../../infra/sharp';
 import { ProviderError } from '../types';
-import { open, rawPixels, type RawImage } from './image-io';
+import { decodeMeta, open, rawPixels, type RawImage } from './image-io';
 import { edgeAlpha, peelFringe } from './matting/alpha';
 import { upsampleMatte } from './matte-resample';
 import { renderBackdrop, type Backdrop } from './matting/backdrop';
+import { compressionRinging } from './matting/compression';
 import { segment } from './matting/segment';
 
 const WORK_SIDE = 1024;
@@ -51,7 +52,9 @@ type Analysis = Matte & { backdrop: Backdrop; surface: Float32Array };
 async function analyse(input: Buffer | string, peel: boolean): Promise<Analysis> {
   const img = await rawPixels(input, WORK_SIDE, 3);
   if (img.width < 8 || img.height < 8) throw new ProviderError('the image is too small to cut out');
-  const seg = segment(img.data, img.width, img.height);
+  const meta = await decodeMeta(input);
+  const scale = Math.max(img.width, img.height) / Math.max(meta.width!, meta.height!);
+  const seg = segment(img.data, img.width, img.height, await compressionRinging(input, scale));
   // The cut-out drops the outline's fringe (halo on a new background). Not for the mattes other
   // tools blend with (amateur_to_pro over white): there it also took loose threads and pale edges.
   if (peel)

@@ -293,6 +293,30 @@ function growBackdrop(
   return { backdrop, background, tolerance };
 }
 
+/**
+ * Share of the compression's ringing within which a pocket's pixels match the backdrop (JPEG 60:
+ * 0.3-0.5 opened the gaps between sleeve and body of 049940_1 alike; 1 took a white tee's shaded
+ * fabric as a pocket, 07764_00 0.974 -> 0.919).
+ */
+const POCKET_RINGING = 0.4;
+
+/**
+ * Share of the compression's ringing a cast shadow may deviate from a neutral shade by, beyond the
+ * backdrop's own noise (JPEG 60: 0.3 took the shadow under 050191_1's green tee, halo 42.5 -> 8.2;
+ * 0.5 also took 048554_1's shaded white tee, 0.990 -> 0.983; on digital 246 grey, 0.3 took white
+ * stripes, 00151_00 0.946 -> 0.832).
+ */
+const SHADOW_RINGING = 0.3;
+
+/** Levels (5x5 range) within which a patch counts as flat. */
+const FLAT_RANGE = 2;
+/**
+ * Opening (px) that a flat patch must survive in a JPEG ringing by more than FLAT_RANGE: two 8 px
+ * blocks each way (JPEG 60: 6-12 kept 12562_00's white tee from the flood alike, 0.903 -> 0.937;
+ * 5 did not).
+ */
+const BLOCKY_PATCH = 8;
+
 /** Frame noise (levels, see frameNoise) from which the backdrop is told apart on averages. */
 const NOISY = 4;
 
@@ -331,7 +355,11 @@ function evenFrame(rgb: Uint8Array, seeds: number[]): boolean {
   return even >= FLAT_SHARE * seeds.length;
 }
 
-export function segment(photo: Uint8Array, w: number, h: number): Segmentation {
+/**
+ * The subject and backdrop of `photo` (RGB, `w` x `h`). `ringing`: levels the compression's
+ * ringing reaches beside edges (see compression.ts), 0 when unknown.
+ */
+export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): Segmentation {
   const n = w * h;
   const cell = Math.max(8, Math.round(Math.max(w, h) / 64));
   // Sensor noise (a high-ISO shot) spreads the backdrop as wide as white fabric is from it, and
@@ -366,11 +394,14 @@ export function segment(photo: Uint8Array, w: number, h: number): Segmentation {
   const core = erode(like, w, h, 1);
   // Flat patches near the backdrop colour are backdrop too (a pasted patch, a padding strip of
   // another white), when flat over a wide area (an opening by 3 px): smooth white fabric is flat
-  // only in spots, and those spots had carried the flood deep into white tees (12562_00).
+  // only in spots, and those spots had carried the flood deep into white tees (12562_00). A JPEG
+  // that rings by more than that flatness flattens fabric texture into whole 8 px blocks, so
+  // there a patch must be flat over more than two blocks each way.
   const ranges = localRanges(rgb, w, h);
   const flat = new Uint8Array(n);
-  for (let i = 0; i < n; i++) flat[i] = ranges.r2[i]! <= 2 && distance[i]! <= 8 ? 1 : 0;
-  const wide = dilate(erode(flat, w, h, 3), w, h, 3);
+  for (let i = 0; i < n; i++) flat[i] = ranges.r2[i]! <= FLAT_RANGE && distance[i]! <= 8 ? 1 : 0;
+  const open = ringing > FLAT_RANGE ? BLOCKY_PATCH : 3;
+  const wide = dilate(erode(flat, w, h, open), w, h, open);
   for (let i = 0; i < n; i++) wide[i] = wide[i]! & flat[i]!;
   if (digital !== null) keepPatchColour(wide, rgb, surface, distance, w);
   for (let i = 0; i < n; i++) if (wide[i]) core[i] = 1;
@@ -382,7 +413,10 @@ export function segment(photo: Uint8Array, w: number, h: number): Segmentation {
   const trimLimit = Math.max(4, 2 * t + 2);
   const trimSteps = Math.max(3, Math.round(Math.max(w, h) / 170));
   trimEdge(background, distance, w, h, trimLimit, trimSteps);
-  addShadows(background, rgb, surface, distance, w, h, t);
+  // A JPEG's noise inside a smooth shadow is a share of what it rings by beside an edge. Not on a
+  // digital backdrop, where nothing casts a shadow and white fabric would pass for one.
+  const shadowNoise = t >= 1 ? SHADOW_RINGING * ringing : 0;
+  addShadows(background, rgb, surface, distance, w, h, t, shadowNoise);
   // A backdrop of one exact colour is digital (a cut-out pasted on it): no light falls on it
   // unevenly and nothing casts a shadow there, while white fabric on it is smooth and as neutral.
   const lightAndShade = t >= 1 && !evenNoisy;
@@ -421,7 +455,9 @@ export function segment(photo: Uint8Array, w: number, h: number): Segmentation {
     const loose = new Uint8Array(n);
     for (let i = 0; i < n; i++)
       loose[i] = distance[i]! <= Math.max(10, 3 * t) && fine[i]! <= 4 ? 1 : 0;
-    const pockets = addEnclosedBackdrop(background, erode(loose, w, h, 1), distance, w, h, t);
+    // A narrow gap holds no block of flat backdrop: in a JPEG all of it rings a little.
+    const match = Math.max(t, POCKET_RINGING * ringing);
+    const pockets = addEnclosedBackdrop(background, erode(loose, w, h, 1), distance, w, h, match);
     // The pockets' own outlines carry the same ringing and mixed pixels as the outer one.
     trimEdge(background, distance, w, h, trimLimit, trimSteps, pockets);
     const gaps = addRingingGaps(background, rgb, surface, distance, w, h);
@@ -443,7 +479,7 @@ export function segment(photo: Uint8Array, w: number, h: number): Segmentation {
     // On a digital backdrop the flood takes exact matches only: the noise and ringing a pasted
     // cut-out brought with it stay, beside the subject.
     if (t < 1) {
-      fringe = addDigitalFringe(background, distance, w, h, t);
+      fringe = addDigitalFringe(background, distance, w, h, t, ringing);
       trimEdge(background, distance, w, h, trimLimit, trimSteps, fringe);
     }
   }
@@ -702,8 +738,9 @@ const STRONG_CONTRAST = 48;
 const TEXTURE_REACH = 4;
 
 /**
- * Cast shadows: the backdrop darkened evenly across channels (a neutral gain under 1) with no
- * edge inside. Grown from the background, so a grey garment (which ends at an edge) stays.
+ * Cast shadows: the backdrop darkened evenly across channels (a neutral gain under 1, to within
+ * `t` and the compression's `noise`, in levels) with no edge inside. Grown from the background,
+ * so a grey garment (which ends at an edge) stays.
  */
 function addShadows(
   background: Uint8Array,
@@ -713,6 +750,7 @@ function addShadows(
   w: number,
   h: number,
   t: number,
+  noise = 0,
 ): void {
   const n = w * h;
   const shadow = new Uint8Array(n);
@@ -724,7 +762,7 @@ function addShadows(
     if (s < 0.45 || s > 1) continue;
     let dev = 0;
     for (let c = 0; c < 3; c++) dev = Math.max(dev, Math.abs(rgb[o + c]! - s * surface[o + c]!));
-    if (dev <= t + 2 + 10 * (1 - s)) shadow[i] = 1;
+    if (dev <= t + 2 + 10 * (1 - s) + noise) shadow[i] = 1;
   }
   // Seeds: shadow pixels touching the background; the flood then runs through shadow alone.
   const seeds = touchingBackground((i) => shadow[i] !== 0 && !background[i], background, w);
@@ -986,11 +1024,11 @@ const ALIKE_SHARE = 0.01;
 /**
  * On a digital backdrop (a cut-out pasted on one flat colour) the flood takes exact matches only,
  * so the noise and JPEG ringing the cut-out brought with it stay: regions within a few levels of
- * the backdrop, touching the background, ringed mostly (60%) by clear subject and never far from
- * it. Where the subject's interior nowhere shows the backdrop's colour, such a region may reach
- * deep (a narrow gap between arm and body) or be enclosed (inside a strap loop); otherwise it
- * reaches only a few pixels (a JPEG block) from the background, since a white stripe reaching the
- * outline looks the same. Returns the pixels opened.
+ * the backdrop (as many as the file's compression rings by, when more), touching the background,
+ * ringed mostly (60%) by clear subject and never far from it. Where the subject's interior nowhere
+ * shows the backdrop's colour, such a region may reach deep (a narrow gap between arm and body) or
+ * be enclosed (inside a strap loop); otherwise it reaches only a few pixels (a JPEG block) from the
+ * background, since a white stripe reaching the outline looks the same. Returns the pixels opened.
  */
 function addDigitalFringe(
   background: Uint8Array,
@@ -998,9 +1036,10 @@ function addDigitalFringe(
   w: number,
   h: number,
   t: number,
+  ringing: number,
 ): Uint8Array {
   const n = w * h;
-  const near = Math.max(FRINGE_LEVELS, t + 3);
+  const near = Math.max(FRINGE_LEVELS, t + 3, ringing);
   const candidate = new Uint8Array(n);
   for (let i = 0; i < n; i++) candidate[i] = !background[i] && distance[i]! <= near ? 1 : 0;
   const { label, sizes } = components(candidate, w);
