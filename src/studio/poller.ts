@@ -14,14 +14,15 @@ type Job = Omit<GenerationBody, 'success'>;
 
 /**
  * What a poll answer means for the photo. Only the service's word decides money: a failure status
- * (it refunded the charge) is the one answer that lets the photo be paid for again, and a final
- * status is final whatever `packTotal` says (a subset of a ready shoot may report the set's full
- * count); one listing fewer results than it owes (`resultsOwed`; a failure status or a final word
- * under another name with results too) is `partial`; a failure status with no results whose counters show
- * shots completed is `empty` (those shots are charged): the runner asks again a few times for the
- * rest, then collects what is listed and holds the photo until the same job lists the rest. Any other status, one the spec does not show included (`pack_queued`, `PROCESSING`,
- * `in_progress`…), is a job still running. A final status with no results is `empty`: the runner
- * asks again a few times, then holds the photo as paid without results (never refunded).
+ * with no shots made (it refunded the charge) is the one answer that lets the photo be paid for
+ * again, and a final status is final whatever `packTotal` says (a subset of a ready shoot may
+ * report the set's full count). One listing fewer results than it owes (`resultsOwed`; a failure
+ * status or a final word under another name with results too) is `partial`: the runner asks again
+ * a few times for the rest, then collects what is listed and holds the photo until the same job
+ * lists the rest. A final status with no results, or a failure status with none whose counters
+ * show shots made (charged: spec 3.2), is `empty`: the runner asks again a few times, then holds
+ * the photo as paid without results (never refunded). Any other status, one the spec does not show
+ * included (`pack_queued`, `PROCESSING`, `in_progress`…), is a job still running.
  */
 export type JobOutcome =
   | { kind: 'running' }
