@@ -56,6 +56,13 @@ export const UNCONFIRMED_PRICE_HOLD = 'not started: the price is unconfirmed';
 /** How long a price read once from the balance (not confirmed by a second reading) is planned with. */
 export const READING_KEPT_MS = 24 * 60 * 60_000;
 
+/**
+ * How long a price the service named (a 402's required amount, a catalog job's `diamondCost`) is
+ * planned with no margin, within the batch that named it: it is the amount at that moment (spec
+ * §2.1: resolved per request), not the price for good.
+ */
+export const NAMED_SURE_MS = 15 * 60_000;
+
 /** The learnt price of one shot of a ready shoot (next to those of job groups, `jobGroup`). */
 export const SHOT_PRICE = 'ready_shoot_shot';
 
@@ -66,13 +73,8 @@ export class Budget {
   /** Balance read before the charges since then; the difference is what those charges cost. */
   private anchor: { balance: number; at: number } | null = null;
   private reconciling: Promise<void> | null = null;
-  /**
-   * Prices a reading of this batch agreed with (the one before it, from another window): the
-   * charges that reading covered count at that price with no margin. Charges made since keep their
-   * margin until a reading covers them (the service may raise its price at any moment). Never
-   * carried over from an earlier batch, whose price may have changed since.
-   */
-  private readonly agreedThisBatch = new Set<string>();
+  /** When this batch started (`setAnchor`; until then, when this budget was opened). */
+  private batchStartedAt: number;
 
   constructor(
     private readonly db: StudioDB,
@@ -80,7 +82,9 @@ export class Budget {
     readonly key: string,
     readonly dailyCap: number | null,
     private readonly now: () => Date,
-  ) {}
+  ) {
+    this.batchStartedAt = now().getTime();
+  }
 
   /**
    * A daily-cap 429 of the service that names its number ("Daily request cap of 200 reached"): it
@@ -251,8 +255,9 @@ export class Budget {
 
   /**
    * The price we believe a job group (a tool, or looks) is charged at, and whether it is sure (a
-   * ceiling keeps no margin for it). Sure when the service itself named it (a 402's required
-   * amount: `learnPrice`) or on the embedded core (it charges its list). Otherwise the price read
+   * ceiling keeps no margin for it). Sure when the service itself named it in this batch (a 402's
+   * required amount: `learnPrice`, `NAMED_SURE_MS`) or on the embedded core (it charges its list).
+   * A price named before plans like one read from the balance. Otherwise the price read
    * from the shared balance (`learnPriceFromBalance`) is planned with, never below the list, and a
    * photo starting at it keeps its margin even once readings agreed on it: the price is resolved
    * per request (spec §2) and may rise before the charge; a reading that covers the charge drops
@@ -267,38 +272,56 @@ export class Budget {
     return { diamonds: Math.max(list, read?.diamonds ?? 0), sure: false };
   }
 
-  /** A ready shoot's shot: learnt from a job's diamondCost, else the dearest image tool (never under). */
+  /**
+   * A ready shoot's shot: learnt from a job's diamondCost (sure only in the batch that named it),
+   * else the dearest image tool (never under).
+   */
   shotPrice(): PriceQuote {
     // Shot prices were only ever stored from a job's diamondCost: an unmarked one is named too.
-    const learnt = Number(
-      (store.getSetting(this.db, `price:${this.key}:${SHOT_PRICE}`) ?? '').split(' ')[0],
-    );
-    if (learnt > 0) return { diamonds: learnt, sure: true };
+    const [value, , at] = (
+      store.getSetting(this.db, `price:${this.key}:${SHOT_PRICE}`) ?? ''
+    ).split(' ');
+    const learnt = Number(value);
+    if (learnt > 0) return { diamonds: learnt, sure: this.namedLately(Number(at)) };
     const image = ['virtual_model', 'outfit_photo', 'pro_studio', 'jewelry_on_model'].map(
       (t) => this.toolPrices.get(t) ?? 0,
     );
     return { diamonds: Math.max(1, ...image), sure: false };
   }
 
-  /** A price the service named (a 402's required amount, a ready shoot's diamondCost): sure. */
+  /** A price the service named (a 402's required amount, a ready shoot's diamondCost), dated. */
   learnPrice(group: string, diamonds: number): void {
     if (diamonds > 0 && Number.isFinite(diamonds))
-      store.setSetting(this.db, `price:${this.key}:${group}`, `${Math.round(diamonds)} named`);
+      store.setSetting(
+        this.db,
+        `price:${this.key}:${group}`,
+        `${Math.round(diamonds)} named ${this.now().getTime()}`,
+      );
+  }
+
+  /** Whether a price named at `at` (ms) is still sure: named in this batch, within `NAMED_SURE_MS`. */
+  private namedLately(at: number): boolean {
+    return at >= this.batchStartedAt && this.now().getTime() - at < NAMED_SURE_MS;
   }
 
   /**
-   * The price the service named for a group (stored `N named`), or null. An unmarked `N` was
-   * stored by a version that also kept balance readings there: it counts as one unconfirmed
-   * reading (moved to `price-seen`, dated now) and is no longer named.
+   * The price the service named for a group in this batch (stored `N named at`), or null. One
+   * named before (or undated) is planned like a confirmed reading (moved to `price-seen` unless a
+   * later reading is there): with its margin until a reading covers its charges. An unmarked `N`
+   * was stored by a version that also kept balance readings there: it counts as one unconfirmed
+   * reading (dated now).
    */
   private namedPrice(group: string): number | null {
     const key = `price:${this.key}:${group}`;
-    const [value, mark] = (store.getSetting(this.db, key) ?? '').split(' ');
+    const [value, mark, at] = (store.getSetting(this.db, key) ?? '').split(' ');
     const diamonds = Number(value);
     if (!(diamonds > 0)) return null;
-    if (mark === 'named') return diamonds;
+    if (mark === 'named' && this.namedLately(Number(at))) return diamonds;
     store.setSetting(this.db, key, '');
-    if (this.readPrice(group) === null) this.storeReading(group, diamonds, false);
+    const namedAt = Number(at) || this.now().getTime();
+    const read = this.storedReading(group);
+    if (mark === 'named' ? !read || read.at <= namedAt : this.readPrice(group) === null)
+      this.storeReading(group, diamonds, mark === 'named', mark === 'named' ? namedAt : undefined);
     return null;
   }
 
@@ -309,17 +332,17 @@ export class Budget {
    * one raises the plan at once (a named price below it is put in doubt), a cheaper one lowers it
    * (an app's debit read once does not stop ceilinged runs). Confirmed when it equals the one
    * before (another window); an unconfirmed reading is forgotten after a day (`READING_KEPT_MS`).
-   * Returns whether this reading confirmed the price (at or above the list) for this batch.
+   * Returns whether this reading confirmed the price (at or above the list): it agrees with the
+   * one before, or with the price the service named in this batch.
    */
   private learnPriceFromBalance(group: string, diamonds: number): boolean {
     const named = this.namedPrice(group);
-    if (named !== null && diamonds <= named) return false;
+    // Below a named price: a credit may hide part of the charges; the named price stands.
+    if (named !== null && diamonds <= named) return diamonds === named;
     if (named !== null) store.setSetting(this.db, `price:${this.key}:${group}`, '');
     const confirmed = this.readPrice(group)?.diamonds === diamonds;
     this.storeReading(group, diamonds, confirmed);
-    if (confirmed && diamonds >= this.listPrice(group)) this.agreedThisBatch.add(group);
-    else this.agreedThisBatch.delete(group);
-    return this.agreedThisBatch.has(group);
+    return confirmed && diamonds >= this.listPrice(group);
   }
 
   /**
@@ -337,27 +360,39 @@ export class Budget {
     return base > 0 && planned > 2 * base && !prior?.confirmed ? base : planned;
   }
 
-  private storeReading(group: string, diamonds: number, confirmed: boolean): void {
+  private storeReading(
+    group: string,
+    diamonds: number,
+    confirmed: boolean,
+    at = this.now().getTime(),
+  ): void {
     store.setSetting(
       this.db,
       `price-seen:${this.key}:${group}`,
-      `${diamonds} ${this.now().getTime()} ${confirmed ? 'confirmed' : 'once'}`,
+      `${diamonds} ${at} ${confirmed ? 'confirmed' : 'once'}`,
     );
   }
 
-  /**
-   * The latest price read from the balance for a group (`diamonds at confirmed|once`), or null:
-   * none, or one read once more than a day ago.
-   */
-  readPrice(group: string): { diamonds: number; confirmed: boolean } | null {
+  /** The stored reading of a group (`diamonds at confirmed|once`), however old, or null. */
+  private storedReading(
+    group: string,
+  ): { diamonds: number; at: number; confirmed: boolean } | null {
     const [value, at, mark] = (
       store.getSetting(this.db, `price-seen:${this.key}:${group}`) ?? ''
     ).split(' ');
     const diamonds = Number(value);
-    if (!(diamonds > 0)) return null;
-    const confirmed = mark === 'confirmed';
-    if (!confirmed && !(this.now().getTime() - Number(at) < READING_KEPT_MS)) return null;
-    return { diamonds, confirmed };
+    return diamonds > 0 ? { diamonds, at: Number(at), confirmed: mark === 'confirmed' } : null;
+  }
+
+  /**
+   * The latest price read from the balance for a group, or null: none, or one read once more than
+   * a day ago.
+   */
+  readPrice(group: string): { diamonds: number; confirmed: boolean } | null {
+    const read = this.storedReading(group);
+    if (!read) return null;
+    if (!read.confirmed && !(this.now().getTime() - read.at < READING_KEPT_MS)) return null;
+    return { diamonds: read.diamonds, confirmed: read.confirmed };
   }
 
   /** The list price of a group, when the catalog was read (0: not known). */
@@ -405,7 +440,7 @@ export class Budget {
   async setAnchor(): Promise<number | null> {
     const balance = await this.readBalance();
     if (balance !== null) this.anchor = { balance, at: this.now().getTime() };
-    this.agreedThisBatch.clear();
+    this.batchStartedAt = this.now().getTime();
     return balance;
   }
 
@@ -506,12 +541,10 @@ export class Budget {
         this.db
           .prepare("SELECT 1 FROM items WHERE state = 'submitting' AND submitted_at >= ? LIMIT 1")
           .get(new Date(anchor.at).toISOString()) !== undefined;
-      // Charges at a price agreeing readings confirmed are read again with each window (they keep
-      // their margin until then): a dearer one shows.
-      const charged = unknown
-        ? []
-        : since.filter((c) => c.sure === 0 || this.agreedThisBatch.has(jobGroup(c.kind, c.toolId)));
-      // Charges whose price is named take their part first; the rest is the others'.
+      // Every charge is read by the reading that covers it, at a named price too (the service may
+      // have raised it since): a dearer one shows. A catalog job's own diamondCost is its charge.
+      const charged = unknown ? [] : since.filter((c) => c.kind !== 'ready_shoot' || c.sure === 0);
+      // Charges the service stated take their part first; the rest is the others'.
       const spent =
         anchor.balance -
         balance -
@@ -536,10 +569,12 @@ export class Budget {
         const update = this.db.prepare(
           'UPDATE items SET diamonds = ?, price = ?, price_sure = ? WHERE id = ?',
         );
+        // A charge made at a sure price that the reading shows took no more stays sure.
         const attribute = (c: (typeof charged)[number], share: number, agreed: boolean) => {
           const group = jobGroup(c.kind, c.toolId);
           const counted = Math.max(share, this.plannedFloor(group, c.diamonds, priors.get(group)!));
-          update.run(counted, counted, agreed && counted === share ? 1 : 0, c.id);
+          const sure = (agreed && counted === share) || (c.sure === 1 && counted === c.diamonds);
+          update.run(counted, counted, sure ? 1 : 0, c.id);
         };
         this.db.transaction(() => {
           if (groups.size === 1 && spent % charged.length === 0) {

@@ -20,6 +20,9 @@ import { exportAgainIfMissing } from './export/destination';
 import { watchTheDay } from './watch-the-day';
 import { fileVerdict, type FileVerdict } from './export/compliance';
 
+/** States of a photo not yet charged that a ceiling may hold. */
+const ADMITTED_STATES = new Set(['queued', 'uploading', 'submitting']);
+
 export type BatchSummary = {
   batchId: string;
   photos: number;
@@ -356,7 +359,10 @@ export async function runBatch(
       .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: i.note ?? reason(i) })),
     held: [
       ...items
-        .filter((i) => i.state === 'queued' && i.waitReason === 'ceiling')
+        // A photo admitted again after an uncharged create (scheduler.ts) waits where it stopped.
+        .filter(
+          (i) => ADMITTED_STATES.has(i.state) && i.jobId === null && i.waitReason === 'ceiling',
+        )
         .map((i) => ({
           name: name(i),
           reason: i.error?.startsWith(UNCONFIRMED_PRICE_HOLD)

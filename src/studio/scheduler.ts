@@ -117,7 +117,8 @@ export class Scheduler {
           continue;
         }
         if (item.state === 'submitting' && engine.spending.reconcilePending) continue;
-        if (item.state === 'queued') {
+        const readmit = this.reservedUncharged(item);
+        if (item.state === 'queued' || readmit) {
           const quote = engine.quoteOf(item);
           if (!quote) {
             engine.loadPrices(item);
@@ -138,7 +139,7 @@ export class Scheduler {
           const ceiling = this.ceilingOf(item.batchId, ceilings, active);
           let planned = quote.diamonds;
           let price = planned + Budget.margin(quote);
-          if (ceiling && item.reserved === 0) {
+          if (ceiling && (item.reserved === 0 || readmit)) {
             if (!engine.spending.anchored) {
               // A ceiling is kept against the balance: read it once before the first charge.
               engine.anchorBalance();
@@ -172,7 +173,8 @@ export class Scheduler {
             ceiling.margins += price - planned;
             ceiling.inFlight++;
           }
-          if (item.reserved === 0) store.updateItem(db, item.id, { reserved: price }, now);
+          if (item.reserved === 0 || readmit)
+            store.updateItem(db, item.id, { reserved: price }, now);
         }
       }
       slots--;
@@ -223,6 +225,25 @@ export class Scheduler {
     const spending = this.engine.spending;
     if (!submitting && spending.hasUnsureCharges()) this.engine.reconcile();
     return spending.reconcilePending || inFlight > 0 || spending.hasUnsureCharges();
+  }
+
+  /**
+   * A photo with a reservation, not on its way now, charged nothing and with no create in doubt
+   * (its last create, if any, was answered without a charge: a 402, a 429): it is admitted again
+   * against its batch's ceiling as it stands, and counts only from then. A reservation made by an
+   * earlier run (no ceiling, or an older price) then never takes a batch past its own.
+   */
+  private reservedUncharged(item: store.ItemRow): boolean {
+    return (
+      item.reserved > 0 &&
+      item.diamonds === 0 &&
+      item.jobId === null &&
+      item.uncertain === 0 &&
+      !this.engine.running.has(item.id) &&
+      (item.state === 'queued' ||
+        item.state === 'uploading' ||
+        (item.state === 'submitting' && item.submittedAt === null))
+    );
   }
 
   private wait(item: store.ItemRow, reason: WaitReason, text: string | null): void {
@@ -321,7 +342,8 @@ export class Scheduler {
             i.diamonds === 0 &&
             i.jobId === null &&
             i.reserved > 0 &&
-            (i.state === 'queued' || i.state === 'uploading' || i.state === 'submitting'),
+            (i.state === 'queued' || i.state === 'uploading' || i.state === 'submitting') &&
+            !this.reservedUncharged(i),
         );
         const reserved = onTheirWay.reduce((sum, i) => {
           const quote = this.engine.quoteOf(i);
