@@ -107,6 +107,8 @@ export class StudioEngine {
   private timer: NodeJS.Timeout | null = null;
   private kicked = false;
   private stopped = true;
+  /** The one batch new spending goes to (a `run`'s), or null: every batch's (the studio). */
+  private onlyBatch: string | null = null;
   private readonly unlock: () => void;
   private readonly releaseCount: () => void;
   private balanceCache: { value: number; at: number } | null = null;
@@ -160,16 +162,26 @@ export class StudioEngine {
     return this.options.now?.() ?? new Date();
   }
 
+  /** Whether a photo of `batchId` may start spending now (see `start`). */
+  spendsFor(batchId: string): boolean {
+    return this.onlyBatch === null || this.onlyBatch === batchId;
+  }
+
   get stopping(): boolean {
     return this.abort.signal.aborted;
   }
 
   // ---- lifecycle ------------------------------------------------------------------------------
 
-  /** Starts scheduling; items left mid-flight by a crash resume from their journal. */
-  start(): void {
+  /**
+   * Starts scheduling; items left mid-flight by a crash resume from their journal. With
+   * `onlyBatch`, photos of other batches charged nothing are not started (a `run` spends on its
+   * own photos only, within its own ceiling); paid jobs of any batch are still collected.
+   */
+  start(options: { onlyBatch?: string } = {}): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.onlyBatch = options.onlyBatch ?? null;
     this.timer = setInterval(() => this.kick(), 250);
     this.kick();
   }

@@ -192,7 +192,7 @@ export async function runBatch(
         `requests left today: ${budget.left} of ${capText} (about ${plan.perPhotoRequests} per photo${kept.length ? `; ${kept.join(', ')}` : ''}): ${Math.min(fit, queued)} of ${queued} photo(s) fit today`,
       );
     }
-    engine.start();
+    engine.start({ onlyBatch: batchId });
     // Headless, nobody can lift a ceiling: photos it holds back end the run (a rerun continues them).
     // A short balance or a closed day ends it too, with the reason, unless --wait.
     const heldBy = input.wait

@@ -112,6 +112,9 @@ export class Scheduler {
       }
       if (slots <= 0) continue;
       if (item.state === 'queued' || item.state === 'uploading' || item.state === 'submitting') {
+        // Another batch's photo charged nothing waits for a run of its own (which takes it over):
+        // started here, it would spend outside this run's photos and its `--max-diamonds`.
+        if (!engine.spendsFor(item.batchId) && this.uncharged(item)) continue;
         if (gates.diamonds) {
           this.wait(item, 'no_diamonds', `short of diamonds: ${gates.diamonds.message}`);
           continue;
@@ -234,8 +237,12 @@ export class Scheduler {
    * earlier run (no ceiling, or an older price) then never takes a batch past its own.
    */
   private reservedUncharged(item: store.ItemRow): boolean {
+    return item.reserved > 0 && this.uncharged(item);
+  }
+
+  /** Charged nothing, not on its way now, and no create in doubt. */
+  private uncharged(item: store.ItemRow): boolean {
     return (
-      item.reserved > 0 &&
       item.diamonds === 0 &&
       item.jobId === null &&
       item.uncertain === 0 &&
