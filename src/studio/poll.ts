@@ -60,11 +60,14 @@ export async function pollUntilDone(
   let delay = opts.firstDelayMs;
   let empty = 0;
   let partial = 0;
+  /** Shots seen completed: a failed job's final answer may drop its counters. */
+  let completedSeen = 0;
   for (;;) {
     await sleep(delay, opts.signal);
     const job = await client.getGeneration(jobId);
     opts.onProgress?.(job);
-    const outcome = jobOutcome(job);
+    const outcome = jobOutcome(job, null, completedSeen);
+    completedSeen = Math.max(completedSeen, job.packCompleted ?? 0);
     if (outcome.kind === 'delivered') return job;
     if (outcome.kind === 'failed') return { ...job, status: 'failed' };
     if (outcome.kind === 'empty' && ++empty >= EMPTY_ANSWERS_HELD_AT)

@@ -66,8 +66,15 @@ export function isFinalStatus(status: unknown): boolean {
   return FINAL_STATUSES.has(String(status).toLowerCase());
 }
 
-/** `shotsAsked`: the shots the submission asked for, when known (`resultsOwed`). */
-export function jobOutcome(job: Job, shotsAsked: number | null = null): JobOutcome {
+/**
+ * `shotsAsked`: the shots the submission asked for, when known (`resultsOwed`). `completedSeen`:
+ * the most shots an earlier poll of the job showed completed (a final answer may drop counters).
+ */
+export function jobOutcome(
+  job: Job,
+  shotsAsked: number | null = null,
+  completedSeen = 0,
+): JobOutcome {
   const status = String(job.status);
   const urls = Array.isArray(job.resultUrls) ? job.resultUrls : [];
   const total = typeof job.packTotal === 'number' ? job.packTotal : null;
@@ -78,7 +85,7 @@ export function jobOutcome(job: Job, shotsAsked: number | null = null): JobOutco
     if (urls.length > 0) return listedOutcome(status, urls.length, job, shotsAsked);
     // Spec 2.3 lists no results for a failed job, yet its counters may show shots made: those are
     // charged (spec 3.2), so the job is paid without results, never a refund to submit again for.
-    const paidShots = resultsOwed(job, shotsAsked);
+    const paidShots = shotsMadeBeforeFailing(job, shotsAsked, completedSeen);
     if (paidShots > 0)
       return {
         kind: 'empty',
@@ -136,6 +143,27 @@ export function resultsOwed(
   }
   if (total !== null && failed > 0 && completed + failed > total) return completed - failed;
   return completed;
+}
+
+/**
+ * Shots a job under a failure status made (and was charged for): only a job none of whose shots
+ * was made is refunded (spec 3.2). The most completed shots seen, this answer's or an earlier
+ * poll's; a `packCompleted` that counts failed shots too shows it by a sum past the total (the
+ * set's, or the shots asked), and then the failed ones are taken off. A subset reported with the
+ * whole set's total shows no such sum: its completed shots count as made (never read as refunded
+ * when a shot was made: a rerun would pay again).
+ */
+function shotsMadeBeforeFailing(
+  job: Job,
+  shotsAsked: number | null,
+  completedSeen: number,
+): number {
+  const completed = Math.max(job.packCompleted ?? 0, completedSeen);
+  const failed = job.packFailed ?? 0;
+  const totals = [job.packTotal, shotsAsked].filter((t): t is number => typeof t === 'number');
+  const countsFailed =
+    failed > 0 && totals.length > 0 && totals.every((t) => completed + failed > t);
+  return countsFailed ? Math.max(0, completed - failed) : completed;
 }
 
 /** A final answer with results: `partial` while fewer are listed than it owes (`resultsOwed`). */

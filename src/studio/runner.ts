@@ -417,7 +417,7 @@ export class Runner {
       return;
     }
     const now = this.now();
-    const outcome = jobOutcome(job, shotsAsked(item));
+    const outcome = jobOutcome(job, shotsAsked(item), item.packCompleted ?? 0);
     const stored = again ? storedUrls(this.db, item.id).length : 0;
     if (
       again &&

@@ -164,6 +164,33 @@ describe('a failure status whose counters show shots made', () => {
     expect(jobOutcome(answer({ ...job, packCompleted: 0, packFailed: 3 })).kind).toBe('failed');
     expect(jobOutcome(answer({ status: 'pack_failed', errorMessage: 'boom' })).kind).toBe('failed');
   });
+
+  it('a final answer dropping its counters is paid when an earlier poll showed shots completed', () => {
+    // Review rev7 (catfailc.sh): 2 of 3 shots were seen done, then `failed` with no counters, or
+    // with packTotal and packFailed only: read as refunded, every rerun paid again.
+    const bare = answer({ status: 'failed', errorMessage: 'shot 3 failed' });
+    expect(jobOutcome(bare, 3, 2)).toMatchObject({ kind: 'empty', paidShots: 2 });
+    const noCompleted = answer({ status: 'failed', packTotal: 3, packFailed: 1 });
+    expect(jobOutcome(noCompleted, 3, 2)).toMatchObject({ kind: 'empty', paidShots: 2 });
+    // Nothing ever seen completed: the spec's refund of a job whose every shot failed.
+    expect(jobOutcome(bare, 3, 0).kind).toBe('failed');
+  });
+
+  it("a subset reported with the whole set's packTotal is paid for the shots it made", () => {
+    // Review rev7 (catfailsub.sh): shots s1, s2 of a 3-shot set; s1 made, s2 failed.
+    const job = { status: 'failed', packTotal: 3, packCompleted: 1, packFailed: 1 };
+    expect(jobOutcome(answer(job), 2)).toMatchObject({ kind: 'empty', paidShots: 1 });
+    // packCompleted counting the failed shots too, every shot failed: past both totals, refunded.
+    expect(jobOutcome(answer({ ...job, packCompleted: 2, packFailed: 2 }), 2).kind).toBe('failed');
+    expect(
+      jobOutcome(answer({ status: 'failed', packTotal: 3, packCompleted: 3, packFailed: 3 }), 3)
+        .kind,
+    ).toBe('failed');
+    // ...and with one shot made: completed - failed.
+    expect(
+      jobOutcome(answer({ status: 'failed', packTotal: 3, packCompleted: 3, packFailed: 1 }), 3),
+    ).toMatchObject({ kind: 'empty', paidShots: 2 });
+  });
 });
 
 describe('poll gaps of a job stuck at the service', () => {
