@@ -11,6 +11,7 @@
  * now, which is what a resend needs. A refusal naming the key shows it arrived, not that its
  * answer is stored yet: the resend waits (see the runner).
  */
+import { randomUUID } from 'node:crypto';
 import type { ServiceClient } from '../client';
 import { ApiError } from '../client';
 import * as store from './db/store';
@@ -81,6 +82,32 @@ export async function probeKey(
     return jobId ? { kind: 'replayed', created, jobId } : { kind: 'unknown', error: created };
   } catch (err) {
     return readRefusal(err);
+  }
+}
+
+/**
+ * The same probe under a fresh key never sent: a service that tells keys apart refuses it
+ * ('forgotten'). A replay is the key's own answer only then: a cache that answers any refused
+ * create with its last charged reply replays under every key, and may name another photo's job
+ * before that photo has recorded it (review rev7: replay2).
+ */
+export function probeFreshKey(
+  client: ServiceClient,
+  endpoint: ChargingEndpoint,
+): Promise<ProbeAnswer> {
+  return probeKey(client, endpoint, `dropshoot-control-${randomUUID()}`);
+}
+
+/** A probe's answer in a note's words. */
+export function describeProbe(answer: ProbeAnswer): string {
+  switch (answer.kind) {
+    case 'replayed':
+      return `job ${answer.jobId}`;
+    case 'remembered':
+    case 'forgotten':
+      return answer.message;
+    case 'unknown':
+      return answer.error instanceof Error ? answer.error.message : JSON.stringify(answer.error);
   }
 }
 

@@ -21,7 +21,14 @@ import { SHOT_PRICE } from './budget';
 import * as store from './db/store';
 import { exportApproved } from './export-step';
 import { backoffMs, parseInsufficient } from './gates';
-import { honoursIdempotency, learnHonoured, probeKey, type ChargingEndpoint } from './idempotency';
+import {
+  describeProbe,
+  honoursIdempotency,
+  learnHonoured,
+  probeFreshKey,
+  probeKey,
+  type ChargingEndpoint,
+} from './idempotency';
 import {
   EMPTY_ANSWERS_HELD_AT,
   emptyAnswerGapMs,
@@ -277,8 +284,29 @@ export class Runner {
         );
         return false;
       }
+      // A replay is the key's own answer only if the service refuses a key never sent: one that
+      // replays any refused create may name a job whose photo has not recorded it yet. One
+      // request more per replay, counted by the client like the probe (daily cap).
+      this.resent.add(item.id);
+      const control = await probeFreshKey(this.client, endpoint);
+      if (control.kind === 'unknown') {
+        // No answer about keys (down, capped): probed again later like a probe that told nothing.
+        const err = control.error;
+        if (err instanceof ApiError && (err.status === 402 || err.status === 429)) throw err;
+        this.resent.delete(item.id);
+        this.awaitProbe(item, err);
+        return false;
+      }
+      this.resent.delete(item.id);
+      if (control.kind !== 'forgotten') {
+        this.markUncertain(
+          item,
+          `the answer to the submission was lost and the probe of its Idempotency-Key was answered with job ${probe.jobId}, but a control probe under a key never sent was answered ${control.kind === 'replayed' ? 'with a job too' : 'as a known key'} (${describeProbe(control)}): the service does not tell keys apart, not evidence the job is this photo's`,
+        );
+        return false;
+      }
     }
-    // A replay, or a conflict about the key itself: the service keeps records per key.
+    // A replay (its control refused), or a conflict about the key itself: records kept per key.
     learnHonoured(this.db, this.client.origin, endpoint);
     if (probe.kind === 'replayed') {
       await this.accept(item, request, probe.created);

@@ -60,11 +60,11 @@ async function world(
 /** Test-sized wait for a held key's record (the product waits 5 minutes). */
 const KEY_RECORD_GRACE_MS = 300;
 
-function engineOn(w: World, keyRecordGraceMs = KEY_RECORD_GRACE_MS) {
+function engineOn(w: World, keyRecordGraceMs = KEY_RECORD_GRACE_MS, data = 'data') {
   const client = new HttpClient({ baseUrl: w.url, apiKey: w.apiKey, timeoutMs: 5000 });
   const engine = new StudioEngine({
     keyRecordGraceMs,
-    dataDir: path.join(w.root, 'data'),
+    dataDir: path.join(w.root, data),
     client,
     apiKey: w.apiKey,
     concurrency: 3,
@@ -76,11 +76,16 @@ function engineOn(w: World, keyRecordGraceMs = KEY_RECORD_GRACE_MS) {
 }
 
 /** `dropshoot run` on the world's data folder (each call continues the one before). */
-async function run(w: World, recipe: Recipe = cutout, keyRecordGraceMs?: number) {
-  const { engine, client } = engineOn(w, keyRecordGraceMs);
+async function run(
+  w: World,
+  recipe: Recipe = cutout,
+  keyRecordGraceMs?: number,
+  studio: { data: string; in: string } = { data: 'data', in: 'in' },
+) {
+  const { engine, client } = engineOn(w, keyRecordGraceMs, studio.data);
   try {
     return await runBatch(engine, {
-      inDir: path.join(w.root, 'in'),
+      inDir: path.join(w.root, studio.in),
       recipe,
       outDir: path.join(w.root, 'out'),
     });
@@ -102,8 +107,8 @@ const charges = (service: ReferenceService) =>
   service.ledger(EMAIL).filter((e) => e.kind === 'charge').length;
 
 /** What this studio learnt of the endpoint's keys ('yes' once a probe showed it, else undefined). */
-async function learnt(w: World, endpoint: 'generations' | 'catalog-jobs') {
-  const { engine, client } = engineOn(w);
+async function learnt(w: World, endpoint: 'generations' | 'catalog-jobs', data = 'data') {
+  const { engine, client } = engineOn(w, KEY_RECORD_GRACE_MS, data);
   const value = store.getSetting(engine.db, `idempotency-probed:${client.origin}:${endpoint}`);
   await engine.close();
   await client.close();
@@ -308,8 +313,13 @@ describe('"honours keys" is learnt by a replay probe, never from the echo', () =
       expect(summary).toMatchObject({ photos: 1, exported: 1, failed: [], uncertain: [] });
       expect(charges(w.service)).toBe(1);
       expect(await learnt(w, 'generations')).toBe('yes');
-      // The probe is counted like every other request (the daily cap counts it too).
+      // The probe (and a replay's control) is counted like every other request (the daily cap).
       expect(summary.apiRequests).toBe(w.service.requestsToday(w.apiKey));
+      if (idempotencyKeyReuse === 'replay') {
+        // The replay counts only once the same probe under a fresh key is refused.
+        const creates = w.service.requests().filter((r) => r.path === '/v1/generations');
+        expect(creates.map((r) => r.status)).toEqual([202, 202, 400]);
+      }
     }
   }, 60_000);
 
@@ -408,6 +418,34 @@ describe('"honours keys" is learnt by a replay probe, never from the echo', () =
     expect(charges(w.service)).toBe(2);
     // Nor is such a replay evidence that the service keeps answers per key.
     expect(await learnt(w, 'generations')).toBeUndefined();
+  }, 60_000);
+
+  it('a probe replayed with a job no photo holds yet, by a service that replays under any key: uncertain, that job not taken', async () => {
+    let armed = false;
+    const w = await world({ refusedCreateReplaysFirst: true }, 100, 2, {
+      choose: dropNextCreate(() => armed),
+    });
+    // Another studio on the account pays the first job (p00); this one has p01 only, so the
+    // replayed job is held by no photo here, as in a queue whose holder has not recorded it yet.
+    fs.mkdirSync(path.join(w.root, 'in-b'));
+    fs.renameSync(path.join(w.root, 'in', 'p01.jpg'), path.join(w.root, 'in-b', 'p01.jpg'));
+    expect((await run(w)).exported).toBe(1);
+    armed = true;
+    const b = { data: 'data-b', in: 'in-b' };
+    const lost = await run(w, cutout, undefined, b);
+    // Before: taken as p01's job, p00's image exported as p01's and p01's own paid job lost.
+    expect(lost.exported).toBe(0);
+    expect(lost.uncertain).toHaveLength(1);
+    expect(lost.uncertain[0]!.reason).toMatch(
+      /a control probe under a key never sent was answered with a job too/,
+    );
+    expect(charges(w.service)).toBe(2);
+    // The probe and its control, each answered with the first job (202): one request more.
+    const creates = w.service.requests().filter((r) => r.path === '/v1/generations');
+    expect(creates.map((r) => r.status)).toEqual([202, 202, 202, 202]);
+    expect(new Set(creates.slice(2).map((r) => r.idempotencyKey)).size).toBe(2);
+    // Nor is it evidence that the service keeps answers per key.
+    expect(await learnt(w, 'generations', b.data)).toBeUndefined();
   }, 60_000);
 
   it('a lost create on a service whose key records expired during an outage: uncertain, never charged anew', async () => {
