@@ -54,13 +54,19 @@ export type RunRecord = {
 };
 export type FolderSnapshot = Map<string, { sha: string; mtimeMs: number; size: number }>;
 
+/**
+ * A hidden `.tmp` file is an export being written, not an export: a run killed mid-write leaves
+ * one, and the next write into the folder sweeps it (CI at 099723e: seed 7's kill landed there).
+ */
+const WRITE_IN_PROGRESS = /^\..+\.tmp$/;
+
 export async function snapshotFolder(root: string): Promise<FolderSnapshot> {
   const snapshot: FolderSnapshot = new Map();
   const walk = async (rel: string) => {
     for (const entry of await fs.promises.readdir(path.join(root, rel), { withFileTypes: true })) {
       const relPath = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.isDirectory()) await walk(relPath);
-      else if (entry.isFile()) {
+      else if (entry.isFile() && !WRITE_IN_PROGRESS.test(entry.name)) {
         const full = path.join(root, relPath);
         const [bytes, stat] = await Promise.all([
           fs.promises.readFile(full),
