@@ -273,20 +273,22 @@ export class Budget {
   }
 
   /**
-   * A ready shoot's shot: learnt from a job's diamondCost (sure only in the batch that named it),
-   * else the dearest image tool (never under).
+   * A ready shoot's shot, never sure on a remote service: a job's diamondCost is the service's
+   * claim (spec §4.10 names the field, not its meaning; §2.1 lets the price move per request), so
+   * the shot price read from the balance (`doReconcile`) wins when dearer, and a claim no reading
+   * has shown plans no lower than the dearest image tool (the guess before any claim).
    */
   shotPrice(): PriceQuote {
-    // Shot prices were only ever stored from a job's diamondCost: an unmarked one is named too.
-    const [value, , at] = (
-      store.getSetting(this.db, `price:${this.key}:${SHOT_PRICE}`) ?? ''
-    ).split(' ');
-    const learnt = Number(value);
-    if (learnt > 0) return { diamonds: learnt, sure: this.namedLately(Number(at)) };
+    const named =
+      Number((store.getSetting(this.db, `price:${this.key}:${SHOT_PRICE}`) ?? '').split(' ')[0]) ||
+      0;
+    if (this.client.origin === 'embedded' && named > 0) return { diamonds: named, sure: true };
+    const read = this.readPrice(SHOT_PRICE)?.diamonds ?? 0;
     const image = ['virtual_model', 'outfit_photo', 'pro_studio', 'jewelry_on_model'].map(
       (t) => this.toolPrices.get(t) ?? 0,
     );
-    return { diamonds: Math.max(1, ...image), sure: false };
+    const diamonds = read > 0 ? Math.max(read, named) : Math.max(1, named, ...image);
+    return { diamonds, sure: false };
   }
 
   /** A price the service named (a 402's required amount, a ready shoot's diamondCost), dated. */
@@ -343,6 +345,39 @@ export class Budget {
     const confirmed = this.readPrice(group)?.diamonds === diamonds;
     this.storeReading(group, diamonds, confirmed);
     return confirmed && diamonds >= this.listPrice(group);
+  }
+
+  /**
+   * A shot's price read from the balance: what each of a reading's ready shoots took, over its
+   * shots, when they all had as many. A dearer one raises `shotPrice` at once (over a lower
+   * diamondCost); confirmed when it equals the reading before.
+   */
+  private learnShotPriceFromBalance(
+    charges: { packTotal: number | null; submitRequest: string | null }[],
+    each: number,
+  ): void {
+    const shots = Budget.shotsOf(charges[0]!);
+    if (!(shots > 0) || each % shots !== 0 || charges.some((c) => Budget.shotsOf(c) !== shots))
+      return;
+    const shot = each / shots;
+    this.storeReading(SHOT_PRICE, shot, this.readPrice(SHOT_PRICE)?.diamonds === shot);
+  }
+
+  /** Shots a ready shoot's create asked for (its shotIds), else its packTotal (0: not known). */
+  static shotsOf(c: { packTotal: number | null; submitRequest: string | null }): number {
+    try {
+      const asked = (JSON.parse(c.submitRequest ?? '{}') as { shotIds?: unknown }).shotIds;
+      if (Array.isArray(asked) && asked.length > 0) return asked.length;
+    } catch {
+      // An unreadable request: its packTotal.
+    }
+    return c.packTotal ?? 0;
+  }
+
+  /** When the balance was last read (ISO; '' before any; null: embedded): a catalog charge since is not yet shown by one. */
+  get readSince(): string | null {
+    if (this.client.origin === 'embedded') return null; // the embedded core charges its list
+    return this.anchor ? new Date(this.anchor.at).toISOString() : '';
   }
 
   /**
@@ -493,13 +528,14 @@ export class Budget {
     return this.anchor && this.anchor.at >= since ? this.anchor.balance : null;
   }
 
-  /** Charges since the balance was last read whose price is not confirmed. */
+  /** Charges since the balance was last read whose price is not confirmed (a catalog job's diamondCost is a claim). */
   hasUnsureCharges(): boolean {
     if (!this.anchor) return false;
+    const claims = this.client.origin === 'embedded' ? '' : " OR kind = 'ready_shoot'";
     return (
       this.db
         .prepare(
-          'SELECT 1 FROM items WHERE price_sure = 0 AND diamonds > 0 AND submitted_at >= ? LIMIT 1',
+          `SELECT 1 FROM items WHERE (price_sure = 0${claims}) AND diamonds > 0 AND submitted_at >= ? LIMIT 1`,
         )
         .get(new Date(this.anchor.at).toISOString()) !== undefined
     );
@@ -529,9 +565,12 @@ export class Budget {
     if (anchor) {
       const since = this.db
         .prepare(
-          'SELECT id, kind, tool_id AS toolId, diamonds, price_sure AS sure FROM items WHERE diamonds > 0 AND submitted_at >= ?',
+          'SELECT id, kind, tool_id AS toolId, pack_total AS packTotal, submit_request AS submitRequest, diamonds, price_sure AS sure FROM items WHERE diamonds > 0 AND submitted_at >= ?',
         )
-        .all(new Date(anchor.at).toISOString()) as (Pick<store.ItemRow, 'kind' | 'toolId'> & {
+        .all(new Date(anchor.at).toISOString()) as (Pick<
+        store.ItemRow,
+        'kind' | 'toolId' | 'packTotal' | 'submitRequest'
+      > & {
         id: string;
         diamonds: number;
         sure: number;
@@ -541,14 +580,10 @@ export class Budget {
         this.db
           .prepare("SELECT 1 FROM items WHERE state = 'submitting' AND submitted_at >= ? LIMIT 1")
           .get(new Date(anchor.at).toISOString()) !== undefined;
-      // Every charge is read by the reading that covers it, at a named price too (the service may
-      // have raised it since): a dearer one shows. A catalog job's own diamondCost is its charge.
-      const charged = unknown ? [] : since.filter((c) => c.kind !== 'ready_shoot' || c.sure === 0);
-      // Charges the service stated take their part first; the rest is the others'.
-      const spent =
-        anchor.balance -
-        balance -
-        since.filter((c) => !charged.includes(c)).reduce((sum, c) => sum + c.diamonds, 0);
+      // Every charge is read by the reading that covers it, at a named price and a catalog job's
+      // diamondCost too (a claim: the service may charge more, or have raised it since).
+      const charged = unknown ? [] : since;
+      const spent = anchor.balance - balance;
       const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
       // The least they can have cost: their list prices (a price planned above the list, from an
       // app's debit read once, is relearnt downwards from here).
@@ -580,10 +615,11 @@ export class Budget {
           if (groups.size === 1 && spent % charged.length === 0) {
             const each = spent / charged.length;
             const first = charged[0]!;
-            // A ready shoot's price depends on its shots: no one price to learn.
+            // A ready shoot's price depends on its shots: its shot's price is learnt instead.
             const agreed =
               first.kind !== 'ready_shoot' &&
               this.learnPriceFromBalance(jobGroup(first.kind, first.toolId), each);
+            if (first.kind === 'ready_shoot') this.learnShotPriceFromBalance(charged, each);
             for (const c of charged) attribute(c, each, agreed);
           } else {
             // Mixed tools, or one tool whose charges the difference does not divide: shares in

@@ -342,6 +342,28 @@ export class Scheduler {
              FROM items WHERE batch_id = ?`,
           )
           .get(batchId) as { charged: number; chargeMargins: number };
+        // A catalog job's diamondCost is a claim until a balance reading shows it: its charge is
+        // counted at least at today's plan of its shots, with the margin.
+        const readSince = this.engine.spending.readSince;
+        const shot = this.engine.spending.shotPrice();
+        const claims =
+          readSince === null
+            ? []
+            : (this.engine.db
+                .prepare(
+                  `SELECT diamonds, pack_total AS packTotal, submit_request AS submitRequest FROM items
+                   WHERE batch_id = ? AND kind = 'ready_shoot' AND diamonds > 0 AND price_sure = 1 AND submitted_at >= ?`,
+                )
+                .all(batchId, readSince) as {
+                diamonds: number;
+                packTotal: number | null;
+                submitRequest: string | null;
+              }[]);
+        for (const c of claims) {
+          const planned = Math.max(c.diamonds, Budget.shotsOf(c) * shot.diamonds);
+          row.chargeMargins +=
+            planned + Budget.margin({ diamonds: planned, sure: false }) - c.diamonds;
+        }
         // Reservations carry their own margin; they are counted whole until the charge replaces them.
         const onTheirWay = active.filter(
           (i) =>

@@ -665,7 +665,7 @@ export class ReferenceCore {
       mediaItemId: id,
       status: 'pack_processing',
       packTotal: this.options.packTotalFullSet ? set.shots.length : shots.length,
-      diamondCost: price,
+      diamondCost: this.options.catalogDiamondCostPerShot ? price / shots.length : price,
       readyTemplateSetId: set.id,
     });
     return { ...reply, delayMs: this.options.createDelayMs ?? 0 };

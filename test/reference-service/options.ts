@@ -105,6 +105,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   resultUrlsNeedKey: z.boolean().optional(),
   /** resultUrls are paths relative to the service ('/results/<id>'), as APIs built on Rails' *_path helpers give. */
   relativeResultUrls: z.boolean().optional(),
+  /**
+   * A catalog job's diamondCost names the price of one shot, not the job's charge (spec §4.10
+   * names the field, not its meaning).
+   */
+  catalogDiamondCostPerShot: z.boolean().optional(),
   /** A catalog job for some shotIds reports packTotal = the set's full shot count (only the asked shots are made; a service counting the set, not the request). */
   packTotalFullSet: z.boolean().optional(),
   /** The account is credited this many diamonds at its first poll (the balance is shared with the service's own apps, spec 1). */
