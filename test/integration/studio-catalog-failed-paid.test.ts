@@ -6,19 +6,14 @@
  * reference service's catalogPartialFailedStatus ends such a job so, failShotIds fails one shot.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Recipe } from '../../src/shared/studio';
 import { referenceWorld, runOnWorld } from './helpers/reference-studio';
+import { SHOOT_02_RECIPE } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-/** The reference set shoot-02: 3 shots at 3 diamonds each. */
-const READY_SHOOT: Recipe = {
-  request: { readyTemplateSetId: 'shoot-02', images: { garment_photo: '{photo}' } },
-  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{shot}-{n}' },
-};
 const EMAIL = 'catalog-failed-paid@example.com';
 
 describe('a ready shoot ended failed with shots completed', () => {
@@ -41,7 +36,7 @@ describe('a ready shoot ended failed with shots completed', () => {
         .filter((e) => e.kind === 'charge' || e.kind === 'refund')
         .reduce((sum, e) => sum + e.delta, 0);
 
-    const first = await runOnWorld(w, { recipe: READY_SHOOT });
+    const first = await runOnWorld(w, { recipe: SHOOT_02_RECIPE });
     expect(first.exported).toBe(0);
     expect(charged()).toBe(18);
     expect(first.diamondsSpent).toBe(18);
@@ -52,7 +47,7 @@ describe('a ready shoot ended failed with shots completed', () => {
       );
 
     // Before: read as refunded, each rerun paid both photos again (18 more each time).
-    const second = await runOnWorld(w, { recipe: READY_SHOOT });
+    const second = await runOnWorld(w, { recipe: SHOOT_02_RECIPE });
     expect(w.service.jobs(EMAIL)).toHaveLength(2);
     expect(charged()).toBe(18);
     expect(second.diamondsSpent).toBe(0);

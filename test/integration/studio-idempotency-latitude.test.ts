@@ -21,7 +21,7 @@ import {
   type ReferenceServiceOptions,
 } from '../reference-service';
 import { startFaultProxy, type FaultProxyOptions } from '../reference-service/fault-proxy';
-import { shapePhotos } from './helpers/studio-fixtures';
+import { SHOOT_02_RECIPE, shapePhotos } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -214,11 +214,7 @@ describe('a 500 from POST /v1/catalog-jobs (the spec names neither it nor a refu
         return 'error500After';
       },
     });
-    const readyShoot: Recipe = {
-      request: { readyTemplateSetId: 'shoot-02', images: { garment_photo: '{photo}' } },
-      export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{shot}-{n}' },
-    };
-    const summary = await run(w, readyShoot);
+    const summary = await run(w, SHOOT_02_RECIPE);
     // Before: asked again under the same key, which this service takes as a new job (3 charges).
     expect(charges(w.service)).toBe(2);
     expect(summary.exported).toBe(1);

@@ -17,17 +17,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Recipe } from '../../src/shared/studio';
 import { referenceWorld, runOnWorld, type ReferenceWorld } from './helpers/reference-studio';
 import { specProxy } from './helpers/spec-proxy';
+import { SHOOT_02_RECIPE } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
-
-/** A ready shoot of the reference set shoot-02 (3 shots). */
-const READY_SHOOT: Recipe = {
-  request: { readyTemplateSetId: 'shoot-02', images: { garment_photo: '{photo}' } },
-  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{shot}-{n}' },
-};
 
 type Proxy = {
   url: string;
@@ -144,7 +139,7 @@ describe('results lagging past every ask', () => {
     const proxy = await laggingProxy(w.service.url);
     proxy.lagging = true;
     const world = { ...w, service: { ...w.service, url: proxy.url } };
-    const first = await runOnWorld(world, { recipe: READY_SHOOT });
+    const first = await runOnWorld(world, { recipe: SHOOT_02_RECIPE });
     // Before: the photo was held (failed) and its one paid, collected result never exported.
     expect(first.failed).toEqual([]);
     expect(first.exported).toBe(1);
@@ -158,7 +153,7 @@ describe('results lagging past every ask', () => {
     expect(charged).toBe(1);
 
     proxy.lagging = false;
-    const second = await runOnWorld(world, { recipe: READY_SHOOT });
+    const second = await runOnWorld(world, { recipe: SHOOT_02_RECIPE });
     expect(second.exported).toBe(1);
     expect(second.failed).toEqual([]);
     expect(outFiles(w)).toHaveLength(3);
@@ -179,7 +174,7 @@ describe('results lagging past every ask', () => {
     const proxy = await laggingProxy(w.service.url);
     proxy.lagging = true;
     const world = { ...w, service: { ...w.service, url: proxy.url } };
-    const first = await runOnWorld(world, { recipe: READY_SHOOT });
+    const first = await runOnWorld(world, { recipe: SHOOT_02_RECIPE });
     // Before: 0 exported, both held as failed (the run's exit code fails), 0 files in --out.
     expect(first.failed).toEqual([]);
     expect(first.exported).toBe(2);
@@ -189,7 +184,7 @@ describe('results lagging past every ask', () => {
 
     // Run 2: each job asked once (before: 6 answers each, about a minute), still exported.
     let was = counted();
-    const second = await runOnWorld(world, { recipe: READY_SHOOT });
+    const second = await runOnWorld(world, { recipe: SHOOT_02_RECIPE });
     expect(second.failed).toEqual([]);
     expect(second.exported + second.skipped).toBe(2);
     expect(counted()).toEqual([was[0]! + 1, was[1]! + 1]);
@@ -197,7 +192,7 @@ describe('results lagging past every ask', () => {
     // Run 3: p1's job is more than a day old: not asked, its note names the shots never listed.
     age(w, p1!.id, 25);
     was = counted();
-    const third = await runOnWorld(world, { recipe: READY_SHOOT });
+    const third = await runOnWorld(world, { recipe: SHOOT_02_RECIPE });
     expect(third.failed).toEqual([]);
     expect(counted()).toEqual([was[0]! + 1, was[1]!]);
     expect(rows(w)[1]!.note).toMatch(
@@ -207,7 +202,7 @@ describe('results lagging past every ask', () => {
     // Run 4: the service forgot p0's job (404): asked once, the photo stays exported, not failed.
     proxy.forgotten.add(p0!.jobId);
     was = counted();
-    const fourth = await runOnWorld(world, { recipe: READY_SHOOT });
+    const fourth = await runOnWorld(world, { recipe: SHOOT_02_RECIPE });
     expect(fourth.failed).toEqual([]);
     expect(counted()).toEqual([was[0]! + 1, was[1]!]);
     expect(rows(w)[0]).toMatchObject({ state: 'exported' });
@@ -215,7 +210,7 @@ describe('results lagging past every ask', () => {
 
     // Run 5: nothing asked at all; the one paid result of each is still in --out.
     was = counted();
-    const fifth = await runOnWorld(world, { recipe: READY_SHOOT });
+    const fifth = await runOnWorld(world, { recipe: SHOOT_02_RECIPE });
     expect(fifth.failed).toEqual([]);
     expect(counted()).toEqual(was);
     expect(outFiles(w)).toHaveLength(2);
@@ -234,7 +229,7 @@ describe('results lagging past every ask', () => {
     proxy.lagAnswers = 6;
     proxy.refuseFirstDownload = true;
     const world = { ...w, service: { ...w.service, url: proxy.url } };
-    const summary = await runOnWorld(world, { recipe: READY_SHOOT });
+    const summary = await runOnWorld(world, { recipe: SHOOT_02_RECIPE });
     // Before: "the job, asked again, lists 3 result(s) where 1 were stored": 0 files of 3 paid.
     expect(summary.failed).toEqual([]);
     expect(summary.exported).toBe(1);
@@ -253,7 +248,7 @@ describe('results lagging past every ask', () => {
     proxy.refuseFirstDownload = true;
     proxy.shotsField = true;
     const world = { ...w, service: { ...w.service, url: proxy.url } };
-    const summary = await runOnWorld(world, { recipe: READY_SHOOT });
+    const summary = await runOnWorld(world, { recipe: SHOOT_02_RECIPE });
     // Before: "lists its shots in another order" (1 shot stored, 3 listed): 0 files of 3 paid.
     expect(summary.failed).toEqual([]);
     expect(summary.exported).toBe(1);
@@ -285,8 +280,8 @@ describe('results lagging past every ask', () => {
       },
     });
     const recipe: Recipe = {
-      ...READY_SHOOT,
-      request: { ...READY_SHOOT.request, shotIds: ['take-1', 'take-2'] } as Recipe['request'],
+      ...SHOOT_02_RECIPE,
+      request: { ...SHOOT_02_RECIPE.request, shotIds: ['take-1', 'take-2'] } as Recipe['request'],
     };
     const summary = await runOnWorld({ ...w, service: { ...w.service, url } }, { recipe });
     // Before: owed 2 (packCompleted), 1 listed: asked 6 times, then held 'partial: 1 collected'.

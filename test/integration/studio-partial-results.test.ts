@@ -8,9 +8,9 @@
  */
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Recipe } from '../../src/shared/studio';
 import { referenceWorld, runOnWorld, type ReferenceWorld } from './helpers/reference-studio';
 import { specProxy } from './helpers/spec-proxy';
+import { SHOOT_02_RECIPE } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -18,12 +18,6 @@ afterEach(async () => {
 });
 
 const EMAIL = 'partial-results@example.com';
-
-/** A ready shoot of the reference set shoot-02 (3 shots). */
-const READY_SHOOT: Recipe = {
-  request: { readyTemplateSetId: 'shoot-02', images: { garment_photo: '{photo}' } },
-  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{shot}-{n}' },
-};
 
 /** A pass-through to `target` whose final job answers list one result for `lagMs`. */
 async function laggingResults(target: string, lagMs: number): Promise<string> {
@@ -61,7 +55,7 @@ describe('a final status listing fewer results than it completed', () => {
     const summary = await runOnWorld(
       { ...w, service: { ...w.service, url } },
       {
-        recipe: READY_SHOOT,
+        recipe: SHOOT_02_RECIPE,
       },
     );
     expect(summary.failed).toEqual([]);

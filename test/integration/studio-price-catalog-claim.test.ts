@@ -6,14 +6,10 @@
  * `run`'s own path, with catalogDiamondCostPerShot (diamondCost names one shot's price); money is
  * checked from the service's ledger.
  */
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
-import type { Recipe } from '../../src/shared/studio';
-import { StudioEngine } from '../../src/studio/engine';
-import { runBatch } from '../../src/studio/run-batch';
-import { netSpent, photoFolders } from './helpers/price-reading-studio';
-import { referenceWorld, type ReferenceWorld } from './helpers/reference-studio';
+import { netSpent, photoFolders, runOnce } from './helpers/price-reading-studio';
+import { referenceWorld } from './helpers/reference-studio';
+import { SHOOT_02_RECIPE } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -21,35 +17,6 @@ afterEach(async () => {
 });
 
 const EMAIL = 'price-catalog-claim@ref.test';
-
-/** The reference set shoot-02: 3 shots at 3 diamonds each (9 a photo). */
-const READY_SHOOT: Recipe = {
-  request: { readyTemplateSetId: 'shoot-02', images: { garment_photo: '{photo}' } },
-  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{shot}-{n}' },
-};
-
-async function runShoot(w: ReferenceWorld, inDir: string, maxDiamonds: number) {
-  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
-  const engine = new StudioEngine({
-    dataDir: path.join(w.root, 'data'),
-    client,
-    apiKey: w.apiKey,
-    concurrency: 4,
-    backoff: { baseMs: 50, maxMs: 400 },
-    balanceRecheckMs: 100,
-  });
-  try {
-    return await runBatch(engine, {
-      inDir,
-      recipe: READY_SHOOT,
-      outDir: path.join(w.root, 'out'),
-      maxDiamonds,
-    });
-  } finally {
-    await engine.close();
-    await client.close();
-  }
-}
 
 describe("a ready shoot's diamondCost", () => {
   it('naming one shot (3) while 9 is charged: the balance reading shows it and the ceiling holds', async () => {
@@ -59,7 +26,7 @@ describe("a ready shoot's diamondCost", () => {
       service: { seed: 11, timeScale: 0.01, catalogDiamondCostPerShot: true },
     });
     const [photos] = await photoFolders(w, [10]);
-    const run = await runShoot(w, photos!, 60);
+    const run = await runOnce(w, photos!, { maxDiamonds: 60, recipe: SHOOT_02_RECIPE });
     // Before: the diamondCost (3, one shot a photo) was counted exact and never read from the
     // balance: ten photos at 9, 90 under 60. Now a claim no reading showed plans at the dearest
     // image tool (6 a shot) with its margin: two go, their reading shows 9 a photo, and three
@@ -78,7 +45,7 @@ describe("a ready shoot's diamondCost", () => {
       service: { seed: 11, timeScale: 0.01 },
     });
     const [photos] = await photoFolders(w, [6]);
-    const run = await runShoot(w, photos!, 100);
+    const run = await runOnce(w, photos!, { maxDiamonds: 100, recipe: SHOOT_02_RECIPE });
     expect(run.exported).toBe(6);
     expect(netSpent(w, EMAIL)).toBe(54);
     expect(run.diamondsSpent).toBe(54);

@@ -68,13 +68,15 @@ export async function photoFolders(w: ReferenceWorld, sizes: number[]): Promise<
 
 export type RunOpts = {
   maxDiamonds?: number;
+  /** ON_MODEL unless given. */
+  recipe?: Recipe;
   /** Called once after the `n`-th create is answered (the service's own apps moving the balance). */
   afterCreate?: { n: number; fn: () => void };
   onFirstPoll?: () => void;
   now?: () => Date;
 };
 
-/** One `run` of ON_MODEL over `inDir` on the world's store. */
+/** One `run` of ON_MODEL (or `opts.recipe`) over `inDir` on the world's store. */
 export async function runOnce(w: ReferenceWorld, inDir: string, opts: RunOpts = {}) {
   const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
   if (opts.onFirstPoll) {
@@ -107,7 +109,7 @@ export async function runOnce(w: ReferenceWorld, inDir: string, opts: RunOpts = 
   try {
     return await runBatch(engine, {
       inDir,
-      recipe: ON_MODEL,
+      recipe: opts.recipe ?? ON_MODEL,
       outDir: path.join(w.root, 'out'),
       ...(opts.maxDiamonds !== undefined ? { maxDiamonds: opts.maxDiamonds } : {}),
     });

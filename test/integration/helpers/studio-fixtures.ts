@@ -13,6 +13,12 @@ export const CUTOUT_RECIPE: Recipe = {
   export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{n}' },
 };
 
+/** A ready shoot of the reference service's set shoot-02: 3 shots at 3 diamonds each. */
+export const SHOOT_02_RECIPE: Recipe = {
+  request: { readyTemplateSetId: 'shoot-02', images: { garment_photo: '{photo}' } },
+  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{shot}-{n}' },
+};
+
 /** `n` different plain JPEGs named `{prefix}{i}.jpg` in `dir` (the same bytes twice would be skipped). */
 export async function plainPhotos(
   dir: string,
