@@ -27,69 +27,56 @@ describePostgres('key cache on PostgreSQL', (databaseUrl) => {
     await Promise.all([serving.close(), admin.close()]);
   });
 
-  it('refuses a key revoked by another process once KEY_CHECK_MS has passed, with one marker read per window', async () => {
+  /** A fresh account's key, and the serving store's keys counting their change-marker reads. */
+  async function countedKeys() {
     const { apiKey, keyId } = await createAccount(
       admin,
       { email: `${randomBytes(4).toString('hex')}@example.test`, diamonds: 0 },
       new Date(),
     );
-    let markerReads = 0;
-    const keys = serving.keys;
+    const reads = { marker: 0 };
     const counted = {
-      keys: new Proxy(keys, {
+      keys: new Proxy(serving.keys, {
         get: (target, prop, receiver) =>
           prop === 'changeMarker'
             ? () => {
-                markerReads++;
+                reads.marker++;
                 return target.changeMarker();
               }
             : (Reflect.get(target, prop, receiver) as unknown),
       }),
       dialect: serving.dialect,
     };
+    return { apiKey, keyId, counted, reads };
+  }
+
+  it('refuses a key revoked by another process once KEY_CHECK_MS has passed, with one marker read per window', async () => {
+    const { apiKey, keyId, counted, reads } = await countedKeys();
     const cache = new KeyCache(counted);
     const header = `Bearer ${apiKey}`;
     // Twenty requests at once: one marker read between them, all served from the cache.
     const first = await Promise.all(Array.from({ length: 20 }, () => cache.authenticate(header)));
     expect(first.every((k) => k.keyId === keyId)).toBe(true);
-    expect(markerReads).toBe(1);
+    expect(reads.marker).toBe(1);
 
     await revokeKey(admin, keyId, new Date());
     await delay(KEY_CHECK_MS.postgres + 5);
     await expect(cache.authenticate(header)).rejects.toBeInstanceOf(Unauthorized);
-    expect(markerReads).toBe(2);
+    expect(reads.marker).toBe(2);
   });
 
   it('reads the marker ahead half-way through the window: the request that sends the read is answered at once, a revoke is still refused after the window', async () => {
-    const { apiKey, keyId } = await createAccount(
-      admin,
-      { email: `${randomBytes(4).toString('hex')}@example.test`, diamonds: 0 },
-      new Date(),
-    );
-    let markerReads = 0;
-    const keys = serving.keys;
-    const counted = {
-      keys: new Proxy(keys, {
-        get: (target, prop, receiver) =>
-          prop === 'changeMarker'
-            ? () => {
-                markerReads++;
-                return target.changeMarker();
-              }
-            : (Reflect.get(target, prop, receiver) as unknown),
-      }),
-      dialect: serving.dialect,
-    };
+    const { apiKey, keyId, counted, reads } = await countedKeys();
     // A long window, so the machine's load cannot push the steps below out of it.
     const windowMs = 1_000;
     const cache = new KeyCache(counted, { checkEveryMs: windowMs });
     const header = `Bearer ${apiKey}`;
     await cache.authenticate(header);
-    expect(markerReads).toBe(1);
+    expect(reads.marker).toBe(1);
 
     // Not yet half-way: served from the cache, no read.
     await cache.authenticate(header);
-    expect(markerReads).toBe(1);
+    expect(reads.marker).toBe(1);
     await delay(windowMs * 0.6);
     // Half-way: the next read goes out, and this request does not wait for it.
     let answered = false;
@@ -97,11 +84,11 @@ describePostgres('key cache on PostgreSQL', (databaseUrl) => {
     for (let m = 0; m < 4; m++) await Promise.resolve();
     expect(answered).toBe(true);
     expect((await ahead).keyId).toBe(keyId);
-    expect(markerReads).toBe(2);
+    expect(reads.marker).toBe(2);
 
     await revokeKey(admin, keyId, new Date());
     await delay(windowMs + 20);
     await expect(cache.authenticate(header)).rejects.toBeInstanceOf(Unauthorized);
-    expect(markerReads).toBe(3);
+    expect(reads.marker).toBe(3);
   });
 });
