@@ -103,7 +103,9 @@ describe('refunds', () => {
       toolId: 'remove_background',
       images: { user_photo: up.body.url },
     });
-    expect(await api.balance()).toBe(9);
+    // Charged at the create: 9, unless a worker already failed and refunded it (CI rehearsal at
+    // 9e7ceca on PostgreSQL: 10 at this read); the refund's once-only is asserted below.
+    expect([9, 10]).toContain(await api.balance());
     const job = await api.waitForJob(id);
     expect(job.status).toBe('failed');
     expect(job.resultUrls).toEqual([]);

