@@ -12,6 +12,7 @@ import { utcDay } from '../shared/utc-day';
 import type { StudioDB } from './db/open';
 import { isDailyCapRefusal, namesShortPeriod } from './gates';
 import * as store from './db/store';
+import { shotsAsked } from './result-download';
 
 export { DEFAULT_DAILY_CAP } from '../shared/studio-settings';
 
@@ -365,13 +366,7 @@ export class Budget {
 
   /** Shots a ready shoot's create asked for (its shotIds), else its packTotal (0: not known). */
   static shotsOf(c: { packTotal: number | null; submitRequest: string | null }): number {
-    try {
-      const asked = (JSON.parse(c.submitRequest ?? '{}') as { shotIds?: unknown }).shotIds;
-      if (Array.isArray(asked) && asked.length > 0) return asked.length;
-    } catch {
-      // An unreadable request: its packTotal.
-    }
-    return c.packTotal ?? 0;
+    return shotsAsked(c) || (c.packTotal ?? 0);
   }
 
   /** When the balance was last read (ISO; '' before any; null: embedded): a catalog charge since is not yet shown by one. */
