@@ -15,10 +15,21 @@ const ALL_TESTS = [
  * same on both set-ups.
  */
 const INTEGRATION = 'test/integration';
+/**
+ * Files that exercise the core without helpers/server.ts (the CLI as child processes, a core
+ * opened in the test) and take the same storage through helpers/cli-storage.ts. restart's case
+ * on a unit's started mark stays SQLite-only (a crash is a lapsed lease on PostgreSQL, shown by
+ * team-crash-loop); cli's argument-parsing cases open no storage and run once.
+ */
+const CORE_OUTSIDE_THE_HARNESS = ['providers.test.ts', 'restart.test.ts', 'cli.test.ts'];
 const V1_ON_TEAM_STORAGE = fs
   .readdirSync(INTEGRATION)
   .filter((f) => f.endsWith('.test.ts'))
-  .filter((f) => fs.readFileSync(path.join(INTEGRATION, f), 'utf8').includes("'./helpers/server'"))
+  .filter(
+    (f) =>
+      fs.readFileSync(path.join(INTEGRATION, f), 'utf8').includes("'./helpers/server'") ||
+      CORE_OUTSIDE_THE_HARNESS.includes(f),
+  )
   .map((f) => `${INTEGRATION}/${f}`);
 
 /**

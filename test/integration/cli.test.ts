@@ -3,6 +3,8 @@
  * {"listening": URL} and serves /healthz and /v1, admin commands work on the DIR of a running
  * server, usage errors exit non-zero with usage text.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, expectError, expectSuccess, makeTempDir, removeDir } from './helpers/api';
 import {
@@ -17,20 +19,28 @@ import {
   uniqueEmail,
   type ServeProcess,
 } from './helpers/cli';
+import { useTestStorage, type TestStorage } from './helpers/cli-storage';
 import { garmentPng } from './helpers/images';
+import { testStoreIsPostgres } from './helpers/test-database';
 
+// On SQLite + files, or (v1-on-pg-s3) with every serve and admin child on one PostgreSQL schema
+// and bucket: --data is then scratch only, and the admin commands reach the running server's
+// rows through DROPSHOOT_DATABASE_URL.
 describe('serve and admin on a running server', () => {
   let dir: string;
+  let storage: TestStorage;
   let proc: ServeProcess;
   let api: (key: string | null) => Api;
 
   beforeAll(async () => {
+    storage = await useTestStorage();
     dir = makeTempDir('cli-');
     proc = await spawnServe(dir);
     api = (key) => new Api(proc.url, key);
   });
   afterAll(async () => {
     if (proc) await stopServe(proc);
+    storage?.release();
     removeDir(dir);
   });
 
@@ -39,6 +49,8 @@ describe('serve and admin on a running server', () => {
     expect(Number(new URL(proc.url).port)).toBeGreaterThan(0);
     const res = await fetch(`${proc.url}/healthz`);
     expect(res.status).toBe(200);
+    // On PostgreSQL the data dir is scratch only: no SQLite file beside it.
+    expect(fs.existsSync(path.join(dir, 'core.db'))).toBe(!storage.team);
   });
 
   it('create-account prints email, apiKey and keyId; the key works at once on the running server', async () => {
@@ -147,7 +159,8 @@ describe('serve and admin on a running server', () => {
   });
 });
 
-describe('usage errors', () => {
+// Argument parsing only (no storage is opened): the same on both set-ups, run once.
+describe.skipIf(testStoreIsPostgres())('usage errors', () => {
   const cases: [string, string[]][] = [
     ['no command', []],
     ['an unknown command', ['frobnicate']],
@@ -204,8 +217,11 @@ describe('usage errors', () => {
       expect(res.stderr).toBe('');
     },
   );
+});
 
+describe('admin errors', () => {
   it('fails with a clear message for grant/create-key on an unknown e-mail', async () => {
+    const storage = await useTestStorage();
     const dir = makeTempDir('cli-err-');
     try {
       await createAccount(dir, 1);
@@ -232,6 +248,7 @@ describe('usage errors', () => {
       expect(k.code).not.toBe(0);
       expect(k.stderr.trim().length).toBeGreaterThan(0);
     } finally {
+      storage.release();
       removeDir(dir);
     }
   });

@@ -4,7 +4,6 @@
  * malformed results) and the OpenAI Images edit endpoint. Each case ends in the right job state
  * and ledger entries, and the provider key never shows up in what the service stores or says.
  */
-import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -13,6 +12,8 @@ import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InProcessClient } from '../../src/client/in-process';
 import { FIDELITY } from '../../src/core/providers/prompts';
+import { useTestStorage } from './helpers/cli-storage';
+import { coreRows, ledgerOfJob } from './helpers/core-storage';
 
 const FAL_KEY = 'fal-secret-key-1234567890';
 const OPENAI_KEY = 'sk-openai-secret-0987654321';
@@ -120,9 +121,20 @@ afterEach(async () => {
 async function coreWith(config: unknown) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-providers-'));
   fs.writeFileSync(path.join(dataDir, 'providers.json'), JSON.stringify(config));
-  const client = await InProcessClient.open({ dataDir });
+  // SQLite + files, or (v1-on-pg-s3) a fresh PostgreSQL schema and bucket.
+  const storage = await useTestStorage();
+  const { databaseUrl, blobsUrl } = storage;
+  const client = await InProcessClient.open({
+    dataDir,
+    ...(databaseUrl ? { databaseUrl } : {}),
+    ...(blobsUrl ? { blobsUrl } : {}),
+  }).catch((err: unknown) => {
+    storage.release();
+    throw err;
+  });
   cleanups.push(async () => {
     await client.close();
+    storage.release();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
   const photo = await client.upload(await png(200));
@@ -142,18 +154,10 @@ async function coreWith(config: unknown) {
     }
     throw new Error('job did not finish');
   };
-  // The raw rows (provider cost columns included), read beside the core as another process would.
-  const db = new Database(path.join(dataDir, 'core.db'), { readonly: true });
-  cleanups.push(async () => {
-    db.close();
-  });
-  const ledger = (jobId: string) =>
-    db.prepare('SELECT kind, amount FROM ledger WHERE job_id = ? ORDER BY rowid').all(jobId) as {
-      kind: string;
-      amount: number;
-    }[];
-  const jobRow = (jobId: string) =>
-    db.prepare('SELECT * FROM jobs WHERE id = ?').get(jobId) as Record<string, unknown>;
+  // The rows (provider cost columns included), read beside the core as another process would.
+  const ledger = (jobId: string) => ledgerOfJob(storage.of(dataDir), jobId);
+  const jobRow = async (jobId: string) =>
+    (await coreRows(storage.of(dataDir), 'SELECT * FROM jobs WHERE id = ?', jobId))[0]!;
   return { client, generate, ledger, jobRow, dataDir };
 }
 
@@ -191,8 +195,8 @@ describe('fal queue adapter', () => {
 
     const stored = await client.download(job.resultUrls[0]!);
     expect(stored.data.equals(await png(77))).toBe(true);
-    expect(ledger(job.id)).toEqual([{ kind: 'charge', amount: -4 }]);
-    expect(jobRow(job.id)).toMatchObject({
+    expect(await ledger(job.id)).toEqual([{ kind: 'charge', amount: -4 }]);
+    expect(await jobRow(job.id)).toMatchObject({
       provider: 'fal:fal-ai/kling/v1-5/kolors-virtual-try-on',
       provider_cost_usd: 0.07,
     });
@@ -236,8 +240,8 @@ describe('fal queue adapter', () => {
     expect(job.status).toBe('failed');
     expect(job.errorMessage).toMatch(/fal \(fal-ai\/kling.*\) failed: content policy/);
     expect(job.errorMessage).not.toContain(FAL_KEY);
-    expect(JSON.stringify(jobRow(job.id))).not.toContain(FAL_KEY);
-    expect(ledger(job.id)).toEqual([
+    expect(JSON.stringify(await jobRow(job.id))).not.toContain(FAL_KEY);
+    expect(await ledger(job.id)).toEqual([
       { kind: 'charge', amount: -4 },
       { kind: 'refund', amount: 4 },
     ]);
@@ -256,7 +260,7 @@ describe('fal queue adapter', () => {
     expect(
       fal.requests.some((r) => r.method === 'PUT' && r.path === '/requests/req_1/cancel'),
     ).toBe(true);
-    expect(ledger(job.id).map((e) => e.kind)).toEqual(['charge', 'refund']);
+    expect((await ledger(job.id)).map((e) => e.kind)).toEqual(['charge', 'refund']);
   });
 
   it('a malformed result (no images, or not an image) fails and refunds', async () => {
@@ -279,7 +283,7 @@ describe('fal queue adapter', () => {
       const job = await generate({ toolId: 'virtual_model' });
       expect(job.status).toBe('failed');
       expect(job.errorMessage).toMatch(/without any image|not a JPEG, PNG, WebP or MP4|404/);
-      expect(ledger(job.id).map((e) => e.kind)).toEqual(['charge', 'refund']);
+      expect((await ledger(job.id)).map((e) => e.kind)).toEqual(['charge', 'refund']);
     }
   });
 
@@ -293,7 +297,7 @@ describe('fal queue adapter', () => {
     const job = await generate({ toolId: 'virtual_model' });
     expect(job.status).toBe('completed');
     expect(fal.requests).toHaveLength(0);
-    expect(jobRow(job.id).provider).toBe('local');
+    expect((await jobRow(job.id)).provider).toBe('local');
   });
 });
 
@@ -321,7 +325,7 @@ describe('OpenAI-compatible Images adapter', () => {
     expect(form.match(/name="image\[\]"/g)).toHaveLength(3); // garment, fashion model, venue
     expect(form).toContain(FIDELITY);
     expect((await client.download(job.resultUrls[0]!)).data.equals(await png(33))).toBe(true);
-    expect(ledger(job.id)).toEqual([{ kind: 'charge', amount: -4 }]);
+    expect(await ledger(job.id)).toEqual([{ kind: 'charge', amount: -4 }]);
   });
 
   it('a refused key fails the job without repeating the key, and refunds', async () => {
@@ -341,7 +345,7 @@ describe('OpenAI-compatible Images adapter', () => {
     expect(job.status).toBe('failed');
     expect(job.errorMessage).toContain('answered 401: Incorrect API key provided: [redacted]');
     expect(job.errorMessage).not.toContain(OPENAI_KEY);
-    expect(ledger(job.id).map((e) => e.kind)).toEqual(['charge', 'refund']);
+    expect((await ledger(job.id)).map((e) => e.kind)).toEqual(['charge', 'refund']);
   });
 });
 

@@ -11,9 +11,12 @@ import { openStore, storeTarget } from '../../../src/core/store/open-store';
 import type { Store } from '../../../src/core/store/types';
 import type { TestServer } from './server';
 
+/** Where a core keeps its rows and bytes: a test server, or a core a test opened on its own. */
+export type CoreStorage = Pick<TestServer, 'storage' | 'dataDir'>;
+
 /** Runs `fn` on a Store opened on the server's database (read-side use; no migration). */
 export async function withCoreStore<T>(
-  server: TestServer,
+  server: CoreStorage,
   fn: (store: Store) => Promise<T>,
 ): Promise<T> {
   const store = await openStore({
@@ -31,7 +34,7 @@ export async function withCoreStore<T>(
 
 /** The job's ledger entries (kind and amount), oldest first; [] for a job that does not exist. */
 export function ledgerOfJob(
-  server: TestServer,
+  server: CoreStorage,
   jobId: string,
 ): Promise<{ kind: string; amount: number }[]> {
   return withCoreStore(server, async (store) => {
@@ -49,7 +52,7 @@ export function ledgerOfJob(
  * (`CAST(COUNT(*) AS INTEGER)`): PostgreSQL's bigint would arrive as text.
  */
 export async function coreRows<T extends Record<string, unknown>>(
-  server: TestServer,
+  server: CoreStorage,
   sql: string,
   ...params: unknown[]
 ): Promise<T[]> {
@@ -83,7 +86,7 @@ export async function coreRows<T extends Record<string, unknown>>(
  * staged (another process may be recording the same hash; the orphan sweep takes them after its
  * grace period), so there only objects some blob row names count: unnamed bytes are the sweep's.
  */
-export async function storedBlobs(server: TestServer): Promise<{ files: number; bytes: number }> {
+export async function storedBlobs(server: CoreStorage): Promise<{ files: number; bytes: number }> {
   const content = openBlobContent({ blobsUrl: server.storage.blobsUrl, dataDir: server.dataDir });
   try {
     const named = content.shared
