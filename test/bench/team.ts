@@ -14,13 +14,15 @@
  *      2-core machine: 64 jobs took 18.6 s, 128 took 38.4 s in two runs.);
  *  (c) the same on SQLite + files, printed beside it: one process (one process per file) with
  *      as many worker slots as (b)'s processes have together.
+ *  (d) with (a): POST /v1/generations per second on the one API-only process on PostgreSQL (the
+ *      README's capacity model), with its CPU and database work per creation.
  * When `serve` does not take `--database` / `--workers` yet, (a)-(c) say so and fail.
  *
  * Always, at the store level (no HTTP: the lease loop alone, the job a 1 s sleep then its
  * writes): jobs per second with 1, 2, 4 worker processes on PostgreSQL, and SQLite beside it.
  *
  * DROPSHOOT_BENCH_TEAM=poll runs (a) alone (one process per store, no scaling or lease rows): the
- * quick check while working on the poll path; DROPSHOOT_BENCH_TEAM=jobs runs (b) alone.
+ * quick check while working on the poll path; DROPSHOOT_BENCH_TEAM=jobs runs (b) and (c) alone.
  *
  * Each scenario also prints where the CPU went (serve processes, this process, PostgreSQL, and
  * how busy the machine was with other work): on a 2-core machine shared with other work, the
@@ -62,7 +64,7 @@ const SLOTS = 4;
 const ROUNDS = 8;
 /** (a) alone: see the header. */
 const POLL_ONLY = process.env.DROPSHOOT_BENCH_TEAM === 'poll';
-/** (b) alone: the quick check while working on the job path. */
+/** (b) and (c) alone: the quick check while working on the job path. */
 const JOBS_ONLY = process.env.DROPSHOOT_BENCH_TEAM === 'jobs';
 const PROCESS_COUNTS: readonly number[] = POLL_ONLY ? [1] : [1, 2, 4];
 const POLL_SECONDS = 5;
@@ -121,6 +123,7 @@ async function throughServe(baseUrl: string, dir: string): Promise<Row[]> {
     delete env.DROPSHOOT_DATABASE_URL;
     delete env.DROPSHOOT_BLOBS_URL;
     let poll: PollFigures | undefined;
+    let creations: CreationFigures | undefined;
     const pgRates: number[] = [];
     for (const processes of PROCESS_COUNTS) {
       const result = await serveScenario({
@@ -134,11 +137,11 @@ async function throughServe(baseUrl: string, dir: string): Promise<Row[]> {
       });
       pgRates.push(result.rate);
       poll ??= result.poll;
+      creations ??= result.creations;
       console.log(
         `  (b) PostgreSQL, ${processes} worker process(es): ${result.jobs} jobs in ${fmt(result.seconds)} s from the start line = ${fmt(result.rate)} jobs/s (provider peak ${provider.peak()} at once)`,
       );
     }
-    if (JOBS_ONLY) return [scalingRow(names.b, pgRates, '>= 0.8')];
     const sqliteRates: number[] = [];
     let sqlitePoll: PollFigures | undefined;
     for (const processes of PROCESS_COUNTS) {
@@ -149,7 +152,7 @@ async function throughServe(baseUrl: string, dir: string): Promise<Row[]> {
         env,
         s3,
         processes,
-        measurePoll: processes === 1,
+        measurePoll: processes === 1 && !JOBS_ONLY,
       });
       sqliteRates.push(result.rate);
       sqlitePoll ??= result.poll;
@@ -157,6 +160,22 @@ async function throughServe(baseUrl: string, dir: string): Promise<Row[]> {
         `  (c) SQLite, one process with ${processes * SLOTS} slots: ${result.jobs} jobs in ${fmt(result.seconds)} s = ${fmt(result.rate)} jobs/s (created over the first ${fmt(result.creating)} s)`,
       );
     }
+    const creationRow: Row[] = creations
+      ? [
+          {
+            name: 'team (d) POST /v1/generations creations/s on one serve process, PostgreSQL + S3',
+            measured: `${fmt(creations.rps, 0)} creations/s (serve CPU ${fmt(creations.us, 0)} µs each)`,
+            ratio: creations.rps,
+            target: 'info',
+            pass: true,
+          },
+        ]
+      : [];
+    if (JOBS_ONLY)
+      return [
+        scalingRow(names.b, pgRates, '>= 0.8'),
+        { ...scalingRow(names.c, sqliteRates, 'info'), pass: true },
+      ];
     const pollRatio = poll!.real / poll!.bare;
     return [
       {
@@ -192,6 +211,7 @@ async function throughServe(baseUrl: string, dir: string): Promise<Row[]> {
         target: 'info',
         pass: true,
       },
+      ...creationRow,
       ...(POLL_ONLY
         ? []
         : [
@@ -229,7 +249,11 @@ type ScenarioResult = {
   creating: number;
   rate: number;
   poll?: PollFigures;
+  creations?: CreationFigures;
 };
+
+/** (d) POST /v1/generations on the API-only process (PostgreSQL; the jobs are left queued). */
+type CreationFigures = { rps: number; requests: number; us: number };
 
 async function serveScenario(o: {
   kind: 'postgres' | 'sqlite';
@@ -414,6 +438,13 @@ async function serveScenario(o: {
         console.log(
           `  (a) per poll request: ${activityDelta(polled, await pgActivity(database!.url), result.poll.requests)}`,
         );
+      if (database) {
+        const beforeCreating = await pgActivity(database.url);
+        result.creations = await creationRate(api, auth, photo);
+        console.log(
+          `  (d) per creation: ${activityDelta(beforeCreating, await pgActivity(database.url), result.creations.requests)}`,
+        );
+      }
     }
     return result;
   } catch (err) {
@@ -543,6 +574,39 @@ async function pollVersusBare(
   } finally {
     await bare.stop();
   }
+}
+
+/**
+ * Creations per second on one API process: the same create as (b) (a photo already uploaded,
+ * one unit), POLL_CONNECTIONS at once for POLL_SECONDS. The process runs no jobs (--workers 0);
+ * the worker processes still up take some of them (a 1 s sleep each, little CPU).
+ */
+async function creationRate(
+  api: Serve,
+  auth: Record<string, string>,
+  photo: string,
+): Promise<CreationFigures> {
+  const options = {
+    url: `${api.url}/v1/generations`,
+    method: 'POST' as const,
+    connections: POLL_CONNECTIONS,
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ toolId: 'photo_enhance', images: { user_photo: photo } }),
+  };
+  const warm = await autocannon({ ...options, duration: 1 });
+  const cpuBefore = procCpu(api.pid);
+  const result = await autocannon({ ...options, duration: POLL_SECONDS });
+  const us = ((procCpu(api.pid) - cpuBefore) * 1e6) / Math.max(1, result.requests.total);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`POST /v1/generations: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  console.log(
+    `  (d) POST /v1/generations on one API process (PostgreSQL + S3): ${fmt(result.requests.average, 0)} creations/s, serve CPU ${fmt(us, 0)} µs per creation`,
+  );
+  return {
+    rps: result.requests.average,
+    requests: warm.requests.total + result.requests.total,
+    us,
+  };
 }
 
 /** Requests per second of the measured run, and every request sent (warm-up included). */
