@@ -83,6 +83,10 @@ export class Scheduler {
         continue;
       }
       if (item.uncertain === 1) continue;
+      // Another batch's photo charged nothing waits for a run of its own (which takes it over):
+      // started here, it would spend outside this run's photos and its `--max-diamonds`. Skipped
+      // before anything else, so it takes no slot (a closed day's one probe) from this run's photos.
+      if (!engine.spendsFor(item.batchId) && this.uncharged(item)) continue;
       if (item.waitUntil && Date.parse(item.waitUntil) > now.getTime()) continue;
       // Result files are not /v1 requests: a paid result already done is downloaded and exported.
       const needsApi = item.state !== 'exporting' && item.state !== 'downloading';
@@ -112,9 +116,6 @@ export class Scheduler {
       }
       if (slots <= 0) continue;
       if (item.state === 'queued' || item.state === 'uploading' || item.state === 'submitting') {
-        // Another batch's photo charged nothing waits for a run of its own (which takes it over):
-        // started here, it would spend outside this run's photos and its `--max-diamonds`.
-        if (!engine.spendsFor(item.batchId) && this.uncharged(item)) continue;
         if (gates.diamonds) {
           this.wait(item, 'no_diamonds', `short of diamonds: ${gates.diamonds.message}`);
           continue;

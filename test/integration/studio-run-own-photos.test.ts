@@ -37,4 +37,27 @@ describe('run spends on its own photos', () => {
     expect(three.exported).toBe(4);
     expect(netSpent(w) - before).toBe(16);
   }, 120_000);
+
+  it("a closed day's probe is not spent on another folder's photo waiting for its own run", async () => {
+    const w = await world({});
+    const [first, second] = await photoFolders(w, [4, 3]);
+    await runOnce(w, first!);
+    w.service.grant(EMAIL, 200);
+    // Once run 2's first photo is submitted, other users of the key take the rest of the day; the
+    // cap is raised a moment later, which only a probe finds. Before, the first folder's photos
+    // (listed first) took each probe's one request and were then skipped as another batch's:
+    // nothing was ever sent and the run waited on.
+    let reopen: NodeJS.Timeout | undefined;
+    cleanups.push(() => clearTimeout(reopen));
+    const closeTheDay = () => {
+      w.service.setDailyCap(w.apiKey, w.service.requestsToday(w.apiKey));
+      reopen = setTimeout(() => w.service.setDailyCap(w.apiKey, 500), 1000);
+    };
+    const two = await runOnce(w, second!, {
+      wait: { capProbeMs: 200 },
+      afterCreate: { n: 1, fn: closeTheDay },
+    });
+    expect(two.exported).toBe(3);
+    expect(netSpent(w)).toBe(12);
+  }, 60_000);
 });

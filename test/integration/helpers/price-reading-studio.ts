@@ -74,6 +74,8 @@ export type RunOpts = {
   afterCreate?: { n: number; fn: () => void };
   onFirstPoll?: () => void;
   now?: () => Date;
+  /** `--wait`, with the closed day probed every `capProbeMs`. */
+  wait?: { capProbeMs: number };
 };
 
 /** One `run` of ON_MODEL (or `opts.recipe`) over `inDir` on the world's store. */
@@ -105,9 +107,11 @@ export async function runOnce(w: ReferenceWorld, inDir: string, opts: RunOpts = 
     backoff: { baseMs: 50, maxMs: 400 },
     balanceRecheckMs: 100,
     ...(opts.now ? { now: opts.now } : {}),
+    ...(opts.wait ? { capProbeMs: opts.wait.capProbeMs } : {}),
   });
   try {
     return await runBatch(engine, {
+      ...(opts.wait ? { wait: true } : {}),
       inDir,
       recipe: opts.recipe ?? ON_MODEL,
       outDir: path.join(w.root, 'out'),
