@@ -59,8 +59,10 @@ export const READING_KEPT_MS = 24 * 60 * 60_000;
 
 /**
  * How long a price the service named (a 402's required amount, a catalog job's `diamondCost`) is
- * planned with no margin, within the batch that named it: it is the amount at that moment (spec
- * §2.1: resolved per request), not the price for good.
+ * planned with, within the batch that named it, over an older reading. It is the amount at that
+ * moment (spec §2.1: resolved per request), not the price for good: like a confirmed reading it
+ * keeps its margin until a balance reading covers the charge (a rise, or a top-up hiding one, may
+ * come before that reading).
  */
 export const NAMED_SURE_MS = 15 * 60_000;
 
@@ -256,9 +258,10 @@ export class Budget {
 
   /**
    * The price we believe a job group (a tool, or looks) is charged at, and whether it is sure (a
-   * ceiling keeps no margin for it). Sure when the service itself named it in this batch (a 402's
-   * required amount: `learnPrice`, `NAMED_SURE_MS`) or on the embedded core (it charges its list).
-   * A price named before plans like one read from the balance. Otherwise the price read
+   * ceiling keeps no margin for it). Sure only on the embedded core (it charges its list). A price
+   * the service named in this batch (a 402's required amount: `learnPrice`, `NAMED_SURE_MS`) is
+   * planned with its margin, like a confirmed reading; one named before plans like one read from
+   * the balance. Otherwise the price read
    * from the shared balance (`learnPriceFromBalance`) is planned with, never below the list, and a
    * photo starting at it keeps its margin even once readings agreed on it: the price is resolved
    * per request (spec §2) and may rise before the charge; a reading that covers the charge drops
@@ -268,7 +271,7 @@ export class Budget {
     const list = this.toolPrices.get(group) ?? 0;
     if (this.client.origin === 'embedded' && list > 0) return { diamonds: list, sure: true };
     const named = this.namedPrice(group);
-    if (named !== null) return { diamonds: named, sure: true };
+    if (named !== null) return { diamonds: named, sure: false };
     const read = this.readPrice(group);
     return { diamonds: Math.max(list, read?.diamonds ?? 0), sure: false };
   }
@@ -367,6 +370,39 @@ export class Budget {
   /** Shots a ready shoot's create asked for (its shotIds), else its packTotal (0: not known). */
   static shotsOf(c: { packTotal: number | null; submitRequest: string | null }): number {
     return shotsAsked(c) || (c.packTotal ?? 0);
+  }
+
+  /**
+   * Charges whose reading showed less than their list prices: a credit (a top-up, a refund) hid
+   * them whole, and no later reading will cover them. Each is counted at the most the ceiling
+   * allowed for it, its plan and margin (a catalog claim: today's plan of its shots and margin),
+   * so the summary does not say less than a rise within that margin took; its price stays the
+   * plan, and a charge counted above its price keeps no further margin (scheduler's `ceilingOf`).
+   */
+  private countAtBound(
+    charged: {
+      id: string;
+      kind: string;
+      packTotal: number | null;
+      submitRequest: string | null;
+      diamonds: number;
+      price: number;
+      sure: number;
+    }[],
+  ): void {
+    if (this.client.origin === 'embedded') return;
+    const shot = this.shotPrice().diamonds;
+    const update = this.db.prepare(
+      'UPDATE items SET diamonds = ?, price = ?, price_sure = 0 WHERE id = ?',
+    );
+    this.db.transaction(() => {
+      for (const c of charged) {
+        const claim = c.kind === 'ready_shoot';
+        if ((c.sure === 1 && !claim) || (c.price > 0 && c.diamonds > c.price)) continue;
+        const planned = claim ? Math.max(c.diamonds, Budget.shotsOf(c) * shot) : c.diamonds;
+        update.run(planned + Budget.margin({ diamonds: planned, sure: false }), planned, c.id);
+      }
+    })();
   }
 
   /** When the balance was last read (ISO; '' before any; null: embedded): a catalog charge since is not yet shown by one. */
@@ -560,7 +596,7 @@ export class Budget {
     if (anchor) {
       const since = this.db
         .prepare(
-          'SELECT id, kind, tool_id AS toolId, pack_total AS packTotal, submit_request AS submitRequest, diamonds, price_sure AS sure FROM items WHERE diamonds > 0 AND submitted_at >= ?',
+          'SELECT id, kind, tool_id AS toolId, pack_total AS packTotal, submit_request AS submitRequest, diamonds, price, price_sure AS sure FROM items WHERE diamonds > 0 AND submitted_at >= ?',
         )
         .all(new Date(anchor.at).toISOString()) as (Pick<
         store.ItemRow,
@@ -568,6 +604,7 @@ export class Budget {
       > & {
         id: string;
         diamonds: number;
+        price: number;
         sure: number;
       })[];
       // A submission whose answer was lost may or may not be in the difference: attribute nothing.
@@ -625,7 +662,7 @@ export class Budget {
               attribute(c, Math.ceil((spent * c.diamonds) / estimated), false);
           }
         })();
-      }
+      } else if (charged.length > 0) this.countAtBound(charged);
     }
     this.anchor = { balance, at: Date.parse(nowIso) };
   }

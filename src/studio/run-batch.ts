@@ -277,7 +277,7 @@ export async function runBatch(
       : 0;
   if (diamondsUnconfirmed > 0 && confirmed)
     notice(
-      `the balance shows ${notShownByBalance} diamond(s) fewer spent than this run's charges as counted: it is shared with the service's own apps, and something credited it meanwhile (a refund, a top-up), so it cannot tell what each charge cost. diamondsSpent is estimated: ${diamondsUnconfirmed} of the ${chargedThisRun + unattributed} diamond(s) are counted at the price planned or read (rounded up, never below the list), which the service may exceed`,
+      `the balance shows ${notShownByBalance} diamond(s) fewer spent than this run's charges as counted: it is shared with the service's own apps, and something credited it meanwhile (a refund, a top-up), so it cannot tell what each charge cost. diamondsSpent is estimated: ${diamondsUnconfirmed} of the ${chargedThisRun + unattributed} diamond(s) are counted at the price planned or read (rounded up, never below the list; with its margin where the credit hid the charges whole), which the service may exceed`,
     );
   else if (diamondsUnconfirmed > 0)
     notice(

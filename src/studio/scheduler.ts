@@ -73,7 +73,7 @@ export class Scheduler {
     );
     const ceilings = new Map<string, Ceiling | null>();
     const active = store.itemsInStates(db, ACTIVE_STATES);
-    const submitting = active.some((i) => i.state === 'submitting' && engine.running.has(i.id));
+    let submitting = active.some((i) => i.state === 'submitting' && engine.running.has(i.id));
     let requestsLeft = this.requestsForNewPhotos(active, now)?.free ?? null;
     for (const item of active) {
       if (slots <= 0 && pollSlots <= 0) break;
@@ -182,6 +182,8 @@ export class Scheduler {
         }
       }
       slots--;
+      // Its create goes out now: a reading asked later in this tick would race it.
+      if (item.state === 'submitting') submitting = true;
       engine.startStep(item, 'slot');
     }
   }
@@ -336,10 +338,11 @@ export class Scheduler {
       const batch = store.getBatch(this.engine.db, batchId);
       if (!batch || batch.ceiling === null) cache.set(batchId, null);
       else {
+        // A charge counted above its price is at its bound already (`Budget.countAtBound`).
         const row = this.engine.db
           .prepare(
             `SELECT COALESCE(SUM(diamonds), 0) AS charged,
-               COALESCE(SUM(CASE WHEN diamonds > 0 AND price_sure = 0 THEN MAX(1, (diamonds + 3) / 4) ELSE 0 END), 0) AS chargeMargins
+               COALESCE(SUM(CASE WHEN diamonds > 0 AND price_sure = 0 AND NOT (price > 0 AND diamonds > price) THEN MAX(1, (diamonds + 3) / 4) ELSE 0 END), 0) AS chargeMargins
              FROM items WHERE batch_id = ?`,
           )
           .get(batchId) as { charged: number; chargeMargins: number };

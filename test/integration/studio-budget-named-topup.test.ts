@@ -1,0 +1,105 @@
+/**
+ * A price a 402 named inside the batch (spec §4.6: the amount at that moment) while `run --wait`
+ * waits for the customer's top-up: the top-up credits the shared balance (spec §1 rule 2) in the
+ * window of the next reading, so that reading cannot tell what the charges cost, and the price may
+ * rise before it (spec §2.1: resolved per request). `--max-diamonds` must hold and the summary must
+ * not say less than was taken. Against the reference /v1 service (written from the spec alone)
+ * through `run`'s own path; money is checked from the service's ledger.
+ */
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpClient } from '../../src/client';
+import { StudioEngine } from '../../src/studio/engine';
+import { runBatch } from '../../src/studio/run-batch';
+import { ON_MODEL, photoFolders, priceWorlds } from './helpers/price-reading-studio';
+import type { ReferenceWorld } from './helpers/reference-studio';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'named-topup@ref.test';
+
+// Balance 3: the first create is refused, 'required 5' (virtual_model lists 4, charged 5).
+const { world, netSpent } = priceWorlds(cleanups, EMAIL, 3);
+
+/**
+ * `run --wait --max-diamonds` over `inDir`; once the service has refused a create 402, the
+ * customer tops up 100 and the service charges `extraAfterTopUp` over the list (after `rise.n`
+ * creates answered, `rise.extra`).
+ */
+async function runWaitingForTopUp(
+  w: ReferenceWorld,
+  inDir: string,
+  maxDiamonds: number,
+  extraAfterTopUp: number,
+  rise?: { n: number; extra: number },
+) {
+  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
+  const create = client.createGeneration.bind(client);
+  let creates = 0;
+  client.createGeneration = async (...args: Parameters<typeof create>) => {
+    const answer = await create(...args);
+    if (++creates === rise?.n) w.service.setOptions({ chargeExtra: rise.extra });
+    return answer;
+  };
+  const topUp = setInterval(() => {
+    if (!w.service.requests().some((r) => r.method === 'POST' && r.status === 402)) return;
+    clearInterval(topUp);
+    w.service.setOptions({ chargeExtra: extraAfterTopUp });
+    w.service.grant(EMAIL, 100);
+  }, 10);
+  const engine = new StudioEngine({
+    dataDir: path.join(w.root, 'data'),
+    client,
+    apiKey: w.apiKey,
+    concurrency: 4,
+    backoff: { baseMs: 50, maxMs: 400 },
+    balanceRecheckMs: 100,
+  });
+  try {
+    return await runBatch(engine, {
+      wait: true,
+      inDir,
+      recipe: ON_MODEL,
+      outDir: path.join(w.root, 'out'),
+      maxDiamonds,
+    });
+  } finally {
+    clearInterval(topUp);
+    await engine.close();
+    await client.close();
+  }
+}
+
+describe('a price a 402 named in this batch, then a top-up', () => {
+  it('and the price rises with the top-up: the ceiling holds, the summary says no less than was taken', async () => {
+    const w = await world({ chargeExtra: 1 });
+    const [photos] = await photoFolders(w, [12]);
+    const run = await runWaitingForTopUp(w, photos!, 40, 2);
+    // Before: 5 was sure in its batch, eight photos went at 5 with no margin and were charged 6:
+    // 48 under 40, and the top-up hid it: the summary said 40. Now 5 keeps its margin (7): five
+    // photos (30 taken). The reading whose window holds the top-up cannot tell what its charges
+    // took: each is counted at its plan and margin (7), estimated; one read after it shows 6.
+    expect(netSpent(w)).toBeLessThanOrEqual(40);
+    expect(netSpent(w)).toBe(30);
+    expect(run.exported).toBe(5);
+    expect(run.diamondsSpent).toBeGreaterThanOrEqual(netSpent(w));
+    expect(run.diamondsSpent).toBeLessThanOrEqual(35);
+    expect(run.diamondsUnconfirmed).toBeGreaterThan(0);
+    expect(run.notices).toContainEqual(expect.stringContaining('estimated'));
+  }, 90_000);
+
+  it('and the price rises after the top-up, before a reading: the ceiling holds', async () => {
+    const w = await world({ chargeExtra: 1 });
+    const [photos] = await photoFolders(w, [12]);
+    const run = await runWaitingForTopUp(w, photos!, 40, 1, { n: 1, extra: 2 });
+    // Before: eight photos at 5 with no margin, charged 6 from the first create answered on (the
+    // fifth at least): 44 or more under 40. Now five at 7 (26 to 30 taken).
+    expect(netSpent(w)).toBeLessThanOrEqual(40);
+    expect(netSpent(w)).toBeGreaterThanOrEqual(26);
+    expect(run.exported).toBe(5);
+    expect(run.diamondsSpent).toBeGreaterThanOrEqual(netSpent(w));
+  }, 90_000);
+});
