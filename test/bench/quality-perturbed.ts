@@ -288,14 +288,14 @@ export async function qualityPerturbed(
   const out = process.env.PERTURB_OUT;
   if (out) fs.mkdirSync(out, { recursive: true });
   const scores = new Map<string, Score[]>(chosen.map((v) => [v.name, []]));
-  console.log(`  IoU per photo: ${chosen.map((v) => v.name).join(' ')}`);
+  console.log(`  IoU/halo per photo: ${chosen.map((v) => v.name).join(' ')}`);
   for (const id of photos) {
     const original = await readPair(id);
     const line: string[] = [];
     for (const v of chosen) {
       const s = await scorePair(id, v, original, out);
       scores.get(v.name)!.push(s);
-      line.push(fmt(s.iou, 3));
+      line.push(`${fmt(s.iou, 3)}/${fmt(s.halo, 0).padEnd(2)}`);
     }
     console.log(`  ${id.padEnd(10)} ${line.join(' ')}`);
   }
@@ -319,6 +319,11 @@ export async function qualityPerturbed(
     const shown = low.filter((x) => x.iou < 0.92);
     console.log(
       `      ${(shown.length ? shown : low.slice(0, 3)).map((x) => `${x.id} ${fmt(x.iou, 3)}`).join(', ')}`,
+    );
+    // The mean halo hides which photos carry it: the three largest, with their IoU.
+    const haloes = [...s].sort((a, b) => b.halo - a.halo).slice(0, 3);
+    console.log(
+      `      halo: ${haloes.map((x) => `${x.id} ${fmt(x.halo, 1)} (${fmt(x.iou, 3)})`).join(', ')}`,
     );
     rows.push({
       name: `remove_background ${v.name}: mean IoU / min IoU (${worst.id}) / halo`,

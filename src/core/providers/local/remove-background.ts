@@ -20,6 +20,14 @@ import { segment } from './matting/segment';
 
 const WORK_SIDE = 1024;
 
+/**
+ * Compression ringing (levels, see compression.ts) above which the outline is peeled twice. JPEG 60
+ * (8.5): halo 10.8 -> 8.1 on the eval garments (07382_00 16 -> 5, 052234_1 28 -> 18, 051998_1
+ * 35 -> 22), mean IoU 0.9878 -> 0.9866; a third pass cost 00151_00's white stripes 0.935 -> 0.925.
+ * Quality 95 (1.1, every eval file) keeps one pass: there the second cost 0.9900 -> 0.9886.
+ */
+const BLOCK_RINGING = 2;
+
 export type Matte = { alpha: Uint8Array; width: number; height: number };
 
 function srgbToLinear(c: number): number {
@@ -54,17 +62,17 @@ async function analyse(input: Buffer | string, peel: boolean): Promise<Analysis>
   if (img.width < 8 || img.height < 8) throw new ProviderError('the image is too small to cut out');
   const meta = await decodeMeta(input);
   const scale = Math.max(img.width, img.height) / Math.max(meta.width!, meta.height!);
-  const seg = segment(img.data, img.width, img.height, await compressionRinging(input, scale));
+  const ringing = await compressionRinging(input, scale);
+  const seg = segment(img.data, img.width, img.height, ringing);
   // The cut-out drops the outline's fringe (halo on a new background). Not for the mattes other
   // tools blend with (amateur_to_pro over white): there it also took loose threads and pale edges.
-  if (peel)
-    peelFringe(
-      img.data,
-      img.width,
-      img.height,
-      seg,
-      Math.max(2, Math.round(Math.max(img.width, img.height) / 170)),
-    );
+  if (peel) {
+    const steps = Math.max(2, Math.round(Math.max(img.width, img.height) / 170));
+    peelFringe(img.data, img.width, img.height, seg, steps);
+    // A coarse JPEG rings a block or more past the outline, beyond one pass's reach (it reads
+    // the subject's colour deeper than it peels): a second pass peels on from the peeled outline.
+    if (ringing > BLOCK_RINGING) peelFringe(img.data, img.width, img.height, seg, steps);
+  }
   return {
     alpha: edgeAlpha(img.data, img.width, img.height, seg),
     width: img.width,
