@@ -70,6 +70,8 @@ const PROCESS_COUNTS: readonly number[] = POLL_ONLY ? [1] : [1, 2, 4];
 const POLL_SECONDS = 5;
 const POLL_CONNECTIONS = 10;
 const POLL_ROUNDS = 3;
+/** The bare-spin handler's CPU per request (µs): about what a serve poll spends above bare's. */
+const BARE_SPIN_US = 20;
 const S3_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -195,6 +197,15 @@ async function throughServe(baseUrl: string, dir: string): Promise<Row[]> {
         target: 'info',
         pass: true,
       },
+      // For reading the one above: does serve's response itself (headers, request id, string
+      // body, answered after a microtask) cost more than bare's? ~1 means no.
+      {
+        name: `${names.a.replace('team (a)', 'team (a, shape)').replace('serve on PostgreSQL', "bare with serve's response shape")}`,
+        measured: `${fmt(poll!.shaped, 0)} vs ${fmt(poll!.bare, 0)} req/s`,
+        ratio: poll!.shaped / poll!.bare,
+        target: 'info',
+        pass: true,
+      },
       // For reading the one above: the same with the polls spread over the account's five keys (five counter rows).
       {
         name: `${names.a.replace('team (a)', 'team (a, 5 keys)')}`,
@@ -237,6 +248,8 @@ type PollFigures = {
   real: number;
   spread: number;
   bare: number;
+  /** Bare node:http answering with serve's response shape (fast-poll.ts). */
+  shaped: number;
   requests: number;
   /** CPU per answered poll (µs), each server's own over all its rounds. */
   realUs: number;
@@ -531,48 +544,77 @@ async function pollVersusBare(
   const body = Buffer.from(await (await fetch(pollUrl, { headers: auth })).arrayBuffer());
   const bodyFile = path.join(dir, `poll-body-${jobId}.json`);
   fs.writeFileSync(bodyFile, body);
+  // Beside the bare handler, for reading the ratio: one answering with serve's response shape
+  // (does the answer itself cost more?), one spending BARE_SPIN_US of CPU first (what a poll's
+  // own work does to the rate and to how often the process is preempted on a shared machine).
   const bare = await startChild(['bare', '200', bodyFile]);
+  const shaped = await startChild(['bare-shaped', '200', bodyFile]);
+  const spin = await startChild(['bare-spin', '200', bodyFile, String(BARE_SPIN_US)]);
   try {
-    const real: number[] = [];
+    const servers = {
+      serve: { pid: api.pid, url: pollUrl },
+      bare: { pid: bare.child.pid!, url: `${bare.url}/v1/generations/${jobId}` },
+      shaped: { pid: shaped.child.pid!, url: `${shaped.url}/v1/generations/${jobId}` },
+      spin: { pid: spin.child.pid!, url: `${spin.url}/v1/generations/${jobId}` },
+    };
+    type Name = keyof typeof servers;
+    // Per server: req/s of each round; CPU seconds, involuntary context switches and requests.
+    const runs = Object.fromEntries(
+      Object.keys(servers).map((k) => [k, { rps: [] as number[], cpu: 0, preempted: 0, n: 0 }]),
+    ) as Record<Name, { rps: number[]; cpu: number; preempted: number; n: number }>;
     const spread: number[] = [];
-    const bareRuns: number[] = [];
     let requests = 1; // the fetch above
-    // CPU per answered request, each server's own: unlike req/s, other work on the machine
-    // hardly moves it (printed for reading the ratio on a busy machine).
-    const cpu = { real: 0, realRequests: 0, bare: 0, bareRequests: 0 };
-    // Alternating rounds, medians: the load generator shares the machine with both servers.
+    // Alternating rounds, medians: the load generator shares the machine with the servers.
     for (let round = 0; round < POLL_ROUNDS; round++) {
-      let before = procCpu(api.pid);
-      const run = await load(pollUrl, auth);
-      cpu.real += procCpu(api.pid) - before;
-      cpu.realRequests += run.total;
-      real.push(run.rps);
-      requests += run.total;
-      const spreadRun = await load(pollUrl, {}, apiKeys);
-      spread.push(spreadRun.rps);
-      requests += spreadRun.total;
-      before = procCpu(bare.child.pid!);
-      const bareRun = await load(`${bare.url}/v1/generations/${jobId}`, auth);
-      cpu.bare += procCpu(bare.child.pid!) - before;
-      cpu.bareRequests += bareRun.total;
-      bareRuns.push(bareRun.rps);
+      for (const name of Object.keys(servers) as Name[]) {
+        const { pid, url } = servers[name];
+        const before = { cpu: procCpu(pid), preempted: preemptions(pid) };
+        const run = await load(url, auth);
+        runs[name].cpu += procCpu(pid) - before.cpu;
+        runs[name].preempted += preemptions(pid) - before.preempted;
+        runs[name].n += run.total;
+        runs[name].rps.push(run.rps);
+        if (name === 'serve') {
+          requests += run.total;
+          const spreadRun = await load(pollUrl, {}, apiKeys);
+          spread.push(spreadRun.rps);
+          requests += spreadRun.total;
+        }
+      }
     }
-    const perRequest = (seconds: number, count: number) => (seconds * 1e6) / count;
-    const realUs = perRequest(cpu.real, cpu.realRequests);
-    const bareUs = perRequest(cpu.bare, cpu.bareRequests);
+    const us = (name: Name) => (runs[name].cpu * 1e6) / runs[name].n;
+    // CPU per answered request, each server's own: unlike req/s, other work on the machine
+    // hardly moves it. Preemptions (involuntary context switches of the main thread) per 1000:
+    // a write that wakes the load generator often hands it the core, and a CPU profile then
+    // counts that wait as time in the socket's writev.
+    for (const name of Object.keys(servers) as Name[])
+      console.log(
+        `  (a) ${name.padEnd(6)} ${fmt(median(runs[name].rps), 0)} req/s, CPU ${fmt(us(name), 0)} µs per poll, preempted ${fmt((1000 * runs[name].preempted) / runs[name].n, 0)} times per 1000 polls`,
+      );
     console.log(
-      `  (a) CPU per poll: serve ${fmt(realUs, 0)} µs, bare node:http ${fmt(bareUs, 0)} µs (bare/serve ${fmt(bareUs / realUs)})`,
+      `  (a) CPU per poll: serve ${fmt(us('serve'), 0)} µs, bare node:http ${fmt(us('bare'), 0)} µs (bare/serve ${fmt(us('bare') / us('serve'))}); serve's response shape alone ${fmt(median(runs.shaped.rps) / median(runs.bare.rps))} x bare's rate, bare + ${BARE_SPIN_US} µs of CPU ${fmt(median(runs.spin.rps) / median(runs.bare.rps))}`,
     );
     return {
-      real: median(real),
+      real: median(runs.serve.rps),
       spread: median(spread),
-      bare: median(bareRuns),
+      bare: median(runs.bare.rps),
+      shaped: median(runs.shaped.rps),
       requests,
-      realUs,
-      bareUs,
+      realUs: us('serve'),
+      bareUs: us('bare'),
     };
   } finally {
-    await bare.stop();
+    await Promise.all([bare.stop(), shaped.stop(), spin.stop()]);
+  }
+}
+
+/** Involuntary context switches of the process's main thread so far (Linux /proc). */
+function preemptions(pid: number): number {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  } catch {
+    return 0;
   }
 }
 
