@@ -550,6 +550,20 @@ export class Budget {
     return balance !== null ? 'raised' : this.lastReadCapped ? 'holds' : null;
   }
 
+  /**
+   * A balance read outside a reconciliation (the re-read while short of diamonds, sent at
+   * `sentAt`): when nothing was submitted since the anchor, it is the anchor from then on, so a
+   * top-up it shows stays out of the window of the charges that follow (their reading can tell
+   * what they took; `countAtBound` otherwise).
+   */
+  balanceSeen(balance: number, sentAt: number): void {
+    if (!this.anchor || this.reconciling || !this.db.open || sentAt < this.anchor.at) return;
+    const submitted = this.db
+      .prepare('SELECT 1 FROM items WHERE submitted_at >= ? LIMIT 1')
+      .get(new Date(this.anchor.at).toISOString());
+    if (submitted === undefined) this.anchor = { balance, at: sentAt };
+  }
+
   get anchored(): boolean {
     return this.anchor !== null;
   }

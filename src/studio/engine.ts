@@ -425,11 +425,13 @@ export class StudioEngine {
   maybeRecheckBalance(now: Date): void {
     const gate = this.gates.balanceCheckDue(now);
     if (!gate) return;
+    const sentAt = this.now().getTime();
     this.client
       .getAccount()
       .then((account) => {
         if (!this.db.open) return;
         this.balanceCache = { value: account.diamondBalance, at: this.now().getTime() };
+        this.spending.balanceSeen(account.diamondBalance, sentAt);
         if (this.gates.balanceRead(gate, account.diamondBalance)) {
           this.clearWaits('no_diamonds');
           this.kick();
