@@ -13,10 +13,11 @@ import { typicalJobMs } from './poll';
 type Job = Omit<GenerationBody, 'success'>;
 
 /**
- * What a poll answer means for the photo. Only the service's word decides money: a failure status
- * with no shots made (it refunded the charge) is the one answer that lets the photo be paid for
- * again, and a final status is final whatever `packTotal` says (a subset of a ready shoot may
- * report the set's full count). One listing fewer results than it owes (`resultsOwed`; a failure
+ * What a poll answer means for the photo. Only the service's word decides money: the spec's
+ * `failed` with no shots made (it refunded the charge) is the one answer that lets the photo be
+ * paid for again (a job ended under another word, `expired` or `cancelled`, is `empty`: it may
+ * have been charged), and a final status is final whatever `packTotal` says (a subset of a ready
+ * shoot may report the set's full count). One listing fewer results than it owes (`resultsOwed`; a failure
  * status or a final word under another name with results too) is `partial`: the runner asks again
  * a few times for the rest, then collects what is listed and holds the photo until the same job
  * lists the rest. A final status with no results, or a failure status with none whose counters
@@ -43,20 +44,24 @@ const RUNNING_STATUSES = new Set([
   'in_progress',
 ]);
 /**
- * The spec's `failed` and its catalog form, and whole words other services end a job with. A
- * status that only mentions failure (`retrying_after_error`, `cancel_requested`, `failover`) is a
- * job still running: read as refunded, the photo would be paid for again.
+ * The spec's `failed` (its catalog `pack_` form too) and a status that names the refund: the only
+ * words that say the charge was refunded (spec 3.1: "charged diamonds refunded automatically").
  */
-const FAILURE_STATUSES = new Set([
-  'failed',
-  'pack_failed',
+const REFUNDED_STATUSES = new Set(['failed', 'pack_failed', 'refunded']);
+/**
+ * Whole words other services end a job with, none of them the spec's: the job is over, but the
+ * spec refunds only `failed`, so its charge may stand. With no results the photo is held as paid
+ * (`empty`), never submitted again on its own: read as refunded, it would be paid for again. A
+ * status that only mentions failure (`retrying_after_error`, `cancel_requested`, `failover`) is a
+ * job still running.
+ */
+const ENDED_UNREFUNDED_STATUSES = new Set([
   'failure',
   'error',
   'errored',
   'cancelled',
   'canceled',
   'rejected',
-  'refunded',
   'expired',
   'timed_out',
   'aborted',
@@ -80,7 +85,14 @@ export function jobOutcome(
   const total = typeof job.packTotal === 'number' ? job.packTotal : null;
   const completed = job.packCompleted ?? 0;
   const failedShots = job.packFailed ?? 0;
-  if (FAILURE_STATUSES.has(status.toLowerCase())) {
+  if (ENDED_UNREFUNDED_STATUSES.has(status.toLowerCase())) {
+    if (urls.length > 0) return listedOutcome(status, urls.length, job, shotsAsked);
+    return {
+      kind: 'empty',
+      message: `the service ended the job as ${status}${job.errorMessage ? ` (${job.errorMessage})` : ''} with no results, a status the spec does not name: it refunds only failed, so the job may have been charged`,
+    };
+  }
+  if (REFUNDED_STATUSES.has(status.toLowerCase())) {
     // Shots a catalog job made before it failed are kept (partial failures are not refunded).
     if (urls.length > 0) return listedOutcome(status, urls.length, job, shotsAsked);
     // Spec 2.3 lists no results for a failed job, yet its counters may show shots made: those are

@@ -37,6 +37,14 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
    * are not refunded per shot). Default: it ends `completed` listing the shots made.
    */
   catalogPartialFailedStatus: z.boolean().optional(),
+  /**
+   * A job that completed (charged; the spec refunds only `failed`) is answered with this status,
+   * one the spec does not name, no results and `errorMessage` (e.g. `expired`: its results purged
+   * before it was collected; `cancelled` by the service's own staff). Nothing is refunded.
+   */
+  completedAnsweredAs: z
+    .strictObject({ status: z.string().min(1), errorMessage: z.string().optional() })
+    .optional(),
   /** Transient 429 with Retry-After (not the daily cap, not counted). */
   rateLimit: z
     .strictObject({

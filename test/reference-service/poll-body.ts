@@ -1,7 +1,8 @@
 /**
  * The body of GET /v1/generations/{id} for a job, including what latitude options change: a
  * catalog job queued first (null counts), a completed generation whose results are not listed
- * yet, a per-shot `shots` list, and packTotal counting the whole ready set.
+ * yet, a per-shot `shots` list, packTotal counting the whole ready set, and a completed job
+ * answered with a status the spec does not name (`completedAnsweredAs`).
  */
 import { readySetById } from './catalog';
 import type { ReferenceServiceOptions } from './options';
@@ -32,6 +33,13 @@ export function pollBody(
         : done.map((p) => resultUrl(p.fileId!)),
     errorMessage: job.status === 'failed' ? job.errorMessage : null,
   };
+  const unnamed = options.completedAnsweredAs;
+  if (unnamed && job.status === 'completed')
+    Object.assign(body, {
+      status: unnamed.status,
+      resultUrls: [],
+      errorMessage: unnamed.errorMessage ?? null,
+    });
   if (job.kind === 'catalog' || job.pieces.length > 1) {
     const setSize = job.readySetId ? readySetById(job.readySetId)?.shots.length : undefined;
     body.packTotal = queued

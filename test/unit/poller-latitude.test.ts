@@ -27,12 +27,33 @@ describe('jobOutcome under the spec latitude', () => {
       expect(jobOutcome(answer({ status, packTotal: null }))).toEqual({ kind: 'running' });
   });
 
-  it('only a failure status is failed', () => {
-    for (const status of ['failed', 'pack_failed', 'FAILED', 'error', 'cancelled', 'rejected'])
+  it("only the spec's failed (and a status naming the refund) is failed, refunded", () => {
+    for (const status of ['failed', 'pack_failed', 'FAILED', 'refunded'])
       expect(jobOutcome(answer({ status, errorMessage: 'boom' }))).toEqual({
         kind: 'failed',
         message: 'boom',
       });
+  });
+
+  it('a job ended under a word the spec does not name is empty (may be charged), never refunded', () => {
+    for (const status of [
+      'expired',
+      'cancelled',
+      'canceled',
+      'error',
+      'errored',
+      'rejected',
+      'timed_out',
+      'aborted',
+      'failure',
+      'EXPIRED',
+    ]) {
+      const outcome = jobOutcome(answer({ status, errorMessage: 'boom' }));
+      expect(outcome.kind).toBe('empty');
+      expect(outcome).toMatchObject({
+        message: expect.stringMatching(new RegExp(`${status} \\(boom\\).*may have been charged`)),
+      });
+    }
   });
 
   it('a status that only mentions failure is a job still running, never refunded', () => {
