@@ -622,9 +622,11 @@ export class Budget {
         sure: number;
       })[];
       // A submission whose answer was lost may or may not be in the difference: attribute nothing.
+      // It is one sent in the window that holds no job, whatever its state now (still being sent,
+      // uncertain, or marked failed by `--uncertain fail`): a refused create clears its sending time.
       const unknown =
         this.db
-          .prepare("SELECT 1 FROM items WHERE state = 'submitting' AND submitted_at >= ? LIMIT 1")
+          .prepare('SELECT 1 FROM items WHERE job_id IS NULL AND submitted_at >= ? LIMIT 1')
           .get(new Date(anchor.at).toISOString()) !== undefined;
       // Every charge is read by the reading that covers it, at a named price and a catalog job's
       // diamondCost too (a claim: the service may charge more, or have raised it since).
