@@ -441,7 +441,11 @@ export type StudioCommandResults = {
   'queue.resolveUncertain': { changed: number };
   'results.list': { results: ResultView[]; total: number };
   'review.set': { changed: number; unexported: number };
-  'review.redo': { queued: number };
+  /**
+   * Photos queued again (one job each), photos whose same redo was already on its way (not queued
+   * again), and what the queued jobs cost at the known prices (null: a price is not known).
+   */
+  'review.redo': { queued: number; alreadyQueued: number; diamonds: number | null };
   'export.run': { exported: number; failed: number };
   'export.preview': { names: string[] } | { error: string };
   'budget.get': BudgetView;

@@ -104,7 +104,7 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
     'review.set': async (args) => setReviews(engine, folders, args.ids, args.review),
     'review.redo': async (args) => {
       if (args.recipe) await assertRecipeUsable(engine.client, args.recipe);
-      return { queued: await redoResults(engine, folders, args.resultIds, args.recipe) };
+      return redoResults(engine, folders, args.resultIds, args.recipe);
     },
     'export.run': async (args) => exportReviewed(engine, args.itemIds),
     'export.preview': async (args) => previewExportNames(db, args, engine.now()),

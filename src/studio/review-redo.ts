@@ -1,38 +1,112 @@
 /**
- * Redo from review: the result is declined at once (so "approve all" can never export it), and
- * its photo is queued again, with a new recipe or the one it had (a ready-shoot result redoes
- * only its own shot).
+ * Redo from review: the results are declined at once (so "approve all" can never export them),
+ * and each photo is queued again once, with a new recipe or the one it had. A redo asks for what
+ * was selected and no more: results that name their shots (a ready shoot) ask only those shots;
+ * results that cannot be asked one by one (no shot ids, or a tool whose one job makes them all)
+ * give the photo's one job, never one per result. A photo whose same redo is already queued or
+ * running is not queued again (each queued job is paid).
  */
-import { isReadyShootRecipe, type Recipe } from '../shared/studio';
+import { isReadyShootRecipe, RecipeSchema, type ItemState, type Recipe } from '../shared/studio';
+import type { StudioDB } from './db/open';
 import * as store from './db/store';
 import { readRecipeSnapshot } from './db/stored-json';
 import type { StudioEngine } from './engine';
 import type { HotFolders } from './folders';
+import { recipeHash } from './queue';
 import { requeuePhoto } from './requeue';
 import { settleItem } from './review';
 
-/** How many photos were queued again. `recipe` must have been checked by the caller. */
-export async function redoResults(
+export type RedoOutcome = {
+  /** Photos queued again (one new job each). */
+  queued: number;
+  /** Photos whose same redo was already queued or running: not queued again. */
+  alreadyQueued: number;
+  /** What the queued jobs cost at the known prices (null: a price is not known). */
+  diamonds: number | null;
+};
+
+/** Before its results exist: a redo here is still on its way. */
+const ON_ITS_WAY: readonly ItemState[] = [
+  'queued',
+  'uploading',
+  'submitting',
+  'processing',
+  'downloading',
+];
+
+// One redo at a time per studio: two presses at once must not both find nothing on its way.
+const inFlight = new WeakMap<StudioEngine, Promise<unknown>>();
+
+/** `recipe` must have been checked by the caller. */
+export function redoResults(
   engine: StudioEngine,
   folders: HotFolders,
   resultIds: readonly string[],
   recipe?: Recipe,
-): Promise<number> {
+): Promise<RedoOutcome> {
+  const previous = inFlight.get(engine) ?? Promise.resolve();
+  const next = previous
+    .catch(() => undefined)
+    .then(() => redoOnce(engine, folders, resultIds, recipe));
+  inFlight.set(engine, next);
+  return next;
+}
+
+async function redoOnce(
+  engine: StudioEngine,
+  folders: HotFolders,
+  resultIds: readonly string[],
+  recipe?: Recipe,
+): Promise<RedoOutcome> {
   const { db } = engine;
-  let queued = 0;
-  for (const id of resultIds) {
+  const byItem = new Map<string, store.ResultRow[]>();
+  for (const id of new Set(resultIds)) {
     const result = store.getResult(db, id);
-    const item = result && store.getItem(db, result.itemId);
-    if (!result || !item) continue;
-    if (store.setReview(db, id, 'rejected'))
-      engine.events.emit('result.changed', store.resultView(store.getResult(db, id)!));
-    let next = recipe ?? readRecipeSnapshot(item.recipe);
-    if (!recipe && result.shotId && isReadyShootRecipe(next.request)) {
-      next = { ...next, request: { ...next.request, shotIds: [result.shotId] } };
-    }
-    await requeuePhoto(engine, folders, item, next);
-    settleItem(engine, item.id);
-    queued++;
+    if (!result) continue;
+    byItem.set(result.itemId, [...(byItem.get(result.itemId) ?? []), result]);
   }
-  return queued;
+  const outcome: RedoOutcome = { queued: 0, alreadyQueued: 0, diamonds: 0 };
+  const queued: Recipe[] = [];
+  for (const [itemId, results] of byItem) {
+    const item = store.getItem(db, itemId);
+    if (!item) continue;
+    for (const result of results)
+      if (store.setReview(db, result.id, 'rejected'))
+        engine.events.emit('result.changed', store.resultView(store.getResult(db, result.id)!));
+    const next = recipe ?? sameRecipeFor(readRecipeSnapshot(item.recipe), results);
+    if (onItsWay(db, item, next)) {
+      outcome.alreadyQueued++;
+    } else {
+      await requeuePhoto(engine, folders, item, next);
+      queued.push(next);
+    }
+    settleItem(engine, item.id);
+  }
+  outcome.queued = queued.length;
+  // Priced after queueing: a service slow to list its prices delays the answer, not the redo.
+  if (queued.length) await engine.spending.loadPrices().catch(() => undefined);
+  for (const next of queued) {
+    const price = engine.spending.pricesKnown ? engine.spending.quote(next) : null;
+    outcome.diamonds =
+      price && outcome.diamonds !== null ? outcome.diamonds + price.diamonds : null;
+  }
+  return outcome;
+}
+
+/**
+ * The photo's own recipe, narrowed to the selected shots when every selected result names its
+ * shot (in the order the shoot made them); otherwise whole: its results cannot be asked alone.
+ */
+function sameRecipeFor(recipe: Recipe, results: readonly store.ResultRow[]): Recipe {
+  const shots = [...results].sort((a, b) => a.n - b.n).map((r) => r.shotId);
+  if (!isReadyShootRecipe(recipe.request) || shots.some((s) => s === null)) return recipe;
+  return { ...recipe, request: { ...recipe.request, shotIds: [...new Set(shots as string[])] } };
+}
+
+/** Another item for the same photo and recipe not yet delivered: this redo is already queued. */
+function onItsWay(db: StudioDB, item: store.ItemRow, recipe: Recipe): boolean {
+  const hash = recipeHash(RecipeSchema.parse(recipe));
+  return store
+    .itemsInStates(db, ON_ITS_WAY)
+    .some((i) => i.id !== item.id && i.sha256 === item.sha256 && i.recipeHash === hash);
 }

@@ -277,7 +277,7 @@ describe('hot folder to export', () => {
         resultIds: [result!.id],
         recipe: recipeFor('photo_reframe', { targetRatio: '1:1' }),
       }),
-    ).toEqual({ queued: 1 });
+    ).toMatchObject({ queued: 1, alreadyQueued: 0 });
     const redone = await until('the redo in review', async () =>
       (await items(studio)).find((i) => i.toolId === 'photo_reframe' && i.state === 'review'),
     );
@@ -494,5 +494,52 @@ describe('packs and ready shoots', () => {
     expect((await client.getAccount()).diamondBalance).toBe(before - 20);
     // Nothing left to retry: a second retry changes nothing and spends nothing.
     expect(await call(studio, 'queue.retry', { ids: [pack!.id] })).toEqual({ changed: 0 });
+  });
+
+  it('redo of a ready shoot whose results name their shots asks only the selected shots, in one job for the photo, once', async () => {
+    const { studio, client, inDir, outDir } = await setup();
+    const recipe = {
+      request: { readyTemplateSetId: 'rts_studio_basics', images: { garment_photo: '{photo}' } },
+      export: { preset: 'original', format: 'jpeg', quality: 90, naming: '{name}-{shot}' },
+    };
+    await call(studio, 'folders.add', { path: inDir, outputDir: outDir, recipe });
+    await photo(path.join(inDir, 'coat.jpg'), 20);
+    const [shoot] = await until(
+      'the shoot in review',
+      allIn(studio, 1, (i) => i.state === 'review'),
+    );
+    const before = (await client.getAccount()).diamondBalance;
+    const shots = (await call(studio, 'results.list', { itemId: shoot!.id })).results;
+    expect(shots.map((r) => r.shotId).sort()).toEqual([
+      'shot_back',
+      'shot_detail',
+      'shot_front',
+      'shot_three_quarter',
+    ]);
+    const shot = (id: string) => shots.find((r) => r.shotId === id)!.id;
+    const two = [shot('shot_detail'), shot('shot_back')];
+    // Two shots at 4: one job for both, priced in the answer; pressed again, nothing more.
+    expect(await call(studio, 'review.redo', { resultIds: two })).toEqual({
+      queued: 1,
+      alreadyQueued: 0,
+      diamonds: 8,
+    });
+    expect(await call(studio, 'review.redo', { resultIds: two })).toEqual({
+      queued: 0,
+      alreadyQueued: 1,
+      diamonds: 0,
+    });
+    const list = await until('the redone shots in review', async () => {
+      const all = await items(studio);
+      return all.length === 2 && all.every((i) => i.state === 'review') ? all : undefined;
+    });
+    const redone = list.find((i) => i.id !== shoot!.id)!;
+    expect(redone).toMatchObject({ packTotal: 2, diamonds: 8 });
+    expect(
+      (await call(studio, 'results.list', { itemId: redone.id })).results
+        .map((r) => r.shotId)
+        .sort(),
+    ).toEqual(['shot_back', 'shot_detail']);
+    expect((await client.getAccount()).diamondBalance).toBe(before - 8);
   });
 });

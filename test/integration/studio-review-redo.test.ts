@@ -1,0 +1,157 @@
+/**
+ * Redo in review pays for what was selected and no more, once per photo: against the reference
+ * /v1 service (written from the spec alone), on the studio's real database, with real images. A
+ * photo shot once by `dropshoot run`, then redone from the studio's review commands as the UI
+ * sends them; every charge is read from the service's own ledger.
+ */
+import path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { HttpClient } from '../../src/client';
+import { openStudio, runCommand, type Studio } from '../../src/studio';
+import type {
+  ItemView,
+  Recipe,
+  ResultView,
+  StudioCommandName,
+  StudioCommandResults,
+} from '../../src/shared/studio';
+import { ACTIVE_STATES } from '../../src/shared/studio';
+import type { ReferenceServiceOptions } from '../reference-service';
+import { referenceWorld, runOnWorld, type ReferenceWorld } from './helpers/reference-studio';
+
+vi.setConfig({ testTimeout: 120_000 });
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'redo@example.com';
+
+/** A ready shoot of the reference set shoot-02 (3 shots). */
+const READY_SHOOT: Recipe = {
+  request: { readyTemplateSetId: 'shoot-02', images: { garment_photo: '{photo}' } },
+  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{shot}-{n}' },
+};
+/** One job that makes all its results (a pack). */
+const PACK: Recipe = {
+  request: { toolId: 'clothing_ecom_pack', images: { user_photo: '{photo}' } },
+  export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{tool}-{n}' },
+};
+
+/** One photo shot by `run`, then the studio opened on the same data folder. */
+async function shotOnce(
+  recipe: Recipe,
+  options: ReferenceServiceOptions = {},
+): Promise<{ w: ReferenceWorld; studio: Studio }> {
+  const w = await referenceWorld(cleanups, {
+    email: EMAIL,
+    diamonds: 500,
+    service: { seed: 7, timeScale: 0.01, jobSeconds: [20, 20], failShots: 0, ...options },
+  });
+  const first = await runOnWorld(w, { recipe });
+  expect(first.exported).toBe(1);
+  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
+  const studio = await openStudio({
+    dataDir: path.join(w.root, 'data'),
+    client,
+    apiKey: w.apiKey,
+    backoff: { baseMs: 50, maxMs: 50 },
+  });
+  cleanups.push(async () => {
+    await studio.close();
+    await client.close();
+  });
+  return { w, studio };
+}
+
+async function call<K extends StudioCommandName>(
+  studio: Studio,
+  name: K,
+  args: unknown,
+): Promise<StudioCommandResults[K]> {
+  const answer = await runCommand(studio.commands, name, args);
+  if (!answer.ok) throw new Error(`${name}: ${JSON.stringify(answer.error)}`);
+  return answer.result as StudioCommandResults[K];
+}
+
+const results = async (studio: Studio) =>
+  (await call(studio, 'results.list', { limit: 500 })).results as ResultView[];
+const items = async (studio: Studio) =>
+  (await call(studio, 'queue.list', { limit: 500 })).items as ItemView[];
+
+/** Every queued redo has its results (nothing left in flight). */
+async function settled(studio: Studio): Promise<ItemView[]> {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const all = await items(studio);
+    if (!all.some((i) => ACTIVE_STATES.includes(i.state))) return all;
+    if (Date.now() > end) throw new Error(`still in flight: ${JSON.stringify(all)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const charges = (w: ReferenceWorld) => w.service.ledger(EMAIL).filter((e) => e.kind === 'charge');
+
+describe('redo of a photo whose results cannot be asked one by one', () => {
+  it('a ready shoot whose job names no shots: its 3 results redone are one new job, paid once; pressed again, nothing more', async () => {
+    const { w, studio } = await shotOnce(READY_SHOOT);
+    const [firstCharge] = charges(w);
+    const three = await results(studio);
+    expect(three).toHaveLength(3);
+    // The spec's poll names no shots: nothing tells the results' shots apart.
+    expect(three.every((r) => r.shotId === null)).toBe(true);
+
+    const ids = three.map((r) => r.id);
+    expect(await call(studio, 'review.redo', { resultIds: ids })).toEqual({
+      queued: 1,
+      alreadyQueued: 0,
+      diamonds: -firstCharge!.delta,
+    });
+    // The same redo again while it is on its way (key R twice): not queued again.
+    expect(await call(studio, 'review.redo', { resultIds: ids })).toEqual({
+      queued: 0,
+      alreadyQueued: 1,
+      diamonds: 0,
+    });
+    await settled(studio);
+    expect(charges(w)).toHaveLength(2);
+    expect(charges(w)[1]!.delta).toBe(firstCharge!.delta);
+    expect((await results(studio)).filter((r) => r.review === 'rejected')).toHaveLength(3);
+
+    // One result of it redone: still the photo's one job (its shot cannot be asked alone).
+    const newest = (await results(studio)).filter((r) => r.review !== 'rejected');
+    expect(newest).toHaveLength(3);
+    expect(await call(studio, 'review.redo', { resultIds: [newest[0]!.id] })).toMatchObject({
+      queued: 1,
+    });
+    await settled(studio);
+    expect(charges(w)).toHaveLength(3);
+  });
+
+  it('two presses at once make one job', async () => {
+    const { w, studio } = await shotOnce(READY_SHOOT);
+    const ids = (await results(studio)).map((r) => r.id);
+    const answers = await Promise.all([
+      call(studio, 'review.redo', { resultIds: ids }),
+      call(studio, 'review.redo', { resultIds: ids }),
+    ]);
+    expect(answers.map((a) => a.queued).sort()).toEqual([0, 1]);
+    await settled(studio);
+    expect(charges(w)).toHaveLength(2);
+  });
+
+  it('a pack (one job makes all its results): its results redone are one new job, paid once', async () => {
+    const { w, studio } = await shotOnce(PACK);
+    const [firstCharge] = charges(w);
+    const all = await results(studio);
+    expect(all.length).toBeGreaterThan(1);
+    expect(await call(studio, 'review.redo', { resultIds: all.map((r) => r.id) })).toMatchObject({
+      queued: 1,
+      alreadyQueued: 0,
+    });
+    await settled(studio);
+    expect(charges(w)).toHaveLength(2);
+    expect(charges(w)[1]!.delta).toBe(firstCharge!.delta);
+  });
+});
