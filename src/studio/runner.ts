@@ -15,6 +15,7 @@ import {
   isReadyShootRecipe,
   jobGroup,
   RecipeSchema,
+  type ItemState,
   type Recipe,
 } from '../shared/studio';
 import { SHOT_PRICE } from './budget';
@@ -80,6 +81,8 @@ const RESENT_402_TIMES =
 const MAX_RESENT_402 = 3;
 
 const firstUploadKey = (itemId: string) => `upload-${itemId}`;
+/** The states an item may still be cancelled in before its create goes out (queue-actions). */
+const BEFORE_SUBMISSION: readonly ItemState[] = ['queued', 'uploading'];
 
 export class Runner {
   /**
@@ -133,11 +136,23 @@ export class Runner {
     return honoursIdempotency(this.db, this.client.origin, this.endpointOf(item));
   }
 
+  /**
+   * Moves an item on only while it is still in `from`, in one transaction: a Cancel pressed
+   * meanwhile (allowed until the create may be sent) stands. Whether it moved.
+   */
+  private moveOn(id: string, from: readonly ItemState[], patch: store.ItemPatch): boolean {
+    const moved = this.db
+      .transaction(() => store.updateItemIn(this.db, id, from, patch, this.now()))
+      .immediate();
+    if (moved) this.engine.emitItem(id);
+    return moved;
+  }
+
   private async upload(item: store.ItemRow): Promise<void> {
     let uploadKey = item.uploadKey;
     if (!uploadKey) {
       uploadKey = firstUploadKey(item.id);
-      this.transition(item.id, { uploadKey, state: 'uploading' });
+      if (!this.moveOn(item.id, BEFORE_SUBMISSION, { uploadKey, state: 'uploading' })) return;
     }
     const prepare = this.engine.options.prepareUpload;
     const data = prepare
@@ -147,8 +162,9 @@ export class Runner {
     const uploaded = await this.client.upload(data, { idempotencyKey: uploadKey });
     const recipe = this.recipeOf(item);
     const request = { ...recipe.request, images: fillPhoto(recipe.request.images, uploaded.url) };
-    // Journal before the spending call: the request and its idempotency key.
-    this.transition(item.id, {
+    // Journal before the spending call: the request and its idempotency key. A photo cancelled
+    // while its upload was in flight is never submitted (the upload cost nothing).
+    const journalled = this.moveOn(item.id, BEFORE_SUBMISSION, {
       uploadUrl: uploaded.url,
       state: 'submitting',
       submitKey: `submit-${item.id}-${randomUUID()}`,
@@ -156,6 +172,7 @@ export class Runner {
       submittedAt: null,
       attempts: 0,
     });
+    if (!journalled) return;
     const next = store.getItem(this.db, item.id);
     // The charge waits while the balance is being reconciled (its difference must be ours alone).
     if (next && !this.engine.stopping && !this.engine.spending.reconcilePending)
@@ -692,6 +709,8 @@ export class Runner {
   // ---- errors -------------------------------------------------------------------------------
 
   handleError(item: store.ItemRow, err: unknown): void {
+    // Cancelled while its upload was in flight (nothing sent to charge): the cancel stands.
+    if (item.state === 'cancelled') return;
     const now = this.now();
     const message = err instanceof Error ? err.message : String(err);
     const paid = store.isPaid(item);

@@ -423,7 +423,10 @@ export class ReferenceCore {
     this.store.putFile(fileId, body, kind.mime, kind.ext);
     this.state.uploads[id] = { email: caller.email, fileId, at: Date.now() };
     this.save();
-    return this.ok({ id, url: this.fileUrl(fileId, 'upload') });
+    return {
+      ...this.ok({ id, url: this.fileUrl(fileId, 'upload') }),
+      delayMs: this.options.uploadDelayMs ?? 0,
+    };
   }
 
   fileUrl(fileId: string, role: 'upload' | 'result'): string {

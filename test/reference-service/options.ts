@@ -54,6 +54,8 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
       message: z.string().min(1).optional(),
     })
     .optional(),
+  /** Slow answers to uploads (the file stored first): an upload in flight for this long. */
+  uploadDelayMs: z.number().int().nonnegative().optional(),
   /** Slow answers to creates (after the charge is made). */
   createDelayMs: z.number().int().nonnegative().optional(),
   /** Query name of the ready-template-set cursor (default 'after', not 'cursor'). */

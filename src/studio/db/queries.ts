@@ -122,13 +122,44 @@ export function getItem(db: StudioDB, id: string): ItemRow | undefined {
 }
 
 export function updateItem(db: StudioDB, id: string, patch: ItemPatch, now: Date): void {
-  const entries = Object.entries(patch).filter(([k]) => COLUMN_OF[k]);
-  const sets = entries.map(([k]) => `${COLUMN_OF[k]} = ?`).join(', ');
-  db.prepare(`UPDATE items SET ${sets}${sets ? ', ' : ''}updated_at = ? WHERE id = ?`).run(
-    ...entries.map(([, v]) => (typeof v === 'boolean' ? Number(v) : (v as string | number | null))),
+  const { sets, values } = assignments(patch);
+  db.prepare(`UPDATE items SET ${sets}updated_at = ? WHERE id = ?`).run(
+    ...values,
     now.toISOString(),
     id,
   );
+}
+
+/**
+ * `updateItem` only while the item is still in one of `states` (checked by the same statement: a
+ * Cancel written meanwhile, by this process or another, stands). Whether the item was changed.
+ */
+export function updateItemIn(
+  db: StudioDB,
+  id: string,
+  states: readonly ItemState[],
+  patch: ItemPatch,
+  now: Date,
+): boolean {
+  const { sets, values } = assignments(patch);
+  return (
+    db
+      .prepare(
+        `UPDATE items SET ${sets}updated_at = ? WHERE id = ? AND state IN (${states.map(() => '?').join(', ')})`,
+      )
+      .run(...values, now.toISOString(), id, ...states).changes > 0
+  );
+}
+
+/** The `column = ?, ` list of a patch and its values in order. */
+function assignments(patch: ItemPatch): { sets: string; values: (string | number | null)[] } {
+  const entries = Object.entries(patch).filter(([k]) => COLUMN_OF[k]);
+  return {
+    sets: entries.map(([k]) => `${COLUMN_OF[k]} = ?, `).join(''),
+    values: entries.map(([, v]) =>
+      typeof v === 'boolean' ? Number(v) : (v as string | number | null),
+    ),
+  };
 }
 
 type InsertedLater =
