@@ -3,8 +3,8 @@
  * and each photo is queued again once, with a new recipe or the one it had. A redo asks for what
  * was selected and no more: results that name their shots (a ready shoot) ask only those shots;
  * results that cannot be asked one by one (no shot ids, or a tool whose one job makes them all)
- * give the photo's one job, never one per result. A photo whose same redo is already queued or
- * running is not queued again (each queued job is paid).
+ * give the photo's one job, never one per result. What is already queued or running for the
+ * photo (the same recipe, or the same shots) is not asked again: each queued job is paid.
  */
 import { isReadyShootRecipe, RecipeSchema, type ItemState, type Recipe } from '../shared/studio';
 import type { StudioDB } from './db/open';
@@ -19,7 +19,7 @@ import { settleItem } from './review';
 export type RedoOutcome = {
   /** Photos queued again (one new job each). */
   queued: number;
-  /** Photos whose same redo was already queued or running: not queued again. */
+  /** Photos whose redo was already queued or running, all of it: not queued again. */
   alreadyQueued: number;
   /** What the queued jobs cost at the known prices (null: a price is not known). */
   diamonds: number | null;
@@ -73,8 +73,12 @@ async function redoOnce(
     for (const result of results)
       if (store.setReview(db, result.id, 'rejected'))
         engine.events.emit('result.changed', store.resultView(store.getResult(db, result.id)!));
-    const next = recipe ?? sameRecipeFor(readRecipeSnapshot(item.recipe), results);
-    if (onItsWay(db, item, next)) {
+    const next = notOnItsWay(
+      db,
+      item,
+      recipe ?? sameRecipeFor(readRecipeSnapshot(item.recipe), results),
+    );
+    if (!next) {
       outcome.alreadyQueued++;
     } else {
       await requeuePhoto(engine, folders, item, next);
@@ -100,13 +104,41 @@ async function redoOnce(
 function sameRecipeFor(recipe: Recipe, results: readonly store.ResultRow[]): Recipe {
   const shots = [...results].sort((a, b) => a.n - b.n).map((r) => r.shotId);
   if (!isReadyShootRecipe(recipe.request) || shots.some((s) => s === null)) return recipe;
-  return { ...recipe, request: { ...recipe.request, shotIds: [...new Set(shots as string[])] } };
+  return withShots(recipe, [...new Set(shots as string[])]);
 }
 
-/** Another item for the same photo and recipe not yet delivered: this redo is already queued. */
-function onItsWay(db: StudioDB, item: store.ItemRow, recipe: Recipe): boolean {
-  const hash = recipeHash(RecipeSchema.parse(recipe));
-  return store
+/** The shots a ready-shoot recipe asks (null: all its set's, or not a ready shoot). */
+const shotsOf = (recipe: Recipe): readonly string[] | null =>
+  isReadyShootRecipe(recipe.request) && recipe.request.shotIds?.length
+    ? recipe.request.shotIds
+    : null;
+
+const withShots = (recipe: Recipe, shotIds: readonly string[] | undefined): Recipe =>
+  isReadyShootRecipe(recipe.request)
+    ? { ...recipe, request: { ...recipe.request, shotIds: shotIds && [...shotIds] } }
+    : recipe;
+
+/** As the queue hashes it (defaults filled), to compare with an item's stored recipe hash. */
+const hashOf = (recipe: Recipe): string => recipeHash(RecipeSchema.parse(recipe));
+
+/**
+ * What of `recipe` is not already on its way for this photo (null: nothing): another item of the
+ * same photo not delivered yet asks the same recipe, or, for named shots, some of them already.
+ */
+function notOnItsWay(db: StudioDB, item: store.ItemRow, recipe: Recipe): Recipe | null {
+  const pending = store
     .itemsInStates(db, ON_ITS_WAY)
-    .some((i) => i.id !== item.id && i.sha256 === item.sha256 && i.recipeHash === hash);
+    .filter((i) => i.id !== item.id && i.sha256 === item.sha256);
+  if (pending.some((i) => i.recipeHash === hashOf(recipe))) return null;
+  const shots = shotsOf(recipe);
+  if (!shots) return recipe;
+  const sameShoot = hashOf(withShots(recipe, undefined));
+  const asked = pending
+    .map((i) => readRecipeSnapshot(i.recipe))
+    .filter((r) => hashOf(withShots(r, undefined)) === sameShoot)
+    .map(shotsOf);
+  if (asked.includes(null)) return null;
+  const left = shots.filter((s) => !asked.some((a) => a!.includes(s)));
+  if (!left.length) return null;
+  return left.length === shots.length ? recipe : withShots(recipe, left);
 }

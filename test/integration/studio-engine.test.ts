@@ -496,7 +496,7 @@ describe('packs and ready shoots', () => {
     expect(await call(studio, 'queue.retry', { ids: [pack!.id] })).toEqual({ changed: 0 });
   });
 
-  it('redo of a ready shoot whose results name their shots asks only the selected shots, in one job for the photo, once', async () => {
+  it('redo of a ready shoot whose results name their shots asks only the selected shots not already on their way, in one job for the photo', async () => {
     const { studio, client, inDir, outDir } = await setup();
     const recipe = {
       request: { readyTemplateSetId: 'rts_studio_basics', images: { garment_photo: '{photo}' } },
@@ -518,6 +518,8 @@ describe('packs and ready shoots', () => {
     ]);
     const shot = (id: string) => shots.find((r) => r.shotId === id)!.id;
     const two = [shot('shot_detail'), shot('shot_back')];
+    // Held queued, so every press below meets the redos before them still on their way.
+    await call(studio, 'queue.pause', { paused: true });
     // Two shots at 4: one job for both, priced in the answer; pressed again, nothing more.
     expect(await call(studio, 'review.redo', { resultIds: two })).toEqual({
       queued: 1,
@@ -529,17 +531,22 @@ describe('packs and ready shoots', () => {
       alreadyQueued: 1,
       diamonds: 0,
     });
+    // The back again with the front: only the front is asked (the back is on its way).
+    expect(
+      await call(studio, 'review.redo', { resultIds: [shot('shot_back'), shot('shot_front')] }),
+    ).toEqual({ queued: 1, alreadyQueued: 0, diamonds: 4 });
+    await call(studio, 'queue.pause', { paused: false });
     const list = await until('the redone shots in review', async () => {
       const all = await items(studio);
-      return all.length === 2 && all.every((i) => i.state === 'review') ? all : undefined;
+      return all.length === 3 && all.every((i) => i.state === 'review') ? all : undefined;
     });
-    const redone = list.find((i) => i.id !== shoot!.id)!;
-    expect(redone).toMatchObject({ packTotal: 2, diamonds: 8 });
-    expect(
-      (await call(studio, 'results.list', { itemId: redone.id })).results
-        .map((r) => r.shotId)
-        .sort(),
-    ).toEqual(['shot_back', 'shot_detail']);
-    expect((await client.getAccount()).diamondBalance).toBe(before - 8);
+    const shotsOf = async (item: ItemView) =>
+      (await call(studio, 'results.list', { itemId: item.id })).results.map((r) => r.shotId).sort();
+    const [, both, front] = list.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    expect(both).toMatchObject({ packTotal: 2, diamonds: 8 });
+    expect(await shotsOf(both!)).toEqual(['shot_back', 'shot_detail']);
+    expect(front).toMatchObject({ packTotal: 1, diamonds: 4 });
+    expect(await shotsOf(front!)).toEqual(['shot_front']);
+    expect((await client.getAccount()).diamondBalance).toBe(before - 12);
   });
 });

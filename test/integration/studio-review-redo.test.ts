@@ -103,6 +103,8 @@ describe('redo of a photo whose results cannot be asked one by one', () => {
     expect(three.every((r) => r.shotId === null)).toBe(true);
 
     const ids = three.map((r) => r.id);
+    // Held queued, so the second press meets the first redo still on its way.
+    await call(studio, 'queue.pause', { paused: true });
     expect(await call(studio, 'review.redo', { resultIds: ids })).toEqual({
       queued: 1,
       alreadyQueued: 0,
@@ -114,6 +116,7 @@ describe('redo of a photo whose results cannot be asked one by one', () => {
       alreadyQueued: 1,
       diamonds: 0,
     });
+    await call(studio, 'queue.pause', { paused: false });
     await settled(studio);
     expect(charges(w)).toHaveLength(2);
     expect(charges(w)[1]!.delta).toBe(firstCharge!.delta);
