@@ -126,6 +126,10 @@ test('loupe, undo, redo and rejections on real cut-outs', async ({ page, studio 
   };
   await page.keyboard.press('r');
   await expect(tiles).toHaveCount(2);
+  // The notice says what the redo costs (one new job for the photo).
+  await expect(
+    page.getByText(/^1 photo queued again with the same recipe \(about \d+ diamonds?\)/),
+  ).toBeVisible();
   await expect
     .poll(async () => (await results(studio)).find((r) => r.id === redone.id)?.review)
     .toBe('rejected');

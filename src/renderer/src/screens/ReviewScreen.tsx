@@ -1,6 +1,11 @@
 import { useEffect, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { REVIEW_STATES, type ResultView, type ReviewState } from '../../../shared/studio';
+import {
+  REVIEW_STATES,
+  type ResultView,
+  type ReviewState,
+  type StudioCommandResults,
+} from '../../../shared/studio';
 import { getTool, isToolId } from '../../../shared/tools';
 import { CompareView } from '../components/CompareView';
 import { PromptDialog } from '../components/Dialog';
@@ -14,6 +19,30 @@ import { act, useUi } from '../stores/ui-store';
 
 /** The last decision, for Undo (the notice's button, or U). */
 type Decision = { ids: string[]; review: ReviewState };
+
+/**
+ * What a redo queued and what it costs (a photo's redo is one new job: a pack, or a shoot whose
+ * shots the service does not name, is made whole again), and what was already on its way.
+ */
+function redoNotice(
+  { queued, alreadyQueued, diamonds }: StudioCommandResults['review.redo'],
+  results: number,
+): string {
+  const photos = (n: number) => `${n} photo${n === 1 ? '' : 's'}`;
+  const cost =
+    diamonds === null
+      ? 'price not known yet'
+      : `about ${diamonds} diamond${diamonds === 1 ? '' : 's'}`;
+  const parts = [
+    ...(queued > 0 ? [`${photos(queued)} queued again with the same recipe (${cost})`] : []),
+    ...(alreadyQueued > 0
+      ? [
+          `${photos(alreadyQueued)} already on ${alreadyQueued === 1 ? 'its' : 'their'} way, not queued twice`,
+        ]
+      : []),
+  ];
+  return `${parts.join('; ') || 'Nothing queued'}; the old result${results === 1 ? ' is' : 's are'} now rejected.`;
+}
 
 const focusGrid = () => document.querySelector<HTMLElement>('[data-testid="review-grid"]')?.focus();
 
@@ -92,13 +121,9 @@ export function ReviewScreen() {
     const ids = targets();
     if (ids.length === 0) return;
     act(async () => {
-      const queued = await useResults.getState().redo(ids);
+      const answer = await useResults.getState().redo(ids);
       useResults.getState().clearSelection();
-      useUi
-        .getState()
-        .notify(
-          `${queued} photo${queued === 1 ? '' : 's'} queued again with the same recipe; the old result${ids.length === 1 ? ' is' : 's are'} now rejected.`,
-        );
+      useUi.getState().notify(redoNotice(answer, ids.length));
     });
   };
   const saveLook = (label: string) => {

@@ -1,6 +1,6 @@
 /** Results waiting for (or done with) review; focus and selection for keyboard culling. */
 import { create } from 'zustand';
-import type { Recipe, ResultView, ReviewState } from '../../../shared/studio';
+import type { Recipe, ResultView, ReviewState, StudioCommandResults } from '../../../shared/studio';
 import { studio } from '../transport';
 
 export type ReviewFilter = ReviewState | 'all';
@@ -20,7 +20,7 @@ type ResultsState = {
   selectMany(ids: string[]): void;
   clearSelection(): void;
   review(ids: string[], review: ReviewState): Promise<{ unexported: number }>;
-  redo(ids: string[], recipe?: Recipe): Promise<number>;
+  redo(ids: string[], recipe?: Recipe): Promise<StudioCommandResults['review.redo']>;
 };
 
 export const useResults = create<ResultsState>()((set) => ({
@@ -74,11 +74,10 @@ export const useResults = create<ResultsState>()((set) => ({
         ),
       },
     }));
-    const { queued } = await studio().call('review.redo', {
+    return studio().call('review.redo', {
       resultIds: ids,
       ...(recipe ? { recipe } : {}),
     });
-    return queued;
   },
 }));
 
