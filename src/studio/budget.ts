@@ -85,6 +85,8 @@ export class Budget {
     readonly key: string,
     readonly dailyCap: number | null,
     private readonly now: () => Date,
+    /** A 429 to a read of its own (prices, balance): the gates close the day or wait, as for any step's. */
+    private readonly onRefused: (err: ApiError) => void = () => undefined,
   ) {
     this.batchStartedAt = now().getTime();
   }
@@ -245,6 +247,10 @@ export class Budget {
       .listModels()
       .then((models) => {
         for (const m of models) this.toolPrices.set(m.id, m.fallbackPriceDiamonds);
+      })
+      .catch((err: unknown) => {
+        if (err instanceof ApiError && err.status === 429 && !err.notSent) this.onRefused(err);
+        throw err;
       })
       .finally(() => {
         this.pricesLoading = null;
@@ -512,9 +518,10 @@ export class Budget {
 
   /**
    * One balance read (null: no answer, or refused). What it shows of the service's cap is kept:
-   * answered beyond the remembered cap, the cap was raised; a daily-cap 429 names it.
+   * answered beyond the remembered cap, the cap was raised; a daily-cap 429 names it, and a 429
+   * goes to the gates (`onRefused`) unless the read is the probe of a day already closed.
    */
-  private async readBalance(): Promise<number | null> {
+  private async readBalance(probe = false): Promise<number | null> {
     const nth = this.requestsUsedToday() + 1;
     this.lastReadCapped = false;
     try {
@@ -530,6 +537,8 @@ export class Budget {
         this.lastReadCapped = true;
         if (this.db.open) this.learnCap(err.message);
       }
+      if (err instanceof ApiError && err.status === 429 && !err.notSent && !probe)
+        this.onRefused(err);
       return null;
     }
   }
@@ -545,7 +554,7 @@ export class Budget {
   async probeCap(): Promise<'raised' | 'holds' | null> {
     const cap = this.reserveCap();
     if (cap === null || this.ownCapReached() || this.requestsUsedToday() < cap) return null;
-    const balance = await this.readBalance();
+    const balance = await this.readBalance(true);
     if (balance !== null) this.anchor = { balance, at: this.now().getTime() };
     return balance !== null ? 'raised' : this.lastReadCapped ? 'holds' : null;
   }

@@ -148,6 +148,7 @@ export class StudioEngine {
       key,
       options.dailyCap ?? (remote ? DEFAULT_DAILY_CAP : null),
       () => this.now(),
+      (err) => this.gates.tooManyRequests(err, this.now()),
     );
     this.poller = new Poller(
       this.db,
@@ -278,7 +279,9 @@ export class StudioEngine {
     // A remote service's charge can differ from its price list: its balance is the truth (the
     // embedded core charges its list price, so there a read is spent only to keep a ceiling).
     const remote = this.client.origin !== 'embedded';
-    const balance = remote || ceiling !== null ? await this.spending.setAnchor() : null;
+    // At a closed day (the price read's 429 may have closed it) a read would be refused, and counted.
+    const balance =
+      (remote || ceiling !== null) && !this.dayClosed() ? await this.spending.setAnchor() : null;
     if (balance !== null) this.balanceCache = { value: balance, at: this.now().getTime() };
     const quote = this.spending.pricesKnown ? this.spending.quote(recipe) : null;
     return {

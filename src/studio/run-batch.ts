@@ -152,7 +152,7 @@ export async function runBatch(
     // The balance before any charge is what the spend is reconciled against (a remote service's
     // charge can differ from its list): a read whose answer was lost is asked again.
     wantsBalance = engine.client.origin !== 'embedded' || input.maxDiamonds !== undefined;
-    if (plan.balance === null && wantsBalance)
+    if (plan.balance === null && wantsBalance && !engine.dayClosed())
       plan.balance = await askAgain(engine, signal, () => engine.spending.setAnchor());
     if (plan.balance === null && wantsBalance)
       notice(
@@ -173,7 +173,12 @@ export async function runBatch(
     // What fits is what admission will take: the scheduler's own count of today's requests for
     // new photos, after what paid jobs still running (resumed) and photos on their way need.
     const budget = engine.scheduler.requestsForNewPhotos();
-    if (budget !== null) {
+    // The service's 429 already closed the day (a price or balance read): our count says nothing of it.
+    if (engine.dayClosed() && engine.gates.cap?.kind === 'service')
+      notice(
+        `no requests left today (the service refused one: ${engine.gates.cap.message}): 0 of ${queued} photo(s) fit today`,
+      );
+    else if (budget !== null) {
       const fit = Math.max(0, Math.floor(budget.free / plan.perPhotoRequests));
       const today = engine.spending.requestsToday();
       const capText =
