@@ -8,10 +8,10 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
-import type { StudioCommandName, StudioCommandResults } from '../../src/shared/studio';
-import { openStudio, runCommand, type Studio } from '../../src/studio';
+import { openStudio, type Studio } from '../../src/studio';
 import { referenceWorld } from './helpers/reference-studio';
 import { CUTOUT_RECIPE } from './helpers/studio-fixtures';
+import { call, until } from './helpers/studio-commands';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -20,26 +20,6 @@ afterEach(async () => {
 
 const EMAIL = 'cancel-uploading@example.com';
 const UPLOAD_HELD_MS = 2500;
-
-async function call<K extends StudioCommandName>(
-  studio: Studio,
-  name: K,
-  args: unknown,
-): Promise<StudioCommandResults[K]> {
-  const outcome = await runCommand(studio.commands, name, args);
-  if (!outcome.ok) throw new Error(`${name}: ${outcome.error.code}: ${outcome.error.message}`);
-  return outcome.result as StudioCommandResults[K];
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('cancel while an upload is in flight', () => {
   it('the cancelled photos are never submitted or charged once their uploads answer', async () => {

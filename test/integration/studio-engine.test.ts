@@ -14,14 +14,9 @@ import { loadCatalog } from '../../src/core/catalog';
 import { createLocalProvider } from '../../src/core/providers/local';
 import type { ProviderAdapter } from '../../src/core/providers/types';
 import { openStudio, runCommand, type Studio } from '../../src/studio';
-import type {
-  ItemView,
-  Recipe,
-  ResultView,
-  StudioCommandName,
-  StudioCommandResults,
-} from '../../src/shared/studio';
+import type { ItemView, Recipe, ResultView } from '../../src/shared/studio';
 import { requestBound } from './helpers/poll-bound';
+import { call, until } from './helpers/studio-commands';
 
 // Hot folders and local jobs run slowly on a loaded machine: the waits below get room (no
 // speed is asserted here; speed is `npm run bench`'s).
@@ -83,31 +78,7 @@ async function setup(opts: { diamonds?: number; provider?: ProviderAdapter } = {
   return { studio, client, root, inDir, outDir: path.join(root, 'out') };
 }
 
-async function call<K extends StudioCommandName>(
-  studio: Studio,
-  name: K,
-  args: unknown,
-): Promise<StudioCommandResults[K]> {
-  const outcome = await runCommand(studio.commands, name, args);
-  if (!outcome.ok) throw new Error(`${name}: ${outcome.error.code}: ${outcome.error.message}`);
-  return outcome.result as StudioCommandResults[K];
-}
-
 const items = async (studio: Studio) => (await call(studio, 'queue.list', {})).items;
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const allIn = (studio: Studio, count: number, ok: (i: ItemView) => boolean) => async () => {
   const list = await items(studio);

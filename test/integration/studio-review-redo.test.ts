@@ -7,17 +7,12 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HttpClient } from '../../src/client';
-import { openStudio, runCommand, type Studio } from '../../src/studio';
-import type {
-  ItemView,
-  Recipe,
-  ResultView,
-  StudioCommandName,
-  StudioCommandResults,
-} from '../../src/shared/studio';
+import { openStudio, type Studio } from '../../src/studio';
+import type { ItemView, Recipe, ResultView } from '../../src/shared/studio';
 import { ACTIVE_STATES } from '../../src/shared/studio';
 import type { ReferenceServiceOptions } from '../reference-service';
 import { referenceWorld, runOnWorld, type ReferenceWorld } from './helpers/reference-studio';
+import { call } from './helpers/studio-commands';
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -63,16 +58,6 @@ async function shotOnce(
     await client.close();
   });
   return { w, studio };
-}
-
-async function call<K extends StudioCommandName>(
-  studio: Studio,
-  name: K,
-  args: unknown,
-): Promise<StudioCommandResults[K]> {
-  const answer = await runCommand(studio.commands, name, args);
-  if (!answer.ok) throw new Error(`${name}: ${JSON.stringify(answer.error)}`);
-  return answer.result as StudioCommandResults[K];
 }
 
 const results = async (studio: Studio) =>
