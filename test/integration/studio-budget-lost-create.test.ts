@@ -6,14 +6,9 @@
  * StudioEngine, runBatch, the real SQLite store) against the reference /v1 service behind a fault
  * proxy that loses that one answer; money is read from the service's own ledger.
  */
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
-import { StudioEngine } from '../../src/studio/engine';
-import { runBatch } from '../../src/studio/run-batch';
 import { startFaultProxy } from '../reference-service/fault-proxy';
 import {
-  ON_MODEL,
   photoFolders,
   plannedPrice,
   priceWorlds,
@@ -42,26 +37,7 @@ async function runLosingFirstCreate(w: ReferenceWorld, inDir: string) {
     },
   });
   cleanups.push(() => proxy.close());
-  const client = new HttpClient({ baseUrl: proxy.url, apiKey: w.apiKey, timeoutMs: 5000 });
-  const engine = new StudioEngine({
-    dataDir: path.join(w.root, 'data'),
-    client,
-    apiKey: w.apiKey,
-    concurrency: 1,
-    backoff: { baseMs: 50, maxMs: 400 },
-    balanceRecheckMs: 100,
-  });
-  try {
-    return await runBatch(engine, {
-      inDir,
-      recipe: ON_MODEL,
-      outDir: path.join(w.root, 'out'),
-      uncertain: 'fail',
-    });
-  } finally {
-    await engine.close();
-    await client.close();
-  }
+  return runOnce(w, inDir, { baseUrl: proxy.url, concurrency: 1, uncertain: 'fail' });
 }
 
 describe('a lost create marked failed (--uncertain fail) in the reading of the same run', () => {

@@ -6,12 +6,8 @@
  * not say less than was taken. Against the reference /v1 service (written from the spec alone)
  * through `run`'s own path; money is checked from the service's ledger.
  */
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
-import { StudioEngine } from '../../src/studio/engine';
-import { runBatch } from '../../src/studio/run-batch';
-import { ON_MODEL, photoFolders, priceWorlds } from './helpers/price-reading-studio';
+import { photoFolders, priceWorlds, runOnce } from './helpers/price-reading-studio';
 import type { ReferenceWorld } from './helpers/reference-studio';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -36,17 +32,6 @@ async function runWaitingForTopUp(
   extraAfterTopUp: number,
   rise?: { n: number; extra: number; grant?: number },
 ) {
-  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
-  const create = client.createGeneration.bind(client);
-  let creates = 0;
-  client.createGeneration = async (...args: Parameters<typeof create>) => {
-    const answer = await create(...args);
-    if (++creates === rise?.n) {
-      w.service.setOptions({ chargeExtra: rise.extra });
-      if (rise.grant) w.service.grant(EMAIL, rise.grant);
-    }
-    return answer;
-  };
   const topUp = setInterval(() => {
     // The four photos on their way are all refused before the customer tops up.
     if (w.service.requests().filter((r) => r.method === 'POST' && r.status === 402).length < 4)
@@ -55,26 +40,24 @@ async function runWaitingForTopUp(
     w.service.setOptions({ chargeExtra: extraAfterTopUp });
     w.service.grant(EMAIL, 100);
   }, 10);
-  const engine = new StudioEngine({
-    dataDir: path.join(w.root, 'data'),
-    client,
-    apiKey: w.apiKey,
-    concurrency: 4,
-    backoff: { baseMs: 50, maxMs: 400 },
-    balanceRecheckMs: 100,
-  });
   try {
-    return await runBatch(engine, {
-      wait: true,
-      inDir,
-      recipe: ON_MODEL,
-      outDir: path.join(w.root, 'out'),
+    return await runOnce(w, inDir, {
       maxDiamonds,
+      wait: {},
+      ...(rise
+        ? {
+            afterCreate: {
+              n: rise.n,
+              fn: () => {
+                w.service.setOptions({ chargeExtra: rise.extra });
+                if (rise.grant) w.service.grant(EMAIL, rise.grant);
+              },
+            },
+          }
+        : {}),
     });
   } finally {
     clearInterval(topUp);
-    await engine.close();
-    await client.close();
   }
 }
 

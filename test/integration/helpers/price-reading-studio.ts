@@ -74,13 +74,23 @@ export type RunOpts = {
   afterCreate?: { n: number; fn: () => void };
   onFirstPoll?: () => void;
   now?: () => Date;
-  /** `--wait`, with the closed day probed every `capProbeMs`. */
-  wait?: { capProbeMs: number };
+  /** `--wait`, with a closed day probed every `capProbeMs`. */
+  wait?: { capProbeMs?: number };
+  /** `--uncertain`. */
+  uncertain?: 'resubmit' | 'fail';
+  /** Where the studio sends its requests (a fault proxy before the service); the service's own URL unless given. */
+  baseUrl?: string;
+  /** Steps at once (4 unless given). */
+  concurrency?: number;
 };
 
 /** One `run` of ON_MODEL (or `opts.recipe`) over `inDir` on the world's store. */
 export async function runOnce(w: ReferenceWorld, inDir: string, opts: RunOpts = {}) {
-  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
+  const client = new HttpClient({
+    baseUrl: opts.baseUrl ?? w.service.url,
+    apiKey: w.apiKey,
+    timeoutMs: 5000,
+  });
   if (opts.onFirstPoll) {
     const poll = client.getGeneration.bind(client);
     let first = true;
@@ -103,15 +113,16 @@ export async function runOnce(w: ReferenceWorld, inDir: string, opts: RunOpts = 
     dataDir: path.join(w.root, 'data'),
     client,
     apiKey: w.apiKey,
-    concurrency: 4,
+    concurrency: opts.concurrency ?? 4,
     backoff: { baseMs: 50, maxMs: 400 },
     balanceRecheckMs: 100,
     ...(opts.now ? { now: opts.now } : {}),
-    ...(opts.wait ? { capProbeMs: opts.wait.capProbeMs } : {}),
+    ...(opts.wait?.capProbeMs !== undefined ? { capProbeMs: opts.wait.capProbeMs } : {}),
   });
   try {
     return await runBatch(engine, {
       ...(opts.wait ? { wait: true } : {}),
+      ...(opts.uncertain ? { uncertain: opts.uncertain } : {}),
       inDir,
       recipe: opts.recipe ?? ON_MODEL,
       outDir: path.join(w.root, 'out'),
