@@ -87,6 +87,8 @@ export class Budget {
     private readonly now: () => Date,
     /** A 429 to a read of its own (prices, balance): the gates close the day or wait, as for any step's. */
     private readonly onRefused: (err: ApiError) => void = () => undefined,
+    /** A read of its own answered (sent at `sentAt`, ms): a day the service's 429 closed reopens, as for any step's. */
+    private readonly onAnswered: (sentAt: number) => void = () => undefined,
   ) {
     this.batchStartedAt = now().getTime();
   }
@@ -243,10 +245,12 @@ export class Budget {
   /** Loads tool prices once (concurrent callers share the one request). */
   loadPrices(): Promise<void> {
     if (this.toolPrices.size > 0) return Promise.resolve();
+    const sentAt = this.now().getTime();
     this.pricesLoading ??= this.client
       .listModels()
       .then((models) => {
         for (const m of models) this.toolPrices.set(m.id, m.fallbackPriceDiamonds);
+        this.onAnswered(sentAt);
       })
       .catch((err: unknown) => {
         if (err instanceof ApiError && err.status === 429 && !err.notSent) this.onRefused(err);
@@ -523,10 +527,12 @@ export class Budget {
    */
   private async readBalance(probe = false): Promise<number | null> {
     const nth = this.requestsUsedToday() + 1;
+    const sentAt = this.now().getTime();
     this.lastReadCapped = false;
     try {
       const account = await this.client.getAccount();
       if (this.db.open) this.capRaised(nth);
+      this.onAnswered(sentAt);
       return account.diamondBalance;
     } catch (err) {
       if (
@@ -545,6 +551,15 @@ export class Budget {
 
   /** Whether the last balance read was refused by the service's daily cap. */
   private lastReadCapped = false;
+
+  /**
+   * The probe of a day the service's 429 closed: one balance read (answered, the cap was raised:
+   * `onAnswered` reopens the day and a remembered cap it passed is forgotten; refused, `onRefused`
+   * keeps the day closed until the next probe).
+   */
+  async probeClosedDay(): Promise<void> {
+    await this.readBalance();
+  }
 
   /**
    * After the closing balance read took the request kept for it, one more read shows whether the

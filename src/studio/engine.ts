@@ -149,6 +149,11 @@ export class StudioEngine {
       options.dailyCap ?? (remote ? DEFAULT_DAILY_CAP : null),
       () => this.now(),
       (err) => this.gates.tooManyRequests(err, this.now()),
+      // Only a day the service's 429 closed: the request kept for the closing read of a cap as
+      // remembered is answered by design, and says nothing of a raise (`probeCap` asks that).
+      (sentAt) => {
+        if (this.gates.cap?.kind === 'service') this.gates.apiSucceeded(sentAt);
+      },
     );
     this.poller = new Poller(
       this.db,
@@ -424,6 +429,11 @@ export class StudioEngine {
     this.kick();
   }
 
+  /** The probe of a day the service's 429 closed (one balance read); the scheduler asks it. */
+  probeClosedDay(): void {
+    void this.spending.probeClosedDay().then(() => this.kick());
+  }
+
   /** While short of diamonds, the balance is re-read with backoff; enough opens the gate. */
   maybeRecheckBalance(now: Date): void {
     const gate = this.gates.balanceCheckDue(now);
@@ -434,6 +444,7 @@ export class StudioEngine {
       .then((account) => {
         if (!this.db.open) return;
         this.balanceCache = { value: account.diamondBalance, at: this.now().getTime() };
+        if (this.gates.cap?.kind === 'service') this.gates.apiSucceeded(sentAt);
         this.spending.balanceSeen(account.diamondBalance, sentAt);
         if (this.gates.balanceRead(gate, account.diamondBalance)) {
           this.clearWaits('no_diamonds');

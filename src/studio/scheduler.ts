@@ -55,8 +55,14 @@ export class Scheduler {
       gates.reserveReached(now, spending.reserveHoldText(), !spending.reserveLeft());
     const capped = gates.cap !== null;
     const capOpen = gates.capOpen(now);
-    // While the day is closed, a probe lets one request through, not the whole queue.
+    // While the day is closed, a probe lets one request through, not the whole queue. Closed by
+    // the service's 429, the probe is a balance read: a photo could not send it when the cap the
+    // 429 named leaves no request in today's budget (it waited for 00:00 UTC however raised).
     let probeLeft = capped && capOpen ? 1 : Infinity;
+    if (capped && capOpen && gates.cap?.kind === 'service') {
+      engine.probeClosedDay();
+      probeLeft = 0;
+    }
     const rateLimited = gates.rateLimited(now);
     // A short balance is re-read, but never with the request kept for the closing balance read.
     if (gates.cap?.kind !== 'reserve' || gates.cap.probing) engine.maybeRecheckBalance(now);

@@ -48,4 +48,28 @@ describe("a run started at the service's daily cap", () => {
     },
     90_000,
   );
+
+  it.each([
+    ['at the price read', 0, undefined],
+    ['at the balance read, the price list answered', 1, undefined],
+    ['at the balance read under a ceiling', 1, 20],
+  ])(
+    'closed %s, then raised: the probe that is answered reopens the day and run --wait goes on',
+    async (_, answered, maxDiamonds) => {
+      const w = await world({});
+      const [first, second] = await photoFolders(w, [1, 2]);
+      await runOnce(w, first!);
+      w.service.setDailyCap(w.apiKey, w.service.requestsToday(w.apiKey) + answered);
+      const raise = setTimeout(() => w.service.setDailyCap(w.apiKey, 500), 1000);
+      cleanups.push(() => clearTimeout(raise));
+      // Before: the 429 named the cap, so today's request budget had no room for a photo, and the
+      // probe went to a photo that then could not send it: the run waited for 00:00 UTC.
+      const summary = await runOnce(w, second!, {
+        wait: { capProbeMs: 200 },
+        ...(maxDiamonds ? { maxDiamonds } : {}),
+      });
+      expect(summary.exported).toBe(2);
+    },
+    60_000,
+  );
 });
