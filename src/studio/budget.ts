@@ -575,6 +575,18 @@ export class Budget {
   }
 
   /**
+   * Creates whose answer was lost (their photo marked uncertain), by sending time (ms) and price:
+   * a reading's difference may hold their charge even once the photo's own sending time is
+   * cleared (resubmitted, or its resend refused). A reading over one attributes nothing; one a
+   * credit hid counts each at its price.
+   */
+  private lostSends: { itemId: string; at: number; price: number }[] = [];
+
+  answerLost(itemId: string, sentAt: number, price: number): void {
+    this.lostSends.push({ itemId, at: sentAt, price });
+  }
+
+  /**
    * A balance read outside a reconciliation (the re-read while short of diamonds, sent at
    * `sentAt`): when nothing was submitted since the anchor, it is the anchor from then on, so a
    * top-up it shows stays out of the window of the charges that follow (their reading can tell
@@ -582,6 +594,8 @@ export class Budget {
    */
   balanceSeen(balance: number, sentAt: number): void {
     if (!this.anchor || this.reconciling || !this.db.open || sentAt < this.anchor.at) return;
+    const anchorAt = this.anchor.at;
+    if (this.lostSends.some((l) => l.at >= anchorAt)) return;
     const submitted = this.db
       .prepare('SELECT 1 FROM items WHERE submitted_at >= ? LIMIT 1')
       .get(new Date(this.anchor.at).toISOString());
@@ -648,7 +662,9 @@ export class Budget {
       // A submission whose answer was lost may or may not be in the difference: attribute nothing.
       // It is one sent in the window that holds no job, whatever its state now (still being sent,
       // uncertain, or marked failed by `--uncertain fail`): a refused create clears its sending time.
+      const lost = this.lostSends.filter((l) => l.at >= anchor.at);
       const unknown =
+        lost.length > 0 ||
         this.db
           .prepare('SELECT 1 FROM items WHERE job_id IS NULL AND submitted_at >= ? LIMIT 1')
           .get(new Date(anchor.at).toISOString()) !== undefined;
@@ -659,11 +675,14 @@ export class Budget {
       const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
       // The least they can have cost: their list prices (a price planned above the list, from an
       // app's debit read once, is relearnt downwards from here).
-      const floor = charged.reduce(
-        (sum, c) =>
-          sum + Math.min(c.diamonds, this.toolPrices.get(jobGroup(c.kind, c.toolId)) || c.diamonds),
-        0,
-      );
+      const floorOf = (charges: typeof since) =>
+        charges.reduce(
+          (sum, c) =>
+            sum +
+            Math.min(c.diamonds, this.toolPrices.get(jobGroup(c.kind, c.toolId)) || c.diamonds),
+          0,
+        );
+      const floor = floorOf(charged);
       // The balance is shared with the service's own apps (spec §1 rule 2): a refund or a top-up
       // during the batch shrinks the difference, even below zero. Less than the list prices is
       // no price, so nothing is learnt and those charges stay unsure (their margin is kept).
@@ -703,7 +722,20 @@ export class Budget {
           }
         })();
       } else if (charged.length > 0) this.countAtBound(charged);
+      else if (lost.length > 0 && spent < floorOf(since)) {
+        // A credit hid the window's known charges, and with them whether the lost creates were
+        // charged: the summary must not say less than was taken, so each is counted at its price.
+        this.countAtBound(since);
+        const add = this.db.prepare(
+          'UPDATE items SET diamonds = diamonds + ?, price_sure = 0 WHERE id = ?',
+        );
+        this.db.transaction(() => {
+          for (const l of lost) add.run(l.price, l.itemId);
+        })();
+      }
     }
-    this.anchor = { balance, at: Date.parse(nowIso) };
+    const at = Date.parse(nowIso);
+    this.lostSends = this.lostSends.filter((l) => l.at >= at);
+    this.anchor = { balance, at };
   }
 }

@@ -433,6 +433,13 @@ export class Runner {
 
   private markUncertain(item: store.ItemRow, why: string): void {
     const cost = item.price || this.engine.quoteOf(item)?.diamonds || 0;
+    // Its charge may be in the balance's next reading even once a resubmission clears the time.
+    const sentAt = store.getItem(this.db, item.id)?.submittedAt ?? item.submittedAt;
+    this.engine.spending.answerLost(
+      item.id,
+      sentAt ? Date.parse(sentAt) : this.now().getTime(),
+      cost,
+    );
     this.transition(item.id, {
       uncertain: 1,
       waitReason: 'uncertain',
