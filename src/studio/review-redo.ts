@@ -123,12 +123,18 @@ const hashOf = (recipe: Recipe): string => recipeHash(RecipeSchema.parse(recipe)
 
 /**
  * What of `recipe` is not already on its way for this photo (null: nothing): another item of the
- * same photo not delivered yet asks the same recipe, or, for named shots, some of them already.
+ * same photo in the same batch and folder, not delivered yet, asks the same recipe, or, for named
+ * shots, some of them already.
  */
 function notOnItsWay(db: StudioDB, item: store.ItemRow, recipe: Recipe): Recipe | null {
-  const pending = store
-    .itemsInStates(db, ON_ITS_WAY)
-    .filter((i) => i.id !== item.id && i.sha256 === item.sha256);
+  const pending = store.itemsInStates(db, ON_ITS_WAY).filter(
+    (i) =>
+      i.id !== item.id &&
+      i.sha256 === item.sha256 &&
+      // The same photo from another folder or run exports elsewhere: its redo is not this one's.
+      i.batchId === item.batchId &&
+      i.folderId === item.folderId,
+  );
   if (pending.some((i) => i.recipeHash === hashOf(recipe))) return null;
   const shots = shotsOf(recipe);
   if (!shots) return recipe;

@@ -4,6 +4,7 @@
  * photo shot once by `dropshoot run`, then redone from the studio's review commands as the UI
  * sends them; every charge is read from the service's own ledger.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HttpClient } from '../../src/client';
@@ -38,6 +39,8 @@ const PACK: Recipe = {
 async function shotOnce(
   recipe: Recipe,
   options: ReferenceServiceOptions = {},
+  /** The same photo also run from a second folder (its own batch and export folder). */
+  secondFolder = false,
 ): Promise<{ w: ReferenceWorld; studio: Studio }> {
   const w = await referenceWorld(cleanups, {
     email: EMAIL,
@@ -46,6 +49,11 @@ async function shotOnce(
   });
   const first = await runOnWorld(w, { recipe });
   expect(first.exported).toBe(1);
+  if (secondFolder) {
+    const folders = { inDir: path.join(w.root, 'in-2'), outDir: path.join(w.root, 'out-2') };
+    fs.cpSync(w.inDir, folders.inDir, { recursive: true });
+    expect((await runOnWorld(w, { recipe, folders })).exported).toBe(1);
+  }
   const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
   const studio = await openStudio({
     dataDir: path.join(w.root, 'data'),
@@ -141,5 +149,28 @@ describe('redo of a photo whose results cannot be asked one by one', () => {
     await settled(studio);
     expect(charges(w)).toHaveLength(2);
     expect(charges(w)[1]!.delta).toBe(firstCharge!.delta);
+  });
+});
+
+describe('redo of the same photo shot from two folders', () => {
+  it('each folder gets its own new job: one is not taken for the other on its way', async () => {
+    const { w, studio } = await shotOnce(PACK, {}, true);
+    const both = (await items(studio)).filter(
+      (i) => i.state === 'review' || i.state === 'exported',
+    );
+    expect(new Set(both.map((i) => i.batchId)).size).toBe(2);
+    const ids = (await results(studio)).map((r) => r.id);
+    await call(studio, 'queue.pause', { paused: true });
+    // Before: { queued: 1, alreadyQueued: 1 }: the second folder's photo never got a new result.
+    expect(await call(studio, 'review.redo', { resultIds: ids })).toMatchObject({
+      queued: 2,
+      alreadyQueued: 0,
+    });
+    await call(studio, 'queue.pause', { paused: false });
+    const all = await settled(studio);
+    // The second folder's first result was the first folder's, exported again (nothing spent);
+    // each folder's redo is a job of its own.
+    expect(charges(w)).toHaveLength(3);
+    expect(all.filter((i) => i.state === 'exported')).toHaveLength(4);
   });
 });

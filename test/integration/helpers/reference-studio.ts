@@ -59,6 +59,8 @@ export async function runOnWorld(
     concurrency?: number;
     Client?: typeof HttpClient;
     signal?: AbortSignal;
+    /** The folder run over and exported to; the world's own unless given. */
+    folders?: { inDir: string; outDir: string };
   } = {},
 ) {
   const Client = opts.Client ?? HttpClient;
@@ -74,9 +76,9 @@ export async function runOnWorld(
   });
   try {
     return await runBatch(engine, {
-      inDir: w.inDir,
+      inDir: opts.folders?.inDir ?? w.inDir,
       recipe: opts.recipe ?? CUTOUT_RECIPE,
-      outDir: path.join(w.root, 'out'),
+      outDir: opts.folders?.outDir ?? path.join(w.root, 'out'),
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
   } finally {
