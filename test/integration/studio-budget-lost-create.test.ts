@@ -7,7 +7,6 @@
  * proxy that loses that one answer; money is read from the service's own ledger.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFaultProxy } from '../reference-service/fault-proxy';
 import {
   photoFolders,
   plannedPrice,
@@ -27,17 +26,7 @@ const { world, netSpent } = priceWorlds(cleanups, EMAIL, 500);
 
 /** `run --uncertain fail` of ON_MODEL (4 at the list) over `inDir`, the first create's answer lost. */
 async function runLosingFirstCreate(w: ReferenceWorld, inDir: string) {
-  let lost = false;
-  const proxy = await startFaultProxy({
-    target: w.service.url,
-    choose: (method, p) => {
-      if (lost || method !== 'POST' || p !== '/v1/generations') return null;
-      lost = true;
-      return 'dropAfter';
-    },
-  });
-  cleanups.push(() => proxy.close());
-  return runOnce(w, inDir, { baseUrl: proxy.url, concurrency: 1, uncertain: 'fail' });
+  return runOnce(w, inDir, { loseFirstCreate: true, concurrency: 1, uncertain: 'fail' });
 }
 
 describe('a lost create marked failed (--uncertain fail) in the reading of the same run', () => {

@@ -7,7 +7,6 @@
  * alone) behind a fault proxy that loses that one answer; money is read from its own ledger.
  */
 import { afterEach, expect, it } from 'vitest';
-import { startFaultProxy } from '../reference-service/fault-proxy';
 import { photoFolders, priceWorlds, runOnce } from './helpers/price-reading-studio';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -22,16 +21,6 @@ const { world, netSpent } = priceWorlds(cleanups, EMAIL, 4);
 it('a lost charge resubmitted past a 402 and a top-up is still counted in the summary', async () => {
   const w = await world({});
   const [photos] = await photoFolders(w, [1]);
-  let lost = false;
-  const proxy = await startFaultProxy({
-    target: w.service.url,
-    choose: (method, p) => {
-      if (lost || method !== 'POST' || p !== '/v1/generations') return null;
-      lost = true;
-      return 'dropAfter';
-    },
-  });
-  cleanups.push(() => proxy.close());
   const topUp = setInterval(() => {
     if (!w.service.requests().some((r) => r.method === 'POST' && r.status === 402)) return;
     clearInterval(topUp);
@@ -39,7 +28,7 @@ it('a lost charge resubmitted past a 402 and a top-up is still counted in the su
   }, 10);
   cleanups.push(() => clearInterval(topUp));
   const summary = await runOnce(w, photos!, {
-    baseUrl: proxy.url,
+    loseFirstCreate: true,
     uncertain: 'resubmit',
     wait: {},
   });

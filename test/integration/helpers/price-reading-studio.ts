@@ -11,6 +11,7 @@ import type { Recipe } from '../../../src/shared/studio';
 import { StudioEngine } from '../../../src/studio/engine';
 import { runBatch } from '../../../src/studio/run-batch';
 import type { ReferenceServiceOptions } from '../../reference-service';
+import { startFaultProxy } from '../../reference-service/fault-proxy';
 import { referenceWorld, type ReferenceWorld } from './reference-studio';
 import { shapePhotos } from './studio-fixtures';
 
@@ -78,16 +79,27 @@ export type RunOpts = {
   wait?: { capProbeMs?: number };
   /** `--uncertain`. */
   uncertain?: 'resubmit' | 'fail';
-  /** Where the studio sends its requests (a fault proxy before the service); the service's own URL unless given. */
-  baseUrl?: string;
+  /** The answer to the first `POST /v1/generations` is lost (charged, never read): a fault proxy in between. */
+  loseFirstCreate?: boolean;
   /** Steps at once (4 unless given). */
   concurrency?: number;
 };
 
 /** One `run` of ON_MODEL (or `opts.recipe`) over `inDir` on the world's store. */
 export async function runOnce(w: ReferenceWorld, inDir: string, opts: RunOpts = {}) {
+  let lost = false;
+  const proxy = opts.loseFirstCreate
+    ? await startFaultProxy({
+        target: w.service.url,
+        choose: (method, p) => {
+          if (lost || method !== 'POST' || p !== '/v1/generations') return null;
+          lost = true;
+          return 'dropAfter';
+        },
+      })
+    : null;
   const client = new HttpClient({
-    baseUrl: opts.baseUrl ?? w.service.url,
+    baseUrl: proxy?.url ?? w.service.url,
     apiKey: w.apiKey,
     timeoutMs: 5000,
   });
@@ -131,6 +143,7 @@ export async function runOnce(w: ReferenceWorld, inDir: string, opts: RunOpts = 
   } finally {
     await engine.close();
     await client.close();
+    await proxy?.close();
   }
 }
 
