@@ -12,7 +12,7 @@ import {
   dilate,
   distanceToUnset,
   erode,
-  neighbours4,
+  growRegions,
   touchingBackground,
 } from './morphology';
 
@@ -84,33 +84,22 @@ function clearBeside(
   w: number,
   t: number,
 ): Uint8Array {
-  const n = label.length;
-  const owner = Int32Array.from(label);
   const total = new Float64Array(count);
   const clear = new Float64Array(count);
-  let frontier: number[] = [];
-  for (let i = 0; i < n; i++) if (label[i]! >= 0) frontier.push(i);
-  const nb = new Int32Array(4);
-  for (let step = 1; step <= 5 && frontier.length; step++) {
-    const next: number[] = [];
-    for (const i of frontier) {
-      neighbours4(i, w, n, nb);
-      for (let k = 0; k < 4; k++) {
-        const j = nb[k]!;
-        if (j < 0 || owner[j] !== -1 || background[j]) continue;
-        const l = owner[i]!;
-        owner[j] = l;
-        next.push(j);
-        if (step < 2) continue;
-        total[l]!++;
-        // Another colour, not another light or a tint: 048554_1's bluish white tee, 10 levels off
-        // its warm grey backdrop, counted and lost a patch of its hem (0.991 -> 0.989).
-        const { s, dev } = shadeOf(rgb, surface, j);
-        if (dev > Math.max(shadeSlack(t, s), CLEAR_CHROMA)) clear[l]!++;
-      }
-    }
-    frontier = next;
-  }
+  growRegions(
+    Int32Array.from(label),
+    w,
+    5,
+    (j) => background[j] !== 0,
+    (j, l, step) => {
+      if (step < 2) return;
+      total[l]!++;
+      // Another colour, not another light or a tint: 048554_1's bluish white tee, 10 levels off
+      // its warm grey backdrop, counted and lost a patch of its hem (0.991 -> 0.989).
+      const { s, dev } = shadeOf(rgb, surface, j);
+      if (dev > Math.max(shadeSlack(t, s), CLEAR_CHROMA)) clear[l]!++;
+    },
+  );
   return Uint8Array.from(total, (v, l) => (v > 0 && clear[l]! >= CLEAR_SHARE * v ? 1 : 0));
 }
 

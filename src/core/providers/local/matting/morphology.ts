@@ -10,6 +10,40 @@ export function neighbours4(i: number, w: number, n: number, out: Int32Array): I
   return out;
 }
 
+/**
+ * Grows seeded regions outward by 4-neighbour steps, up to `steps`, never into `blocked` pixels:
+ * each pixel reached goes to the region that reaches it first (`owner`: a region per seed pixel,
+ * -1 elsewhere; written in place, seeds taken in index order) and is shown to `visit` with that
+ * region and its step (1: touching the region).
+ */
+export function growRegions(
+  owner: Int32Array,
+  w: number,
+  steps: number,
+  blocked: (j: number) => boolean,
+  visit: (j: number, region: number, step: number) => void,
+): void {
+  const n = owner.length;
+  let frontier: number[] = [];
+  for (let i = 0; i < n; i++) if (owner[i]! >= 0) frontier.push(i);
+  const nb = new Int32Array(4);
+  for (let step = 1; step <= steps && frontier.length; step++) {
+    const next: number[] = [];
+    for (const i of frontier) {
+      neighbours4(i, w, n, nb);
+      for (let k = 0; k < 4; k++) {
+        const j = nb[k]!;
+        if (j < 0 || owner[j] !== -1 || blocked(j)) continue;
+        const l = owner[i]!;
+        owner[j] = l;
+        next.push(j);
+        visit(j, l, step);
+      }
+    }
+    frontier = next;
+  }
+}
+
 /** Sets `into[j] = 1` for every pixel reachable from `seeds` through pixels where `allowed(j)`. */
 export function flood(
   into: Uint8Array,

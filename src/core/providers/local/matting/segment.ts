@@ -18,6 +18,7 @@ import {
   distanceToUnset,
   erode,
   flood,
+  growRegions,
   floodShallow,
   neighbours4,
   touchingBackground,
@@ -843,45 +844,38 @@ function addEnclosedBackdrop(
   const minArea = n * 0.0005;
   const owner = new Int32Array(n).fill(-1);
   const offset = new Float64Array(sizes.length);
-  let frontier: number[] = [];
+  let seeded = false;
   for (let i = 0; i < n; i++) {
     const l = label[i]!;
     if (l >= 0 && sizes[l]! >= minArea) {
       owner[i] = l;
       offset[l]! += distance[i]!;
-      frontier.push(i);
+      seeded = true;
     }
   }
-  if (!frontier.length) return new Uint8Array(n);
+  if (!seeded) return new Uint8Array(n);
   const NEAR = 5;
   const FAR = 12;
   const nearTotal = new Float64Array(sizes.length);
   const nearClear = new Float64Array(sizes.length);
   const farTotal = new Float64Array(sizes.length);
   const farClear = new Float64Array(sizes.length);
-  const nb = new Int32Array(4);
-  for (let step = 1; step <= FAR && frontier.length; step++) {
-    const next: number[] = [];
-    for (const i of frontier) {
-      neighbours4(i, w, n, nb);
-      for (let k = 0; k < 4; k++) {
-        const j = nb[k]!;
-        if (j < 0 || j >= n || owner[j] !== -1 || pocket[j]) continue;
-        const l = owner[i]!;
-        owner[j] = l;
-        next.push(j);
-        if (step < 2) continue;
-        const clear = distance[j]! > 10 ? 1 : 0;
-        farTotal[l]!++;
-        farClear[l]! += clear;
-        if (step <= NEAR) {
-          nearTotal[l]!++;
-          nearClear[l]! += clear;
-        }
+  growRegions(
+    owner,
+    w,
+    FAR,
+    (j) => pocket[j] !== 0,
+    (j, l, step) => {
+      if (step < 2) return;
+      const clear = distance[j]! > 10 ? 1 : 0;
+      farTotal[l]!++;
+      farClear[l]! += clear;
+      if (step <= NEAR) {
+        nearTotal[l]!++;
+        nearClear[l]! += clear;
       }
-    }
-    frontier = next;
-  }
+    },
+  );
   // The backdrop seen through a gap matches it as closely as the open backdrop does in places
   // (true gaps: 58-83% of their pixels); shaded fabric of a print that only comes near it (8
   // levels off on 07764_00, 07382_00) does nowhere.
@@ -973,12 +967,12 @@ function addRingingGaps(
   const sumL = new Float64Array(z);
   const sumL2 = new Float64Array(z);
   const owner = new Int32Array(n).fill(-1);
-  let frontier: number[] = [];
+  let seeded = false;
   for (let i = 0; i < n; i++) {
     const l = label[i]!;
     if (l < 0 || sizes[l]! < minArea) continue;
     owner[i] = l;
-    frontier.push(i);
+    seeded = true;
     meanNear[l]! += near[i]! / sizes[l]!;
     const o = i * 3;
     const r =
@@ -987,28 +981,21 @@ function addRingingGaps(
     sumL2[l]! += (r * r) / sizes[l]!;
   }
   const take = new Uint8Array(n);
-  if (!frontier.length) return take;
+  if (!seeded) return take;
   // The ring 2-5 px out: clear subject all round for a gap.
   const ringTotal = new Float64Array(z);
   const ringClear = new Float64Array(z);
-  const nb = new Int32Array(4);
-  for (let step = 1; step <= 5 && frontier.length; step++) {
-    const next: number[] = [];
-    for (const i of frontier) {
-      neighbours4(i, w, n, nb);
-      for (let k = 0; k < 4; k++) {
-        const j = nb[k]!;
-        if (j < 0 || j >= n || owner[j] !== -1 || candidate[j]) continue;
-        const l = owner[i]!;
-        owner[j] = l;
-        next.push(j);
-        if (step < 2) continue;
-        ringTotal[l]!++;
-        if (!background[j] && distance[j]! > 10) ringClear[l]!++;
-      }
-    }
-    frontier = next;
-  }
+  growRegions(
+    owner,
+    w,
+    5,
+    (j) => candidate[j] !== 0,
+    (j, l, step) => {
+      if (step < 2) return;
+      ringTotal[l]!++;
+      if (!background[j] && distance[j]! > 10) ringClear[l]!++;
+    },
+  );
   const depth = distanceToUnset(candidate, w, h);
   const deepest = new Float32Array(z);
   for (let i = 0; i < n; i++)
@@ -1085,32 +1072,19 @@ function addDigitalFringe(
     for (let k = 0; k < 4; k++) if (nb[k]! >= 0 && background[nb[k]!]) touches[l] = 1;
   }
   // The ring 2-5 px out, through the subject; pale pixels there are no evidence either way.
-  const owner = new Int32Array(n).fill(-1);
-  let frontier: number[] = [];
-  for (let i = 0; i < n; i++) {
-    if (label[i]! < 0) continue;
-    owner[i] = label[i]!;
-    frontier.push(i);
-  }
   const total = new Float64Array(z);
   const clear = new Float64Array(z);
-  for (let step = 1; step <= 5 && frontier.length; step++) {
-    const next: number[] = [];
-    for (const i of frontier) {
-      neighbours4(i, w, n, nb);
-      for (let k = 0; k < 4; k++) {
-        const j = nb[k]!;
-        if (j < 0 || owner[j] !== -1 || candidate[j] || background[j]) continue;
-        const l = owner[i]!;
-        owner[j] = l;
-        next.push(j);
-        if (step < 2 || distance[j]! <= PALE * near) continue;
-        total[l]!++;
-        if (distance[j]! > FRINGE_CLEAR) clear[l]!++;
-      }
-    }
-    frontier = next;
-  }
+  growRegions(
+    Int32Array.from(label),
+    w,
+    5,
+    (j) => candidate[j] !== 0 || background[j] !== 0,
+    (j, l, step) => {
+      if (step < 2 || distance[j]! <= PALE * near) return;
+      total[l]!++;
+      if (distance[j]! > FRINGE_CLEAR) clear[l]!++;
+    },
+  );
   const notSubject = new Uint8Array(n);
   for (let i = 0; i < n; i++) notSubject[i] = background[i] || candidate[i] ? 1 : 0;
   const fromSubject = distanceToUnset(notSubject, w, h);
