@@ -15,6 +15,7 @@ import {
   growRegions,
   touchingBackground,
 } from './morphology';
+import { shadeOf } from './shade';
 
 /** Gains of the backdrop a contact shadow spans. */
 const GAIN_MIN = 0.45;
@@ -45,20 +46,6 @@ const CLEAR_CHROMA = 20;
  * legs beside their shadow: 35 and 123, which cost IoU 0.996 -> 0.986).
  */
 const PATCH_AREA = 12;
-
-/**
- * The backdrop's colour at pixel `i` scaled by the pixel's luminance gain: the gain, and the
- * largest channel deviation from that shade (levels).
- */
-function shadeOf(rgb: Uint8Array, surface: Float32Array, i: number): { s: number; dev: number } {
-  const o = i * 3;
-  const by = 0.299 * surface[o]! + 0.587 * surface[o + 1]! + 0.114 * surface[o + 2]!;
-  const iy = 0.299 * rgb[o]! + 0.587 * rgb[o + 1]! + 0.114 * rgb[o + 2]!;
-  const s = (iy + 1) / (by + 1);
-  let dev = 0;
-  for (let c = 0; c < 3; c++) dev = Math.max(dev, Math.abs(rgb[o + c]! - s * surface[o + c]!));
-  return { s, dev };
-}
 
 /** Whether pixel `i` matches the surface to within `t` levels in every channel. */
 function matchesSurface(rgb: Uint8Array, surface: Float32Array, i: number, t: number): boolean {

@@ -12,6 +12,7 @@
  */
 import { WALL_GAIN_MAX, WALL_GAIN_MIN } from './lit-wall';
 import { components, dilate, distanceToUnset, erode, neighbours4 } from './morphology';
+import { shadeOf } from './shade';
 
 /** The rim of wall in other light around a region reaches at most this share of the long side. */
 const RIM_SHARE = 1 / 40;
@@ -47,12 +48,7 @@ const CLEAR_DEVIATION = 3;
 function clearlyNotWall(rgb: Uint8Array, surface: Float32Array, n: number, t: number): Uint8Array {
   const clear = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
-    const o = i * 3;
-    const by = 0.299 * surface[o]! + 0.587 * surface[o + 1]! + 0.114 * surface[o + 2]!;
-    const iy = 0.299 * rgb[o]! + 0.587 * rgb[o + 1]! + 0.114 * rgb[o + 2]!;
-    const s = (iy + 1) / (by + 1);
-    let dev = 0;
-    for (let c = 0; c < 3; c++) dev = Math.max(dev, Math.abs(rgb[o + c]! - s * surface[o + c]!));
+    const { s, dev } = shadeOf(rgb, surface, i);
     const slack = t + 2 + 10 * Math.abs(1 - s);
     clear[i] = s < WALL_GAIN_MIN || s > WALL_GAIN_MAX || dev > CLEAR_DEVIATION * slack ? 1 : 0;
   }
