@@ -14,7 +14,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describePostgres, testDatabaseUrl } from '../support/postgres';
 import { Api, expectSuccess, makeTempDir, removeDir, sleep } from './helpers/api';
-import { cliJson, spawnServe, stopServe, uniqueEmail, type ServeProcess } from './helpers/cli';
+import { createTeamAccount, spawnServe, stopServe, type ServeProcess } from './helpers/cli';
 import { garmentPng } from './helpers/images';
 import { startTestS3, type TestS3 } from './helpers/s3';
 import {
@@ -67,23 +67,7 @@ describePostgres('team mode: stopping serve at once, and jobs without LISTEN', (
     for (const dir of dirs) removeDir(dir);
   }, 60_000);
 
-  async function account(diamonds: number): Promise<{ apiKey: string; id: string }> {
-    const email = uniqueEmail('stop');
-    const made = await cliJson<{ apiKey: string }>([
-      'admin',
-      'create-account',
-      '--database',
-      databaseUrl(),
-      '--email',
-      email,
-      '--diamonds',
-      String(diamonds),
-    ]);
-    const { rows } = await db.query<{ id: string }>('SELECT id FROM accounts WHERE email = $1', [
-      email,
-    ]);
-    return { apiKey: made.apiKey, id: rows[0]!.id };
-  }
+  const account = (diamonds: number) => createTeamAccount(db, databaseUrl(), diamonds, 'stop');
 
   async function submit(api: Api, count: number): Promise<string[]> {
     const url = await api.uploadUrl(await garmentPng(120, 150));

@@ -32,9 +32,9 @@ import {
 import {
   cliJson,
   crashServe,
+  createTeamAccount,
   spawnServe,
   stopServe,
-  uniqueEmail,
   type ServeProcess,
 } from './helpers/cli';
 import { garmentPng, isPng } from './helpers/images';
@@ -165,26 +165,7 @@ describePostgres(
       return new Api(live[turn++ % live.length]!.url, key);
     };
 
-    /** An account made with `admin --database` (no --data: team mode needs none). */
-    async function account(
-      diamonds: number,
-    ): Promise<{ email: string; apiKey: string; id: string }> {
-      const email = uniqueEmail('team');
-      const made = await cliJson<{ apiKey: string }>([
-        'admin',
-        'create-account',
-        '--database',
-        databaseUrl(),
-        '--email',
-        email,
-        '--diamonds',
-        String(diamonds),
-      ]);
-      const { rows } = await db.query<{ id: string }>('SELECT id FROM accounts WHERE email = $1', [
-        email,
-      ]);
-      return { email, apiKey: made.apiKey, id: rows[0]!.id };
-    }
+    const account = (diamonds: number) => createTeamAccount(db, databaseUrl(), diamonds, 'team');
 
     type Entry = { kind: string; amount: number; jobId: string | null; balanceAfter: number };
     async function ledger(accountId: string): Promise<Entry[]> {

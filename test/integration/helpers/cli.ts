@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const CLI = 'src/cli/index.ts';
@@ -87,6 +88,30 @@ export async function createAccount(
     String(diamonds),
   ]);
   return out;
+}
+
+/** An account made with `admin --database` (team mode needs no --data), with its row id. */
+export async function createTeamAccount(
+  db: Pick<pg.Pool, 'query'>,
+  databaseUrl: string,
+  diamonds: number,
+  tag: string,
+): Promise<{ email: string; apiKey: string; id: string }> {
+  const email = uniqueEmail(tag);
+  const made = await cliJson<{ apiKey: string }>([
+    'admin',
+    'create-account',
+    '--database',
+    databaseUrl,
+    '--email',
+    email,
+    '--diamonds',
+    String(diamonds),
+  ]);
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM accounts WHERE email = $1', [
+    email,
+  ]);
+  return { email, apiKey: made.apiKey, id: rows[0]!.id };
 }
 
 export async function createKey(dataDir: string, email: string, dailyCap?: number): Promise<Key> {
