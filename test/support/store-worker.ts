@@ -100,6 +100,21 @@ const config = z
 
 class Replay extends Error {}
 
+/** Refunds the job's charge unless it has none or is refunded already; the caller's transaction. */
+async function refundOnce(tx: Store, jobId: string, at: string): Promise<{ refunded: number }> {
+  const charge = await tx.ledger.chargeOf(jobId);
+  if (!charge || (await tx.ledger.hasRefund(jobId))) return { refunded: 0 };
+  await tx.ledger.append({
+    accountId: charge.accountId,
+    kind: 'refund',
+    amount: -charge.amount,
+    jobId,
+    note: config.name,
+    createdAt: at,
+  });
+  return { refunded: -charge.amount };
+}
+
 async function handle(store: Store, req: WorkerRequest): Promise<unknown> {
   switch (req.op) {
     case 'charge':
@@ -142,33 +157,11 @@ async function handle(store: Store, req: WorkerRequest): Promise<unknown> {
       return store.transaction(async (tx) => {
         if (!(await tx.jobs.finish(req.jobId, 'failed', 'provider failed', req.at)))
           return { refunded: 0 };
-        const charge = await tx.ledger.chargeOf(req.jobId);
-        if (!charge || (await tx.ledger.hasRefund(req.jobId))) return { refunded: 0 };
-        await tx.ledger.append({
-          accountId: charge.accountId,
-          kind: 'refund',
-          amount: -charge.amount,
-          jobId: req.jobId,
-          note: config.name,
-          createdAt: req.at,
-        });
-        return { refunded: -charge.amount };
+        return refundOnce(tx, req.jobId, req.at);
       });
     case 'refundUnguarded':
       // No job-state gate: only the store's one-refund-per-job constraint stands between racers.
-      return store.transaction(async (tx) => {
-        const charge = await tx.ledger.chargeOf(req.jobId);
-        if (!charge || (await tx.ledger.hasRefund(req.jobId))) return { refunded: 0 };
-        await tx.ledger.append({
-          accountId: charge.accountId,
-          kind: 'refund',
-          amount: -charge.amount,
-          jobId: req.jobId,
-          note: config.name,
-          createdAt: req.at,
-        });
-        return { refunded: -charge.amount };
-      });
+      return store.transaction((tx) => refundOnce(tx, req.jobId, req.at));
     case 'chargeAndHang':
       // Charges inside a transaction that never ends: the account row stays locked until this
       // process dies (the test kills it with SIGKILL), and the charge must then vanish.
