@@ -127,23 +127,28 @@ describe.skipIf(!present)('photo_edit through the service', () => {
   afterAll(async () => {
     await srv?.close();
   });
+  /** Sends a photo_edit of the photo with this instruction and waits for the job's end. */
+  async function edit(customPrompt: string) {
+    const res = await api.generate({
+      toolId: 'photo_edit',
+      images: { user_photo: photoUrl },
+      customPrompt,
+    });
+    expectSuccess(res, 202);
+    const id = res.body.id as string;
+    return { id, job: await api.waitForJob(id, 90_000) };
+  }
   it(
     '"add a hat" fails with a readable reason and the charge is refunded: the balance is unchanged',
     { timeout: 120_000 },
     async () => {
       const before = await api.balance();
-      const res = await api.generate({
-        toolId: 'photo_edit',
-        images: { user_photo: photoUrl },
-        customPrompt: 'add a hat',
-      });
-      expectSuccess(res, 202);
-      const job = await api.waitForJob(res.body.id as string, 90_000);
+      const { id, job } = await edit('add a hat');
       expect(job.status).toBe('failed');
       expect(job.errorMessage).toMatch(
         /cannot do "add a hat".*It can: change the background colour/,
       );
-      expect(await ledgerOfJob(srv, res.body.id as string)).toEqual([
+      expect(await ledgerOfJob(srv, id)).toEqual([
         { kind: 'charge', amount: -3 },
         { kind: 'refund', amount: 3 },
       ]);
@@ -156,13 +161,7 @@ describe.skipIf(!present)('photo_edit through the service', () => {
     { timeout: 120_000 },
     async () => {
       const before = await api.balance();
-      const res = await api.generate({
-        toolId: 'photo_edit',
-        images: { user_photo: photoUrl },
-        customPrompt: 'make the background light grey',
-      });
-      expectSuccess(res, 202);
-      const job = await api.waitForJob(res.body.id as string, 90_000);
+      const { id, job } = await edit('make the background light grey');
       expect(job.status).toBe('completed');
       expect(await api.balance()).toBe(before - 3);
       const file = await download((job.resultUrls as string[])[0]!, api.key);
