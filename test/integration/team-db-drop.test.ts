@@ -171,7 +171,11 @@ describePostgres('team mode: a job run whose database connection is cut', (datab
     return locker;
   }
 
-  it('a connection cut while the result is stored: the write is tried again, the job completes, the provider called once, charged once', async () => {
+  /**
+   * A charged job whose provider answered while its unit rows are locked: the result write waits
+   * on the lock (cut it through `admin`, or commit `locker` to let it go).
+   */
+  async function resultWriteWaiting() {
     const schema = `dbdrop_${randomBytes(4).toString('hex')}`;
     const api = await service(schema, 0, localProvider());
     const { id, auth } = await chargedJob(api, 'dbdrop');
@@ -179,10 +183,14 @@ describePostgres('team mode: a job run whose database connection is cut', (datab
     const log: string[] = [];
     await service(schema, 1, provider, log);
     await state.called.promise;
-
     const locker = await lockUnits(schema, id);
     state.gate.resolve();
     const admin = await client();
+    return { api, id, auth, state, log, locker, admin };
+  }
+
+  it('a connection cut while the result is stored: the write is tried again, the job completes, the provider called once, charged once', async () => {
+    const { api, id, auth, state, log, locker, admin } = await resultWriteWaiting();
     await until(
       'the result write waiting on the lock',
       async () => (await cutWaitingWriters(admin)) === 1,
@@ -200,17 +208,7 @@ describePostgres('team mode: a job run whose database connection is cut', (datab
   }, 60_000);
 
   it('a cut that outlasts the retries: the run gives the job up (one lapse, a log line), it runs again and completes, charged once, never refunded', async () => {
-    const schema = `dbdrop_${randomBytes(4).toString('hex')}`;
-    const api = await service(schema, 0, localProvider());
-    const { id, auth } = await chargedJob(api, 'dbdrop');
-    const { provider, state } = gatedProvider();
-    const log: string[] = [];
-    await service(schema, 1, provider, log);
-    await state.called.promise;
-
-    const locker = await lockUnits(schema, id);
-    state.gate.resolve();
-    const admin = await client();
+    const { api, id, auth, state, log, locker, admin } = await resultWriteWaiting();
     // Every write of the result is cut, past the ~4 s of retries, until the run gives up.
     await until(
       'the run to give the job up',

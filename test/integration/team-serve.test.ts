@@ -244,19 +244,23 @@ describePostgres(
       expect((await ledger(acct.id)).filter((e) => e.kind === 'refund')).toEqual([]);
     });
 
-    it('(b) refuses the call after a key’s daily cap whichever process answers', async () => {
-      const acct = await account(5);
-      const cap = 7;
-      const key = await cliJson<{ apiKey: string }>([
+    /** Another key of the account, made with `admin create-key --database` and this daily cap. */
+    const cappedKey = (email: string, cap: number) =>
+      cliJson<{ apiKey: string }>([
         'admin',
         'create-key',
         '--database',
         databaseUrl(),
         '--email',
-        acct.email,
+        email,
         '--daily-cap',
         String(cap),
       ]);
+
+    it('(b) refuses the call after a key’s daily cap whichever process answers', async () => {
+      const acct = await account(5);
+      const cap = 7;
+      const key = await cappedKey(acct.email, cap);
       const procs = alive();
       // One call at a time, each on the next process: 1..7 pass, 8, 9 and 10 are refused on each.
       for (let call = 1; call <= cap + 3; call++) {
@@ -267,16 +271,7 @@ describePostgres(
       }
       // A burst on a fresh key: exactly the cap passes, spread over the processes.
       const burstCap = 20;
-      const burst = await cliJson<{ apiKey: string }>([
-        'admin',
-        'create-key',
-        '--database',
-        databaseUrl(),
-        '--email',
-        acct.email,
-        '--daily-cap',
-        String(burstCap),
-      ]);
+      const burst = await cappedKey(acct.email, burstCap);
       const answers = await Promise.all(
         Array.from({ length: 36 }, () => next(burst.apiKey).get('/v1/models')),
       );
