@@ -378,6 +378,8 @@ export const StudioCommandSchemas = {
   'queue.cancel': z.strictObject({ ids: z.array(Id).min(1) }),
   /** Generates again: costs diamonds (the UI shows the price and asks first). */
   'queue.retry': z.strictObject({ ids: z.array(Id).min(1) }),
+  /** What `queue.retry` would charge, and what it only collects (already paid): sends nothing. */
+  'queue.retryPrice': z.strictObject({ ids: z.array(Id).min(1) }),
   /** Exports results already paid for again, with the folder's current export settings: free. */
   'queue.exportAgain': z.strictObject({ ids: z.array(Id).min(1) }),
   'queue.reprocess': z.strictObject({ ids: z.array(Id).min(1) }),
@@ -395,6 +397,11 @@ export const StudioCommandSchemas = {
     review: z.enum(['approved', 'rejected', 'pending']),
   }),
   'review.redo': z.strictObject({ resultIds: z.array(Id).min(1), recipe: RecipeSchema.optional() }),
+  /** What `review.redo` would queue and cost: declines nothing, sends nothing. */
+  'review.redoPrice': z.strictObject({
+    resultIds: z.array(Id).min(1),
+    recipe: RecipeSchema.optional(),
+  }),
   'export.run': z.strictObject({ itemIds: z.array(Id).optional() }),
   'export.preview': z.strictObject({
     naming: z.string().min(1).max(200),
@@ -424,6 +431,13 @@ export type StudioCommandArgs<K extends StudioCommandName> = z.input<
   (typeof StudioCommandSchemas)[K]
 >;
 
+type RedoAnswer = {
+  queued: number;
+  alreadyQueued: number;
+  alreadyRedone: number;
+  diamonds: number | null;
+};
+
 export type StudioCommandResults = {
   'folders.list': FolderView[];
   'folders.add': FolderView;
@@ -435,6 +449,8 @@ export type StudioCommandResults = {
   'queue.pause': { paused: boolean };
   'queue.cancel': { changed: number };
   'queue.retry': { changed: number };
+  /** Photos sent again (paid) and their price (null: not known); photos only collected (free). */
+  'queue.retryPrice': { charged: number; collected: number; diamonds: number | null };
   'queue.exportAgain': { changed: number };
   'queue.reprocess': { changed: number };
   'queue.moveToFront': { changed: number };
@@ -443,9 +459,12 @@ export type StudioCommandResults = {
   'review.set': { changed: number; unexported: number };
   /**
    * Photos queued again (one job each), photos whose same redo was already on its way (not queued
-   * again), and what the queued jobs cost at the known prices (null: a price is not known).
+   * again), photos whose selected results a later job already replaced (a stale press: nothing
+   * queued), and what the queued jobs cost at the known prices (null: a price is not known).
    */
-  'review.redo': { queued: number; alreadyQueued: number; diamonds: number | null };
+  'review.redo': RedoAnswer;
+  /** As `review.redo` would answer now, and photos whose one job remakes more than was selected. */
+  'review.redoPrice': RedoAnswer & { whole: number };
   'export.run': { exported: number; failed: number };
   'export.preview': { names: string[] } | { error: string };
   'budget.get': BudgetView;

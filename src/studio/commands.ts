@@ -26,11 +26,12 @@ import {
   moveToFront,
   reprocessItems,
   retryItems,
+  retryPrice,
 } from './queue-actions';
 import { assertRecipeUsable } from './recipe-problem';
 import { estimateRecipe } from './recipe-estimate';
 import { setReviews } from './review';
-import { redoResults } from './review-redo';
+import { previewRedo, redoResults } from './review-redo';
 
 export { CommandError };
 
@@ -87,6 +88,7 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
     },
     'queue.cancel': async (args) => ({ changed: cancelItems(engine, args.ids) }),
     'queue.retry': async (args) => ({ changed: await retryItems(engine, folders, args.ids) }),
+    'queue.retryPrice': async (args) => retryPrice(engine, args.ids),
     'queue.exportAgain': async (args) => ({
       changed: await exportAgain(engine, folders, args.ids),
     }),
@@ -105,6 +107,10 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
     'review.redo': async (args) => {
       if (args.recipe) await assertRecipeUsable(engine.client, args.recipe);
       return redoResults(engine, folders, args.resultIds, args.recipe);
+    },
+    'review.redoPrice': async (args) => {
+      if (args.recipe) await assertRecipeUsable(engine.client, args.recipe);
+      return previewRedo(engine, args.resultIds, args.recipe);
     },
     'export.run': async (args) => exportReviewed(engine, args.itemIds),
     'export.preview': async (args) => previewExportNames(db, args, engine.now()),

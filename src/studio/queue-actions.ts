@@ -3,12 +3,13 @@
  * the front): which items each action applies to, and what it changes. The command handlers
  * only call these; every change is written before the engine is asked to go on.
  */
-import { isReadyShootRecipe, type ItemState } from '../shared/studio';
+import { isReadyShootRecipe, type ItemState, type Recipe } from '../shared/studio';
 import * as store from './db/store';
 import { readFailedShots, readRecipeSnapshot } from './db/stored-json';
 import type { StudioEngine } from './engine';
 import type { HotFolders } from './folders';
 import { retryItem } from './queue';
+import { priceOfRecipes } from './recipe-estimate';
 import { requeuePhoto } from './requeue';
 import { settleItem } from './review';
 
@@ -54,6 +55,30 @@ function isRetryable(item: store.ItemRow): boolean {
   );
 }
 
+/**
+ * What a retry does with an item: its failed shots alone as a new item (paid), the job already
+ * paid for collected again (free), or the photo sent again (paid); null: nothing to retry.
+ */
+type RetryStep =
+  | { kind: 'shots'; recipe: Recipe; shots: string[] }
+  | { kind: 'collect' }
+  | { kind: 'resubmit'; recipe: Recipe };
+
+function retryStep(item: store.ItemRow): RetryStep | null {
+  if (!isRetryable(item)) return null;
+  const recipe = readRecipeSnapshot(item.recipe);
+  const failedShots = readFailedShots(item.failedShots);
+  if (failedShots.length && isReadyShootRecipe(recipe.request))
+    return {
+      kind: 'shots',
+      recipe: { ...recipe, request: { ...recipe.request, shotIds: failedShots } },
+      shots: failedShots,
+    };
+  if (item.state !== 'failed' && item.state !== 'cancelled') return null;
+  // As retryItem decides: a job already paid for is collected again, never resubmitted.
+  return store.isPaid(item) ? { kind: 'collect' } : { kind: 'resubmit', recipe };
+}
+
 export async function retryItems(
   engine: StudioEngine,
   folders: HotFolders,
@@ -62,35 +87,46 @@ export async function retryItems(
   const { db } = engine;
   let changed = 0;
   for (const item of itemsWhere(engine, ids, isRetryable)) {
-    const recipe = readRecipeSnapshot(item.recipe);
-    const failedShots = readFailedShots(item.failedShots);
-    if (failedShots.length && isReadyShootRecipe(recipe.request)) {
+    const step = retryStep(item);
+    if (!step) continue;
+    if (step.kind === 'shots') {
       // Only the shots that failed go again, as a new item; this one keeps what succeeded.
-      await requeuePhoto(engine, folders, item, {
-        ...recipe,
-        request: { ...recipe.request, shotIds: failedShots },
-      });
+      await requeuePhoto(engine, folders, item, step.recipe);
       store.updateItem(
         db,
         item.id,
         {
           failedShots: null,
-          note: `${failedShots.length} failed shot(s) queued again as a new item`,
+          note: `${step.shots.length} failed shot(s) queued again as a new item`,
         },
         engine.now(),
       );
-      engine.emitItem(item.id);
-    } else if (item.state === 'failed' || item.state === 'cancelled') {
-      // A job already paid for is collected again (poll, download, export), never resubmitted.
-      retryItem(db, item, await folders.restoreSource(item.id), engine.now());
-      engine.emitItem(item.id);
     } else {
-      continue;
+      retryItem(db, item, await folders.restoreSource(item.id), engine.now());
     }
+    engine.emitItem(item.id);
     changed++;
   }
   engine.kick();
   return changed;
+}
+
+/**
+ * What retrying these items would charge, before anything is sent: photos (or failed shots) sent
+ * again and their price at the scheduler's prices (null: not known), and photos whose job is
+ * already paid and is only collected again, at no charge.
+ */
+export async function retryPrice(
+  engine: StudioEngine,
+  ids: readonly string[],
+): Promise<{ charged: number; collected: number; diamonds: number | null }> {
+  const steps = itemsWhere(engine, ids, isRetryable).flatMap((i) => retryStep(i) ?? []);
+  const paid = steps.flatMap((s) => (s.kind === 'collect' ? [] : [s.recipe]));
+  return {
+    charged: paid.length,
+    collected: steps.length - paid.length,
+    diamonds: await priceOfRecipes(engine, paid),
+  };
 }
 
 /** Failed exports of results already paid for are written again; nothing is sent to the service. */

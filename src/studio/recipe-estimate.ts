@@ -36,3 +36,26 @@ export async function estimateRecipe(
     withinRequestBudget: requestsLeftToday === null || requestsLeftToday >= requests,
   };
 }
+
+/**
+ * What these recipes cost together, one photo each, at the price the scheduler admits photos at
+ * (null: a price is not known). Shared by the redo and generate-again answers and their confirms.
+ */
+export async function priceOfRecipes(
+  engine: StudioEngine,
+  recipes: readonly Recipe[],
+): Promise<number | null> {
+  if (!recipes.length) return 0;
+  await engine.spending.loadPrices().catch(() => undefined);
+  for (const { request } of recipes)
+    if (isReadyShootRecipe(request) && !request.shotIds?.length)
+      await engine.spending.shotCount(request.readyTemplateSetId).catch(() => undefined);
+  if (!engine.spending.pricesKnown) return null;
+  let diamonds = 0;
+  for (const recipe of recipes) {
+    const quote = engine.spending.quote(recipe);
+    if (!quote) return null;
+    diamonds += quote.diamonds;
+  }
+  return diamonds;
+}

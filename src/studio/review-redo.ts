@@ -4,15 +4,23 @@
  * was selected and no more: results that name their shots (a ready shoot) ask only those shots;
  * results that cannot be asked one by one (no shot ids, or a tool whose one job makes them all)
  * give the photo's one job, never one per result. What is already queued or running for the
- * photo (the same recipe, or the same shots) is not asked again: each queued job is paid.
+ * photo (the same recipe, or the same shots) is not asked again, and a result a later job of the
+ * photo has already replaced (a stale press) asks nothing: each queued job is paid.
  */
-import { isReadyShootRecipe, RecipeSchema, type ItemState, type Recipe } from '../shared/studio';
+import {
+  isReadyShootRecipe,
+  ITEM_STATES,
+  RecipeSchema,
+  type ItemState,
+  type Recipe,
+} from '../shared/studio';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
 import { readRecipeSnapshot } from './db/stored-json';
 import type { StudioEngine } from './engine';
 import type { HotFolders } from './folders';
 import { recipeHash } from './queue';
+import { priceOfRecipes } from './recipe-estimate';
 import { requeuePhoto } from './requeue';
 import { settleItem } from './review';
 
@@ -21,8 +29,16 @@ export type RedoOutcome = {
   queued: number;
   /** Photos whose redo was already queued or running, all of it: not queued again. */
   alreadyQueued: number;
+  /** Photos whose selected results a later job of the photo already replaced: nothing queued. */
+  alreadyRedone: number;
   /** What the queued jobs cost at the known prices (null: a price is not known). */
   diamonds: number | null;
+};
+
+/** What a redo would do, before anything is declined or paid (the Review screen's confirm). */
+export type RedoPreview = RedoOutcome & {
+  /** Photos whose one job makes again more than the results selected (a shoot or pack made whole). */
+  whole: number;
 };
 
 /** Before its results exist: a redo here is still on its way. */
@@ -33,6 +49,15 @@ const ON_ITS_WAY: readonly ItemState[] = [
   'processing',
   'downloading',
 ];
+
+/** One photo's part of a redo: its selected results, and the recipe to queue (null: none). */
+type PhotoRedo = {
+  item: store.ItemRow;
+  results: store.ResultRow[];
+  next: Recipe | null;
+  why: 'queue' | 'alreadyQueued' | 'alreadyRedone';
+  whole: boolean;
+};
 
 // One redo at a time per studio: two presses at once must not both find nothing on its way.
 const inFlight = new WeakMap<StudioEngine, Promise<unknown>>();
@@ -52,6 +77,19 @@ export function redoResults(
   return next;
 }
 
+/** What `redoResults` would queue and cost now; nothing is written. */
+export async function previewRedo(
+  engine: StudioEngine,
+  resultIds: readonly string[],
+  recipe?: Recipe,
+): Promise<RedoPreview> {
+  const plan = planRedo(engine.db, resultIds, recipe);
+  return {
+    ...(await outcomeOf(engine, plan)),
+    whole: plan.filter((p) => p.why === 'queue' && p.whole).length,
+  };
+}
+
 async function redoOnce(
   engine: StudioEngine,
   folders: HotFolders,
@@ -59,42 +97,95 @@ async function redoOnce(
   recipe?: Recipe,
 ): Promise<RedoOutcome> {
   const { db } = engine;
+  const plan = planRedo(db, resultIds, recipe);
+  for (const { item, results, next } of plan) {
+    for (const result of results)
+      if (store.setReview(db, result.id, 'rejected'))
+        engine.events.emit('result.changed', store.resultView(store.getResult(db, result.id)!));
+    if (next) await requeuePhoto(engine, folders, item, next);
+    settleItem(engine, item.id);
+  }
+  // Priced after queueing: a service slow to list its prices delays the answer, not the redo.
+  return outcomeOf(engine, plan);
+}
+
+async function outcomeOf(engine: StudioEngine, plan: readonly PhotoRedo[]): Promise<RedoOutcome> {
+  const queued = plan.flatMap((p) => (p.next ? [p.next] : []));
+  return {
+    queued: queued.length,
+    alreadyQueued: plan.filter((p) => p.why === 'alreadyQueued').length,
+    alreadyRedone: plan.filter((p) => p.why === 'alreadyRedone').length,
+    diamonds: await priceOfRecipes(engine, queued),
+  };
+}
+
+/** Each photo's part of the redo of these results, in the order first named. */
+function planRedo(db: StudioDB, resultIds: readonly string[], recipe?: Recipe): PhotoRedo[] {
   const byItem = new Map<string, store.ResultRow[]>();
   for (const id of new Set(resultIds)) {
     const result = store.getResult(db, id);
     if (!result) continue;
     byItem.set(result.itemId, [...(byItem.get(result.itemId) ?? []), result]);
   }
-  const outcome: RedoOutcome = { queued: 0, alreadyQueued: 0, diamonds: 0 };
-  const queued: Recipe[] = [];
+  const plan: PhotoRedo[] = [];
   for (const [itemId, results] of byItem) {
     const item = store.getItem(db, itemId);
     if (!item) continue;
-    for (const result of results)
-      if (store.setReview(db, result.id, 'rejected'))
-        engine.events.emit('result.changed', store.resultView(store.getResult(db, result.id)!));
-    const next = notOnItsWay(
-      db,
-      item,
-      recipe ?? sameRecipeFor(readRecipeSnapshot(item.recipe), results),
-    );
-    if (!next) {
-      outcome.alreadyQueued++;
-    } else {
-      await requeuePhoto(engine, folders, item, next);
-      queued.push(next);
+    const current = results.filter((r) => !replacedLater(db, item, r));
+    if (!current.length) {
+      plan.push({ item, results, next: null, why: 'alreadyRedone', whole: false });
+      continue;
     }
-    settleItem(engine, item.id);
+    const wanted = recipe ?? sameRecipeFor(readRecipeSnapshot(item.recipe), current);
+    const next = notOnItsWay(db, item, wanted);
+    plan.push({
+      item,
+      results,
+      next,
+      why: next ? 'queue' : 'alreadyQueued',
+      whole: !!next && !shotsOf(next) && store.resultsOf(db, item.id).length > current.length,
+    });
   }
-  outcome.queued = queued.length;
-  // Priced after queueing: a service slow to list its prices delays the answer, not the redo.
-  if (queued.length) await engine.spending.loadPrices().catch(() => undefined);
-  for (const next of queued) {
-    const price = engine.spending.pricesKnown ? engine.spending.quote(next) : null;
-    outcome.diamonds =
-      price && outcome.diamonds !== null ? outcome.diamonds + price.diamonds : null;
-  }
-  return outcome;
+  return plan;
+}
+
+/**
+ * The same photo's items in the same batch and folder, but this one: a redo's new item is one of
+ * them; the same photo from another folder or run exports elsewhere, its redo is not this one's.
+ */
+const samePhoto = (db: StudioDB, item: store.ItemRow, states: readonly ItemState[]) =>
+  store
+    .itemsInStates(db, states)
+    .filter(
+      (i) =>
+        i.id !== item.id &&
+        i.sha256 === item.sha256 &&
+        i.batchId === item.batchId &&
+        i.folderId === item.folderId,
+    );
+
+/**
+ * A later job of the photo delivered this result again (its shot, or, where shots are not named,
+ * all of what its job made): it is no longer the photo's current result, and redoing it would pay
+ * for what is already there.
+ */
+function replacedLater(db: StudioDB, item: store.ItemRow, result: store.ResultRow): boolean {
+  const asked = shotsOf(readRecipeSnapshot(item.recipe));
+  // The same file's later jobs: a copy of it under another name is a photo of its own.
+  const sameFile = samePhoto(db, item, ITEM_STATES).filter(
+    (i) => i.relativeDir === item.relativeDir && i.name === item.name,
+  );
+  return sameFile.some((later) => {
+    const made = store.resultsOf(db, later.id).filter((r) => r.createdAt > result.createdAt);
+    if (!made.length) return false;
+    if (result.shotId !== null && made.some((r) => r.shotId === result.shotId)) return true;
+    if (made.some((r) => r.shotId !== null)) return false;
+    // Results that name no shot: the later job replaces it if it asked every shot this one did.
+    const laterAsked = shotsOf(readRecipeSnapshot(later.recipe));
+    if (laterAsked === null) return true;
+    const these = result.shotId !== null ? [result.shotId] : asked;
+    return these !== null && these.every((s) => laterAsked.includes(s));
+  });
 }
 
 /**
@@ -127,14 +218,7 @@ const hashOf = (recipe: Recipe): string => recipeHash(RecipeSchema.parse(recipe)
  * shots, some of them already.
  */
 function notOnItsWay(db: StudioDB, item: store.ItemRow, recipe: Recipe): Recipe | null {
-  const pending = store.itemsInStates(db, ON_ITS_WAY).filter(
-    (i) =>
-      i.id !== item.id &&
-      i.sha256 === item.sha256 &&
-      // The same photo from another folder or run exports elsewhere: its redo is not this one's.
-      i.batchId === item.batchId &&
-      i.folderId === item.folderId,
-  );
+  const pending = samePhoto(db, item, ON_ITS_WAY);
   if (pending.some((i) => i.recipeHash === hashOf(recipe))) return null;
   const shots = shotsOf(recipe);
   if (!shots) return recipe;

@@ -124,7 +124,18 @@ test('loupe, undo, redo and rejections on real cut-outs', async ({ page, studio 
   const redone = {
     id: (await grid.getAttribute('aria-activedescendant'))!.replace(/^result-/, ''),
   };
+  // Its price is shown before the press, and a paid redo asks first, with the same price.
+  const hint = page.getByTestId('redo-price');
+  await expect(hint).toHaveText(/^Redo: about \d+ diamonds?$/);
+  const price = /about (\d+) diamond/.exec((await hint.textContent())!)![1]!;
   await page.keyboard.press('r');
+  const confirmRedo = page.getByRole('alertdialog', { name: 'Redo 1 result?' });
+  await expect(confirmRedo).toContainText(`costs about ${price} diamond`);
+  const redoButton = confirmRedo.getByRole('button', { name: `Redo for ${price} diamond` });
+  await expect(redoButton).toBeFocused();
+  await checkScreen(page, 'review-redo-confirm');
+  await page.keyboard.press('Enter');
+  await expect(confirmRedo).toHaveCount(0);
   await expect(tiles).toHaveCount(2);
   // The notice says what the redo costs (one new job for the photo).
   await expect(
@@ -156,6 +167,23 @@ test('loupe, undo, redo and rejections on real cut-outs', async ({ page, studio 
   const final = await results(studio);
   expect(final.find((r) => r.id === redone.id)?.exportedPath).toBeNull();
   expect(final.filter((r) => r.exportedPath)).toHaveLength(1);
+
+  // A stale Redo on the result its redo already replaced: nothing queued, nothing paid, and said so.
+  const queuedBefore = (await items(studio)).length;
+  const balanceBefore = (await command<{ diamondBalance: number }>(studio.url, 'account.get', {}))
+    .diamondBalance;
+  await page.getByRole('combobox', { name: 'Show' }).selectOption('rejected');
+  await page.locator(`#result-${redone.id}`).click();
+  await expect(hint).toHaveText('Redo: already redone, nothing to pay');
+  await page.keyboard.press('r');
+  await expect(
+    page.getByText(/^Nothing queued: 1 photo already redone \(a newer result replaced this one\)/),
+  ).toBeVisible();
+  await expect(page.getByRole('alertdialog')).toHaveCount(0);
+  expect((await items(studio)).length).toBe(queuedBefore);
+  expect(
+    (await command<{ diamondBalance: number }>(studio.url, 'account.get', {})).diamondBalance,
+  ).toBe(balanceBefore);
 
   // A cut-out cannot become a look (the service's rule): the button says so instead of failing.
   await page.getByRole('combobox', { name: 'Show' }).selectOption('approved');

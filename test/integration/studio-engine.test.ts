@@ -495,17 +495,19 @@ describe('packs and ready shoots', () => {
     expect(await call(studio, 'review.redo', { resultIds: two })).toEqual({
       queued: 1,
       alreadyQueued: 0,
+      alreadyRedone: 0,
       diamonds: 8,
     });
     expect(await call(studio, 'review.redo', { resultIds: two })).toEqual({
       queued: 0,
       alreadyQueued: 1,
+      alreadyRedone: 0,
       diamonds: 0,
     });
     // The back again with the front: only the front is asked (the back is on its way).
     expect(
       await call(studio, 'review.redo', { resultIds: [shot('shot_back'), shot('shot_front')] }),
-    ).toEqual({ queued: 1, alreadyQueued: 0, diamonds: 4 });
+    ).toEqual({ queued: 1, alreadyQueued: 0, alreadyRedone: 0, diamonds: 4 });
     await call(studio, 'queue.pause', { paused: false });
     const list = await until('the redone shots in review', async () => {
       const all = await items(studio);
@@ -519,5 +521,36 @@ describe('packs and ready shoots', () => {
     expect(front).toMatchObject({ packTotal: 1, diamonds: 4 });
     expect(await shotsOf(front!)).toEqual(['shot_front']);
     expect((await client.getAccount()).diamondBalance).toBe(before - 12);
+
+    // Stale presses on the first shoot's results: the back, replaced by a delivered redo, asks
+    // nothing; with the three-quarter (never redone), only the three-quarter is asked.
+    expect(await call(studio, 'review.redo', { resultIds: [shot('shot_back')] })).toEqual({
+      queued: 0,
+      alreadyQueued: 0,
+      alreadyRedone: 1,
+      diamonds: 0,
+    });
+    const mixed = [shot('shot_back'), shot('shot_three_quarter')];
+    expect(await call(studio, 'review.redoPrice', { resultIds: mixed })).toEqual({
+      queued: 1,
+      alreadyQueued: 0,
+      alreadyRedone: 0,
+      diamonds: 4,
+      whole: 0,
+    });
+    expect(await call(studio, 'review.redo', { resultIds: mixed })).toEqual({
+      queued: 1,
+      alreadyQueued: 0,
+      alreadyRedone: 0,
+      diamonds: 4,
+    });
+    const last = await until('the three-quarter redone', async () => {
+      const all = (await items(studio)).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      return all.length === 4 && all[3]!.state === 'review' ? all : undefined;
+    });
+    expect(await shotsOf(last[3]!)).toEqual(['shot_three_quarter']);
+    // Every result of the first shoot is now declined: it is a decision, not a failure.
+    expect(last[0]!.state).toBe('rejected');
+    expect((await client.getAccount()).diamondBalance).toBe(before - 16);
   });
 });

@@ -101,12 +101,14 @@ describe('redo of a photo whose results cannot be asked one by one', () => {
     expect(await call(studio, 'review.redo', { resultIds: ids })).toEqual({
       queued: 1,
       alreadyQueued: 0,
+      alreadyRedone: 0,
       diamonds: -firstCharge!.delta,
     });
     // The same redo again while it is on its way (key R twice): not queued again.
     expect(await call(studio, 'review.redo', { resultIds: ids })).toEqual({
       queued: 0,
       alreadyQueued: 1,
+      alreadyRedone: 0,
       diamonds: 0,
     });
     await call(studio, 'queue.pause', { paused: false });
@@ -172,5 +174,54 @@ describe('redo of the same photo shot from two folders', () => {
     // each folder's redo is a job of its own.
     expect(charges(w)).toHaveLength(3);
     expect(all.filter((i) => i.state === 'exported')).toHaveLength(4);
+  });
+});
+
+describe('a stale redo (pressed on a screen still showing a result its redo already replaced)', () => {
+  it('queues nothing and says so; a redo of the current result is still paid once', async () => {
+    const { w, studio } = await shotOnce(READY_SHOOT);
+    const [firstCharge] = charges(w);
+    const old = (await results(studio)).map((r) => r.id);
+    // One result redone: the shoot's one job (its shots are not named) makes all three again.
+    expect(await call(studio, 'review.redoPrice', { resultIds: [old[0]!] })).toEqual({
+      queued: 1,
+      alreadyQueued: 0,
+      alreadyRedone: 0,
+      diamonds: -firstCharge!.delta,
+      whole: 1,
+    });
+    expect(charges(w)).toHaveLength(1); // the price is only read
+    expect(await call(studio, 'review.redo', { resultIds: [old[0]!] })).toMatchObject({
+      queued: 1,
+    });
+    await settled(studio);
+    expect(charges(w)).toHaveLength(2);
+
+    // The old results, already rejected and replaced by the delivered redo, pressed again.
+    const stale = { queued: 0, alreadyQueued: 0, alreadyRedone: 1, diamonds: 0 };
+    expect(await call(studio, 'review.redoPrice', { resultIds: old })).toEqual({
+      ...stale,
+      whole: 0,
+    });
+    // Before: { queued: 1, alreadyQueued: 0, diamonds: 12 } and a third charge.
+    expect(await call(studio, 'review.redo', { resultIds: old })).toEqual(stale);
+    expect(await call(studio, 'review.redo', { resultIds: [old[1]!] })).toEqual(stale);
+    expect((await items(studio)).filter((i) => i.state === 'queued')).toHaveLength(0);
+    await settled(studio);
+    expect(charges(w)).toHaveLength(2);
+
+    // The redo's results, rejected: they are the photo's current ones, so their redo is paid once.
+    const current = (await results(studio)).filter((r) => !old.includes(r.id)).map((r) => r.id);
+    expect(current).toHaveLength(3);
+    await call(studio, 'review.set', { ids: current, review: 'rejected' });
+    expect(await call(studio, 'review.redo', { resultIds: current })).toEqual({
+      queued: 1,
+      alreadyQueued: 0,
+      alreadyRedone: 0,
+      diamonds: -firstCharge!.delta,
+    });
+    await settled(studio);
+    expect(charges(w)).toHaveLength(3);
+    expect(charges(w)[2]!.delta).toBe(firstCharge!.delta);
   });
 });

@@ -7,8 +7,9 @@ import {
   type StudioCommandResults,
 } from '../../../shared/studio';
 import { getTool, isToolId } from '../../../shared/tools';
+import { sentence } from '../names';
 import { CompareView } from '../components/CompareView';
-import { PromptDialog } from '../components/Dialog';
+import { ConfirmDialog, PromptDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
 import { usePreviewMode } from '../components/PreviewBanner';
 import { ReviewGrid } from '../components/ReviewGrid';
@@ -16,33 +17,60 @@ import { useCatalog } from '../stores/catalog-store';
 import { useQueue } from '../stores/queue-store';
 import { useResults, visibleResults, type ReviewFilter } from '../stores/results-store';
 import { act, useUi } from '../stores/ui-store';
+import { studio } from '../transport';
 
 /** The last decision, for Undo (the notice's button, or U). */
 type Decision = { ids: string[]; review: ReviewState };
 
-/**
- * What a redo queued and what it costs (a photo's redo is one new job: a pack, or a shoot whose
- * shots the service does not name, is made whole again), and what was already on its way.
- */
-function redoNotice(
-  { queued, alreadyQueued, diamonds }: StudioCommandResults['review.redo'],
-  results: number,
-): string {
-  const photos = (n: number) => `${n} photo${n === 1 ? '' : 's'}`;
-  const cost =
-    diamonds === null
-      ? 'price not known yet'
-      : `about ${diamonds} diamond${diamonds === 1 ? '' : 's'}`;
-  const parts = [
-    ...(queued > 0 ? [`${photos(queued)} queued again with the same recipe (${cost})`] : []),
+type RedoPrice = StudioCommandResults['review.redoPrice'];
+
+const photos = (n: number) => `${n} photo${n === 1 ? '' : 's'}`;
+const diamondsText = (diamonds: number | null) =>
+  diamonds === null
+    ? 'price not known yet'
+    : `about ${diamonds} diamond${diamonds === 1 ? '' : 's'}`;
+
+/** What of a redo is not paid: already on its way, or already replaced by a delivered redo. */
+function notPaidParts({ alreadyQueued, alreadyRedone }: StudioCommandResults['review.redo']) {
+  return [
     ...(alreadyQueued > 0
       ? [
           `${photos(alreadyQueued)} already on ${alreadyQueued === 1 ? 'its' : 'their'} way, not queued twice`,
         ]
       : []),
+    ...(alreadyRedone > 0
+      ? [
+          `${photos(alreadyRedone)} already redone (a newer result replaced this one), not queued again`,
+        ]
+      : []),
   ];
-  return `${parts.join('; ') || 'Nothing queued'}; the old result${results === 1 ? ' is' : 's are'} now rejected.`;
 }
+
+/**
+ * What a redo queued and what it costs (a photo's redo is one new job: a pack, or a shoot whose
+ * shots the service does not name, is made whole again), and what was not queued and why.
+ */
+function redoNotice(answer: StudioCommandResults['review.redo'], results: number): string {
+  const queued =
+    answer.queued > 0
+      ? `${photos(answer.queued)} queued again with the same recipe (${diamondsText(answer.diamonds)})`
+      : 'Nothing queued';
+  const parts = [queued, ...notPaidParts(answer)];
+  return `${answer.queued > 0 ? parts.join('; ') : `${queued}: ${parts.slice(1).join('; ') || 'no result to redo'}`}; the old result${results === 1 ? ' is' : 's are'} now rejected.`;
+}
+
+/** The price beside the Redo button, for what it would redo now (from the studio's own plan). */
+function redoHint(price: RedoPrice): string {
+  if (price.queued === 0)
+    return price.alreadyRedone > 0
+      ? 'Redo: already redone, nothing to pay'
+      : 'Redo: already on its way, nothing to pay';
+  return `Redo: ${diamondsText(price.diamonds)}${price.whole > 0 ? ', remakes the whole shoot or pack' : ''}`;
+}
+
+/** A shoot or pack whose shots are not named separately is one job: redoing one result remakes all. */
+const WHOLE_TEXT =
+  'Its shots are not named separately, so redoing one result makes its whole shoot or pack again (one job, all its results).';
 
 const focusGrid = () => document.querySelector<HTMLElement>('[data-testid="review-grid"]')?.focus();
 
@@ -58,6 +86,10 @@ export function ReviewScreen() {
   const [zoomed, setZoomed] = useState(false);
   const [naming, setNaming] = useState(false);
   const [last, setLast] = useState<Decision | null>(null);
+  const [confirmingRedo, setConfirmingRedo] = useState<{ ids: string[]; price: RedoPrice } | null>(
+    null,
+  );
+  const [redoPrice, setRedoPrice] = useState<{ key: string; price: RedoPrice } | null>(null);
   const focused = shown.find((r) => r.id === focusedId) ?? null;
   const focusedItem = useQueue((s) => (focused ? s.items[focused.itemId] : undefined));
   const focusedTool = focusedItem?.toolId ?? null;
@@ -80,6 +112,29 @@ export function ReviewScreen() {
     const ids = Object.keys(selected);
     return ids.length ? ids : focused ? [focused.id] : [];
   };
+  const targetKey = targets().join(',');
+  // Asked again when results arrive or are decided: a delivered redo replaces the old result.
+  const resultsStamp = useResults((s) =>
+    Object.values(s.results)
+      .map((r) => r.review[0])
+      .join(''),
+  );
+  // The redo's price before the press: asked of the studio whenever what R would redo changes.
+  useEffect(() => {
+    if (!targetKey) return;
+    let current = true;
+    const timer = setTimeout(() => {
+      studio()
+        .call('review.redoPrice', { resultIds: targetKey.split(',') })
+        .then((price) => current && setRedoPrice({ key: targetKey, price }))
+        .catch(() => undefined);
+    }, 150);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [targetKey, resultsStamp]);
+  const shownRedoPrice = redoPrice?.key === targetKey ? redoPrice.price : null;
   const undo = (decision: Decision) =>
     act(async () => {
       const { unexported } = await useResults.getState().review(decision.ids, 'pending');
@@ -117,13 +172,20 @@ export function ReviewScreen() {
       record(ids, review);
     });
   };
-  const redo = () => {
-    const ids = targets();
-    if (ids.length === 0) return;
+  const runRedo = (ids: string[]) =>
     act(async () => {
       const answer = await useResults.getState().redo(ids);
       useResults.getState().clearSelection();
       useUi.getState().notify(redoNotice(answer, ids.length));
+    });
+  // A paid redo is confirmed with its price first; one that pays nothing goes at once.
+  const redo = () => {
+    const ids = targets();
+    if (ids.length === 0) return;
+    act(async () => {
+      const price = await studio().call('review.redoPrice', { resultIds: ids });
+      if (price.queued === 0) runRedo(ids);
+      else setConfirmingRedo({ ids, price });
     });
   };
   const saveLook = (label: string) => {
@@ -178,9 +240,19 @@ export function ReviewScreen() {
         <button type="button" disabled={!focused} onClick={() => decide('rejected')}>
           Reject <kbd>X</kbd>
         </button>
-        <button type="button" disabled={!focused} onClick={redo}>
+        <button
+          type="button"
+          disabled={!focused}
+          onClick={redo}
+          aria-describedby={shownRedoPrice ? 'redo-price' : undefined}
+        >
           Redo <kbd>R</kbd>
         </button>
+        {focused && shownRedoPrice ? (
+          <span id="redo-price" className="muted small" data-testid="redo-price">
+            {redoHint(shownRedoPrice)}
+          </span>
+        ) : null}
         <button type="button" disabled={!focused} onClick={() => setZoomed(true)}>
           Compare <kbd>Space</kbd>
         </button>
@@ -265,6 +337,32 @@ export function ReviewScreen() {
           onDecide={(review) => decide(review, [focused.id])}
           onMove={move}
         />
+      )}
+      {confirmingRedo && (
+        <ConfirmDialog
+          title={`Redo ${confirmingRedo.ids.length} result${confirmingRedo.ids.length === 1 ? '' : 's'}?`}
+          confirmLabel={
+            confirmingRedo.price.diamonds === null
+              ? 'Redo (price not known yet)'
+              : `Redo for ${confirmingRedo.price.diamonds} diamond${confirmingRedo.price.diamonds === 1 ? '' : 's'}`
+          }
+          onCancel={() => setConfirmingRedo(null)}
+          onConfirm={() => {
+            const { ids } = confirmingRedo;
+            setConfirmingRedo(null);
+            runRedo(ids);
+          }}
+        >
+          <p>
+            This sends {photos(confirmingRedo.price.queued)} to the service again with the same
+            recipe and costs <strong>{diamondsText(confirmingRedo.price.diamonds)}</strong>. The old
+            result{confirmingRedo.ids.length === 1 ? ' is' : 's are'} declined.
+          </p>
+          {confirmingRedo.price.whole > 0 ? <p>{WHOLE_TEXT}</p> : null}
+          {notPaidParts(confirmingRedo.price).map((part) => (
+            <p key={part}>{sentence(part)}</p>
+          ))}
+        </ConfirmDialog>
       )}
       {naming && focused && (
         <PromptDialog
