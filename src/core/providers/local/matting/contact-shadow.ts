@@ -62,7 +62,7 @@ const shadeSlack = (t: number, s: number) =>
  * another chroma than the backdrop at the pixel's gain: the region lies between the backdrop and, say, a
  * red hem, as a shadow's wing does; a shaded rim of pale fabric lies along more of that fabric.
  */
-function clearBeside(
+export function clearBeside(
   label: Int32Array,
   count: number,
   background: Uint8Array,
