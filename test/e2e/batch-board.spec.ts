@@ -2,9 +2,9 @@
  * Issue 12, items 7, 5 and 3 (UI side): the batch board works for many photos (folder and
  * recipe column, thumbnails, state and folder filters, per-photo Cancel and Move to front, a
  * reason on every waiting row, paused state kept across a reload, live folder cards), settings
- * are checked when saved, "export again" (free) is apart from "generate again" (priced and
- * confirmed), and the money shown adds up: every queued row's price, to spend = their sum,
- * spent = what the account was charged.
+ * are checked when saved, "export again" (free) is apart from "generate again" (priced by what
+ * it will charge, a job already paid collected for nothing, and confirmed), and the money shown
+ * adds up: every queued row's price, to spend = their sum, spent = what the account was charged.
  */
 import { expect, test, type RunningStudio } from './fixtures';
 import fs from 'node:fs';
@@ -174,14 +174,16 @@ test('settings are checked at save; an export that failed is exported again for 
   );
   await expect(failed.getByRole('button', { name: /^Export again / })).toBeVisible();
 
-  // Generate again: priced and confirmed; cancelled here.
+  // Generate again: priced by what it will charge and confirmed; cancelled here. Its job is
+  // already paid (only the export failed): collected again for nothing, not priced at 4.
   await tabTo(page, failed.getByRole('button', { name: /^Generate again… / }));
   await page.keyboard.press('Enter');
   const confirm = page.getByRole('alertdialog', { name: 'Generate 1 photo again?' });
-  await expect(confirm).toContainText('4 diamonds');
-  await expect(
-    confirm.getByRole('button', { name: 'Generate again for 4 diamonds' }),
-  ).toBeFocused();
+  await expect(confirm).toContainText(
+    '1 photo already paid for is collected again at no charge: the same job is asked again, not paid again.',
+  );
+  await expect(confirm).not.toContainText('diamond');
+  await expect(confirm.getByRole('button', { name: 'Collect again (free)' })).toBeFocused();
   await checkScreen(page, 'batch-generate-again-confirm');
   await page.keyboard.press('Escape');
   await expect(confirm).toHaveCount(0);

@@ -6,6 +6,7 @@ import {
   type BudgetView,
   type ItemState,
   type ItemView,
+  type StudioCommandResults,
   type WaitReason,
 } from '../../../shared/studio';
 import { ConfirmDialog } from '../components/Dialog';
@@ -86,7 +87,9 @@ export function BatchBoard() {
   const [stateFilter, setStateFilter] = useState<StateFilter>('all');
   const [folderFilter, setFolderFilter] = useState<string>('all');
   const [limit, setLimit] = useState(PAGE);
-  const [confirming, setConfirming] = useState<{ ids: string[]; diamonds: number } | null>(null);
+  const [confirming, setConfirming] = useState<
+    ({ ids: string[] } & StudioCommandResults['queue.retryPrice']) | null
+  >(null);
 
   // First result thumbnail per item, and which items hold results already paid for.
   const resultOf = useMemo(() => {
@@ -130,15 +133,9 @@ export function BatchBoard() {
         (folderFilter === 'none' ? i.folderId === null : i.folderId === folderFilter)),
   );
 
-  const generateAgain = (ids: string[]) => {
-    const diamonds = items
-      .filter((i) => ids.includes(i.id))
-      .reduce(
-        (sum, i) => sum + (itemPrice({ ...i, diamonds: 0, jobId: null }, catalog, looks) ?? 0),
-        0,
-      );
-    setConfirming({ ids, diamonds });
-  };
+  // Priced by the studio from what the retry will do: a job already paid is collected, not paid again.
+  const generateAgain = (ids: string[]) =>
+    act(async () => setConfirming({ ids, ...(await studio().call('queue.retryPrice', { ids })) }));
   const exportAgain = (ids: string[]) =>
     act(async () => {
       const changed = await useQueue.getState().exportAgain(ids);
@@ -376,32 +373,49 @@ export function BatchBoard() {
       )}
       {confirming && (
         <ConfirmDialog
-          title={`Generate ${confirming.ids.length} photo${confirming.ids.length === 1 ? '' : 's'} again?`}
-          confirmLabel={`Generate again for ${confirming.diamonds} diamonds`}
+          title={`Generate ${photos(confirming.ids.length)} again?`}
+          confirmLabel={
+            confirming.charged === 0
+              ? 'Collect again (free)'
+              : `Generate again for ${diamondsText(confirming.diamonds)}`
+          }
           onCancel={() => setConfirming(null)}
           onConfirm={() => {
-            const { ids } = confirming;
+            const { ids, charged, collected } = confirming;
             setConfirming(null);
             act(async () => {
               await useQueue.getState().retry(ids);
-              useUi
-                .getState()
-                .notify(
-                  `${ids.length} photo${ids.length === 1 ? '' : 's'} queued to be generated again.`,
-                );
+              const parts = [
+                ...(charged ? [`${photos(charged)} queued to be generated again`] : []),
+                ...(collected ? [`${photos(collected)} collected again at no charge`] : []),
+              ];
+              useUi.getState().notify(`${parts.join('; ') || 'Nothing to generate again'}.`);
             });
           }}
         >
-          <p>
-            This sends the photos to the service again and costs about{' '}
-            <strong>{confirming.diamonds} diamonds</strong>. Results already made are kept. To write
-            files that were already made, use “Export again”, which is free.
-          </p>
+          {confirming.charged > 0 ? (
+            <p>
+              This sends {photos(confirming.charged)} to the service again and costs about{' '}
+              <strong>{diamondsText(confirming.diamonds)}</strong>. Results already made are kept.
+            </p>
+          ) : null}
+          {confirming.collected > 0 ? (
+            <p>
+              {photos(confirming.collected)} already paid for{' '}
+              {confirming.collected === 1 ? 'is' : 'are'} collected again at no charge: the same job
+              is asked again, not paid again.
+            </p>
+          ) : null}
+          <p>To write files that were already made, use “Export again”, which is free.</p>
         </ConfirmDialog>
       )}
     </section>
   );
 }
+
+const photos = (n: number) => `${n} photo${n === 1 ? '' : 's'}`;
+const diamondsText = (diamonds: number | null) =>
+  diamonds === null ? 'a price not known yet' : `${diamonds} diamond${diamonds === 1 ? '' : 's'}`;
 
 /**
  * Why a photo waits for tomorrow, matching the "Requests left today" figure beside it: the studio's
