@@ -253,7 +253,11 @@ export class Budget {
         this.onAnswered(sentAt);
       })
       .catch((err: unknown) => {
-        if (err instanceof ApiError && err.status === 429 && !err.notSent) this.onRefused(err);
+        if (err instanceof ApiError && err.status === 429 && !err.notSent) {
+          // A daily-cap 429 naming its number is remembered, as a balance read's or a step's is.
+          if (this.dailyCapRefusal(err) && this.db.open) this.learnCap(err.message);
+          this.onRefused(err);
+        }
         throw err;
       })
       .finally(() => {
@@ -535,11 +539,7 @@ export class Budget {
       this.onAnswered(sentAt);
       return account.diamondBalance;
     } catch (err) {
-      if (
-        err instanceof ApiError &&
-        !err.notSent &&
-        isDailyCapRefusal(err, { used: this.requestsUsedToday(), cap: this.workingCap() })
-      ) {
+      if (err instanceof ApiError && !err.notSent && this.dailyCapRefusal(err)) {
         this.lastReadCapped = true;
         if (this.db.open) this.learnCap(err.message);
       }
@@ -547,6 +547,11 @@ export class Budget {
         this.onRefused(err);
       return null;
     }
+  }
+
+  /** A 429 to a read of its own that closes the day (by evidence, then words: `isDailyCapRefusal`). */
+  private dailyCapRefusal(err: ApiError): boolean {
+    return isDailyCapRefusal(err, { used: this.requestsUsedToday(), cap: this.workingCap() });
   }
 
   /** Whether the last balance read was refused by the service's daily cap. */

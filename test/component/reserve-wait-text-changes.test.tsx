@@ -73,9 +73,10 @@ it('on the next day, a photo held by the service’s 429 no longer says a reques
     expect(now.error ?? '').not.toContain('closing balance read');
   });
 
+  // That 429 named the cap (1), which the request budget now plans with: no request left today.
   const row = await boardRow();
   await waitFor(() =>
-    expect(row.textContent).toContain('The service says its daily request cap is reached'),
+    expect(row.textContent).toContain('Daily request cap reached: resumes at the next UTC day.'),
   );
   expect(row.textContent).not.toContain('closing balance read');
 }, 60_000);

@@ -6,7 +6,7 @@
  * from the spec alone) through `run`'s own path; requests are counted by the service.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { priceWorlds, photoFolders, runOnce } from './helpers/price-reading-studio';
+import { priceWorlds, photoFolders, runOnce, withEngine } from './helpers/price-reading-studio';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -48,6 +48,23 @@ describe("a run started at the service's daily cap", () => {
     },
     90_000,
   );
+
+  it('refused at the price read, naming its number: the cap is remembered for the request budget', async () => {
+    const w = await world({});
+    const [first, second] = await photoFolders(w, [1, 2]);
+    await runOnce(w, first!);
+    const cap = w.service.requestsToday(w.apiKey);
+    w.service.setDailyCap(w.apiKey, cap);
+    const before = w.service.requestsToday(w.apiKey);
+    await runOnce(w, second!);
+    // Only the price read went out (refused, "Daily request cap of N reached for this key").
+    expect(w.service.requestsToday(w.apiKey) - before).toBe(1);
+    // Before: forgotten (a balance read's or a step's 429 was remembered, the price list's not):
+    // the request budget planned with the configured 500.
+    const today = await withEngine(w, (e) => e.spending.requestsToday(), undefined, false);
+    expect(today.cap).toBe(cap);
+    expect(today.serviceCapNamedOn).not.toBeNull();
+  }, 60_000);
 
   it.each([
     ['at the price read', 0, undefined],

@@ -20,7 +20,13 @@ afterEach(async () => {
 it("on a day closed by the service's 429, stale budget reads send nothing", async () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-budget-closed-'));
   cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  const service = await startReferenceService({ seed: 12, timeScale: 0.02 });
+  // Its 429 names no number, so no cap is remembered (a named one is: the reserve's case, in
+  // studio-budget-reserve).
+  const service = await startReferenceService({
+    seed: 12,
+    timeScale: 0.02,
+    dailyCapMessage: 'Daily request cap reached for this key',
+  });
   cleanups.push(() => service.close());
   const { apiKey } = service.createAccount({
     email: 'closed@ref.test',

@@ -147,11 +147,15 @@ export async function runOnce(w: ReferenceWorld, inDir: string, opts: RunOpts = 
   }
 }
 
-/** Opens the studio's store of the world (as a new run would) for `fn`. */
+/**
+ * Opens the studio's store of the world (as a new run would) for `fn`, after reading the price
+ * list unless `readPrices` is false (then nothing is asked of the service).
+ */
 export async function withEngine<T>(
   w: ReferenceWorld,
   fn: (engine: StudioEngine) => T,
   now?: () => Date,
+  readPrices = true,
 ): Promise<T> {
   const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey });
   const engine = new StudioEngine({
@@ -161,7 +165,7 @@ export async function withEngine<T>(
     ...(now ? { now } : {}),
   });
   try {
-    await engine.spending.loadPrices();
+    if (readPrices) await engine.spending.loadPrices();
     return fn(engine);
   } finally {
     await engine.close();
