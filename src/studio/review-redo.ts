@@ -131,7 +131,8 @@ function planRedo(db: StudioDB, resultIds: readonly string[], recipe?: Recipe): 
   for (const [itemId, results] of byItem) {
     const item = store.getItem(db, itemId);
     if (!item) continue;
-    const current = results.filter((r) => !replacedLater(db, item, r));
+    const sameFile = otherJobsOfFile(db, item);
+    const current = results.filter((r) => !replacedLater(db, item, sameFile, r));
     if (!current.length) {
       plan.push({ item, results, next: null, why: 'alreadyRedone', whole: false });
       continue;
@@ -152,29 +153,39 @@ function planRedo(db: StudioDB, resultIds: readonly string[], recipe?: Recipe): 
 /**
  * The same photo's items in the same batch and folder, but this one: a redo's new item is one of
  * them; the same photo from another folder or run exports elsewhere, its redo is not this one's.
+ * Looked up by the photo (indexed), not by scanning the queue: a price is asked at every focus.
  */
-const samePhoto = (db: StudioDB, item: store.ItemRow, states: readonly ItemState[]) =>
-  store
-    .itemsInStates(db, states)
+function samePhoto(db: StudioDB, item: store.ItemRow, states: readonly ItemState[]) {
+  const ids = db
+    .prepare('SELECT id FROM items WHERE sha256 = ? AND batch_id = ? AND id != ?')
+    .pluck()
+    .all(item.sha256, item.batchId, item.id) as string[];
+  return ids
+    .map((id) => store.getItem(db, id))
     .filter(
-      (i) =>
-        i.id !== item.id &&
-        i.sha256 === item.sha256 &&
-        i.batchId === item.batchId &&
-        i.folderId === item.folderId,
+      (i): i is store.ItemRow =>
+        i !== undefined && i.folderId === item.folderId && states.includes(i.state),
     );
+}
 
-/**
- * A later job of the photo delivered this result again (its shot, or, where shots are not named,
- * all of what its job made): it is no longer the photo's current result, and redoing it would pay
- * for what is already there.
- */
-function replacedLater(db: StudioDB, item: store.ItemRow, result: store.ResultRow): boolean {
-  const asked = shotsOf(readRecipeSnapshot(item.recipe));
-  // The same file's later jobs: a copy of it under another name is a photo of its own.
-  const sameFile = samePhoto(db, item, ITEM_STATES).filter(
+/** The same file's other items (a copy of it under another name is a photo of its own). */
+const otherJobsOfFile = (db: StudioDB, item: store.ItemRow) =>
+  samePhoto(db, item, ITEM_STATES).filter(
     (i) => i.relativeDir === item.relativeDir && i.name === item.name,
   );
+
+/**
+ * A later job of the file (in `sameFile`) delivered this result again (its shot, or, where shots
+ * are not named, all of what its job made): it is no longer the photo's current result, and
+ * redoing it would pay for what is already there.
+ */
+function replacedLater(
+  db: StudioDB,
+  item: store.ItemRow,
+  sameFile: readonly store.ItemRow[],
+  result: store.ResultRow,
+): boolean {
+  const asked = shotsOf(readRecipeSnapshot(item.recipe));
   return sameFile.some((later) => {
     const made = store.resultsOf(db, later.id).filter((r) => r.createdAt > result.createdAt);
     if (!made.length) return false;
