@@ -397,10 +397,12 @@ export const StudioCommandSchemas = {
     review: z.enum(['approved', 'rejected', 'pending']),
   }),
   'review.redo': z.strictObject({ resultIds: z.array(Id).min(1), recipe: RecipeSchema.optional() }),
-  /** What `review.redo` would queue and cost: declines nothing, sends nothing. */
+  /** What `review.redo` would queue and cost: declines nothing, sends no job. */
   'review.redoPrice': z.strictObject({
     resultIds: z.array(Id).min(1),
     recipe: RecipeSchema.optional(),
+    /** Ask the service for prices not known yet (the confirm does; the hint at each focus does not). */
+    askPrices: z.boolean().default(false),
   }),
   'export.run': z.strictObject({ itemIds: z.array(Id).optional() }),
   'export.preview': z.strictObject({

@@ -110,7 +110,7 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
     },
     'review.redoPrice': async (args) => {
       if (args.recipe) await assertRecipeUsable(engine.client, args.recipe);
-      return previewRedo(engine, args.resultIds, args.recipe);
+      return previewRedo(engine, args.resultIds, args.recipe, args.askPrices);
     },
     'export.run': async (args) => exportReviewed(engine, args.itemIds),
     'export.preview': async (args) => previewExportNames(db, args, engine.now()),

@@ -40,16 +40,21 @@ export async function estimateRecipe(
 /**
  * What these recipes cost together, one photo each, at the price the scheduler admits photos at
  * (null: a price is not known). Shared by the redo and generate-again answers and their confirms.
+ * `ask: false` sends nothing (prices and shot counts as known): a price asked at every focus must
+ * not spend requests while the service does not answer.
  */
 export async function priceOfRecipes(
   engine: StudioEngine,
   recipes: readonly Recipe[],
+  ask = true,
 ): Promise<number | null> {
   if (!recipes.length) return 0;
-  await engine.spending.loadPrices().catch(() => undefined);
-  for (const { request } of recipes)
-    if (isReadyShootRecipe(request) && !request.shotIds?.length)
-      await engine.spending.shotCount(request.readyTemplateSetId).catch(() => undefined);
+  if (ask) {
+    await engine.spending.loadPrices().catch(() => undefined);
+    for (const { request } of recipes)
+      if (isReadyShootRecipe(request) && !request.shotIds?.length)
+        await engine.spending.shotCount(request.readyTemplateSetId).catch(() => undefined);
+  }
   if (!engine.spending.pricesKnown) return null;
   let diamonds = 0;
   for (const recipe of recipes) {

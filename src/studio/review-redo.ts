@@ -77,15 +77,19 @@ export function redoResults(
   return next;
 }
 
-/** What `redoResults` would queue and cost now; nothing is written. */
+/**
+ * What `redoResults` would queue and cost now; nothing is written. `askPrices`: the service is
+ * asked for prices not known yet (else they answer null).
+ */
 export async function previewRedo(
   engine: StudioEngine,
   resultIds: readonly string[],
   recipe?: Recipe,
+  askPrices = true,
 ): Promise<RedoPreview> {
   const plan = planRedo(engine.db, resultIds, recipe);
   return {
-    ...(await outcomeOf(engine, plan)),
+    ...(await outcomeOf(engine, plan, askPrices)),
     whole: plan.filter((p) => p.why === 'queue' && p.whole).length,
   };
 }
@@ -109,13 +113,17 @@ async function redoOnce(
   return outcomeOf(engine, plan);
 }
 
-async function outcomeOf(engine: StudioEngine, plan: readonly PhotoRedo[]): Promise<RedoOutcome> {
+async function outcomeOf(
+  engine: StudioEngine,
+  plan: readonly PhotoRedo[],
+  askPrices = true,
+): Promise<RedoOutcome> {
   const queued = plan.flatMap((p) => (p.next ? [p.next] : []));
   return {
     queued: queued.length,
     alreadyQueued: plan.filter((p) => p.why === 'alreadyQueued').length,
     alreadyRedone: plan.filter((p) => p.why === 'alreadyRedone').length,
-    diamonds: await priceOfRecipes(engine, queued),
+    diamonds: await priceOfRecipes(engine, queued, askPrices),
   };
 }
 

@@ -531,7 +531,7 @@ describe('packs and ready shoots', () => {
       diamonds: 0,
     });
     const mixed = [shot('shot_back'), shot('shot_three_quarter')];
-    expect(await call(studio, 'review.redoPrice', { resultIds: mixed })).toEqual({
+    expect(await call(studio, 'review.redoPrice', { resultIds: mixed, askPrices: true })).toEqual({
       queued: 1,
       alreadyQueued: 0,
       alreadyRedone: 0,

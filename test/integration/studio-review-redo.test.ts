@@ -183,7 +183,9 @@ describe('a stale redo (pressed on a screen still showing a result its redo alre
     const [firstCharge] = charges(w);
     const old = (await results(studio)).map((r) => r.id);
     // One result redone: the shoot's one job (its shots are not named) makes all three again.
-    expect(await call(studio, 'review.redoPrice', { resultIds: [old[0]!] })).toEqual({
+    expect(
+      await call(studio, 'review.redoPrice', { resultIds: [old[0]!], askPrices: true }),
+    ).toEqual({
       queued: 1,
       alreadyQueued: 0,
       alreadyRedone: 0,

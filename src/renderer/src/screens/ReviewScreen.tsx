@@ -72,6 +72,9 @@ function redoHint(price: RedoPrice): string {
 const WHOLE_TEXT =
   'Its shots are not named separately, so redoing one result makes its whole shoot or pack again (one job, all its results).';
 
+/** While the studio does not know a price yet (it loads them as it starts), the hint asks again. */
+const PRICE_AGAIN_MS = 2000;
+
 const focusGrid = () => document.querySelector<HTMLElement>('[data-testid="review-grid"]')?.focus();
 
 export function ReviewScreen() {
@@ -119,16 +122,25 @@ export function ReviewScreen() {
       .map((r) => r.review[0])
       .join(''),
   );
-  // The redo's price before the press: asked of the studio whenever what R would redo changes.
+  // The redo's price before the press: asked of the studio whenever what R would redo changes,
+  // from the prices it knows (no request to the service); asked again while they are not known.
   useEffect(() => {
     if (!targetKey) return;
+    let timer: ReturnType<typeof setTimeout>;
     let current = true;
-    const timer = setTimeout(() => {
-      studio()
-        .call('review.redoPrice', { resultIds: targetKey.split(',') })
-        .then((price) => current && setRedoPrice({ key: targetKey, price }))
-        .catch(() => undefined);
-    }, 150);
+    const ask = (after: number) => {
+      timer = setTimeout(() => {
+        studio()
+          .call('review.redoPrice', { resultIds: targetKey.split(',') })
+          .then((price) => {
+            if (!current) return;
+            setRedoPrice({ key: targetKey, price });
+            if (price.queued > 0 && price.diamonds === null) ask(PRICE_AGAIN_MS);
+          })
+          .catch(() => undefined);
+      }, after);
+    };
+    ask(150);
     return () => {
       current = false;
       clearTimeout(timer);
@@ -183,7 +195,7 @@ export function ReviewScreen() {
     const ids = targets();
     if (ids.length === 0) return;
     act(async () => {
-      const price = await studio().call('review.redoPrice', { resultIds: ids });
+      const price = await studio().call('review.redoPrice', { resultIds: ids, askPrices: true });
       if (price.queued === 0) runRedo(ids);
       else setConfirmingRedo({ ids, price });
     });
