@@ -7,7 +7,13 @@
  */
 import { createHash } from 'node:crypto';
 import { ApiError, type ServiceClient } from '../client';
-import { isReadyShootRecipe, jobGroup, requestJobGroup, type Recipe } from '../shared/studio';
+import {
+  isReadyShootRecipe,
+  jobGroup,
+  requestJobGroup,
+  type Recipe,
+  type RecipeKind,
+} from '../shared/studio';
 import { utcDay } from '../shared/utc-day';
 import type { StudioDB } from './db/open';
 import { isDailyCapRefusal, namesShortPeriod } from './gates';
@@ -65,6 +71,14 @@ export const READING_KEPT_MS = 24 * 60 * 60_000;
  * come before that reading).
  */
 export const NAMED_SURE_MS = 15 * 60_000;
+
+/**
+ * How many times its plan a charge at a price no two readings confirmed may cost before a balance
+ * reading shows it (the spec promises a slight difference; a demanding ceiling holds beyond it):
+ * where a rise up to this could cross a ceiling, one round of photos goes before a reading
+ * (`Scheduler`), so a rise beyond the margin crosses it by that round's at most.
+ */
+export const WORST_RISE = 3;
 
 /** The learnt price of one shot of a ready shoot (next to those of job groups, `jobGroup`). */
 export const SHOT_PRICE = 'ready_shoot_shot';
@@ -475,6 +489,12 @@ export class Budget {
     return { diamonds: read.diamonds, confirmed: read.confirmed };
   }
 
+  /** Whether two agreeing readings confirmed the price a photo plans with (a ready shoot's: its shot's). */
+  priceConfirmed(kind: RecipeKind, toolId: string | null): boolean {
+    const group = kind === 'ready_shoot' ? SHOT_PRICE : jobGroup(kind, toolId);
+    return this.readPrice(group)?.confirmed === true;
+  }
+
   /** The list price of a group, when the catalog was read (0: not known). */
   listPrice(group: string): number {
     return this.toolPrices.get(group) ?? 0;
@@ -627,6 +647,21 @@ export class Budget {
         )
         .get(new Date(this.anchor.at).toISOString()) !== undefined
     );
+  }
+
+  /**
+   * A batch's charges since the balance was last read whose price is not confirmed
+   * (`hasUnsureCharges`), and what they were counted at: the spend no reading has shown yet
+   * (none: embedded, or no reading).
+   */
+  unreadCharges(batchId: string): { count: number; diamonds: number } {
+    if (!this.anchor || this.client.origin === 'embedded') return { count: 0, diamonds: 0 };
+    return this.db
+      .prepare(
+        `SELECT COUNT(*) AS count, COALESCE(SUM(diamonds), 0) AS diamonds FROM items
+         WHERE batch_id = ? AND (price_sure = 0 OR kind = 'ready_shoot') AND diamonds > 0 AND submitted_at >= ?`,
+      )
+      .get(batchId, new Date(this.anchor.at).toISOString()) as { count: number; diamonds: number };
   }
 
   get reconcilePending(): boolean {

@@ -7,14 +7,33 @@
  * while no gate (402, daily cap, rate limit) is closed.
  */
 import { ACTIVE_STATES, jobGroup, type WaitReason } from '../shared/studio';
-import { Budget, ownCapMessage, requestsPerPhoto, UNCONFIRMED_PRICE_HOLD } from './budget';
+import {
+  Budget,
+  ownCapMessage,
+  requestsPerPhoto,
+  UNCONFIRMED_PRICE_HOLD,
+  WORST_RISE,
+} from './budget';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
 import { typicalPollRequests } from './poll';
 import type { ToolTimes } from './poller';
 
-/** A batch's ceiling: what counts against it, how much of that is safety margin, how many items are admitted and not yet charged. */
-type Ceiling = { max: number; committed: number; margins: number; inFlight: number };
+/**
+ * A batch's ceiling: what counts against it, how much of that is safety margin, how many items are
+ * admitted and not yet charged (`moving`: of those, not in doubt; a lost create's waits for the
+ * operator), and what no balance reading has shown yet: unconfirmed charges since the last reading
+ * and photos on their way (`unread`: their plans, `unreadPhotos`: how many).
+ */
+type Ceiling = {
+  max: number;
+  committed: number;
+  margins: number;
+  inFlight: number;
+  moving: number;
+  unread: number;
+  unreadPhotos: number;
+};
 
 /**
  * Requests an item still needs to be delivered, by where it is: a photo not yet charged its whole
@@ -171,6 +190,20 @@ export class Scheduler {
               // That photo charged: its reading lowers the plan (or confirms the price).
               if (this.awaitReading(submitting, ceiling.inFlight)) continue;
             }
+            // A price no two readings confirmed (the list's, one read once, one named) may be far
+            // off. Near the ceiling, where a rise to WORST_RISE times the plan of what no reading
+            // has shown (and of this photo) could cross it, no more than one round of photos (the
+            // concurrency) goes before the balance tells what they took: a rise beyond the margin
+            // crosses it by one round's rise at most. Far from it, nothing waits for a reading.
+            if (
+              !quote.sure &&
+              !spending.priceConfirmed(item.kind, item.toolId) &&
+              ceiling.unreadPhotos >= (engine.options.concurrency ?? 4) &&
+              ceiling.committed + price + (WORST_RISE - 1) * (ceiling.unread + planned) >
+                ceiling.max &&
+              this.awaitReading(submitting, ceiling.moving)
+            )
+              continue;
             if (ceiling.committed + price > ceiling.max) {
               if (ceiling.committed - ceiling.margins + quote.diamonds <= ceiling.max) {
                 // Only safety margins are in the way: the balance tells the real prices (then exact).
@@ -182,6 +215,9 @@ export class Scheduler {
             ceiling.committed += price;
             ceiling.margins += price - planned;
             ceiling.inFlight++;
+            ceiling.moving++;
+            ceiling.unread += planned;
+            ceiling.unreadPhotos++;
           }
           if (item.reserved === 0 || readmit)
             store.updateItem(db, item.id, { reserved: price }, now);
@@ -384,15 +420,25 @@ export class Scheduler {
             (i.state === 'queued' || i.state === 'uploading' || i.state === 'submitting') &&
             !this.reservedUncharged(i),
         );
-        const reserved = onTheirWay.reduce((sum, i) => {
+        let reserved = 0;
+        const charges = this.engine.spending.unreadCharges(batchId);
+        let unread = charges.diamonds;
+        let moving = 0;
+        for (const i of onTheirWay) {
           const quote = this.engine.quoteOf(i);
-          return sum + Math.max(i.reserved, quote ? quote.diamonds + Budget.margin(quote) : 0);
-        }, 0);
+          reserved += Math.max(i.reserved, quote ? quote.diamonds + Budget.margin(quote) : 0);
+          if (i.uncertain === 1) continue;
+          unread += quote?.diamonds ?? i.reserved;
+          moving++;
+        }
         cache.set(batchId, {
           max: batch.ceiling,
           committed: row.charged + row.chargeMargins + reserved,
           margins: row.chargeMargins,
           inFlight: onTheirWay.length,
+          moving,
+          unread,
+          unreadPhotos: charges.count + moving,
         });
       }
     }
