@@ -491,6 +491,14 @@ async function run(args: string[]): Promise<void> {
   const fs = await import('node:fs');
   if (!fs.existsSync(inDir) || !fs.statSync(inDir).isDirectory())
     throw new UsageError(`--in ${inDir} is not a folder; give the folder of photos`);
+  const { isInside, realLocation } = await import('../studio/folder-paths');
+  const realIn = realLocation(inDir);
+  const realOut = realLocation(outDir);
+  // Exports under --in would come back as new photos on the next run, each paid for again.
+  if (realOut === realIn || isInside(realOut, realIn))
+    throw new UsageError(
+      `--out ${outDir} is inside --in ${inDir}: the next run would take the exported files as new photos and pay for them again. Pick an output folder outside ${inDir}`,
+    );
   const { RecipeSchema } = await import('../shared/studio');
   if (!fs.existsSync(recipeFile) || !fs.statSync(recipeFile).isFile())
     throw new UsageError(

@@ -72,7 +72,7 @@ export type EngineOptions = {
   /** Longest gap between two polls of a running job. */
   maxPollGapMs?: number;
   /** Prepares a photo for upload (conversion, size limit, sRGB); identity by default. */
-  prepareUpload?: (file: string) => Promise<Buffer>;
+  prepareUpload?: (source: Buffer) => Promise<Buffer>;
   log?: (message: string) => void;
 };
 

@@ -11,24 +11,12 @@ import { recipeKind, requestToolId, TERMINAL_STATES } from '../shared/studio';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
 import { moveNoClobber, moveSourceToDone, moveSourceToFailed } from './export/source-files';
+import { isInside, realLocation } from './folder-paths';
+import { SOURCE_CHANGED } from './runner';
 import { watchHotFolder, type HotFileRejection, type HotFolderWatch } from './watch/hot-folder';
 
 /** A folder the studio will not watch (nested, duplicate, missing); the message is for the operator. */
 export class FolderRefused extends Error {}
-
-/** The real location of a path (symlinks and `..` resolved); the path itself when it is gone. */
-function realLocation(p: string): string {
-  try {
-    return fs.realpathSync.native(p);
-  } catch {
-    return path.resolve(p);
-  }
-}
-
-const isInside = (child: string, parent: string): boolean => {
-  const relative = path.relative(parent, child);
-  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
-};
 
 export type HotFoldersOptions = { settleMs?: number; log?: (message: string) => void };
 
@@ -281,6 +269,8 @@ export class HotFolders {
 
   private onItemChanged(item: ItemView): void {
     if (!item.folderId || !TERMINAL_STATES.includes(item.state) || this.moving.has(item.id)) return;
+    // The file under that name is a newer photo, queued on its own: it stays where it is.
+    if (item.state === 'failed' && item.error === SOURCE_CHANGED) return;
     const folder = store.getFolder(this.engine.db, item.folderId);
     if (!folder || !fs.existsSync(item.sourcePath)) return;
     // Another item still working on the same file (a redo) keeps it in place.

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import pLimit from 'p-limit';
 import { ApiError } from '../client';
 import type { Recipe } from '../shared/studio';
 import { RESERVE_KEPT, UNCONFIRMED_PRICE_HOLD } from './budget';
@@ -19,6 +20,7 @@ import { isSourcePhotoName } from './watch/sniff';
 import { exportAgainIfMissing } from './export/destination';
 import { watchTheDay } from './watch-the-day';
 import { fileVerdict, type FileVerdict } from './export/compliance';
+import { checkStableFile, type StableCheck } from './watch/stable-file';
 
 /** States of a photo not yet charged that a ceiling may hold. */
 const ADMITTED_STATES = new Set(['queued', 'uploading', 'submitting']);
@@ -79,7 +81,39 @@ export type RunOptions = {
   uncertain?: 'resubmit' | 'fail';
   wait?: boolean;
   onNotice?: (line: string) => void;
+  /** How long a photo's size and time must stay unchanged before it is taken; default 1 s. */
+  settleMs?: number;
 };
+
+/**
+ * A photo still being copied in (or cut short) would be uploaded and paid for as it is, and its
+ * finished copy paid for again: `run` takes a file, like a hot folder, only once it has stopped
+ * changing and decodes completely. One settle for all photos at once; one decode retry.
+ */
+const RUN_SETTLE_MS = 1_000;
+
+type Intake = { file: string; check: StableCheck };
+
+/** Every photo under the folder, in name order, checked complete (or why it is not). */
+async function takeStablePhotos(
+  inDir: string,
+  options: { settleMs: number; signal: AbortSignal | undefined },
+): Promise<Intake[]> {
+  const files: string[] = [];
+  for await (const file of imagesUnder(inDir)) files.push(file);
+  const limit = pLimit(2); // each check reads and decodes a whole photo
+  return Promise.all(
+    files.map(async (file) => ({
+      file,
+      check: await checkStableFile(file, {
+        settleMs: options.settleMs,
+        decodeRetries: 1,
+        limit,
+        ...(options.signal ? { signal: options.signal } : {}),
+      }),
+    })),
+  );
+}
 
 async function* imagesUnder(root: string, rel = ''): AsyncGenerator<string> {
   const entries = await fs.promises.readdir(path.join(root, rel), { withFileTypes: true });
@@ -132,19 +166,36 @@ export async function runBatch(
   let wantsBalance = false;
   let unreadAt: 'before' | 'after' = 'before';
   const { signal } = input;
-  for await (const file of imagesUnder(input.inDir)) {
+  /** Photos not complete (still being copied, cut short, not an image): nothing sent or spent. */
+  const unreadable: BatchSummary['failed'] = [];
+  const intake = await takeStablePhotos(input.inDir, {
+    settleMs: input.settleMs ?? RUN_SETTLE_MS,
+    signal,
+  }).catch((error: unknown) => {
+    if (signal?.aborted) return [];
+    throw error;
+  });
+  for (const { file, check } of intake) {
     if (signal?.aborted) break;
+    if (check.kind === 'gone') continue; // deleted or moved away while we looked
+    photos++;
+    if (check.kind === 'rejected') {
+      unreadable.push({
+        name: path.relative(input.inDir, file),
+        reason: `not sent, nothing spent: ${check.reason}`,
+      });
+      continue;
+    }
     const queued = engine.enqueue({
       batchId,
       sourcePath: file,
       rootDir: input.inDir,
-      sha256: await sha256Of(file),
+      sha256: check.file.sha256,
       recipe: input.recipe,
     });
     // Done before with this recipe: skipped only if its files are in --out; else exported again, for nothing.
     if (queued.state === 'skipped')
       exportAgainIfMissing(engine.db, queued.id, input.outDir, engine.now());
-    photos++;
   }
   if (!signal?.aborted) {
     // Every photo priced and today's requests counted before anything is spent.
@@ -355,9 +406,12 @@ export async function runBatch(
     photos,
     exported: items.filter((i) => i.state === 'exported').length,
     skipped: items.filter((i) => i.state === 'skipped').length,
-    failed: items
-      .filter((i) => i.state === 'failed' || i.state === 'cancelled')
-      .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: reason(i) })),
+    failed: [
+      ...unreadable,
+      ...items
+        .filter((i) => i.state === 'failed' || i.state === 'cancelled')
+        .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: reason(i) })),
+    ],
     // Why it is uncertain (the note) matters more than the network error that led there.
     uncertain: items
       .filter((i) => i.uncertain === 1)

@@ -80,6 +80,10 @@ const RESENT_402_TIMES =
 /** 402s to one resent key before a person decides (a stored 402 replayed never ends). */
 const MAX_RESENT_402 = 3;
 
+/** Why a photo overwritten after it was queued is not sent (folders.ts leaves its file alone). */
+export const SOURCE_CHANGED =
+  'the file was replaced after it was queued: nothing was sent or spent for this version; the new one is taken on its own (in `dropshoot run`: run again)';
+
 const firstUploadKey = (itemId: string) => `upload-${itemId}`;
 /** The states an item may still be cancelled in before its create goes out (queue-actions). */
 const BEFORE_SUBMISSION: readonly ItemState[] = ['queued', 'uploading'];
@@ -154,10 +158,13 @@ export class Runner {
       uploadKey = firstUploadKey(item.id);
       if (!this.moveOn(item.id, BEFORE_SUBMISSION, { uploadKey, state: 'uploading' })) return;
     }
+    const source = await fs.promises.readFile(item.sourcePath);
+    // Overwritten since it was queued (a hot-folder photo replaced under its name): these bytes
+    // are another photo, which is queued on its own; sent here they would be paid for twice.
+    if (createHash('sha256').update(source).digest('hex') !== item.sha256)
+      throw new Error(SOURCE_CHANGED);
     const prepare = this.engine.options.prepareUpload;
-    const data = prepare
-      ? await prepare(item.sourcePath)
-      : await fs.promises.readFile(item.sourcePath);
+    const data = prepare ? await prepare(source) : source;
     // The upload's echo of its key says nothing of the charging endpoints (learnt from their own).
     const uploaded = await this.client.upload(data, { idempotencyKey: uploadKey });
     const recipe = this.recipeOf(item);

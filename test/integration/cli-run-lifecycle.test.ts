@@ -191,10 +191,11 @@ describe('one data-folder layout for run, studio and generate', () => {
   it('a data folder written by the older generate (<data>/core.db) is moved into <data>/core/, balance and all', async () => {
     const root = tempDir();
     const dataDir = path.join(root, 'data');
-    const img = path.join(root, 'tee.jpg');
+    const photos = path.join(root, 'photos');
+    const img = path.join(photos, 'tee.jpg');
     await photo(img, 120);
     const first = json<{ diamondBalance: number }>(
-      (await cli(generateArgs(img, dataDir, root))).stdout,
+      (await cli(generateArgs(img, dataDir, path.join(root, 'cutout')))).stdout,
     );
     // Lay it out as the older generate did: the core's files at the top of the data folder.
     for (const entry of fs.readdirSync(path.join(dataDir, 'core')))
@@ -202,7 +203,7 @@ describe('one data-folder layout for run, studio and generate', () => {
     fs.rmdirSync(path.join(dataDir, 'core'));
     expect(fs.existsSync(path.join(dataDir, 'core.db'))).toBe(true);
 
-    const res = await cli(runArgs(root, path.join(root, 'exports'), dataDir));
+    const res = await cli(runArgs(photos, path.join(root, 'exports'), dataDir));
     expect(res.code, res.stderr).toBe(0);
     expect(fs.existsSync(path.join(dataDir, 'core.db'))).toBe(false);
     expect(fs.existsSync(path.join(dataDir, 'blobs'))).toBe(false);
@@ -221,13 +222,14 @@ describe('one data-folder layout for run, studio and generate', () => {
   it('a data folder holding both layouts is refused with the fix, not forked', async () => {
     const root = tempDir();
     const dataDir = path.join(root, 'data');
-    const img = path.join(root, 'tee.jpg');
+    const photos = path.join(root, 'photos');
+    const img = path.join(photos, 'tee.jpg');
     await photo(img, 240);
-    expect((await cli(generateArgs(img, dataDir, root))).code).toBe(0);
+    expect((await cli(generateArgs(img, dataDir, path.join(root, 'cutout')))).code).toBe(0);
     fs.copyFileSync(path.join(dataDir, 'core', 'core.db'), path.join(dataDir, 'core.db'));
     for (const args of [
-      generateArgs(img, dataDir, root),
-      runArgs(root, path.join(root, 'exports'), dataDir),
+      generateArgs(img, dataDir, path.join(root, 'cutout')),
+      runArgs(photos, path.join(root, 'exports'), dataDir),
     ]) {
       const res = await cli(args);
       expect(res.code).toBe(1);

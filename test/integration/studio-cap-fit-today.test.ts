@@ -13,7 +13,7 @@ import { HttpClient } from '../../src/client';
 import * as store from '../../src/studio/db/store';
 import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
-import { CUTOUT_RECIPE, plainPhotos } from './helpers/studio-fixtures';
+import { CUTOUT_RECIPE, fileSha256, plainPhotos } from './helpers/studio-fixtures';
 import { startReferenceService } from '../reference-service';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -51,13 +51,13 @@ describe('photos that fit today, with paid jobs still running', () => {
     });
     const firstDir = path.join(root, 'day1');
     const batchId = yesterday.createBatch({ kind: 'folder', outputDir: outDir, autoApprove: true });
-    const paidIds = (await plainPhotos(firstDir, 'paid', paidCount)).map(
-      (file, i) =>
+    const paidIds = (await plainPhotos(firstDir, 'paid', paidCount, 30, 60)).map(
+      (file) =>
         yesterday.enqueue({
           batchId,
           sourcePath: file,
           rootDir: firstDir,
-          sha256: `paid-${i}`.padEnd(64, '0'),
+          sha256: fileSha256(file),
           recipe: CUTOUT_RECIPE,
         }).id,
     );

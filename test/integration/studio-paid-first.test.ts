@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
 import * as store from '../../src/studio/db/store';
 import { StudioEngine } from '../../src/studio/engine';
-import { CUTOUT_RECIPE, plainPhotos } from './helpers/studio-fixtures';
+import { CUTOUT_RECIPE, fileSha256, plainPhotos } from './helpers/studio-fixtures';
 import { startReferenceService } from '../reference-service';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -59,12 +59,12 @@ describe('a new day with paid jobs still running and few requests', () => {
         autoApprove: true,
       });
       return files.map(
-        (file, i) =>
+        (file) =>
           engine.enqueue({
             batchId,
             sourcePath: file,
             rootDir: dir,
-            sha256: `${path.basename(file)}-${i}`.padEnd(64, '0'),
+            sha256: fileSha256(file),
             recipe: CUTOUT_RECIPE,
           }).id,
       );
@@ -72,7 +72,7 @@ describe('a new day with paid jobs still running and few requests', () => {
     const items = (ids: string[]) => ids.map((id) => store.getItem(engine.db, id)!);
 
     const firstDir = path.join(root, 'day1');
-    const paidIds = queue(await plainPhotos(firstDir, 'paid', paidCount, 40), firstDir);
+    const paidIds = queue(await plainPhotos(firstDir, 'paid', paidCount, 40, 60), firstDir);
     engine.start();
     const charged = Date.now() + 9_000;
     while (items(paidIds).some((i) => i.state !== 'processing') && Date.now() < charged)

@@ -16,6 +16,7 @@ import * as store from '../../src/studio/db/store';
 import type { Recipe } from '../../src/shared/studio';
 import { StudioEngine } from '../../src/studio/engine';
 import { startReferenceService, type ReferenceService } from '../reference-service';
+import { fileSha256 } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -132,7 +133,7 @@ function enqueue(engine: StudioEngine, photo: string): string {
     batchId,
     sourcePath: photo,
     rootDir: path.dirname(photo),
-    sha256: 'a'.repeat(64),
+    sha256: fileSha256(photo),
     recipe: cutout,
   }).id;
 }

@@ -1,4 +1,5 @@
 /** Set-up shared by the studio tests against the reference service: a recipe, photos, a clock. */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -19,12 +20,17 @@ export const SHOOT_02_RECIPE: Recipe = {
   export: { preset: 'original', format: 'png', quality: 90, naming: '{name}-{shot}-{n}' },
 };
 
+/** A file's SHA-256, as the studio records a photo it takes (the runner checks it before upload). */
+export const fileSha256 = (file: string): string =>
+  createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+
 /** `n` different plain JPEGs named `{prefix}{i}.jpg` in `dir` (the same bytes twice would be skipped). */
 export async function plainPhotos(
   dir: string,
   prefix: string,
   n: number,
   redStep = 30,
+  green = 90,
 ): Promise<string[]> {
   fs.mkdirSync(dir, { recursive: true });
   const files: string[] = [];
@@ -35,7 +41,7 @@ export async function plainPhotos(
         width: 320,
         height: 400,
         channels: 3,
-        background: { r: redStep * i, g: 90, b: 150 },
+        background: { r: redStep * i, g: green, b: 150 },
       },
     })
       .jpeg()
