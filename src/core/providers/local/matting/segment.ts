@@ -1084,6 +1084,12 @@ const FRINGE_CLEAR = 30;
  * no photo's IoU moved by more than 0.001).
  */
 const PALE = 2;
+/**
+ * ...or within this many levels: the bright rim a sharpened cut-out brought (02015_00's yellow top
+ * on 246 grey: a rim 2-3 px wide up to 9 levels brighter than the backdrop in red, 2-6 off in the
+ * rest, between the fringe and the fabric) counted against the fringe as not clear.
+ */
+const PALE_LEVELS = 12;
 /** A fringe lies beside the subject: no pixel of it further than this from the subject... */
 const FRINGE_DEPTH = 12;
 /** ...nor, where the subject's own colours come near the backdrop's, from the background. */
@@ -1125,6 +1131,7 @@ function addDigitalFringe(
     for (let k = 0; k < 4; k++) if (nb[k]! >= 0 && background[nb[k]!]) touches[l] = 1;
   }
   // The ring 2-5 px out, through the subject; pale pixels there are no evidence either way.
+  const pale = Math.max(PALE * near, PALE_LEVELS);
   const total = new Float64Array(z);
   const clear = new Float64Array(z);
   growRegions(
@@ -1133,7 +1140,7 @@ function addDigitalFringe(
     5,
     (j) => candidate[j] !== 0 || background[j] !== 0,
     (j, l, step) => {
-      if (step < 2 || distance[j]! <= PALE * near) return;
+      if (step < 2 || distance[j]! <= pale) return;
       total[l]!++;
       if (distance[j]! > FRINGE_CLEAR) clear[l]!++;
     },
