@@ -115,13 +115,27 @@ async function takeStablePhotos(
   );
 }
 
-async function* imagesUnder(root: string, rel = ''): AsyncGenerator<string> {
+/**
+ * Photos under `root`, in name order. Symlinks are followed (a folder of links to photos is
+ * shot like the photos), each real folder once, so a link back up cannot loop.
+ */
+async function* imagesUnder(
+  root: string,
+  rel = '',
+  seen = new Set([fs.realpathSync.native(root)]),
+): AsyncGenerator<string> {
   const entries = await fs.promises.readdir(path.join(root, rel), { withFileTypes: true });
   for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
     const relPath = rel ? `${rel}/${entry.name}` : entry.name;
-    if (isIgnored(relPath, entry.isDirectory())) continue;
-    if (entry.isDirectory()) yield* imagesUnder(root, relPath);
-    else if (entry.isFile() && isSourcePhotoName(entry.name)) yield path.join(root, relPath);
+    const full = path.join(root, relPath);
+    const target = entry.isSymbolicLink() ? await fs.promises.stat(full).catch(() => null) : entry;
+    if (!target || isIgnored(relPath, target.isDirectory())) continue;
+    if (target.isDirectory()) {
+      const real = fs.realpathSync.native(full);
+      if (seen.has(real)) continue;
+      seen.add(real);
+      yield* imagesUnder(root, relPath, seen);
+    } else if (target.isFile() && isSourcePhotoName(entry.name)) yield full;
   }
 }
 

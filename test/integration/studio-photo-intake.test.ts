@@ -118,6 +118,20 @@ describe('dropshoot run takes a photo only once it is complete', () => {
     expect(await w.spent()).toBe(oneJob);
   });
 
+  it('follows symlinks to photos and folders, each folder once (a link back up does not loop)', async () => {
+    const w = await world();
+    const elsewhere = path.join(w.root, 'elsewhere');
+    fs.mkdirSync(path.join(elsewhere, 'looks'), { recursive: true });
+    fs.writeFileSync(path.join(elsewhere, 'linked.jpg'), await photoBytes(40));
+    fs.writeFileSync(path.join(elsewhere, 'looks', 'in-linked-folder.jpg'), await photoBytes(160));
+    fs.symlinkSync(path.join(elsewhere, 'linked.jpg'), path.join(w.inDir, 'linked.jpg'));
+    fs.symlinkSync(path.join(elsewhere, 'looks'), path.join(w.inDir, 'looks'));
+    fs.symlinkSync(w.inDir, path.join(w.inDir, 'back-up'));
+    const summary = await runOnce(w);
+    expect(summary.photos).toBe(2);
+    expect(summary.exported, JSON.stringify(summary.failed)).toBe(2);
+  });
+
   it('refuses --out inside --in before anything is read or spent', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-intake-cli-'));
     cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
