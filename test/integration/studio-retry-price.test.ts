@@ -5,12 +5,9 @@
  * charge. Against the reference /v1 service, on the studio's real database; the price the studio
  * states before the press is checked against the service's own ledger after it.
  */
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
-import { openStudio } from '../../src/studio';
 import { ACTIVE_STATES, type ItemView } from '../../src/shared/studio';
-import { referenceWorld, runOnWorld } from './helpers/reference-studio';
+import { referenceWorld, runOnWorld, studioOnWorld } from './helpers/reference-studio';
 import { CUTOUT_RECIPE, SHOOT_02_RECIPE } from './helpers/studio-fixtures';
 import { call, until } from './helpers/studio-commands';
 
@@ -46,17 +43,7 @@ describe('generate again', () => {
     expect(paidBefore).toBeGreaterThan(0);
     w.service.setOptions({ completedAnsweredAs: undefined });
 
-    const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
-    const studio = await openStudio({
-      dataDir: path.join(w.root, 'data'),
-      client,
-      apiKey: w.apiKey,
-      backoff: { baseMs: 50, maxMs: 50 },
-    });
-    cleanups.push(async () => {
-      await studio.close();
-      await client.close();
-    });
+    const studio = await studioOnWorld(w, cleanups);
     const items = async () =>
       (await call(studio, 'queue.list', { limit: 500 })).items as ItemView[];
     const failed = (await items()).filter((i) => i.state === 'failed');

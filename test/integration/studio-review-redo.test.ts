@@ -7,12 +7,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { HttpClient } from '../../src/client';
-import { openStudio, type Studio } from '../../src/studio';
+import type { Studio } from '../../src/studio';
 import type { ItemView, Recipe, ResultView } from '../../src/shared/studio';
 import { ACTIVE_STATES } from '../../src/shared/studio';
 import type { ReferenceServiceOptions } from '../reference-service';
-import { referenceWorld, runOnWorld, type ReferenceWorld } from './helpers/reference-studio';
+import {
+  referenceWorld,
+  runOnWorld,
+  studioOnWorld,
+  type ReferenceWorld,
+} from './helpers/reference-studio';
 import { call } from './helpers/studio-commands';
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -54,17 +58,7 @@ async function shotOnce(
     fs.cpSync(w.inDir, folders.inDir, { recursive: true });
     expect((await runOnWorld(w, { recipe, folders })).exported).toBe(1);
   }
-  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
-  const studio = await openStudio({
-    dataDir: path.join(w.root, 'data'),
-    client,
-    apiKey: w.apiKey,
-    backoff: { baseMs: 50, maxMs: 50 },
-  });
-  cleanups.push(async () => {
-    await studio.close();
-    await client.close();
-  });
+  const studio = await studioOnWorld(w, cleanups);
   return { w, studio };
 }
 

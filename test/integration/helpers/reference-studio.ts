@@ -9,6 +9,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { HttpClient } from '../../../src/client';
 import type { Recipe } from '../../../src/shared/studio';
+import { openStudio, type Studio } from '../../../src/studio';
 import { StudioEngine } from '../../../src/studio/engine';
 import { runBatch } from '../../../src/studio/run-batch';
 import { CUTOUT_RECIPE } from './studio-fixtures';
@@ -85,4 +86,20 @@ export async function runOnWorld(
     await engine.close();
     await client.close();
   }
+}
+
+/** The studio (hot folders, commands) on the world's data folder, closed with the test. */
+export async function studioOnWorld(w: ReferenceWorld, cleanups: Cleanups): Promise<Studio> {
+  const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
+  const studio = await openStudio({
+    dataDir: path.join(w.root, 'data'),
+    client,
+    apiKey: w.apiKey,
+    backoff: { baseMs: 50, maxMs: 50 },
+  });
+  cleanups.push(async () => {
+    await studio.close();
+    await client.close();
+  });
+  return studio;
 }
