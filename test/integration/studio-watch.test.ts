@@ -66,6 +66,18 @@ async function until(condition: () => boolean, timeoutMs = 15_000): Promise<void
 }
 
 describe('hot folder', () => {
+  it('waits out a copy that stalls for ten settles, then takes it whole, never rejected', async () => {
+    await start().ready;
+    const data = await noisyJpeg(600, 400);
+    const file = path.join(root, 'stalled.jpg');
+    fs.writeFileSync(file, data.subarray(0, data.length >> 1));
+    await sleep(10 * SETTLE_MS);
+    fs.appendFileSync(file, data.subarray(data.length >> 1));
+    await until(() => files.length === 1);
+    expect(files[0]).toMatchObject({ name: 'stalled.jpg', size: data.length });
+    expect(rejections).toEqual([]);
+  });
+
   it('picks up existing files at start, with subfolders as relativeDir', async () => {
     fs.mkdirSync(path.join(root, 'brand', 'ss27'), { recursive: true });
     fs.writeFileSync(path.join(root, 'top.png'), await tinyPng(1));

@@ -50,6 +50,13 @@ type PathState = {
 };
 
 /**
+ * Settle-and-decode rounds for a file that is stable but incomplete, each a settle longer: a copy
+ * stalled that long (about a minute at the default 2 s) is rejected and moved to failed/, where
+ * a copy still going on would finish it unseen. A broken file is reported that much later.
+ */
+const STALLED_COPY_RETRIES = 6;
+
+/**
  * Watches a hot folder recursively and delivers each photo once it is complete. Existing files
  * are picked up at start. Each path is delivered once per content: replacing a file with
  * different bytes delivers it again; touching it or re-adding the same bytes does not (the
@@ -88,7 +95,12 @@ export function watchHotFolder(options: WatchHotFolderOptions): HotFolderWatch {
     try {
       do {
         state.dirty = false;
-        const result = await checkStableFile(file, { settleMs, signal: abort.signal, limit });
+        const result = await checkStableFile(file, {
+          settleMs,
+          decodeRetries: STALLED_COPY_RETRIES,
+          signal: abort.signal,
+          limit,
+        });
         if (abort.signal.aborted) return;
         if (state.dirty) continue; // changed after we looked: look again
         switch (result.kind) {
