@@ -80,6 +80,10 @@ export const NAMED_SURE_MS = 15 * 60_000;
  */
 export const WORST_RISE = 3;
 
+/** The wait before a reading asked again after its balance read failed; doubled per failure. */
+const READING_RETRY_MS = 1_000;
+const READING_RETRY_MAX_MS = 30_000;
+
 /** The learnt price of one shot of a ready shoot (next to those of job groups, `jobGroup`). */
 export const SHOT_PRICE = 'ready_shoot_shot';
 
@@ -680,9 +684,37 @@ export class Budget {
     return this.reconciling;
   }
 
+  /** Whether the last reading's balance read failed (no answer, a 5xx): what it was to show is unknown. */
+  get readingFailed(): boolean {
+    return this.failedReadings > 0;
+  }
+
+  /** Balance reads of readings that failed in a row, and when the next may go. */
+  private failedReadings = 0;
+  private nextReadingAt = 0;
+
+  /**
+   * How long before the scheduler may ask for a reading again (0: now). It asks at every tick
+   * while one is wanted, so a service whose balance read keeps failing would take the day's
+   * requests in seconds: after a failed read the next waits READING_RETRY_MS, doubled per failure
+   * up to READING_RETRY_MAX_MS. The closing read after a batch (one request) does not wait.
+   */
+  get readingDueIn(): number {
+    return Math.max(0, this.nextReadingAt - Date.now());
+  }
+
   private async doReconcile(): Promise<void> {
     const anchor = this.anchor;
     const balance = await this.readBalance();
+    if (balance === null) {
+      this.failedReadings++;
+      this.nextReadingAt =
+        Date.now() +
+        Math.min(READING_RETRY_MS * 2 ** (this.failedReadings - 1), READING_RETRY_MAX_MS);
+    } else {
+      this.failedReadings = 0;
+      this.nextReadingAt = 0;
+    }
     if (balance === null || !this.db.open) return;
     const nowIso = this.now().toISOString();
     if (anchor) {

@@ -562,7 +562,8 @@ export class StudioEngine {
 
   /** Reads the balance and attributes spend since the last read (no submission may be in flight). */
   reconcile(): void {
-    if (this.stopped) return;
+    // After a failed read the next waits (Budget.readingDueIn); the 250 ms tick asks again.
+    if (this.stopped || this.spending.readingDueIn > 0) return;
     this.spending.reconcile().then(
       () => this.kick(),
       () => undefined,

@@ -19,6 +19,9 @@ import type { StudioEngine } from './engine';
 import { typicalPollRequests } from './poll';
 import type { ToolTimes } from './poller';
 
+/** Why a photo near its ceiling waits while the balance read that would show its price fails. */
+const UNREAD_NEAR_CEILING_HOLD = `${UNCONFIRMED_PRICE_HOLD}: near the ceiling, the balance read that shows what the photos before it took failed (asked again, waiting longer each time); nothing was spent on it`;
+
 /**
  * A batch's ceiling: what counts against it, how much of that is safety margin, how many items are
  * admitted and not yet charged (`moving`: of those, not in doubt; a lost create's waits for the
@@ -202,8 +205,12 @@ export class Scheduler {
               ceiling.committed + price + (WORST_RISE - 1) * (ceiling.unread + planned) >
                 ceiling.max &&
               this.awaitReading(submitting, ceiling.moving)
-            )
+            ) {
+              // The reading it waits for failed (asked again later): held, saying why, so a
+              // headless run ends with it rather than waiting on a balance that does not answer.
+              if (spending.readingFailed) this.wait(item, 'ceiling', UNREAD_NEAR_CEILING_HOLD);
               continue;
+            }
             if (ceiling.committed + price > ceiling.max) {
               if (ceiling.committed - ceiling.margins + quote.diamonds <= ceiling.max) {
                 // Only safety margins are in the way: the balance tells the real prices (then exact).

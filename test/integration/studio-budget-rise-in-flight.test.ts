@@ -39,4 +39,25 @@ describe('a price rise larger than the margin, from the second create on', () =>
     expect(summary.exported).toBeGreaterThanOrEqual(2);
     expect(summary.diamondsSpent).toBeGreaterThanOrEqual(spent);
   }, 90_000);
+
+  it('a balance read that keeps failing near the ceiling: the photos are held, the reads spaced out', async () => {
+    const w = await world({});
+    const [photos] = await photoFolders(w, [8]);
+    const accountReads = { failAfter: 2, seen: 0 };
+    const summary = await runOnce(w, photos!, {
+      recipe: TO_PRO,
+      maxDiamonds: 20,
+      concurrency: 1,
+      accountReads,
+      afterCreate: { n: 2, fn: () => w.service.setOptions({ chargeExtra: 4 }) },
+    });
+    const spent = netSpent(w);
+    // Before: each scheduler tick asked again at once, 475 reads in 30 s (the day's requests gone).
+    expect(accountReads.seen).toBeLessThan(12);
+    expect(spent).toBeLessThanOrEqual(20);
+    expect(summary.held.length).toBeGreaterThan(0);
+    expect(summary.held.some((h) => /balance read .* failed/.test(h.reason))).toBe(true);
+    // The closing read failed too: the summary counts list prices and says they are unconfirmed.
+    if (summary.diamondsSpent < spent) expect(summary.diamondsUnconfirmed).toBeGreaterThan(0);
+  }, 90_000);
 });

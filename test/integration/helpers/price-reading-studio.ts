@@ -83,21 +83,28 @@ export type RunOpts = {
   loseFirstCreate?: boolean;
   /** Steps at once (4 unless given). */
   concurrency?: number;
+  /** Balance reads (`GET /v1/account`) answered 500 after the first `failAfter`; `seen` counts them all. */
+  accountReads?: { failAfter: number; seen: number };
 };
 
 /** One `run` of ON_MODEL (or `opts.recipe`) over `inDir` on the world's store. */
 export async function runOnce(w: ReferenceWorld, inDir: string, opts: RunOpts = {}) {
   let lost = false;
-  const proxy = opts.loseFirstCreate
-    ? await startFaultProxy({
-        target: w.service.url,
-        choose: (method, p) => {
-          if (lost || method !== 'POST' || p !== '/v1/generations') return null;
-          lost = true;
-          return 'dropAfter';
-        },
-      })
-    : null;
+  const reads = opts.accountReads;
+  const proxy =
+    opts.loseFirstCreate || reads
+      ? await startFaultProxy({
+          target: w.service.url,
+          choose: (method, p) => {
+            if (reads && method === 'GET' && p === '/v1/account')
+              return ++reads.seen > reads.failAfter ? 'error500Before' : null;
+            if (!opts.loseFirstCreate || lost || method !== 'POST' || p !== '/v1/generations')
+              return null;
+            lost = true;
+            return 'dropAfter';
+          },
+        })
+      : null;
   const client = new HttpClient({
     baseUrl: proxy?.url ?? w.service.url,
     apiKey: w.apiKey,
