@@ -160,17 +160,32 @@ export class HotFolders {
     await this.moving.get(itemId);
     const db = this.engine.db;
     const row = db
-      .prepare('SELECT source_path AS sourcePath, moved_to AS movedTo FROM items WHERE id = ?')
-      .get(itemId) as { sourcePath: string; movedTo: string | null } | undefined;
+      .prepare(
+        'SELECT source_path AS sourcePath, sha256, moved_to AS movedTo FROM items WHERE id = ?',
+      )
+      .get(itemId) as { sourcePath: string; sha256: string; movedTo: string | null } | undefined;
     if (!row) throw new Error(`no item ${itemId}`);
-    if (fs.existsSync(row.sourcePath) || !row.movedTo || !fs.existsSync(row.movedTo))
-      return row.sourcePath;
-    const restored = await moveNoClobber(row.movedTo, row.sourcePath);
-    await fs.promises.rm(`${row.movedTo}.reason.txt`, { force: true });
-    db.prepare('UPDATE items SET source_path = ?, moved_to = NULL WHERE id = ?').run(
-      restored,
-      itemId,
-    );
+    if (fs.existsSync(row.sourcePath)) return row.sourcePath;
+    // Moved under this item, or under another item of the same file (a redo's item that was
+    // exported moves the file its first item was queued from).
+    const holder = [
+      { id: itemId, movedTo: row.movedTo },
+      ...(db
+        .prepare(
+          'SELECT id, moved_to AS movedTo FROM items WHERE source_path = ? AND sha256 = ? AND id != ? AND moved_to IS NOT NULL ORDER BY created_at DESC',
+        )
+        .all(row.sourcePath, row.sha256, itemId) as { id: string; movedTo: string }[]),
+    ].find((h) => h.movedTo !== null && fs.existsSync(h.movedTo));
+    if (!holder?.movedTo) return row.sourcePath;
+    const restored = await moveNoClobber(holder.movedTo, row.sourcePath);
+    await fs.promises.rm(`${holder.movedTo}.reason.txt`, { force: true });
+    db.transaction(() => {
+      db.prepare('UPDATE items SET moved_to = NULL WHERE id = ?').run(holder.id);
+      db.prepare('UPDATE items SET source_path = ?, moved_to = NULL WHERE id = ?').run(
+        restored,
+        itemId,
+      );
+    })();
     return restored;
   }
 

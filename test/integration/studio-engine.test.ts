@@ -262,6 +262,60 @@ describe('hot folder to export', () => {
   });
 });
 
+describe('redo after export', () => {
+  it('a redo whose photo went to done/ under another item of it finds it there and runs, paid once each', async () => {
+    const { studio, client, inDir, outDir } = await setup();
+    await call(studio, 'folders.add', {
+      path: inDir,
+      outputDir: outDir,
+      recipe: recipeFor('remove_background'),
+    });
+    const before = (await client.getAccount()).diamondBalance;
+    await photo(path.join(inDir, 'coat.jpg'), 30);
+    /** The newest of `count` items once every one has settled (in review, exported or failed). */
+    const newestSettled = async (count: number) => {
+      const settled = ['review', 'exported', 'failed'];
+      const list = await until(
+        `${count} items settled`,
+        allIn(studio, count, (i) => settled.includes(i.state)),
+      );
+      const newest = [...list].sort((a, b) => a.createdAt.localeCompare(b.createdAt)).at(-1)!;
+      expect(newest).toMatchObject({ state: 'review', error: null });
+      return newest;
+    };
+    const resultOf = async (itemId: string) =>
+      (await call(studio, 'results.list', { itemId })).results[0]!;
+    /** Approves the item's result and waits for its export. */
+    const exportOf = async (itemId: string) => {
+      await call(studio, 'review.set', { ids: [(await resultOf(itemId)).id], review: 'approved' });
+      await until(
+        'exported',
+        async () => (await items(studio)).find((i) => i.id === itemId)?.state === 'exported',
+      );
+    };
+    const done = path.join(inDir, 'done', 'coat.jpg');
+    const first = await newestSettled(1);
+    await exportOf(first.id);
+    await until('the photo in done/', async () => fs.existsSync(done));
+    expect(
+      await call(studio, 'review.redo', { resultIds: [(await resultOf(first.id)).id] }),
+    ).toMatchObject({ queued: 1 });
+    const second = await newestSettled(2);
+    await exportOf(second.id);
+    await until('the photo in done/ again', async () => fs.existsSync(done));
+    // Both items of the photo finished at once, and the first one's move took it (as when both
+    // results are approved together): the photo is in done/ under the first item, not the redo's.
+    const db = studio.engine.db;
+    db.prepare('UPDATE items SET moved_to = NULL WHERE id = ?').run(second.id);
+    db.prepare('UPDATE items SET moved_to = ? WHERE id = ?').run(done, first.id);
+    expect(
+      await call(studio, 'review.redo', { resultIds: [(await resultOf(second.id)).id] }),
+    ).toMatchObject({ queued: 1 });
+    await newestSettled(3);
+    expect(before - (await client.getAccount()).diamondBalance).toBe(3);
+  });
+});
+
 describe('waiting with a reason, never failing', () => {
   it('a folder ceiling holds photos back until it is raised', async () => {
     const { studio, inDir, outDir } = await setup();
