@@ -12,6 +12,7 @@ import { retryItem } from './queue';
 import { priceOfRecipes } from './recipe-estimate';
 import { requeuePhoto } from './requeue';
 import { settleItem } from './review';
+import { SOURCE_CHANGED } from './runner';
 
 /** Items past these states hold a job at the service, or are on their way to one. */
 const IN_FLIGHT: readonly ItemState[] = [
@@ -46,10 +47,14 @@ export function cancelItems(engine: StudioEngine, ids: readonly string[]): numbe
   return items.length;
 }
 
-/** Failed or cancelled items; and pack items past their job whose shots partly failed. */
+/**
+ * Failed or cancelled items; and pack items past their job whose shots partly failed. Not a photo
+ * whose file was replaced after it was queued: that version is gone, and sent again it would only
+ * fail again (the new file is a photo of its own).
+ */
 function isRetryable(item: store.ItemRow): boolean {
   return (
-    item.state === 'failed' ||
+    (item.state === 'failed' && item.error !== SOURCE_CHANGED) ||
     item.state === 'cancelled' ||
     (item.failedShots !== null && !IN_FLIGHT.includes(item.state))
   );

@@ -193,5 +193,14 @@ describe('a hot-folder photo replaced under its name while it waits', () => {
     expect(await w.spent()).toBe(current!.diamonds);
     // The file under that name is the replacement, and it waits for its review in place.
     expect(fs.readFileSync(file).equals(replacement)).toBe(true);
+    // The replaced version is gone: nothing to retry, nothing priced for it.
+    const ids = [replaced!.id];
+    expect(await call(studio, 'queue.retryPrice', { ids })).toEqual({
+      charged: 0,
+      collected: 0,
+      diamonds: 0,
+    });
+    expect(await call(studio, 'queue.retry', { ids })).toEqual({ changed: 0 });
+    expect(await w.spent()).toBe(current!.diamonds);
   });
 });
