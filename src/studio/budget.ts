@@ -504,6 +504,13 @@ export class Budget {
     return this.toolPrices.get(group) ?? 0;
   }
 
+  /** A ready shoot's shot count, when the recipe's price depends on it (its shots not named). */
+  async loadShotCountFor(recipe: Recipe): Promise<void> {
+    const { request } = recipe;
+    if (isReadyShootRecipe(request) && !request.shotIds?.length)
+      await this.shotCount(request.readyTemplateSetId);
+  }
+
   /** Shots of a ready shoot (read once per shoot; the recipe's own shot list wins). */
   async shotCount(readyShootId: string): Promise<number> {
     const cached =
@@ -643,14 +650,17 @@ export class Budget {
   /** Charges since the balance was last read whose price is not confirmed (a catalog job's diamondCost is a claim). */
   hasUnsureCharges(): boolean {
     if (!this.anchor) return false;
-    const claims = this.client.origin === 'embedded' ? '' : " OR kind = 'ready_shoot'";
     return (
       this.db
-        .prepare(
-          `SELECT 1 FROM items WHERE (price_sure = 0${claims}) AND diamonds > 0 AND submitted_at >= ? LIMIT 1`,
-        )
+        .prepare(`SELECT 1 FROM items WHERE ${this.unsureSince()} LIMIT 1`)
         .get(new Date(this.anchor.at).toISOString()) !== undefined
     );
+  }
+
+  /** Items charged since a time (the one `?`) at a price no reading confirmed; a remote catalog job's cost is a claim. */
+  private unsureSince(): string {
+    const claims = this.client.origin === 'embedded' ? '' : " OR kind = 'ready_shoot'";
+    return `(price_sure = 0${claims}) AND diamonds > 0 AND submitted_at >= ?`;
   }
 
   /**
@@ -663,7 +673,7 @@ export class Budget {
     return this.db
       .prepare(
         `SELECT COUNT(*) AS count, COALESCE(SUM(diamonds), 0) AS diamonds FROM items
-         WHERE batch_id = ? AND (price_sure = 0 OR kind = 'ready_shoot') AND diamonds > 0 AND submitted_at >= ?`,
+         WHERE batch_id = ? AND ${this.unsureSince()}`,
       )
       .get(batchId, new Date(this.anchor.at).toISOString()) as { count: number; diamonds: number };
   }

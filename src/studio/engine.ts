@@ -279,8 +279,7 @@ export class StudioEngine {
     balance: number | null;
   }> {
     await this.spending.loadPrices().catch(() => undefined);
-    if (isReadyShootRecipe(recipe.request) && !recipe.request.shotIds?.length)
-      await this.spending.shotCount(recipe.request.readyTemplateSetId).catch(() => undefined);
+    await this.spending.loadShotCountFor(recipe).catch(() => undefined);
     // A remote service's charge can differ from its price list: its balance is the truth (the
     // embedded core charges its list price, so there a read is spent only to keep a ceiling).
     const remote = this.client.origin !== 'embedded';

@@ -3,7 +3,7 @@
  * price the scheduler admits photos at, and requests at the usual number of polls per job,
  * against the balance and today's request budget.
  */
-import { isReadyShootRecipe, requestJobGroup, type Estimate, type Recipe } from '../shared/studio';
+import { requestJobGroup, type Estimate, type Recipe } from '../shared/studio';
 import type { StudioEngine } from './engine';
 import { typicalPollRequests } from './poll';
 
@@ -18,8 +18,7 @@ export async function estimateRecipe(
   const request = recipe.request;
   // The same price the scheduler admits photos at: learnt from the balance or a 402 when known.
   await engine.spending.loadPrices();
-  if (isReadyShootRecipe(request) && !request.shotIds?.length)
-    await engine.spending.shotCount(request.readyTemplateSetId);
+  await engine.spending.loadShotCountFor(recipe);
   const perPhoto = engine.spending.quote(recipe)?.diamonds ?? 0;
   const budget = await engine.budget();
   const diamonds = perPhoto * photos;
@@ -51,9 +50,8 @@ export async function priceOfRecipes(
   if (!recipes.length) return 0;
   if (ask) {
     await engine.spending.loadPrices().catch(() => undefined);
-    for (const { request } of recipes)
-      if (isReadyShootRecipe(request) && !request.shotIds?.length)
-        await engine.spending.shotCount(request.readyTemplateSetId).catch(() => undefined);
+    for (const recipe of recipes)
+      await engine.spending.loadShotCountFor(recipe).catch(() => undefined);
   }
   if (!engine.spending.pricesKnown) return null;
   let diamonds = 0;
