@@ -105,3 +105,9 @@ function systemError(text: string): string | null {
   if (code === 'ENOENT') return `${target} is missing (moved or deleted)`;
   return null;
 }
+
+/** "1 photo", "3 photos". */
+export const photoCount = (n: number): string => `${n} photo${n === 1 ? '' : 's'}`;
+
+/** "1 diamond", "12 diamonds". */
+export const diamondCount = (n: number): string => `${n} diamond${n === 1 ? '' : 's'}`;

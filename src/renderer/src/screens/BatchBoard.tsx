@@ -12,7 +12,7 @@ import {
 import { ConfirmDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
 import { Progress } from '../components/Progress';
-import { folderName, itemPrice, recipeName, sentence } from '../names';
+import { diamondCount, folderName, itemPrice, photoCount, recipeName, sentence } from '../names';
 import { etaText, heldByDailyCap, progressOf } from '../progress';
 import { requestsLeftText } from '../requests-left';
 import { useCatalog } from '../stores/catalog-store';
@@ -373,7 +373,7 @@ export function BatchBoard() {
       )}
       {confirming && (
         <ConfirmDialog
-          title={`Generate ${photos(confirming.ids.length)} again?`}
+          title={`Generate ${photoCount(confirming.ids.length)} again?`}
           confirmLabel={
             confirming.charged === 0
               ? 'Collect again (free)'
@@ -386,8 +386,8 @@ export function BatchBoard() {
             act(async () => {
               await useQueue.getState().retry(ids);
               const parts = [
-                ...(charged ? [`${photos(charged)} queued to be generated again`] : []),
-                ...(collected ? [`${photos(collected)} collected again at no charge`] : []),
+                ...(charged ? [`${photoCount(charged)} queued to be generated again`] : []),
+                ...(collected ? [`${photoCount(collected)} collected again at no charge`] : []),
               ];
               useUi.getState().notify(`${parts.join('; ') || 'Nothing to generate again'}.`);
             });
@@ -395,13 +395,13 @@ export function BatchBoard() {
         >
           {confirming.charged > 0 ? (
             <p>
-              This sends {photos(confirming.charged)} to the service again and costs about{' '}
+              This sends {photoCount(confirming.charged)} to the service again and costs about{' '}
               <strong>{diamondsText(confirming.diamonds)}</strong>. Results already made are kept.
             </p>
           ) : null}
           {confirming.collected > 0 ? (
             <p>
-              {photos(confirming.collected)} already paid for{' '}
+              {photoCount(confirming.collected)} already paid for{' '}
               {confirming.collected === 1 ? 'is' : 'are'} collected again at no charge: the same job
               is asked again, not paid again.
             </p>
@@ -413,9 +413,8 @@ export function BatchBoard() {
   );
 }
 
-const photos = (n: number) => `${n} photo${n === 1 ? '' : 's'}`;
 const diamondsText = (diamonds: number | null) =>
-  diamonds === null ? 'a price not known yet' : `${diamonds} diamond${diamonds === 1 ? '' : 's'}`;
+  diamonds === null ? 'a price not known yet' : diamondCount(diamonds);
 
 /**
  * Why a photo waits for tomorrow, matching the "Requests left today" figure beside it: the studio's

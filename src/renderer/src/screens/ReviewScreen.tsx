@@ -7,7 +7,7 @@ import {
   type StudioCommandResults,
 } from '../../../shared/studio';
 import { getTool, isToolId } from '../../../shared/tools';
-import { sentence } from '../names';
+import { diamondCount, photoCount, sentence } from '../names';
 import { CompareView } from '../components/CompareView';
 import { ConfirmDialog, PromptDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
@@ -24,23 +24,20 @@ type Decision = { ids: string[]; review: ReviewState };
 
 type RedoPrice = StudioCommandResults['review.redoPrice'];
 
-const photos = (n: number) => `${n} photo${n === 1 ? '' : 's'}`;
 const diamondsText = (diamonds: number | null) =>
-  diamonds === null
-    ? 'price not known yet'
-    : `about ${diamonds} diamond${diamonds === 1 ? '' : 's'}`;
+  diamonds === null ? 'price not known yet' : `about ${diamondCount(diamonds)}`;
 
 /** What of a redo is not paid: already on its way, or already replaced by a delivered redo. */
 function notPaidParts({ alreadyQueued, alreadyRedone }: StudioCommandResults['review.redo']) {
   return [
     ...(alreadyQueued > 0
       ? [
-          `${photos(alreadyQueued)} already on ${alreadyQueued === 1 ? 'its' : 'their'} way, not queued twice`,
+          `${photoCount(alreadyQueued)} already on ${alreadyQueued === 1 ? 'its' : 'their'} way, not queued twice`,
         ]
       : []),
     ...(alreadyRedone > 0
       ? [
-          `${photos(alreadyRedone)} already redone (a newer result replaced this one), not queued again`,
+          `${photoCount(alreadyRedone)} already redone (a newer result replaced this one), not queued again`,
         ]
       : []),
   ];
@@ -53,7 +50,7 @@ function notPaidParts({ alreadyQueued, alreadyRedone }: StudioCommandResults['re
 function redoNotice(answer: StudioCommandResults['review.redo'], results: number): string {
   const queued =
     answer.queued > 0
-      ? `${photos(answer.queued)} queued again with the same recipe (${diamondsText(answer.diamonds)})`
+      ? `${photoCount(answer.queued)} queued again with the same recipe (${diamondsText(answer.diamonds)})`
       : 'Nothing queued';
   const parts = [queued, ...notPaidParts(answer)];
   return `${answer.queued > 0 ? parts.join('; ') : `${queued}: ${parts.slice(1).join('; ') || 'no result to redo'}`}; the old result${results === 1 ? ' is' : 's are'} now rejected.`;
@@ -356,7 +353,7 @@ export function ReviewScreen() {
           confirmLabel={
             confirmingRedo.price.diamonds === null
               ? 'Redo (price not known yet)'
-              : `Redo for ${confirmingRedo.price.diamonds} diamond${confirmingRedo.price.diamonds === 1 ? '' : 's'}`
+              : `Redo for ${diamondCount(confirmingRedo.price.diamonds)}`
           }
           onCancel={() => setConfirmingRedo(null)}
           onConfirm={() => {
@@ -366,7 +363,7 @@ export function ReviewScreen() {
           }}
         >
           <p>
-            This sends {photos(confirmingRedo.price.queued)} to the service again with the same
+            This sends {photoCount(confirmingRedo.price.queued)} to the service again with the same
             recipe and costs <strong>{diamondsText(confirmingRedo.price.diamonds)}</strong>. The old
             result{confirmingRedo.ids.length === 1 ? ' is' : 's are'} declined.
           </p>
