@@ -9,6 +9,7 @@ import {
   type HotFileRejection,
   type HotFolderWatch,
 } from '../../src/studio/watch/hot-folder';
+import { filesUnder } from '../../src/studio/watch/files-under';
 import { noisyJpeg } from './helpers/images';
 
 const SETTLE_MS = 200;
@@ -197,5 +198,42 @@ describe('hot folder', () => {
     await w.close();
     await sleep(SETTLE_MS * 2);
     expect(files).toEqual([]);
+  });
+});
+
+describe('the walk that finds files the events missed', () => {
+  const walk = async (followSymlinks: boolean): Promise<string[]> => {
+    const found: string[] = [];
+    for await (const file of filesUnder(root, { followSymlinks }))
+      found.push(path.relative(root, file));
+    return found;
+  };
+
+  it('lists every file in name order, leaving out litter, done/ and failed/, and links unless followed', async () => {
+    const write = (rel: string): void => {
+      fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+      fs.writeFileSync(path.join(root, rel), 'x');
+    };
+    ['b.jpg', 'a.jpg', 'looks/c.jpg', 'looks/done/d.jpg', 'done/e.jpg', 'failed/f.jpg'].forEach(
+      write,
+    );
+    ['.DS_Store', 'g.jpg.part', 'looks/.hidden/h.jpg'].forEach(write);
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-linked-'));
+    fs.writeFileSync(path.join(elsewhere, 'i.jpg'), 'x');
+    fs.symlinkSync(elsewhere, path.join(root, 'linked'));
+    fs.symlinkSync(root, path.join(root, 'looks', 'up')); // a loop
+
+    try {
+      expect(await walk(false)).toEqual(['a.jpg', 'b.jpg', 'looks/c.jpg', 'looks/done/d.jpg']);
+      expect(await walk(true)).toEqual([
+        'a.jpg',
+        'b.jpg',
+        'linked/i.jpg',
+        'looks/c.jpg',
+        'looks/done/d.jpg',
+      ]);
+    } finally {
+      fs.rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { watch } from 'chokidar';
 import pLimit from 'p-limit';
+import { filesUnder } from './files-under';
 import { isIgnored } from './ignore';
 import type { SourceFormat } from './sniff';
 import { checkStableFile, DEFAULT_SETTLE_MS } from './stable-file';
@@ -26,6 +27,8 @@ export type WatchHotFolderOptions = {
   concurrency?: number;
   /** Poll instead of OS events: for SMB/NFS shares, which often send no change events. */
   usePolling?: boolean;
+  /** How often the folder is walked for files its events missed; default 5 settles, at least 5 s. */
+  rescanMs?: number;
   onFile: (file: HotFile) => void | Promise<void>;
   onError: (error: Error) => void;
   /** A stable file that is not a complete image (yet); it is re-checked when it changes. */
@@ -155,10 +158,36 @@ export function watchHotFolder(options: WatchHotFolderOptions): HotFolderWatch {
 
   const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
 
+  // OS events can be missed (a folder dropped in while its watch is being set up, the inotify
+  // watch limit reached): a walk now and then checks every file no event has named.
+  let rescanning = false;
+  const rescan = async (): Promise<void> => {
+    if (rescanning || abort.signal.aborted) return;
+    rescanning = true;
+    try {
+      for await (const file of filesUnder(root, { followSymlinks: false })) {
+        if (abort.signal.aborted) break;
+        if (!states.has(file)) schedule(file);
+      }
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // The hot folder itself gone is the watcher's to report.
+      if (!abort.signal.aborted && code !== 'ENOENT') options.onError(toError(error));
+    } finally {
+      rescanning = false;
+    }
+  };
+  const rescanTimer = setInterval(
+    () => void rescan(),
+    options.rescanMs ?? Math.max(5_000, settleMs * 5),
+  );
+  rescanTimer.unref();
+
   return {
     ready,
     close: async () => {
       abort.abort();
+      clearInterval(rescanTimer);
       await watcher.close();
       await Promise.allSettled([...inFlight]);
     },
