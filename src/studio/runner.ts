@@ -21,6 +21,7 @@ import {
 import { SHOT_PRICE } from './budget';
 import * as store from './db/store';
 import { exportApproved } from './export-step';
+import { withUploadNote } from './prepare';
 import { backoffMs, parseInsufficient } from './gates';
 import {
   describeProbe,
@@ -164,7 +165,11 @@ export class Runner {
     if (createHash('sha256').update(source).digest('hex') !== item.sha256)
       throw new Error(SOURCE_CHANGED);
     const prepare = this.engine.options.prepareUpload;
-    const data = prepare ? await prepare(source) : source;
+    const prepared = prepare ? await prepare(source) : source;
+    // Sent again after a 400 (its URL may have expired): in other bytes, since a service storing
+    // uploads by content answers the same bytes with the same, expired, URL (prepare.ts).
+    const data =
+      uploadKey === firstUploadKey(item.id) ? prepared : withUploadNote(prepared, uploadKey);
     // The upload's echo of its key says nothing of the charging endpoints (learnt from their own).
     const uploaded = await this.client.upload(data, { idempotencyKey: uploadKey });
     const recipe = this.recipeOf(item);

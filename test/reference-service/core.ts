@@ -2,6 +2,7 @@
  * The /v1 rules of the spec, transport-free: authentication and the daily cap (gate), then one
  * handler per endpoint returning {status, body}. Jobs advance on a timer (see advance()).
  */
+import { createHash } from 'node:crypto';
 import {
   FASHION_MODELS,
   POSES,
@@ -418,14 +419,25 @@ export class ReferenceCore {
     if (body.length > DEFAULTS.uploadBytes) return fail(413, 'Upload larger than 8 MB');
     const kind = sniffImage(body);
     if (!kind) return fail(415, 'Not a JPEG, PNG or WebP image (judged by the file signature)');
-    const id = this.newId();
-    const fileId = this.newFileId();
+    const delayMs = this.options.uploadDelayMs ?? 0;
+    // uploadsByContent: the key is the bytes' hash, so the same bytes answer the same id and url.
+    const contentKey = this.options.uploadsByContent
+      ? createHash('sha256').update(body).digest('hex').slice(0, 32)
+      : null;
+    const stored = contentKey ? this.state.uploads[contentKey] : undefined;
+    if (contentKey && stored)
+      return {
+        ...this.ok({ id: contentKey, url: this.fileUrl(stored.fileId, 'upload') }),
+        delayMs,
+      };
+    const id = contentKey ?? this.newId();
+    const fileId = contentKey ?? this.newFileId();
     this.store.putFile(fileId, body, kind.mime, kind.ext);
     this.state.uploads[id] = { email: caller.email, fileId, at: Date.now() };
     this.save();
     return {
       ...this.ok({ id, url: this.fileUrl(fileId, 'upload') }),
-      delayMs: this.options.uploadDelayMs ?? 0,
+      delayMs,
     };
   }
 

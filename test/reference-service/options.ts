@@ -54,6 +54,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
       message: z.string().min(1).optional(),
     })
     .optional(),
+  /**
+   * Uploads are stored by content (S3 keys by hash): the same bytes get the same {id, url} again,
+   * whoever sent them and whenever (spec 2.4/4.5 do not say an upload's id is new each time).
+   */
+  uploadsByContent: z.boolean().optional(),
   /** Slow answers to uploads (the file stored first): an upload in flight for this long. */
   uploadDelayMs: z.number().int().nonnegative().optional(),
   /** Slow answers to creates (after the charge is made). */
