@@ -43,12 +43,54 @@ export function sniffFormat(head: Uint8Array): SourceFormat | null {
 }
 
 /**
- * A PNG whose writer stopped after the last image data but before IEND decodes cleanly, so
- * libvips cannot tell it is incomplete: require the IEND chunk. (JPEG needs no such check:
- * libvips rejects a missing EOI, and cameras often append data after it.)
+ * Whether the file holds its whole image. A PNG whose writer stopped after the last image data but
+ * before IEND decodes cleanly, so libvips cannot tell it is incomplete: require the IEND chunk. A
+ * JPEG must reach its end-of-image marker: libvips takes a missing EOI as a warning, and a copy
+ * whose second half is zeros (a preallocated file written in part) can decode without a Huffman
+ * error (2 of the 69 eval photos did). Data after EOI is fine (cameras append trailers).
  */
 export function hasCompleteTrailer(data: Uint8Array, format: SourceFormat): boolean {
+  if (format === 'jpeg') return jpegReachesEndOfImage(data);
   if (format !== 'png') return true;
   const tail = Buffer.from(data.subarray(Math.max(0, data.length - 64)));
   return tail.includes('IEND');
+}
+
+/**
+ * Walks a JPEG from SOI: marker segments by their lengths, each scan's entropy-coded data to the
+ * next marker (0xFF00 is a stuffed byte, 0xFFD0-D7 restart markers, 0xFF 0xFF fill), until EOI.
+ * Stray bytes between segments (libjpeg's "extraneous bytes", a warning) are skipped the same way.
+ * Zeros where data should be never form a marker, so a zeroed tail runs off the end: false.
+ */
+export function jpegReachesEndOfImage(data: Uint8Array): boolean {
+  if (data[0] !== 0xff || data[1] !== 0xd8) return false;
+  let at = 2;
+  for (;;) {
+    at = nextMarker(data, at);
+    if (at < 0) return false;
+    const marker = data[at + 1]!;
+    if (marker === 0xd9) return true;
+    // Standalone markers (TEM, RSTn) carry no length.
+    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
+      at += 2;
+      continue;
+    }
+    if (at + 3 >= data.length) return false;
+    const length = (data[at + 2]! << 8) | data[at + 3]!;
+    if (length < 2) return false;
+    at += 2 + length;
+    // After SOS comes entropy-coded data: nextMarker skips it to the marker that ends it.
+  }
+}
+
+/** Where the next marker (0xFF then a byte that is not 0x00, RSTn or 0xFF) starts, or -1. */
+function nextMarker(data: Uint8Array, from: number): number {
+  let at = from;
+  for (;;) {
+    const ff = data.indexOf(0xff, at);
+    if (ff < 0 || ff + 1 >= data.length) return -1;
+    const next = data[ff + 1]!;
+    if (next === 0x00 || next === 0xff || (next >= 0xd0 && next <= 0xd7)) at = ff + 1;
+    else return ff;
+  }
 }
