@@ -6,6 +6,12 @@
  * mask) against the changed mask. Masks are resampled linearly and thresholded at half (the
  * reference boundary sits where a pixel is about half garment).
  *
+ * Resampled variations: the halo band is 3 eval pixels wide, so it is scaled with the photo (3 x
+ * scale output pixels, to the nearest step: 5 at 1.5x, 3 at 1000 px, 2 at 0.5x). The binary
+ * reference keeps its own pixel rounding (about half an eval pixel) when resampled, so even an
+ * ideal matte, the reference itself resampled as the photo is, scores a halo there: the summary
+ * prints it beside the cut-out's ("ideal").
+ *
  * `npm run -s bench -- quality-perturbed` runs every variation (about 13 x 41 cut-outs). To choose:
  * PERTURB=flip,jpeg60 (variations), PERTURB_IDS=00055_00,048769_1 (photos), PERTURB_OUT=/tmp/dir
  * (writes a diff PNG per photo under 0.92: white = both, red = extra, blue = missed garment).
@@ -26,7 +32,15 @@ type Variation = {
   /** The changed pair; `encode` is how the photo reaches the tool (PNG unless the change is JPEG). */
   apply: (pair: Pair) => Promise<Pair>;
   encode?: (photo: Pixels) => Promise<Buffer>;
+  /** Output pixels per eval pixel, for the changes that resample the photo. */
+  scale?: (original: Pair) => number;
 };
+
+/** Width of the halo band at the eval's own size (`bench -- quality`), in pixels. */
+const HALO_BAND = 3;
+/** The band in the changed photo's pixels: the same width on the garment, to the nearest step. */
+const haloBand = (variation: Variation, original: Pair): number =>
+  Math.max(1, Math.round(HALO_BAND * (variation.scale?.(original) ?? 1)));
 
 const raw = (p: Pixels) => ({
   raw: { width: p.width, height: p.height, channels: p.channels as 1 | 3 },
@@ -145,6 +159,8 @@ function gaussianNoise(pair: Pair, sigma: number, seed: number): Pair {
   return { photo: { ...pair.photo, data }, mask: pair.mask };
 }
 
+const longTo1000 = (p: Pair) => 1000 / Math.max(p.photo.width, p.photo.height);
+
 const png = (p: Pixels) =>
   sharp(p.data, raw(p)).png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer();
 
@@ -153,17 +169,20 @@ export const VARIATIONS: Variation[] = [
   {
     name: 'down0.5',
     apply: (p) => resize(p, Math.round(p.photo.width / 2), Math.round(p.photo.height / 2)),
+    scale: () => 0.5,
   },
   {
     name: 'long1000',
     apply: (p) => {
-      const k = 1000 / Math.max(p.photo.width, p.photo.height);
+      const k = longTo1000(p);
       return resize(p, Math.round(p.photo.width * k), Math.round(p.photo.height * k));
     },
+    scale: longTo1000,
   },
   {
     name: 'up1.5',
     apply: (p) => resize(p, Math.round(p.photo.width * 1.5), Math.round(p.photo.height * 1.5)),
+    scale: () => 1.5,
   },
   {
     name: 'jpeg60',
@@ -182,9 +201,10 @@ export const VARIATIONS: Variation[] = [
 
 /** Brightness as an exposure change: `bright-15` scales linear light by 0.85 (same for +10). */
 
-type Score = { id: string; iou: number; halo: number };
+/** `ideal`: the halo of the reference itself resampled as the photo is (0 when not resampled). */
+type Score = { id: string; iou: number; halo: number; ideal: number; band: number };
 
-/** Pixels outside the mask within 3 steps (4-connected) of it: the halo band of `bench quality`. */
+/** Pixels outside the mask within `r` steps (4-connected) of it: `bench quality`'s band at r = 3. */
 function outerBand(mask: Buffer, w: number, h: number, r: number): Uint8Array {
   let grown = Uint8Array.from(mask, (v) => (v ? 1 : 0));
   for (let k = 0; k < r; k++) {
@@ -226,18 +246,40 @@ export async function scorePair(
     if (p && m) inter++;
     if (p || m) union++;
   }
-  const band = outerBand(mask.data, mask.width, mask.height, 3);
-  let haloSum = 0;
-  let haloCount = 0;
-  for (let i = 0; i < band.length; i++)
-    if (band[i]) {
-      haloSum += alpha[i]!;
-      haloCount++;
-    }
+  const width = haloBand(variation, original);
+  const band = outerBand(mask.data, mask.width, mask.height, width);
+  const meanInBand = (values: Buffer) => {
+    let sum = 0;
+    let count = 0;
+    for (let i = 0; i < band.length; i++)
+      if (band[i]) {
+        sum += values[i]!;
+        count++;
+      }
+    return count ? sum / count : 0;
+  };
   const iou = union ? inter / union : 1;
   if (out && iou < 0.92)
     await writeDiff(path.join(out, `${variation.name}-${id}.png`), alpha, mask);
-  return { id, iou, halo: haloCount ? haloSum / haloCount : 0 };
+  const ideal = variation.scale ? meanInBand(await idealMatte(variation, original)) : 0;
+  return { id, iou, halo: meanInBand(alpha), ideal, band: width };
+}
+
+/**
+ * A perfect cut-out of the changed photo: the eval mask taken as the original's matte and changed
+ * as the photo is (lanczos, so its edge pixels keep the share of garment they show).
+ */
+async function idealMatte(variation: Variation, original: Pair): Promise<Buffer> {
+  const { data, width, height } = original.mask;
+  const grey = Buffer.alloc(width * height * 3);
+  for (let i = 0; i < data.length; i++) grey[i * 3] = grey[i * 3 + 1] = grey[i * 3 + 2] = data[i]!;
+  const { photo } = await variation.apply({
+    photo: { data: grey, width, height, channels: 3 },
+    mask: original.mask,
+  });
+  const matte = Buffer.alloc(photo.width * photo.height);
+  for (let i = 0; i < matte.length; i++) matte[i] = photo.data[i * photo.channels]!;
+  return matte;
 }
 
 /** White where both say garment, red where only the cut-out does, blue where only the mask does. */
@@ -310,10 +352,13 @@ export async function qualityPerturbed(
     const worst = s.reduce((a, b) => (b.iou < a.iou ? b : a));
     const halo = mean(s.map((x) => x.halo));
     const pass = meanIou >= 0.97 && worst.iou >= 0.92 && halo <= 8;
+    const ideal = v.scale
+      ? `  (band ${s[0]!.band} px; ideal matte ${fmt(mean(s.map((x) => x.ideal)), 1)})`
+      : '';
     console.log(
       `  ${v.name.padEnd(12)} ${fmt(meanIou, 4).padStart(9)} ${fmt(worst.iou, 4).padStart(9)}  (${worst.id})`.padEnd(
         51,
-      ) + `${fmt(halo, 1).padStart(5)}  ${pass ? 'PASS' : 'FAIL'}`,
+      ) + `${fmt(halo, 1).padStart(5)}  ${pass ? 'PASS' : 'FAIL'}${ideal}`,
     );
     const low = [...s].sort((a, b) => a.iou - b.iou);
     const shown = low.filter((x) => x.iou < 0.92);
