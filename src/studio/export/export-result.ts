@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
+  errorCode,
   exists,
   suffixedPath,
   writeFileAtomic,
@@ -89,13 +90,13 @@ export async function exportResult(input: ExportResultInput): Promise<ExportResu
     const data = await fs.readFile(input.resultPath);
     const placed =
       (input.adoptIdentical && (await findIdentical(target, data))) ||
-      (await writeFileAtomic(target, data, conflict));
+      (await writeExport(target, data, conflict));
     return { ...placed, report: videoReport(settings) };
   }
   const rendered = await renderForPreset(input.resultPath, settings);
   const placed =
     (input.adoptIdentical && (await findIdentical(target, rendered.data))) ||
-    (await writeFileAtomic(target, rendered.data, conflict));
+    (await writeExport(target, rendered.data, conflict));
   if (placed.status === 'skipped') {
     return { ...placed, report: await reportExisting(placed.path, settings, true) };
   }
@@ -108,6 +109,32 @@ export async function exportResult(input: ExportResultInput): Promise<ExportResu
     preview: rendered.preview,
   });
   return { path: placed.path, status: placed.status, report };
+}
+
+/**
+ * Writes the export; a full disk (or a used-up quota) is told in words the user can act on, with
+ * the folder: the item's error is what `run`'s summary and the studio show. The result stays in
+ * the studio library and its job stays paid, so the next run or a Retry writes it for nothing.
+ */
+async function writeExport(
+  target: string,
+  data: Buffer,
+  conflict: ConflictPolicy,
+): Promise<{ path: string; status: PlaceStatus }> {
+  try {
+    return await writeFileAtomic(target, data, conflict);
+  } catch (error) {
+    const code = errorCode(error);
+    if (code !== 'ENOSPC' && code !== 'EDQUOT') throw error;
+    const what = code === 'ENOSPC' ? 'the disk is full' : 'the disk quota is used up';
+    throw Object.assign(
+      new Error(
+        `cannot write the export to ${path.dirname(target)}: ${what} (${code}). The result is paid for and kept in the studio library; free some space there (or choose another output folder), then run again or Retry in the studio: it is written at no charge`,
+        { cause: error },
+      ),
+      { code },
+    );
+  }
 }
 
 /** The first of `target`, `target-2`, … that holds exactly `data`, up to the first free name. */
