@@ -9,6 +9,9 @@
  * mean 0.15%).
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import {
   EVAL_DIR,
@@ -70,6 +73,43 @@ describe.skipIf(!present)('real garment photos', () => {
         expect(s.bleached, s.id).toBeLessThanOrEqual(0.02); // issue target: none
       }
       expect(mean(scores.map((s) => s.bleached))).toBeLessThanOrEqual(0.005);
+    },
+  );
+
+  it(
+    'amateur_to_pro on a flat grey digital backdrop saved as JPEG: the backdrop goes white, no grey box is kept',
+    { timeout: 300_000 },
+    async () => {
+      // Darkened 15% and saved as JPEG, a pasted-on white backdrop becomes grey (216) that strays
+      // a level here and there; 049947_1's pasted rectangle one level off it was kept as fabric.
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-grey-backdrop-'));
+      try {
+        fs.mkdirSync(path.join(dir, 'garments'));
+        fs.mkdirSync(path.join(dir, 'masks'));
+        const chosen = ['049947_1', '049805_1', '051827_1'].filter((id) => ids.includes(id));
+        for (const id of chosen) {
+          await sharp(path.join(EVAL_DIR, 'garments', `${id}.jpg`))
+            .linear(0.85, 0)
+            .jpeg({ quality: 95 })
+            .toFile(path.join(dir, 'garments', `${id}.jpg`));
+          fs.copyFileSync(
+            path.join(EVAL_DIR, 'masks', `${id}.png`),
+            path.join(dir, 'masks', `${id}.png`),
+          );
+        }
+        expect(chosen).toHaveLength(3);
+        for (const id of chosen) {
+          const s = await scoreRetouch(id, dir);
+          console.log(
+            `${id} darkened: backdrop ${s.backdrop.toFixed(1)} dE2000 ${s.deltaE.toFixed(2)} bleached ${(100 * s.bleached).toFixed(2)} %`,
+          );
+          expect(s.backdrop, id).toBeGreaterThanOrEqual(250);
+          expect(s.deltaE, id).toBeLessThanOrEqual(3);
+          expect(s.bleached, id).toBeLessThanOrEqual(0.02);
+        }
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     },
   );
 });

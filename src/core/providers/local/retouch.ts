@@ -64,6 +64,45 @@ export function flatBackdropColour(
 
 /** Share of background pixels within 1 level of the modal colour that marks a digital backdrop (real ones: <= 0.2). */
 const FLAT_SHARE = 0.8;
+/** Clear backdrop this far (px) from the subject shows the backdrop's own jitter, not fabric. */
+const FAR_FROM_SUBJECT = 12;
+/** Share of that far backdrop within the tolerance. */
+const JITTER_SHARE = 0.99;
+/** More jitter than this (levels) and white fabric could hide in it: the tolerance stops here. */
+const MAX_JITTER = 2;
+
+/**
+ * How far (levels) the digital backdrop itself strays from its colour. A white one clipped at
+ * 255 is exact, and JPEG keeps it so; a grey one strays by a level or two (JPEG noise, a pasted
+ * patch a level off), and taking every stray pixel touching the subject for fabric kept a grey
+ * box of backdrop around the garment (049947_1 darkened 15%: backdrop 246 after the retouch).
+ */
+function backdropJitter(
+  alpha: Buffer,
+  width: number,
+  height: number,
+  distance: (i: number) => number,
+): number {
+  const n = width * height;
+  const subject = new Uint8Array(n);
+  for (let i = 0; i < n; i++) if (alpha[i]! > 0) subject[i] = 1;
+  const nearSubject = dilate(subject, width, height, FAR_FROM_SUBJECT);
+  const counts = new Array<number>(MAX_JITTER + 1).fill(0);
+  let far = 0;
+  for (let i = 0; i < n; i++) {
+    if (nearSubject[i]) continue;
+    far++;
+    const d = distance(i);
+    if (d <= MAX_JITTER) counts[d]!++;
+  }
+  let within = 0;
+  for (let t = 0; t <= MAX_JITTER; t++) {
+    within += counts[t]!;
+    if (within >= far * JITTER_SHARE) return t;
+  }
+  return MAX_JITTER;
+}
+
 /** Opening radius: drops the thin JPEG ringing band outside a true edge, keeps fabric areas. */
 const RING = 2;
 
@@ -77,16 +116,15 @@ function keepOffBackdrop(data: Buffer, alpha: Buffer, width: number, height: num
   const n = width * height;
   const bg = flatBackdropColour(data, alpha, n);
   if (!bg) return;
-  const off = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    if (alpha[i] === 255) continue;
-    const d = Math.max(
+  const distance = (i: number): number =>
+    Math.max(
       Math.abs(data[i * 3]! - bg[0]),
       Math.abs(data[i * 3 + 1]! - bg[1]),
       Math.abs(data[i * 3 + 2]! - bg[2]),
     );
-    if (d > 0) off[i] = 1; // the backdrop far from the subject is exact (JPEG leaves flat areas alone)
-  }
+  const tolerance = backdropJitter(alpha, width, height, distance);
+  const off = new Uint8Array(n);
+  for (let i = 0; i < n; i++) if (alpha[i] !== 255 && distance(i) > tolerance) off[i] = 1;
   const opened = dilate(erode(off, width, height, RING), width, height, RING);
   for (let i = 0; i < n; i++) opened[i]! &= off[i]!;
   const seeds: number[] = [];
