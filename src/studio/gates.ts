@@ -77,8 +77,12 @@ export function namesShortPeriod(message: string): boolean {
   return SHORT_PERIOD.test(message) || RETRY_SOON.test(message);
 }
 
-/** A limit on jobs at once ("2 concurrent jobs", "generations in progress"): over when one ends. */
-const CONCURRENCY = /concurren|in progress|at (?:a|one|the same) time|simultaneous|in parallel/i;
+/**
+ * A limit on jobs at once ("2 concurrent jobs", "generations in progress", "2 active jobs",
+ * "5 running jobs"): over when one ends. A day's cap counts requests, not jobs under way.
+ */
+const CONCURRENCY =
+  /concurren|in progress|at (?:a|one|the same) time|simultaneous|in parallel|\b(?:active|running|queued|pending|unfinished|open)\s+(?:jobs?|generations?|tasks?|requests?)\b|(?:jobs?|generations?|tasks?) (?:running|under way|still processing)\b|wait (?:for|until) (?:one|a job|some|a generation)\b[^.;]*\bfinish/i;
 
 /** The spec's form of the daily cap: it names a number and says it was reached for this key. */
 const SPEC_CAP_FORM = /\d+[^.;]*\breached\b[^.;]*\bthis\s+(?:api\s+)?key\b/i;

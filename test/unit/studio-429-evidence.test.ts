@@ -39,6 +39,10 @@ describe('a 429 read by evidence', () => {
     for (const message of [
       'Too many generations in progress: limit of 2 concurrent jobs for this API key',
       'Limit of 3 jobs at a time reached for this key',
+      'Job limit reached: 2 active jobs per account',
+      'Maximum of 5 running jobs reached for this key',
+      'Limit 4: too many queued generations',
+      'Limit 2 reached; wait for one of your jobs to finish',
     ])
       expect(isDailyCapRefusal(refusal(message), today), message).toBe(false);
   });
