@@ -37,7 +37,7 @@ const USAGE = `Usage: dropshoot <command> [flags]
   admin grant --data DIR --email E --diamonds N
       admin commands take --database URL (or DROPSHOOT_DATABASE_URL) instead of --data in team mode.
   run --in DIR --recipe FILE.json --out DIR [--data DIR] [--remote URL --key KEY] [--concurrency N] [--max-diamonds N]
-      [--daily-cap N] [--wait] [--uncertain resubmit|fail]
+      [--daily-cap N] [--wait] [--uncertain resubmit|fail] [--give-up-after MIN]
       One batch over every image under --in (recursively), approved automatically and exported
       to --out. Prints a summary; exits 0 when every photo was exported or skipped, 1 otherwise.
       --max-diamonds: start no photo that could take the batch's spend over N (run again to go on).
@@ -46,6 +46,10 @@ const USAGE = `Usage: dropshoot <command> [flags]
         request kept for the closing balance read.
       --wait: wait out a short balance (402) or a reached daily cap instead of ending the run.
       --uncertain: a submission whose answer was lost: send it again (may cost twice) or fail it.
+      --give-up-after: minutes this run waits on a job the service still reports processing
+        (default 30; most jobs take 10-60 s). It then ends (exit 1) listing the job as paid and
+        still processing; the next run collects it at no new charge. While jobs process, a line
+        each minute says how many and for how long.
       [--database URL] [--blobs URL]: see below.
   studio --data DIR [--port 5170] [--remote URL --key KEY] [--daily-cap N] [--database URL] [--blobs URL]
       Run the studio engine (hot folders, queue, review, export) and serve the studio contract
@@ -473,9 +477,16 @@ async function run(args: string[]): Promise<void> {
     'daily-cap': { type: 'string' },
     wait: { type: 'boolean' },
     uncertain: { type: 'string' },
+    'give-up-after': { type: 'string' },
     database: { type: 'string' },
     blobs: { type: 'string' },
   });
+  const giveUpAfter = f['give-up-after'];
+  // Minutes, fractions allowed (0.5 = 30 s): a short bound suits a scripted check.
+  if (giveUpAfter !== undefined && !/^(?:\d+\.?\d*|\.\d+)$/.test(giveUpAfter))
+    throw new UsageError('--give-up-after must be a number of minutes, e.g. 30');
+  const giveUpAfterMs = giveUpAfter === undefined ? undefined : Number(giveUpAfter) * 60_000;
+  if (giveUpAfterMs === 0) throw new UsageError('--give-up-after must be more than 0');
   const maxDiamonds = integer(f['max-diamonds'], 'max-diamonds');
   const dailyCap = integer(f['daily-cap'], 'daily-cap');
   if (dailyCap !== undefined && dailyCap < 1)
@@ -566,9 +577,12 @@ async function run(args: string[]): Promise<void> {
                 recipe: recipe.data,
                 outDir,
                 signal: interrupt.signal,
+                // The recipe check's request counts too (the service counted it).
+                requestsBefore,
                 ...(maxDiamonds !== undefined ? { maxDiamonds } : {}),
                 ...(uncertain === 'resubmit' || uncertain === 'fail' ? { uncertain } : {}),
                 ...(f.wait === true ? { wait: true } : {}),
+                ...(giveUpAfterMs !== undefined ? { giveUpAfterMs } : {}),
                 onNotice,
               });
         print(summary);

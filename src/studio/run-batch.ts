@@ -13,6 +13,7 @@ import type { StudioEngine } from './engine';
 import * as store from './db/store';
 import { isDailyCapRefusal } from './gates';
 import { recipeHash } from './queue';
+import { ANOTHER_PHOTOS_JOB } from './runner';
 import { checkRecipe } from './recipe-check';
 import { isPartialNote } from './result-download';
 import { isIgnored } from './watch/ignore';
@@ -72,6 +73,11 @@ export type BatchSummary = {
   diamondsMissing?: number;
   /** Paid jobs left at the service when the daily cap ended the run: collected by the next run. */
   collectTomorrow?: { name: string; jobId: string }[];
+  /**
+   * Paid jobs the service still reported `processing` when this run stopped waiting on them
+   * (`--give-up-after`): kept in the studio as they are, collected by the next run at no charge.
+   */
+  stillProcessing?: { name: string; jobId: string; processingMinutes: number }[];
   /** Set when the service could not be reached at the start: why (nothing was started). */
   unreachable?: string;
 };
@@ -83,7 +89,77 @@ export type RunOptions = {
   onNotice?: (line: string) => void;
   /** How long a photo's size and time must stay unchanged before it is taken; default 1 s. */
   settleMs?: number;
+  /**
+   * Today's request count before the run's first request (`run` checks the recipe with the
+   * service before the batch): apiRequests counts from there. Default: when the batch begins.
+   */
+  requestsBefore?: number;
+  /** `--give-up-after`: how long this run waits on a job still processing; default 30 min. */
+  giveUpAfterMs?: number;
+  /** How often the wait for jobs still processing is told (`onNotice`); default 1 min. */
+  progressEveryMs?: number;
 };
+
+/**
+ * The spec says most jobs finish in 10 to 60 s (videos and catalog jobs take longer, their maximum
+ * unstated): 30 minutes is far beyond any job that is merely slow, and short enough that a run
+ * started by cron each hour ends (and frees the data folder's lock) before the next one starts.
+ */
+export const GIVE_UP_AFTER_MS = 30 * 60_000;
+const PROGRESS_EVERY_MS = 60_000;
+
+const spoken = (ms: number): string =>
+  ms < 60_000 ? `${Math.round(ms / 1000)} s` : `${Math.floor(ms / 60_000)} min`;
+
+/**
+ * While `run` waits for its batch: every `progressEveryMs` with jobs still processing at the
+ * service, a line saying how many and for how long; and once nothing is left but jobs this run has
+ * waited on for `giveUpAfterMs` (and photos a gate holds), `onGiveUp` with those jobs' items. The
+ * studio's own state is not touched: the jobs stay paid and processing, for the next run.
+ */
+function watchProcessing(
+  engine: StudioEngine,
+  batchId: string,
+  opts: {
+    runStartedMs: number;
+    giveUpAfterMs: number;
+    progressEveryMs: number;
+    heldBy: readonly string[];
+    tell: (line: string) => void;
+    onGiveUp: (items: store.ItemRow[]) => void;
+  },
+): () => void {
+  let toldAt = opts.runStartedMs;
+  const tick = () => {
+    const now = engine.now().getTime();
+    const open = store
+      .listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 })
+      .items.filter((i) => !engine.isTerminal(i.state) && i.uncertain === 0);
+    const processing = open.filter((i) => i.state === 'processing' && i.jobId !== null);
+    if (processing.length === 0) return;
+    const since = (i: store.ItemRow) => Date.parse(i.submittedAt ?? i.updatedAt);
+    // A job taken over from an earlier run is waited on for the full bound again by this run.
+    const waited = (i: store.ItemRow) => now - Math.max(since(i), opts.runStartedMs);
+    const overdue = processing.filter((i) => waited(i) >= opts.giveUpAfterMs);
+    const moving = open.filter(
+      (i) => !overdue.includes(i) && !(i.waitReason && opts.heldBy.includes(i.waitReason)),
+    );
+    if (overdue.length > 0 && moving.length === 0) {
+      stop();
+      opts.onGiveUp(overdue);
+      return;
+    }
+    if (now - toldAt < opts.progressEveryMs) return;
+    toldAt = now;
+    const longest = Math.max(...processing.map((i) => now - since(i)));
+    opts.tell(
+      `waiting for ${processing.length} job(s) still processing at the service, the longest for ${spoken(longest)}; this run stops waiting on a job after ${spoken(opts.giveUpAfterMs)} (--give-up-after), the next run collects it`,
+    );
+  };
+  const timer = setInterval(tick, Math.min(1_000, opts.progressEveryMs));
+  const stop = () => clearInterval(timer);
+  return stop;
+}
 
 /**
  * A photo still being copied in (or cut short) would be uploaded and paid for as it is, and its
@@ -155,7 +231,7 @@ export async function runBatch(
     signal?: AbortSignal;
   } & RunOptions,
 ): Promise<BatchSummary> {
-  const requestsBefore = engine.spending.requestsUsedToday();
+  const requestsBefore = input.requestsBefore ?? engine.spending.requestsUsedToday();
   // What this run spent: charges made from now on (a photo taken over from an interrupted run was
   // charged by that run).
   const startedAt = engine.now().toISOString();
@@ -179,6 +255,8 @@ export async function runBatch(
   let spentByBalance: number | null = null;
   let wantsBalance = false;
   let unreadAt: 'before' | 'after' = 'before';
+  /** Items whose jobs this run stopped waiting on (`--give-up-after`). */
+  const givenUp = new Set<string>();
   const { signal } = input;
   /** Photos not complete (still being copied, cut short, not an image): nothing sent or spent. */
   const unreadable: BatchSummary['failed'] = [];
@@ -273,9 +351,30 @@ export async function runBatch(
     );
     // --wait: the day closing and reopening is told when it happens, not hours later.
     const stopWatching = input.wait ? watchTheDay(engine, batchId, notice) : () => {};
+    // A job that stays processing for ever would keep the run going for ever, in silence: the
+    // wait is told now and then, and given up on after a bound (the desktop studio keeps polling).
+    const giveUp = new AbortController();
+    const giveUpAfterMs = input.giveUpAfterMs ?? GIVE_UP_AFTER_MS;
+    const stopGivingUp = watchProcessing(engine, batchId, {
+      runStartedMs: Date.parse(startedAt),
+      giveUpAfterMs,
+      // Each minute, or sooner under a shorter bound: the wait is told before it is given up.
+      progressEveryMs:
+        input.progressEveryMs ?? Math.min(PROGRESS_EVERY_MS, Math.max(1_000, giveUpAfterMs / 3)),
+      heldBy,
+      tell: (line) => input.onNotice?.(line),
+      onGiveUp: (overdue) => {
+        for (const i of overdue) givenUp.add(i.id);
+        notice(
+          `stopped waiting on ${overdue.length} paid job(s) still processing at the service after ${spoken(giveUpAfterMs)} (--give-up-after): ${overdue.map((i) => `${path.join(i.relativeDir, i.name)} (job ${i.jobId})`).join(', ')}. Nothing is lost: the next run collects them at no new charge`,
+        );
+        giveUp.abort('give-up-after');
+      },
+    });
+    const waitSignal = signal ? AbortSignal.any([signal, giveUp.signal]) : giveUp.signal;
     for (;;) {
-      await Promise.race([engine.waitForBatch(batchId, undefined, heldBy, signal), stopped]);
-      if (signal?.aborted || !input.uncertain) break;
+      await Promise.race([engine.waitForBatch(batchId, undefined, heldBy, waitSignal), stopped]);
+      if (signal?.aborted || giveUp.signal.aborted || !input.uncertain) break;
       const open = store
         .listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 })
         .items.filter((i) => i.uncertain === 1);
@@ -288,6 +387,7 @@ export async function runBatch(
       }
     }
     stopWatching();
+    stopGivingUp();
     // The run is over: the scheduler stops before the spend is settled and the summary read, so
     // no step (a probe of the closed day, say) changes an item under it.
     await engine.stop();
@@ -403,10 +503,26 @@ export async function runBatch(
         `${capped.length - collectTomorrow.length} photo(s) not started. Use --wait to wait instead`,
     );
   }
+  // Jobs this run stopped waiting on, still processing: paid, kept, collected by the next run.
+  const stillProcessing = items
+    .filter((i) => givenUp.has(i.id) && unfinished(i) && i.jobId !== null && !capped.includes(i))
+    .map((i) => ({
+      name: name(i),
+      jobId: i.jobId!,
+      processingMinutes: Math.floor(
+        (engine.now().getTime() - Date.parse(i.submittedAt ?? i.updatedAt)) / 60_000,
+      ),
+    }));
   // Charges on jobs whose outcome this run did not see: the service refunds them if it fails them.
   const diamondsSpent = chargedThisRun + unattributed;
   const diamondsOnUncollectedJobs = thisRun
-    .filter((i) => i.jobId !== null && i.jobStatus !== 'completed' && i.jobStatus !== 'failed')
+    .filter(
+      (i) =>
+        i.jobId !== null &&
+        i.jobStatus !== 'completed' &&
+        i.jobStatus !== 'failed' &&
+        i.jobStatus !== ANOTHER_PHOTOS_JOB,
+    )
     .reduce((sum, i) => sum + i.diamonds, 0);
   if (diamondsOnUncollectedJobs > 0)
     notice(
@@ -452,6 +568,10 @@ export async function runBatch(
           ? `paid (job ${i.jobId}); to be collected after the daily cap reopens`
           : notStarted(i),
       })),
+      ...stillProcessing.map((s) => ({
+        name: s.name,
+        reason: `paid (job ${s.jobId}); still processing at the service when this run stopped waiting (--give-up-after ${spoken(input.giveUpAfterMs ?? GIVE_UP_AFTER_MS)}); the next run collects it at no new charge`,
+      })),
     ],
     skippedPhotos: items
       .filter((i) => i.state === 'skipped')
@@ -487,6 +607,7 @@ export async function runBatch(
     notices,
     ...(diamondsMissing !== undefined ? { diamondsMissing } : {}),
     ...(capped.length ? { collectTomorrow } : {}),
+    ...(stillProcessing.length ? { stillProcessing } : {}),
   };
 }
 

@@ -28,6 +28,7 @@ import {
 } from './rules';
 import { Store, type Job, type LedgerEntry, type Piece } from './state';
 import { IdempotencyRecords } from './idempotency';
+import { jobsAtOnceRefusal } from './jobs-at-once';
 import { pollBody } from './poll-body';
 import { fileIdOfPath, ResultLinks } from './result-urls';
 
@@ -557,6 +558,8 @@ export class ReferenceCore {
     const tool = checkGeneration(request);
     const images = request.images ?? {};
     const resolved = await this.resolveImages(tool.id, images);
+    const busy = jobsAtOnceRefusal(this.options, this.state.jobs, caller.email);
+    if (busy) return busy;
     const extra = this.options.chargeExtra ?? DEFAULTS.chargeExtra;
     const price = tool.fallbackPriceDiamonds + extra * tool.results;
     const balance = this.account(caller.email).balance;
@@ -634,6 +637,8 @@ export class ReferenceCore {
       ? set.shots.filter((s) => request.shotIds!.includes(s.id))
       : set.shots;
     const resolved = await this.resolveImages('catalog job', images);
+    const busy = jobsAtOnceRefusal(this.options, this.state.jobs, caller.email);
+    if (busy) return busy;
     const price = shots.length * (SHOT_PRICE + (this.options.chargeExtra ?? DEFAULTS.chargeExtra));
     const balance = this.account(caller.email).balance;
     if (balance < price)
@@ -886,6 +891,7 @@ export class ReferenceCore {
 
   /** Finishes every due piece (results written before the job is reported complete). */
   advance(): void {
+    if (this.options.jobsStayProcessing) return;
     const now = Date.now();
     for (const job of this.state.jobs) {
       if (job.status !== 'processing' || this.finalizing.has(job.id)) continue;

@@ -55,6 +55,20 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
     })
     .optional(),
   /**
+   * A limit on jobs at once per account (spec §8: "concurrent jobs: not shown"): a create while
+   * `limit` of the account's jobs are processing is refused before any charge, answered `status`
+   * (default 429) with `message` (default 'Too many jobs in progress').
+   */
+  jobsAtOnce: z
+    .strictObject({
+      limit: z.number().int().positive(),
+      status: z.number().int().min(400).max(599).optional(),
+      message: z.string().min(1).optional(),
+    })
+    .optional(),
+  /** While set, no job leaves 'processing' (a stuck worker); switched off, each finishes when due. */
+  jobsStayProcessing: z.boolean().optional(),
+  /**
    * Uploads are stored by content (S3 keys by hash): the same bytes get the same {id, url} again,
    * whoever sent them and whenever (spec 2.4/4.5 do not say an upload's id is new each time).
    */
