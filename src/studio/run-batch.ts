@@ -121,7 +121,6 @@ function watchProcessing(
   engine: StudioEngine,
   batchId: string,
   opts: {
-    runStartedMs: number;
     giveUpAfterMs: number;
     progressEveryMs: number;
     heldBy: readonly string[];
@@ -129,18 +128,25 @@ function watchProcessing(
     onGiveUp: (items: store.ItemRow[]) => void;
   },
 ): () => void {
-  let toldAt = opts.runStartedMs;
+  let toldAt = engine.now().getTime();
+  /**
+   * Since when this run has waited on each job: a job taken over from an earlier run gets the full
+   * bound again, and time spent waiting for a closed day (--wait) is not waiting on the job.
+   */
+  const waitingSince = new Map<string, number>();
   const tick = () => {
     const now = engine.now().getTime();
     const open = store
       .listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 })
       .items.filter((i) => !engine.isTerminal(i.state) && i.uncertain === 0);
-    const processing = open.filter((i) => i.state === 'processing' && i.jobId !== null);
+    const processing = open.filter(
+      (i) => i.state === 'processing' && i.jobId !== null && i.waitReason !== 'daily_cap',
+    );
+    const ids = new Set(processing.map((i) => i.id));
+    for (const id of waitingSince.keys()) if (!ids.has(id)) waitingSince.delete(id);
+    for (const i of processing) if (!waitingSince.has(i.id)) waitingSince.set(i.id, now);
     if (processing.length === 0) return;
-    const since = (i: store.ItemRow) => Date.parse(i.submittedAt ?? i.updatedAt);
-    // A job taken over from an earlier run is waited on for the full bound again by this run.
-    const waited = (i: store.ItemRow) => now - Math.max(since(i), opts.runStartedMs);
-    const overdue = processing.filter((i) => waited(i) >= opts.giveUpAfterMs);
+    const overdue = processing.filter((i) => now - waitingSince.get(i.id)! >= opts.giveUpAfterMs);
     const moving = open.filter(
       (i) => !overdue.includes(i) && !(i.waitReason && opts.heldBy.includes(i.waitReason)),
     );
@@ -151,6 +157,7 @@ function watchProcessing(
     }
     if (now - toldAt < opts.progressEveryMs) return;
     toldAt = now;
+    const since = (i: store.ItemRow) => Date.parse(i.submittedAt ?? i.updatedAt);
     const longest = Math.max(...processing.map((i) => now - since(i)));
     opts.tell(
       `waiting for ${processing.length} job(s) still processing at the service, the longest for ${spoken(longest)}; this run stops waiting on a job after ${spoken(opts.giveUpAfterMs)} (--give-up-after), the next run collects it`,
@@ -356,7 +363,6 @@ export async function runBatch(
     const giveUp = new AbortController();
     const giveUpAfterMs = input.giveUpAfterMs ?? GIVE_UP_AFTER_MS;
     const stopGivingUp = watchProcessing(engine, batchId, {
-      runStartedMs: Date.parse(startedAt),
       giveUpAfterMs,
       // Each minute, or sooner under a shorter bound: the wait is told before it is given up.
       progressEveryMs:

@@ -127,7 +127,12 @@ describe('a job that never finishes', () => {
     const clock = shiftableClock((undo) => cleanups.push(undo));
     const w = await world({ timeScale: 1, jobSeconds: [1e7, 1e7] });
     const stop = new AbortController();
-    const running = run(w, CUTOUT_RECIPE, stop.signal);
+    // The run keeps waiting for the whole hour (it would stop waiting after 30 min by default).
+    const running = runOnWorld(w, {
+      recipe: CUTOUT_RECIPE,
+      signal: stop.signal,
+      giveUpAfterMs: 2 * 3_600_000,
+    });
     // An hour in steps of 60 s, each given time for the scheduler's tick (every 250 ms).
     while (w.service.jobs(EMAIL).length === 0) await new Promise((r) => setTimeout(r, 50));
     for (let minute = 0; minute < 60; minute++) {

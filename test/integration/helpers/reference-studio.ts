@@ -62,6 +62,8 @@ export async function runOnWorld(
     signal?: AbortSignal;
     /** The folder run over and exported to; the world's own unless given. */
     folders?: { inDir: string; outDir: string };
+    /** `--give-up-after` in ms (default 30 min). */
+    giveUpAfterMs?: number;
   } = {},
 ) {
   const Client = opts.Client ?? HttpClient;
@@ -81,6 +83,7 @@ export async function runOnWorld(
       recipe: opts.recipe ?? CUTOUT_RECIPE,
       outDir: opts.folders?.outDir ?? path.join(w.root, 'out'),
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.giveUpAfterMs !== undefined ? { giveUpAfterMs: opts.giveUpAfterMs } : {}),
     });
   } finally {
     await engine.close();
