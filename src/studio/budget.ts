@@ -406,15 +406,18 @@ export class Budget {
 
   /**
    * Charges whose reading showed less than their list prices: a credit (a top-up, a refund) hid
-   * them whole, and no later reading will cover them. Each is counted at the most the ceiling
-   * allowed for it, its plan and margin (a catalog claim: today's plan of its shots and margin),
-   * so the summary does not say less than a rise within that margin took; its price stays the
-   * plan, and a charge counted above its price keeps no further margin (scheduler's `ceilingOf`).
+   * them whole, and with them any rise among them (spec §2.1: resolved per request), so no reading
+   * tells what they took. Each is counted at the worst rise the ceiling plans for (`WORST_RISE`
+   * times its plan; a catalog claim: today's plan of its shots), so neither the ceiling nor the
+   * summary takes them for less than a rise up to that took; its price stays the plan, and a
+   * charge counted above its price keeps no further margin (scheduler's `ceilingOf`). A later
+   * reading of the same tool settles them (`settleHidden`).
    */
   private countAtBound(
     charged: {
       id: string;
-      kind: string;
+      kind: RecipeKind;
+      toolId: string | null;
       packTotal: number | null;
       submitRequest: string | null;
       diamonds: number;
@@ -432,9 +435,62 @@ export class Budget {
         const claim = c.kind === 'ready_shoot';
         if ((c.sure === 1 && !claim) || (c.price > 0 && c.diamonds > c.price)) continue;
         const planned = claim ? Math.max(c.diamonds, Budget.shotsOf(c) * shot) : c.diamonds;
-        update.run(planned + Budget.margin({ diamonds: planned, sure: false }), planned, c.id);
+        const bound = Math.max(
+          planned + Budget.margin({ diamonds: planned, sure: false }),
+          WORST_RISE * planned,
+        );
+        update.run(bound, planned, c.id);
+        if (!claim)
+          this.hiddenByCredit.push({
+            id: c.id,
+            group: jobGroup(c.kind, c.toolId),
+            planned,
+            bound,
+          });
       }
     })();
+  }
+
+  /** Charges a credit hid (`countAtBound`), counted at their bound until a reading of their tool settles them. */
+  private hiddenByCredit: { id: string; group: string; planned: number; bound: number }[] = [];
+
+  /**
+   * Charges a reading attributed a price no reading before agreed with (`read`): a credit in
+   * their window may have hidden a rise among them to the very diamond (it then reads as the
+   * list). Until the next reading of their tool tells whether the price rose, the ceiling plans
+   * them as charges no reading has shown (`unreadCharges`: near it, one photo at a time).
+   */
+  private doubtful: { id: string; group: string; read: number }[] = [];
+
+  /**
+   * A reading that told what each of its charges of `group` took (`each`: one tool, the
+   * difference divided evenly, no less than the list) settles the earlier charges of that tool it
+   * does not hold (`readNow`). A credit hid them whole (`countAtBound`): the price held (each at
+   * their plan), they count their plan; risen, the new price (the rise may have begun among
+   * them: never less than was taken), within their bound (a reading above it is more likely an
+   * app's debit: `plannedFloor`). Read once at a price (`doubtful`): at or below it, their reading
+   * stands; above it, the rise may have begun among them and a credit hidden it: they count the
+   * new price (at most WORST_RISE times their reading). Their margin stays (price_sure 0).
+   */
+  private settleEarlier(group: string, each: number, readNow: Set<string>): void {
+    const mine = (h: { id: string; group: string }) => h.group === group && !readNow.has(h.id);
+    const update = this.db.prepare(
+      'UPDATE items SET diamonds = ?, price = ?, price_sure = 0 WHERE id = ? AND diamonds > 0',
+    );
+    const raise = this.db.prepare(
+      'UPDATE items SET diamonds = MAX(diamonds, ?), price = MAX(price, ?), price_sure = 0 WHERE id = ? AND diamonds > 0',
+    );
+    for (const h of this.hiddenByCredit.filter(mine)) {
+      const counted = Math.min(h.bound, Math.max(h.planned, each));
+      update.run(counted, counted, h.id);
+    }
+    for (const d of this.doubtful.filter(mine))
+      if (each > d.read) {
+        const counted = Math.min(each, WORST_RISE * d.read);
+        raise.run(counted, counted, d.id);
+      }
+    this.hiddenByCredit = this.hiddenByCredit.filter((h) => !mine(h));
+    this.doubtful = this.doubtful.filter((d) => !mine(d));
   }
 
   /** When the balance was last read (ISO; '' before any; null: embedded): a catalog charge since is not yet shown by one. */
@@ -670,12 +726,23 @@ export class Budget {
    */
   unreadCharges(batchId: string): { count: number; diamonds: number } {
     if (!this.anchor || this.client.origin === 'embedded') return { count: 0, diamonds: 0 };
-    return this.db
+    const unread = this.db
       .prepare(
         `SELECT COUNT(*) AS count, COALESCE(SUM(diamonds), 0) AS diamonds FROM items
          WHERE batch_id = ? AND ${this.unsureSince()}`,
       )
       .get(batchId, new Date(this.anchor.at).toISOString()) as { count: number; diamonds: number };
+    // Read once at a price a credit may have hidden a rise behind (`doubtful`): not shown yet.
+    const charge = this.db.prepare(
+      'SELECT diamonds FROM items WHERE id = ? AND batch_id = ? AND diamonds > 0',
+    );
+    for (const d of this.doubtful) {
+      const row = charge.get(d.id, batchId) as { diamonds: number } | undefined;
+      if (!row) continue;
+      unread.count++;
+      unread.diamonds += row.diamonds;
+    }
+    return unread;
   }
 
   get reconcilePending(): boolean {
@@ -783,6 +850,8 @@ export class Budget {
           const counted = Math.max(share, this.plannedFloor(group, c.diamonds, priors.get(group)!));
           const sure = (agreed && counted === share) || (c.sure === 1 && counted === c.diamonds);
           update.run(counted, counted, sure ? 1 : 0, c.id);
+          if (!sure && c.kind !== 'ready_shoot')
+            this.doubtful.push({ id: c.id, group, read: counted });
         };
         this.db.transaction(() => {
           if (groups.size === 1 && spent % charged.length === 0) {
@@ -794,6 +863,12 @@ export class Budget {
               this.learnPriceFromBalance(jobGroup(first.kind, first.toolId), each);
             if (first.kind === 'ready_shoot') this.learnShotPriceFromBalance(charged, each);
             for (const c of charged) attribute(c, each, agreed);
+            if (first.kind !== 'ready_shoot')
+              this.settleEarlier(
+                jobGroup(first.kind, first.toolId),
+                each,
+                new Set(charged.map((c) => c.id)),
+              );
           } else {
             // Mixed tools, or one tool whose charges the difference does not divide: shares in
             // proportion to what each was expected to cost, rounded up. Undivided, something

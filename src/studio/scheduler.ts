@@ -195,13 +195,15 @@ export class Scheduler {
             }
             // A price no two readings confirmed (the list's, one read once, one named) may be far
             // off. Near the ceiling, where a rise to WORST_RISE times the plan of what no reading
-            // has shown (and of this photo) could cross it, no more than one round of photos (the
-            // concurrency) goes before the balance tells what they took: a rise beyond the margin
-            // crosses it by one round's rise at most. Far from it, nothing waits for a reading.
+            // has shown (and of this photo) could cross it, one photo goes before the balance tells
+            // what it took: a rise beyond the margin crosses it by one photo's rise at most, and
+            // the reading of one create shows a credit in its window (below the list) where one
+            // of several creates could hide their rise behind it (Budget.countAtBound). Far from
+            // it, nothing waits for a reading.
             if (
               !quote.sure &&
               !spending.priceConfirmed(item.kind, item.toolId) &&
-              ceiling.unreadPhotos >= (engine.options.concurrency ?? 4) &&
+              ceiling.unreadPhotos > 0 &&
               ceiling.committed + price + (WORST_RISE - 1) * (ceiling.unread + planned) >
                 ceiling.max &&
               this.awaitReading(submitting, ceiling.moving)

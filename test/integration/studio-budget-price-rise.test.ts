@@ -36,7 +36,12 @@ describe('a confirmed price raised mid-batch', () => {
     // the plan is 5 and its margin; nothing more fits.
     expect(spent).toBe(37);
     expect(two.exported).toBe(9);
-    expect(two.diamondsSpent).toBe(37);
+    // Near the ceiling at run 1's price (read once) photos go one at a time until a reading
+    // confirms it (studio-budget-credit-hides-rise), so the windows fall otherwise: when the 8th
+    // (4) and 9th (5) share one, it does not divide and each counts 5, estimated (38 for 37).
+    expect(two.diamondsSpent).toBeGreaterThanOrEqual(37);
+    expect(two.diamondsSpent).toBeLessThanOrEqual(38);
+    if (two.diamondsSpent !== spent) expect(two.diamondsUnconfirmed).toBeGreaterThan(0);
   }, 90_000);
 
   it('by a quarter with several photos on their way: none of them takes the batch past the ceiling', async () => {

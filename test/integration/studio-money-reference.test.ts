@@ -498,8 +498,11 @@ describe('diamond ceilings against the real charge (items 9, 10)', () => {
     const summary = await run(w, onModel, { maxDiamonds: 20, engine: { concurrency: 6 } });
     const m = money(w.service);
     expect(m.net).toBeLessThanOrEqual(20);
-    expect(summary.exported).toBe(4);
-    expect(summary.held).toHaveLength(2);
+    // Near the ceiling at the list (no reading yet) one photo goes before a reading (a credit in a
+    // window of several can hide a rise: studio-budget-credit-hides-rise); it shows 5, planned with
+    // its margin (7) from then on: three fit, not the four that went at 4 + 1 together before.
+    expect(summary.exported).toBe(3);
+    expect(summary.held).toHaveLength(3);
     expect(summary.diamondsSpent).toBe(m.net);
   }, 60_000);
 
