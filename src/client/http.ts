@@ -60,6 +60,66 @@ const ShotsSchema = z.array(
   }),
 );
 
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A body's fields, or, when none of `keys` is at its top level, the fields it wraps under `data`
+ * ({success, data: {...}}: a common envelope the spec does not show, review rev12 D4).
+ */
+const unwrapped =
+  (...keys: string[]) =>
+  (body: unknown): unknown => {
+    if (!isRecord(body) || keys.some((k) => k in body) || !isRecord(body.data)) return body;
+    const { data, ...rest } = body;
+    return { ...rest, ...data };
+  };
+
+/** A job id as services hand them out: a string, or a number (read as its decimal text). */
+const JobIdSchema = z
+  .union([z.string().trim().min(1), z.number().int().nonnegative()])
+  .transform(String);
+
+/** A generation create's answer: spec 4.6's {id, status}, or the same under `data`. */
+const CreatedGenerationSchema = z.preprocess(unwrapped('id'), z.looseObject({ id: JobIdSchema }));
+
+/** A catalog job create's answer: its job as `mediaItemId` (spec 4.10) or `id`, maybe under `data`. */
+const CreatedCatalogJobSchema = z.preprocess(
+  unwrapped('mediaItemId', 'id'),
+  z
+    .looseObject({ mediaItemId: JobIdSchema.optional(), id: JobIdSchema.optional() })
+    .refine((b) => b.mediaItemId !== undefined || b.id !== undefined, {
+      message: 'no job id (mediaItemId or id)',
+    })
+    .transform((b) => ({ ...b, mediaItemId: b.mediaItemId ?? b.id })),
+);
+
+const UploadAnswerSchema = z.preprocess(
+  unwrapped('url'),
+  z.looseObject({ id: JobIdSchema.optional(), url: z.string().min(1) }),
+);
+
+/**
+ * A poll's answer. A result URL listed twice is one result (review rev12 D11: collected twice, it
+ * was exported as two files); order is kept, since a result's place names its file and shot.
+ */
+const PollAnswerSchema = z.preprocess(
+  unwrapped('status'),
+  z.looseObject({
+    status: z.string().min(1),
+    resultUrls: z.unknown().transform((urls) => (Array.isArray(urls) ? [...new Set(urls)] : urls)),
+  }),
+);
+
+/** The account's answer: read on only if it names a balance (its format is the budget's to read). */
+const AccountAnswerSchema = z.preprocess(
+  unwrapped('diamondBalance'),
+  z.looseObject({}).refine((b) => 'diamondBalance' in b, { message: 'no diamondBalance' }),
+);
+
+/** How one endpoint's 2xx answer is read, and what a body it cannot read is called. */
+type Answer<T> = { schema: z.ZodType<T>; unreadable: string };
+
 /** A one-way fingerprint of an API key: enough to tell keys apart in caches, useless to a reader. */
 export function fingerprintKey(apiKey: string): string {
   return createHash('sha256')
@@ -104,6 +164,7 @@ export class HttpClient implements ServiceClient {
       query?: Record<string, string | number | undefined>;
       json?: unknown;
       idempotencyKey?: string;
+      answer?: Answer<T>;
     } = {},
   ): Promise<T> {
     return (await this.exchange<T>(method, path, init)).body;
@@ -115,7 +176,7 @@ export class HttpClient implements ServiceClient {
    */
   private async write<T>(
     path: string,
-    init: { json?: unknown; raw?: { data: Buffer; mime: string } },
+    init: { json?: unknown; raw?: { data: Buffer; mime: string }; answer?: Answer<T> },
     options?: WriteOptions,
   ): Promise<T & { idempotencyHonoured: boolean }> {
     const key = options?.idempotencyKey;
@@ -137,6 +198,12 @@ export class HttpClient implements ServiceClient {
       json?: unknown;
       raw?: { data: Buffer; mime: string };
       idempotencyKey?: string;
+      /**
+       * How the 2xx body is read. With one, a body that validates is taken without `success: true`
+       * (review rev12 D8: a create answered {id, status} was read as a lost answer, its paid job
+       * stranded); one that does not is refused. Without one, `success: true` is required.
+       */
+      answer?: Answer<T>;
     } = {},
   ): Promise<{ body: T; headers: Headers }> {
     for (const guard of this.guards) guard();
@@ -177,9 +244,9 @@ export class HttpClient implements ServiceClient {
     }
     const retryAfterMs = retryAfterFrom(response.headers);
     const text = await response.text().catch(() => '');
-    let parsed: { success?: boolean; error?: string } & Record<string, unknown>;
+    let parsed: unknown;
     try {
-      parsed = JSON.parse(text) as typeof parsed;
+      parsed = JSON.parse(text) as unknown;
     } catch {
       throw new ApiError(
         response.status >= 400 ? response.status : 502,
@@ -187,15 +254,25 @@ export class HttpClient implements ServiceClient {
         { retryAfterMs },
       );
     }
-    if (!response.ok || parsed.success !== true) {
+    const fields = isRecord(parsed) ? parsed : {};
+    const { success, ...rest } = fields;
+    if (!response.ok || success === false || (success !== true && !init.answer)) {
       throw new ApiError(
         response.ok ? 502 : response.status,
-        parsed.error ?? `the service answered ${response.status}`,
+        typeof fields.error === 'string' ? fields.error : `the service answered ${response.status}`,
         { retryAfterMs },
       );
     }
-    const { success: _success, ...rest } = parsed;
-    return { body: rest as T, headers: response.headers };
+    if (!init.answer) return { body: rest as T, headers: response.headers };
+    const read = init.answer.schema.safeParse(rest);
+    // Read as a lost answer by its caller (status >= 502): for a create, a charge whose job is unknown.
+    if (!read.success)
+      throw new ApiError(
+        502,
+        `the service answered ${response.status} to ${method} ${path} ${init.answer.unreadable} (${read.error.issues[0]?.message ?? 'invalid'}): ${text.slice(0, 200)}`,
+        { retryAfterMs },
+      );
+    return { body: read.data, headers: response.headers };
   }
 
   async listModels() {
@@ -242,24 +319,44 @@ export class HttpClient implements ServiceClient {
         415,
         'not sent: the upload is not a JPEG, PNG or WebP image (judged by its file signature)',
       );
-    return this.write<{ id: string; url: string }>('/v1/uploads', { raw: { data, mime } }, options);
+    const uploaded = await this.write(
+      '/v1/uploads',
+      {
+        raw: { data, mime },
+        answer: { schema: UploadAnswerSchema, unreadable: 'without an upload url' },
+      },
+      options,
+    );
+    return uploaded as typeof uploaded & { id: string };
   }
-  createGeneration(
+  /**
+   * The job id is read from spec 4.6's {id, status} or the same under `data`, a number as its
+   * text. A 2xx with none is a charge whose job is unknown: thrown as a lost answer (502), never
+   * taken as a job (review rev12 D4: "undefined" was polled and the paid result lost).
+   */
+  async createGeneration(
     request: Parameters<ServiceClient['createGeneration']>[0],
     options?: WriteOptions,
   ) {
-    return this.write<{ id: string; status: 'processing' }>(
+    const created = await this.write(
       '/v1/generations',
-      { json: request },
+      {
+        json: request,
+        answer: { schema: CreatedGenerationSchema, unreadable: 'without a job id' },
+      },
       options,
     );
+    return created as typeof created & { status: 'processing' };
   }
   async getGeneration(id: string) {
     type Job = Awaited<ReturnType<ServiceClient['getGeneration']>>;
-    const { shots, ...job } = await this.request<Omit<Job, 'shots'> & { shots?: unknown }>(
+    const { shots, ...job } = (await this.request(
       'GET',
       `/v1/generations/${encodeURIComponent(id)}`,
-    );
+      {
+        answer: { schema: PollAnswerSchema, unreadable: 'without a job status' },
+      },
+    )) as Omit<Job, 'shots'> & { shots?: unknown };
     const known = shots === undefined ? undefined : ShotsSchema.safeParse(shots);
     return (known?.success ? { ...job, shots: known.data } : job) as Job;
   }
@@ -277,8 +374,11 @@ export class HttpClient implements ServiceClient {
   async deleteTemplateSet(id: string) {
     await this.request('DELETE', `/v1/template-sets/${encodeURIComponent(id)}`);
   }
-  getAccount() {
-    return this.request<Awaited<ReturnType<ServiceClient['getAccount']>>>('GET', '/v1/account');
+  async getAccount() {
+    const account = await this.request('GET', '/v1/account', {
+      answer: { schema: AccountAnswerSchema, unreadable: 'without a diamond balance' },
+    });
+    return account as Awaited<ReturnType<ServiceClient['getAccount']>>;
   }
   async listReadySets(
     query: Parameters<ServiceClient['listReadySets']>[0] = {},
@@ -335,13 +435,19 @@ export class HttpClient implements ServiceClient {
       );
     return parsed.data as unknown as Awaited<ReturnType<ServiceClient['getReadySet']>>;
   }
-  createCatalogJob(
+  async createCatalogJob(
     request: Parameters<ServiceClient['createCatalogJob']>[0],
     options?: WriteOptions,
   ) {
-    return this.write<
-      Omit<Awaited<ReturnType<ServiceClient['createCatalogJob']>>, 'idempotencyHonoured'>
-    >('/v1/catalog-jobs', { json: request }, options);
+    const created = await this.write(
+      '/v1/catalog-jobs',
+      {
+        json: request,
+        answer: { schema: CreatedCatalogJobSchema, unreadable: 'without a job id' },
+      },
+      options,
+    );
+    return created as unknown as Awaited<ReturnType<ServiceClient['createCatalogJob']>>;
   }
   /**
    * Results may live on another host (a CDN), where the API key is never sent, or on the service's

@@ -85,7 +85,10 @@ export class ReferenceCore {
     this.state.rng = this.rng.snapshot;
     this.store.save();
   }
+  /** The last id handed out with numericJobIds. */
+  private numericIds = 1000;
   private newId(): string {
+    if (this.options.numericJobIds) return String(++this.numericIds);
     const style = this.options.idStyle ?? DEFAULTS.idStyle;
     return style === 'opaque'
       ? this.rng.opaque()
@@ -610,10 +613,25 @@ export class ReferenceCore {
       };
     }
     this.save();
-    return {
-      ...this.ok({ id, status: 'processing' }, 202),
-      delayMs: this.options.createDelayMs ?? 0,
-    };
+    return { ...this.createAnswer(caller, id), delayMs: this.options.createDelayMs ?? 0 };
+  }
+
+  /** A charged generation create's 2xx answer, in the shape the latitude switches choose. */
+  private createAnswer(caller: Caller, chargedId: string): Reply {
+    const first = this.state.jobs.find((j) => j.kind === 'generation' && j.email === caller.email);
+    const named = this.options.sameJobIdForEveryCreate && first ? first.id : chargedId;
+    const id = this.options.numericJobIds ? Number(named) : named;
+    const status = this.options.numericJobIds ? 201 : 202;
+    switch (this.options.createAnswer ?? 'spec') {
+      case 'wrapped':
+        return this.ok({ data: { id, status: 'processing' } }, status);
+      case 'wrappedNoId':
+        return this.ok({ data: { status: 'processing' } }, status);
+      case 'noSuccess':
+        return { status, body: { id, status: 'processing' } };
+      case 'spec':
+        return this.ok({ id, status: 'processing' }, status);
+    }
   }
 
   private async createCatalogJob(caller: Caller, raw: unknown): Promise<Reply> {
@@ -722,6 +740,8 @@ export class ReferenceCore {
     const body = pollBody(job, this.options, this.statusOf(job), (fileId) =>
       this.fileUrl(fileId, 'result'),
     );
+    if (this.options.duplicateResultUrls && Array.isArray(body.resultUrls))
+      body.resultUrls = body.resultUrls.flatMap((url: unknown) => [url, url]);
     return this.ok(body);
   }
 

@@ -156,6 +156,18 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   readySetShape: z.enum(['templateSet', 'readyTemplateSet', 'flat']).optional(),
   /** Image results are TIFF bytes (print-oriented studios deliver TIFF). */
   tiffResults: z.boolean().optional(),
+  /**
+   * The body of a generation create's 2xx answer: 'spec' {success, id, status} (default),
+   * 'wrapped' {success, data: {id, status}} (a common envelope), 'noSuccess' {id, status} with no
+   * success flag, 'wrappedNoId' {success, data: {status}} (no job id anywhere). Charged as always.
+   */
+  createAnswer: z.enum(['spec', 'wrapped', 'noSuccess', 'wrappedNoId']).optional(),
+  /** Job ids are decimal integers, and generation creates answer them as JSON numbers (status 201). */
+  numericJobIds: z.boolean().optional(),
+  /** Every generation create after the account's first charges anew but answers the first job's id (a buggy service). */
+  sameJobIdForEveryCreate: z.boolean().optional(),
+  /** Polls list each result URL twice. */
+  duplicateResultUrls: z.boolean().optional(),
   /** Persist all state so a restart keeps it. */
   statePath: z.string().optional(),
 });
