@@ -167,3 +167,62 @@ it('`dropshoot run --give-up-after`: tells the wait on stderr, ends with exit 1 
   expect(summaryOf(second.stdout)).toMatchObject({ exported: 1, diamondsSpent: 0 });
   expect((await readLedger(service, EMAIL)).filter((e) => e.kind === 'charge')).toHaveLength(1);
 }, 120_000);
+
+it('run --wait: a paid job waiting for a closed day is not given up on; once the day reopens it is collected', async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-run-gives-up-wait-'));
+  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  const service = await startReferenceService({
+    seed: 5,
+    timeScale: 0.01,
+    jobSeconds: [100, 150],
+    jobsStayProcessing: true,
+  });
+  cleanups.push(() => service.close());
+  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
+  await shapePhotos(path.join(root, 'in'), 1);
+  const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
+  // A probe each second sees the cap raised (the day reopens) without waiting for 00:00 UTC.
+  const engine = new StudioEngine({
+    dataDir: path.join(root, 'data'),
+    client,
+    apiKey,
+    capProbeMs: 1_000,
+  });
+  cleanups.push(async () => {
+    await engine.close();
+    await client.close();
+  });
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort('SIGTERM'), 40_000);
+  cleanups.push(() => clearTimeout(timer));
+  const running = runBatch(engine, {
+    inDir: path.join(root, 'in'),
+    recipe: CUTOUT_RECIPE,
+    outDir: path.join(root, 'out'),
+    signal: stop.signal,
+    wait: true,
+    giveUpAfterMs: 2_000,
+    progressEveryMs: 500,
+  });
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  while (service.jobs(EMAIL).length === 0) await sleep(50);
+  // The paid job's next poll meets the service's daily cap: the day closes with the job in it.
+  service.setDailyCap(apiKey, service.requestsToday(apiKey));
+  const capped = () =>
+    store
+      .listItems(engine.db, { limit: 10, offset: 0 })
+      .items.some((i) => i.state === 'processing' && i.waitReason === 'daily_cap');
+  for (let waited = 0; !capped(); waited += 50) {
+    expect(waited).toBeLessThan(15_000);
+    await sleep(50);
+  }
+  service.setOptions({ jobsStayProcessing: false });
+  // Twice the bound spent waiting for the day, then the cap is raised.
+  await sleep(4_000);
+  service.setDailyCap(apiKey, 500);
+  const summary = await running;
+  expect(summary.interrupted).toBeUndefined();
+  expect(summary.stillProcessing).toBeUndefined();
+  expect(summary.exported).toBe(1);
+  expect(service.ledger(EMAIL).filter((e) => e.kind === 'charge')).toHaveLength(1);
+}, 60_000);
