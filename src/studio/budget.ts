@@ -59,6 +59,8 @@ export type PriceQuote = { diamonds: number; sure: boolean };
 
 /** How a photo held by a price read once from the balance (not by spending) is told. */
 export const UNCONFIRMED_PRICE_HOLD = 'not started: the price is unconfirmed';
+/** Why a photo under a ceiling waits while the balance it is kept against cannot be read. */
+export const BALANCE_UNREAD_HOLD = 'not started: the balance cannot be read';
 
 /** How long a price read once from the balance (not confirmed by a second reading) is planned with. */
 export const READING_KEPT_MS = 24 * 60 * 60_000;
@@ -606,6 +608,7 @@ export class Budget {
   /** Reads the balance before charges start (batch start), so later reads tell what they cost. */
   async setAnchor(): Promise<number | null> {
     const balance = await this.readBalance();
+    this.noteReading(balance);
     if (balance !== null) this.anchor = { balance, at: this.now().getTime() };
     this.batchStartedAt = this.now().getTime();
     return balance;
@@ -624,8 +627,10 @@ export class Budget {
       const account = await this.client.getAccount();
       if (this.db.open) this.capRaised(nth);
       this.onAnswered(sentAt);
+      this.lastReadError = null;
       return account.diamondBalance;
     } catch (err) {
+      this.lastReadError = err instanceof Error ? err.message : String(err);
       if (err instanceof ApiError && !err.notSent && this.dailyCapRefusal(err)) {
         this.lastReadCapped = true;
         if (this.db.open) this.learnCap(err.message);
@@ -780,9 +785,8 @@ export class Budget {
     return Math.max(0, this.nextReadingAt - Date.now());
   }
 
-  private async doReconcile(): Promise<void> {
-    const anchor = this.anchor;
-    const balance = await this.readBalance();
+  /** After a failed read the next waits (`readingDueIn`); after an answer it may go at once. */
+  private noteReading(balance: number | null): void {
     if (balance === null) {
       this.failedReadings++;
       this.nextReadingAt =
@@ -792,6 +796,15 @@ export class Budget {
       this.failedReadings = 0;
       this.nextReadingAt = 0;
     }
+  }
+
+  /** The service's words when the last balance read failed. */
+  lastReadError: string | null = null;
+
+  private async doReconcile(): Promise<void> {
+    const anchor = this.anchor;
+    const balance = await this.readBalance();
+    this.noteReading(balance);
     if (balance === null || !this.db.open) return;
     const nowIso = this.now().toISOString();
     if (anchor) {

@@ -551,7 +551,8 @@ export class StudioEngine {
 
   /** Reads the balance once before charges start, so later reads tell what they cost. */
   anchorBalance(): void {
-    if (this.anchoring || this.spending.anchored) return;
+    // After a failed read the next waits (Budget.readingDueIn); the 250 ms tick asks again.
+    if (this.anchoring || this.spending.anchored || this.spending.readingDueIn > 0) return;
     this.anchoring = true;
     void this.spending.setAnchor().finally(() => {
       this.anchoring = false;

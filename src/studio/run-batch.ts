@@ -8,7 +8,7 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import { ApiError } from '../client';
 import type { Recipe } from '../shared/studio';
-import { RESERVE_KEPT, UNCONFIRMED_PRICE_HOLD } from './budget';
+import { BALANCE_UNREAD_HOLD, RESERVE_KEPT, UNCONFIRMED_PRICE_HOLD } from './budget';
 import type { StudioEngine } from './engine';
 import * as store from './db/store';
 import { isDailyCapRefusal } from './gates';
@@ -560,9 +560,10 @@ export async function runBatch(
         )
         .map((i) => ({
           name: name(i),
-          reason: i.error?.startsWith(UNCONFIRMED_PRICE_HOLD)
-            ? i.error
-            : `not started: the batch reached its ceiling of ${input.maxDiamonds} diamonds`,
+          reason:
+            i.error?.startsWith(UNCONFIRMED_PRICE_HOLD) || i.error?.startsWith(BALANCE_UNREAD_HOLD)
+              ? i.error
+              : `not started: the batch reached its ceiling of ${input.maxDiamonds} diamonds`,
         })),
       ...short.map((i) => ({
         name: name(i),

@@ -8,6 +8,7 @@
  */
 import { ACTIVE_STATES, jobGroup, type WaitReason } from '../shared/studio';
 import {
+  BALANCE_UNREAD_HOLD,
   Budget,
   ownCapMessage,
   requestsPerPhoto,
@@ -21,6 +22,10 @@ import type { ToolTimes } from './poller';
 
 /** Why a photo near its ceiling waits while the balance read that would show its price fails. */
 const UNREAD_NEAR_CEILING_HOLD = `${UNCONFIRMED_PRICE_HOLD}: near the ceiling, the balance read that shows what the photos before it took failed (asked again, waiting longer each time); nothing was spent on it`;
+
+/** BALANCE_UNREAD_HOLD with the service's words and what happens next. */
+const balanceUnreadHold = (spending: Budget): string =>
+  `${BALANCE_UNREAD_HOLD}${spending.lastReadError ? ` (${spending.lastReadError})` : ''}, so the batch's ceiling cannot be kept; nothing was spent on it (read again, waiting longer each time)`;
 
 /**
  * A batch's ceiling: what counts against it, how much of that is safety margin, how many items are
@@ -173,8 +178,11 @@ export class Scheduler {
           let price = planned + Budget.margin(quote);
           if (ceiling && (item.reserved === 0 || readmit)) {
             if (!engine.spending.anchored) {
-              // A ceiling is kept against the balance: read it once before the first charge.
+              // A ceiling is kept against the balance: read it once before the first charge. While
+              // that read fails (asked again, waiting longer each time), the photo is held saying
+              // why, so a headless run ends with it rather than waiting on a balance that does not answer.
               engine.anchorBalance();
+              if (spending.readingFailed) this.wait(item, 'ceiling', balanceUnreadHold(spending));
               continue;
             }
             const oneOff = this.oneOffReading(item);

@@ -60,4 +60,19 @@ describe('a price rise larger than the margin, from the second create on', () =>
     // The closing read failed too: the summary counts list prices and says they are unconfirmed.
     if (summary.diamondsSpent < spent) expect(summary.diamondsUnconfirmed).toBeGreaterThan(0);
   }, 90_000);
+
+  it('a balance read that fails from the start under a ceiling: nothing is sent, the reads spaced out, the photos held saying why', async () => {
+    const w = await world({});
+    const [photos] = await photoFolders(w, [3]);
+    // Spec §5.7 leaves key scopes open: a key may be refused the account read (403), or it fails.
+    const accountReads = { failAfter: 0, seen: 0 };
+    const summary = await runOnce(w, photos!, { recipe: TO_PRO, maxDiamonds: 20, accountReads });
+    // Before: the ceiling's first reading was asked at every tick, 495 reads in 20 s, the day's
+    // requests gone and the run ended on 'daily request cap reached'.
+    expect(accountReads.seen).toBeLessThan(12);
+    expect(netSpent(w)).toBe(0);
+    expect(summary.exported).toBe(0);
+    expect(summary.held).toHaveLength(3);
+    for (const h of summary.held) expect(h.reason).toMatch(/balance cannot be read .*ceiling/);
+  }, 90_000);
 });
