@@ -11,7 +11,7 @@
  */
 import { sharp } from '../../../infra/sharp';
 import { decodeMeta, rgbPixels } from './image-io';
-import { boxSum, dilate, erode, flood } from './matting/morphology';
+import { boxSum, components, dilate, erode, flood } from './matting/morphology';
 import { computeMatte, matteAt } from './remove-background';
 
 /** Gains that make the backdrop's mean neutral without changing its brightness. */
@@ -141,7 +141,74 @@ function keepOffBackdrop(data: Buffer, alpha: Buffer, width: number, height: num
   }
   const kept = new Uint8Array(n);
   flood(kept, seeds, width, (j) => opened[j] === 1);
+  dropEdgeRinging(data, alpha, kept, bg, width, height, distance);
   for (let i = 0; i < n; i++) if (kept[i]) alpha[i] = 255;
+}
+
+/** Reach (px) of the solid fabric whose contrast against the backdrop a kept region is set beside. */
+const FABRIC_REACH = 6;
+/** Ringing strays by less than this share of the edge's contrast... */
+const RINGING_SHARE = 0.1;
+/** ...and to both sides of the backdrop colour: its mean signed stray is under this share of its mean stray. */
+const ONE_SIDED = 0.75;
+
+/**
+ * JPEG ringing and chroma bleed beside a strong edge: on a backdrop below white (grey, coloured,
+ * a darker exposure) they are not clipped away, form blotches thicker than the opening removes,
+ * and were kept as fabric (00055_00 darkened 15%: a ragged grey rim 10 px wide around the tee).
+ * They oscillate around the backdrop colour by a small share of the edge's contrast; fabric the
+ * matte missed sits on one side of it (white fabric darker than a white backdrop) or differs by
+ * more. Regions that look like ringing leave `kept` (their matte alpha stays as it was).
+ */
+function dropEdgeRinging(
+  data: Buffer,
+  alpha: Buffer,
+  kept: Uint8Array,
+  bg: [number, number, number],
+  width: number,
+  height: number,
+  distance: (i: number) => number,
+): void {
+  const n = width * height;
+  const { label, sizes } = components(kept, width);
+  const solid = new Float32Array(n);
+  for (let i = 0; i < n; i++) if (alpha[i] === 255) solid[i] = 1;
+  const count = boxSum(solid, width, height, FABRIC_REACH);
+  const fabric: Float32Array[] = [];
+  const channel = new Float32Array(n);
+  for (let c = 0; c < 3; c++) {
+    for (let i = 0; i < n; i++) channel[i] = solid[i]! * data[i * 3 + c]!;
+    fabric.push(boxSum(channel, width, height, FABRIC_REACH));
+  }
+  const m = sizes.length;
+  const stray = new Float64Array(m);
+  const signed = new Float64Array(m);
+  const contrast = new Float64Array(m);
+  const beside = new Float64Array(m);
+  const bgLevel = bg[0] + bg[1] + bg[2];
+  for (let i = 0; i < n; i++) {
+    const l = label[i]!;
+    if (l < 0) continue;
+    stray[l]! += distance(i);
+    signed[l]! += (data[i * 3]! + data[i * 3 + 1]! + data[i * 3 + 2]! - bgLevel) / 3;
+    if (count[i]! > 0) {
+      let d = 0;
+      for (let c = 0; c < 3; c++) d = Math.max(d, Math.abs(fabric[c]![i]! / count[i]! - bg[c]!));
+      contrast[l]! += d;
+      beside[l]!++;
+    }
+  }
+  const ringing = new Uint8Array(m);
+  for (let l = 0; l < m; l++) {
+    if (!beside[l]) continue; // no solid fabric near: nothing to ring from
+    const meanStray = stray[l]! / sizes[l]!;
+    ringing[l] =
+      Math.abs(signed[l]! / sizes[l]!) < ONE_SIDED * meanStray &&
+      meanStray < RINGING_SHARE * (contrast[l]! / beside[l]!)
+        ? 1
+        : 0;
+  }
+  for (let i = 0; i < n; i++) if (label[i]! >= 0 && ringing[label[i]!]) kept[i] = 0;
 }
 
 /** Where a gain above 1 starts to bend highlights down instead of clipping them. */
