@@ -55,7 +55,11 @@ export type RequestsToday = {
   serviceCapNamedOn: string | null;
 };
 
-export type PriceQuote = { diamonds: number; sure: boolean };
+/**
+ * `unknown`: the list gives no price for the tool (0 or left out) and no reading or 402 has told
+ * it: `diamonds` is a stand-in of 1 so its charges are counted and read, not a price.
+ */
+export type PriceQuote = { diamonds: number; sure: boolean; unknown?: boolean };
 
 /** How a photo held by a price read once from the balance (not by spending) is told. */
 export const UNCONFIRMED_PRICE_HOLD = 'not started: the price is unconfirmed';
@@ -269,7 +273,11 @@ export class Budget {
     this.pricesLoading ??= this.client
       .listModels()
       .then((models) => {
-        for (const m of models) this.toolPrices.set(m.id, m.fallbackPriceDiamonds);
+        // A price of 0 or none (spec §2.9: approximate) is not known, not free: kept as 0.
+        for (const m of models) {
+          const listed = Number(m.fallbackPriceDiamonds);
+          this.toolPrices.set(m.id, Number.isFinite(listed) && listed > 0 ? listed : 0);
+        }
         this.onAnswered(sentAt);
       })
       .catch((err: unknown) => {
@@ -307,7 +315,10 @@ export class Budget {
     const named = this.namedPrice(group);
     if (named !== null) return { diamonds: named, sure: false };
     const read = this.readPrice(group);
-    return { diamonds: Math.max(list, read?.diamonds ?? 0), sure: false };
+    const diamonds = Math.max(list, read?.diamonds ?? 0);
+    // No price anywhere: a ceiling admits one photo at a time until a reading shows it (Scheduler).
+    if (!(diamonds > 0)) return { diamonds: 1, sure: false, unknown: true };
+    return { diamonds, sure: false };
   }
 
   /**

@@ -318,7 +318,7 @@ export async function runBatch(
     }).total;
     if (plan.perPhotoDiamonds !== null)
       notice(
-        `${queued} photo(s) to start at about ${plan.perPhotoDiamonds} diamond(s) each${plan.balance !== null ? `; balance ${plan.balance}` : ''}`,
+        `${queued} photo(s) to start at ${engine.spending.quote(input.recipe)?.unknown ? "a price that is not known (the service's list gives none for this tool; under --max-diamonds one photo goes at a time until the balance shows it)" : `about ${plan.perPhotoDiamonds} diamond(s) each`}${plan.balance !== null ? `; balance ${plan.balance}` : ''}`,
       );
     // What fits is what admission will take: the scheduler's own count of today's requests for
     // new photos, after what paid jobs still running (resumed) and photos on their way need.

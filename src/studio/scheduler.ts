@@ -185,6 +185,14 @@ export class Scheduler {
               if (spending.readingFailed) this.wait(item, 'ceiling', balanceUnreadHold(spending));
               continue;
             }
+            // A price nothing told (listed 0 or not at all): one photo at a time until a balance
+            // reading shows what it took; it is planned with that from then on.
+            if (quote.unknown && (ceiling.unreadPhotos > 0 || ceiling.inFlight > 0)) {
+              if (this.awaitReading(submitting, ceiling.moving) || ceiling.inFlight > 0) {
+                if (spending.readingFailed) this.wait(item, 'ceiling', UNREAD_NEAR_CEILING_HOLD);
+                continue;
+              }
+            }
             const oneOff = this.oneOffReading(item);
             // A plan from one reading far above the list (an app's debit in it, most likely)
             // would hold every ceilinged run for a day: one photo at the list and its margin

@@ -241,12 +241,17 @@ export class ReferenceCore {
       switch (route) {
         case 'GET /v1/models':
           return this.ok({
-            models: TOOLS.map((t) => ({
-              id: t.id,
-              inputShape: t.inputShape,
-              promptMode: t.promptMode,
-              fallbackPriceDiamonds: t.fallbackPriceDiamonds,
-            })),
+            models: TOOLS.map((t) => {
+              const listed = this.options.listedPrices?.[t.id];
+              return {
+                id: t.id,
+                inputShape: t.inputShape,
+                promptMode: t.promptMode,
+                ...(listed === null
+                  ? {}
+                  : { fallbackPriceDiamonds: listed ?? t.fallbackPriceDiamonds }),
+              };
+            }),
           });
         case 'GET /v1/fashion-models': {
           const gender = query.get('gender');

@@ -168,6 +168,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   sameJobIdForEveryCreate: z.boolean().optional(),
   /** Polls list each result URL twice. */
   duplicateResultUrls: z.boolean().optional(),
+  /**
+   * GET /v1/models lists these prices instead of a tool's fallbackPriceDiamonds (null: the field
+   * left out; spec §2.9 calls it approximate); what a create charges is unchanged.
+   */
+  listedPrices: z.record(z.string(), z.number().int().nonnegative().nullable()).optional(),
   /** Persist all state so a restart keeps it. */
   statePath: z.string().optional(),
 });
