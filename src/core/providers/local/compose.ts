@@ -21,7 +21,12 @@ import { garmentFromPerson } from './garment-from-person';
 import { garmentKind, garmentNamedIn, type GarmentKind } from './garment-kind';
 import { earringPieces, jewelryKind } from './jewelry-kind';
 import { bodyBoxes, personParts } from './person-parts';
-import { removeBackground } from './remove-background';
+import { computeMatte, matteBox, removeBackground } from './remove-background';
+
+/** The detail shot's side: this share of the photo's short side... */
+const DETAIL_OF_PHOTO = 0.45;
+/** ...but no more than this share of the product's long side, so a small product fills it. */
+const DETAIL_OF_PRODUCT = 0.6;
 
 const LONG_SIDE = 1280;
 /**
@@ -619,9 +624,24 @@ export class Compositor {
     const file = productKeys.flatMap((k) => job.images[k] ?? [])[0];
     if (!file) throw new ProviderError(`${job.toolId}: no product image`);
     const meta = await decodeMeta(file.path);
-    const side = Math.round(Math.min(meta.width!, meta.height!) * 0.45);
-    const left = Math.round((meta.width! - side) / 2);
-    const top = Math.round((meta.height! - side) / 2);
+    const [photoW, photoH] = [meta.width!, meta.height!];
+    // A close-up of the product, wherever it lies: the photo's centre showed mostly backdrop, or a
+    // garment's edge, when the product was small in the frame or off to one side.
+    let side = Math.round(Math.min(photoW, photoH) * DETAIL_OF_PHOTO);
+    let [cx, cy] = [photoW / 2, photoH / 2];
+    const matte = await computeMatte(file.path);
+    const box = matteBox(matte);
+    if (box) {
+      const [sx, sy] = [photoW / matte.width, photoH / matte.height];
+      side = Math.min(
+        side,
+        Math.round(DETAIL_OF_PRODUCT * Math.max(box.width * sx, box.height * sy)),
+      );
+      [cx, cy] = [(box.left + box.width / 2) * sx, (box.top + box.height / 2) * sy];
+    }
+    side = Math.max(16, side);
+    const left = Math.round(Math.min(photoW - side, Math.max(0, cx - side / 2)));
+    const top = Math.round(Math.min(photoH - side, Math.max(0, cy - side / 2)));
     const { width, height } = canvasFor(1, LONG_SIDE);
     const base = await open(file.path)
       .extract({ left, top, width: side, height: side })
