@@ -437,21 +437,27 @@ export class Budget {
       price: number;
       sure: number;
     }[],
-  ): void {
-    if (this.client.origin === 'embedded') return;
+    outside = false,
+  ): number {
+    if (this.client.origin === 'embedded') return 0;
     const shot = this.shotPrice().diamonds;
     const update = this.db.prepare(
       'UPDATE items SET diamonds = ?, price = ?, price_sure = 0 WHERE id = ?',
     );
+    let counted = 0;
     this.db.transaction(() => {
       for (const c of charged) {
         const claim = c.kind === 'ready_shoot';
-        if ((c.sure === 1 && !claim) || (c.price > 0 && c.diamonds > c.price)) continue;
+        if ((c.sure === 1 && !claim) || (c.price > 0 && c.diamonds > c.price)) {
+          counted += c.diamonds;
+          continue;
+        }
         const planned = claim ? Math.max(c.diamonds, Budget.shotsOf(c) * shot) : c.diamonds;
         const bound = Math.max(
           planned + Budget.margin({ diamonds: planned, sure: false }),
           WORST_RISE * planned,
         );
+        counted += bound;
         update.run(bound, planned, c.id);
         if (!claim)
           this.hiddenByCredit.push({
@@ -459,13 +465,58 @@ export class Budget {
             group: jobGroup(c.kind, c.toolId),
             planned,
             bound,
+            outside,
           });
       }
     })();
+    return counted;
+  }
+
+  /** The most a charge can have taken (what `countAtBound` counts it at). */
+  private boundOf(c: {
+    kind: RecipeKind;
+    packTotal: number | null;
+    submitRequest: string | null;
+    diamonds: number;
+    price: number;
+    sure: number;
+  }): number {
+    const claim = c.kind === 'ready_shoot';
+    if ((c.sure === 1 && !claim) || (c.price > 0 && c.diamonds > c.price)) return c.diamonds;
+    const planned = claim
+      ? Math.max(c.diamonds, Budget.shotsOf(c) * this.shotPrice().diamonds)
+      : c.diamonds;
+    return Math.max(
+      planned + Budget.margin({ diamonds: planned, sure: false }),
+      WORST_RISE * planned,
+    );
   }
 
   /** Charges a credit hid (`countAtBound`), counted at their bound until a reading of their tool settles them. */
-  private hiddenByCredit: { id: string; group: string; planned: number; bound: number }[] = [];
+  private hiddenByCredit: {
+    id: string;
+    group: string;
+    planned: number;
+    bound: number;
+    /** Counted at its bound because spend outside the run was in its reading (`spentOutside`). */
+    outside?: boolean;
+  }[] = [];
+
+  /**
+   * Diamonds the readings of this batch showed leaving the balance beyond what their charges could
+   * take (WORST_RISE times their plan): the owner spending in the service's own apps (spec §1
+   * rule 2). Not this run's spend, and not counted against its ceiling; a charge of such a reading
+   * is counted at its bound until a later reading shows its price, and what it then counts less
+   * is added here.
+   */
+  spentOutside = 0;
+
+  /** Of the charges counted at their bound for spend outside the run, what no later reading settled beyond their plan. */
+  get outsideUnsettled(): number {
+    return this.hiddenByCredit
+      .filter((h) => h.outside)
+      .reduce((sum, h) => sum + h.bound - h.planned, 0);
+  }
 
   /**
    * Charges a reading attributed a price no reading before agreed with (`read`): a credit in
@@ -496,6 +547,7 @@ export class Budget {
     for (const h of this.hiddenByCredit.filter(mine)) {
       const counted = Math.min(h.bound, Math.max(h.planned, each));
       update.run(counted, counted, h.id);
+      if (h.outside) this.spentOutside += h.bound - counted;
     }
     for (const d of this.doubtful.filter(mine))
       if (each > d.read) {
@@ -622,6 +674,7 @@ export class Budget {
     this.noteReading(balance);
     if (balance !== null) this.anchor = { balance, at: this.now().getTime() };
     this.batchStartedAt = this.now().getTime();
+    this.spentOutside = 0;
     return balance;
   }
 
@@ -859,7 +912,17 @@ export class Budget {
       // The balance is shared with the service's own apps (spec §1 rule 2): a refund or a top-up
       // during the batch shrinks the difference, even below zero. Less than the list prices is
       // no price, so nothing is learnt and those charges stay unsure (their margin is kept).
-      if (charged.length > 0 && floor > 0 && spent >= floor) {
+      // A drop beyond the most its charges could take (`countAtBound`: WORST_RISE times their
+      // plan) holds spend outside the run (the owner in the service's own app): no price is
+      // learnt from it, its charges are counted at that bound (a later reading settles them),
+      // and the rest is told apart (`spentOutside`). A price nothing told has no such bound.
+      const priceUnknown = charged.some(
+        (c) => c.kind !== 'ready_shoot' && this.toolPrice(jobGroup(c.kind, c.toolId)).unknown,
+      );
+      const most = priceUnknown ? Infinity : charged.reduce((sum, c) => sum + this.boundOf(c), 0);
+      if (charged.length > 0 && spent > most) {
+        this.spentOutside += spent - this.countAtBound(charged, true);
+      } else if (charged.length > 0 && floor > 0 && spent >= floor) {
         const groups = new Set(charged.map((c) => jobGroup(c.kind, c.toolId)));
         // A reading is one look at a shared balance: a charge keeps its margin (price_sure 0)
         // unless the reading agrees with the one before, and is not counted below what it was

@@ -8,7 +8,7 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import { ApiError } from '../client';
 import type { Recipe } from '../shared/studio';
-import { BALANCE_UNREAD_HOLD, RESERVE_KEPT, UNCONFIRMED_PRICE_HOLD } from './budget';
+import { BALANCE_UNREAD_HOLD, RESERVE_KEPT, UNCONFIRMED_PRICE_HOLD, WORST_RISE } from './budget';
 import type { StudioEngine } from './engine';
 import * as store from './db/store';
 import { isDailyCapRefusal } from './gates';
@@ -426,7 +426,13 @@ export async function runBatch(
         );
       if (plan.balance !== null && after !== null) {
         confirmed = true;
-        spentByBalance = plan.balance - after;
+        // Spent in the service's own apps meanwhile (Budget.spentOutside) is not this run's.
+        const outside = engine.spending.spentOutside;
+        if (outside > 0)
+          notice(
+            `${outside} diamond(s) left the balance outside this run (readings dropped by more than this run's charges could take, up to ${WORST_RISE} times their plan: spent in the service's own apps, most likely); not counted in diamondsSpent nor against --max-diamonds${engine.spending.outsideUnsettled > 0 ? `. diamondsSpent is estimated: the charges in those readings are counted at up to ${WORST_RISE} times their plan, ${engine.spending.outsideUnsettled} diamond(s) above it, which no later reading settled` : ''}`,
+          );
+        spentByBalance = plan.balance - after - outside;
         unattributed = chargedUncertain(engine, batchId, startedAt, spentByBalance);
         if (unattributed > 0)
           notice(

@@ -38,13 +38,13 @@ describe('a price confirmed by the balance', () => {
   }, 90_000);
 
   it("an app's debit in one reading: the next run's summary counts what the charges took", async () => {
-    // Two photos at 4; an app spends 40 at the first poll: read as 24 a photo, once.
+    // Two photos at 4; an app spends 16 at the first poll: read as 12 a photo, once (an app's debit beyond WORST_RISE times the charges' plan is spent outside the run and learns nothing (studio-budget-spent-elsewhere): 16 is the most two photos at 4 can read as a rise).
     const w = await world({});
     const [first, second] = await photoFolders(w, [2, 3]);
-    await runOnce(w, first!, { onFirstPoll: () => w.service.grant(EMAIL, -40) });
-    expect(await plannedPrice(w)).toEqual({ diamonds: 24, sure: false });
+    await runOnce(w, first!, { onFirstPoll: () => w.service.grant(EMAIL, -16) });
+    expect(await plannedPrice(w)).toEqual({ diamonds: 12, sure: false });
     const spent = netSpent(w);
-    // Run 2 (no ceiling) is planned at 24 a photo and reads 4: the photos cost 12, not 72.
+    // Run 2 (no ceiling) is planned at 12 a photo and reads 4: the photos cost 12, not 36.
     const two = await runOnce(w, second!);
     expect(two.exported).toBe(3);
     expect(netSpent(w) - spent).toBe(12);
@@ -54,12 +54,13 @@ describe('a price confirmed by the balance', () => {
   it("an app's debit in one reading holds no ceilinged run: one photo takes a fresh reading", async () => {
     const w = await world({});
     const [first, second] = await photoFolders(w, [2, 3]);
-    await runOnce(w, first!, { onFirstPoll: () => w.service.grant(EMAIL, -40) });
-    expect(await plannedPrice(w)).toEqual({ diamonds: 24, sure: false });
+    // An app spends 16: read as 12 a photo (an app's debit beyond WORST_RISE times the charges' plan is spent outside the run and learns nothing (studio-budget-spent-elsewhere): 16 is the most two photos at 4 can read as a rise).
+    await runOnce(w, first!, { onFirstPoll: () => w.service.grant(EMAIL, -16) });
+    expect(await plannedPrice(w)).toEqual({ diamonds: 12, sure: false });
     const spent = netSpent(w);
-    // 24 and its margin are above 20: before, nothing started for a day. One photo at the list
+    // 12 and its margin are above 14: before, nothing started for a day. One photo at the list
     // and its margin (5) reads 4: the plan comes down, the other two go; the ceiling is kept.
-    const two = await runOnce(w, second!, { maxDiamonds: 20 });
+    const two = await runOnce(w, second!, { maxDiamonds: 14 });
     expect(two.exported).toBe(3);
     expect(netSpent(w) - spent).toBe(12);
     expect(two.diamondsSpent).toBe(12);

@@ -74,15 +74,15 @@ describe('a price read from the balance', () => {
   it("an app's debit read once: a later reading lowers the plan; unconfirmed, it lapses after a day", async () => {
     const w = await world({});
     const [a, b, c] = await photoFolders(w, [2, 3, 2]);
-    // Two photos at 4; an app spends 40 at the first poll: read as 24 a photo.
-    await runOnce(w, a!, { onFirstPoll: () => w.service.grant(EMAIL, -40) });
-    expect((await withEngine(w, (e) => e.spending.toolPrice('virtual_model'))).diamonds).toBe(24);
+    // Two photos at 4; an app spends 16 at the first poll: read as 12 a photo (an app's debit beyond WORST_RISE times the charges' plan is spent outside the run and learns nothing (studio-budget-spent-elsewhere): 16 is the most two photos at 4 can read as a rise).
+    await runOnce(w, a!, { onFirstPoll: () => w.service.grant(EMAIL, -16) });
+    expect((await withEngine(w, (e) => e.spending.toolPrice('virtual_model'))).diamonds).toBe(12);
     // Under 4 not even a photo at the list (and its margin) fits to take a fresh reading.
     const held = await runOnce(w, b!, { maxDiamonds: 4 });
     expect(held.exported).toBe(0);
     // Nothing was spent: the hold names the unconfirmed price, not a reached ceiling.
     expect(held.held[0]?.reason).toMatch(
-      /price is unconfirmed \(24 diamond\(s\) from one balance reading/,
+      /price is unconfirmed \(12 diamond\(s\) from one balance reading/,
     );
     // A day later the reading, never confirmed, has lapsed: the list plans again.
     const tomorrow = () => new Date(Date.now() + 25 * 60 * 60_000);
