@@ -3,14 +3,17 @@
  * checked on photos we have not seen). Each photo is read in place and varied in memory as a shop's
  * own shots differ: a grey digital backdrop, a darker exposure, a colour cast; nothing is copied.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import ffmpeg from '@ffmpeg-installer/ffmpeg';
 import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../src/core/catalog';
 import { createLocalProvider } from '../../src/core/providers/local';
 import { reframePhoto } from '../../src/core/providers/local/reframe';
 import { retouchPhoto } from '../../src/core/providers/local/retouch';
+import { renderVideo } from '../../src/core/providers/local/video';
 import { sharp } from '../../src/infra/sharp';
 import { checkCompliance } from '../../src/studio/export/compliance';
 import { smearBands } from '../../src/studio/export/edge-band';
@@ -256,4 +259,54 @@ describe.skipIf(!present)('clothing_ecom_pack detail shot of a product small or 
       }
     },
   );
+});
+
+describe.skipIf(!present)('ai_videos of a product cropped at its edges', () => {
+  it('is padded with the backdrop, not with the garment colour', { timeout: 180_000 }, async () => {
+    // A long-sleeved top cropped 15% a side: sleeves, shoulders and hem touch the frame, so the
+    // photo's outer ring is mostly purple and its median padded the clip in lilac.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-video-pad-'));
+    try {
+      const cropped = await sharp(await garmentPhoto('049805_1'))
+        .extract({ left: 115, top: 123, width: 538, height: 778 })
+        .jpeg({ quality: 92 })
+        .toBuffer();
+      const file = path.join(dir, 'clip.mp4');
+      fs.writeFileSync(
+        file,
+        await renderVideo(cropped, { motionPrompt: 'slow pan left', ratio: '9:16', duration: 1 }),
+      );
+      const r = spawnSync(ffmpeg.path, [
+        ...['-hide_banner', '-loglevel', 'error', '-y', '-i', file],
+        ...['-vf', 'fps=5', path.join(dir, 'f%03d.png')],
+      ]);
+      expect(r.status).toBe(0);
+      const frames = fs.readdirSync(dir).filter((f) => f.endsWith('.png'));
+      expect(frames.length).toBeGreaterThanOrEqual(4);
+      let worst = 0;
+      for (const f of frames) {
+        const { data, info } = await sharp(path.join(dir, f))
+          .removeAlpha()
+          .raw()
+          .toBuffer({ resolveWithObject: true });
+        const { width, height } = info;
+        let coloured = 0;
+        let ring = 0;
+        for (let y = 0; y < height; y++)
+          for (let x = 0; x < width; x++) {
+            if (x > 1 && y > 1 && x < width - 2 && y < height - 2) continue;
+            ring++;
+            const i = (y * width + x) * 3;
+            if (Math.min(data[i]!, data[i + 1]!, data[i + 2]!) < 200) coloured++;
+          }
+        worst = Math.max(worst, coloured / ring);
+      }
+      console.log(
+        `049805_1 cropped, 9:16: ${(100 * worst).toFixed(1)}% of a frame's edge not backdrop`,
+      );
+      expect(worst).toBeLessThan(0.01);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -10,7 +10,8 @@ import path from 'node:path';
 import ffmpeg from '@ffmpeg-installer/ffmpeg';
 import { ProviderError } from '../types';
 import { canvasFor, decodeMeta, open, ratioOf } from './image-io';
-import { computeMatte, matteBox } from './remove-background';
+import { sharp } from '../../../infra/sharp';
+import { computeMatte, matteBox, type Matte } from './remove-background';
 
 const FPS = 25;
 
@@ -100,7 +101,8 @@ export async function renderVideo(
     const still = path.join(dir, 'still.png');
     const sw = width * 2;
     const sh = height * 2;
-    const backdrop = await edgeColour(input);
+    const matte = await computeMatte(input);
+    const backdrop = await edgeColour(input, matte);
     // A 3% border of backdrop, so a product touching the photo's edge is not cut by the frame's.
     const iw = Math.round(sw * 0.94);
     const ih = Math.round(sh * 0.94);
@@ -117,8 +119,8 @@ export async function renderVideo(
       .png({ compressionLevel: 1 })
       .toFile(still);
     const upright = (meta.orientation ?? 1) >= 5;
-    const keep = await productBox(
-      input,
+    const keep = productBox(
+      matte,
       upright ? meta.height! : meta.width!,
       upright ? meta.width! : meta.height!,
       sw,
@@ -166,35 +168,54 @@ export async function renderVideo(
   }
 }
 
-/** Median colour of the photo's outer ring: the backdrop, to pad with. */
-async function edgeColour(input: Buffer): Promise<{ r: number; g: number; b: number }> {
-  const { data, info } = await open(input)
-    .resize(64, 64, { fit: 'fill' })
+/** Matte alpha below which a pixel of the ring is backdrop. */
+const BACKDROP_ALPHA = 64;
+/** Fewer backdrop pixels than this in a sample and it does not tell the backdrop's colour. */
+const FEW = 8;
+
+/**
+ * The backdrop's colour, to pad with: the median of the photo's outer ring where the matte says
+ * backdrop (else of all its backdrop). The whole ring's median was the garment's colour when the
+ * product covered most of the ring (a top cropped at its sleeves and hem: a lilac frame around it).
+ */
+async function edgeColour(
+  input: Buffer,
+  matte: Matte,
+): Promise<{ r: number; g: number; b: number }> {
+  const size = 64;
+  const { data } = await open(input)
+    .resize(size, size, { fit: 'fill' })
     .removeAlpha()
     .raw()
     .toBuffer({ resolveWithObject: true });
-  const ring: number[][] = [[], [], []];
-  for (let y = 0; y < info.height; y++)
-    for (let x = 0; x < info.width; x++) {
-      if (x > 1 && y > 1 && x < info.width - 2 && y < info.height - 2) continue;
-      for (let c = 0; c < 3; c++) ring[c]!.push(data[(y * info.width + x) * 3 + c]!);
-    }
-  const [r, g, b] = ring.map((v) => v.sort((p, q) => p - q)[v.length >> 1]!);
+  const alpha = await sharp(Buffer.from(matte.alpha), {
+    raw: { width: matte.width, height: matte.height, channels: 1 },
+  })
+    .resize(size, size, { fit: 'fill' })
+    .raw()
+    .toBuffer();
+  const pick = (keep: (x: number, y: number, i: number) => boolean): number[][] => {
+    const out: number[][] = [[], [], []];
+    for (let y = 0; y < size; y++)
+      for (let x = 0; x < size; x++) {
+        const i = y * size + x;
+        if (keep(x, y, i)) for (let c = 0; c < 3; c++) out[c]!.push(data[i * 3 + c]!);
+      }
+    return out;
+  };
+  const onRing = (x: number, y: number) => x <= 1 || y <= 1 || x >= size - 2 || y >= size - 2;
+  let sample = pick((x, y, i) => onRing(x, y) && alpha[i]! < BACKDROP_ALPHA);
+  if (sample[0]!.length < FEW) sample = pick((_x, _y, i) => alpha[i]! < BACKDROP_ALPHA);
+  if (sample[0]!.length < FEW) sample = pick(onRing);
+  const [r, g, b] = sample.map((v) => v.sort((p, q) => p - q)[v.length >> 1]!);
   return { r: r!, g: g!, b: b! };
 }
 
 /** The product's box in the still (the photo contained in 94% of sw x sh, centred), with a 3% margin. */
-async function productBox(
-  input: Buffer,
-  w: number,
-  h: number,
-  sw: number,
-  sh: number,
-): Promise<Keep> {
+function productBox(matte: Matte, w: number, h: number, sw: number, sh: number): Keep {
   const scale = Math.min(Math.round(sw * 0.94) / w, Math.round(sh * 0.94) / h);
   const ox = (sw - w * scale) / 2;
   const oy = (sh - h * scale) / 2;
-  const matte = await computeMatte(input);
   const box = matteBox(matte) ?? { left: 0, top: 0, width: matte.width, height: matte.height };
   const k = (w / matte.width) * scale;
   const m = 0.03 * Math.max(sw, sh);
