@@ -11,6 +11,7 @@ import ffmpeg from '@ffmpeg-installer/ffmpeg';
 import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../src/core/catalog';
 import { createLocalProvider } from '../../src/core/providers/local';
+import { editPhoto } from '../../src/core/providers/local/photo-edit';
 import { reframePhoto } from '../../src/core/providers/local/reframe';
 import { retouchPhoto } from '../../src/core/providers/local/retouch';
 import { renderVideo } from '../../src/core/providers/local/video';
@@ -308,5 +309,37 @@ describe.skipIf(!present)('ai_videos of a product cropped at its edges', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe.skipIf(!present)('photo_edit brighter on a white garment', () => {
+  it('keeps the white garment apart from the white backdrop', { timeout: 120_000 }, async () => {
+    // 049940_1: a white blouse about 25 levels under a 255 backdrop.
+    const id = '049940_1';
+    const reference = await garmentMask(id);
+    const distance = edgeDistance(reference);
+    const clipped = async (image: Buffer) => {
+      const { data } = await sharp(image).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      let garment = 0;
+      let white = 0;
+      for (let i = 0; i < reference.mask.length; i++) {
+        if (!reference.mask[i] || distance[i]! <= 3) continue;
+        garment++;
+        if (Math.min(data[i * 3]!, data[i * 3 + 1]!, data[i * 3 + 2]!) >= 254) white++;
+      }
+      return (100 * white) / garment;
+    };
+    const photo = await garmentPhoto(id);
+    const before = await clipped(photo);
+    const out = await editPhoto(photo, 'make it brighter');
+    const after = await clipped(out.data);
+    const { data: original } = await sharp(photo).raw().toBuffer({ resolveWithObject: true });
+    const { data: brighter } = await sharp(out.data).raw().toBuffer({ resolveWithObject: true });
+    const mean = (b: Buffer) => b.reduce((s, v) => s + v, 0) / b.length;
+    console.log(
+      `${id} brighter: garment at pure white ${before.toFixed(1)}% -> ${after.toFixed(1)}%, mean ${mean(original).toFixed(1)} -> ${mean(brighter).toFixed(1)}`,
+    );
+    expect(after).toBeLessThanOrEqual(before + 5);
+    expect(mean(brighter)).toBeGreaterThan(mean(original) + 3);
   });
 });

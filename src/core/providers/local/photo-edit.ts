@@ -92,11 +92,37 @@ async function tone(px: Pixels, edits: Edit[]): Promise<Buffer> {
   let img: Sharp = sharp(px.rgb, { raw: { width: px.width, height: px.height, channels: 3 } });
   for (const step of steps) {
     // Each step is materialised: sharp would otherwise reorder chained operations its own way.
-    img = sharp(await apply(img, step).raw().toBuffer(), {
-      raw: { width: px.width, height: px.height, channels: 3 },
-    });
+    const done =
+      step.kind === 'brightness' && step.factor > 1
+        ? brighten(await img.raw().toBuffer(), step.factor)
+        : await apply(img, step).raw().toBuffer();
+    img = sharp(done, { raw: { width: px.width, height: px.height, channels: 3 } });
   }
   return img.raw().toBuffer();
+}
+
+/** Where brightening starts to bend highlights down instead of clipping them. */
+const HIGHLIGHT_KNEE = 220;
+
+/**
+ * Brighter without clipping: a plain gain sent every light level over 255/gain to pure white, and a
+ * white garment on a white backdrop went with it (049940_1's blouse 'brighter': only the corset
+ * was left). Above the knee, [KNEE, 255 * gain] maps linearly onto [KNEE, 255].
+ */
+function brighten(rgb: Buffer, gain: number): Buffer {
+  const curve = new Uint8Array(256);
+  for (let v = 0; v < 256; v++) {
+    const y = v * gain;
+    curve[v] = Math.round(
+      y <= HIGHLIGHT_KNEE
+        ? y
+        : HIGHLIGHT_KNEE +
+            ((255 - HIGHLIGHT_KNEE) * (y - HIGHLIGHT_KNEE)) / (255 * gain - HIGHLIGHT_KNEE),
+    );
+  }
+  const out = Buffer.alloc(rgb.length);
+  for (let i = 0; i < rgb.length; i++) out[i] = curve[rgb[i]!]!;
+  return out;
 }
 
 function apply(img: Sharp, edit: Edit): Sharp {
