@@ -74,6 +74,8 @@ export function smearBands(img: RawImage): Record<Side, number> {
     // padding at the edge is not one, however far its near-repeats run on into the product (a
     // straight-sided garment's columns differ little: 03032_00 cool-cast read as 370 px).
     if (spread(prev) < FLAT) continue;
+    const outermost = prev;
+    const base = [...outermost].sort((a, b) => a - b)[outermost.length >> 1]!;
     let depth = 0;
     let detail = 0;
     for (let k = 1; k < limit; k++) {
@@ -81,6 +83,7 @@ export function smearBands(img: RawImage): Record<Side, number> {
       let diff = 0;
       for (let j = 0; j < next.length; j++) diff += Math.abs(next[j]! - prev[j]!);
       if (diff / next.length >= REPEAT) break;
+      if (driftFromEdge(outermost, next, base) >= EDGE_DRIFT) break;
       depth = k;
       detail = Math.max(detail, spread(prev));
       prev = next;
@@ -88,6 +91,32 @@ export function smearBands(img: RawImage): Record<Side, number> {
     out[side] = detail >= FLAT ? depth : 0;
   }
   return out;
+}
+
+/** Levels off the edge line's median from which a pixel is part of its detail. */
+const DETAIL_LEVELS = 8;
+/** A line drifted this far (mean levels over the detail) from the outermost one is not its copy. */
+const EDGE_DRIFT = 4;
+
+/**
+ * How far a line has drifted from the outermost one, over the pixels where either carries detail.
+ * A smear repeats the edge line itself, so it stays close however deep; a photo's own rows only
+ * change slowly from one to the next (an upscaled figure cut by the frame: 221 px read as a smear
+ * when only neighbouring rows, diluted by the white around a narrow figure, were compared).
+ */
+function driftFromEdge(outermost: number[], next: number[], base: number): number {
+  let diff = 0;
+  let count = 0;
+  for (let j = 0; j < next.length; j++) {
+    if (
+      Math.abs(outermost[j]! - base) <= DETAIL_LEVELS &&
+      Math.abs(next[j]! - base) <= DETAIL_LEVELS
+    )
+      continue;
+    diff += Math.abs(next[j]! - outermost[j]!);
+    count++;
+  }
+  return count === 0 ? 0 : diff / count;
 }
 
 /** Mean absolute deviation of a line from its own smooth trend (31-px running mean). */
