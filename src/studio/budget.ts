@@ -86,6 +86,12 @@ export const NAMED_SURE_MS = 15 * 60_000;
  */
 export const WORST_RISE = 3;
 
+/**
+ * Reads again of a reading that showed less than its charges' list prices (lag or a credit), the
+ * first after `Budget.lagRecheckMs`, each wait doubled: 5, 10, 20 and 40 s by default.
+ */
+const LAG_RECHECKS = 4;
+
 /** The wait before a reading asked again after its balance read failed; doubled per failure. */
 const READING_RETRY_MS = 1_000;
 const READING_RETRY_MAX_MS = 30_000;
@@ -835,6 +841,9 @@ export class Budget {
     return this.failedReadings > 0;
   }
 
+  /** The first wait before a reading below its list prices is read again (`LAG_RECHECKS`). */
+  lagRecheckMs = 5_000;
+
   /** Balance reads of readings that failed in a row, and when the next may go. */
   private failedReadings = 0;
   private nextReadingAt = 0;
@@ -867,10 +876,10 @@ export class Budget {
 
   private async doReconcile(): Promise<void> {
     const anchor = this.anchor;
-    const balance = await this.readBalance();
+    let balance = await this.readBalance();
     this.noteReading(balance);
     if (balance === null || !this.db.open) return;
-    const nowIso = this.now().toISOString();
+    let nowIso = this.now().toISOString();
     if (anchor) {
       const since = this.db
         .prepare(
@@ -897,7 +906,7 @@ export class Budget {
       // Every charge is read by the reading that covers it, at a named price and a catalog job's
       // diamondCost too (a claim: the service may charge more, or have raised it since).
       const charged = unknown ? [] : since;
-      const spent = anchor.balance - balance;
+      let spent = anchor.balance - balance;
       const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
       // The least they can have cost: their list prices (a price planned above the list, from an
       // app's debit read once, is relearnt downwards from here).
@@ -909,6 +918,19 @@ export class Budget {
           0,
         );
       const floor = floorOf(charged);
+      // Less than the list prices may be a balance read that shows charges late (a cached or
+      // lagging read), not a credit: read again after a while, waiting longer each time, before
+      // it is taken for one (no create goes meanwhile: they wait for this reading). A later read
+      // that shows the missing drop was lag, and is attributed as any reading.
+      for (let i = 0; charged.length > 0 && spent < floor && i < LAG_RECHECKS; i++) {
+        await new Promise((resolve) => setTimeout(resolve, this.lagRecheckMs * 2 ** i));
+        const again = this.db.open ? await this.readBalance() : null;
+        this.noteReading(again);
+        if (again === null || !this.db.open) break;
+        balance = again;
+        nowIso = this.now().toISOString();
+        spent = anchor.balance - balance;
+      }
       // The balance is shared with the service's own apps (spec §1 rule 2): a refund or a top-up
       // during the batch shrinks the difference, even below zero. Less than the list prices is
       // no price, so nothing is learnt and those charges stay unsure (their margin is kept).

@@ -155,6 +155,8 @@ export class StudioEngine {
         if (this.gates.cap?.kind === 'service') this.gates.apiSucceeded(sentAt);
       },
     );
+    // A reading below its list prices is read again from half the short balance's re-read on.
+    this.spending.lagRecheckMs = (options.balanceRecheckMs ?? 10_000) / 2;
     this.poller = new Poller(
       this.db,
       options.maxPollGapMs !== undefined ? { maxGapMs: options.maxPollGapMs } : {},

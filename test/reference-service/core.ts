@@ -817,13 +817,28 @@ export class ReferenceCore {
     };
   }
 
+  /** balanceLagMs: the balance without the moves made within the lag. */
+  private laggingBalance(email: string, balance: number): number {
+    const lag = this.options.balanceLagMs ?? 0;
+    if (lag <= 0) return balance;
+    const since = Date.now() - lag;
+    return this.state.ledger
+      .filter(
+        (e) =>
+          e.email === email &&
+          (e.kind === 'charge' || e.kind === 'refund') &&
+          Date.parse(e.at) > since,
+      )
+      .reduce((b, e) => b - e.delta, balance);
+  }
+
   private account_(caller: Caller): Reply {
     const account = this.account(caller.email);
     const renews = new Date(account.createdAt);
     renews.setUTCMonth(renews.getUTCMonth() + 1);
     return this.ok({
       email: account.email,
-      diamondBalance: account.balance,
+      diamondBalance: this.laggingBalance(account.email, account.balance),
       plan: {
         isPremium: true,
         status: 'active',

@@ -173,6 +173,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
    * left out; spec §2.9 calls it approximate); what a create charges is unchanged.
    */
   listedPrices: z.record(z.string(), z.number().int().nonnegative().nullable()).optional(),
+  /**
+   * GET /v1/account shows the balance as it was this long ago (a cached or lagging read): moves
+   * (charges and refunds) newer than this are not in diamondBalance yet (spec §2.9 does not say it is current).
+   */
+  balanceLagMs: z.number().int().nonnegative().optional(),
   /** Persist all state so a restart keeps it. */
   statePath: z.string().optional(),
 });

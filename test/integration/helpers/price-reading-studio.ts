@@ -83,6 +83,8 @@ export type RunOpts = {
   loseFirstCreate?: boolean;
   /** Steps at once (4 unless given). */
   concurrency?: number;
+  /** The engine's `balanceRecheckMs` (100 unless given; a reading below its list prices is read again from half of it on). */
+  balanceRecheckMs?: number;
   /** Balance reads (`GET /v1/account`) answered 500 after the first `failAfter`; `seen` counts them all. */
   accountReads?: { failAfter: number; seen: number };
 };
@@ -134,7 +136,7 @@ export async function runOnce(w: ReferenceWorld, inDir: string, opts: RunOpts = 
     apiKey: w.apiKey,
     concurrency: opts.concurrency ?? 4,
     backoff: { baseMs: 50, maxMs: 400 },
-    balanceRecheckMs: 100,
+    balanceRecheckMs: opts.balanceRecheckMs ?? 100,
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.wait?.capProbeMs !== undefined ? { capProbeMs: opts.wait.capProbeMs } : {}),
   });

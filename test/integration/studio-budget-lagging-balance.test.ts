@@ -1,0 +1,37 @@
+/**
+ * A balance read that shows charges late (a cached or lagging read; spec §2.9 does not say
+ * diamondBalance is current): a reading below its charges' list prices is read again, waiting
+ * longer each time, before it is taken for a credit; once it shows the drop, the charges are
+ * attributed as any reading's. `--max-diamonds` holds and the summary says what was taken.
+ * Against the reference /v1 service through `run`'s own path; money is checked from its ledger.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { photoFolders, priceWorlds, runOnce } from './helpers/price-reading-studio';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'lagging-balance@ref.test';
+const { world, netSpent } = priceWorlds(cleanups, EMAIL, 400);
+
+describe('a balance that shows charges 1.5 s late', () => {
+  it('virtual_model (list 4, charged 4), six photos two at once, --max-diamonds 40: all go, the summary says what was taken', async () => {
+    const w = await world({ balanceLagMs: 1_500 });
+    const [photos] = await photoFolders(w, [6]);
+    // Readings below the list are read again from 0.5 s on (0.5, 1, 2, 4 s).
+    const summary = await runOnce(w, photos!, {
+      maxDiamonds: 40,
+      concurrency: 2,
+      balanceRecheckMs: 1_000,
+    });
+    const spent = netSpent(w);
+    // Before: each reading that did not show its charges yet was taken for a credit hiding them,
+    // each counted at WORST_RISE x 4: 12 taken, the other photos held at the ceiling.
+    expect(spent).toBe(24);
+    expect(summary.exported).toBe(6);
+    expect(summary.held).toEqual([]);
+    expect(summary.diamondsSpent).toBe(spent);
+  }, 120_000);
+});
