@@ -85,6 +85,16 @@ const MAX_RESENT_402 = 3;
 export const SOURCE_CHANGED =
   'the file was replaced after it was queued: nothing was sent or spent for this version; the new one is taken on its own (in `dropshoot run`: run again)';
 
+/**
+ * The job status of a photo whose create was answered with a job another photo holds (review
+ * rev12 D1): paid, its result never delivered, never polled (the job's result is that photo's).
+ */
+export const ANOTHER_PHOTOS_JOB = 'another_photos_job';
+const anotherPhotosJobReason = (jobId: string, holder: string) =>
+  `paid, result not delivered: the service gave this photo another photo's job id (${jobId}, held by ${holder}), so that job's result is not exported as this one's; nothing was sent again (that would pay again): ask the service for this photo's job`;
+/** The error the client leaves for a create answered 2xx with no job id in it (http.ts). */
+const ANSWERED_WITHOUT_JOB_ID = /^the service answered 2\d\d to POST \S+ without a job id/;
+
 const firstUploadKey = (itemId: string) => `upload-${itemId}`;
 /** The states an item may still be cancelled in before its create goes out (queue-actions). */
 const BEFORE_SUBMISSION: readonly ItemState[] = ['queued', 'uploading'];
@@ -293,9 +303,13 @@ export class Runner {
     }
     this.resent.delete(item.id);
     if (probe.kind === 'forgotten') {
+      // A 2xx without a job id is a charge whose job is unknown: said so, not "lost".
+      const lost = ANSWERED_WITHOUT_JOB_ID.test(item.error ?? '')
+        ? item.error!
+        : 'the answer to the submission was lost';
       this.markUncertain(
         item,
-        `the answer to the submission was lost and this service does not confirm Idempotency-Key: asked under the same key with a body it must refuse, it refused the body (${probe.message})`,
+        `${lost}; this service does not confirm Idempotency-Key: asked under the same key with a body it must refuse, it refused the body (${probe.message})`,
       );
       return false;
     }
@@ -425,6 +439,28 @@ export class Runner {
       },
     );
     const pollAt = new Date(this.now().getTime() + delay).toISOString();
+    // A job another photo holds (a buggy service answering two creates with one id): its result
+    // is that photo's. This create was charged all the same; a person decides, nothing is resent.
+    const holder = this.db
+      .prepare('SELECT name FROM items WHERE job_id = ? AND id != ? LIMIT 1')
+      .get(jobId, item.id) as { name: string } | undefined;
+    if (holder) {
+      this.transition(item.id, {
+        jobId,
+        jobStatus: ANOTHER_PHOTOS_JOB,
+        price: price.diamonds,
+        diamonds: price.diamonds,
+        priceSure: price.sure ? 1 : 0,
+        reserved: 0,
+        packTotal,
+        state: 'failed',
+        attempts: 0,
+        pollAt: null,
+        error: anotherPhotosJobReason(jobId, holder.name),
+      });
+      this.engine.balanceMoved(-price.diamonds);
+      return;
+    }
     this.transition(item.id, {
       jobId,
       jobStatus: status,
@@ -462,6 +498,18 @@ export class Runner {
   /** One poll; a job still running is given its next poll time and releases everything it held. */
   private async poll(item: store.ItemRow): Promise<void> {
     if (!item.jobId) throw new Error('no job id recorded');
+    // Taken up again (a later run, Retry): the job is still another photo's, never collected here.
+    if (item.jobStatus === ANOTHER_PHOTOS_JOB) {
+      const holder = this.db
+        .prepare('SELECT name FROM items WHERE job_id = ? AND id != ? LIMIT 1')
+        .get(item.jobId, item.id) as { name: string } | undefined;
+      this.transition(item.id, {
+        state: 'failed',
+        pollAt: null,
+        error: anotherPhotosJobReason(item.jobId, holder?.name ?? 'another photo'),
+      });
+      return;
+    }
     // Results stored already: the job was collected `partial` and is asked once for the rest.
     const again = item.resultUrls !== null;
     let job: Awaited<ReturnType<ServiceClient['getGeneration']>>;

@@ -69,6 +69,7 @@ describe("a create's 2xx answer in another shape", () => {
     expect(summary.exported).toBe(0);
     expect(summary.failed).toEqual([]);
     expect(summary.uncertain).toHaveLength(1);
+    expect(summary.uncertain[0]!.reason).toMatch(/without a job id/);
     // Charged once; nothing sent again.
     expect(netSpent(w)).toBe(4);
   }, 90_000);
