@@ -517,6 +517,9 @@ export class Budget {
    */
   spentOutside = 0;
 
+  /** Tools whose last reading dropped beyond what their charges could take (`spentOutside`). */
+  private beyondBound = new Set<string>();
+
   /** Of the charges counted at their bound for spend outside the run, what no later reading settled beyond their plan. */
   get outsideUnsettled(): number {
     return this.hiddenByCredit
@@ -551,9 +554,12 @@ export class Budget {
       'UPDATE items SET diamonds = MAX(diamonds, ?), price = MAX(price, ?), price_sure = 0 WHERE id = ? AND diamonds > 0',
     );
     for (const h of this.hiddenByCredit.filter(mine)) {
-      const counted = Math.min(h.bound, Math.max(h.planned, each));
+      // Beyond its bound only when the rise showed twice (`beyondBound`): what was told apart
+      // as spent outside the run was this charge's.
+      const counted =
+        h.outside && each > h.bound ? each : Math.min(h.bound, Math.max(h.planned, each));
       update.run(counted, counted, h.id);
-      if (h.outside) this.spentOutside += h.bound - counted;
+      if (h.outside) this.spentOutside = Math.max(0, this.spentOutside + h.bound - counted);
     }
     for (const d of this.doubtful.filter(mine))
       if (each > d.read) {
@@ -681,6 +687,7 @@ export class Budget {
     if (balance !== null) this.anchor = { balance, at: this.now().getTime() };
     this.batchStartedAt = this.now().getTime();
     this.spentOutside = 0;
+    this.beyondBound.clear();
     return balance;
   }
 
@@ -858,6 +865,18 @@ export class Budget {
     return Math.max(0, this.nextReadingAt - Date.now());
   }
 
+  /** Charges made before `at` (so counted by a reading) whose jobs failed since: refunded. */
+  private refundedSince(at: number): number {
+    const iso = new Date(at).toISOString();
+    return this.db
+      .prepare(
+        `SELECT COALESCE(SUM(price), 0) FROM items
+           WHERE job_status = 'failed' AND diamonds = 0 AND submitted_at < ? AND updated_at >= ?`,
+      )
+      .pluck()
+      .get(iso, iso) as number;
+  }
+
   /** After a failed read the next waits (`readingDueIn`); after an answer it may go at once. */
   private noteReading(balance: number | null): void {
     if (balance === null) {
@@ -906,7 +925,10 @@ export class Budget {
       // Every charge is read by the reading that covers it, at a named price and a catalog job's
       // diamondCost too (a claim: the service may charge more, or have raised it since).
       const charged = unknown ? [] : since;
-      let spent = anchor.balance - balance;
+      // The service refunds a failed job (spec 3.1): one charged before the last reading and
+      // seen failed since gave its charge back in this window, which is not a credit.
+      const refunded = this.refundedSince(anchor.at);
+      let spent = anchor.balance - balance + refunded;
       const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
       // The least they can have cost: their list prices (a price planned above the list, from an
       // app's debit read once, is relearnt downwards from here).
@@ -929,7 +951,7 @@ export class Budget {
         if (again === null || !this.db.open) break;
         balance = again;
         nowIso = this.now().toISOString();
-        spent = anchor.balance - balance;
+        spent = anchor.balance - balance + refunded;
       }
       // The balance is shared with the service's own apps (spec §1 rule 2): a refund or a top-up
       // during the batch shrinks the difference, even below zero. Less than the list prices is
@@ -942,10 +964,17 @@ export class Budget {
         (c) => c.kind !== 'ready_shoot' && this.toolPrice(jobGroup(c.kind, c.toolId)).unknown,
       );
       const most = priceUnknown ? Infinity : charged.reduce((sum, c) => sum + this.boundOf(c), 0);
-      if (charged.length > 0 && spent > most) {
+      const groups = new Set(charged.map((c) => jobGroup(c.kind, c.toolId)));
+      // Spending in the apps comes and goes; a price risen beyond the bound shows in every
+      // reading of its tool: the second reading in a row beyond it is a rise, attributed as any
+      // reading (and the first one's charges then count what it told apart: `settleEarlier`).
+      const beyond = charged.length > 0 && spent > most;
+      const riseShownTwice = beyond && [...groups].every((g) => this.beyondBound.has(g));
+      if (beyond && !riseShownTwice) {
+        for (const g of groups) this.beyondBound.add(g);
         this.spentOutside += spent - this.countAtBound(charged, true);
       } else if (charged.length > 0 && floor > 0 && spent >= floor) {
-        const groups = new Set(charged.map((c) => jobGroup(c.kind, c.toolId)));
+        for (const g of groups) this.beyondBound.delete(g);
         // A reading is one look at a shared balance: a charge keeps its margin (price_sure 0)
         // unless the reading agrees with the one before, and is not counted below what it was
         // planned at (a credit may hide part of it; `plannedFloor`).

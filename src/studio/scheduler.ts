@@ -25,7 +25,7 @@ const UNREAD_NEAR_CEILING_HOLD = `${UNCONFIRMED_PRICE_HOLD}: near the ceiling, t
 
 /** BALANCE_UNREAD_HOLD with the service's words and what happens next. */
 const balanceUnreadHold = (spending: Budget): string =>
-  `${BALANCE_UNREAD_HOLD}${spending.lastReadError ? ` (${spending.lastReadError})` : ''}, so the batch's ceiling cannot be kept; nothing was spent on it (read again, waiting longer each time)`;
+  `${BALANCE_UNREAD_HOLD}${spending.lastReadError ? ` (${spending.lastReadError})` : ''}, so the batch's ceiling cannot be kept; nothing was spent on it`;
 
 /**
  * A batch's ceiling: what counts against it, how much of that is safety margin, how many items are

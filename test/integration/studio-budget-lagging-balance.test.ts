@@ -35,3 +35,24 @@ describe('a balance that shows charges 1.5 s late', () => {
     expect(summary.diamondsSpent).toBe(spent);
   }, 120_000);
 });
+
+describe("the run's own failed jobs, refunded by the service (spec 3.1)", () => {
+  it('a refund of a job charged before the last reading is not taken for a credit: no re-reads, the summary says what was taken', async () => {
+    const w = await world({ failJobs: 0.5 });
+    const [photos] = await photoFolders(w, [6]);
+    const accountReads = { failAfter: Infinity, seen: 0 };
+    const summary = await runOnce(w, photos!, {
+      maxDiamonds: 40,
+      concurrency: 2,
+      balanceRecheckMs: 1_000,
+      accountReads,
+    });
+    const spent = netSpent(w);
+    expect(summary.failed.length).toBeGreaterThan(0);
+    // Before: the refunds in a window read as a credit: re-read 4 times each (about 75 s at the
+    // defaults), the charges counted at their bound (20 reported for 12 taken).
+    expect(summary.diamondsSpent).toBe(spent);
+    expect(summary.notices.join(' ')).not.toMatch(/credited/);
+    expect(accountReads.seen).toBeLessThanOrEqual(8);
+  }, 120_000);
+});

@@ -68,4 +68,18 @@ describe("diamonds spent in the service's own app during a run", () => {
     expect(outsideNotice(summary)).toBeDefined();
     expect((await plannedPrice(w)).diamonds).toBe(4);
   }, 90_000);
+
+  it('a price beyond the bound in every reading is a rise, not spend outside: the summary says what was taken', async () => {
+    // ON_MODEL listed 4, charged 16 from the first create: past WORST_RISE times the plan, far
+    // past "differ slightly" (spec §2.1), but the ceiling is the promise to the customer.
+    const w = await world({ chargeExtra: 12 });
+    const [photos] = await photoFolders(w, [8]);
+    const summary = await runOnce(w, photos!, { concurrency: 2, maxDiamonds: 40 });
+    const spent = netSpent(w);
+    // Before: every reading told the excess apart as spent in the apps: 48 taken, 36 reported.
+    // Now the second reading beyond the bound is a rise: 48 taken (the first one's photos crossed
+    // by one round), 48 reported.
+    expect(summary.diamondsSpent).toBeGreaterThanOrEqual(spent);
+    expect(spent).toBeLessThanOrEqual(48);
+  }, 90_000);
 });
