@@ -16,7 +16,7 @@ import { recipeHash } from './queue';
 import { ANOTHER_PHOTOS_JOB } from './runner';
 import { checkRecipe } from './recipe-check';
 import { isPartialNote } from './result-download';
-import { isIgnored } from './watch/ignore';
+import { filesUnder } from './watch/files-under';
 import { isSourcePhotoName } from './watch/sniff';
 import { exportAgainIfMissing } from './export/destination';
 import { watchTheDay } from './watch-the-day';
@@ -202,24 +202,9 @@ async function takeStablePhotos(
  * Photos under `root`, in name order. Symlinks are followed (a folder of links to photos is
  * shot like the photos), each real folder once, so a link back up cannot loop.
  */
-async function* imagesUnder(
-  root: string,
-  rel = '',
-  seen = new Set([fs.realpathSync.native(root)]),
-): AsyncGenerator<string> {
-  const entries = await fs.promises.readdir(path.join(root, rel), { withFileTypes: true });
-  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    const relPath = rel ? `${rel}/${entry.name}` : entry.name;
-    const full = path.join(root, relPath);
-    const target = entry.isSymbolicLink() ? await fs.promises.stat(full).catch(() => null) : entry;
-    if (!target || isIgnored(relPath, target.isDirectory())) continue;
-    if (target.isDirectory()) {
-      const real = fs.realpathSync.native(full);
-      if (seen.has(real)) continue;
-      seen.add(real);
-      yield* imagesUnder(root, relPath, seen);
-    } else if (target.isFile() && isSourcePhotoName(entry.name)) yield full;
-  }
+async function* imagesUnder(root: string): AsyncGenerator<string> {
+  for await (const file of filesUnder(root, { followSymlinks: true }))
+    if (isSourcePhotoName(path.basename(file))) yield file;
 }
 
 async function sha256Of(file: string): Promise<string> {
