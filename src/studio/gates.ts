@@ -84,6 +84,11 @@ export function namesShortPeriod(message: string): boolean {
 const CONCURRENCY =
   /concurren|in progress|at (?:a|one|the same) time|simultaneous|in parallel|\b(?:active|running|queued|pending|unfinished|open)\s+(?:jobs?|generations?|tasks?|requests?)\b|(?:jobs?|generations?|tasks?) (?:running|under way|still processing)\b|wait (?:for|until) (?:one|a job|some|a generation)\b[^.;]*\bfinish/i;
 
+/** Whether a refusal's words name a limit on jobs at once (some services answer it 409 or 503). */
+export function namesJobsAtOnce(message: string): boolean {
+  return CONCURRENCY.test(message);
+}
+
 /** The spec's form of the daily cap: it names a number and says it was reached for this key. */
 const SPEC_CAP_FORM = /\d+[^.;]*\breached\b[^.;]*\bthis\s+(?:api\s+)?key\b/i;
 

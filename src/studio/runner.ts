@@ -22,7 +22,7 @@ import { SHOT_PRICE } from './budget';
 import * as store from './db/store';
 import { exportApproved } from './export-step';
 import { withUploadNote } from './prepare';
-import { backoffMs, parseInsufficient } from './gates';
+import { backoffMs, namesJobsAtOnce, parseInsufficient } from './gates';
 import {
   describeProbe,
   honoursIdempotency,
@@ -824,7 +824,14 @@ export class Runner {
       this.engine.setFolderWait(item, 'no_diamonds');
       return;
     }
-    if (err.status === 429) {
+    // A first submission refused 409/503 for the jobs at once: nothing was charged, so it waits
+    // like a concurrency 429 (same key, not failed). A resend's 409 keeps its own handling below.
+    const jobsAtOnce =
+      inSubmission &&
+      !resent &&
+      (err.status === 409 || err.status === 503) &&
+      namesJobsAtOnce(err.message);
+    if (err.status === 429 || jobsAtOnce) {
       // A 429 is refused before any work: nothing was submitted or charged.
       const limit = gates.tooManyRequests(err, now);
       // A resent key stays marked as maybe charged.
@@ -839,7 +846,9 @@ export class Runner {
           ...sent,
           waitReason: 'service_error',
           waitUntil: until,
-          error: `rate limited by the service: trying again at ${until}`,
+          error: jobsAtOnce
+            ? `the service's limit on jobs at once (${err.status}: ${message}): trying again at ${until}`
+            : `rate limited by the service: trying again at ${until}`,
         });
       }
       return;

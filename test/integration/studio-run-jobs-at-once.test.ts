@@ -1,0 +1,108 @@
+/**
+ * A service that limits jobs at once may refuse a create with 409 or 503 in words that name that
+ * limit ("Too many jobs in progress"; spec §8: concurrent jobs "not shown"). Nothing was charged:
+ * `run` waits until a job ends, as for a concurrency 429, and every photo is delivered, each paid
+ * once. Against the reference /v1 service (written from the spec alone) on loopback, through
+ * `run`'s own path (HttpClient, StudioEngine, runBatch); each run stopped after 60 s if not ended.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpClient } from '../../src/client';
+import { StudioEngine } from '../../src/studio/engine';
+import { runBatch } from '../../src/studio/run-batch';
+import { startReferenceService, type ReferenceServiceOptions } from '../reference-service';
+import { CUTOUT_RECIPE, shapePhotos } from './helpers/studio-fixtures';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'jobs-at-once@ref.test';
+const PHOTOS = 6;
+
+async function runAgainst(options: ReferenceServiceOptions) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-jobs-at-once-'));
+  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  // Jobs of 1-1.5 s: four photos at once meet the limit of 2 on every wave.
+  const service = await startReferenceService({
+    seed: 9,
+    timeScale: 0.01,
+    jobSeconds: [100, 150],
+    ...options,
+  });
+  cleanups.push(() => service.close());
+  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
+  const inDir = path.join(root, 'in');
+  await shapePhotos(inDir, PHOTOS);
+  const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
+  const engine = new StudioEngine({
+    dataDir: path.join(root, 'data'),
+    client,
+    apiKey,
+    concurrency: 4,
+  });
+  cleanups.push(async () => {
+    await engine.close();
+    await client.close();
+  });
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort('SIGTERM'), 60_000);
+  cleanups.push(() => clearTimeout(timer));
+  const summary = await runBatch(engine, {
+    inDir,
+    recipe: CUTOUT_RECIPE,
+    outDir: path.join(root, 'out'),
+    signal: stop.signal,
+  });
+  const creates = service
+    .requests()
+    .filter(
+      (r) =>
+        r.method === 'POST' && r.path === '/v1/generations' && r.status !== null && r.status >= 400,
+    );
+  return { summary, service, creates };
+}
+
+describe('a create refused for the jobs at once is waited out, not failed', () => {
+  it.each([
+    { status: 409, message: 'Too many jobs in progress' },
+    {
+      status: 503,
+      message: 'Service busy: 2 jobs already running for this account, wait for one to finish',
+    },
+  ])(
+    '$status "$message": every photo exported, each paid once',
+    async ({ status, message }) => {
+      const { summary, service, creates } = await runAgainst({
+        jobsAtOnce: { limit: 2, status, message },
+      });
+      // The limit was met (the test proves something) and never read as a failure.
+      expect(creates.filter((r) => r.status === status).length).toBeGreaterThan(0);
+      expect(summary.interrupted).toBeUndefined();
+      expect(summary.failed).toEqual([]);
+      expect(summary.uncertain).toEqual([]);
+      expect(summary.exported).toBe(PHOTOS);
+      // Each photo charged once: one job per photo, and the run's spend is the service's.
+      const jobs = service.jobs(EMAIL);
+      expect(jobs).toHaveLength(PHOTOS);
+      const charged = service
+        .ledger(EMAIL)
+        .filter((e) => e.kind === 'charge')
+        .reduce((sum, e) => sum - e.delta, 0);
+      expect(charged).toBe(PHOTOS);
+      expect(summary.diamondsSpent).toBe(PHOTOS);
+    },
+    90_000,
+  );
+
+  it('a 409 in other words on a first submission still fails the photo (nothing waits on it for ever)', async () => {
+    const { summary } = await runAgainst({
+      jobsAtOnce: { limit: 2, status: 409, message: 'Conflict: this request cannot be processed' },
+    });
+    expect(summary.exported).toBeLessThan(PHOTOS);
+    expect(summary.failed.some((f) => f.reason.includes('Conflict'))).toBe(true);
+  }, 90_000);
+});
