@@ -82,7 +82,7 @@ export function namesShortPeriod(message: string): boolean {
  * "5 running jobs"): over when one ends. A day's cap counts requests, not jobs under way.
  */
 const CONCURRENCY =
-  /concurren|in progress|at (?:a|one|the same) time|simultaneous|in parallel|\b(?:active|running|queued|pending|unfinished|open)\s+(?:jobs?|generations?|tasks?|requests?)\b|(?:jobs?|generations?|tasks?) (?:running|under way|still processing)\b|wait (?:for|until) (?:one|a job|some|a generation)\b[^.;]*\bfinish/i;
+  /concurren|in progress|at (?:a|one|the same) time|simultaneous|in parallel|\b(?:active|running|queued|pending|unfinished|open)\s+(?:jobs?|generations?|tasks?)\b|(?:jobs?|generations?|tasks?) (?:running|under way|still processing)\b|wait (?:for|until) (?:one|a job|some|a generation)\b[^.;]*\bfinish/i;
 
 /** Whether a refusal's words name a limit on jobs at once (some services answer it 409 or 503). */
 export function namesJobsAtOnce(message: string): boolean {
@@ -113,13 +113,14 @@ export function isDailyCapRefusal(
   const shortPeriod = namesShortPeriod(message);
   const retryAfter = retryAfterMs(err);
   if (retryAfter !== null) return retryAfter > LONG_RETRY_AFTER_MS && !shortPeriod;
-  if (shortPeriod || CONCURRENCY.test(message)) return false;
   const used = today.used ?? 0;
+  // The studio's own count at the cap in use outweighs any words.
+  if (today.cap != null && used >= today.cap) return true;
+  if (shortPeriod || CONCURRENCY.test(message)) return false;
   const named = [...message.matchAll(/(?:cap|limit|quota)\D{0,20}?(\d+)/gi)]
     .map((m) => Number(m[1]))
     .filter((n) => n > 0);
   if (named.some((n) => used >= n)) return true;
-  if (today.cap != null && used >= today.cap) return true;
   return SPEC_CAP_FORM.test(message) || isDailyCap(message);
 }
 

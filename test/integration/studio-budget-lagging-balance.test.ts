@@ -52,7 +52,7 @@ describe("the run's own failed jobs, refunded by the service (spec 3.1)", () => 
     // Before: the refunds in a window read as a credit: re-read 4 times each (about 75 s at the
     // defaults), the charges counted at their bound (20 reported for 12 taken).
     expect(summary.diamondsSpent).toBe(spent);
-    expect(summary.notices.join(' ')).not.toMatch(/credited/);
+    expect((summary.notices ?? []).join(' ')).not.toMatch(/credited/);
     expect(accountReads.seen).toBeLessThanOrEqual(8);
   }, 120_000);
 });

@@ -47,6 +47,17 @@ describe('a 429 read by evidence', () => {
       expect(isDailyCapRefusal(refusal(message), today), message).toBe(false);
   });
 
+  it("words about pending or queued requests are the day's cap once the studio's own count is at it", () => {
+    const message = 'Request limit of 500 reached for this API key; pending requests are refused';
+    expect(isDailyCapRefusal(refusal(message), { used: 500, cap: 500 })).toBe(true);
+    expect(
+      isDailyCapRefusal(refusal('Daily cap reached; 3 queued requests dropped'), {
+        used: 10,
+        cap: 500,
+      }),
+    ).toBe(true);
+  });
+
   it('refusals in a row without Retry-After wait 2, 4, 8, 16, 32 s, then close the day', () => {
     const gates = new Gates({ rateLimitMs: 2000 });
     let now = Date.parse('2026-01-01T10:00:00Z');
