@@ -313,6 +313,7 @@ async function serve(args: string[]): Promise<void> {
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
   let signalled: NodeJS.Signals | undefined;
   let closing = false;
+  let halting = false;
   const stop = (signal: NodeJS.Signals) => {
     signalled ??= signal;
     if (!server) return;
@@ -322,12 +323,15 @@ async function serve(args: string[]): Promise<void> {
     }
     closing = true;
     logger.info(`${signalled}: stopping`);
-    // Drains requests and jobs under way (up to --drain-seconds), then flushes the log.
-    void server.close().then(() => logger.flush(() => process.exit(0)));
+    // Drains requests and jobs under way (up to --drain-seconds), then flushes the log. Halted
+    // meanwhile (`haltNow` cuts the jobs, which ends the drain too), the halt's exit code stands:
+    // this one raced it to exit 0 under load.
+    void server.close().then(() => {
+      if (!halting) logger.flush(() => process.exit(0));
+    });
   };
   // Asked again while draining: the operator does not want to wait. Leases are returned
   // (best-effort, briefly) so other processes take the jobs at once; exit 143 / 130.
-  let halting = false;
   const haltNow = (running: NonNullable<typeof server>, signal: NodeJS.Signals) => {
     if (halting) return;
     halting = true;
