@@ -441,9 +441,7 @@ export class Runner {
     const pollAt = new Date(this.now().getTime() + delay).toISOString();
     // A job another photo holds (a buggy service answering two creates with one id): its result
     // is that photo's. This create was charged all the same; a person decides, nothing is resent.
-    const holder = this.db
-      .prepare('SELECT name FROM items WHERE job_id = ? AND id != ? LIMIT 1')
-      .get(jobId, item.id) as { name: string } | undefined;
+    const holder = this.holderOf(jobId, item.id);
     if (holder) {
       this.transition(item.id, {
         jobId,
@@ -456,7 +454,7 @@ export class Runner {
         state: 'failed',
         attempts: 0,
         pollAt: null,
-        error: anotherPhotosJobReason(jobId, holder.name),
+        error: anotherPhotosJobReason(jobId, holder),
       });
       this.engine.balanceMoved(-price.diamonds);
       return;
@@ -495,18 +493,26 @@ export class Runner {
     });
   }
 
+  /** The name of another photo whose item holds `jobId`, if any. */
+  private holderOf(jobId: string, itemId: string): string | undefined {
+    return this.db
+      .prepare('SELECT name FROM items WHERE job_id = ? AND id != ? LIMIT 1')
+      .pluck()
+      .get(jobId, itemId) as string | undefined;
+  }
+
   /** One poll; a job still running is given its next poll time and releases everything it held. */
   private async poll(item: store.ItemRow): Promise<void> {
     if (!item.jobId) throw new Error('no job id recorded');
     // Taken up again (a later run, Retry): the job is still another photo's, never collected here.
     if (item.jobStatus === ANOTHER_PHOTOS_JOB) {
-      const holder = this.db
-        .prepare('SELECT name FROM items WHERE job_id = ? AND id != ? LIMIT 1')
-        .get(item.jobId, item.id) as { name: string } | undefined;
       this.transition(item.id, {
         state: 'failed',
         pollAt: null,
-        error: anotherPhotosJobReason(item.jobId, holder?.name ?? 'another photo'),
+        error: anotherPhotosJobReason(
+          item.jobId,
+          this.holderOf(item.jobId, item.id) ?? 'another photo',
+        ),
       });
       return;
     }
