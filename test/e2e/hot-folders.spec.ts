@@ -50,7 +50,7 @@ test('broken and non-photo files are rejected with a reason and moved to failed/
   await expect(rejected).toHaveCount(4, { timeout: 60_000 });
   await expect(
     page.locator('tr[data-state="rejected"]', { hasText: 'cut-short.jpg' }),
-  ).toContainText('damaged or incomplete');
+  ).toContainText('The JPEG file is incomplete');
   await expect(page.locator('tr[data-state="rejected"]', { hasText: 'noise.jpg' })).toContainText(
     'Not a photo',
   );
@@ -72,7 +72,7 @@ test('broken and non-photo files are rejected with a reason and moved to failed/
   for (const name of ['cut-short.jpg', 'noise.jpg', 'empty.jpg', 'notes.txt']) {
     expect(fs.existsSync(path.join(hot, name)), name).toBe(false);
     expect(fs.readFileSync(path.join(hot, 'failed', `${name}.reason.txt`), 'utf8')).toMatch(
-      /photo|empty|damaged/i,
+      /photo|empty|damaged|incomplete/i,
     );
   }
   expect(fs.readFileSync(path.join(hot, '.DS_Store'), 'utf8')).toBe('finder litter');
