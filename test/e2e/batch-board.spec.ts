@@ -9,7 +9,7 @@
 import { expect, test, type RunningStudio } from './fixtures';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AccountView, ItemView } from '../../src/shared/studio';
+import type { AccountView } from '../../src/shared/studio';
 import {
   addFolder,
   checkScreen,
@@ -20,12 +20,11 @@ import {
   hasGarments,
   openScreen,
   tabTo,
+  queueItems,
 } from './helpers';
 
 test.skip(!hasGarments, 'needs the real photos in ../shared/eval/garments');
 
-const items = async (studio: RunningStudio) =>
-  (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
 const balance = async (studio: RunningStudio) =>
   (await command<AccountView>(studio.url, 'account.get')).diamondBalance;
 const stat = (page: import('@playwright/test').Page, label: string) =>
@@ -56,7 +55,7 @@ test('a paused board of two folders with the same file names: prices, reasons, f
     fs.copyFileSync(file, path.join(south, path.basename(photos[i]!))),
   );
   await expect
-    .poll(async () => (await items(studio)).filter((i) => i.state === 'queued').length, {
+    .poll(async () => (await queueItems(studio)).filter((i) => i.state === 'queued').length, {
       timeout: 60_000,
     })
     .toBe(6);

@@ -3,6 +3,7 @@ import AxeBuilder from '@axe-core/playwright';
 import { expect, type Locator, type Page } from '@playwright/test';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { ItemView } from '../../src/shared/studio';
 
 const repo = path.resolve(import.meta.dirname, '../..');
 /** Real garment photos for measuring (never copied into the repo): dropped into hot folders only. */
@@ -103,6 +104,11 @@ export async function command<T>(url: string, name: string, args: object = {}): 
     { ok: true; result: T } | { ok: false; error: { message: string } };
   if (!outcome.ok) throw new Error(outcome.error.message);
   return outcome.result;
+}
+
+/** The studio's queue as its store has it. */
+export async function queueItems(studio: { url: string }): Promise<ItemView[]> {
+  return (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
 }
 
 export function filesIn(dir: string): string[] {

@@ -3,7 +3,7 @@
  * are safe (no nesting, no duplicates by symlink or relative path) and editable (recipe, with
  * queued photos keeping their snapshot; "Stop watching" confirmed; names, not ids).
  */
-import { expect, test, type RunningStudio } from './fixtures';
+import { expect, test } from './fixtures';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -16,13 +16,10 @@ import {
   openAddFolder,
   openScreen,
   tabTo,
+  queueItems,
 } from './helpers';
-import type { ItemView } from '../../src/shared/studio';
 
 test.skip(!hasGarments, 'needs the real photos in ../shared/eval/garments');
-
-const items = async (studio: RunningStudio) =>
-  (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
 
 test('broken and non-photo files are rejected with a reason and moved to failed/; hidden files stay ignored', async ({
   page,
@@ -77,7 +74,7 @@ test('broken and non-photo files are rejected with a reason and moved to failed/
   }
   expect(fs.readFileSync(path.join(hot, '.DS_Store'), 'utf8')).toBe('finder litter');
   // Rejected files cost nothing and are not counted as failures.
-  const all = await items(studio);
+  const all = await queueItems(studio);
   expect(
     all.filter((i) => i.state === 'rejected').every((i) => i.diamonds === 0 && i.jobId === null),
   ).toBe(true);
@@ -143,7 +140,7 @@ test('a folder’s recipe is edited in place: queued photos keep their snapshot,
   await expect(card.getByRole('button', { name: 'Resume' })).toBeVisible();
   drop(garments(1, 1), hot);
   await expect
-    .poll(async () => (await items(studio)).filter((i) => i.state === 'queued').length, {
+    .poll(async () => (await queueItems(studio)).filter((i) => i.state === 'queued').length, {
       timeout: 30_000,
     })
     .toBe(1);
@@ -167,11 +164,11 @@ test('a folder’s recipe is edited in place: queued photos keep their snapshot,
 
   drop(garments(1, 2), hot);
   await expect
-    .poll(async () => (await items(studio)).filter((i) => i.state === 'queued').length, {
+    .poll(async () => (await queueItems(studio)).filter((i) => i.state === 'queued').length, {
       timeout: 30_000,
     })
     .toBe(2);
-  const queued = (await items(studio)).filter((i) => i.state === 'queued');
+  const queued = (await queueItems(studio)).filter((i) => i.state === 'queued');
   expect(queued.map((i) => i.kind).sort()).toEqual(['ready_shoot', 'tool']);
 
   // Stop watching asks first; Escape keeps the folder.
@@ -188,5 +185,5 @@ test('a folder’s recipe is edited in place: queued photos keep their snapshot,
   await page.keyboard.press('Enter'); // the confirm button has focus
   await expect(card).toHaveCount(0);
   expect(await command<unknown[]>(studio.url, 'folders.list')).toHaveLength(0);
-  expect((await items(studio)).filter((i) => i.state === 'cancelled')).toHaveLength(2);
+  expect((await queueItems(studio)).filter((i) => i.state === 'cancelled')).toHaveLength(2);
 });

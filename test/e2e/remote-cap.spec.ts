@@ -11,7 +11,6 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Page } from '@playwright/test';
 import { startReferenceService, type ReferenceService } from '../reference-service';
-import type { ItemView } from '../../src/shared/studio';
 import { expect, test, type RunningStudio } from './fixtures';
 import {
   addFolder,
@@ -22,6 +21,7 @@ import {
   hasGarments,
   openScreen,
   tabTo,
+  queueItems,
 } from './helpers';
 import { startStudio } from './studio';
 
@@ -53,8 +53,6 @@ const requestsLeft = (page: Page) =>
     .getByRole('group', { name: 'Budget' })
     .locator('.stat', { hasText: 'Requests left today' })
     .locator('strong');
-const items = async (studio: RunningStudio) =>
-  (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
 const capField = (page: Page) =>
   page.getByRole('form', { name: 'Daily request cap' }).getByLabel('Requests a day (daily cap)');
 
@@ -129,7 +127,7 @@ test('remote mode: the cap is set in Settings, kept, used from the next start; t
   // Paused while the photos arrive, so the figure is read before any of them is sent.
   await command(studio.url, 'queue.pause', { paused: true });
   drop(garments(2, 30), hot);
-  await expect.poll(async () => (await items(studio)).length, { timeout: 30_000 }).toBe(2);
+  await expect.poll(async () => (await queueItems(studio)).length, { timeout: 30_000 }).toBe(2);
   await page.reload(); // the pause was made through the contract: the board reads it at load
   await openScreen(page, 'Batch');
   await expect(requestsLeft(page)).toHaveText(/^\d+ of 60$/);
@@ -177,5 +175,7 @@ test('remote mode: the cap is set in Settings, kept, used from the next start; t
   await page.waitForTimeout(3000);
   expect(service.requestsToday(apiKey)).toBe(used);
   expect(service.balance('operator@ref.test')).toBe(balance);
-  expect((await items(studio)).find((i) => i.state === 'queued')?.waitReason).toBe('daily_cap');
+  expect((await queueItems(studio)).find((i) => i.state === 'queued')?.waitReason).toBe(
+    'daily_cap',
+  );
 });

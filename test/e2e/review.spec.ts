@@ -8,7 +8,7 @@
 import { expect, test, type RunningStudio } from './fixtures';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ItemView, ResultView } from '../../src/shared/studio';
+import type { ResultView } from '../../src/shared/studio';
 import {
   addFolder,
   checkScreen,
@@ -20,14 +20,13 @@ import {
   isFocused,
   openScreen,
   tabTo,
+  queueItems,
 } from './helpers';
 
 test.skip(!hasGarments, 'needs the real photos in ../shared/eval/garments');
 
 const results = async (studio: RunningStudio) =>
   (await command<{ results: ResultView[] }>(studio.url, 'results.list', {})).results;
-const items = async (studio: RunningStudio) =>
-  (await command<{ items: ItemView[] }>(studio.url, 'queue.list', {})).items;
 
 test('loupe, undo, redo and rejections on real cut-outs', async ({ page, studio }) => {
   const hot = path.join(studio.root, 'cutouts');
@@ -116,7 +115,9 @@ test('loupe, undo, redo and rejections on real cut-outs', async ({ page, studio 
   expect(undone?.review).toBe('pending');
   expect(undone?.exportedPath).toBeNull();
   expect(
-    fs.existsSync(path.join(hot, (await items(studio)).find((i) => i.id === undone?.itemId)!.name)),
+    fs.existsSync(
+      path.join(hot, (await queueItems(studio)).find((i) => i.id === undone?.itemId)!.name),
+    ),
   ).toBe(true); // source back in place
 
   // Redo: the old result is declined at once, so "Approve all shown" can never export it.
@@ -169,7 +170,7 @@ test('loupe, undo, redo and rejections on real cut-outs', async ({ page, studio 
   expect(final.filter((r) => r.exportedPath)).toHaveLength(1);
 
   // A stale Redo on the result its redo already replaced: nothing queued, nothing paid, and said so.
-  const queuedBefore = (await items(studio)).length;
+  const queuedBefore = (await queueItems(studio)).length;
   const balanceBefore = (await command<{ diamondBalance: number }>(studio.url, 'account.get', {}))
     .diamondBalance;
   await page.getByRole('combobox', { name: 'Show' }).selectOption('rejected');
@@ -180,7 +181,7 @@ test('loupe, undo, redo and rejections on real cut-outs', async ({ page, studio 
     page.getByText(/^Nothing queued: 1 photo already redone \(a newer result replaced this one\)/),
   ).toBeVisible();
   await expect(page.getByRole('alertdialog')).toHaveCount(0);
-  expect((await items(studio)).length).toBe(queuedBefore);
+  expect((await queueItems(studio)).length).toBe(queuedBefore);
   expect(
     (await command<{ diamondBalance: number }>(studio.url, 'account.get', {})).diamondBalance,
   ).toBe(balanceBefore);

@@ -6,10 +6,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli';
 import { startReferenceService } from '../reference-service';
+import { cutoutRunFolder } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -23,27 +23,7 @@ describe('run summary apiRequests', () => {
     const service = await startReferenceService({ seed: 5, timeScale: 0.01 });
     cleanups.push(() => service.close());
     const { apiKey } = service.createAccount({ email: 'requests@ref.test', diamonds: 100 });
-    const inDir = path.join(root, 'in');
-    fs.mkdirSync(inDir);
-    for (let i = 0; i < 2; i++)
-      await sharp({
-        create: { width: 320, height: 400, channels: 3, background: { r: 90 * i, g: 120, b: 90 } },
-      })
-        .jpeg()
-        .toFile(path.join(inDir, `p${i}.jpg`));
-    const recipe = path.join(root, 'recipe.json');
-    fs.writeFileSync(
-      recipe,
-      JSON.stringify({
-        request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
-        export: { preset: 'original', format: 'png', naming: '{name}-{n}' },
-      }),
-    );
-    const args = [
-      'run',
-      ...['--in', inDir, '--recipe', recipe, '--out', path.join(root, 'out')],
-      ...['--data', path.join(root, 'data'), '--remote', service.url, '--key', apiKey],
-    ];
+    const args = ['run', ...(await cutoutRunFolder(root, 2)).runArgs(service.url, apiKey)];
     let counted = 0;
     for (const run of ['first', 'rerun']) {
       const outcome = await runCli(args, 90_000);

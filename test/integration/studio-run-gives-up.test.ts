@@ -30,6 +30,22 @@ const PHOTOS = 2;
 const GIVE_UP_MS = 4_000;
 const PROGRESS_MS = 1_000;
 
+/** A scratch folder with `photos` photos in `in/`, and a reference service whose jobs never finish. */
+async function stuckWorld(tag: string, photos: number) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), `dropshoot-${tag}-`));
+  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  const service = await startReferenceService({
+    seed: 5,
+    timeScale: 0.01,
+    jobSeconds: [100, 150],
+    jobsStayProcessing: true,
+  });
+  cleanups.push(() => service.close());
+  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
+  await shapePhotos(path.join(root, 'in'), photos);
+  return { root, service, apiKey };
+}
+
 async function runOnce(service: ReferenceService, apiKey: string, root: string) {
   const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
   const engine = new StudioEngine({ dataDir: path.join(root, 'data'), client, apiKey });
@@ -57,17 +73,7 @@ async function runOnce(service: ReferenceService, apiKey: string, root: string) 
 }
 
 it('a job processing for ever: run says what it waits for, gives up after its bound, and the next run collects it at no charge', async () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-run-gives-up-'));
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  const service = await startReferenceService({
-    seed: 5,
-    timeScale: 0.01,
-    jobSeconds: [100, 150],
-    jobsStayProcessing: true,
-  });
-  cleanups.push(() => service.close());
-  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
-  await shapePhotos(path.join(root, 'in'), PHOTOS);
+  const { root, service, apiKey } = await stuckWorld('run-gives-up', PHOTOS);
 
   const first = await runOnce(service, apiKey, root);
   // It ended by itself, not by the 30 s stop, soon after its bound.
@@ -169,17 +175,7 @@ it('`dropshoot run --give-up-after`: tells the wait on stderr, ends with exit 1 
 }, 120_000);
 
 it('run --wait: a paid job waiting for a closed day is not given up on; once the day reopens it is collected', async () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-run-gives-up-wait-'));
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  const service = await startReferenceService({
-    seed: 5,
-    timeScale: 0.01,
-    jobSeconds: [100, 150],
-    jobsStayProcessing: true,
-  });
-  cleanups.push(() => service.close());
-  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
-  await shapePhotos(path.join(root, 'in'), 1);
+  const { root, service, apiKey } = await stuckWorld('run-gives-up-wait', 1);
   const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
   // A probe each second sees the cap raised (the day reopens) without waiting for 00:00 UTC.
   const engine = new StudioEngine({

@@ -8,11 +8,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startReferenceService } from '../reference-service';
 import { startFaultProxy } from '../reference-service/fault-proxy';
 import { runCli } from '../soak/processes';
+import { cutoutRunFolder } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -22,42 +22,7 @@ afterEach(async () => {
 async function folder(photos: number) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-unreachable-'));
   cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  const inDir = path.join(root, 'in');
-  fs.mkdirSync(inDir);
-  for (let i = 0; i < photos; i++) {
-    await sharp({
-      create: { width: 200, height: 240, channels: 3, background: { r: 40 * i, g: 120, b: 200 } },
-    })
-      .jpeg()
-      .toFile(path.join(inDir, `p${i}.jpg`));
-  }
-  const recipe = path.join(root, 'recipe.json');
-  fs.writeFileSync(
-    recipe,
-    JSON.stringify({
-      request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
-      export: { preset: 'original', format: 'png', naming: '{name}-{n}' },
-    }),
-  );
-  const out = path.join(root, 'out');
-  const data = path.join(root, 'data');
-  return {
-    /** `run`'s arguments for these photos and recipe against the service at `remote`. */
-    runArgs: (remote: string, key: string) => [
-      '--in',
-      inDir,
-      '--recipe',
-      recipe,
-      '--out',
-      out,
-      '--data',
-      data,
-      '--remote',
-      remote,
-      '--key',
-      key,
-    ],
-  };
+  return cutoutRunFolder(root, photos);
 }
 
 const summaryOf = (stdout: string) =>

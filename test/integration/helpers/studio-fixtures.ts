@@ -84,3 +84,23 @@ export function shiftableClock(onCleanup: (undo: () => void) => void): {
   };
   return { nextDay: () => moveOn(DAY_MS), moveOn };
 }
+
+/**
+ * `n` plain photos in `root/in` and the cut-out recipe in `root/recipe.json`, with `dropshoot run`'s
+ * arguments for them (exports into `root/out`, studio data in `root/data`) against `remote`.
+ */
+export async function cutoutRunFolder(
+  root: string,
+  n: number,
+): Promise<{ runArgs: (remote: string, key: string) => string[] }> {
+  const inDir = path.join(root, 'in');
+  await plainPhotos(inDir, 'p', n);
+  const recipe = path.join(root, 'recipe.json');
+  fs.writeFileSync(recipe, JSON.stringify(CUTOUT_RECIPE));
+  return {
+    runArgs: (remote, key) => [
+      ...['--in', inDir, '--recipe', recipe, '--out', path.join(root, 'out')],
+      ...['--data', path.join(root, 'data'), '--remote', remote, '--key', key],
+    ],
+  };
+}
