@@ -405,14 +405,18 @@ export class Scheduler {
       const batch = store.getBatch(this.engine.db, batchId);
       if (!batch || batch.ceiling === null) cache.set(batchId, null);
       else {
-        // A charge counted above its price is at its bound already (`Budget.countAtBound`).
+        // A charge counted above its price is at its bound already (`Budget.countAtBound`). A
+        // job an earlier run paid for and this batch took over (queue.ts `enqueue`: a rerun after
+        // a restart or a give-up) is collected for nothing: its charge is that run's, not this
+        // batch's (review rev13 E4), as in `run`'s diamondsSpent.
         const row = this.engine.db
           .prepare(
             `SELECT COALESCE(SUM(diamonds), 0) AS charged,
                COALESCE(SUM(CASE WHEN diamonds > 0 AND price_sure = 0 AND NOT (price > 0 AND diamonds > price) THEN MAX(1, (diamonds + 3) / 4) ELSE 0 END), 0) AS chargeMargins
-             FROM items WHERE batch_id = ?`,
+             FROM items WHERE batch_id = ?
+               AND (submitted_at IS NULL OR submitted_at >= (SELECT created_at FROM batches WHERE id = ?))`,
           )
-          .get(batchId) as { charged: number; chargeMargins: number };
+          .get(batchId, batchId) as { charged: number; chargeMargins: number };
         // A catalog job's diamondCost is a claim until a balance reading shows it: its charge is
         // counted at least at today's plan of its shots, with the margin.
         const readSince = this.engine.spending.readSince;
