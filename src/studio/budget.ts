@@ -79,10 +79,11 @@ export const READING_KEPT_MS = 24 * 60 * 60_000;
 export const NAMED_SURE_MS = 15 * 60_000;
 
 /**
- * How many times its plan a charge at a price no two readings confirmed may cost before a balance
- * reading shows it (the spec promises a slight difference; a demanding ceiling holds beyond it):
- * where a rise up to this could cross a ceiling, one round of photos goes before a reading
- * (`Scheduler`), so a rise beyond the margin crosses it by that round's at most.
+ * How many times its plan a charge may cost before a balance reading shows it (the spec promises a
+ * slight difference; a demanding ceiling holds beyond it), at a price two readings confirmed too
+ * (resolved per request: it may rise after they agreed): where a rise up to this could cross a
+ * ceiling, one round of photos goes before a reading (`Scheduler`), so a rise beyond the margin
+ * crosses it by that round's at most.
  */
 export const WORST_RISE = 3;
 
@@ -624,12 +625,6 @@ export class Budget {
     if (!read) return null;
     if (!read.confirmed && !(this.now().getTime() - read.at < READING_KEPT_MS)) return null;
     return { diamonds: read.diamonds, confirmed: read.confirmed };
-  }
-
-  /** Whether two agreeing readings confirmed the price a photo plans with (a ready shoot's: its shot's). */
-  priceConfirmed(kind: RecipeKind, toolId: string | null): boolean {
-    const group = kind === 'ready_shoot' ? SHOT_PRICE : jobGroup(kind, toolId);
-    return this.readPrice(group)?.confirmed === true;
   }
 
   /** The list price of a group, when the catalog was read (0: not known). */

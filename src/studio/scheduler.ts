@@ -209,16 +209,16 @@ export class Scheduler {
               // That photo charged: its reading lowers the plan (or confirms the price).
               if (this.awaitReading(submitting, ceiling.inFlight)) continue;
             }
-            // A price no two readings confirmed (the list's, one read once, one named) may be far
-            // off. Near the ceiling, where a rise to WORST_RISE times the plan of what no reading
-            // has shown (and of this photo) could cross it, one photo goes before the balance tells
-            // what it took: a rise beyond the margin crosses it by one photo's rise at most, and
-            // the reading of one create shows a credit in its window (below the list) where one
-            // of several creates could hide their rise behind it (Budget.countAtBound). Far from
-            // it, nothing waits for a reading.
+            // A price not sure (the list's, one read once, one named, and one two readings
+            // confirmed too: the service resolves it per request and may raise it after they
+            // agreed, review rev13 E2) may be far off. Near the ceiling, where a rise to WORST_RISE
+            // times the plan of what no reading has shown (and of this photo) could cross it, one
+            // photo goes before the balance tells what it took: a rise beyond the margin crosses
+            // it by one photo's rise at most, and the reading of one create shows a credit in its
+            // window (below the list) where one of several creates could hide their rise behind it
+            // (Budget.countAtBound). Far from it, nothing waits for a reading.
             if (
               !quote.sure &&
-              !spending.priceConfirmed(item.kind, item.toolId) &&
               ceiling.unreadPhotos > 0 &&
               ceiling.committed + price + (WORST_RISE - 1) * (ceiling.unread + planned) >
                 ceiling.max &&

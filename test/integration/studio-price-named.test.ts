@@ -52,10 +52,13 @@ describe('a price named by a 402', () => {
     w.service.setOptions({ chargeExtra: 2 });
     const two = await runOnce(w, photos!, { maxDiamonds: 14 });
     // Before: run 1's reservations went without the ceiling: four photos at 6, 24 under 14.
-    // Now each is admitted again at 5 and its margin (7): two fit (12).
-    expect(netSpent(w)).toBe(12);
-    expect(two.exported).toBe(2);
-    expect(two.diamondsSpent).toBe(12);
-    expect(two.held).toHaveLength(6);
+    // Now each is admitted again at 5 and its margin (7). Near the ceiling the first goes alone
+    // (a price named in an earlier batch plans as a confirmed reading, which may have moved since:
+    // review rev13 E2; before that, two went at once, 12, where a rise to 15 would have taken 30);
+    // its reading shows 6, read once: 6 and its margin no longer fit beside it.
+    expect(netSpent(w)).toBe(6);
+    expect(two.exported).toBe(1);
+    expect(two.diamondsSpent).toBe(6);
+    expect(two.held).toHaveLength(7);
   }, 90_000);
 });
