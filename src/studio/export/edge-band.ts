@@ -134,3 +134,116 @@ function spread(values: number[]): number {
   }
   return total === 0 ? 0 : sum / total;
 }
+
+/** Levels off the edge's smooth trend from which a pixel is the subject (or a scene's detail). */
+const OFF_TREND = 12;
+/** An edge is continued only when at most this share of it is subject... */
+const MAX_SUBJECT_SHARE = 0.35;
+/** ...and its backdrop pixels keep within this mean (levels) of the smooth trend. */
+const MAX_BACKDROP_DETAIL = 3;
+
+/**
+ * The backdrop along an edge as a smooth line (RGBA, one entry per position along the side), and
+ * whether the edge can be continued with it: a wall lit unevenly (a gradient, a vignette) or a
+ * subject touching the frame over a short stretch is still a backdrop to extend, where a flat
+ * median colour left a visible step at the seam and a crop cut through the figure. Subject pixels
+ * (far off the trend) are bridged by interpolation; a busy scene (too much off the trend, or
+ * detail all along) is not extendable.
+ */
+export function backdropLine(
+  img: RawImage,
+  side: Side,
+): { line: Float32Array; extendable: boolean } {
+  const rows = [0, 1, 2].map((k) => line(img, side, k));
+  const n = rows[0]!.length;
+  const line4 = new Float32Array(n * 4);
+  for (let j = 0; j < n; j++)
+    for (let c = 0; c < 4; c++) {
+      let sum = 0;
+      for (const r of rows) sum += c < img.channels ? img.data[r[j]! * img.channels + c]! : 255;
+      line4[j * 4 + c] = sum / rows.length;
+    }
+  const { alpha } = edgeBackdrop(img, side).colour;
+  if (alpha === 0) {
+    // A cut-out's transparent edge: continue the transparency.
+    return { line: new Float32Array(n * 4), extendable: true };
+  }
+  const window = Math.max(15, Math.round(n / 6)) | 1;
+  let filled: Float32Array = Float32Array.from(line4);
+  let off = new Uint8Array(n);
+  for (let pass = 0; pass < 3; pass++) {
+    const trend = runningMedian(filled, n, window);
+    off = new Uint8Array(n);
+    for (let j = 0; j < n; j++) {
+      let d = 0;
+      for (let c = 0; c < 3; c++) d = Math.max(d, Math.abs(line4[j * 4 + c]! - trend[j * 4 + c]!));
+      if (d > OFF_TREND || line4[j * 4 + 3]! < 128) off[j] = 1;
+    }
+    filled = bridge(line4, off, n);
+  }
+  let offCount = 0;
+  let detail = 0;
+  const smooth = runningMean(filled, n, 31);
+  for (let j = 0; j < n; j++) {
+    if (off[j]) {
+      offCount++;
+      continue;
+    }
+    for (let c = 0; c < 3; c++) detail += Math.abs(line4[j * 4 + c]! - smooth[j * 4 + c]!) / 3;
+  }
+  const kept = n - offCount;
+  const extendable =
+    offCount <= MAX_SUBJECT_SHARE * n && kept > 0 && detail / kept <= MAX_BACKDROP_DETAIL;
+  return { line: runningMean(filled, n, 61), extendable };
+}
+
+/** The line with its `off` positions interpolated from the nearest kept ones on either side. */
+function bridge(values: Float32Array, off: Uint8Array, n: number): Float32Array {
+  const out = Float32Array.from(values);
+  let last = -1;
+  for (let j = 0; j <= n; j++) {
+    if (j < n && off[j]) continue;
+    for (let k = last + 1; k < j; k++)
+      for (let c = 0; c < 4; c++) {
+        const a = last >= 0 ? values[last * 4 + c]! : undefined;
+        const b = j < n ? values[j * 4 + c]! : undefined;
+        out[k * 4 + c] =
+          a !== undefined && b !== undefined
+            ? a + ((b - a) * (k - last)) / (j - last)
+            : (a ?? b ?? values[k * 4 + c]!);
+      }
+    last = j;
+  }
+  return out;
+}
+
+function runningMedian(values: Float32Array, n: number, window: number): Float32Array {
+  const out = new Float32Array(n * 4);
+  const r = window >> 1;
+  // Sampled median (every few pixels) keeps this linear enough for 2600-px edges.
+  const step = Math.max(1, Math.floor(window / 32));
+  for (let c = 0; c < 4; c++)
+    for (let j = 0; j < n; j++) {
+      const sample: number[] = [];
+      for (let k = Math.max(0, j - r); k <= Math.min(n - 1, j + r); k += step)
+        sample.push(values[k * 4 + c]!);
+      sample.sort((a, b) => a - b);
+      out[j * 4 + c] = sample[sample.length >> 1]!;
+    }
+  return out;
+}
+
+function runningMean(values: Float32Array, n: number, window: number): Float32Array {
+  const out = new Float32Array(n * 4);
+  const r = window >> 1;
+  for (let c = 0; c < 4; c++) {
+    const prefix = new Float64Array(n + 1);
+    for (let j = 0; j < n; j++) prefix[j + 1] = prefix[j]! + values[j * 4 + c]!;
+    for (let j = 0; j < n; j++) {
+      const a = Math.max(0, j - r);
+      const b = Math.min(n, j + r + 1);
+      out[j * 4 + c] = (prefix[b]! - prefix[a]!) / (b - a);
+    }
+  }
+  return out;
+}

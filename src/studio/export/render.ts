@@ -8,9 +8,8 @@ import {
   whitenBackground,
   type Box,
   type RawImage,
-  type Rgb,
 } from './product-bbox';
-import { edgeBackdrop, SIDES, type Side } from './edge-band';
+import { backdropLine, SIDES, type Side } from './edge-band';
 
 export type RenderSettings = Pick<ExportSettings, 'preset' | 'format' | 'quality'>;
 
@@ -107,12 +106,19 @@ export async function renderForPreset(
         right: w.left + w.width - (crop.left + crop.width),
       };
       const needed = SIDES.filter((side) => short[side] > 0);
-      const edges = new Map(needed.map((side) => [side, edgeBackdrop(raw, side)]));
-      if (needed.some((side) => !edges.get(side)!.plain)) {
-        // Extending a busy edge smears it: fit the canvas ratio inside the photo and crop instead.
+      const lines = new Map(SIDES.map((side) => [side, backdropLine(raw, side)]));
+      const touched: Record<Side, boolean> = {
+        top: !!box && box.top <= 0,
+        left: !!box && box.left <= 0,
+        bottom: !!box && box.top + box.height >= sh,
+        right: !!box && box.left + box.width >= sw,
+      };
+      if (needed.some((side) => touched[side] || !lines.get(side)!.extendable)) {
+        // Extending a busy edge smears it, and padding beyond a side the product is cut by floats
+        // the cut (a head, legs) in blank backdrop: fit the canvas ratio inside the photo and crop.
         w = insideWindow(sw, sh, box, aspect);
         crop = w;
-        edges.clear();
+        needed.length = 0;
         const cut =
           box &&
           (box.left < w.left ||
@@ -135,14 +141,24 @@ export async function renderForPreset(
         framing.height - ch,
         Math.max(0, Math.round((crop.top - w.top) * scale)),
       );
-      if (edges.size > 0)
-        notes.push(`Padded with the backdrop's own colour (${[...edges.keys()].join(', ')})`);
+      if (needed.length > 0) notes.push(`Padded by continuing the backdrop (${needed.join(', ')})`);
       if (scale > 1) notes.push(`Upscaled ${scale.toFixed(2)}×`);
+      // Rounding leaves a pixel or two beside the photo on sides that are not padded: the photo's
+      // own edge is copied there (a backdrop line beside a figure cut by the frame drew a stripe).
+      const gap = {
+        left: needed.includes('left') ? 0 : left,
+        top: needed.includes('top') ? 0 : top,
+        right: needed.includes('right') ? 0 : framing.width - left - cw,
+        bottom: needed.includes('bottom') ? 0 : framing.height - top - ch,
+      };
+      const pw = cw + gap.left + gap.right;
+      const ph = ch + gap.top + gap.bottom;
       const photo = await sharp(raw.data, {
         raw: { width: sw, height: sh, channels: raw.channels },
       })
         .extract(crop)
         .resize(cw, ch, { fit: 'fill' })
+        .extend({ ...gap, extendWith: 'copy' })
         .raw()
         .toBuffer();
       const canvas = backdropCanvas(
@@ -150,12 +166,18 @@ export async function renderForPreset(
         framing.height,
         raw.channels,
         { left, top, width: cw, height: ch },
-        edges,
+        { crop, scale, sw, sh },
+        new Map(needed.map((side) => [side, lines.get(side)!])),
       );
       pipeline = sharp(canvas, {
         raw: { width: framing.width, height: framing.height, channels: raw.channels },
       }).composite([
-        { input: photo, raw: { width: cw, height: ch, channels: raw.channels }, left, top },
+        {
+          input: photo,
+          raw: { width: pw, height: ph, channels: raw.channels },
+          left: left - gap.left,
+          top: top - gap.top,
+        },
       ]);
       width = framing.width;
       height = framing.height;
@@ -206,20 +228,26 @@ export function encode(pipeline: Sharp, format: OutputFormat, quality: number): 
 
 /**
  * The window of the canvas aspect that centres the product: as large as the photo allows around
- * the product, never smaller than the product plus a 5% margin. On an axis where the product
- * touches the photo's edge (a cropped model), the window is aligned to that edge instead, so the
- * padding never smears a cut-off garment.
+ * the product, never smaller than the product plus a 5% margin (none beyond a side the product is
+ * cut by). On an axis where the product touches the photo's edge (a cropped model), the window is
+ * aligned to that edge instead, so the padding never smears a cut-off garment.
  */
 export function canvasWindow(sw: number, sh: number, box: Box | null, aspect: number): Box {
   const b = box ?? fullBox(sw, sh);
   const cx = b.left + b.width / 2;
   const cy = b.top + b.height / 2;
-  const needW = Math.max(b.width * 1.1, b.height * 1.1 * aspect);
+  const touchesX = b.left <= 0 || b.left + b.width >= sw;
+  const touchesY = b.top <= 0 || b.top + b.height >= sh;
+  // No margin across a side the product is cut by: padding beyond it would float a head or legs
+  // cut at the frame in blank backdrop.
+  const margin = (low: boolean, high: boolean) => 1 + (low ? 0 : 0.05) + (high ? 0 : 0.05);
+  const needW = Math.max(
+    b.width * margin(b.left <= 0, b.left + b.width >= sw),
+    b.height * margin(b.top <= 0, b.top + b.height >= sh) * aspect,
+  );
   const roomW = Math.min(2 * cx, 2 * (sw - cx), 2 * cy * aspect, 2 * (sh - cy) * aspect);
   let width = Math.max(needW, roomW);
   // Cropped products: use the whole photo rather than a small centred window.
-  const touchesX = b.left <= 0 || b.left + b.width >= sw;
-  const touchesY = b.top <= 0 || b.top + b.height >= sh;
   if (touchesX || touchesY) width = Math.max(width, Math.min(sw, sh * aspect));
   width = Math.round(width);
   const height = Math.round(width / aspect);
@@ -231,35 +259,51 @@ export function canvasWindow(sw: number, sh: number, box: Box | null, aspect: nu
   };
 }
 
-/** The largest window of `aspect` inside the photo, centred on the product as far as the frame allows. */
+/**
+ * The largest window of `aspect` inside the photo, centred on the product as far as the frame
+ * allows. A product taller than the window keeps its top: a person cut there loses the feet, not
+ * the face (centring cut 01008_00 through the eyes).
+ */
 export function insideWindow(sw: number, sh: number, box: Box | null, aspect: number): Box {
   const b = box ?? fullBox(sw, sh);
   const width = Math.max(1, Math.round(Math.min(sw, sh * aspect)));
   const height = Math.max(1, Math.min(sh, Math.round(width / aspect)));
   const left = Math.round(Math.min(sw - width, Math.max(0, b.left + b.width / 2 - width / 2)));
-  const top = Math.round(Math.min(sh - height, Math.max(0, b.top + b.height / 2 - height / 2)));
+  const wantTop =
+    b.height > height ? b.top - Math.min(0.03 * height, b.top) : b.top + b.height / 2 - height / 2;
+  const top = Math.round(Math.min(sh - height, Math.max(0, wantTop)));
   return { left, top, width, height };
 }
 
 /**
- * The canvas behind the photo: each padded side in its own edge's backdrop colour (the corners take
- * the top or bottom colour), so padding continues the backdrop instead of repeating edge pixels.
+ * The canvas behind the photo: each side continues its edge's backdrop line outwards (each
+ * position takes the line's colour beside it; the corners take the top or bottom line), so the
+ * padding meets the photo without a step where the wall is lit unevenly.
  */
 function backdropCanvas(
   width: number,
   height: number,
   channels: 3 | 4,
   photo: Box,
-  edges: Map<Side, { colour: Rgb & { alpha: number } }>,
+  source: { crop: Box; scale: number; sw: number; sh: number },
+  lines: Map<Side, { line: Float32Array }>,
 ): Buffer {
   const out = Buffer.alloc(width * height * channels, 255);
+  const { crop, scale, sw, sh } = source;
+  const alongX = (x: number) =>
+    Math.min(sw - 1, Math.max(0, Math.round(crop.left + (x - photo.left + 0.5) / scale - 0.5)));
+  const alongY = (y: number) =>
+    Math.min(sh - 1, Math.max(0, Math.round(crop.top + (y - photo.top + 0.5) / scale - 0.5)));
   const paint = (x0: number, y0: number, x1: number, y1: number, side: Side) => {
-    const c = edges.get(side)?.colour;
-    if (!c) return;
-    const px = [c.r, c.g, c.b, c.alpha];
+    const line = lines.get(side)?.line;
+    if (!line) return;
+    const horizontal = side === 'top' || side === 'bottom';
     for (let y = y0; y < y1; y++)
-      for (let x = x0; x < x1; x++)
-        for (let k = 0; k < channels; k++) out[(y * width + x) * channels + k] = px[k]!;
+      for (let x = x0; x < x1; x++) {
+        const j = (horizontal ? alongX(x) : alongY(y)) * 4;
+        for (let k = 0; k < channels; k++)
+          out[(y * width + x) * channels + k] = Math.round(line[j + k]!);
+      }
   };
   paint(0, 0, photo.left, height, 'left');
   paint(photo.left + photo.width, 0, width, height, 'right');
