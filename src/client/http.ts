@@ -99,15 +99,28 @@ const UploadAnswerSchema = z.preprocess(
   z.looseObject({ id: JobIdSchema.optional(), url: z.string().min(1) }),
 );
 
+/** A result as the spec lists it, a URL, or an object that carries one (`{url}`, review rev14 F2). */
+const ResultUrlSchema = z.union([
+  z.string().min(1),
+  z.looseObject({ url: z.string().min(1) }).transform((result) => result.url),
+]);
+
 /**
  * A poll's answer. A result URL listed twice is one result (review rev12 D11: collected twice, it
- * was exported as two files); order is kept, since a result's place names its file and shot.
+ * was exported as two files); order is kept, since a result's place names its file and shot. A
+ * result list holding what is not a URL is unreadable (it was fetched as `[object Object]`).
  */
 const PollAnswerSchema = z.preprocess(
   unwrapped('status'),
   z.looseObject({
     status: z.string().min(1),
-    resultUrls: z.unknown().transform((urls) => (Array.isArray(urls) ? [...new Set(urls)] : urls)),
+    resultUrls: z.unknown().transform((urls, ctx) => {
+      if (!Array.isArray(urls)) return urls;
+      const read = z.array(ResultUrlSchema).safeParse(urls);
+      if (read.success) return [...new Set(read.data)];
+      ctx.addIssue({ code: 'custom', message: 'resultUrls holds entries that are not URLs' });
+      return z.NEVER;
+    }),
   }),
 );
 
@@ -119,6 +132,20 @@ const AccountAnswerSchema = z.preprocess(
 
 /** How one endpoint's 2xx answer is read, and what a body it cannot read is called. */
 type Answer<T> = { schema: z.ZodType<T>; unreadable: string };
+
+/** Query parameters by which S3, Google Cloud Storage, Azure and CDNs sign a URL. */
+const SIGNATURE_PARAMS = [
+  'x-amz-signature',
+  'x-goog-signature',
+  'signature',
+  'sig',
+  'x-amz-credential',
+];
+
+/** Whether a URL carries its own credentials (a presigned or SAS link). */
+function isSignedUrl(url: URL): boolean {
+  return [...url.searchParams.keys()].some((key) => SIGNATURE_PARAMS.includes(key.toLowerCase()));
+}
 
 /** A one-way fingerprint of an API key: enough to tell keys apart in caches, useless to a reader. */
 export function fingerprintKey(apiKey: string): string {
@@ -354,7 +381,7 @@ export class HttpClient implements ServiceClient {
       'GET',
       `/v1/generations/${encodeURIComponent(id)}`,
       {
-        answer: { schema: PollAnswerSchema, unreadable: 'without a job status' },
+        answer: { schema: PollAnswerSchema, unreadable: 'that cannot be read as a job' },
       },
     )) as Omit<Job, 'shots'> & { shots?: unknown };
     const known = shots === undefined ? undefined : ShotsSchema.safeParse(shots);
@@ -453,20 +480,36 @@ export class HttpClient implements ServiceClient {
    * Results may live on another host (a CDN), where the API key is never sent, or on the service's
    * own origin behind the key, which it is sent to as on every API call (nothing new is exposed, and
    * no refused request is spent first). A relative URL is read against the base URL. fetch drops
-   * the key on a redirect to another origin.
+   * the key on a redirect to another origin. A signed URL carries its own credentials, and an
+   * object store behind the service's origin refuses a second one ("Only one auth mechanism
+   * allowed", review rev14 F1: a paid result never collected): it goes without the key, and a
+   * file of the own origin that refuses the key with 400, 401 or 403 is asked once more without it.
    */
   async download(url: string): Promise<Download> {
     const base = new URL(this.base);
     const target = new URL(url, `${this.base}/`);
     const own = target.origin === base.origin;
     // A file under the service's own /v1 is an API request: counted (and capped) as one.
-    if (own && target.pathname.startsWith(`${base.pathname.replace(/\/+$/, '')}/v1/`))
-      for (const guard of this.guards) guard();
-    return fetchDownload(
-      target.href,
-      own ? { authorization: `Bearer ${this.opts.apiKey}` } : {},
-      this.opts.timeoutMs ?? 60_000,
-    );
+    const guard = () => {
+      if (own && target.pathname.startsWith(`${base.pathname.replace(/\/+$/, '')}/v1/`))
+        for (const check of this.guards) check();
+    };
+    const timeoutMs = this.opts.timeoutMs ?? 60_000;
+    guard();
+    if (!own || isSignedUrl(target)) return fetchDownload(target.href, {}, timeoutMs);
+    try {
+      return await fetchDownload(
+        target.href,
+        { authorization: `Bearer ${this.opts.apiKey}` },
+        timeoutMs,
+      );
+    } catch (error) {
+      if (!(error instanceof ApiError) || ![400, 401, 403].includes(error.status)) throw error;
+      guard();
+      return fetchDownload(target.href, {}, timeoutMs).catch(() => {
+        throw error; // the key's refusal is the better account of why the file is out of reach
+      });
+    }
   }
   async close(): Promise<void> {}
 }
