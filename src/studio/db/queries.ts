@@ -437,11 +437,19 @@ export function getBatch(db: StudioDB, id: string): BatchRow | undefined {
     )
     .get(id) as BatchRow | undefined;
 }
+/**
+ * What a batch has spent against its ceiling: its items' charges, but for a paid job it took over
+ * from an earlier run (submitted before the batch began), collected for nothing, as the
+ * scheduler's ceiling counts (review rev13 E4).
+ */
 export function batchSpent(db: StudioDB, batchId: string): number {
   return (
     db
-      .prepare('SELECT COALESCE(SUM(diamonds), 0) AS spent FROM items WHERE batch_id = ?')
-      .get(batchId) as { spent: number }
+      .prepare(
+        `SELECT COALESCE(SUM(diamonds), 0) AS spent FROM items WHERE batch_id = ?
+           AND (submitted_at IS NULL OR submitted_at >= (SELECT created_at FROM batches WHERE id = ?))`,
+      )
+      .get(batchId, batchId) as { spent: number }
   ).spent;
 }
 
