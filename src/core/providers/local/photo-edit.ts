@@ -70,10 +70,15 @@ export async function editPhoto(input: Buffer, instruction: string): Promise<Edi
   }
   let img = sharp(out, { raw: { width, height, channels } });
   const crop = edits.find((e): e is Extract<Edit, { kind: 'crop' }> => e.kind === 'crop');
-  if (crop)
-    img = sharp(await img.raw().toBuffer(), { raw: { width, height, channels } }).extract(
-      cropWindow(alpha!, width, height, crop.ratio),
-    );
+  if (crop) {
+    const window = cropWindow(alpha!, width, height, crop.ratio);
+    const pixels = await img.raw().toBuffer();
+    img = inside(window, width, height)
+      ? sharp(pixels, { raw: { width, height, channels } }).extract(window)
+      : sharp(padWithBackdrop(pixels, channels, width, height, alpha!, window), {
+          raw: { width: window.width, height: window.height, channels },
+        });
+  }
   if (channels === 4) return { data: await img.png().toBuffer(), mime: 'image/png' };
   return {
     data: await img.jpeg({ quality: 92, chromaSubsampling: '4:4:4' }).toBuffer(),
@@ -219,7 +224,10 @@ function withAlpha(rgb: Buffer, alpha: Buffer): Buffer {
 
 /**
  * The crop: for a ratio, the largest window of that ratio inside the photo, centred on the
- * product (moved inwards at the edges); without one, the product's box with a 5% margin.
+ * product (moved inwards at the edges); without one, the product's box with a 5% margin. A product
+ * that does not fit that window (tall trousers in a square) is kept whole: the window grows past
+ * the photo, to its box with a 3% margin, padded with the backdrop, instead of cutting it. No
+ * margin is added beyond a side the product is cut by, and the window stays aligned to that side.
  */
 export function cropWindow(
   alpha: Buffer,
@@ -243,6 +251,12 @@ export function cropWindow(
   const found = maxX >= 0;
   const cx = found ? (minX + maxX + 1) / 2 : width / 2;
   const cy = found ? (minY + maxY + 1) / 2 : height / 2;
+  const touches = {
+    left: found && minX <= 0,
+    right: found && maxX >= width - 1,
+    top: found && minY <= 0,
+    bottom: found && maxY >= height - 1,
+  };
   let w: number;
   let h: number;
   if (ratio === null) {
@@ -255,11 +269,149 @@ export function cropWindow(
     h = Math.min(height, maxY - minY + 1 + 2 * margin);
   } else {
     w = Math.min(width, height * ratio);
-    h = w / ratio;
+    h = Math.min(height, w / ratio);
+    if (found && (maxX - minX + 1 > w || maxY - minY + 1 > h)) {
+      const m = 0.03 * Math.max(maxX - minX + 1, maxY - minY + 1);
+      const sides = (a: boolean, b: boolean) => (a ? 0 : m) + (b ? 0 : m);
+      const needW = Math.max(
+        maxX - minX + 1 + sides(touches.left, touches.right),
+        (maxY - minY + 1 + sides(touches.top, touches.bottom)) * ratio,
+      );
+      if (needW > w + 0.5) {
+        w = needW;
+        h = w / ratio;
+      }
+    }
   }
   const cw = Math.max(1, Math.round(w));
-  const ch = Math.max(1, Math.min(height, Math.round(h)));
-  const left = Math.round(Math.min(width - cw, Math.max(0, cx - cw / 2)));
-  const top = Math.round(Math.min(height - ch, Math.max(0, cy - ch / 2)));
-  return { left, top, width: cw, height: ch };
+  const ch = Math.max(1, Math.round(h));
+  return {
+    left: place(cx, cw, width, touches.left, touches.right),
+    top: place(cy, ch, height, touches.top, touches.bottom),
+    width: cw,
+    height: ch,
+  };
+}
+
+/** Where a window of `size` starts along an axis of `total`: inside when it fits, else past it. */
+function place(centre: number, size: number, total: number, low: boolean, high: boolean): number {
+  if (size <= total) return Math.round(Math.min(total - size, Math.max(0, centre - size / 2)));
+  if (low && !high) return 0;
+  if (high && !low) return total - size;
+  return Math.round(centre - size / 2);
+}
+
+type Window = { left: number; top: number; width: number; height: number };
+
+const inside = (w: Window, width: number, height: number): boolean =>
+  w.left >= 0 && w.top >= 0 && w.left + w.width <= width && w.top + w.height <= height;
+
+/**
+ * The window cut from the photo, the part past its edges filled by continuing the backdrop: each
+ * side's outer lines, subject pixels (matte) bridged from the backdrop beside them and smoothed,
+ * carried outwards position by position; transparent on a cut-out.
+ */
+function padWithBackdrop(
+  pixels: Buffer,
+  channels: 3 | 4,
+  width: number,
+  height: number,
+  alpha: Buffer,
+  window: Window,
+): Buffer {
+  const out = Buffer.alloc(window.width * window.height * channels);
+  const lines = channels === 4 ? null : backdropLines(pixels, width, height, alpha);
+  for (let y = 0; y < window.height; y++) {
+    const sy = y + window.top;
+    for (let x = 0; x < window.width; x++) {
+      const sx = x + window.left;
+      const o = (y * window.width + x) * channels;
+      if (sx >= 0 && sy >= 0 && sx < width && sy < height) {
+        pixels.copy(out, o, (sy * width + sx) * channels, (sy * width + sx + 1) * channels);
+        continue;
+      }
+      if (!lines) continue; // a cut-out: transparent
+      const clampX = Math.min(width - 1, Math.max(0, sx));
+      const clampY = Math.min(height - 1, Math.max(0, sy));
+      const [line, j] =
+        sy < 0
+          ? [lines.top, clampX]
+          : sy >= height
+            ? [lines.bottom, clampX]
+            : sx < 0
+              ? [lines.left, clampY]
+              : [lines.right, clampY];
+      for (let c = 0; c < 3; c++) out[o + c] = Math.round(line[j * 3 + c]!);
+    }
+  }
+  return out;
+}
+
+/** Each side's backdrop along the photo's edge (RGB per position), from its 3 outer lines. */
+function backdropLines(
+  pixels: Buffer,
+  width: number,
+  height: number,
+  alpha: Buffer,
+): Record<'top' | 'bottom' | 'left' | 'right', Float32Array> {
+  const border: number[][] = [[], [], []];
+  const sideLine = (n: number, at: (j: number, k: number) => number): Float32Array => {
+    const sum = new Float64Array(n * 3);
+    const count = new Uint32Array(n);
+    for (let j = 0; j < n; j++)
+      for (let k = 0; k < 3; k++) {
+        const i = at(j, k);
+        if (alpha[i]! >= 64) continue;
+        for (let c = 0; c < 3; c++) {
+          sum[j * 3 + c] = sum[j * 3 + c]! + pixels[i * 3 + c]!;
+          border[c]!.push(pixels[i * 3 + c]!);
+        }
+        count[j] = count[j]! + 1;
+      }
+    return bridgeAndSmooth(sum, count, n);
+  };
+  const raw = {
+    top: sideLine(width, (x, k) => k * width + x),
+    bottom: sideLine(width, (x, k) => (height - 1 - k) * width + x),
+    left: sideLine(height, (y, k) => y * width + k),
+    right: sideLine(height, (y, k) => y * width + width - 1 - k),
+  };
+  // A side with no backdrop at all takes the median of the whole border's backdrop (or white).
+  const fallback = border.map((v) =>
+    v.length === 0 ? 255 : v.sort((a, b) => a - b)[v.length >> 1]!,
+  );
+  for (const line of Object.values(raw))
+    if (Number.isNaN(line[0])) for (let i = 0; i < line.length; i++) line[i] = fallback[i % 3]!;
+  return raw;
+}
+
+/** Per-position means where there are samples, interpolated across the gaps, then a 61-px mean. */
+function bridgeAndSmooth(sum: Float64Array, count: Uint32Array, n: number): Float32Array {
+  const known: number[] = [];
+  for (let j = 0; j < n; j++) if (count[j]! > 0) known.push(j);
+  const line = new Float32Array(n * 3);
+  if (known.length === 0) return line.fill(NaN);
+  let k = 0;
+  for (let j = 0; j < n; j++) {
+    while (k + 1 < known.length && known[k + 1]! <= j) k++;
+    const a = known[k]!;
+    const b = known[Math.min(known.length - 1, k + 1)]!;
+    for (let c = 0; c < 3; c++) {
+      const va = sum[a * 3 + c]! / count[a]!;
+      const vb = sum[b * 3 + c]! / count[b]!;
+      line[j * 3 + c] = j <= a || b === a ? va : j >= b ? vb : va + ((vb - va) * (j - a)) / (b - a);
+    }
+  }
+  const smooth = new Float32Array(n * 3);
+  const r = 30;
+  for (let c = 0; c < 3; c++) {
+    const prefix = new Float64Array(n + 1);
+    for (let j = 0; j < n; j++) prefix[j + 1] = prefix[j]! + line[j * 3 + c]!;
+    for (let j = 0; j < n; j++) {
+      const a = Math.max(0, j - r);
+      const b = Math.min(n, j + r + 1);
+      smooth[j * 3 + c] = (prefix[b]! - prefix[a]!) / (b - a);
+    }
+  }
+  return smooth;
 }
