@@ -13,6 +13,7 @@ import { loadCatalog } from '../../src/core/catalog';
 import { createLocalProvider } from '../../src/core/providers/local';
 import { editPhoto } from '../../src/core/providers/local/photo-edit';
 import { reframePhoto } from '../../src/core/providers/local/reframe';
+import { removeBackground } from '../../src/core/providers/local/remove-background';
 import { retouchPhoto } from '../../src/core/providers/local/retouch';
 import { renderVideo } from '../../src/core/providers/local/video';
 import { sharp } from '../../src/infra/sharp';
@@ -488,3 +489,36 @@ describe.skipIf(!present)('photo_edit crop to a ratio the product does not fit',
     expect(Math.min(...shares)).toBeGreaterThanOrEqual(99.5);
   });
 });
+
+describe.skipIf(!present)(
+  'Zalando padding verdict on a person cut by the bottom of the frame',
+  () => {
+    // 01008_00's legs run out of the frame; exported for Zalando the photo's own last rows are
+    // enlarged about 2.4x, and the smooth skin between the legs' outlines read as a smeared band at
+    // the bottom (cut-out 14 px, darkened and retouched 8 px: padding check failed). A smear repeats
+    // the outlines in place; the photo's own rows move them.
+    it.each([
+      ['its cut-out', async (photo: Buffer) => removeBackground(photo)],
+      [
+        'darkened 15% and retouched',
+        async (photo: Buffer) =>
+          retouchPhoto(await sharp(photo).linear(0.85, 0).jpeg({ quality: 92 }).toBuffer()),
+      ],
+    ] as const)('%s: no smeared band', { timeout: 120_000 }, async (what, vary) => {
+      const photo = fs.readFileSync(path.join(EVAL_DIR, 'people', '01008_00.jpg'));
+      const rendered = await renderForPreset(await vary(photo), {
+        preset: 'zalando',
+        format: 'jpeg',
+        quality: 90,
+      });
+      const { data, info } = await sharp(rendered.data).raw().toBuffer({ resolveWithObject: true });
+      const bands = smearBands({ data, width: info.width, height: info.height, channels: 3 });
+      console.log(`01008_00 ${what}, Zalando: bands ${JSON.stringify(bands)}`);
+      const report = await checkCompliance({
+        image: rendered.data,
+        settings: { preset: 'zalando', format: 'jpeg' },
+      });
+      expect(report.checks.find((c) => c.id === 'padding')).toMatchObject({ ok: true });
+    });
+  },
+);
