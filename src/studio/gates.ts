@@ -6,8 +6,9 @@
  *   the day is closed until 00:00 UTC, with a probe now and then in case the cap was raised.
  * - the service's cap as remembered from an earlier day's 429 (budget.ts): work stops one request
  *   short of it, the last being kept for the closing balance read; probes only once it is spent.
- * - any other 429: a rate limit; `Retry-After`, or a backoff doubling while refused (read as the
- *   daily cap after `REFUSALS_READ_AS_CAP` in a row), and then on.
+ * - any other 429: a rate limit; `Retry-After` (at most 10 min), or a backoff doubling while refused
+ *   (read as the daily cap after `REFUSALS_READ_AS_CAP` in a row), and then on. A create's long one
+ *   holds creates only, and lifts when a job of ours ends (`createsLimitedUntil`).
  * Items waiting on a gate are not failed and spend nothing; the gates open by themselves.
  */
 import { ApiError } from '../client';
@@ -92,8 +93,16 @@ export function namesJobsAtOnce(message: string): boolean {
 /** The spec's form of the daily cap: it names a number and says it was reached for this key. */
 const SPEC_CAP_FORM = /\d+[^.;]*\breached\b[^.;]*\bthis\s+(?:api\s+)?key\b/i;
 
-/** A longer Retry-After than this is a day's limit, not a rate limit. */
+/** A longer Retry-After than this is waited only this long, and may be a day's limit. */
 const LONG_RETRY_AFTER_MS = 10 * 60_000;
+
+/**
+ * A Retry-After of an hour or more is a day's limit whatever the words; between 10 min and an hour
+ * only if the words name a day's cap (the spec's 429 names its number and says it was reached for
+ * this key): rev14 J1, a 'Too Many Requests' with Retry-After 900 at a limit of 2 jobs at once
+ * closed the day after 12 of 500 requests, its 2 paid jobs left for the next day.
+ */
+const DAY_LIKE_RETRY_AFTER_MS = 60 * 60_000;
 
 /**
  * Whether a 429 is the daily cap (the day closes) or a rate limit (wait, then on), decided by
@@ -112,7 +121,11 @@ export function isDailyCapRefusal(
   const message = err.message;
   const shortPeriod = namesShortPeriod(message);
   const retryAfter = retryAfterMs(err);
-  if (retryAfter !== null) return retryAfter > LONG_RETRY_AFTER_MS && !shortPeriod;
+  if (retryAfter !== null) {
+    if (retryAfter <= LONG_RETRY_AFTER_MS || shortPeriod) return false;
+    if (retryAfter >= DAY_LIKE_RETRY_AFTER_MS) return true;
+    return !CONCURRENCY.test(message) && (SPEC_CAP_FORM.test(message) || isDailyCap(message));
+  }
   const used = today.used ?? 0;
   // The studio's own count at the cap in use outweighs any words.
   if (today.cap != null && used >= today.cap) return true;
@@ -153,6 +166,13 @@ export class Gates {
   diamonds: DiamondGate | null = null;
   /** A transient rate limit: nothing goes out before this moment. */
   rateLimitedUntil = 0;
+  /**
+   * A create refused 429 with a long Retry-After (10 min to an hour) and no words of a day's cap:
+   * only creates wait (polls of paid jobs go on); while jobs of ours were in flight, the limit may
+   * be on jobs at once, so one ending lets creates try again (`jobEnded`) before the wait is over.
+   */
+  createsLimitedUntil = 0;
+  private createsLimitedWhileJobs = false;
   /** Rate limits in a row since the last answer (waits without Retry-After double with it). */
   private refusals = 0;
 
@@ -170,7 +190,10 @@ export class Gates {
   tooManyRequests(
     err: ApiError,
     now: Date,
-  ): { kind: 'daily_cap'; until: number } | { kind: 'rate_limit'; until: number } {
+    create?: { jobsInFlight: number },
+  ):
+    | { kind: 'daily_cap'; until: number }
+    | { kind: 'rate_limit'; until: number; createsOnly?: boolean } {
     const retryAfter = retryAfterMs(err);
     // A refusal of a request sent after the last wait ended; one sent before it tells nothing new.
     const fresh = now.getTime() >= this.rateLimitedUntil;
@@ -187,6 +210,12 @@ export class Gates {
       return { kind: 'daily_cap', until: this.cap!.until };
     }
     if (!fresh && retryAfter === null) return { kind: 'rate_limit', until: this.rateLimitedUntil };
+    if (create && retryAfter !== null && retryAfter > LONG_RETRY_AFTER_MS) {
+      const until = now.getTime() + LONG_RETRY_AFTER_MS;
+      this.createsLimitedUntil = Math.max(this.createsLimitedUntil, until);
+      this.createsLimitedWhileJobs = create.jobsInFlight > 0;
+      return { kind: 'rate_limit', until: this.createsLimitedUntil, createsOnly: true };
+    }
     const wait =
       retryAfter ?? (this.opts.rateLimitMs ?? 2000) * 2 ** Math.max(0, this.refusals - 1);
     const until = now.getTime() + Math.min(wait, LONG_RETRY_AFTER_MS);
@@ -281,6 +310,23 @@ export class Gates {
 
   rateLimited(now: Date): boolean {
     return now.getTime() < this.rateLimitedUntil;
+  }
+
+  /** Whether creates wait on a create's long rate limit (`createsLimitedUntil`). */
+  createsLimited(now: Date): boolean {
+    return now.getTime() < this.createsLimitedUntil;
+  }
+
+  /**
+   * A job of ours ended: a create limit met while jobs were in flight may have been on jobs at
+   * once, so creates may try again now (one refusal more at most per job ended). Returns whether
+   * the limit was lifted.
+   */
+  jobEnded(now: Date): boolean {
+    if (!this.createsLimitedWhileJobs || !this.createsLimited(now)) return false;
+    this.createsLimitedUntil = 0;
+    this.createsLimitedWhileJobs = false;
+    return true;
   }
 
   /** A 402: what it said, and the amount to wait for (named in the message, else `price`). */

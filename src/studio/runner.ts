@@ -22,7 +22,7 @@ import { SHOT_PRICE } from './budget';
 import * as store from './db/store';
 import { exportApproved } from './export-step';
 import { withUploadNote } from './prepare';
-import { backoffMs, namesJobsAtOnce, parseInsufficient } from './gates';
+import { backoffMs, namesJobsAtOnce, parseInsufficient, retryAfterMs } from './gates';
 import {
   describeProbe,
   honoursIdempotency,
@@ -57,6 +57,12 @@ import type { StudioEngine } from './engine';
 const MAX_RESUBMITS = 5;
 /** A resent submission answered 409 (its first attempt still in progress) is asked this often. */
 const MAX_IN_FLIGHT_WAITS = 10;
+/** The words of a first create held by the service's long rate limit on creates (rev14 J1). */
+const CREATES_REFUSED = 'the service refused new jobs for now';
+/** A create's 503 asking for a longer wait is asked again after this (the run is not held for hours). */
+const MAX_UNAVAILABLE_WAIT_MS = 10 * 60_000;
+/** 401s in a row to a paid job's polls before the key is taken as revoked (rev14 P2: one was a hiccup). */
+const UNAUTHORIZED_POLLS_TO_REVOKED = 3;
 /** The error a generations 500 kept under one key leaves (handleError): asked again, no probe. */
 const SAME_KEY_500 = /^the service answered 500 \((\d+)\) under this Idempotency-Key/;
 /**
@@ -204,6 +210,12 @@ export class Runner {
   private async submit(item: store.ItemRow): Promise<void> {
     if (!item.submitRequest || !item.submitKey) throw new Error('submission journal is missing');
     const request = JSON.parse(item.submitRequest) as Record<string, unknown>;
+    // Creates wait on a create's long rate limit (polls go on): held unsent, nothing charged.
+    const gates = this.engine.gates;
+    if (!item.submittedAt && gates.createsLimited(this.now())) {
+      this.holdForCreates(item.id, gates.createsLimitedUntil, null);
+      return;
+    }
     // An attempt under this key went out before: it may have been charged.
     if (item.submittedAt && !(await this.mayResend(item, request, item.submitKey))) return;
     if (item.submittedAt) this.resent.add(item.id);
@@ -382,6 +394,30 @@ export class Runner {
     return false;
   }
 
+  /** A first create held by the service's long rate limit on creates (`Gates.createsLimitedUntil`). */
+  private holdForCreates(
+    id: string,
+    until: number,
+    refusal: string | null,
+    patch: store.ItemPatch = {},
+  ): void {
+    const at = new Date(until).toISOString();
+    this.transition(id, {
+      ...patch,
+      waitReason: 'service_error',
+      waitUntil: at,
+      error: `${CREATES_REFUSED}${refusal ? ` (429: ${refusal})` : ''}: trying again after ${at.slice(11, 16)} UTC, or once a job of ours ends; paid jobs are still collected`,
+    });
+  }
+
+  /** A job of ours ended: creates held on a limit met while jobs ran may try again now. */
+  private jobEnded(): void {
+    if (!this.engine.gates.jobEnded(this.now())) return;
+    for (const held of store.itemsInStates(this.db, ['submitting']))
+      if (held.waitReason === 'service_error' && held.error?.startsWith(CREATES_REFUSED))
+        this.transition(held.id, { waitUntil: null });
+  }
+
   /** When the key's record must be written: a record grace after the key first went out. */
   private recordDue(item: store.ItemRow): number {
     const sentAt = Date.parse(item.keySentAt ?? item.submittedAt ?? '');
@@ -491,6 +527,14 @@ export class Runner {
       waitReason: 'uncertain',
       note: `${why}; check the service before resubmitting (resubmitting may cost ${cost} more diamond${cost === 1 ? '' : 's'} if the first one was charged)`,
     });
+  }
+
+  /** Jobs of ours the service is still processing (paid, not yet seen done). */
+  private jobsInFlight(): number {
+    return this.db
+      .prepare("SELECT COUNT(*) FROM items WHERE state = 'processing' AND job_id IS NOT NULL")
+      .pluck()
+      .get() as number;
   }
 
   /** The name of another photo whose item holds `jobId`, if any. */
@@ -615,6 +659,8 @@ export class Runner {
       });
       return;
     }
+    // Failed or done: the job no longer counts towards a limit on jobs at once.
+    this.jobEnded();
     const poller = this.engine.poller;
     const firstSample = poller.sampleCount(jobGroup(item.kind, item.toolId)) === 0;
     // Seen done at a first poll aimed by the prior, a job says only that it took less: no sample.
@@ -839,9 +885,17 @@ export class Runner {
       namesJobsAtOnce(err.message);
     if (err.status === 429 || jobsAtOnce) {
       // A 429 is refused before any work: nothing was submitted or charged.
-      const limit = gates.tooManyRequests(err, now);
+      const limit = gates.tooManyRequests(
+        err,
+        now,
+        inSubmission && err.status === 429 ? { jobsInFlight: this.jobsInFlight() } : undefined,
+      );
       // A resent key stays marked as maybe charged.
       const sent = inSubmission && !resent ? { submittedAt: null } : {};
+      if (limit.kind === 'rate_limit' && limit.createsOnly) {
+        this.holdForCreates(item.id, limit.until, err.message, sent);
+        return;
+      }
       if (limit.kind === 'daily_cap') {
         this.engine.spending.learnCap(err.message);
         this.transition(item.id, { ...sent, waitReason: 'daily_cap', error: err.message });
@@ -863,6 +917,52 @@ export class Runner {
     const attempts = item.attempts + 1;
     const wait = backoffMs(attempts, baseMs, maxMs, this.engine.options.random ?? Math.random);
     const waitUntil = new Date(now.getTime() + wait).toISOString();
+    if (inSubmission && !resent && err.status === 503) {
+      // A first create answered 503: the spec names no 503 (§7), and HTTP's 503 is a request the
+      // server did not handle (overloaded, in maintenance), not a lost answer: nothing charged.
+      // Sent again under the same key (a service keeping answers per key replays any charge)
+      // once the wait it asked for (Retry-After, bounded) or a backoff is over; no key probe.
+      if (attempts >= (this.engine.options.maxAttempts ?? 12)) {
+        this.transition(item.id, {
+          state: 'failed',
+          submittedAt: null,
+          reserved: 0,
+          error: `the service was unavailable ${attempts} times (nothing charged): ${message}`,
+        });
+        return;
+      }
+      const asked = retryAfterMs(err);
+      const until =
+        asked === null
+          ? waitUntil
+          : new Date(now.getTime() + Math.min(asked, MAX_UNAVAILABLE_WAIT_MS)).toISOString();
+      this.transition(item.id, {
+        submittedAt: null,
+        attempts,
+        waitReason: 'service_error',
+        waitUntil: until,
+        error: `the service is unavailable (503: ${message}), nothing charged: sending again at ${until}`,
+      });
+      return;
+    }
+    if (
+      err.status === 401 &&
+      item.state === 'processing' &&
+      item.jobId &&
+      attempts < UNAUTHORIZED_POLLS_TO_REVOKED
+    ) {
+      // A paid job's poll refused 401: a key store's hiccup is asked again (backing off) before
+      // the key is taken as revoked and the paid photo failed for the run; a key revoked for
+      // good is refused every time, so the run still ends within a few seconds.
+      this.transition(item.id, {
+        attempts,
+        waitReason: 'service_error',
+        waitUntil,
+        pollAt: waitUntil,
+        error: `${message} (asking again before taking the key as revoked)`,
+      });
+      return;
+    }
     if (inSubmission) {
       // The client tells a request that never left (refused, unresolved, TLS) from an answer lost
       // after it went out (timeout, reset): only the first is safe to send again as it is.

@@ -98,6 +98,23 @@ describe('a create refused for the jobs at once is waited out, not failed', () =
     90_000,
   );
 
+  it('a bare 429 "Too Many Requests" with Retry-After 900 is no daily cap: paid jobs collected, creates sent again once a job ends (rev14 J1)', async () => {
+    const { summary, service, creates } = await runAgainst({
+      jobsAtOnce: { limit: 2, status: 429, message: 'Too Many Requests', retryAfterSeconds: 900 },
+    });
+    expect(creates.filter((r) => r.status === 429).length).toBeGreaterThan(0);
+    // Before: the day closed after a dozen requests, 2 paid jobs left for tomorrow, 4 not started.
+    expect(summary.collectTomorrow ?? []).toEqual([]);
+    expect(summary.held).toEqual([]);
+    expect(summary.failed).toEqual([]);
+    expect(summary.uncertain).toEqual([]);
+    expect(summary.exported).toBe(PHOTOS);
+    expect(service.jobs(EMAIL)).toHaveLength(PHOTOS);
+    expect(summary.diamondsSpent).toBe(PHOTOS);
+    // At most one refusal more per job ended, not one per photo per poll round.
+    expect(creates.filter((r) => r.status === 429).length).toBeLessThanOrEqual(2 * PHOTOS);
+  }, 90_000);
+
   it('a 409 in other words on a first submission still fails the photo (nothing waits on it for ever)', async () => {
     const { summary } = await runAgainst({
       jobsAtOnce: { limit: 2, status: 409, message: 'Conflict: this request cannot be processed' },

@@ -15,6 +15,8 @@ export const FAULT_NAMES = [
   'stallMs',
   'rateLimit429',
   'insufficient402',
+  'unavailable503',
+  'unauthorized401',
 ] as const;
 export type FaultName = (typeof FAULT_NAMES)[number];
 /**
@@ -26,6 +28,9 @@ export type FaultName = (typeof FAULT_NAMES)[number];
  * - stallMs: hold the request for `stallHoldMs`, then reset (not forwarded)
  * - rateLimit429: 429 with Retry-After (not forwarded)
  * - insufficient402: 402 in the spec's message form (not forwarded)
+ * - unavailable503: 503 'Service temporarily unavailable' with Retry-After (not forwarded: a
+ *   gateway or an overloaded service turning the request away; spec §7 names no 503)
+ * - unauthorized401: 401 in the spec's words (not forwarded: a key store hiccup)
  */
 export type Faults = Partial<Record<FaultName, number>>;
 export type FaultProxyOptions = {
@@ -168,6 +173,20 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
             { 'retry-after': String(seconds) },
           );
         }
+        case 'unavailable503':
+          return json(
+            res,
+            503,
+            { success: false, error: 'Service temporarily unavailable' },
+            options.retryAfterSeconds === undefined
+              ? {}
+              : { 'retry-after': String(options.retryAfterSeconds) },
+          );
+        case 'unauthorized401':
+          return json(res, 401, {
+            success: false,
+            error: 'Missing, malformed, invalid or revoked API key',
+          });
         case 'insufficient402':
           return json(res, 402, {
             success: false,

@@ -15,5 +15,8 @@ export function jobsAtOnceRefusal(
   return {
     status: rule.status ?? 429,
     body: { success: false, error: rule.message ?? 'Too many jobs in progress' },
+    ...(rule.retryAfterSeconds === undefined
+      ? {}
+      : { headers: { 'retry-after': String(rule.retryAfterSeconds) } }),
   };
 }

@@ -64,6 +64,8 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
       limit: z.number().int().positive(),
       status: z.number().int().min(400).max(599).optional(),
       message: z.string().min(1).optional(),
+      /** Sent as Retry-After (spec §7/§8 say nothing of it for this limit). */
+      retryAfterSeconds: z.number().int().nonnegative().optional(),
     })
     .optional(),
   /** While set, no job leaves 'processing' (a stuck worker); switched off, each finishes when due. */

@@ -27,6 +27,11 @@ describe('a 429 read by evidence', () => {
     // A short Retry-After is a rate limit, a Retry-After of hours a day's limit.
     expect(cap('Daily request cap of 500 reached for this key', 5000)).toBe(false);
     expect(cap('Too many requests', 5 * 3_600_000)).toBe(true);
+    // Between 10 min and an hour only the words of a day's cap close the day (rev14 J1).
+    expect(cap('Too Many Requests', 900_000)).toBe(false);
+    expect(cap('Too many jobs in progress', 30 * 60_000)).toBe(false);
+    expect(cap('Request limit of 500 reached for this API key', 900_000)).toBe(true);
+    expect(cap('Daily quota exceeded', 30 * 60_000)).toBe(true);
   });
 
   it("a number already reached by the studio's own count today is the day's", () => {
@@ -85,5 +90,32 @@ describe('a 429 read by evidence', () => {
     gates.apiSucceeded(second.until);
     const third = gates.tooManyRequests(refusal('Too many requests'), new Date(second.until + 10));
     expect(third.until - (second.until + 10)).toBe(2000);
+  });
+});
+
+describe("a create's long rate limit holds creates only (rev14 J1)", () => {
+  it('polls go on; a job of ours ending lets creates try again', () => {
+    const gates = new Gates();
+    const now = new Date('2026-11-27T14:00:00Z');
+    const limit = gates.tooManyRequests(refusal('Too Many Requests', 900_000), now, {
+      jobsInFlight: 2,
+    });
+    expect(limit).toMatchObject({ kind: 'rate_limit', createsOnly: true });
+    // Bounded: asked again within 10 min, not after the 15 asked.
+    expect(limit.until - now.getTime()).toBe(10 * 60_000);
+    expect(gates.cap).toBeNull();
+    expect(gates.rateLimited(now)).toBe(false);
+    expect(gates.createsLimited(now)).toBe(true);
+    expect(gates.jobEnded(new Date(now.getTime() + 4000))).toBe(true);
+    expect(gates.createsLimited(new Date(now.getTime() + 4000))).toBe(false);
+  });
+
+  it('met with no job of ours in flight, it is waited out (bounded), not lifted by a job ending', () => {
+    const gates = new Gates();
+    const now = new Date('2026-11-27T14:00:00Z');
+    gates.tooManyRequests(refusal('Too Many Requests', 900_000), now, { jobsInFlight: 0 });
+    expect(gates.jobEnded(new Date(now.getTime() + 4000))).toBe(false);
+    expect(gates.createsLimited(new Date(now.getTime() + 9 * 60_000))).toBe(true);
+    expect(gates.createsLimited(new Date(now.getTime() + 10 * 60_000))).toBe(false);
   });
 });

@@ -1,0 +1,128 @@
+/**
+ * Refusals that say the service did not take a request, met by `run` on its own path (HttpClient,
+ * StudioEngine, runBatch) against the reference /v1 service (written from the spec alone) behind
+ * the fault proxy on loopback (review rev14 C1, P2):
+ * - a create answered 503 'Service temporarily unavailable' (spec §7 names no 503; HTTP's 503 is a
+ *   request the server did not handle), with or without Retry-After: nothing was charged, so it is
+ *   sent again under the same Idempotency-Key once the wait is over, not probed as a lost answer
+ *   and left uncertain;
+ * - one 401 to a poll of a paid job: asked again a few times before the key is called revoked;
+ *   a key revoked for good still fails the photos promptly.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpClient } from '../../src/client';
+import { StudioEngine } from '../../src/studio/engine';
+import { runBatch } from '../../src/studio/run-batch';
+import { startReferenceService } from '../reference-service';
+import { startFaultProxy, type FaultProxyOptions } from '../reference-service/fault-proxy';
+import { CUTOUT_RECIPE, shapePhotos } from './helpers/studio-fixtures';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'refused-not-taken@ref.test';
+const PHOTOS = 3;
+
+async function runThrough(proxy: Omit<FaultProxyOptions, 'target'>) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-not-taken-'));
+  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  const service = await startReferenceService({ seed: 5, timeScale: 0.01, jobSeconds: [100, 150] });
+  cleanups.push(() => service.close());
+  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
+  const fault = await startFaultProxy({ target: service.url, ...proxy });
+  cleanups.push(() => fault.close());
+  const inDir = path.join(root, 'in');
+  await shapePhotos(inDir, PHOTOS);
+  const client = new HttpClient({ baseUrl: fault.url, apiKey, timeoutMs: 5000 });
+  const engine = new StudioEngine({
+    dataDir: path.join(root, 'data'),
+    client,
+    apiKey,
+    concurrency: 3,
+    backoff: { baseMs: 50, maxMs: 400 },
+  });
+  cleanups.push(async () => {
+    await engine.close();
+    await client.close();
+  });
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort('SIGTERM'), 60_000);
+  cleanups.push(() => clearTimeout(timer));
+  const started = Date.now();
+  const summary = await runBatch(engine, {
+    inDir,
+    recipe: CUTOUT_RECIPE,
+    outDir: path.join(root, 'out'),
+    signal: stop.signal,
+  });
+  const charged = service
+    .ledger(EMAIL)
+    .filter((e) => e.kind === 'charge')
+    .reduce((sum, e) => sum - e.delta, 0);
+  return { summary, service, fault, charged, secs: (Date.now() - started) / 1000 };
+}
+
+const isCreate = (method: string, p: string) => method === 'POST' && p === '/v1/generations';
+
+describe('a create answered 503 was not taken: sent again under its key, not left uncertain', () => {
+  it.each([{ retryAfterSeconds: 1 }, { retryAfterSeconds: undefined }])(
+    'Retry-After $retryAfterSeconds: every photo exported, each paid once',
+    async ({ retryAfterSeconds }) => {
+      let creates = 0;
+      const { summary, service, fault, charged, secs } = await runThrough({
+        ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+        // The first three creates (one per photo) answered 503, not forwarded.
+        choose: (method, p) =>
+          isCreate(method, p) ? (++creates <= PHOTOS ? 'unavailable503' : null) : undefined,
+      });
+      expect(fault.log.filter((e) => e.fault === 'unavailable503')).toHaveLength(PHOTOS);
+      expect(summary.uncertain).toEqual([]);
+      expect(summary.failed).toEqual([]);
+      expect(summary.exported).toBe(PHOTOS);
+      expect(service.jobs(EMAIL)).toHaveLength(PHOTOS);
+      expect(charged).toBe(PHOTOS);
+      expect(summary.diamondsSpent).toBe(PHOTOS);
+      // Retry-After honoured: no create went again before the second it asked for.
+      if (retryAfterSeconds) expect(secs).toBeGreaterThanOrEqual(retryAfterSeconds);
+      // Sent again as creates under the same keys, no key probe (a body the spec refuses).
+      const creates2 = fault.log.filter((e) => isCreate(e.method, e.path));
+      expect(creates2).toHaveLength(2 * PHOTOS);
+    },
+    90_000,
+  );
+});
+
+describe('a 401 to one poll of a paid job is asked again before the key is called revoked', () => {
+  it('one 401 among the polls: every paid photo exported in the run', async () => {
+    let polls = 0;
+    const { summary, fault, charged } = await runThrough({
+      choose: (method, p) =>
+        method === 'GET' && p.startsWith('/v1/generations/')
+          ? ++polls === 1
+            ? 'unauthorized401'
+            : null
+          : undefined,
+    });
+    expect(fault.log.filter((e) => e.fault === 'unauthorized401')).toHaveLength(1);
+    expect(summary.failed).toEqual([]);
+    expect(summary.exported).toBe(PHOTOS);
+    expect(charged).toBe(PHOTOS);
+  }, 60_000);
+
+  it('every poll refused 401 (a key revoked after the creates): the run ends promptly saying so', async () => {
+    const { summary, charged, secs } = await runThrough({
+      choose: (method, p) =>
+        method === 'GET' && p.startsWith('/v1/generations/') ? 'unauthorized401' : undefined,
+    });
+    expect(charged).toBe(PHOTOS);
+    expect(summary.exported).toBe(0);
+    expect(summary.failed).toHaveLength(PHOTOS);
+    for (const f of summary.failed) expect(f.reason).toMatch(/revoked API key/);
+    expect(secs).toBeLessThan(20);
+  }, 60_000);
+});
