@@ -12,7 +12,7 @@
  * ideal matte, the reference itself resampled as the photo is, scores a halo there: the summary
  * prints it beside the cut-out's ("ideal").
  *
- * `npm run -s bench -- quality-perturbed` runs every variation (about 13 x 41 cut-outs). To choose:
+ * `npm run -s bench -- quality-perturbed` runs every variation (about 14 x 41 cut-outs). To choose:
  * PERTURB=flip,jpeg60 (variations), PERTURB_IDS=00055_00,048769_1 (photos), PERTURB_OUT=/tmp/dir
  * (writes a diff PNG per photo under 0.92: white = both, red = extra, blue = missed garment).
  * Direct: `npx tsx test/bench/quality-perturbed.ts flip jpeg60`.
@@ -194,12 +194,13 @@ export const VARIATIONS: Variation[] = [
   { name: 'crop10', apply: cropNearestSide },
   { name: 'bright-15', apply: async (p) => gains(p, [0.85, 0.85, 0.85]) },
   { name: 'bright+10', apply: async (p) => gains(p, [1.1, 1.1, 1.1]) },
+  { name: 'bright+15', apply: async (p) => gains(p, [1.15, 1.15, 1.15]) },
   { name: 'warm300K', apply: async (p) => gains(p, whiteBalance(300)) },
   { name: 'cool300K', apply: async (p) => gains(p, whiteBalance(-300)) },
   { name: 'noise3', apply: async (p) => gaussianNoise(p, 3, 0x5eed) },
 ];
 
-/** Brightness as an exposure change: `bright-15` scales linear light by 0.85 (same for +10). */
+/** Brightness as an exposure change: `bright-15` scales linear light by 0.85 (same for +10, +15). */
 
 /** `ideal`: the halo of the reference itself resampled as the photo is (0 when not resampled). */
 type Score = { id: string; iou: number; halo: number; ideal: number; band: number };

@@ -10,6 +10,7 @@ import { addContactShadows, clearBeside } from './contact-shadow';
 import { addFloor } from './floor';
 import { addLitWall, wallModel } from './lit-wall';
 import { addWallGaps } from './wall-gaps';
+import { convexHull } from './outline';
 import { shadeOf } from './shade';
 import {
   borderPixels,
@@ -351,6 +352,19 @@ const DENOISE = 2;
 /** Levels within which a noisy flat backdrop's averaged frame stays (noise sigma 3 -> 0.6). */
 const EVEN = 2.5;
 
+/**
+ * The tolerance on a digital backdrop seen through noise, once averaged: twice the averaged
+ * noise's sigma (frameNoise, a 90th percentile of neighbour differences, is 2.33 sigma; the 5x5
+ * mean divides it by 5), rounded to whole levels as the means are. The grow-and-refit passes'
+ * floor (EVEN, 2.5) had let the flood through white fabric 1-2 levels off the backdrop: at noise
+ * sigma 3 it took 12562_00's white tee (0.678 -> 0.969) and 00151_00's white stripes (0.688 ->
+ * 0.843).
+ */
+function averagedTolerance(frameNoiseLevels: number): number {
+  const sigma = frameNoiseLevels / 2.33 / (2 * DENOISE + 1);
+  return Math.max(1, Math.round(2 * sigma));
+}
+
 /** The (2r+1)^2 mean of every channel (edges clamped). */
 function boxMean(rgb: Uint8Array, w: number, h: number, r: number): Uint8Array {
   const n = w * h;
@@ -390,7 +404,8 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   const cell = Math.max(8, Math.round(Math.max(w, h) / 64));
   // Sensor noise (a high-ISO shot) spreads the backdrop as wide as white fabric is from it, and
   // cuts the frame's runs: on a noisy frame, pixels are read as their 5x5 mean.
-  const noisy = frameNoise(photo, w, frameSeeds(photo, w, h)) >= NOISY;
+  const rawNoise = frameNoise(photo, w, frameSeeds(photo, w, h));
+  const noisy = rawNoise >= NOISY;
   const rgb = noisy ? boxMean(photo, w, h, DENOISE) : photo;
   const digital = flatColour(rgb, w, h, frameSeeds(rgb, w, h));
   const seeds = backdropSeeds(rgb, w, h, digital);
@@ -414,7 +429,9 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   let backdrop: Backdrop = { ...fitted, width: w, height: h, cell };
   let surface = renderBackdrop(backdrop, w, h);
   let distance = maxChannelDistance(rgb, surface, n);
-  const t = tolerance;
+  // On a noisy digital backdrop the flood and the steps after it are held to the averaged noise;
+  // the pockets between arm and body, in the subject's shade, keep the wider grow tolerance.
+  const t = evenNoisy ? averagedTolerance(rawNoise) : tolerance;
   const like = new Uint8Array(n);
   for (let i = 0; i < n; i++) like[i] = distance[i]! <= t ? 1 : 0;
   const core = erode(like, w, h, 1);
@@ -484,8 +501,10 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
     const loose = new Uint8Array(n);
     for (let i = 0; i < n; i++)
       loose[i] = distance[i]! <= Math.max(10, 3 * t) && fine[i]! <= 4 ? 1 : 0;
-    // A narrow gap holds no block of flat backdrop: in a JPEG all of it rings a little.
-    const match = Math.max(t, POCKET_RINGING * ringing);
+    // A narrow gap holds no block of flat backdrop: in a JPEG all of it rings a little. Under
+    // noise its mean strays as far as the grow passes' tolerance: held to t, 00470_00's gaps
+    // between sleeve and body stayed (noise3 0.992 -> 0.952, halo 1 -> 81).
+    const match = Math.max(tolerance, POCKET_RINGING * ringing);
     const pockets = addEnclosedBackdrop(background, erode(loose, w, h, 1), distance, w, h, match);
     // The pockets' own outlines carry the same ringing and mixed pixels as the outer one.
     trimEdge(background, distance, w, h, trimLimit, trimSteps, pockets);
@@ -514,7 +533,56 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   }
   const fg = new Uint8Array(n);
   for (let i = 0; i < n; i++) fg[i] = background[i] ? 0 : 1;
-  return { fg: keepSubject(fg, w, h, fringe), backdrop, surface, distance, tolerance };
+  const subject = keepSubject(fg, w, h, fringe);
+  if (digital === CLIPPED_WHITE) keepClippedFabric(subject, distance, w, h, t);
+  return { fg: subject, backdrop, surface, distance, tolerance };
+}
+
+/** A digital backdrop of clipped white: every channel at 255. */
+const CLIPPED_WHITE = 0xffffff;
+/** Levels off the backdrop, beyond its tolerance, that count as outline shading. */
+const OUTLINE_LEVELS = 2;
+/** Pixels the hull is taken in by, so the outline's fringe stays outside. */
+const OUTLINE_INSET = 4;
+/**
+ * Share of its convex hull below which the subject on clipped white has lost fabric to the flood.
+ * Whole subjects on clipped white fill 0.74 (050002_1's trousers, the gap between the legs) to
+ * 0.96 of theirs; white tees whose fabric clipped with the backdrop 0.51-0.63 (12562_00, 06123_00
+ * brightened 10-15%); 0.69-0.72 (07382_00, 07764_00) are left alone, too near trousers.
+ */
+const HULL_SHARE = 0.65;
+
+/**
+ * On clipped white (an overexposed backdrop, or a digital one brightened) white fabric clips to the
+ * same 255: no level tells them apart, and the flood runs through any gap in the outline into the
+ * fabric, leaving the print (12562_00 brightened 15%: IoU 0.245). When the subject fills less of
+ * its convex hull than a whole garment does (HULL_SHARE), the hull of what is left (the print and
+ * the outline's shading, which still differ from 255) is kept: the outline the clipping erased is
+ * unrecoverable, and the hull keeps the garment whole at the cost of the concave corners (armpits)
+ * it spans.
+ */
+function keepClippedFabric(
+  subject: Uint8Array,
+  distance: Float32Array,
+  w: number,
+  h: number,
+  t: number,
+): void {
+  const n = w * h;
+  const hull = convexHull(subject, w, h);
+  let area = 0;
+  let hullArea = 0;
+  for (let i = 0; i < n; i++) {
+    area += subject[i]!;
+    hullArea += hull[i]!;
+  }
+  if (area >= HULL_SHARE * hullArea) return;
+  // The outline's shading the flood ran past (it left only the print) spans the garment.
+  const evidence = Uint8Array.from(distance, (d, i) =>
+    subject[i] || d > t + OUTLINE_LEVELS ? 1 : 0,
+  );
+  const core = erode(convexHull(evidence, w, h), w, h, OUTLINE_INSET);
+  for (let i = 0; i < n; i++) if (core[i]) subject[i] = 1;
 }
 
 /**
