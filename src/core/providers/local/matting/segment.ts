@@ -10,7 +10,6 @@ import { addContactShadows, clearBeside } from './contact-shadow';
 import { addFloor } from './floor';
 import { addLitWall, wallModel } from './lit-wall';
 import { addWallGaps } from './wall-gaps';
-import { convexHull } from './outline';
 import { shadeOf } from './shade';
 import {
   borderPixels,
@@ -533,56 +532,7 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   }
   const fg = new Uint8Array(n);
   for (let i = 0; i < n; i++) fg[i] = background[i] ? 0 : 1;
-  const subject = keepSubject(fg, w, h, fringe);
-  if (digital === CLIPPED_WHITE) keepClippedFabric(subject, distance, w, h, t);
-  return { fg: subject, backdrop, surface, distance, tolerance };
-}
-
-/** A digital backdrop of clipped white: every channel at 255. */
-const CLIPPED_WHITE = 0xffffff;
-/** Levels off the backdrop, beyond its tolerance, that count as outline shading. */
-const OUTLINE_LEVELS = 2;
-/** Pixels the hull is taken in by, so the outline's fringe stays outside. */
-const OUTLINE_INSET = 4;
-/**
- * Share of its convex hull below which the subject on clipped white has lost fabric to the flood.
- * Whole subjects on clipped white fill 0.74 (050002_1's trousers, the gap between the legs) to
- * 0.96 of theirs; white tees whose fabric clipped with the backdrop 0.51-0.63 (12562_00, 06123_00
- * brightened 10-15%); 0.69-0.72 (07382_00, 07764_00) are left alone, too near trousers.
- */
-const HULL_SHARE = 0.65;
-
-/**
- * On clipped white (an overexposed backdrop, or a digital one brightened) white fabric clips to the
- * same 255: no level tells them apart, and the flood runs through any gap in the outline into the
- * fabric, leaving the print (12562_00 brightened 15%: IoU 0.245). When the subject fills less of
- * its convex hull than a whole garment does (HULL_SHARE), the hull of what is left (the print and
- * the outline's shading, which still differ from 255) is kept: the outline the clipping erased is
- * unrecoverable, and the hull keeps the garment whole at the cost of the concave corners (armpits)
- * it spans.
- */
-function keepClippedFabric(
-  subject: Uint8Array,
-  distance: Float32Array,
-  w: number,
-  h: number,
-  t: number,
-): void {
-  const n = w * h;
-  const hull = convexHull(subject, w, h);
-  let area = 0;
-  let hullArea = 0;
-  for (let i = 0; i < n; i++) {
-    area += subject[i]!;
-    hullArea += hull[i]!;
-  }
-  if (area >= HULL_SHARE * hullArea) return;
-  // The outline's shading the flood ran past (it left only the print) spans the garment.
-  const evidence = Uint8Array.from(distance, (d, i) =>
-    subject[i] || d > t + OUTLINE_LEVELS ? 1 : 0,
-  );
-  const core = erode(convexHull(evidence, w, h), w, h, OUTLINE_INSET);
-  for (let i = 0; i < n; i++) if (core[i]) subject[i] = 1;
+  return { fg: keepSubject(fg, w, h, fringe), backdrop, surface, distance, tolerance };
 }
 
 /**
