@@ -93,6 +93,16 @@ export const WORST_RISE = 3;
  */
 const LAG_RECHECKS = 4;
 
+/**
+ * How long a failed job's refund that no reading showed yet is waited for (`Budget.refundsDue`):
+ * the spec refunds failed jobs automatically, with no timing; one later than this is taken for a
+ * credit, as before.
+ */
+const REFUND_DUE_KEPT_MS = 15 * 60_000;
+
+/** A failed job's refund a reading did not show yet: its charge, and when it was first waited for. */
+type RefundDue = { id: string; diamonds: number; since: number };
+
 /** The wait before a reading asked again after its balance read failed; doubled per failure. */
 const READING_RETRY_MS = 1_000;
 const READING_RETRY_MAX_MS = 30_000;
@@ -683,7 +693,59 @@ export class Budget {
     this.batchStartedAt = this.now().getTime();
     this.spentOutside = 0;
     this.beyondBound.clear();
+    if (this.db.open) {
+      this.refundsDue = this.storedRefundsDue();
+      this.refundsDueAtStart = new Map(this.refundsDue.map((r) => [r.id, r.diamonds]));
+    }
     return balance;
+  }
+
+  /**
+   * Refunds of failed jobs (spec 3.1: "refunded automatically", no timing) that the last reading
+   * did not show yet: the balance showed their charge, not their refund. They are not spend, nor
+   * a credit when they land: each reading adds them back, as a refund of a job charged before it
+   * (`refundedSince`), and what it shows spent beyond its charges, up to the refunds it may lack,
+   * is taken for those refunds, still due. Kept in the studio's store per key, so that the next
+   * run does not read them as a credit either (dropped after `REFUND_DUE_KEPT_MS`).
+   */
+  private refundsDue: RefundDue[] = [];
+  /** The refunds due when this batch read its opening balance (`setAnchor`). */
+  private refundsDueAtStart = new Map<string, number>();
+
+  private storedRefundsDue(): RefundDue[] {
+    let stored: unknown;
+    try {
+      stored = JSON.parse(store.getSetting(this.db, `refunds-due:${this.key}`) ?? '[]');
+    } catch {
+      return [];
+    }
+    const now = this.now().getTime();
+    return (Array.isArray(stored) ? stored : []).filter(
+      (r): r is RefundDue =>
+        typeof r?.id === 'string' &&
+        Number.isFinite(r?.diamonds) &&
+        r.diamonds > 0 &&
+        Number.isFinite(r?.since) &&
+        now - r.since < REFUND_DUE_KEPT_MS,
+    );
+  }
+
+  private keepRefundsDue(due: RefundDue[]): void {
+    this.refundsDue = due;
+    store.setSetting(this.db, `refunds-due:${this.key}`, JSON.stringify(due));
+  }
+
+  /**
+   * What the batch's opening and latest balances miss of failed jobs' refunds, to add to the
+   * spend they show: a refund due at the start that landed since (+), one of a job failed since
+   * that no reading showed yet (−).
+   */
+  get refundsNotInBalances(): number {
+    const dueNow = new Set(this.refundsDue.map((r) => r.id));
+    let missing = 0;
+    for (const [id, diamonds] of this.refundsDueAtStart) if (!dueNow.has(id)) missing += diamonds;
+    for (const r of this.refundsDue) if (!this.refundsDueAtStart.has(r.id)) missing -= r.diamonds;
+    return missing;
   }
 
   /**
@@ -861,15 +923,24 @@ export class Budget {
   }
 
   /** Charges made before `at` (so counted by a reading) whose jobs failed since: refunded. */
-  private refundedSince(at: number): number {
+  private refundedSince(at: number): { id: string; diamonds: number }[] {
     const iso = new Date(at).toISOString();
     return this.db
       .prepare(
-        `SELECT COALESCE(SUM(price), 0) FROM items
-           WHERE job_status = 'failed' AND diamonds = 0 AND submitted_at < ? AND updated_at >= ?`,
+        `SELECT id, price AS diamonds FROM items
+           WHERE job_status = 'failed' AND diamonds = 0 AND price > 0 AND submitted_at < ? AND updated_at >= ?`,
       )
-      .pluck()
-      .get(iso, iso) as number;
+      .all(iso, iso) as { id: string; diamonds: number }[];
+  }
+
+  /** Charges made since `at` whose jobs failed (refunded): a reading may show the charge and not yet the refund. */
+  private failedSince(at: number): { id: string; diamonds: number }[] {
+    return this.db
+      .prepare(
+        `SELECT id, price AS diamonds FROM items
+           WHERE job_status = 'failed' AND diamonds = 0 AND price > 0 AND submitted_at >= ?`,
+      )
+      .all(new Date(at).toISOString()) as { id: string; diamonds: number }[];
   }
 
   /** After a failed read the next waits (`readingDueIn`); after an answer it may go at once. */
@@ -921,8 +992,12 @@ export class Budget {
       // diamondCost too (a claim: the service may charge more, or have raised it since).
       const charged = unknown ? [] : since;
       // The service refunds a failed job (spec 3.1): one charged before the last reading and
-      // seen failed since gave its charge back in this window, which is not a credit.
-      const refunded = this.refundedSince(anchor.at);
+      // seen failed since gave its charge back in this window, which is not a credit; so did one
+      // the last reading showed charged but not refunded yet (`refundsDue`).
+      const due = new Map(this.refundsDue.map((r) => [r.id, r]));
+      const refundedNow = this.refundedSince(anchor.at).filter((r) => !due.has(r.id));
+      const dueBack = unknown ? [] : this.refundsDue;
+      const refunded = [...refundedNow, ...dueBack].reduce((sum, r) => sum + r.diamonds, 0);
       let spent = anchor.balance - balance + refunded;
       const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
       // The least they can have cost: their list prices (a price planned above the list, from an
@@ -958,6 +1033,27 @@ export class Budget {
       const priceUnknown = charged.some(
         (c) => c.kind !== 'ready_shoot' && this.toolPrice(jobGroup(c.kind, c.toolId)).unknown,
       );
+      // A refund may reach the balance after its job is answered `failed` (spec 3.1 gives no
+      // timing): what the reading shows spent beyond its charges, up to the refunds it may lack
+      // (whole ones), is those refunds, still due (read back by the next reading), not spend.
+      // With a lost answer in the window, or a price nothing told, the excess can be a charge.
+      if (!unknown) {
+        const stillDue: RefundDue[] = [];
+        if (!priceUnknown || charged.length === 0) {
+          const now = this.now().getTime();
+          const mayLack = [...dueBack, ...refundedNow, ...this.failedSince(anchor.at)].sort(
+            (a, b) => b.diamonds - a.diamonds,
+          );
+          let excess = spent - estimated;
+          for (const r of mayLack)
+            if (r.diamonds <= excess) {
+              excess -= r.diamonds;
+              stillDue.push({ id: r.id, diamonds: r.diamonds, since: due.get(r.id)?.since ?? now });
+            }
+          spent -= stillDue.reduce((sum, r) => sum + r.diamonds, 0);
+        }
+        this.keepRefundsDue(stillDue);
+      }
       const most = priceUnknown ? Infinity : charged.reduce((sum, c) => sum + this.boundOf(c), 0);
       const groups = new Set(charged.map((c) => jobGroup(c.kind, c.toolId)));
       // Spending in the apps comes and goes; a price risen beyond the bound shows in every

@@ -417,7 +417,8 @@ export async function runBatch(
           notice(
             `${outside} diamond(s) left the balance outside this run (readings dropped by more than this run's charges could take, up to ${WORST_RISE} times their plan: spent in the service's own apps most likely, or a price rise no later reading repeated); not counted in diamondsSpent nor against --max-diamonds${engine.spending.outsideUnsettled > 0 ? `. diamondsSpent is estimated: the charges in those readings are counted at up to ${WORST_RISE} times their plan, ${engine.spending.outsideUnsettled} diamond(s) above it, which no later reading settled` : ''}`,
           );
-        spentByBalance = plan.balance - after - outside;
+        // Failed jobs' refunds the balances miss (late, or landed from an earlier run's) are no spend.
+        spentByBalance = plan.balance - after - outside + engine.spending.refundsNotInBalances;
         unattributed = chargedUncertain(engine, batchId, startedAt, spentByBalance);
         if (unattributed > 0)
           notice(

@@ -817,17 +817,18 @@ export class ReferenceCore {
     };
   }
 
-  /** balanceLagMs: the balance without the moves made within the lag. */
+  /** balanceLagMs: the balance without the moves made within the lag; refundLagMs: without the refunds made within it. */
   private laggingBalance(email: string, balance: number): number {
     const lag = this.options.balanceLagMs ?? 0;
-    if (lag <= 0) return balance;
-    const since = Date.now() - lag;
+    const refundLag = this.options.refundLagMs ?? 0;
+    if (lag <= 0 && refundLag <= 0) return balance;
+    const now = Date.now();
     return this.state.ledger
       .filter(
         (e) =>
           e.email === email &&
           (e.kind === 'charge' || e.kind === 'refund') &&
-          Date.parse(e.at) > since,
+          Date.parse(e.at) > now - Math.max(lag, e.kind === 'refund' ? refundLag : 0),
       )
       .reduce((b, e) => b - e.delta, balance);
   }

@@ -180,6 +180,12 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
    * (charges and refunds) newer than this are not in diamondBalance yet (spec §2.9 does not say it is current).
    */
   balanceLagMs: z.number().int().nonnegative().optional(),
+  /**
+   * A failed job's refund reaches diamondBalance this long after the job failed (spec 3.1: failed
+   * jobs are "refunded automatically", no timing given); charges show at once. The ledger records
+   * the refund when the job fails.
+   */
+  refundLagMs: z.number().int().nonnegative().optional(),
   /** Persist all state so a restart keeps it. */
   statePath: z.string().optional(),
 });
