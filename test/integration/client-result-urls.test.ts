@@ -18,6 +18,10 @@ afterEach(() => {
 
 type Seen = { path: string; authorization: string | null };
 
+const REVOKED = JSON.stringify({
+  error: { code: 'UNAUTHORIZED', message: 'Invalid or revoked API key' },
+});
+
 /**
  * A host that serves a PNG at any path, except `/go-elsewhere` (a redirect to `redirectTo`),
  * `/store/*` (an object store: S3's 400 to a request that carries an Authorization header) and
@@ -37,13 +41,7 @@ async function host(png: Buffer, redirectTo?: () => string) {
           '<Error><Code>InvalidArgument</Code><Message>Only one auth mechanism allowed</Message></Error>',
         );
     if (req.url?.startsWith('/private/') && authorization !== 'Bearer sk_right_key')
-      return res
-        .writeHead(401, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            error: { code: 'UNAUTHORIZED', message: 'Invalid or revoked API key' },
-          }),
-        );
+      return res.writeHead(401, { 'content-type': 'application/json' }).end(REVOKED);
     if (req.url?.startsWith('/v1/generations/'))
       return res.writeHead(200, { 'content-type': 'application/json' }).end(
         JSON.stringify({
