@@ -690,7 +690,9 @@ export class Runner {
       });
     }
     if (outcome.kind === 'failed') {
-      // The service's own `failed`: it refunded the charge; nothing stays spent.
+      // The service's own `failed`: it refunded the charge; nothing stays spent. Photos its charge
+      // held at the batch's ceiling may fit now (rev14 R1b: held for the rest of the run).
+      if (item.batchId) this.engine.clearWaits('ceiling', { batchId: item.batchId });
       this.transition(item.id, {
         ...progress,
         state: 'failed',

@@ -48,6 +48,22 @@ describe('refunds of failed jobs that reach the balance late', () => {
     expect((summary.notices ?? []).join(' ')).not.toMatch(/beyond the charges|credited/);
   }, 120_000);
 
+  it('most jobs fail, --max-diamonds 12: photos held at the ceiling while the failing jobs ran go once their charges are refunded', async () => {
+    const w = await world({ failJobs: 0.9 });
+    const [photos] = await photoFolders(w, [6]);
+    const summary = await runOnce(w, photos!, {
+      maxDiamonds: 12,
+      concurrency: 2,
+      balanceRecheckMs: 1_000,
+    });
+    expect(summary.failed.length).toBeGreaterThan(0);
+    expect(netSpent(w)).toBeLessThanOrEqual(12);
+    // Before (review rev14 R1b): 3 photos held "reached its ceiling" for the rest of the run,
+    // though the refunds left room for them.
+    expect(summary.held).toEqual([]);
+    expect(summary.exported + summary.failed.length).toBe(6);
+  }, 120_000);
+
   it('refunds 4 s late, two runs back to back: each reports what it took, no credit read in the second', async () => {
     const w = await world({ failJobs: 0.5, refundLagMs: 4_000 });
     const [first, second] = await photoFolders(w, [6, 6]);
