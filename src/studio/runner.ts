@@ -477,18 +477,22 @@ export class Runner {
     const pollAt = new Date(this.now().getTime() + delay).toISOString();
     // A job another photo holds (a buggy service answering two creates with one id): its result
     // is that photo's. This create was charged all the same; a person decides, nothing is resent.
+    // What the charge records either way: the job, its price, the reservation it replaces.
+    const charge = {
+      jobId,
+      price: price.diamonds,
+      diamonds: price.diamonds,
+      priceSure: price.sure ? 1 : 0,
+      reserved: 0,
+      packTotal,
+      attempts: 0,
+    };
     const holder = this.holderOf(jobId, item.id);
     if (holder) {
       this.transition(item.id, {
-        jobId,
+        ...charge,
         jobStatus: ANOTHER_PHOTOS_JOB,
-        price: price.diamonds,
-        diamonds: price.diamonds,
-        priceSure: price.sure ? 1 : 0,
-        reserved: 0,
-        packTotal,
         state: 'failed',
-        attempts: 0,
         pollAt: null,
         error: anotherPhotosJobReason(jobId, holder),
       });
@@ -496,15 +500,9 @@ export class Runner {
       return;
     }
     this.transition(item.id, {
-      jobId,
+      ...charge,
       jobStatus: status,
-      price: price.diamonds,
-      diamonds: price.diamonds,
-      priceSure: price.sure ? 1 : 0,
-      reserved: 0,
-      packTotal,
       state: 'processing',
-      attempts: 0,
       pollAt,
       seenRunningAt: null,
       error: null,
