@@ -66,6 +66,27 @@ async function run(w: ReferenceWorld, opts: { giveUpAfterMs?: number; stopAfterM
   }
 }
 
+/**
+ * The rerun after a first run that left 2 paid jobs (8 spent): it collects them for nothing and
+ * spends on the photos that fit its own ceiling, as it reports and shows; nothing is paid twice.
+ */
+function expectRerunSpendsItsOwn(
+  w: ReferenceWorld,
+  first: Awaited<ReturnType<typeof run>>,
+  second: Awaited<ReturnType<typeof run>>,
+): void {
+  // Before: 2 exported (the paid jobs), 0 spent, 4 held at the ceiling of 12.
+  expect(second.spent).toBeGreaterThan(0);
+  expect(second.spent).toBeLessThanOrEqual(CEILING);
+  expect(second.summary.diamondsSpent).toBe(second.spent);
+  expect(second.shownSpent).toBe(second.spent);
+  expect(second.summary.exported).toBe(2 + second.spent / 4);
+  // Nothing paid twice: one charge per photo exported or held paid.
+  expect(w.service.ledger(EMAIL).filter((e) => e.kind === 'charge')).toHaveLength(
+    (first.spent + second.spent) / 4,
+  );
+}
+
 describe("a rerun's ceiling counts only what the rerun spends", () => {
   it('after a give-up: the paid jobs are collected for nothing and the photos that fit go', async () => {
     const w = await stuckWorld();
@@ -74,17 +95,7 @@ describe("a rerun's ceiling counts only what the rerun spends", () => {
     expect(first.summary.stillProcessing).toHaveLength(2);
 
     w.service.setOptions({ jobsStayProcessing: false });
-    const second = await run(w, { giveUpAfterMs: 20_000 });
-    // Before: 2 exported (the paid jobs), 0 spent, 4 held at the ceiling of 12.
-    expect(second.spent).toBeGreaterThan(0);
-    expect(second.spent).toBeLessThanOrEqual(CEILING);
-    expect(second.summary.diamondsSpent).toBe(second.spent);
-    expect(second.shownSpent).toBe(second.spent);
-    expect(second.summary.exported).toBe(2 + second.spent / 4);
-    // Nothing paid twice: one charge per photo exported or held paid.
-    expect(w.service.ledger(EMAIL).filter((e) => e.kind === 'charge')).toHaveLength(
-      (first.spent + second.spent) / 4,
-    );
+    expectRerunSpendsItsOwn(w, first, await run(w, { giveUpAfterMs: 20_000 }));
   }, 90_000);
 
   it('after a restart (the first run stopped with jobs in flight): the same', async () => {
@@ -94,11 +105,6 @@ describe("a rerun's ceiling counts only what the rerun spends", () => {
     expect(first.spent).toBe(8);
 
     w.service.setOptions({ jobsStayProcessing: false });
-    const second = await run(w, { giveUpAfterMs: 20_000 });
-    expect(second.spent).toBeGreaterThan(0);
-    expect(second.spent).toBeLessThanOrEqual(CEILING);
-    expect(second.summary.diamondsSpent).toBe(second.spent);
-    expect(second.shownSpent).toBe(second.spent);
-    expect(second.summary.exported).toBe(2 + second.spent / 4);
+    expectRerunSpendsItsOwn(w, first, await run(w, { giveUpAfterMs: 20_000 }));
   }, 90_000);
 });
