@@ -5,15 +5,9 @@
  * once. Against the reference /v1 service (written from the spec alone) on loopback, through
  * `run`'s own path (HttpClient, StudioEngine, runBatch); each run stopped after 60 s if not ended.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
-import { StudioEngine } from '../../src/studio/engine';
-import { runBatch } from '../../src/studio/run-batch';
-import { startReferenceService, type ReferenceServiceOptions } from '../reference-service';
-import { CUTOUT_RECIPE, shapePhotos } from './helpers/studio-fixtures';
+import type { ReferenceServiceOptions } from '../reference-service';
+import { chargedTo, referenceWorld, runOnWorld, stopAfter } from './helpers/reference-studio';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -24,39 +18,20 @@ const EMAIL = 'jobs-at-once@ref.test';
 const PHOTOS = 6;
 
 async function runAgainst(options: ReferenceServiceOptions) {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-jobs-at-once-'));
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
   // Jobs of 1-1.5 s: four photos at once meet the limit of 2 on every wave.
-  const service = await startReferenceService({
-    seed: 9,
-    timeScale: 0.01,
-    jobSeconds: [100, 150],
-    ...options,
+  const world = await referenceWorld(cleanups, {
+    email: EMAIL,
+    diamonds: 100,
+    service: { seed: 9, timeScale: 0.01, jobSeconds: [100, 150], ...options },
+    photos: PHOTOS,
   });
-  cleanups.push(() => service.close());
-  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
-  const inDir = path.join(root, 'in');
-  await shapePhotos(inDir, PHOTOS);
-  const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
-  const engine = new StudioEngine({
-    dataDir: path.join(root, 'data'),
-    client,
-    apiKey,
+  const summary = await runOnWorld(world, {
     concurrency: 4,
+    // The engine's own back-off (1 s doubling to 1 min): the waits under test are its own.
+    backoff: { baseMs: 1000, maxMs: 60_000 },
+    signal: stopAfter(cleanups, 60_000),
   });
-  cleanups.push(async () => {
-    await engine.close();
-    await client.close();
-  });
-  const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort('SIGTERM'), 60_000);
-  cleanups.push(() => clearTimeout(timer));
-  const summary = await runBatch(engine, {
-    inDir,
-    recipe: CUTOUT_RECIPE,
-    outDir: path.join(root, 'out'),
-    signal: stop.signal,
-  });
+  const { service } = world;
   const creates = service
     .requests()
     .filter(
@@ -88,11 +63,7 @@ describe('a create refused for the jobs at once is waited out, not failed', () =
       // Each photo charged once: one job per photo, and the run's spend is the service's.
       const jobs = service.jobs(EMAIL);
       expect(jobs).toHaveLength(PHOTOS);
-      const charged = service
-        .ledger(EMAIL)
-        .filter((e) => e.kind === 'charge')
-        .reduce((sum, e) => sum - e.delta, 0);
-      expect(charged).toBe(PHOTOS);
+      expect(chargedTo(service, EMAIL)).toBe(PHOTOS);
       expect(summary.diamondsSpent).toBe(PHOTOS);
     },
     90_000,

@@ -9,16 +9,9 @@
  * - one 401 to a poll of a paid job: asked again a few times before the key is called revoked;
  *   a key revoked for good still fails the photos promptly.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
-import { StudioEngine } from '../../src/studio/engine';
-import { runBatch } from '../../src/studio/run-batch';
-import { startReferenceService } from '../reference-service';
 import { startFaultProxy, type FaultProxyOptions } from '../reference-service/fault-proxy';
-import { CUTOUT_RECIPE, shapePhotos } from './helpers/studio-fixtures';
+import { chargedTo, referenceWorld, runOnWorld, stopAfter } from './helpers/reference-studio';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -29,42 +22,29 @@ const EMAIL = 'refused-not-taken@ref.test';
 const PHOTOS = 3;
 
 async function runThrough(proxy: Omit<FaultProxyOptions, 'target'>) {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-not-taken-'));
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  const service = await startReferenceService({ seed: 5, timeScale: 0.01, jobSeconds: [100, 150] });
-  cleanups.push(() => service.close());
-  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
-  const fault = await startFaultProxy({ target: service.url, ...proxy });
+  const world = await referenceWorld(cleanups, {
+    email: EMAIL,
+    diamonds: 100,
+    service: { seed: 5, timeScale: 0.01, jobSeconds: [100, 150] },
+    photos: PHOTOS,
+  });
+  const fault = await startFaultProxy({ target: world.service.url, ...proxy });
   cleanups.push(() => fault.close());
-  const inDir = path.join(root, 'in');
-  await shapePhotos(inDir, PHOTOS);
-  const client = new HttpClient({ baseUrl: fault.url, apiKey, timeoutMs: 5000 });
-  const engine = new StudioEngine({
-    dataDir: path.join(root, 'data'),
-    client,
-    apiKey,
+  const started = Date.now();
+  const summary = await runOnWorld(world, {
+    baseUrl: fault.url,
     concurrency: 3,
     backoff: { baseMs: 50, maxMs: 400 },
+    signal: stopAfter(cleanups, 60_000),
   });
-  cleanups.push(async () => {
-    await engine.close();
-    await client.close();
-  });
-  const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort('SIGTERM'), 60_000);
-  cleanups.push(() => clearTimeout(timer));
-  const started = Date.now();
-  const summary = await runBatch(engine, {
-    inDir,
-    recipe: CUTOUT_RECIPE,
-    outDir: path.join(root, 'out'),
-    signal: stop.signal,
-  });
-  const charged = service
-    .ledger(EMAIL)
-    .filter((e) => e.kind === 'charge')
-    .reduce((sum, e) => sum - e.delta, 0);
-  return { summary, service, fault, charged, secs: (Date.now() - started) / 1000 };
+  const { service } = world;
+  return {
+    summary,
+    service,
+    fault,
+    charged: chargedTo(service, EMAIL),
+    secs: (Date.now() - started) / 1000,
+  };
 }
 
 const isCreate = (method: string, p: string) => method === 'POST' && p === '/v1/generations';

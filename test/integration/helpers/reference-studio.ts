@@ -64,11 +64,17 @@ export async function runOnWorld(
     folders?: { inDir: string; outDir: string };
     /** `--give-up-after` in ms (default 30 min). */
     giveUpAfterMs?: number;
+    /** Where the client sends its requests (a fault proxy before the service); the service's own by default. */
+    baseUrl?: string;
   } = {},
 ) {
   const Client = opts.Client ?? HttpClient;
   const backoffMs = opts.backoffMs ?? 50;
-  const client = new Client({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
+  const client = new Client({
+    baseUrl: opts.baseUrl ?? w.service.url,
+    apiKey: w.apiKey,
+    timeoutMs: 5000,
+  });
   const engine = new StudioEngine({
     dataDir: path.join(w.root, 'data'),
     client,
@@ -89,6 +95,22 @@ export async function runOnWorld(
     await engine.close();
     await client.close();
   }
+}
+
+/** A signal that stops a run as SIGTERM would after `ms`, so a run that hangs fails its test. */
+export function stopAfter(cleanups: Cleanups, ms: number): AbortSignal {
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort('SIGTERM'), ms);
+  cleanups.push(() => clearTimeout(timer));
+  return stop.signal;
+}
+
+/** Diamonds the service's ledger charged to `email` (refunds not netted). */
+export function chargedTo(service: ReferenceService, email: string): number {
+  return service
+    .ledger(email)
+    .filter((e) => e.kind === 'charge')
+    .reduce((sum, e) => sum - e.delta, 0);
 }
 
 /** The studio (hot folders, commands) on the world's data folder, closed with the test. */
