@@ -13,7 +13,7 @@ import type { StudioEngine } from './engine';
 import * as store from './db/store';
 import { isDailyCapRefusal } from './gates';
 import { recipeHash } from './queue';
-import { ANOTHER_PHOTOS_JOB } from './runner';
+import { ANOTHER_PHOTOS_JOB, KEY_HELD_NOTE } from './runner';
 import { checkRecipe } from './recipe-check';
 import { isPartialNote } from './result-download';
 import { filesUnder } from './watch/files-under';
@@ -112,10 +112,45 @@ const spoken = (ms: number): string =>
   ms < 60_000 ? `${Math.round(ms / 1000)} s` : `${Math.floor(ms / 60_000)} min`;
 
 /**
+ * The progress line for photos whose create went out and got no answer to go on with (lost, or
+ * still in flight at the service): they wait to be sent again under the same Idempotency-Key,
+ * never a new one. A key the service showed it holds waits until its record must be stored
+ * (review rev14 W1: this wait, 5 minutes, was told as "job(s) still processing" or not at all).
+ */
+function resendWaitLines(items: store.ItemRow[], now: number): string[] {
+  const named = (list: store.ItemRow[], withError: boolean) =>
+    list
+      .slice(0, 5)
+      .map((i) => {
+        const left = Math.ceil((i.waitUntil ? Date.parse(i.waitUntil) - now : 0) / 1000);
+        const when =
+          left <= 0
+            ? 'now'
+            : `in ${left >= 60 ? `${Math.floor(left / 60)} min ${left % 60} s` : `${left} s`}`;
+        return `${path.join(i.relativeDir, i.name)} ${when}${withError && i.error ? ` (${i.error})` : ''}`;
+      })
+      .join(', ') + (list.length > 5 ? ` and ${list.length - 5} more` : '');
+  const held = items.filter((i) => i.error?.startsWith(KEY_HELD_NOTE));
+  const other = items.filter((i) => !held.includes(i));
+  const lines: string[] = [];
+  if (held.length)
+    lines.push(
+      `waiting on ${held.length} photo(s) whose create's answer was lost after the service received it (it may have been charged): each is sent again under the same Idempotency-Key, which returns that charge's job instead of charging again, once the service must have stored it: ${named(held, false)}`,
+    );
+  if (other.length)
+    lines.push(
+      `waiting on ${other.length} photo(s) whose create got no answer to go on with (it may have been charged): each is asked again under the same Idempotency-Key, never a new one: ${named(other, true)}`,
+    );
+  return lines;
+}
+
+/**
  * While `run` waits for its batch: every `progressEveryMs` with jobs still processing at the
- * service, a line saying how many and for how long; and once nothing is left but jobs this run has
- * waited on for `giveUpAfterMs` (and photos a gate holds), `onGiveUp` with those jobs' items. The
- * studio's own state is not touched: the jobs stay paid and processing, for the next run.
+ * service, a line saying how many and for how long (from the key's first send, the charge), and
+ * one for creates waiting to be sent again (`resendWaitLines`); and once nothing is left but jobs
+ * this run has waited on for `giveUpAfterMs` (and photos a gate holds), `onGiveUp` with those
+ * jobs' items. The studio's own state is not touched: the jobs stay paid and processing, for the
+ * next run.
  */
 function watchProcessing(
   engine: StudioEngine,
@@ -145,7 +180,11 @@ function watchProcessing(
     const ids = new Set(processing.map((i) => i.id));
     for (const id of waitingSince.keys()) if (!ids.has(id)) waitingSince.delete(id);
     for (const i of processing) if (!waitingSince.has(i.id)) waitingSince.set(i.id, now);
-    if (processing.length === 0) return;
+    // Sent before, no job known: the answer was lost (or is in flight), to be asked again.
+    const resending = open.filter(
+      (i) => i.state === 'submitting' && i.submittedAt !== null && i.jobId === null,
+    );
+    if (processing.length === 0 && resending.length === 0) return;
     const overdue = processing.filter((i) => now - waitingSince.get(i.id)! >= opts.giveUpAfterMs);
     const moving = open.filter(
       (i) => !overdue.includes(i) && !(i.waitReason && opts.heldBy.includes(i.waitReason)),
@@ -157,11 +196,15 @@ function watchProcessing(
     }
     if (now - toldAt < opts.progressEveryMs) return;
     toldAt = now;
-    const since = (i: store.ItemRow) => Date.parse(i.submittedAt ?? i.updatedAt);
-    const longest = Math.max(...processing.map((i) => now - since(i)));
-    opts.tell(
-      `waiting for ${processing.length} job(s) still processing at the service, the longest for ${spoken(longest)}; this run stops waiting on a job after ${spoken(opts.giveUpAfterMs)} (--give-up-after), the next run collects it`,
-    );
+    // A job resent under its key after a lost answer was made (and charged) at the key's first send.
+    const since = (i: store.ItemRow) => Date.parse(i.keySentAt ?? i.submittedAt ?? i.updatedAt);
+    if (processing.length > 0) {
+      const longest = Math.max(...processing.map((i) => now - since(i)));
+      opts.tell(
+        `waiting for ${processing.length} job(s) still processing at the service, the longest for ${spoken(longest)}; this run stops waiting on a job after ${spoken(opts.giveUpAfterMs)} (--give-up-after), the next run collects it`,
+      );
+    }
+    for (const line of resendWaitLines(resending, now)) opts.tell(line);
   };
   const timer = setInterval(tick, Math.min(1_000, opts.progressEveryMs));
   const stop = () => clearInterval(timer);

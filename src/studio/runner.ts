@@ -69,7 +69,7 @@ const SAME_KEY_500 = /^the service answered 500 \((\d+)\) under this Idempotency
  * A probe's answer that the key is held (its reuse refused): the resend waits, unprobed, until the
  * first attempt's record must be written, and goes once a probe then shows the key still held.
  */
-const KEY_HELD_NOTE =
+export const KEY_HELD_NOTE =
   'the service holds this Idempotency-Key (it refused its reuse with another body)';
 /**
  * How long after a key's first send its record may still be in flight: a gateway may time out

@@ -1,0 +1,90 @@
+/**
+ * What `run` says while it waits (review rev14 W1): after a create's answer was lost on a service
+ * that holds the Idempotency-Key (a gateway 504 after the charge; the probe's other body refused
+ * 422), the photo waits until the key's record must be stored before it is sent again under the
+ * same key. The progress line must say that, with the time left, not "job(s) still processing";
+ * and once the resend collects the job, its time is counted from the key's first send (the
+ * charge), not from the resend. Against the reference /v1 service through `run`'s own path.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { HttpClient } from '../../src/client';
+import { StudioEngine } from '../../src/studio/engine';
+import { runBatch } from '../../src/studio/run-batch';
+import { startReferenceService } from '../reference-service';
+import { CUTOUT_RECIPE, shapePhotos } from './helpers/studio-fixtures';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'key-wait@ref.test';
+/** Test-sized wait for a held key's record (the product waits 5 minutes). */
+const GRACE_MS = 3_000;
+
+it("a lost create answer waiting out its key's record: the line says so, with the time left", async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-key-wait-'));
+  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  // Jobs take 4.5 s from their charge: still processing a while after the resend at ~3 s.
+  const service = await startReferenceService({
+    seed: 3,
+    timeScale: 0.01,
+    jobSeconds: [450, 450],
+    honourIdempotencyKey: true,
+    gatewayTimeoutFirstCreates: 1,
+  });
+  cleanups.push(() => service.close());
+  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
+  await shapePhotos(path.join(root, 'in'), 1);
+  const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
+  const engine = new StudioEngine({
+    keyRecordGraceMs: GRACE_MS,
+    dataDir: path.join(root, 'data'),
+    client,
+    apiKey,
+    backoff: { baseMs: 50, maxMs: 200 },
+    balanceRecheckMs: 100,
+  });
+  const lines: { at: number; line: string }[] = [];
+  const startedAt = Date.now();
+  let summary;
+  try {
+    summary = await runBatch(engine, {
+      inDir: path.join(root, 'in'),
+      recipe: CUTOUT_RECIPE,
+      outDir: path.join(root, 'out'),
+      progressEveryMs: 500,
+      onNotice: (line) => lines.push({ at: Date.now() - startedAt, line }),
+    });
+  } finally {
+    await engine.close();
+    await client.close();
+  }
+
+  expect(summary).toMatchObject({ exported: 1, failed: [], uncertain: [] });
+  expect(service.ledger(EMAIL).filter((e) => e.kind === 'charge')).toHaveLength(1);
+  const creates = service.requests().filter((r) => r.path === '/v1/generations');
+  const resentAt = creates.findIndex((r) => r.status === 202);
+  expect(resentAt).toBeGreaterThan(0);
+
+  // Before (rev14 W1): nothing said while the key waited, then "waiting for 1 job(s) still
+  // processing at the service, the longest for 0 s" once the resend had collected the job.
+  const keyWait = lines.filter((l) => /answer .*was lost/.test(l.line));
+  expect(keyWait.length).toBeGreaterThan(0);
+  for (const { line } of keyWait) {
+    expect(line).toMatch(/same Idempotency-Key/);
+    expect(line).toMatch(/in \d+ s\b/);
+    expect(line).not.toMatch(/still processing/);
+  }
+  const left = keyWait.map((l) => Number(/in (\d+) s\b/.exec(l.line)![1]));
+  expect(Math.max(...left)).toBeLessThanOrEqual(GRACE_MS / 1000);
+  const processing = lines.filter((l) => /job\(s\) still processing/.test(l.line));
+  expect(processing.length).toBeGreaterThan(0);
+  for (const { line } of processing) {
+    const since = Number(/the longest for (\d+) s/.exec(line)?.[1]);
+    expect(since).toBeGreaterThanOrEqual(GRACE_MS / 1000);
+  }
+}, 60_000);
