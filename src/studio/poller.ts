@@ -71,6 +71,11 @@ export function isFinalStatus(status: unknown): boolean {
   return FINAL_STATUSES.has(String(status).toLowerCase());
 }
 
+/** Whether a status is one of the words that say the charge was refunded (`REFUNDED_STATUSES`). */
+export function namesRefund(status: unknown): boolean {
+  return REFUNDED_STATUSES.has(String(status).toLowerCase());
+}
+
 /**
  * `shotsAsked`: the shots the submission asked for, when known (`resultsOwed`). `completedSeen`:
  * the most shots an earlier poll of the job showed completed (a final answer may drop counters).

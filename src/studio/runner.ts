@@ -37,6 +37,7 @@ import {
   PARTIAL_ANSWERS_COLLECTED_AT,
   isFinalStatus,
   jobOutcome,
+  namesRefund,
   notFoundPollAtMs,
   REMOTE_PRIOR_MS,
 } from './poller';
@@ -709,24 +710,41 @@ export class Runner {
       failedShots.length === 0 && (job.packFailed ?? 0) > 0
         ? `${job.packFailed} shot(s) failed${job.errorMessage ? `: ${job.errorMessage}` : ''}`
         : null;
+    // A generation the service ends `failed` is refunded (spec 3.1), even one that lists results
+    // (rev14 R2): they are collected, the charge is not counted as spend and the balance readings
+    // expect its refund. A catalog job's shots made stay charged (spec 3.2: only one whose every
+    // shot failed is refunded, and that one lists none).
+    const refunded = namesRefund(job.status) && this.endpointOf(item) === 'generations';
+    if (refunded && item.diamonds > 0) {
+      if (item.batchId) this.engine.clearWaits('ceiling', { batchId: item.batchId });
+      this.engine.balanceMoved(item.diamonds);
+    }
+    const listedNote = failedShots.length
+      ? `${failedShots.length} shot(s) failed: ${failedShots.join(', ')} (retry them alone)`
+      : outcome.kind === 'partial'
+        ? [
+            `${outcome.message} after ${partialSeen} answers: collected the ${outcome.listed} listed`,
+            packFailed,
+          ]
+            .filter(Boolean)
+            .join('; ')
+        : (packFailed ?? item.note);
+    const refundNote = refunded
+      ? `the service reported the job as ${String(job.status)}${job.errorMessage ? ` (${job.errorMessage})` : ''} yet listed results: collected, refunded (spec 3.1), not counted as spend`
+      : null;
     this.transition(item.id, {
       ...progress,
       state: 'downloading',
-      jobStatus: 'completed',
+      jobStatus: refunded ? 'failed' : 'completed',
+      ...(refunded ? { diamonds: 0, priceSure: 1 } : {}),
       pollAt: null,
       resultUrls: JSON.stringify(job.resultUrls),
       shotMap: shotMap ? JSON.stringify(shotMap) : null,
       failedShots: failedShots.length ? JSON.stringify(failedShots) : null,
-      note: failedShots.length
-        ? `${failedShots.length} shot(s) failed: ${failedShots.join(', ')} (retry them alone)`
-        : outcome.kind === 'partial'
-          ? [
-              `${outcome.message} after ${partialSeen} answers: collected the ${outcome.listed} listed`,
-              packFailed,
-            ]
-              .filter(Boolean)
-              .join('; ')
-          : (packFailed ?? item.note),
+      note:
+        refundNote && !listedNote?.includes(refundNote)
+          ? [refundNote, listedNote].filter(Boolean).join('; ')
+          : listedNote,
       ...(outcome.kind === 'partial' ? { attempts: 0, error: null } : {}),
     });
   }

@@ -915,8 +915,12 @@ export class ReferenceCore {
         (job.kind === 'catalog'
           ? 'Every shot failed; the whole charge was refunded'
           : 'The generation failed: the model could not render this product');
-      job.refunded = job.charged;
-      this.move(job.email, job.charged, 'refund', job.id);
+      const kept =
+        this.options.failedNotRefunded && job.kind === 'generation' && errorMessage === null;
+      if (!kept) {
+        job.refunded = job.charged;
+        this.move(job.email, job.charged, 'refund', job.id);
+      }
     } else if (
       this.options.catalogPartialFailedStatus &&
       job.pieces.some((p) => p.state === 'failed')
@@ -950,7 +954,7 @@ export class ReferenceCore {
   }
 
   private async finish(job: Job, due: Piece[]): Promise<void> {
-    if (job.kind === 'generation' && job.fails) {
+    if (job.kind === 'generation' && job.fails && !this.options.failedWithResults) {
       this.endJob(job, null);
       this.save();
       return;
@@ -983,6 +987,7 @@ export class ReferenceCore {
       piece.fileId = fileId;
       piece.state = 'done';
     }
+    // failedWithResults: the pieces were made, and the job still ends `failed` (job.fails).
     if (job.pieces.every((p) => p.state !== 'pending')) this.endJob(job, null);
     this.save();
   }

@@ -27,6 +27,18 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   fail500AfterChargeFirst: z.number().int().nonnegative().optional(),
   /** Probability that a job ends 'failed' (refunded) with an errorMessage. */
   failJobs: z.number().min(0).max(1).optional(),
+  /**
+   * A generation drawn to fail (failJobs) still makes its results and lists them when it ends
+   * `failed`, refunded as the spec says (spec 2.3 says resultUrls is empty when failed: a service
+   * reporting a late failure after the outputs were written). A catalog job ended `failed` by
+   * catalogPartialFailedStatus lists the shots it made too.
+   */
+  failedWithResults: z.boolean().optional(),
+  /**
+   * A generation that ends `failed` keeps its charge (spec 3.1 refunds it automatically: a
+   * service whose refund never comes). The 500 after a charge is still refunded.
+   */
+  failedNotRefunded: z.boolean().optional(),
   /** Probability that one catalog shot fails. */
   failShots: z.number().min(0).max(1).optional(),
   /** These shots of every catalog job fail whatever the draw (a test that needs one for sure). */

@@ -21,14 +21,19 @@ export function pollBody(
   const done = job.pieces.filter((p) => p.state === 'done').sort((a, b) => a.finishAt - b.finishAt);
   const unlisted =
     job.kind === 'generation' &&
-    (job.status !== 'completed' || now - (job.endedAt ?? 0) < (options.completedEmptyMs ?? 0));
+    (job.status === 'failed'
+      ? !options.failedWithResults
+      : job.status !== 'completed' || now - (job.endedAt ?? 0) < (options.completedEmptyMs ?? 0));
   const body: Record<string, unknown> = {
     id: job.id,
     status: queued ? 'pack_queued' : status,
     // A failed generation has no results; a catalog job keeps the shots it made (unlisted once
-    // `failed` with catalogPartialFailedStatus: spec 2.3's empty array).
+    // `failed` with catalogPartialFailedStatus: spec 2.3's empty array). failedWithResults lists
+    // what either made.
     resultUrls:
-      queued || unlisted || (options.catalogPartialFailedStatus && job.status === 'failed')
+      queued ||
+      unlisted ||
+      (options.catalogPartialFailedStatus && job.status === 'failed' && !options.failedWithResults)
         ? []
         : done.map((p) => resultUrl(p.fileId!)),
     errorMessage: job.status === 'failed' ? job.errorMessage : null,
