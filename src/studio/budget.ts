@@ -837,6 +837,11 @@ export class Budget {
     return this.anchor !== null;
   }
 
+  /** When this batch read its opening balance (ms; `setAnchor`): a charge before it is an earlier run's. */
+  get openingReadAt(): number {
+    return this.batchStartedAt;
+  }
+
   /** The balance last read, if it was read at or after `since` (ms). */
   balanceReadSince(since: number): number | null {
     return this.anchor && this.anchor.at >= since ? this.anchor.balance : null;

@@ -218,10 +218,17 @@ export class Runner {
       return;
     }
     // An attempt under this key went out before: it may have been charged.
-    if (item.submittedAt && !(await this.mayResend(item, request, item.submitKey))) return;
+    const resend = item.submittedAt ? await this.mayResend(item, request, item.submitKey) : null;
+    if (resend === false) return;
     if (item.submittedAt) this.resent.add(item.id);
     else this.resent.delete(item.id);
-    const submittedAt = this.now().toISOString();
+    // Answered from the key's record, a resend charges nothing: the charge is the attempt before.
+    // Made before this run's opening balance (a run killed mid-create), it keeps its time, so it
+    // is not this run's spend, nor in its readings, nor against its ceiling (review rev14 K1).
+    const earlierRunsCharge =
+      resend === 'stored' &&
+      Date.parse(item.submittedAt ?? '') < this.engine.spending.openingReadAt;
+    const submittedAt = earlierRunsCharge ? item.submittedAt! : this.now().toISOString();
     // The key's first send (none under this key may have reached the service before it).
     this.transition(item.id, {
       submittedAt,
@@ -287,17 +294,19 @@ export class Runner {
    * backend may go on after a gateway timeout, and a record in flight is no answer), then the key
    * is probed again: still held, the resend gets the stored answer; forgotten (the record expired
    * meanwhile), a person decides. Forgotten (never kept, expired, or never reached, which a probe cannot tell
-   * apart): a person decides. Returns whether to send the real request again now.
+   * apart): a person decides. Returns whether to send the real request again now: 'stored' when a
+   * probe just showed the key held (the resend gets the stored answer), 'send' otherwise.
    */
   private async mayResend(
     item: store.ItemRow,
     request: Record<string, unknown>,
     key: string,
-  ): Promise<boolean> {
-    if (this.client.origin === 'embedded') return true;
+  ): Promise<'send' | 'stored' | false> {
+    if (this.client.origin === 'embedded') return 'send';
     // A generations 500 is an answer (spec 4.6), not a lost one: asked again under its key with no
     // probe (handleError). The spec says nothing of a catalog-jobs 500: that one is probed.
-    if (SAME_KEY_500.test(item.error ?? '') && this.endpointOf(item) === 'generations') return true;
+    if (SAME_KEY_500.test(item.error ?? '') && this.endpointOf(item) === 'generations')
+      return 'send';
     // A key a probe showed held waits out its record's grace unprobed; when the resend is due the
     // key is probed again, since the record may have expired meanwhile (a store keeping records
     // 90 s charges a resend after that anew).
@@ -372,7 +381,7 @@ export class Runner {
       // Held now and its record due by now: resent at once, it gets the stored answer.
       if (this.now().getTime() >= this.recordDue(item)) {
         this.transition(item.id, { error: null });
-        return true;
+        return 'stored';
       }
       this.transition(item.id, { error: `${KEY_HELD_NOTE}: ${probe.message}` });
       return this.waitForRecord(item);
