@@ -98,10 +98,10 @@ const LAG_RECHECKS = 4;
  * the spec refunds failed jobs automatically, with no timing; one later than this is taken for a
  * credit, as before.
  */
-const REFUND_DUE_KEPT_MS = 15 * 60_000;
+export const REFUND_DUE_KEPT_MS = 15 * 60_000;
 
 /** A failed job's refund a reading did not show yet: its charge, and when it was first waited for. */
-type RefundDue = { id: string; diamonds: number; since: number };
+export type RefundDue = { id: string; diamonds: number; since: number };
 
 /** The wait before a reading asked again after its balance read failed; doubled per failure. */
 const READING_RETRY_MS = 1_000;
@@ -694,10 +694,30 @@ export class Budget {
     this.spentOutside = 0;
     this.beyondBound.clear();
     if (this.db.open) {
-      this.refundsDue = this.storedRefundsDue();
+      const { kept, expired } = this.storedRefundsDue();
+      // Dropped from the store at once, so that a second opening read does not tell them again.
+      if (expired.length) this.keepRefundsDue(kept);
+      this.refundsNeverCame.push(...expired);
+      this.refundsDue = kept;
       this.refundsDueAtStart = new Map(this.refundsDue.map((r) => [r.id, r.diamonds]));
     }
     return balance;
+  }
+
+  /**
+   * Refunds awaited for longer than REFUND_DUE_KEPT_MS when a batch opened: they never came, so
+   * their charges stand (an earlier run counted them as refunded). Each is told once.
+   */
+  private refundsNeverCame: RefundDue[] = [];
+
+  takeRefundsNeverCame(): RefundDue[] {
+    return this.refundsNeverCame.splice(0);
+  }
+
+  /** Refunds of this batch's failed jobs the last reading did not show: not counted as spend. */
+  get refundsAwaited(): { count: number; diamonds: number } {
+    const mine = this.refundsDue.filter((r) => !this.refundsDueAtStart.has(r.id));
+    return { count: mine.length, diamonds: mine.reduce((sum, r) => sum + r.diamonds, 0) };
   }
 
   /**
@@ -712,22 +732,26 @@ export class Budget {
   /** The refunds due when this batch read its opening balance (`setAnchor`). */
   private refundsDueAtStart = new Map<string, number>();
 
-  private storedRefundsDue(): RefundDue[] {
+  /** The refunds due kept in the store, and those awaited too long (`REFUND_DUE_KEPT_MS`). */
+  private storedRefundsDue(): { kept: RefundDue[]; expired: RefundDue[] } {
     let stored: unknown;
     try {
       stored = JSON.parse(store.getSetting(this.db, `refunds-due:${this.key}`) ?? '[]');
     } catch {
-      return [];
+      return { kept: [], expired: [] };
     }
     const now = this.now().getTime();
-    return (Array.isArray(stored) ? stored : []).filter(
+    const valid = (Array.isArray(stored) ? stored : []).filter(
       (r): r is RefundDue =>
         typeof r?.id === 'string' &&
         Number.isFinite(r?.diamonds) &&
         r.diamonds > 0 &&
-        Number.isFinite(r?.since) &&
-        now - r.since < REFUND_DUE_KEPT_MS,
+        Number.isFinite(r?.since),
     );
+    return {
+      kept: valid.filter((r) => now - r.since < REFUND_DUE_KEPT_MS),
+      expired: valid.filter((r) => now - r.since >= REFUND_DUE_KEPT_MS),
+    };
   }
 
   private keepRefundsDue(due: RefundDue[]): void {

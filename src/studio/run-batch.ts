@@ -8,7 +8,13 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import { ApiError } from '../client';
 import type { Recipe } from '../shared/studio';
-import { BALANCE_UNREAD_HOLD, RESERVE_KEPT, UNCONFIRMED_PRICE_HOLD, WORST_RISE } from './budget';
+import {
+  BALANCE_UNREAD_HOLD,
+  REFUND_DUE_KEPT_MS,
+  RESERVE_KEPT,
+  UNCONFIRMED_PRICE_HOLD,
+  WORST_RISE,
+} from './budget';
 import type { StudioEngine } from './engine';
 import * as store from './db/store';
 import { isDailyCapRefusal } from './gates';
@@ -338,6 +344,12 @@ export async function runBatch(
       );
     // Read before the batch: only the closing read can be missing (a signal may skip it).
     if (plan.balance !== null) unreadAt = 'after';
+    // An earlier run counted these failed jobs as refunded; the refunds never came (rev14 R2).
+    const neverCame = engine.spending.takeRefundsNeverCame();
+    if (neverCame.length > 0)
+      notice(
+        `the refund of ${neverCame.length} failed job(s) of an earlier run (${neverCame.reduce((sum, r) => sum + r.diamonds, 0)} diamond(s)), awaited since ${new Date(Math.min(...neverCame.map((r) => r.since))).toISOString().slice(0, 16)} UTC, never reached the balance: those charges stand, spent beyond what that run reported (not counted in this run's diamondsSpent)`,
+      );
     const queued = store.listItems(engine.db, {
       batchId,
       states: ['queued'],
@@ -466,6 +478,12 @@ export async function runBatch(
         if (unattributed > 0)
           notice(
             `the balance shows ${unattributed} diamond(s) spent beyond the charges known per photo (a price not yet confirmed, or a lost answer's charge): counted in diamondsSpent`,
+          );
+        // A refund late and one that never comes look the same today (rev14 R2): said, not counted.
+        const awaited = engine.spending.refundsAwaited;
+        if (awaited.count > 0)
+          notice(
+            `the balance does not show the refund of ${awaited.count} failed job(s) yet (${awaited.diamonds} diamond(s)): not counted in diamondsSpent, as the service refunds a failed job automatically (spec 3.1, no timing given); if it never comes, those diamonds were spent too, which a run ${REFUND_DUE_KEPT_MS / 60_000} min or more from now says`,
           );
       }
     }
