@@ -123,7 +123,7 @@ describe('a run killed while its creates were charged, answered by the next run 
     // Before: 36 (the killed run's 3 charges, each at its worst rise), and a credit "hid" them.
     expect(next.summary.diamondsSpent).toBe(0);
     expect(next.shownSpent).toBe(0);
-    expect(next.summary.notices.filter((n) => /credited it meanwhile/.test(n))).toEqual([]);
+    expect((next.summary.notices ?? []).filter((n) => /credited it meanwhile/.test(n))).toEqual([]);
   }, 120_000);
 
   it("under --max-diamonds, the killed run's charges hold no photo of the next run", async () => {
