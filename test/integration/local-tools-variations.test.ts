@@ -27,6 +27,7 @@ import {
   garmentMask,
   garmentPhoto,
 } from './preview-tools-eval';
+import { photoPlacement, rgbRaw } from './reframe-placement';
 
 const present = evalPresent();
 if (!present) console.log('local tools on varied real photos skipped: ../shared/eval is missing');
@@ -161,18 +162,21 @@ describe.skipIf(!present)('Zalando padding verdict on a retouched export', () =>
 });
 
 /**
- * Share (%) of the canvas that photo_reframe added (outside the photo, placed centred) that is
- * not backdrop: farther than 40 levels (any channel) from the added area's median colour.
+ * Share (%) of the canvas that photo_reframe added (outside the photo, wherever it placed it) that
+ * is not backdrop: farther than 40 levels (any channel) from the added area's median colour. A
+ * crop adds no canvas: 0.
  */
 async function streakShare(input: Buffer, output: Buffer): Promise<number> {
-  const { width: w, height: h } = await sharp(input).metadata();
-  const { data, info } = await sharp(output).raw().toBuffer({ resolveWithObject: true });
-  const left = Math.floor((info.width - w!) / 2);
-  const top = Math.floor((info.height - h!) / 2);
+  const photo = await rgbRaw(input);
+  const { data, ...info } = await rgbRaw(output);
+  const at = photoPlacement(photo, { data, ...info });
+  if (!at) return 0;
+  const { left, top } = at;
+  const [w, h] = [photo.width, photo.height];
   const added: number[] = [];
   for (let y = 0; y < info.height; y++)
     for (let x = 0; x < info.width; x++)
-      if (x < left || x >= left + w! || y < top || y >= top + h!) added.push(y * info.width + x);
+      if (x < left || x >= left + w || y < top || y >= top + h) added.push(y * info.width + x);
   expect(added.length).toBeGreaterThan(0);
   const median = [0, 1, 2].map(
     (c) => added.map((i) => data[i * 3 + c]!).sort((a, b) => a - b)[added.length >> 1]!,
