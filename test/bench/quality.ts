@@ -25,7 +25,14 @@ export type CutoutScore = {
   cpuMs: number;
   sharpMs: number;
 };
-export type RetouchScore = { id: string; backdrop: number; deltaE: number; bleached: number };
+export type RetouchScore = {
+  id: string;
+  backdrop: number;
+  /** Share of the backdrop left visibly grey (a channel under 250): a cast shadow kept. */
+  shaded: number;
+  deltaE: number;
+  bleached: number;
+};
 
 /** Garment ids that have both a photo and a reference mask. */
 export function garmentIds(dir = EVAL_DIR): string[] {
@@ -193,6 +200,7 @@ export async function scoreRetouch(id: string, dir = EVAL_DIR): Promise<RetouchS
   const near = outerBand(mask, width, height, 3);
   let backdropSum = 0;
   let backdropCount = 0;
+  let shadedCount = 0;
   // Global white-balance shift: per-channel gains (linear light) fitted over the garment.
   const num = [0, 0, 0];
   const den = [0, 0, 0];
@@ -201,6 +209,7 @@ export async function scoreRetouch(id: string, dir = EVAL_DIR): Promise<RetouchS
       if (!near[i]) {
         backdropSum += (after[i * 3]! + after[i * 3 + 1]! + after[i * 3 + 2]!) / 3;
         backdropCount++;
+        if (Math.min(after[i * 3]!, after[i * 3 + 1]!, after[i * 3 + 2]!) < 250) shadedCount++;
       }
       continue;
     }
@@ -232,6 +241,7 @@ export async function scoreRetouch(id: string, dir = EVAL_DIR): Promise<RetouchS
   return {
     id,
     backdrop: backdropCount ? backdropSum / backdropCount : 255,
+    shaded: backdropCount ? shadedCount / backdropCount : 0,
     deltaE: deltas[deltas.length >> 1] ?? 0,
     bleached: deltas.length ? bleached / deltas.length : 0,
   };
@@ -269,19 +279,20 @@ export async function quality(): Promise<Row[]> {
     `  time ${fmt(mean(cut.map((s) => s.ms)), 0)} ms per photo (CPU ${fmt(mean(cut.map((s) => s.cpuMs)), 0)} ms) vs ${fmt(mean(cut.map((s) => s.sharpMs)), 1)} ms for sharp decode+encode (${fmt(timeRatio, 1)}x)`,
   );
   const ret: RetouchScore[] = [];
-  console.log('  amateur_to_pro          backdrop  median dE2000  bleached');
+  console.log('  amateur_to_pro          backdrop  grey  median dE2000  bleached');
   for (const id of ids) {
     const s = await scoreRetouch(id);
     ret.push(s);
     console.log(
-      `  ${id.padEnd(22)} ${fmt(s.backdrop, 1).padStart(8)} ${fmt(s.deltaE, 2).padStart(14)} ${fmt(100 * s.bleached, 2).padStart(8)} %`,
+      `  ${id.padEnd(22)} ${fmt(s.backdrop, 1).padStart(8)} ${fmt(100 * s.shaded, 2).padStart(5)}% ${fmt(s.deltaE, 2).padStart(14)} ${fmt(100 * s.bleached, 2).padStart(8)} %`,
     );
   }
   const maxDe = Math.max(...ret.map((s) => s.deltaE));
   const minBackdrop = Math.min(...ret.map((s) => s.backdrop));
   const maxBleached = Math.max(...ret.map((s) => s.bleached));
+  const maxShaded = Math.max(...ret.map((s) => s.shaded));
   console.log(
-    `  median dE2000 mean ${fmt(mean(ret.map((s) => s.deltaE)), 2)}, max ${fmt(maxDe, 2)}; backdrop min ${fmt(minBackdrop, 1)}; bleached max ${fmt(100 * maxBleached, 2)} %`,
+    `  median dE2000 mean ${fmt(mean(ret.map((s) => s.deltaE)), 2)}, max ${fmt(maxDe, 2)}; backdrop min ${fmt(minBackdrop, 1)}, grey (< 250) max ${fmt(100 * maxShaded, 2)} %; bleached max ${fmt(100 * maxBleached, 2)} %`,
   );
   return [
     {
@@ -325,6 +336,13 @@ export async function quality(): Promise<Row[]> {
       ratio: minBackdrop,
       target: '>= 250',
       pass: minBackdrop >= 250,
+    },
+    {
+      name: 'amateur_to_pro most backdrop left grey (< 250)',
+      measured: `${fmt(100 * maxShaded, 2)} %`,
+      ratio: maxShaded,
+      target: 'report',
+      pass: true,
     },
   ];
 }

@@ -142,7 +142,74 @@ function keepOffBackdrop(data: Buffer, alpha: Buffer, width: number, height: num
   const kept = new Uint8Array(n);
   flood(kept, seeds, width, (j) => opened[j] === 1);
   dropEdgeRinging(data, alpha, kept, bg, width, height, distance);
+  dropCastShadows(data, alpha, kept, bg, width, height);
   for (let i = 0; i < n; i++) if (kept[i]) alpha[i] = 255;
+}
+
+/** A cast shadow covers at least this share of the photo (the fabric regions kept: at most 0.3%)... */
+const SHADOW_MIN_SHARE = 0.0025;
+/** ...is this many levels darker than the backdrop on average, but not as dark as a garment's own colour... */
+const SHADOW_DARK = { min: 12, max: 80 };
+/** ...keeps the backdrop's hue (levels off the backdrop colour scaled to its brightness)... */
+const SHADOW_MAX_TINT = 10;
+/** ...and fades out: its rim on the clear backdrop is this many times lighter than its mean. */
+const SHADOW_FADE = 6;
+
+/**
+ * A drop shadow on a digital backdrop is off its exact colour and touches the subject, so it was
+ * kept as fabric and printed as a grey outline (049805_1: 3.5% of the backdrop under 250). What
+ * sets it apart from fabric the matte missed: it is neutral, moderately dark and fades into the
+ * backdrop, where fabric ends at an outline or carries its own colour. Such regions leave `kept`
+ * (the matte said backdrop there).
+ */
+function dropCastShadows(
+  data: Buffer,
+  alpha: Buffer,
+  kept: Uint8Array,
+  bg: [number, number, number],
+  width: number,
+  height: number,
+): void {
+  const n = width * height;
+  const { label, sizes } = components(kept, width);
+  const m = sizes.length;
+  const sums = [new Float64Array(m), new Float64Array(m), new Float64Array(m)];
+  const rimDark = new Float64Array(m);
+  const rim = new Float64Array(m);
+  const bgLevel = bg[0] + bg[1] + bg[2];
+  const clear = (j: number) => !kept[j] && alpha[j]! < 128;
+  for (let i = 0; i < n; i++) {
+    const l = label[i]!;
+    if (l < 0) continue;
+    for (let c = 0; c < 3; c++) sums[c]![l]! += data[i * 3 + c]!;
+    const x = i % width;
+    if (
+      (x > 0 && clear(i - 1)) ||
+      (x < width - 1 && clear(i + 1)) ||
+      (i >= width && clear(i - width)) ||
+      (i + width < n && clear(i + width))
+    ) {
+      rim[l]!++;
+      rimDark[l]! += (bgLevel - data[i * 3]! - data[i * 3 + 1]! - data[i * 3 + 2]!) / 3;
+    }
+  }
+  const shadow = new Uint8Array(m);
+  for (let l = 0; l < m; l++) {
+    if (sizes[l]! < SHADOW_MIN_SHARE * n) continue;
+    const mean = [0, 1, 2].map((c) => sums[c]![l]! / sizes[l]!);
+    const level = mean[0]! + mean[1]! + mean[2]!;
+    const dark = (bgLevel - level) / 3;
+    const tint = Math.max(...mean.map((v, c) => Math.abs(v - (level / bgLevel) * bg[c]!)));
+    const rimMean = rim[l]! ? rimDark[l]! / rim[l]! : dark;
+    shadow[l] =
+      dark >= SHADOW_DARK.min &&
+      dark <= SHADOW_DARK.max &&
+      tint <= SHADOW_MAX_TINT &&
+      rimMean * SHADOW_FADE <= dark
+        ? 1
+        : 0;
+  }
+  for (let i = 0; i < n; i++) if (label[i]! >= 0 && shadow[label[i]!]) kept[i] = 0;
 }
 
 /** Reach (px) of the solid fabric whose contrast against the backdrop a kept region is set beside. */
