@@ -23,7 +23,7 @@ import { ANOTHER_PHOTOS_JOB, KEY_HELD_NOTE } from './runner';
 import { checkRecipe } from './recipe-check';
 import { isPartialNote } from './result-download';
 import { filesUnder } from './watch/files-under';
-import { isSourcePhotoName } from './watch/sniff';
+import { isSourcePhotoName, untakenImageReason } from './watch/sniff';
 import { exportAgainIfMissing } from './export/destination';
 import { watchTheDay } from './watch-the-day';
 import { fileVerdict, type FileVerdict } from './export/compliance';
@@ -231,18 +231,29 @@ async function takeStablePhotos(
   inDir: string,
   options: { settleMs: number; signal: AbortSignal | undefined },
 ): Promise<Intake[]> {
-  const files: string[] = [];
-  for await (const file of imagesUnder(inDir)) files.push(file);
+  // An image in a format not taken (a GIF, a camera raw) is listed as not sent, not passed over:
+  // the operator counts the photos they dropped.
+  const found: { file: string; untaken: string | null }[] = [];
+  for await (const file of filesUnder(inDir, { followSymlinks: true })) {
+    const name = path.basename(file);
+    if (isSourcePhotoName(name)) found.push({ file, untaken: null });
+    else {
+      const untaken = untakenImageReason(name);
+      if (untaken) found.push({ file, untaken });
+    }
+  }
   const limit = pLimit(2); // each check reads and decodes a whole photo
   return Promise.all(
-    files.map(async (file) => ({
+    found.map(async ({ file, untaken }) => ({
       file,
-      check: await checkStableFile(file, {
-        settleMs: options.settleMs,
-        decodeRetries: 1,
-        limit,
-        ...(options.signal ? { signal: options.signal } : {}),
-      }),
+      check: untaken
+        ? ({ kind: 'rejected', reason: untaken, size: 0, mtimeMs: 0 } as const)
+        : await checkStableFile(file, {
+            settleMs: options.settleMs,
+            decodeRetries: 1,
+            limit,
+            ...(options.signal ? { signal: options.signal } : {}),
+          }),
     })),
   );
 }

@@ -118,6 +118,28 @@ describe('dropshoot run takes a photo only once it is complete', () => {
     expect(await w.spent()).toBe(oneJob);
   });
 
+  it('an image in a format not taken (GIF, camera raw) is listed as not sent, not passed over; other files are left alone', async () => {
+    const w = await world();
+    fs.writeFileSync(path.join(w.inDir, 'tee.jpg'), await photoBytes(120));
+    await sharp(await photoBytes(30))
+      .gif()
+      .toFile(path.join(w.inDir, 'dress.gif'));
+    fs.writeFileSync(path.join(w.inDir, 'shoe.CR2'), Buffer.from('raw sensor data'));
+    fs.writeFileSync(path.join(w.inDir, 'notes.txt'), 'shoot on Tuesday');
+    const summary = await runOnce(w);
+    // Before, the GIF and the raw were skipped without a word: 1 photo of 1.
+    expect(summary.photos).toBe(3);
+    expect(summary.exported).toBe(1);
+    expect(summary.failed).toEqual([
+      { name: 'dress.gif', reason: expect.stringMatching(/^not sent, nothing spent: GIF is not/) },
+      {
+        name: 'shoe.CR2',
+        reason: expect.stringMatching(/^not sent, nothing spent: camera raw \(CR2\) is not/),
+      },
+    ]);
+    expect(await w.spent()).toBeGreaterThan(0);
+  });
+
   it('follows symlinks to photos and folders, each folder once (a link back up does not loop)', async () => {
     const w = await world();
     const elsewhere = path.join(w.root, 'elsewhere');

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { z } from 'zod';
 import { MEDIA_TYPES, mimeOfPath, type MediaFormat } from '../../shared/media-types';
 
@@ -17,6 +18,38 @@ export type SourceFormat = z.infer<typeof SourceFormatSchema>;
 export function isSourcePhotoName(name: string): boolean {
   const mime = mimeOfPath(name);
   return mime !== null && (SOURCE_FORMATS as readonly string[]).includes(MEDIA_TYPES[mime].format);
+}
+
+/** Image formats a studio's photos come in that Dropshoot does not take (camera raw, layered, vector...). */
+const UNTAKEN_IMAGE_EXTENSIONS: Readonly<Record<string, string>> = {
+  gif: 'GIF',
+  bmp: 'BMP',
+  psd: 'Photoshop',
+  psb: 'Photoshop',
+  jxl: 'JPEG XL',
+  jp2: 'JPEG 2000',
+  svg: 'SVG',
+  eps: 'EPS',
+  ai: 'Illustrator',
+  dng: 'camera raw (DNG)',
+  cr2: 'camera raw (CR2)',
+  cr3: 'camera raw (CR3)',
+  nef: 'camera raw (NEF)',
+  arw: 'camera raw (ARW)',
+  orf: 'camera raw (ORF)',
+  raf: 'camera raw (RAF)',
+  rw2: 'camera raw (RW2)',
+};
+
+/**
+ * Why an image `run` finds is not taken, by its name (a GIF or a camera raw among the photos), or
+ * null for a photo it takes and for files that are not images (notes, spreadsheets).
+ */
+export function untakenImageReason(name: string): string | null {
+  const format = UNTAKEN_IMAGE_EXTENSIONS[path.extname(name).slice(1).toLowerCase()];
+  return format
+    ? `${format} is not a format Dropshoot takes (JPEG, PNG, WebP, HEIC, AVIF or TIFF): save it as JPEG or PNG first`
+    : null;
 }
 
 const HEIC_BRANDS = new Set(['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis', 'hevm', 'hevs']);

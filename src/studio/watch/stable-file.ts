@@ -3,7 +3,7 @@ import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sharp } from '../../infra/sharp';
-import { hasCompleteTrailer, sniffFormat, type SourceFormat } from './sniff';
+import { hasCompleteTrailer, sniffFormat, untakenImageReason, type SourceFormat } from './sniff';
 
 /** A photo that has stopped changing and decodes completely. */
 export type StableFile = {
@@ -115,6 +115,7 @@ export async function inspectImage(file: string, stats: Stats): Promise<Inspecti
     return {
       kind: 'invalid',
       reason:
+        untakenImageReason(file) ??
         'Not a photo: Dropshoot takes JPEG, PNG, WebP, HEIC, AVIF and TIFF images, and this file is none of them.',
       retry: true,
     };
