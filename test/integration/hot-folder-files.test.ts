@@ -110,6 +110,17 @@ describe('stable-file check', () => {
     expect(result.kind === 'ready' && result.file.sha256).toBe(expected);
   });
 
+  it('rejects a camera raw, TIFF inside, by its name: its small embedded preview is never sent', async () => {
+    // A DNG or CR2 starts with a TIFF header, and libvips decodes its first image (a preview).
+    const file = path.join(dir, 'look.DNG');
+    fs.writeFileSync(file, await solid('tiff', 256, 171));
+    expect(sniffFormat(fs.readFileSync(file).subarray(0, 64))).toBe('tiff');
+    expect(await checkStableFile(file, { settleMs: 50 })).toMatchObject({
+      kind: 'rejected',
+      reason: expect.stringMatching(/^camera raw \(DNG\) is not a format Dropshoot takes/),
+    });
+  });
+
   it('rejects a half-written JPEG and a PNG cut before IEND, after retrying', async () => {
     const jpeg = await noisyJpeg(400, 300);
     fs.writeFileSync(path.join(dir, 'half.jpg'), jpeg.subarray(0, Math.floor(jpeg.length / 2)));

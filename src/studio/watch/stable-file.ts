@@ -97,6 +97,9 @@ type Inspection =
 
 /** Reads the file once: signature, completeness, full decode and SHA-256 from the same bytes. */
 export async function inspectImage(file: string, stats: Stats): Promise<Inspection> {
+  // By name first: a camera raw is TIFF inside, and its small embedded preview would be sent.
+  const untaken = untakenImageReason(file);
+  if (untaken) return { kind: 'invalid', reason: untaken, retry: false };
   let data: Buffer;
   try {
     data = await fs.readFile(file);
@@ -115,7 +118,6 @@ export async function inspectImage(file: string, stats: Stats): Promise<Inspecti
     return {
       kind: 'invalid',
       reason:
-        untakenImageReason(file) ??
         'Not a photo: Dropshoot takes JPEG, PNG, WebP, HEIC, AVIF and TIFF images, and this file is none of them.',
       retry: true,
     };
