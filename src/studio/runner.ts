@@ -719,15 +719,11 @@ export class Runner {
       failedShots.length === 0 && (job.packFailed ?? 0) > 0
         ? `${job.packFailed} shot(s) failed${job.errorMessage ? `: ${job.errorMessage}` : ''}`
         : null;
-    // A generation the service ends `failed` is refunded (spec 3.1), even one that lists results
-    // (rev14 R2): they are collected, the charge is not counted as spend and the balance readings
-    // expect its refund. A catalog job's shots made stay charged (spec 3.2: only one whose every
-    // shot failed is refunded, and that one lists none).
-    const refunded = namesRefund(job.status) && this.endpointOf(item) === 'generations';
-    if (refunded && item.diamonds > 0) {
-      if (item.batchId) this.engine.clearWaits('ceiling', { batchId: item.batchId });
-      this.engine.balanceMoved(item.diamonds);
-    }
+    // A job ended `failed` that lists results (spec 2.3 lists none) is collected and counted as
+    // spend: a service that delivers may keep the charge (a pack generation whose shots partly
+    // failed, spec 3.2), and taking it for refunded let a batch pass its ceiling (review rev16
+    // A1/A2: 24 taken under --max-diamonds 8). A refund that comes shows in the balance.
+    const failedYetListed = namesRefund(job.status);
     const listedNote = failedShots.length
       ? `${failedShots.length} shot(s) failed: ${failedShots.join(', ')} (retry them alone)`
       : outcome.kind === 'partial'
@@ -738,21 +734,20 @@ export class Runner {
             .filter(Boolean)
             .join('; ')
         : (packFailed ?? item.note);
-    const refundNote = refunded
-      ? `the service reported the job as ${String(job.status)}${job.errorMessage ? ` (${job.errorMessage})` : ''} yet listed results: collected, refunded (spec 3.1), not counted as spend`
+    const failedYetListedNote = failedYetListed
+      ? `the service reported the job as ${String(job.status)}${job.errorMessage ? ` (${job.errorMessage})` : ''} yet listed results: collected, counted as spend (a refund, if one comes, shows in the balance)`
       : null;
     this.transition(item.id, {
       ...progress,
       state: 'downloading',
-      jobStatus: refunded ? 'failed' : 'completed',
-      ...(refunded ? { diamonds: 0, priceSure: 1 } : {}),
+      jobStatus: 'completed',
       pollAt: null,
       resultUrls: JSON.stringify(job.resultUrls),
       shotMap: shotMap ? JSON.stringify(shotMap) : null,
       failedShots: failedShots.length ? JSON.stringify(failedShots) : null,
       note:
-        refundNote && !listedNote?.includes(refundNote)
-          ? [refundNote, listedNote].filter(Boolean).join('; ')
+        failedYetListedNote && !listedNote?.includes(failedYetListedNote)
+          ? [failedYetListedNote, listedNote].filter(Boolean).join('; ')
           : listedNote,
       ...(outcome.kind === 'partial' ? { attempts: 0, error: null } : {}),
     });
