@@ -3,6 +3,10 @@
  * signed and expire (S3, CloudFront, GCS), so a download that outlived its URL (a CDN hiccup, a
  * stopped run, a sleeping laptop) is refused for good. Such a refusal asks the job again (one
  * poll, counted like any other) for fresh URLs, a few times per item and day; it never submits.
+ * A file just listed that answers 404 or 403 is most likely not readable yet (an object store or
+ * CDN catching up after the job completed, review rev15 F3): it is asked again over a window
+ * before it is taken for a dead URL. What cannot be downloaded now is thrown as a
+ * `ResultFileError` saying whether to ask again soon or hold the paid photo for the next run.
  */
 import { ApiError, UnrecognizedMediaError, type Download, type ServiceClient } from '../client';
 import { utcDay } from '../shared/utc-day';
@@ -16,11 +20,40 @@ export const FRESH_URL_POLLS_PER_DAY = 3;
 /** Statuses a host gives a URL that expired, was revoked or is gone: the same URL will not work again. */
 const DEAD_URL_STATUSES = new Set([401, 403, 404, 410]);
 
+/**
+ * How long after the service first listed a result (`resultsListedAt`) a 404 or 403 from its file
+ * is taken for a file not readable yet rather than a dead URL. Object stores and CDNs serve a new
+ * object within seconds, rarely a minute: two minutes, and the run is not held much longer.
+ */
+export const RESULT_NOT_YET_WINDOW_MS = 2 * 60_000;
+
+/**
+ * Why a paid job's result file is not downloaded now: `not-yet` (404/403 soon after it was listed:
+ * asked again until `askAgainBy`), `transient` (the connection failed, the body was cut short, the
+ * host answered 5xx or 429: asked again a few times), `held` (refused for good in this run: the
+ * photo stays paid and the next run, or a retry, downloads it again; nothing is paid again).
+ */
+export type ResultFileTrouble = 'not-yet' | 'transient' | 'held';
+
+export class ResultFileError extends Error {
+  override name = 'ResultFileError';
+  constructor(
+    message: string,
+    readonly trouble: ResultFileTrouble,
+    /** For `not-yet`: when the window ends (ms since epoch); asked again until then. */
+    readonly askAgainBy: number | null = null,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
 type Context = { db: StudioDB; client: ServiceClient; now: () => Date };
 
 /**
  * Downloads result `n` of the item from the URL stored for it; a dead URL is replaced by a fresh
- * one from the job (and stored) before the single download again. The caller sorts what it throws.
+ * one from the job (and stored) before the single download again. A file's refusal is thrown as a
+ * `ResultFileError`; a refused poll for fresh URLs as the client's error (the caller sorts both).
  */
 export async function downloadResult(
   ctx: Context,
@@ -32,17 +65,65 @@ export async function downloadResult(
   try {
     return await ctx.client.download(url);
   } catch (err) {
-    if (!looksDead(err) || !item.jobId) throw err;
-    if (!takeFreshUrlPoll(ctx.db, item.id, ctx.now()))
-      throw new Error(
-        `${(err as Error).message}; fresh result URLs were already asked for ${FRESH_URL_POLLS_PER_DAY} times today, a retry tomorrow asks again (nothing is paid again)`,
+    const until = notYetUntil(item);
+    const now = ctx.now().getTime();
+    if (until !== null && now < until && mayNotBeReadableYet(err))
+      throw new ResultFileError(
+        `${(err as Error).message} (listed ${Math.round((now - Date.parse(item.resultsListedAt!)) / 1000)} s ago: most likely not readable yet, asked again until ${new Date(until).toISOString()})`,
+        'not-yet',
+        until,
         { cause: err },
       );
-    const fresh = await freshUrls(ctx, item);
+    if (!looksDead(err) || !item.jobId) throw fileError(err);
+    if (!takeFreshUrlPoll(ctx.db, item.id, ctx.now()))
+      throw new ResultFileError(
+        `${(err as Error).message}; fresh result URLs were already asked for ${FRESH_URL_POLLS_PER_DAY} times today, a retry tomorrow asks again (nothing is paid again)`,
+        'held',
+        null,
+        { cause: err },
+      );
+    let fresh: string[];
+    try {
+      fresh = await freshUrls(ctx, item);
+    } catch (pollErr) {
+      // The poll refused (a rate limit, the daily cap, an outage): sorted like any poll's refusal.
+      if (pollErr instanceof ApiError) throw pollErr;
+      throw new ResultFileError((pollErr as Error).message, 'held', null, { cause: pollErr });
+    }
     const again = fresh[n];
-    if (again === undefined) throw err;
-    return ctx.client.download(again);
+    if (again === undefined) throw fileError(err);
+    try {
+      return await ctx.client.download(again);
+    } catch (againErr) {
+      throw fileError(againErr);
+    }
   }
+}
+
+/** When the not-yet-readable window of the item's results ends, or null when it is not known. */
+function notYetUntil(item: Pick<store.ItemRow, 'resultsListedAt'>): number | null {
+  const listed = item.resultsListedAt ? Date.parse(item.resultsListedAt) : NaN;
+  return Number.isFinite(listed) ? listed + RESULT_NOT_YET_WINDOW_MS : null;
+}
+
+/** A 404 or 403 that does not say the URL expired (a signed URL's expiry is dead at once). */
+function mayNotBeReadableYet(err: unknown): boolean {
+  return (
+    err instanceof ApiError &&
+    (err.status === 404 || err.status === 403) &&
+    !/expire/i.test(err.message)
+  );
+}
+
+/** A file's refusal, sorted: worth asking again soon (`transient`), or held for the next run. */
+function fileError(err: unknown): unknown {
+  if (err instanceof ApiError) {
+    const transient = err.status === 0 || err.status === 429 || err.status >= 500;
+    return new ResultFileError(err.message, transient ? 'transient' : 'held', null, { cause: err });
+  }
+  if (err instanceof UnrecognizedMediaError)
+    return new ResultFileError(err.message, 'held', null, { cause: err });
+  return err;
 }
 
 /** A refusal that says the URL itself is no good, as opposed to a host that is down for a while. */
@@ -220,3 +301,15 @@ export function takePartialPoll(
 export function storedUrls(db: StudioDB, itemId: string): string[] {
   return JSON.parse(store.getItem(db, itemId)?.resultUrls ?? '[]') as string[];
 }
+
+/**
+ * The start of the error of a paid photo whose results could not be downloaded in this run (a file
+ * refused for good, or still failing after the attempts): held, never an ordinary failure. The
+ * next run (or a retry) downloads it again from the same job; nothing is paid again.
+ */
+export const RESULTS_HELD =
+  'paid, results not collected yet (the next run collects them, nothing is paid again): ';
+
+/** Whether an item's error says its paid results are held for the next run (`RESULTS_HELD`). */
+export const isResultsHeld = (error: string | null | undefined): boolean =>
+  error?.startsWith(RESULTS_HELD) ?? false;

@@ -21,7 +21,7 @@ import { isDailyCapRefusal } from './gates';
 import { recipeHash } from './queue';
 import { ANOTHER_PHOTOS_JOB, KEY_HELD_NOTE } from './runner';
 import { checkRecipe } from './recipe-check';
-import { isPartialNote } from './result-download';
+import { isPartialNote, isResultsHeld, RESULTS_HELD } from './result-download';
 import { filesUnder } from './watch/files-under';
 import { isSourcePhotoName, untakenImageReason } from './watch/sniff';
 import { exportAgainIfMissing } from './export/destination';
@@ -598,6 +598,13 @@ export async function runBatch(
     notice(
       `${diamondsSpent} diamond(s) spent, ${diamondsOnUncollectedJobs} of them on jobs to collect ${dayClosed ? 'tomorrow' : 'by the next run'}, refunded if the service fails them`,
     );
+  // Paid, results not downloaded in this run (refused, or still failing after the tries): held,
+  // never listed as failed; the next run downloads them from the same jobs (review rev15 F3, T1).
+  const resultsHeld = items.filter((i) => i.state === 'failed' && isResultsHeld(i.error));
+  if (resultsHeld.length)
+    notice(
+      `${resultsHeld.length} paid photo(s) whose results could not be downloaded in this run: held, not failed; the next run downloads them from the same job(s) at no new charge: ${resultsHeld.map((i) => `${name(i)} (job ${i.jobId})`).join(', ')}`,
+    );
   const partial = items
     .filter((i) => i.state === 'exported' && isPartialNote(i.note))
     .map((i) => ({ name: name(i), reason: i.note! }));
@@ -609,7 +616,9 @@ export async function runBatch(
     failed: [
       ...unreadable,
       ...items
-        .filter((i) => i.state === 'failed' || i.state === 'cancelled')
+        .filter(
+          (i) => (i.state === 'failed' || i.state === 'cancelled') && !resultsHeld.includes(i),
+        )
         .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: reason(i) })),
     ],
     // Why it is uncertain (the note) matters more than the network error that led there.
@@ -638,6 +647,10 @@ export async function runBatch(
         reason: i.jobId
           ? `paid (job ${i.jobId}); to be collected after the daily cap reopens`
           : notStarted(i),
+      })),
+      ...resultsHeld.map((i) => ({
+        name: name(i),
+        reason: `paid (job ${i.jobId}); ${i.error!.slice(RESULTS_HELD.length)}; the next run collects it at no new charge`,
       })),
       ...stillProcessing.map((s) => ({
         name: s.name,

@@ -44,6 +44,8 @@ import {
 import {
   downloadResult,
   givePartialUp,
+  RESULTS_HELD,
+  ResultFileError,
   PARTIAL_GIVEN_UP,
   PARTIAL_NOTE,
   partialExportNote,
@@ -743,13 +745,16 @@ export class Runner {
       jobStatus: 'completed',
       pollAt: null,
       resultUrls: JSON.stringify(job.resultUrls),
+      // From here a file's 404 is first taken for one not readable yet (result-download.ts).
+      resultsListedAt: now.toISOString(),
+      attempts: 0,
       shotMap: shotMap ? JSON.stringify(shotMap) : null,
       failedShots: failedShots.length ? JSON.stringify(failedShots) : null,
       note:
         failedYetListedNote && !listedNote?.includes(failedYetListedNote)
           ? [failedYetListedNote, listedNote].filter(Boolean).join('; ')
           : listedNote,
-      ...(outcome.kind === 'partial' ? { attempts: 0, error: null } : {}),
+      ...(outcome.kind === 'partial' ? { error: null } : {}),
     });
   }
 
@@ -758,7 +763,17 @@ export class Runner {
     // Read as stored at each step: a fresh-URL poll may list more (the rest of a partial job).
     for (let n = 0; n < storedUrls(this.db, item.id).length; n++) {
       if (have.has(n)) continue;
-      const { data, mime } = await downloadResult(this.engine, item, n);
+      let got: Awaited<ReturnType<typeof downloadResult>>;
+      try {
+        got = await downloadResult(this.engine, store.getItem(this.db, item.id) ?? item, n);
+      } catch (err) {
+        if (!(err instanceof ResultFileError)) throw err;
+        // A connection cut or a 5xx: asked again like any step's (handleError).
+        if (err.trouble === 'transient') throw err.cause;
+        this.resultFileTrouble(item.id, n, err);
+        return;
+      }
+      const { data, mime } = got;
       // Read after the download: a fresh-URL poll may have extended the shot map with the URLs.
       const shots = JSON.parse(store.getItem(this.db, item.id)?.shotMap ?? 'null') as
         string[] | null;
@@ -788,6 +803,9 @@ export class Runner {
       });
       const row = store.getResult(this.db, resultId);
       if (row) this.engine.events.emit('result.added', store.resultView(row));
+      // Tries count in a row: a file that came resets them for the next one.
+      if ((store.getItem(this.db, item.id)?.attempts ?? 0) > 0)
+        this.transition(item.id, { attempts: 0, error: null });
     }
     // Collected `partial`: what is listed is exported with a note naming the shots still owed;
     // the next runs ask the same job for them (`enqueue`, `takePartialPoll`), never pay again.
@@ -818,6 +836,42 @@ export class Runner {
     } else {
       this.transition(item.id, { state: 'review' });
     }
+  }
+
+  /**
+   * A paid result file not downloaded now: asked again later, with back-off, while it may still
+   * come (a file not readable yet within its window); else the photo is held for the next run,
+   * which downloads it from the same job (never paid again), and told so, never as an ordinary
+   * failure (review rev15 F3).
+   */
+  private resultFileTrouble(itemId: string, n: number, err: ResultFileError): void {
+    const item = store.getItem(this.db, itemId);
+    if (!item) return;
+    const now = this.now().getTime();
+    const which = `result ${n + 1} of job ${item.jobId ?? '?'}`;
+    if (err.trouble === 'not-yet' && err.askAgainBy !== null) {
+      // Half the time since the file was listed (1 s to 15 s): the tries thin out as the file
+      // stays away, and the last one falls at the window's end (then a fresh URL is asked for).
+      const listedAt = Date.parse(item.resultsListedAt ?? '') || now;
+      const step = Math.min(15_000, Math.max(1_000, (now - listedAt) / 2));
+      const until = new Date(
+        now + Math.max(250, Math.min(step, err.askAgainBy - now)),
+      ).toISOString();
+      this.transition(itemId, {
+        waitReason: 'service_error',
+        waitUntil: until,
+        error: `${which} not downloaded yet, asking again at ${until}: ${err.message}`,
+      });
+      return;
+    }
+    this.transition(itemId, {
+      state: 'failed',
+      attempts: 0,
+      waitReason: null,
+      waitUntil: null,
+      // A job the service failed and refunded (results listed all the same) is not held as paid.
+      error: `${store.isPaid(item) ? RESULTS_HELD : ''}${which} refused: ${err.message}`,
+    });
   }
 
   private async exportItem(item: store.ItemRow): Promise<void> {

@@ -722,6 +722,22 @@ export class ReferenceCore {
     if (balance > 0) this.move(email, -balance, 'external');
   }
 
+  /**
+   * With resultFilesNotYetMs: when a result file is first served (ms since epoch), counted from
+   * when its shot was made (a generation's from its end); null without the option or for a file
+   * no job made.
+   */
+  resultReadableAt(fileId: string): number | null {
+    const wait = this.options.resultFilesNotYetMs;
+    if (!wait) return null;
+    for (const job of this.state.jobs) {
+      const piece = job.pieces.find((p) => p.fileId === fileId);
+      if (piece)
+        return Math.max(piece.finishAt, job.kind === 'generation' ? (job.endedAt ?? 0) : 0) + wait;
+    }
+    return null;
+  }
+
   private statusOf(job: Job): string {
     if (job.kind !== 'catalog' || (this.options.catalogStatus ?? DEFAULTS.catalogStatus) === 'spec')
       return job.status;

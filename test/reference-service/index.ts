@@ -150,6 +150,17 @@ export async function startReferenceService(
       res.writeHead(refusal.status, { 'content-type': refusal.contentType }).end(refusal.text);
       return;
     }
+    const result = !url.pathname.startsWith('/files/');
+    const readableAt = result ? core.resultReadableAt(id) : null;
+    if (readableAt !== null && Date.now() < readableAt) {
+      // resultFilesNotYetMs: the object store does not serve the new file yet.
+      res
+        .writeHead(404, { 'content-type': 'application/xml' })
+        .end(
+          '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>',
+        );
+      return;
+    }
     res
       .writeHead(200, {
         'content-type': octet ? 'application/octet-stream' : meta.mime,

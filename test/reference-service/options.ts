@@ -144,6 +144,12 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   resultUrlTtlMs: z.number().int().positive().optional(),
   /** The first N result downloads answer 503 (a CDN edge warming up). */
   resultFailFirst: z.number().int().nonnegative().optional(),
+  /**
+   * A result file answers 404 NoSuchKey (S3's XML) until this long after its shot was made: an
+   * object store or CDN not yet serving a new object when the job is reported complete (the spec
+   * says only that resultUrls "holds the outputs").
+   */
+  resultFilesNotYetMs: z.number().int().positive().optional(),
   /** Result URLs under /v1/files/ on the service that answer 401 without the caller's Bearer key (OpenAI's file content endpoint). */
   resultUrlsNeedKey: z.boolean().optional(),
   /** resultUrls are paths relative to the service ('/results/<id>'), as APIs built on Rails' *_path helpers give. */
