@@ -5,18 +5,53 @@
  */
 
 /**
- * `Retry-After` as milliseconds from when the answer arrived: delta-seconds, or an HTTP date
- * (RFC 9110 10.2.3) measured against the answer's own `Date` header when it has one, so the two
- * clocks need not agree. Null when absent or unreadable.
+ * `Retry-After` as milliseconds from when the answer arrived (RFC 9110 10.2.3): delay-seconds (a
+ * non-negative whole number), or an HTTP date measured against the answer's own `Date` header when
+ * it has one, so the two clocks need not agree. Null when absent or in any other form: V8's
+ * `Date.parse` reads '-1' and '0.5' as dates in 2001 and 2000, i.e. "now" (rev15 J2).
  */
 export function retryAfterFrom(headers: Headers, now: number = Date.now()): number | null {
   const raw = headers.get('retry-after')?.trim();
   if (!raw) return null;
   if (/^\d+$/.test(raw)) return Number(raw) * 1000;
-  const at = Date.parse(raw);
-  if (Number.isNaN(at)) return null;
-  const served = Date.parse(headers.get('date') ?? '');
-  return Math.max(0, at - (Number.isNaN(served) ? now : served));
+  const at = httpDate(raw, now);
+  if (at === null) return null;
+  const served = httpDate(headers.get('date')?.trim() ?? '', now);
+  return Math.max(0, at - (served ?? now));
+}
+
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+const DAY_NAME = '(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*';
+const MONTH = '(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)';
+const TIME = '(\\d{2}):(\\d{2}):(\\d{2})';
+/** IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT". */
+const IMF_FIXDATE = new RegExp(`^${DAY_NAME}, (\\d{2}) ${MONTH} (\\d{4}) ${TIME} GMT$`, 'i');
+/** Obsolete RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT". */
+const RFC850_DATE = new RegExp(`^${DAY_NAME}, (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT$`, 'i');
+/** Obsolete asctime "Sun Nov  6 08:49:37 1994" (UTC, though it does not say so). */
+const ASCTIME_DATE = new RegExp(`^${DAY_NAME} ${MONTH} ( \\d|\\d{2}) ${TIME} (\\d{4})$`, 'i');
+
+/** An HTTP-date (RFC 9110 5.6.7) in any of its three forms, as epoch ms; null for anything else. */
+export function httpDate(text: string, now: number = Date.now()): number | null {
+  let parts: [day: string, month: string, year: number, h: string, m: string, s: string];
+  let m = IMF_FIXDATE.exec(text);
+  if (m) parts = [m[1]!, m[2]!, Number(m[3]), m[4]!, m[5]!, m[6]!];
+  else if ((m = RFC850_DATE.exec(text))) {
+    // A two-digit year more than 50 years ahead is the last such year in the past (RFC 9110).
+    const thisYear = new Date(now).getUTCFullYear();
+    let year = Math.floor(thisYear / 100) * 100 + Number(m[3]);
+    if (year > thisYear + 50) year -= 100;
+    parts = [m[1]!, m[2]!, year, m[4]!, m[5]!, m[6]!];
+  } else if ((m = ASCTIME_DATE.exec(text)))
+    parts = [m[2]!, m[1]!, Number(m[6]), m[3]!, m[4]!, m[5]!];
+  else return null;
+  const [day, month, year, h, min, s] = parts;
+  const at = Date.UTC(year, MONTHS.indexOf(month.toLowerCase()), Number(day), +h, +min, +s);
+  // Out-of-range fields ("31 Feb", "25:00:00") roll over in Date.UTC: not a date.
+  const back = new Date(at);
+  return back.getUTCDate() === Number(day) && back.getUTCHours() === +h && +min < 60 && +s < 61
+    ? at
+    : null;
 }
 
 /**

@@ -15,8 +15,10 @@ export function jobsAtOnceRefusal(
   return {
     status: rule.status ?? 429,
     body: { success: false, error: rule.message ?? 'Too many jobs in progress' },
-    ...(rule.retryAfterSeconds === undefined
-      ? {}
-      : { headers: { 'retry-after': String(rule.retryAfterSeconds) } }),
+    ...(rule.retryAfterRaw !== undefined
+      ? { headers: { 'retry-after': rule.retryAfterRaw } }
+      : rule.retryAfterSeconds === undefined
+        ? {}
+        : { headers: { 'retry-after': String(rule.retryAfterSeconds) } }),
   };
 }

@@ -78,6 +78,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
       message: z.string().min(1).optional(),
       /** Sent as Retry-After (spec §7/§8 say nothing of it for this limit). */
       retryAfterSeconds: z.number().int().nonnegative().optional(),
+      /**
+       * Sent verbatim as Retry-After instead (a service's own form: '0', or malformed ones RFC 9110
+       * does not allow, such as '-1' or '0.5').
+       */
+      retryAfterRaw: z.string().min(1).optional(),
     })
     .optional(),
   /** While set, no job leaves 'processing' (a stuck worker); switched off, each finishes when due. */
