@@ -190,7 +190,9 @@ function watchProcessing(
     const resending = open.filter(
       (i) => i.state === 'submitting' && i.submittedAt !== null && i.jobId === null,
     );
-    if (processing.length === 0 && resending.length === 0) return;
+    // Paid results whose files are asked again (not readable yet, a connection cut): told too.
+    const downloading = open.filter((i) => i.state === 'downloading' && i.waitUntil !== null);
+    if (processing.length === 0 && resending.length === 0 && downloading.length === 0) return;
     const overdue = processing.filter((i) => now - waitingSince.get(i.id)! >= opts.giveUpAfterMs);
     const moving = open.filter(
       (i) => !overdue.includes(i) && !(i.waitReason && opts.heldBy.includes(i.waitReason)),
@@ -211,6 +213,13 @@ function watchProcessing(
       );
     }
     for (const line of resendWaitLines(resending, now)) opts.tell(line);
+    if (downloading.length > 0)
+      opts.tell(
+        `downloading the results of ${downloading.length} paid job(s) again after a refusal or a cut connection (each asked again a few times, then held for the next run): ${downloading
+          .slice(0, 5)
+          .map((i) => `${path.join(i.relativeDir, i.name)} (${i.error ?? 'asked again'})`)
+          .join(', ')}${downloading.length > 5 ? ` and ${downloading.length - 5} more` : ''}`,
+      );
   };
   const timer = setInterval(tick, Math.min(1_000, opts.progressEveryMs));
   const stop = () => clearInterval(timer);

@@ -64,6 +64,12 @@ const MAX_IN_FLIGHT_WAITS = 10;
 const CREATES_REFUSED = 'the service refused new jobs for now';
 /** A create's 503 asking for a longer wait is asked again after this (the run is not held for hours). */
 const MAX_UNAVAILABLE_WAIT_MS = 10 * 60_000;
+/**
+ * Tries of a paid result file that fail for a while (the connection drops, the body is cut short,
+ * the host answers 5xx or 429) before the photo is held for the next run (review rev15 T1: retried
+ * for ever, the run never ended). With the default back-off, about a minute in all.
+ */
+const DOWNLOAD_ATTEMPTS = 6;
 /** 401s in a row to a paid job's polls before the key is taken as revoked (rev14 P2: one was a hiccup). */
 const UNAUTHORIZED_POLLS_TO_REVOKED = 3;
 /** The error a generations 500 kept under one key leaves (handleError): asked again, no probe. */
@@ -768,8 +774,6 @@ export class Runner {
         got = await downloadResult(this.engine, store.getItem(this.db, item.id) ?? item, n);
       } catch (err) {
         if (!(err instanceof ResultFileError)) throw err;
-        // A connection cut or a 5xx: asked again like any step's (handleError).
-        if (err.trouble === 'transient') throw err.cause;
         this.resultFileTrouble(item.id, n, err);
         return;
       }
@@ -840,37 +844,49 @@ export class Runner {
 
   /**
    * A paid result file not downloaded now: asked again later, with back-off, while it may still
-   * come (a file not readable yet within its window); else the photo is held for the next run,
-   * which downloads it from the same job (never paid again), and told so, never as an ordinary
-   * failure (review rev15 F3).
+   * come (a file not readable yet within its window; a dropped connection, a cut body, a 5xx a few
+   * times); else the photo is held for the next run, which downloads it from the same job (never
+   * paid again), and told so, never as an ordinary failure (review rev15 F3, T1).
    */
   private resultFileTrouble(itemId: string, n: number, err: ResultFileError): void {
     const item = store.getItem(this.db, itemId);
     if (!item) return;
     const now = this.now().getTime();
+    // A file not readable yet is bounded by its window, not by the tries that count here.
+    const attempts = item.attempts + (err.trouble === 'not-yet' ? 0 : 1);
+    const { baseMs, maxMs } = this.engine.options.backoff ?? { baseMs: 1000, maxMs: 60_000 };
+    const random = this.engine.options.random ?? Math.random;
     const which = `result ${n + 1} of job ${item.jobId ?? '?'}`;
+    let wait: number | null = null;
     if (err.trouble === 'not-yet' && err.askAgainBy !== null) {
       // Half the time since the file was listed (1 s to 15 s): the tries thin out as the file
       // stays away, and the last one falls at the window's end (then a fresh URL is asked for).
       const listedAt = Date.parse(item.resultsListedAt ?? '') || now;
       const step = Math.min(15_000, Math.max(1_000, (now - listedAt) / 2));
-      const until = new Date(
-        now + Math.max(250, Math.min(step, err.askAgainBy - now)),
-      ).toISOString();
+      wait = Math.max(250, Math.min(step, err.askAgainBy - now));
+    } else if (err.trouble === 'transient' && attempts < DOWNLOAD_ATTEMPTS)
+      wait = backoffMs(attempts, baseMs, maxMs, random);
+    if (wait !== null) {
+      const until = new Date(now + wait).toISOString();
       this.transition(itemId, {
-        waitReason: 'service_error',
+        attempts,
+        waitReason:
+          err.trouble === 'transient' && /^could not download/.test(err.message)
+            ? 'offline'
+            : 'service_error',
         waitUntil: until,
-        error: `${which} not downloaded yet, asking again at ${until}: ${err.message}`,
+        error: `${which} not downloaded yet${err.trouble === 'transient' ? ` (try ${attempts} of ${DOWNLOAD_ATTEMPTS})` : ''}, asking again at ${until}: ${err.message}`,
       });
       return;
     }
+    const tries = err.trouble === 'transient' ? `failed ${attempts} times` : 'refused';
     this.transition(itemId, {
       state: 'failed',
       attempts: 0,
       waitReason: null,
       waitUntil: null,
       // A job the service failed and refunded (results listed all the same) is not held as paid.
-      error: `${store.isPaid(item) ? RESULTS_HELD : ''}${which} refused: ${err.message}`,
+      error: `${store.isPaid(item) ? RESULTS_HELD : ''}${which} ${tries}: ${err.message}`,
     });
   }
 

@@ -2,7 +2,8 @@
  * Result files of paid jobs that cannot be downloaded at once (review rev15 F3, T1). An object
  * store or CDN may answer 404 for a while after the job is reported complete: the file is asked
  * again with back-off over a window, and collected in the same run; one still refused after the
- * window is held as paid for the next run, never listed as failed.
+ * window is held as paid for the next run, never listed as failed. Downloads cut short every time
+ * (Content-Length over the body) are tried a bounded number of times, then held, and the run ends.
  * Against the reference /v1 service (written from the spec alone) on loopback, through `run`'s own
  * path (HttpClient, StudioEngine, runBatch); each run stopped after 40 s if it has not ended.
  */
@@ -151,6 +152,30 @@ it('result files still refused when the window is over: held as paid, not failed
   const second = await runOnce(service, apiKey, root, { clock });
   expect(second.summary.exported).toBe(2);
   expect(second.summary.failed).toEqual([]);
+  expect(second.summary.held).toEqual([]);
+  expect(second.summary.diamondsSpent).toBe(0);
+  expect(charges(service)).toBe(2);
+}, 90_000);
+
+it('every result download cut short: tried a bounded number of times, held for the next run, and the run ends', async () => {
+  const { root, service, apiKey } = await world('files-cut', 2, { truncateResultBodies: -1 });
+  const first = await runOnce(service, apiKey, root);
+  // Before the fix: retried for ever, stopped only by the 40 s SIGTERM.
+  expect(first.summary.interrupted).toBeUndefined();
+  expect(first.ms).toBeLessThan(30_000);
+  expect(first.summary.exported).toBe(0);
+  expect(first.summary.failed).toEqual([]);
+  expect(first.summary.held).toHaveLength(2);
+  for (const held of first.summary.held)
+    expect(held.reason).toMatch(
+      /^paid \(job .+\); result 1 of job .+ failed 6 times: could not download/,
+    );
+  expect(service.resultRequests().length).toBe(2 * 6);
+  expect(charges(service)).toBe(2);
+
+  service.setOptions({ truncateResultBodies: 0 });
+  const second = await runOnce(service, apiKey, root);
+  expect(second.summary.exported).toBe(2);
   expect(second.summary.held).toEqual([]);
   expect(second.summary.diamondsSpent).toBe(0);
   expect(charges(service)).toBe(2);

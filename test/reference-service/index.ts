@@ -161,6 +161,18 @@ export async function startReferenceService(
         );
       return;
     }
+    const cut = core.options.truncateResultBodies ?? 0;
+    if (result && (cut < 0 || truncated < cut)) {
+      // truncateResultBodies: more bytes announced than sent, then the connection closes.
+      truncated++;
+      res.writeHead(200, {
+        'content-type': octet ? 'application/octet-stream' : meta.mime,
+        'content-length': bytes.length + 5000,
+      });
+      res.write(bytes.subarray(0, Math.floor(bytes.length / 2)));
+      setTimeout(() => res.socket?.destroy(), 20);
+      return;
+    }
     res
       .writeHead(200, {
         'content-type': octet ? 'application/octet-stream' : meta.mime,
@@ -168,6 +180,7 @@ export async function startReferenceService(
       })
       .end(bytes);
   };
+  let truncated = 0;
 
   const log = new RequestLog();
   const admin = serve.adminToken ? adminRoutes(core, serve.adminToken, log) : null;

@@ -155,6 +155,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
    * says only that resultUrls "holds the outputs").
    */
   resultFilesNotYetMs: z.number().int().positive().optional(),
+  /**
+   * Result downloads are cut short: Content-Length names more bytes than are sent, then the
+   * connection closes (a proxy or CDN dropping mid-body). A number: the first N downloads; -1: all.
+   */
+  truncateResultBodies: z.number().int().min(-1).optional(),
   /** Result URLs under /v1/files/ on the service that answer 401 without the caller's Bearer key (OpenAI's file content endpoint). */
   resultUrlsNeedKey: z.boolean().optional(),
   /** resultUrls are paths relative to the service ('/results/<id>'), as APIs built on Rails' *_path helpers give. */
