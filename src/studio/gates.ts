@@ -94,6 +94,14 @@ export function namesJobsAtOnce(message: string): boolean {
 /** The spec's form of the daily cap: it names a number and says it was reached for this key. */
 const SPEC_CAP_FORM = /\d+[^.;]*\breached\b[^.;]*\bthis\s+(?:api\s+)?key\b/i;
 
+/** A day's limit said to be reached ("Daily quota exceeded"), not a hint ("Daily quota: slow down"). */
+function namesDayReached(message: string): boolean {
+  return (
+    /\bdaily\b|\bper day\b/i.test(message) &&
+    /\b(?:reached|exceeded|exhausted|used up)\b/i.test(message)
+  );
+}
+
 /** A longer Retry-After than this is waited only this long, and may be a day's limit. */
 const LONG_RETRY_AFTER_MS = 10 * 60_000;
 
@@ -123,9 +131,14 @@ export function isDailyCapRefusal(
   const shortPeriod = namesShortPeriod(message);
   const retryAfter = retryAfterMs(err);
   if (retryAfter !== null) {
-    if (retryAfter <= LONG_RETRY_AFTER_MS || shortPeriod) return false;
+    if (shortPeriod) return false;
+    // The spec's own words of the cap win whatever the Retry-After: 'Request limit of 30 reached
+    // for this API key' with 'Retry-After: 5' had the capped key asked every 5 s (rev15 Q1).
+    if (!CONCURRENCY.test(message) && (SPEC_CAP_FORM.test(message) || namesDayReached(message)))
+      return true;
+    if (retryAfter <= LONG_RETRY_AFTER_MS) return false;
     if (retryAfter >= DAY_LIKE_RETRY_AFTER_MS) return true;
-    return !CONCURRENCY.test(message) && (SPEC_CAP_FORM.test(message) || isDailyCap(message));
+    return !CONCURRENCY.test(message) && isDailyCap(message);
   }
   const used = today.used ?? 0;
   // The studio's own count at the cap in use outweighs any words.

@@ -24,8 +24,13 @@ describe('a 429 read by evidence', () => {
     expect(cap('Rate limit: 60/min')).toBe(false);
     expect(cap('Too many requests right now; retry after 1 seconds')).toBe(false);
     expect(cap('Too many requests, slow down')).toBe(false);
-    // A short Retry-After is a rate limit, a Retry-After of hours a day's limit.
-    expect(cap('Daily request cap of 500 reached for this key', 5000)).toBe(false);
+    // A short Retry-After is a rate limit, a Retry-After of hours a day's limit; but the words of
+    // the cap reached win whatever the Retry-After (rev15 Q1).
+    expect(cap('Daily request cap of 500 reached for this key', 5000)).toBe(true);
+    expect(cap('Request limit of 30 reached for this API key', 5000)).toBe(true);
+    expect(cap('Daily quota exceeded', 0)).toBe(true);
+    expect(cap('Too Many Requests', 5000)).toBe(false);
+    expect(cap('Daily quota: slow down', 5000)).toBe(false);
     expect(cap('Too many requests', 5 * 3_600_000)).toBe(true);
     // Between 10 min and an hour only the words of a day's cap close the day (rev14 J1).
     expect(cap('Too Many Requests', 900_000)).toBe(false);

@@ -1,0 +1,84 @@
+/**
+ * A 429's words outrank its Retry-After where they are plain: the spec's daily-cap form ("Request
+ * limit of N reached for this API key") closes the day though a short Retry-After comes with it
+ * (rev15 Q1). Against the reference /v1 service (written from the spec alone) on loopback, through
+ * `run`'s own path (HttpClient, StudioEngine, runBatch), each run stopped after 45 s if not ended.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { referenceWorld, runOnWorld, stopAfter } from './helpers/reference-studio';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'words-over-retry-after@ref.test';
+
+/**
+ * A pass-through in front of the service that adds `Retry-After: <seconds>` to every 429 (the
+ * spec names no such header; a gateway or framework often adds one to any 429).
+ */
+async function withRetryAfterOn429(target: string, seconds: string): Promise<string> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', target);
+      const upstream = http.request(
+        url,
+        { method: req.method, headers: { ...req.headers, host: url.host } },
+        (answer) => {
+          const headers = { ...answer.headers };
+          if (answer.statusCode === 429) headers['retry-after'] = seconds;
+          res.writeHead(answer.statusCode ?? 502, headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.destroy());
+      upstream.end(Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  server.unref();
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe("a 429's plain words outrank its Retry-After", () => {
+  it("the spec's daily-cap 429 with 'Retry-After: 5' closes the day: the run ends saying so, the capped key is not asked every 5 s", async () => {
+    const world = await referenceWorld(cleanups, {
+      email: EMAIL,
+      diamonds: 100,
+      service: {
+        seed: 6,
+        timeScale: 0.01,
+        jobSeconds: [20, 30],
+        dailyCapMessage: 'Request limit of 12 reached for this API key',
+      },
+      photos: 4,
+    });
+    // The account's cap: 12 requests a day (referenceWorld opens it at the default).
+    world.apiKey = world.service.createAccount({
+      email: `capped-${EMAIL}`,
+      diamonds: 100,
+      dailyCap: 12,
+    }).apiKey;
+    const baseUrl = await withRetryAfterOn429(world.service.url, '5');
+    const summary = await runOnWorld(world, {
+      baseUrl,
+      backoff: { baseMs: 1000, maxMs: 60_000 },
+      signal: stopAfter(cleanups, 45_000),
+    });
+    // Before: read as a rate limit, asked every ~5 s until stopped (interrupted).
+    expect(summary.interrupted).toBeUndefined();
+    expect(summary.notices).toContainEqual(
+      expect.stringContaining(
+        'daily request cap reached (Request limit of 12 reached for this API key)',
+      ),
+    );
+    // Requests sent into the closed day: those already on their way, not one every 5 s.
+    expect(world.service.requestsToday(world.apiKey) - 12).toBeLessThanOrEqual(3);
+  }, 90_000);
+});
