@@ -137,8 +137,18 @@ function resendWaitLines(items: store.ItemRow[], now: number): string[] {
       })
       .join(', ') + (list.length > 5 ? ` and ${list.length - 5} more` : '');
   const held = items.filter((i) => i.error?.startsWith(KEY_HELD_NOTE));
-  const other = items.filter((i) => !held.includes(i));
+  // No error and no wait: the create is still on its way, its answer not lost (review rev16 W2).
+  const inFlight = items.filter((i) => !held.includes(i) && !i.error && !i.waitUntil);
+  const other = items.filter((i) => !held.includes(i) && !inFlight.includes(i));
   const lines: string[] = [];
+  if (inFlight.length) {
+    const longest = Math.max(
+      ...inFlight.map((i) => now - Date.parse(i.submittedAt ?? i.updatedAt)),
+    );
+    lines.push(
+      `waiting for the service to answer ${inFlight.length} create(s) sent, the longest for ${spoken(longest)}`,
+    );
+  }
   if (held.length)
     lines.push(
       `waiting on ${held.length} photo(s) whose create's answer was lost after the service received it (it may have been charged): each is sent again under the same Idempotency-Key, which returns that charge's job instead of charging again, once the service must have stored it: ${named(held, false)}`,

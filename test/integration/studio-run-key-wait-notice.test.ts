@@ -13,7 +13,7 @@ import { afterEach, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
 import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
-import { startReferenceService } from '../reference-service';
+import { startReferenceService, type ReferenceServiceOptions } from '../reference-service';
 import { CUTOUT_RECIPE, shapePhotos } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -25,17 +25,11 @@ const EMAIL = 'key-wait@ref.test';
 /** Test-sized wait for a held key's record (the product waits 5 minutes). */
 const GRACE_MS = 3_000;
 
-it("a lost create answer waiting out its key's record: the line says so, with the time left", async () => {
+/** One `run` of one photo against a service with `options`, its progress lines timed. */
+async function runTold(options: ReferenceServiceOptions) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-key-wait-'));
   cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  // Jobs take 4.5 s from their charge: still processing a while after the resend at ~3 s.
-  const service = await startReferenceService({
-    seed: 3,
-    timeScale: 0.01,
-    jobSeconds: [450, 450],
-    honourIdempotencyKey: true,
-    gatewayTimeoutFirstCreates: 1,
-  });
+  const service = await startReferenceService({ seed: 3, timeScale: 0.01, ...options });
   cleanups.push(() => service.close());
   const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
   await shapePhotos(path.join(root, 'in'), 1);
@@ -50,19 +44,28 @@ it("a lost create answer waiting out its key's record: the line says so, with th
   });
   const lines: { at: number; line: string }[] = [];
   const startedAt = Date.now();
-  let summary;
   try {
-    summary = await runBatch(engine, {
+    const summary = await runBatch(engine, {
       inDir: path.join(root, 'in'),
       recipe: CUTOUT_RECIPE,
       outDir: path.join(root, 'out'),
       progressEveryMs: 500,
       onNotice: (line) => lines.push({ at: Date.now() - startedAt, line }),
     });
+    return { summary, lines, service };
   } finally {
     await engine.close();
     await client.close();
   }
+}
+
+it("a lost create answer waiting out its key's record: the line says so, with the time left", async () => {
+  // Jobs take 4.5 s from their charge: still processing a while after the resend at ~3 s.
+  const { summary, lines, service } = await runTold({
+    jobSeconds: [450, 450],
+    honourIdempotencyKey: true,
+    gatewayTimeoutFirstCreates: 1,
+  });
 
   expect(summary).toMatchObject({ exported: 1, failed: [], uncertain: [] });
   expect(service.ledger(EMAIL).filter((e) => e.kind === 'charge')).toHaveLength(1);
@@ -87,4 +90,14 @@ it("a lost create answer waiting out its key's record: the line says so, with th
     const since = Number(/the longest for (\d+) s/.exec(line)?.[1]);
     expect(since).toBeGreaterThanOrEqual(GRACE_MS / 1000);
   }
+}, 60_000);
+
+it('a create still on its way is told as awaited, not as an answer lost (review rev16 W2)', async () => {
+  // The service answers the create after 2 s; nothing is lost.
+  const { summary, lines } = await runTold({ jobSeconds: [100, 100], createDelayMs: 2_000 });
+  expect(summary).toMatchObject({ exported: 1, failed: [], uncertain: [] });
+  const awaited = lines.filter((l) => /waiting for the service to answer 1 create/.test(l.line));
+  expect(awaited.length).toBeGreaterThan(0);
+  // Before: "waiting on 1 photo(s) whose create got no answer to go on with (it may have been charged)".
+  expect(lines.filter((l) => /no answer to go on with|was lost/.test(l.line))).toEqual([]);
 }, 60_000);
