@@ -595,7 +595,23 @@ export class Runner {
       return;
     }
     const now = this.now();
-    const outcome = jobOutcome(job, shotsAsked(item), item.packCompleted ?? 0);
+    // Every URL any answer listed is kept (a restart keeps them): a catalog job may list each shot
+    // once, where it completes, and end listing none (review rev15 C2: 12 paid, 0 collected).
+    const seen = this.rememberListed(item, job.resultUrls);
+    let outcome = jobOutcome(job, shotsAsked(item), item.packCompleted ?? 0);
+    if (
+      (outcome.kind === 'empty' || outcome.kind === 'partial') &&
+      seen.length > job.resultUrls.length
+    ) {
+      // An answer that says the job is over and lists fewer than were listed before: all of them.
+      const shots = job.shots?.flatMap((shot) => shot.resultUrls);
+      job = {
+        ...job,
+        resultUrls: seen,
+        ...(shots && shots.length !== seen.length ? { shots: undefined } : {}),
+      };
+      outcome = jobOutcome(job, shotsAsked(item), item.packCompleted ?? 0);
+    }
     const stored = again ? storedUrls(this.db, item.id).length : 0;
     if (
       again &&
@@ -762,6 +778,29 @@ export class Runner {
           : listedNote,
       ...(outcome.kind === 'partial' ? { error: null } : {}),
     });
+  }
+
+  /**
+   * Adds the URLs of a poll's answer to those the job's answers listed before (stored), and
+   * returns them all, first seen first. One file is one entry, its latest URL kept: a signed URL
+   * differs from poll to poll only in its query.
+   */
+  private rememberListed(item: store.ItemRow, urls: readonly string[]): string[] {
+    const fileOf = (url: string) => {
+      try {
+        const parsed = new URL(url, 'http://relative.invalid');
+        return `${parsed.origin}${parsed.pathname}`;
+      } catch {
+        return url;
+      }
+    };
+    const before = JSON.parse(store.getItem(this.db, item.id)?.listedUrls ?? '[]') as string[];
+    const byFile = new Map(before.map((url) => [fileOf(url), url]));
+    for (const url of urls) byFile.set(fileOf(url), url);
+    const all = [...byFile.values()];
+    if (JSON.stringify(all) !== JSON.stringify(before))
+      store.updateItem(this.db, item.id, { listedUrls: JSON.stringify(all) }, this.now());
+    return all;
   }
 
   private async download(item: store.ItemRow): Promise<void> {

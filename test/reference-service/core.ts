@@ -59,6 +59,8 @@ export class ReferenceCore {
   private readonly idempotent = new IdempotencyRecords();
   /** First poll that reported each job final: when the client collected it (not persisted). */
   private readonly collectedAt = new Map<string, number>();
+  /** catalogUrlsListedOnce: the files each catalog job's answers have listed. */
+  private readonly listedOnce = new Map<string, Set<string>>();
   /** Per account, the first charged create's reply (refusedCreateReplaysFirst). */
   private readonly firstCharged = new Map<string, Reply>();
   /** Accounts already credited by creditOnFirstPoll. */
@@ -761,6 +763,20 @@ export class ReferenceCore {
     const body = pollBody(job, this.options, this.statusOf(job), (fileId) =>
       this.fileUrl(fileId, 'result'),
     );
+    if (
+      this.options.catalogUrlsListedOnce &&
+      job.kind === 'catalog' &&
+      Array.isArray(body.resultUrls)
+    ) {
+      const listed = this.listedOnce.get(job.id) ?? new Set<string>();
+      this.listedOnce.set(job.id, listed);
+      body.resultUrls = (body.resultUrls as string[]).filter((url) => {
+        const file = fileIdOfPath(new URL(url, 'http://ref.invalid').pathname) ?? url;
+        if (listed.has(file)) return false;
+        listed.add(file);
+        return true;
+      });
+    }
     if (this.options.duplicateResultUrls && Array.isArray(body.resultUrls))
       body.resultUrls = body.resultUrls.flatMap((url: unknown) => [url, url]);
     return this.ok(body);

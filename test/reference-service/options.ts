@@ -143,6 +143,12 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   catalogQueuedMs: z.number().int().nonnegative().optional(),
   /** A generation polls 'completed' with no resultUrls this long after it ends (results copied to a CDN after the status flips). */
   completedEmptyMs: z.number().int().nonnegative().optional(),
+  /**
+   * A catalog job lists each shot's URL in the one answer where it shows completed first: later
+   * answers, the final one too, leave it out (spec 2.3: resultUrls "fills in as shots complete";
+   * the final status of a catalog job is not shown).
+   */
+  catalogUrlsListedOnce: z.boolean().optional(),
   /** Catalog polls also carry `shots: [{id, status, imageUrl}]` (a per-item list, as batch APIs often add). */
   catalogShotsField: z.boolean().optional(),
   /** Result URLs are signed with an expiry (exp=, S3/CloudFront presigned URLs); expired ones answer 403 XML. */

@@ -14,6 +14,7 @@ import * as m0050 from './migrations/0050-refunded-jobs';
 import * as m0060 from './migrations/0060-item-kinds';
 import * as m0070 from './migrations/0070-key-sent-at';
 import * as m0080 from './migrations/0080-results-listed-at';
+import * as m0090 from './migrations/0090-listed-urls';
 
 export type StudioDB = Database.Database;
 const MIGRATIONS: readonly Migration<StudioDB>[] = [
@@ -24,6 +25,7 @@ const MIGRATIONS: readonly Migration<StudioDB>[] = [
   { version: 60, up: m0060.up },
   { version: 70, up: m0070.up },
   { version: 80, up: m0080.up },
+  { version: 90, up: m0090.up },
 ];
 
 export function openStudioDatabase(file: string): StudioDB {

@@ -61,6 +61,8 @@ export type ItemRow = {
   seenRunningAt: string | null;
   /** When the service first listed the result URLs stored (a file may not be readable at once). */
   resultsListedAt: string | null;
+  /** JSON: every result URL the job's answers listed, first seen first (running answers too). */
+  listedUrls: string | null;
   /** Diamonds held for this item against its batch's ceiling until it is charged. */
   reserved: number;
   /** 1 when `diamonds` is the confirmed charge (from the service or the balance). */
@@ -77,7 +79,7 @@ const ITEM_COLUMNS = `id, batch_id AS batchId, folder_id AS folderId, source_pat
   upload_key AS uploadKey, upload_url AS uploadUrl, submit_key AS submitKey, submit_request AS submitRequest,
   job_id AS jobId, result_urls AS resultUrls, shot_map AS shotMap, failed_shots AS failedShots, price, diamonds, pack_total AS packTotal, pack_completed AS packCompleted,
   pack_failed AS packFailed, submitted_at AS submittedAt, key_sent_at AS keySentAt, job_status AS jobStatus, poll_at AS pollAt, seen_running_at AS seenRunningAt,
-  results_listed_at AS resultsListedAt,
+  results_listed_at AS resultsListedAt, listed_urls AS listedUrls,
   reserved, price_sure AS priceSure, resubmits, created_at AS createdAt, updated_at AS updatedAt`;
 
 const COLUMN_OF: Record<string, string> = {
@@ -113,6 +115,7 @@ const COLUMN_OF: Record<string, string> = {
   pollAt: 'poll_at',
   seenRunningAt: 'seen_running_at',
   resultsListedAt: 'results_listed_at',
+  listedUrls: 'listed_urls',
   reserved: 'reserved',
   priceSure: 'price_sure',
   resubmits: 'resubmits',
@@ -192,6 +195,7 @@ type InsertedLater =
   | 'pollAt'
   | 'seenRunningAt'
   | 'resultsListedAt'
+  | 'listedUrls'
   | 'reserved'
   | 'priceSure'
   | 'resubmits';
