@@ -106,20 +106,22 @@ function namesDayReached(message: string): boolean {
 const LONG_RETRY_AFTER_MS = 10 * 60_000;
 
 /**
- * A Retry-After of an hour or more is a day's limit whatever the words; between 10 min and an hour
- * only if the words name a day's cap (the spec's 429 names its number and says it was reached for
- * this key): rev14 J1, a 'Too Many Requests' with Retry-After 900 at a limit of 2 jobs at once
- * closed the day after 12 of 500 requests, its 2 paid jobs left for the next day.
+ * A Retry-After of an hour or more is a day's limit unless the words name jobs at once or a shorter
+ * period; between 10 min and an hour only if the words name a day's cap: rev14 J1, a 'Too Many
+ * Requests' with Retry-After 900 at a limit of 2 jobs at once closed the day after 12 of 500
+ * requests, its 2 paid jobs left for the next day.
  */
 const DAY_LIKE_RETRY_AFTER_MS = 60 * 60_000;
 
 /**
  * Whether a 429 is the daily cap (the day closes) or a rate limit (wait, then on), decided by
  * evidence before wording, since services word both freely ("Request limit of 500 reached", "quota
- * of 10 requests per second"): refused unsent by our own count; a Retry-After (short: a rate limit;
- * hours: a day's); a period shorter than a day named; the number named already reached by the
- * studio's own count of today's requests, or that count at the cap known; the spec's form (a
- * number, reached, for this key); then the words. Repeated refusals are weighed by `Gates`.
+ * of 10 requests per second"): refused unsent by our own count; with a Retry-After, words of a
+ * shorter period or of jobs at once (not the cap), of the cap reached (the cap), else its length
+ * (short: a rate limit; hours: a day's); without, a period shorter than a day named; the number
+ * named already reached by the studio's own count of today's requests, or that count at the cap
+ * known; the spec's form (a number, reached, for this key); then the words. Repeated refusals are
+ * weighed by `Gates`.
  */
 export function isDailyCapRefusal(
   err: ApiError,
@@ -136,9 +138,10 @@ export function isDailyCapRefusal(
     // for this API key' with 'Retry-After: 5' had the capped key asked every 5 s (rev15 Q1).
     if (!CONCURRENCY.test(message) && (SPEC_CAP_FORM.test(message) || namesDayReached(message)))
       return true;
-    if (retryAfter <= LONG_RETRY_AFTER_MS) return false;
-    if (retryAfter >= DAY_LIKE_RETRY_AFTER_MS) return true;
-    return !CONCURRENCY.test(message) && isDailyCap(message);
+    // Words of jobs at once keep it a wait on jobs at once however long the Retry-After: 'Too
+    // many concurrent jobs' with Retry-After 3600 closed the day after 12 requests (rev15 J3).
+    if (CONCURRENCY.test(message) || retryAfter <= LONG_RETRY_AFTER_MS) return false;
+    return retryAfter >= DAY_LIKE_RETRY_AFTER_MS || isDailyCap(message);
   }
   const used = today.used ?? 0;
   // The studio's own count at the cap in use outweighs any words.

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { referenceWorld, runOnWorld, stopAfter } from './helpers/reference-studio';
+import { chargedTo, referenceWorld, runOnWorld, stopAfter } from './helpers/reference-studio';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -80,5 +80,47 @@ describe("a 429's plain words outrank its Retry-After", () => {
     );
     // Requests sent into the closed day: those already on their way, not one every 5 s.
     expect(world.service.requestsToday(world.apiKey) - 12).toBeLessThanOrEqual(3);
+  }, 90_000);
+});
+
+describe('words of jobs at once keep a long Retry-After a wait on jobs at once', () => {
+  it("create 429 'Too many concurrent jobs' with Retry-After 3600: paid jobs collected, creates sent again as jobs end, the day left open (rev15 J3)", async () => {
+    const photos = 6;
+    // Jobs of 1-1.5 s: four photos at once meet the limit of 2 on every wave.
+    const world = await referenceWorld(cleanups, {
+      email: EMAIL,
+      diamonds: 100,
+      service: {
+        seed: 9,
+        timeScale: 0.01,
+        jobSeconds: [100, 150],
+        jobsAtOnce: {
+          limit: 2,
+          status: 429,
+          message: 'Too many concurrent jobs',
+          retryAfterSeconds: 3600,
+        },
+      },
+      photos,
+    });
+    const summary = await runOnWorld(world, {
+      concurrency: 4,
+      backoff: { baseMs: 1000, maxMs: 60_000 },
+      signal: stopAfter(cleanups, 60_000),
+    });
+    const refused = world.service
+      .requests()
+      .filter((r) => r.method === 'POST' && r.path === '/v1/generations' && r.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    // Before: the day closed after a dozen requests, 2 paid jobs left for tomorrow, 4 not started.
+    expect(summary.interrupted).toBeUndefined();
+    expect(summary.collectTomorrow ?? []).toEqual([]);
+    expect(summary.held).toEqual([]);
+    expect(summary.failed).toEqual([]);
+    expect(summary.exported).toBe(photos);
+    expect(world.service.jobs(EMAIL)).toHaveLength(photos);
+    expect(chargedTo(world.service, EMAIL)).toBe(photos);
+    expect(summary.diamondsSpent).toBe(photos);
+    expect(summary.notices?.some((n) => n.includes('daily request cap'))).toBe(false);
   }, 90_000);
 });

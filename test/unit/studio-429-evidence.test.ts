@@ -35,6 +35,11 @@ describe('a 429 read by evidence', () => {
     // Between 10 min and an hour only the words of a day's cap close the day (rev14 J1).
     expect(cap('Too Many Requests', 900_000)).toBe(false);
     expect(cap('Too many jobs in progress', 30 * 60_000)).toBe(false);
+    // Words of jobs at once keep it a concurrency wait whatever the Retry-After (rev15 J3).
+    expect(cap('Too many concurrent jobs', 3_600_000)).toBe(false);
+    expect(
+      cap('Too many concurrent jobs: limit of 2 reached for this API key', 5 * 3_600_000),
+    ).toBe(false);
     expect(cap('Request limit of 500 reached for this API key', 900_000)).toBe(true);
     expect(cap('Daily quota exceeded', 30 * 60_000)).toBe(true);
   });
