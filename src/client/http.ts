@@ -60,6 +60,19 @@ const ShotsSchema = z.array(
   }),
 );
 
+/** The id a 303's Location names as the resource a write to `path` made (`<path>/<id>`), if any. */
+function createdAt(response: Response, requested: URL, path: string): string | null {
+  const location = response.headers.get('location');
+  if (!location) return null;
+  try {
+    const segments = new URL(location, requested).pathname.split('/');
+    const id = decodeURIComponent(segments.pop() ?? '');
+    return id && segments.join('/').endsWith(path) ? id : null;
+  } catch {
+    return null;
+  }
+}
+
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -256,6 +269,11 @@ export class HttpClient implements ServiceClient {
         method,
         headers,
         body,
+        // A write's redirect is never followed: fetch would ask the new address with a GET (for
+        // 301-303) and, on another origin, without the key, and take that answer as the write's
+        // own: a create charged and answered 303 to its job on another origin read as a 401,
+        // "refused, nothing charged", and was paid again on every run (rev15 R3).
+        redirect: method === 'GET' ? 'follow' : 'manual',
         signal: AbortSignal.timeout(this.opts.timeoutMs ?? 60_000),
       });
     } catch (err) {
@@ -271,6 +289,22 @@ export class HttpClient implements ServiceClient {
     }
     const retryAfterMs = retryAfterFrom(response.headers);
     const text = await response.text().catch(() => '');
+    if (method !== 'GET' && response.status >= 300 && response.status < 400) {
+      // 303 See Other to `<path>/<id>`, on any origin, names the resource the write made: its id is
+      // the answer (the job is then read from our own origin, with our key).
+      const made = response.status === 303 ? createdAt(response, url, path) : null;
+      if (made !== null && init.answer) {
+        const read = init.answer.schema.safeParse({ id: made });
+        if (read.success) return { body: read.data, headers: response.headers };
+      }
+      // Otherwise the service may still have acted on it: read as a lost answer (502), which a
+      // create meets with its key probe, never as a refusal.
+      throw new ApiError(
+        502,
+        `the service answered ${response.status} to ${method} ${path}, redirecting to ${response.headers.get('location') ?? '(no Location)'}; not followed, the request may have been acted on`,
+        { retryAfterMs },
+      );
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text) as unknown;

@@ -1,0 +1,98 @@
+/**
+ * A create charged and answered '303 See Other' to its job on another origin (a front on one host
+ * pointing at the API on another) is never followed: fetch would ask the job with a GET and, across
+ * origins, without the key, and its 401 was read as "create refused, nothing charged": every run
+ * paid the photos again (rev15 R3). A 303 names the job made (taken from its Location); any other
+ * redirect is read as a lost answer (the key probe), so nothing is paid twice. Against the
+ * reference /v1 service (written from the spec alone) behind a pass-through on loopback, through
+ * `run`'s own path; each run stopped after 45 s if not ended.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { chargedTo, referenceWorld, runOnWorld, stopAfter } from './helpers/reference-studio';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'create-redirect@ref.test';
+const PHOTOS = 3;
+
+/**
+ * A front that passes everything to the service, but answers a charged create (2xx with its id)
+ * `redirect` to the job at the service's own origin (another port: another origin).
+ */
+async function redirectOnCreate(target: string, redirect: 303 | 307): Promise<string> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', target);
+      const create = req.method === 'POST' && url.pathname === '/v1/generations';
+      const upstream = http.request(
+        url,
+        { method: req.method, headers: { ...req.headers, host: url.host } },
+        (answer) => {
+          const body: Buffer[] = [];
+          answer.on('data', (c: Buffer) => body.push(c));
+          answer.on('end', () => {
+            const text = Buffer.concat(body).toString('utf8');
+            const status = answer.statusCode ?? 502;
+            if (create && status >= 200 && status < 300) {
+              const { id } = JSON.parse(text) as { id: string };
+              res.writeHead(redirect, { location: `${target}/v1/generations/${id}` }).end();
+              return;
+            }
+            res.writeHead(status, answer.headers).end(text);
+          });
+        },
+      );
+      upstream.on('error', () => res.destroy());
+      upstream.end(Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  server.unref();
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe("a create's redirect is not followed", () => {
+  it('303 See Other to the job on another origin: the job taken from the Location, each photo paid once and delivered', async () => {
+    const world = await referenceWorld(cleanups, {
+      email: EMAIL,
+      diamonds: 100,
+      service: { seed: 3, timeScale: 0.01, jobSeconds: [20, 30] },
+      photos: PHOTOS,
+    });
+    const baseUrl = await redirectOnCreate(world.service.url, 303);
+    const first = await runOnWorld(world, { baseUrl, signal: stopAfter(cleanups, 45_000) });
+    const second = await runOnWorld(world, { baseUrl, signal: stopAfter(cleanups, 45_000) });
+    // Before: each photo failed 'Invalid or revoked API key' (the followed GET without the key),
+    // 3 charged by run 1 and 3 more by run 2.
+    expect(first.failed).toEqual([]);
+    expect(first.exported).toBe(PHOTOS);
+    expect(second.exported).toBe(0);
+    expect(world.service.jobs(EMAIL)).toHaveLength(PHOTOS);
+    expect(chargedTo(world.service, EMAIL)).toBe(PHOTOS);
+    expect(first.diamondsSpent).toBe(PHOTOS);
+  }, 120_000);
+
+  it('307 to another origin (the service may have acted): a lost answer, never a refusal; nothing paid twice over two runs', async () => {
+    const world = await referenceWorld(cleanups, {
+      email: EMAIL,
+      diamonds: 100,
+      service: { seed: 3, timeScale: 0.01, jobSeconds: [20, 30] },
+      photos: PHOTOS,
+    });
+    const baseUrl = await redirectOnCreate(world.service.url, 307);
+    const first = await runOnWorld(world, { baseUrl, signal: stopAfter(cleanups, 45_000) });
+    await runOnWorld(world, { baseUrl, signal: stopAfter(cleanups, 45_000) });
+    expect(first.failed).toEqual([]);
+    // Held as maybe charged for a person (this service keeps no Idempotency-Key), not resubmitted.
+    expect(first.uncertain).toHaveLength(PHOTOS);
+    expect(chargedTo(world.service, EMAIL)).toBe(PHOTOS);
+  }, 120_000);
+});
