@@ -4,8 +4,6 @@
  * (HttpClient, StudioEngine, runBatch), each run stopped after 45 s if it has not ended.
  */
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,6 +12,7 @@ import type { Recipe } from '../../src/shared/studio';
 import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
 import { startReferenceService, type ReferenceServiceOptions } from '../reference-service';
+import { rewritingFront } from './helpers/rewriting-front';
 import { shapePhotos } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -31,31 +30,12 @@ const CUTOUT: Recipe = {
  * A pass-through in front of the service that drops Retry-After: the spec names no such header,
  * and a service may send none with its rate limits.
  */
-async function withoutRetryAfter(target: string): Promise<string> {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', target);
-      const upstream = http.request(
-        url,
-        { method: req.method, headers: { ...req.headers, host: url.host } },
-        (answer) => {
-          const headers = { ...answer.headers };
-          delete headers['retry-after'];
-          res.writeHead(answer.statusCode ?? 502, headers);
-          answer.pipe(res);
-        },
-      );
-      upstream.on('error', () => res.destroy());
-      upstream.end(Buffer.concat(chunks));
-    });
+const withoutRetryAfter = (target: string) =>
+  rewritingFront(cleanups, target, (_, answer) => {
+    const headers = { ...answer.headers };
+    delete headers['retry-after'];
+    return { ...answer, headers };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  server.unref();
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 async function runAgainst(
   options: ReferenceServiceOptions,

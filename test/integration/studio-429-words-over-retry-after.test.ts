@@ -4,10 +4,9 @@
  * (rev15 Q1). Against the reference /v1 service (written from the spec alone) on loopback, through
  * `run`'s own path (HttpClient, StudioEngine, runBatch), each run stopped after 45 s if not ended.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chargedTo, referenceWorld, runOnWorld, stopAfter } from './helpers/reference-studio';
+import { rewritingFront } from './helpers/rewriting-front';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -20,31 +19,12 @@ const EMAIL = 'words-over-retry-after@ref.test';
  * A pass-through in front of the service that adds `Retry-After: <seconds>` to every 429 (the
  * spec names no such header; a gateway or framework often adds one to any 429).
  */
-async function withRetryAfterOn429(target: string, seconds: string): Promise<string> {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', target);
-      const upstream = http.request(
-        url,
-        { method: req.method, headers: { ...req.headers, host: url.host } },
-        (answer) => {
-          const headers = { ...answer.headers };
-          if (answer.statusCode === 429) headers['retry-after'] = seconds;
-          res.writeHead(answer.statusCode ?? 502, headers);
-          answer.pipe(res);
-        },
-      );
-      upstream.on('error', () => res.destroy());
-      upstream.end(Buffer.concat(chunks));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  server.unref();
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+const withRetryAfterOn429 = (target: string, seconds: string) =>
+  rewritingFront(cleanups, target, (_, answer) =>
+    answer.status === 429
+      ? { ...answer, headers: { ...answer.headers, 'retry-after': seconds } }
+      : answer,
+  );
 
 describe("a 429's plain words outrank its Retry-After", () => {
   it("the spec's daily-cap 429 with 'Retry-After: 5' closes the day: the run ends saying so, the capped key is not asked every 5 s", async () => {

@@ -7,10 +7,9 @@
  * reference /v1 service (written from the spec alone) behind a pass-through on loopback, through
  * `run`'s own path; each run stopped after 45 s if not ended.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chargedTo, referenceWorld, runOnWorld, stopAfter } from './helpers/reference-studio';
+import { rewritingFront } from './helpers/rewriting-front';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -24,40 +23,17 @@ const PHOTOS = 3;
  * A front that passes everything to the service, but answers a charged create (2xx with its id)
  * `redirect` to the job at the service's own origin (another port: another origin).
  */
-async function redirectOnCreate(target: string, redirect: 303 | 307): Promise<string> {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', target);
-      const create = req.method === 'POST' && url.pathname === '/v1/generations';
-      const upstream = http.request(
-        url,
-        { method: req.method, headers: { ...req.headers, host: url.host } },
-        (answer) => {
-          const body: Buffer[] = [];
-          answer.on('data', (c: Buffer) => body.push(c));
-          answer.on('end', () => {
-            const text = Buffer.concat(body).toString('utf8');
-            const status = answer.statusCode ?? 502;
-            if (create && status >= 200 && status < 300) {
-              const { id } = JSON.parse(text) as { id: string };
-              res.writeHead(redirect, { location: `${target}/v1/generations/${id}` }).end();
-              return;
-            }
-            res.writeHead(status, answer.headers).end(text);
-          });
-        },
-      );
-      upstream.on('error', () => res.destroy());
-      upstream.end(Buffer.concat(chunks));
-    });
+const redirectOnCreate = (target: string, redirect: 303 | 307) =>
+  rewritingFront(cleanups, target, (request, answer) => {
+    const create = request.method === 'POST' && request.path === '/v1/generations';
+    if (!create || answer.status < 200 || answer.status >= 300) return answer;
+    const { id } = JSON.parse(answer.body.toString('utf8')) as { id: string };
+    return {
+      status: redirect,
+      headers: { location: `${target}/v1/generations/${id}` },
+      body: Buffer.alloc(0),
+    };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  server.unref();
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 describe("a create's redirect is not followed", () => {
   it('303 See Other to the job on another origin: the job taken from the Location, each photo paid once and delivered', async () => {

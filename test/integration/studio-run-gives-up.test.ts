@@ -16,8 +16,13 @@ import { HttpClient } from '../../src/client';
 import * as store from '../../src/studio/db/store';
 import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
-import { startReferenceService, type ReferenceService } from '../reference-service';
 import { readJobs, readLedger, runCli, startServiceProcess } from '../soak/processes';
+import {
+  referenceWorld,
+  runToldOnWorld,
+  stopAfter,
+  type ReferenceWorld,
+} from './helpers/reference-studio';
 import { CUTOUT_RECIPE, shapePhotos } from './helpers/studio-fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -30,52 +35,30 @@ const PHOTOS = 2;
 const GIVE_UP_MS = 4_000;
 const PROGRESS_MS = 1_000;
 
-/** A scratch folder with `photos` photos in `in/`, and a reference service whose jobs never finish. */
-async function stuckWorld(tag: string, photos: number) {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), `dropshoot-${tag}-`));
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  const service = await startReferenceService({
-    seed: 5,
-    timeScale: 0.01,
-    jobSeconds: [100, 150],
-    jobsStayProcessing: true,
+/** A world with `photos` photos and a reference service whose jobs never finish. */
+const stuckWorld = (photos: number) =>
+  referenceWorld(cleanups, {
+    email: EMAIL,
+    diamonds: 100,
+    service: { seed: 5, timeScale: 0.01, jobSeconds: [100, 150], jobsStayProcessing: true },
+    photos,
   });
-  cleanups.push(() => service.close());
-  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
-  await shapePhotos(path.join(root, 'in'), photos);
-  return { root, service, apiKey };
-}
 
-async function runOnce(service: ReferenceService, apiKey: string, root: string) {
-  const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
-  const engine = new StudioEngine({ dataDir: path.join(root, 'data'), client, apiKey });
-  const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort('SIGTERM'), 30_000);
-  const lines: { at: number; line: string }[] = [];
-  const startedAt = Date.now();
-  try {
-    const summary = await runBatch(engine, {
-      inDir: path.join(root, 'in'),
-      recipe: CUTOUT_RECIPE,
-      outDir: path.join(root, 'out'),
-      signal: stop.signal,
-      giveUpAfterMs: GIVE_UP_MS,
-      progressEveryMs: PROGRESS_MS,
-      onNotice: (line) => lines.push({ at: Date.now() - startedAt, line }),
-    });
-    const items = store.listItems(engine.db, { limit: 100, offset: 0 }).items;
-    return { summary, lines, items, ms: Date.now() - startedAt };
-  } finally {
-    clearTimeout(timer);
-    await engine.close();
-    await client.close();
-  }
-}
+/** One run at the engine's own back-off, stopped after 30 s if it has not ended. */
+const runOnce = (world: ReferenceWorld) =>
+  runToldOnWorld(world, {
+    backoff: { baseMs: 1000, maxMs: 60_000 },
+    concurrency: 4,
+    signal: stopAfter(cleanups, 30_000),
+    giveUpAfterMs: GIVE_UP_MS,
+    progressEveryMs: PROGRESS_MS,
+  });
 
 it('a job processing for ever: run says what it waits for, gives up after its bound, and the next run collects it at no charge', async () => {
-  const { root, service, apiKey } = await stuckWorld('run-gives-up', PHOTOS);
+  const world = await stuckWorld(PHOTOS);
+  const { service } = world;
 
-  const first = await runOnce(service, apiKey, root);
+  const first = await runOnce(world);
   // It ended by itself, not by the 30 s stop, soon after its bound.
   expect(first.summary.interrupted).toBeUndefined();
   expect(first.ms).toBeLessThan(GIVE_UP_MS + 10_000);
@@ -109,7 +92,7 @@ it('a job processing for ever: run says what it waits for, gives up after its bo
 
   // The service recovers; the next run collects both jobs and pays nothing more.
   service.setOptions({ jobsStayProcessing: false });
-  const second = await runOnce(service, apiKey, root);
+  const second = await runOnce(world);
   expect(second.summary.interrupted).toBeUndefined();
   expect(second.summary.exported).toBe(PHOTOS);
   expect(second.summary.failed).toEqual([]);
@@ -175,7 +158,7 @@ it('`dropshoot run --give-up-after`: tells the wait on stderr, ends with exit 1 
 }, 120_000);
 
 it('run --wait: a paid job waiting for a closed day is not given up on; once the day reopens it is collected', async () => {
-  const { root, service, apiKey } = await stuckWorld('run-gives-up-wait', 1);
+  const { root, service, apiKey, inDir } = await stuckWorld(1);
   const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
   // A probe each second sees the cap raised (the day reopens) without waiting for 00:00 UTC.
   const engine = new StudioEngine({
@@ -192,7 +175,7 @@ it('run --wait: a paid job waiting for a closed day is not given up on; once the
   const timer = setTimeout(() => stop.abort('SIGTERM'), 40_000);
   cleanups.push(() => clearTimeout(timer));
   const running = runBatch(engine, {
-    inDir: path.join(root, 'in'),
+    inDir,
     recipe: CUTOUT_RECIPE,
     outDir: path.join(root, 'out'),
     signal: stop.signal,

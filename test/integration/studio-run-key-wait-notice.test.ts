@@ -6,15 +6,9 @@
  * and once the resend collects the job, its time is counted from the key's first send (the
  * charge), not from the resend. Against the reference /v1 service through `run`'s own path.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
-import { StudioEngine } from '../../src/studio/engine';
-import { runBatch } from '../../src/studio/run-batch';
-import { startReferenceService, type ReferenceServiceOptions } from '../reference-service';
-import { CUTOUT_RECIPE, shapePhotos } from './helpers/studio-fixtures';
+import type { ReferenceServiceOptions } from '../reference-service';
+import { referenceWorld, runToldOnWorld } from './helpers/reference-studio';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -27,36 +21,17 @@ const GRACE_MS = 3_000;
 
 /** One `run` of one photo against a service with `options`, its progress lines timed. */
 async function runTold(options: ReferenceServiceOptions) {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-key-wait-'));
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  const service = await startReferenceService({ seed: 3, timeScale: 0.01, ...options });
-  cleanups.push(() => service.close());
-  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
-  await shapePhotos(path.join(root, 'in'), 1);
-  const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
-  const engine = new StudioEngine({
-    keyRecordGraceMs: GRACE_MS,
-    dataDir: path.join(root, 'data'),
-    client,
-    apiKey,
-    backoff: { baseMs: 50, maxMs: 200 },
-    balanceRecheckMs: 100,
+  const world = await referenceWorld(cleanups, {
+    email: EMAIL,
+    diamonds: 100,
+    service: { seed: 3, timeScale: 0.01, ...options },
   });
-  const lines: { at: number; line: string }[] = [];
-  const startedAt = Date.now();
-  try {
-    const summary = await runBatch(engine, {
-      inDir: path.join(root, 'in'),
-      recipe: CUTOUT_RECIPE,
-      outDir: path.join(root, 'out'),
-      progressEveryMs: 500,
-      onNotice: (line) => lines.push({ at: Date.now() - startedAt, line }),
-    });
-    return { summary, lines, service };
-  } finally {
-    await engine.close();
-    await client.close();
-  }
+  const { summary, lines } = await runToldOnWorld(world, {
+    backoff: { baseMs: 50, maxMs: 200 },
+    engine: { keyRecordGraceMs: GRACE_MS, balanceRecheckMs: 100 },
+    progressEveryMs: 500,
+  });
+  return { summary, lines, service: world.service };
 }
 
 it("a lost create answer waiting out its key's record: the line says so, with the time left", async () => {

@@ -7,21 +7,16 @@
  * Against the reference /v1 service (written from the spec alone) on loopback, through `run`'s own
  * path (HttpClient, StudioEngine, runBatch); each run stopped after 40 s if it has not ended.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
 import * as store from '../../src/studio/db/store';
-import { StudioEngine } from '../../src/studio/engine';
-import { runBatch } from '../../src/studio/run-batch';
 import { RESULT_NOT_YET_WINDOW_MS } from '../../src/studio/result-download';
+import type { ReferenceService, ReferenceServiceOptions } from '../reference-service';
 import {
-  startReferenceService,
-  type ReferenceService,
-  type ReferenceServiceOptions,
-} from '../reference-service';
-import { CUTOUT_RECIPE, shapePhotos } from './helpers/studio-fixtures';
+  referenceWorld,
+  runToldOnWorld,
+  stopAfter,
+  type ReferenceWorld,
+} from './helpers/reference-studio';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -30,78 +25,43 @@ afterEach(async () => {
 
 const EMAIL = 'late-files@ref.test';
 
-async function world(tag: string, photos: number, options: ReferenceServiceOptions) {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), `dropshoot-${tag}-`));
-  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
-  const service = await startReferenceService({
-    seed: 7,
-    timeScale: 0.01,
-    jobSeconds: [50, 100],
-    ...options,
+const world = (photos: number, options: ReferenceServiceOptions) =>
+  referenceWorld(cleanups, {
+    email: EMAIL,
+    diamonds: 100,
+    service: { seed: 7, timeScale: 0.01, jobSeconds: [50, 100], ...options },
+    photos,
   });
-  cleanups.push(() => service.close());
-  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 100 });
-  await shapePhotos(path.join(root, 'in'), photos);
-  return { root, service, apiKey };
-}
 
 /**
  * One `run`. `clock.ahead` moves the studio's clock (never the service's) on, as when the window
  * has passed; `onTick` looks at the studio's items every 100 ms while the run goes.
  */
 async function runOnce(
-  service: ReferenceService,
-  apiKey: string,
-  root: string,
-  opts: {
-    clock?: { ahead: number };
-    onTick?: (items: store.ItemRow[]) => void;
-  } = {},
+  w: ReferenceWorld,
+  opts: { clock?: { ahead: number }; onTick?: (items: store.ItemRow[]) => void } = {},
 ) {
   const clock = opts.clock ?? { ahead: 0 };
-  const client = new HttpClient({ baseUrl: service.url, apiKey, timeoutMs: 5000 });
-  const engine = new StudioEngine({
-    dataDir: path.join(root, 'data'),
-    client,
-    apiKey,
-    now: () => new Date(Date.now() + clock.ahead),
+  const told = await runToldOnWorld(w, {
+    concurrency: 4,
     backoff: { baseMs: 100, maxMs: 400 },
+    engine: { now: () => new Date(Date.now() + clock.ahead) },
+    signal: stopAfter(cleanups, 40_000),
+    progressEveryMs: 1_000,
+    ...(opts.onTick ? { onTick: opts.onTick } : {}),
   });
-  const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort('SIGTERM'), 40_000);
-  const watch = setInterval(
-    () => opts.onTick?.(store.listItems(engine.db, { limit: 100, offset: 0 }).items),
-    100,
-  );
-  const lines: string[] = [];
-  const startedAt = Date.now();
-  try {
-    const summary = await runBatch(engine, {
-      inDir: path.join(root, 'in'),
-      recipe: CUTOUT_RECIPE,
-      outDir: path.join(root, 'out'),
-      signal: stop.signal,
-      progressEveryMs: 1_000,
-      onNotice: (line) => lines.push(line),
-    });
-    const items = store.listItems(engine.db, { limit: 100, offset: 0 }).items;
-    return { summary, lines, items, ms: Date.now() - startedAt };
-  } finally {
-    clearTimeout(timer);
-    clearInterval(watch);
-    await engine.close();
-    await client.close();
-  }
+  return { ...told, lines: told.lines.map((l) => l.line) };
 }
 
 const charges = (service: ReferenceService) =>
   service.ledger(EMAIL).filter((e) => e.kind === 'charge').length;
 
 it('result files answering 404 for 3 s after the job completed are asked again and collected in the same run', async () => {
-  const { root, service, apiKey } = await world('files-not-yet', 3, {
+  const w = await world(3, {
     resultFilesNotYetMs: 3_000,
   });
-  const run = await runOnce(service, apiKey, root);
+  const { service } = w;
+  const run = await runOnce(w);
   expect(run.summary.interrupted).toBeUndefined();
   // Before the fix: each file tried twice within a second, the 3 paid photos failed with the 404.
   expect(run.summary.failed).toEqual([]);
@@ -115,11 +75,12 @@ it('result files answering 404 for 3 s after the job completed are asked again a
 }, 60_000);
 
 it('result files still refused when the window is over: held as paid, not failed; the next run collects them at no charge', async () => {
-  const { root, service, apiKey } = await world('files-never', 2, {
+  const w = await world(2, {
     resultFilesNotYetMs: 3_600_000,
   });
+  const { service } = w;
   const clock = { ahead: 0 };
-  const first = await runOnce(service, apiKey, root, {
+  const first = await runOnce(w, {
     clock,
     // Once every file has been refused as not readable yet, the studio's clock passes the window.
     onTick: (items) => {
@@ -149,7 +110,7 @@ it('result files still refused when the window is over: held as paid, not failed
 
   // The object store catches up; the next run downloads both from the same jobs, paying nothing.
   service.setOptions({ resultFilesNotYetMs: 1 });
-  const second = await runOnce(service, apiKey, root, { clock });
+  const second = await runOnce(w, { clock });
   expect(second.summary.exported).toBe(2);
   expect(second.summary.failed).toEqual([]);
   expect(second.summary.held).toEqual([]);
@@ -158,8 +119,9 @@ it('result files still refused when the window is over: held as paid, not failed
 }, 90_000);
 
 it('every result download cut short: tried a bounded number of times, held for the next run, and the run ends', async () => {
-  const { root, service, apiKey } = await world('files-cut', 2, { truncateResultBodies: -1 });
-  const first = await runOnce(service, apiKey, root);
+  const w = await world(2, { truncateResultBodies: -1 });
+  const { service } = w;
+  const first = await runOnce(w);
   // Before the fix: retried for ever, stopped only by the 40 s SIGTERM.
   expect(first.summary.interrupted).toBeUndefined();
   expect(first.ms).toBeLessThan(30_000);
@@ -174,7 +136,7 @@ it('every result download cut short: tried a bounded number of times, held for t
   expect(charges(service)).toBe(2);
 
   service.setOptions({ truncateResultBodies: 0 });
-  const second = await runOnce(service, apiKey, root);
+  const second = await runOnce(w);
   expect(second.summary.exported).toBe(2);
   expect(second.summary.held).toEqual([]);
   expect(second.summary.diamondsSpent).toBe(0);

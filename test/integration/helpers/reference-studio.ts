@@ -10,7 +10,8 @@ import sharp from 'sharp';
 import { HttpClient } from '../../../src/client';
 import type { Recipe } from '../../../src/shared/studio';
 import { openStudio, type Studio } from '../../../src/studio';
-import { StudioEngine } from '../../../src/studio/engine';
+import * as store from '../../../src/studio/db/store';
+import { StudioEngine, type EngineOptions } from '../../../src/studio/engine';
 import { runBatch } from '../../../src/studio/run-batch';
 import { CUTOUT_RECIPE } from './studio-fixtures';
 import {
@@ -49,24 +50,70 @@ export async function referenceWorld(
   return { root, service, apiKey, inDir };
 }
 
+export type RunOnWorldOptions = {
+  recipe?: Recipe;
+  backoffMs?: number;
+  /** Retry back-off range; default `backoffMs` to `backoffMs`. */
+  backoff?: { baseMs: number; maxMs: number };
+  concurrency?: number;
+  Client?: typeof HttpClient;
+  signal?: AbortSignal;
+  /** The folder run over and exported to; the world's own unless given. */
+  folders?: { inDir: string; outDir: string };
+  /** `--give-up-after` in ms (default 30 min). */
+  giveUpAfterMs?: number;
+  /** Where the client sends its requests (a fault proxy before the service); the service's own by default. */
+  baseUrl?: string;
+  /** More of the engine's options (a clock, the key's grace, the poll gap...). */
+  engine?: Partial<Omit<EngineOptions, 'dataDir' | 'client' | 'apiKey'>>;
+  /** How often the run tells its progress (`onNotice`). */
+  progressEveryMs?: number;
+  onNotice?: (line: string) => void;
+};
+
 /** One `run` of the studio on the world's data folder. */
-export async function runOnWorld(
+export async function runOnWorld(w: ReferenceWorld, opts: RunOnWorldOptions = {}) {
+  return (await runWithEngine(w, opts, () => () => {})).summary;
+}
+
+/**
+ * One `run` as `runOnWorld`, with what it told (each line's time from the start), the studio's
+ * items once it ended and how long it took; `onTick` sees the items every 100 ms while it runs.
+ */
+export async function runToldOnWorld(
   w: ReferenceWorld,
-  opts: {
-    recipe?: Recipe;
-    backoffMs?: number;
-    /** Retry back-off range; default `backoffMs` to `backoffMs`. */
-    backoff?: { baseMs: number; maxMs: number };
-    concurrency?: number;
-    Client?: typeof HttpClient;
-    signal?: AbortSignal;
-    /** The folder run over and exported to; the world's own unless given. */
-    folders?: { inDir: string; outDir: string };
-    /** `--give-up-after` in ms (default 30 min). */
-    giveUpAfterMs?: number;
-    /** Where the client sends its requests (a fault proxy before the service); the service's own by default. */
-    baseUrl?: string;
-  } = {},
+  opts: RunOnWorldOptions & { onTick?: (items: store.ItemRow[]) => void } = {},
+) {
+  const lines: { at: number; line: string }[] = [];
+  const startedAt = Date.now();
+  let items: store.ItemRow[] = [];
+  const list = (engine: StudioEngine) =>
+    store.listItems(engine.db, { limit: 1000, offset: 0 }).items;
+  const { summary } = await runWithEngine(
+    w,
+    {
+      ...opts,
+      onNotice: (line) => {
+        lines.push({ at: Date.now() - startedAt, line });
+        opts.onNotice?.(line);
+      },
+    },
+    (engine) => {
+      const watch = setInterval(() => opts.onTick?.(list(engine)), 100);
+      return () => {
+        clearInterval(watch);
+        items = list(engine);
+      };
+    },
+  );
+  return { summary, lines, items, ms: Date.now() - startedAt };
+}
+
+/** The run itself; `watch` starts with the engine and its returned function ends before it closes. */
+async function runWithEngine(
+  w: ReferenceWorld,
+  opts: RunOnWorldOptions,
+  watch: (engine: StudioEngine) => () => void,
 ) {
   const Client = opts.Client ?? HttpClient;
   const backoffMs = opts.backoffMs ?? 50;
@@ -82,16 +129,22 @@ export async function runOnWorld(
     concurrency: opts.concurrency ?? 2,
     backoff: opts.backoff ?? { baseMs: backoffMs, maxMs: backoffMs },
     capProbeMs: 60_000,
+    ...opts.engine,
   });
+  const stopWatching = watch(engine);
   try {
-    return await runBatch(engine, {
+    const summary = await runBatch(engine, {
       inDir: opts.folders?.inDir ?? w.inDir,
       recipe: opts.recipe ?? CUTOUT_RECIPE,
       outDir: opts.folders?.outDir ?? path.join(w.root, 'out'),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.giveUpAfterMs !== undefined ? { giveUpAfterMs: opts.giveUpAfterMs } : {}),
+      ...(opts.progressEveryMs !== undefined ? { progressEveryMs: opts.progressEveryMs } : {}),
+      ...(opts.onNotice ? { onNotice: opts.onNotice } : {}),
     });
+    return { summary };
   } finally {
+    stopWatching();
     await engine.close();
     await client.close();
   }
