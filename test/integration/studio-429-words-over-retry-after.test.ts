@@ -5,7 +5,13 @@
  * `run`'s own path (HttpClient, StudioEngine, runBatch), each run stopped after 45 s if not ended.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { chargedTo, referenceWorld, runOnWorld, stopAfter } from './helpers/reference-studio';
+import {
+  chargedTo,
+  expectEveryPhotoPaidOnce,
+  referenceWorld,
+  runOnWorld,
+  stopAfter,
+} from './helpers/reference-studio';
 import { rewritingFront } from './helpers/rewriting-front';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -93,14 +99,7 @@ describe('words of jobs at once keep a long Retry-After a wait on jobs at once',
       .filter((r) => r.method === 'POST' && r.path === '/v1/generations' && r.status === 429);
     expect(refused.length).toBeGreaterThan(0);
     // Before: the day closed after a dozen requests, 2 paid jobs left for tomorrow, 4 not started.
-    expect(summary.interrupted).toBeUndefined();
-    expect(summary.collectTomorrow ?? []).toEqual([]);
-    expect(summary.held).toEqual([]);
-    expect(summary.failed).toEqual([]);
-    expect(summary.exported).toBe(photos);
-    expect(world.service.jobs(EMAIL)).toHaveLength(photos);
-    expect(chargedTo(world.service, EMAIL)).toBe(photos);
-    expect(summary.diamondsSpent).toBe(photos);
+    expectEveryPhotoPaidOnce(summary, world.service, EMAIL, photos);
     expect(summary.notices?.some((n) => n.includes('daily request cap'))).toBe(false);
   }, 90_000);
 });

@@ -35,17 +35,23 @@ const redirectOnCreate = (target: string, redirect: 303 | 307) =>
     };
   });
 
+/** Two runs over the same photos through a front answering each charged create `redirect`. */
+async function twoRunsBehind(redirect: 303 | 307) {
+  const world = await referenceWorld(cleanups, {
+    email: EMAIL,
+    diamonds: 100,
+    service: { seed: 3, timeScale: 0.01, jobSeconds: [20, 30] },
+    photos: PHOTOS,
+  });
+  const baseUrl = await redirectOnCreate(world.service.url, redirect);
+  const first = await runOnWorld(world, { baseUrl, signal: stopAfter(cleanups, 45_000) });
+  const second = await runOnWorld(world, { baseUrl, signal: stopAfter(cleanups, 45_000) });
+  return { world, first, second };
+}
+
 describe("a create's redirect is not followed", () => {
   it('303 See Other to the job on another origin: the job taken from the Location, each photo paid once and delivered', async () => {
-    const world = await referenceWorld(cleanups, {
-      email: EMAIL,
-      diamonds: 100,
-      service: { seed: 3, timeScale: 0.01, jobSeconds: [20, 30] },
-      photos: PHOTOS,
-    });
-    const baseUrl = await redirectOnCreate(world.service.url, 303);
-    const first = await runOnWorld(world, { baseUrl, signal: stopAfter(cleanups, 45_000) });
-    const second = await runOnWorld(world, { baseUrl, signal: stopAfter(cleanups, 45_000) });
+    const { world, first, second } = await twoRunsBehind(303);
     // Before: each photo failed 'Invalid or revoked API key' (the followed GET without the key),
     // 3 charged by run 1 and 3 more by run 2.
     expect(first.failed).toEqual([]);
@@ -57,15 +63,7 @@ describe("a create's redirect is not followed", () => {
   }, 120_000);
 
   it('307 to another origin (the service may have acted): a lost answer, never a refusal; nothing paid twice over two runs', async () => {
-    const world = await referenceWorld(cleanups, {
-      email: EMAIL,
-      diamonds: 100,
-      service: { seed: 3, timeScale: 0.01, jobSeconds: [20, 30] },
-      photos: PHOTOS,
-    });
-    const baseUrl = await redirectOnCreate(world.service.url, 307);
-    const first = await runOnWorld(world, { baseUrl, signal: stopAfter(cleanups, 45_000) });
-    await runOnWorld(world, { baseUrl, signal: stopAfter(cleanups, 45_000) });
+    const { world, first } = await twoRunsBehind(307);
     expect(first.failed).toEqual([]);
     // Held as maybe charged for a person (this service keeps no Idempotency-Key), not resubmitted.
     expect(first.uncertain).toHaveLength(PHOTOS);

@@ -7,12 +7,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
+import { expect } from 'vitest';
 import { HttpClient } from '../../../src/client';
 import type { Recipe } from '../../../src/shared/studio';
 import { openStudio, type Studio } from '../../../src/studio';
 import * as store from '../../../src/studio/db/store';
 import { StudioEngine, type EngineOptions } from '../../../src/studio/engine';
-import { runBatch } from '../../../src/studio/run-batch';
+import { runBatch, type BatchSummary } from '../../../src/studio/run-batch';
 import { CUTOUT_RECIPE } from './studio-fixtures';
 import {
   startReferenceService,
@@ -164,6 +165,27 @@ export function chargedTo(service: ReferenceService, email: string): number {
     .ledger(email)
     .filter((e) => e.kind === 'charge')
     .reduce((sum, e) => sum - e.delta, 0);
+}
+
+/**
+ * A run that met a limit and waited it out: it ended by itself with every photo exported and none
+ * held, failed or left for tomorrow, each photo one job paid once, and the spend it reports is
+ * the ledger's.
+ */
+export function expectEveryPhotoPaidOnce(
+  summary: BatchSummary,
+  service: ReferenceService,
+  email: string,
+  photos: number,
+): void {
+  expect(summary.interrupted).toBeUndefined();
+  expect(summary.collectTomorrow ?? []).toEqual([]);
+  expect(summary.held).toEqual([]);
+  expect(summary.failed).toEqual([]);
+  expect(summary.exported).toBe(photos);
+  expect(service.jobs(email)).toHaveLength(photos);
+  expect(chargedTo(service, email)).toBe(photos);
+  expect(summary.diamondsSpent).toBe(photos);
 }
 
 /** The studio (hot folders, commands) on the world's data folder, closed with the test. */
