@@ -154,13 +154,18 @@ export async function renderVideo(
     await new Promise<void>((resolve, reject) => {
       const child = spawn(ffmpeg.path, args, { stdio: ['ignore', 'ignore', 'pipe'], signal });
       let stderr = '';
+      let spawnError: Error | undefined;
       child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      child.on('error', (err) => reject(new ProviderError(`ffmpeg could not run: ${err.message}`)));
-      child.on('exit', (code) =>
-        code === 0
-          ? resolve()
-          : reject(new ProviderError(`ffmpeg failed (${code}): ${stderr.trim().slice(0, 300)}`)),
-      );
+      child.on('error', (err) => (spawnError = err));
+      // Settled on 'close', never on 'error': a cancel kills ffmpeg, which still opens and
+      // finishes its output for a moment; removing the folder before it ends left the MP4 behind.
+      child.on('close', (code) => {
+        if (code === 0 && !spawnError) resolve();
+        else if (signal?.aborted) reject(new ProviderError('the generation was cancelled'));
+        else if (spawnError)
+          reject(new ProviderError(`ffmpeg could not run: ${spawnError.message}`));
+        else reject(new ProviderError(`ffmpeg failed (${code}): ${stderr.trim().slice(0, 300)}`));
+      });
     });
     return await fs.promises.readFile(out);
   } finally {
