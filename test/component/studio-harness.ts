@@ -36,10 +36,13 @@ export async function startHarness() {
     async stop() {
       // The renderer's fetches keep their connections alive; a test run has no reason to wait them out.
       web.server.closeAllConnections();
-      await web.close();
-      await studio.close();
-      await client.close();
-      fs.rmSync(root, { recursive: true, force: true });
+      try {
+        await web.close();
+        await studio.close();
+        await client.close();
+      } finally {
+        fs.rmSync(root, { recursive: true, force: true });
+      }
     },
   };
 }

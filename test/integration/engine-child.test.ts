@@ -4,6 +4,7 @@
  * data folders, the embedded core in the child, real hot-folder photos.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,9 +34,18 @@ beforeEach(() => {
   };
 });
 
-afterEach(() => {
-  for (const child of started.splice(0))
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+afterEach(async () => {
+  // Removed once every engine has ended: one still writing its data folder would leave it behind.
+  const running = started
+    .splice(0)
+    .filter((child) => child.exitCode === null && child.signalCode === null);
+  await Promise.all(
+    running.map((child) => {
+      const ended = once(child, 'exit');
+      child.kill('SIGKILL');
+      return ended;
+    }),
+  );
   fs.rmSync(root, { recursive: true, force: true });
 });
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import ffmpeg from '@ffmpeg-installer/ffmpeg';
 import type { Region } from 'sharp';
 import { sharp } from '../../src/infra/sharp';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../src/core/catalog';
 import { createLocalProvider } from '../../src/core/providers/local';
 import { enhancePhoto } from '../../src/core/providers/local/enhance';
@@ -105,6 +105,7 @@ describe('amateur_to_pro', () => {
 describe('generative tools', () => {
   const provider = createLocalProvider({ catalog });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-provider-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
   const job = (over: Partial<ProviderJob>): ProviderJob => ({
     jobId: 'job_test',
     toolId: 'virtual_model',

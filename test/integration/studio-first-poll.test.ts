@@ -4,17 +4,9 @@
  * the tool's jobs were done, so the polls after it (a quarter of the elapsed time apart) collect
  * most jobs within about a quarter of their duration; a later quantile let most jobs sit done.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
-import { openStudioDatabase, type StudioDB } from '../../src/studio/db/open';
+import { expect, it } from 'vitest';
 import { Poller } from '../../src/studio/poller';
-
-const dbs: StudioDB[] = [];
-afterEach(() => {
-  for (const db of dbs.splice(0)) db.close();
-});
+import { scratchStudioDb } from '../support/scratch-studio-db';
 
 /** The poll schedule of one job of `durationMs`: when it is seen done, after its completion. */
 function collectionDelay(p: Poller, durationMs: number): number {
@@ -24,9 +16,7 @@ function collectionDelay(p: Poller, durationMs: number): number {
 }
 
 it('with requests to spare, the median job is collected within a quarter of its duration once job times are known', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-first-poll-'));
-  const db = openStudioDatabase(path.join(dir, 'studio.db'));
-  dbs.push(db);
+  const db = scratchStudioDb('first-poll');
   const p = new Poller(db);
   // Twenty jobs of 0.5 to 4 s already seen (the bench's jobs), evenly spread.
   const durations = Array.from({ length: 20 }, (_, i) => 500 + (i * 3500) / 19);

@@ -2,23 +2,13 @@
  * The learned job time (item 8): estimated from the interval in which a job finished, bounded and
  * robust, and never stretched by pauses, gates or the process being down.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { openStudioDatabase, type StudioDB } from '../../src/studio/db/open';
+import { describe, expect, it } from 'vitest';
 import { jobOutcome, maxPollsFor, Poller, REMOTE_PRIOR_MS } from '../../src/studio/poller';
 import { typicalJobMs } from '../../src/studio/poll';
-
-const dbs: StudioDB[] = [];
-afterEach(() => {
-  for (const db of dbs.splice(0)) db.close();
-});
+import { scratchStudioDb } from '../support/scratch-studio-db';
 
 function poller(): Poller {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-poller-'));
-  const db = openStudioDatabase(path.join(dir, 'studio.db'));
-  dbs.push(db);
+  const db = scratchStudioDb('poller');
   return new Poller(db);
 }
 

@@ -3,20 +3,13 @@
  * the service) is adopted and collected, never queued to be paid again; one whose job the service
  * failed (refunded) is queued anew.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Recipe } from '../../src/shared/studio';
-import { openStudioDatabase, type StudioDB } from '../../src/studio/db/open';
 import * as store from '../../src/studio/db/store';
 import { up as markRefunded } from '../../src/studio/db/migrations/0050-refunded-jobs';
 import { enqueue, retryItem } from '../../src/studio/queue';
-
-const dbs: StudioDB[] = [];
-afterEach(() => {
-  for (const db of dbs.splice(0)) db.close();
-});
+import { scratchStudioDb } from '../support/scratch-studio-db';
 
 const recipe: Recipe = {
   request: { toolId: 'remove_background', images: { user_photo: '{photo}' } },
@@ -25,9 +18,8 @@ const recipe: Recipe = {
 const now = new Date('2026-01-01T10:00:00Z');
 
 function setup() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-queue-'));
-  const db = openStudioDatabase(path.join(dir, 'studio.db'));
-  dbs.push(db);
+  const db = scratchStudioDb('queue');
+  const dir = path.dirname(db.name);
   const batch = (id: string) =>
     db
       .prepare(

@@ -3,26 +3,17 @@
  * per run, at most `PARTIAL_POLLS_PER_DAY` times per UTC day, for a day after its submission, and
  * never again once the service forgot it. Counted in the studio database, as the runs share it.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { openStudioDatabase, type StudioDB } from '../../src/studio/db/open';
+import { describe, expect, it } from 'vitest';
+import { type StudioDB } from '../../src/studio/db/open';
 import {
   givePartialUp,
   PARTIAL_POLLS_PER_DAY,
   takePartialPoll,
 } from '../../src/studio/result-download';
-
-const dbs: StudioDB[] = [];
-afterEach(() => {
-  for (const db of dbs.splice(0)) db.close();
-});
+import { scratchStudioDb } from '../support/scratch-studio-db';
 
 function studioDb(): StudioDB {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-partial-polls-'));
-  const db = openStudioDatabase(path.join(dir, 'studio.db'));
-  dbs.push(db);
+  const db = scratchStudioDb('partial-polls');
   return db;
 }
 

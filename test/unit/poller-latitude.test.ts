@@ -3,11 +3,7 @@
  * pack counters of a whole set for a subset, results that lag a `completed`), and how far apart a
  * job stuck at the service is polled.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { openStudioDatabase, type StudioDB } from '../../src/studio/db/open';
+import { describe, expect, it } from 'vitest';
 import {
   jobOutcome,
   maxPollsFor,
@@ -16,6 +12,7 @@ import {
   Poller,
   resultsOwed,
 } from '../../src/studio/poller';
+import { scratchStudioDb } from '../support/scratch-studio-db';
 
 type Answer = Parameters<typeof jobOutcome>[0];
 const answer = (fields: Partial<Record<keyof Answer, unknown>>): Answer =>
@@ -215,15 +212,8 @@ describe('a failure status whose counters show shots made', () => {
 });
 
 describe('poll gaps of a job stuck at the service', () => {
-  const dbs: StudioDB[] = [];
-  afterEach(() => {
-    for (const db of dbs.splice(0)) db.close();
-  });
   const poller = () => {
-    const db = openStudioDatabase(
-      path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-poller-')), 'studio.db'),
-    );
-    dbs.push(db);
+    const db = scratchStudioDb('poller');
     return new Poller(db);
   };
   const pollsWithin = (p: Poller, sparse: boolean, ms: number) => {
