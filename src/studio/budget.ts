@@ -17,6 +17,7 @@ import {
 import { utcDay } from '../shared/utc-day';
 import type { StudioDB } from './db/open';
 import { isDailyCapRefusal, namesShortPeriod } from './gates';
+import { UNNAMED_END_WORDS } from './poller';
 import * as store from './db/store';
 import { shotsAsked } from './result-download';
 
@@ -972,6 +973,81 @@ export class Budget {
       .all(new Date(at).toISOString()) as { id: string; diamonds: number }[];
   }
 
+  /**
+   * Jobs ended under a word the spec does not name with no results (held as paid, their charge
+   * counted: `UNNAMED_END_WORDS`) whose refund the reading shows, given as refunded (diamonds 0;
+   * still paid, so never submitted again): those in the window (charge and refund both in it) and
+   * those charged before it (its refund only). Taken only when with all of them refunded the
+   * reading shows what the window's other charges cost (no less than their list prices, no more
+   * than their bound; exactly none without others): a reading short of the charges otherwise is
+   * read as before (a credit hid them: `countAtBound`). A credit the size of their charges
+   * arriving with them reads the same as their refunds: counted as refunded, as the spec's
+   * `failed` is when answered (spec 3.1 refunds a failed job).
+   */
+  private refundsOfUnnamedEnds(
+    anchorAt: number,
+    charged: {
+      id: string;
+      kind: RecipeKind;
+      toolId: string | null;
+      packTotal: number | null;
+      submitRequest: string | null;
+      diamonds: number;
+      price: number;
+      sure: number;
+    }[],
+    spent: number,
+  ): { id: string; diamonds: number; before: boolean }[] {
+    if (this.client.origin === 'embedded') return [];
+    const ended = this.db
+      .prepare(
+        `SELECT id, diamonds, submitted_at AS submittedAt FROM items
+           WHERE diamonds > 0 AND job_id IS NOT NULL AND kind != 'ready_shoot' AND instr(error, ?) > 0
+             AND updated_at >= ?`,
+      )
+      .all(UNNAMED_END_WORDS, new Date(this.batchStartedAt).toISOString()) as {
+      id: string;
+      diamonds: number;
+      submittedAt: string | null;
+    }[];
+    if (ended.length === 0) return [];
+    const inWindow = new Set(charged.map((c) => c.id));
+    const anchorIso = new Date(anchorAt).toISOString();
+    const found = ended
+      .filter((e) => inWindow.has(e.id) || (e.submittedAt !== null && e.submittedAt < anchorIso))
+      .map((e) => ({ id: e.id, diamonds: e.diamonds, before: !inWindow.has(e.id) }));
+    if (found.length === 0) return [];
+    const back = new Set(found.map((e) => e.id));
+    const rest = charged.filter((c) => !back.has(c.id));
+    const shown = spent + found.filter((e) => e.before).reduce((sum, e) => sum + e.diamonds, 0);
+    const restFloor = rest.reduce(
+      (sum, c) =>
+        sum + Math.min(c.diamonds, this.toolPrices.get(jobGroup(c.kind, c.toolId)) || c.diamonds),
+      0,
+    );
+    const restBound = rest.reduce((sum, c) => sum + this.boundOf(c), 0);
+    const wholeListFloor = charged.reduce(
+      (sum, c) =>
+        sum + Math.min(c.diamonds, this.toolPrices.get(jobGroup(c.kind, c.toolId)) || c.diamonds),
+      0,
+    );
+    // Only a reading short of the charges: one that shows them all is read as any reading.
+    if (spent >= wholeListFloor) return [];
+    const explained = rest.length === 0 ? shown === 0 : shown >= restFloor && shown <= restBound;
+    if (!explained) return [];
+    const refund = this.db.prepare(
+      "UPDATE items SET diamonds = 0, price_sure = 0, note = COALESCE(note || '; ', '') || ? WHERE id = ?",
+    );
+    this.db.transaction(() => {
+      for (const e of found)
+        refund.run(
+          `the balance shows its ${e.diamonds} diamond(s) refunded: not counted as spent (still the same job, never submitted again)`,
+          e.id,
+        );
+    })();
+    return found;
+  }
+
   /** After a failed read the next waits (`readingDueIn`); after an answer it may go at once. */
   private noteReading(balance: number | null): void {
     if (balance === null) {
@@ -1019,7 +1095,7 @@ export class Budget {
           .get(new Date(anchor.at).toISOString()) !== undefined;
       // Every charge is read by the reading that covers it, at a named price and a catalog job's
       // diamondCost too (a claim: the service may charge more, or have raised it since).
-      const charged = unknown ? [] : since;
+      let charged = unknown ? [] : since;
       // The service refunds a failed job (spec 3.1): one charged before the last reading and
       // seen failed since gave its charge back in this window, which is not a credit; so did one
       // the last reading showed charged but not refunded yet (`refundsDue`).
@@ -1028,7 +1104,6 @@ export class Budget {
       const dueBack = unknown ? [] : this.refundsDue;
       const refunded = [...refundedNow, ...dueBack].reduce((sum, r) => sum + r.diamonds, 0);
       let spent = anchor.balance - balance + refunded;
-      const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
       // The least they can have cost: their list prices (a price planned above the list, from an
       // app's debit read once, is relearnt downwards from here).
       const floorOf = (charges: typeof since) =>
@@ -1038,6 +1113,16 @@ export class Budget {
             Math.min(c.diamonds, this.toolPrices.get(jobGroup(c.kind, c.toolId)) || c.diamonds),
           0,
         );
+      // Jobs ended under a word the spec does not name, held as paid (`jobOutcome`'s `empty`): a
+      // reading short of the charges by their charges is their refund (a failed job's, spec 3.1),
+      // not a credit that hid the charges (review rev15 S1: 3 charged and refunded reported 9).
+      const endedRefunded = unknown ? [] : this.refundsOfUnnamedEnds(anchor.at, charged, spent);
+      if (endedRefunded.length > 0) {
+        const back = new Set(endedRefunded.map((e) => e.id));
+        spent += endedRefunded.filter((e) => e.before).reduce((sum, e) => sum + e.diamonds, 0);
+        charged = charged.filter((c) => !back.has(c.id));
+      }
+      const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
       const floor = floorOf(charged);
       // Less than the list prices may be a balance read that shows charges late (a cached or
       // lagging read), not a credit: read again after a while, waiting longer each time, before
