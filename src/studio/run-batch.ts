@@ -448,9 +448,18 @@ export async function runBatch(
       },
     });
     const waitSignal = signal ? AbortSignal.any([signal, giveUp.signal]) : giveUp.signal;
+    let shortReadAgain = false;
     for (;;) {
       await Promise.race([engine.waitForBatch(batchId, undefined, heldBy, waitSignal), stopped]);
-      if (signal?.aborted || giveUp.signal.aborted || !input.uncertain) break;
+      if (signal?.aborted || giveUp.signal.aborted) break;
+      // A 402 whose words name a balance below what the last reading showed (review rev15 X1:
+      // 'required 4, balance 3' with 996 read): the balance is read once more before the photos
+      // it held end the run; enough there lets them go (the gate opens, as on its own re-read).
+      if (!input.wait && !shortReadAgain && (await readAgainWhenShort(engine, batchId))) {
+        shortReadAgain = true;
+        continue;
+      }
+      if (!input.uncertain) break;
       const open = store
         .listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 })
         .items.filter((i) => i.uncertain === 1);
@@ -768,6 +777,33 @@ function chargedUncertain(
     });
   }
   return unexplained;
+}
+
+/**
+ * Photos of the batch held short of diamonds by a 402 whose named balance is below what the last
+ * reading showed (`balanceReadSince`): the balance is read once; when it covers what the 402
+ * asked for, the gate opens and they go. Returns whether they were let go.
+ */
+async function readAgainWhenShort(engine: StudioEngine, batchId: string): Promise<boolean> {
+  const gate = engine.gates.diamonds;
+  const lastRead = engine.spending.balanceReadSince(0);
+  if (!gate || lastRead === null || lastRead < gate.needed) return false;
+  if (gate.balance !== null && gate.balance >= gate.needed) return false;
+  const held = store
+    .listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 })
+    .items.some((i) => i.waitReason === 'no_diamonds' && !i.jobId && !engine.isTerminal(i.state));
+  if (!held || engine.dayClosed()) return false;
+  const sentAt = engine.now().getTime();
+  const balance = await engine.client
+    .getAccount()
+    .then((account) => account.diamondBalance)
+    .catch(() => null);
+  if (balance === null || !engine.db.open) return false;
+  engine.spending.balanceSeen(balance, sentAt);
+  if (!engine.gates.balanceRead(gate, balance)) return false;
+  engine.clearWaits('no_diamonds');
+  engine.kick();
+  return true;
 }
 
 /** What the recipe check at the start of `run` found. */
