@@ -21,6 +21,8 @@ if (!present) console.log(`clipped-cast retouch skipped: no photos with masks at
 const CASTS = {
   pink: { gain: [1.12, 0.92, 0.98], offset: [6, 0, 0] },
   warm: { gain: [1.1, 0.97, 0.88], offset: [8, 0, 0] },
+  /** Green and blue lowered, red left at 255 on a white backdrop: at white, not past it. */
+  warmUnclipped: { gain: [1, 0.94, 0.84], offset: [0, 0, 0] },
 } as const;
 
 const LIN = Float64Array.from({ length: 256 }, (_, i) => {
@@ -105,6 +107,7 @@ describe.skipIf(!present)('amateur_to_pro on a cast that clipped the backdrop', 
         ['049940_1', 'warm'],
         ['00126_00', 'pink'],
         ['00126_00', 'warm'],
+        ['049940_1', 'warmUnclipped'],
       ] as const;
       for (const [id, name] of cases) {
         expect(ids, id).toContain(id);

@@ -49,10 +49,15 @@ function neutralGains(data: Buffer, alpha: Buffer, width: number, height: number
     // Nothing clipped, or white; with two channels at 255 one of them may simply be white.
     return { gains: gainsFor(level) ?? [1, 1, 1], clipped: [false, false, false] };
   }
+  // At 255 exactly (a warm cast that only lowered green and blue) is not past it.
+  const c0 = clipped.indexOf(true);
+  const behind = backdropBehindEdges(data, alpha, width, height, level, c0);
+  if (behind < 255 + PAST_WHITE) {
+    return { gains: gainsFor(level) ?? [1, 1, 1], clipped: [false, false, false] };
+  }
   // A cast shifts the colour, not the exposure: a backdrop grey (w, w, w) before the cast keeps
   // its sum 3w, so the clipped channel held 3w less the others. The whitest w (255 down) that
   // asks for no more than a moderate cast gives the colour; the brightness stays what it is.
-  const c0 = clipped.indexOf(true);
   const others = level.reduce((s, v, c) => (c === c0 ? s : s + v), 0);
   const grey = (level[0]! + level[1]! + level[2]!) / 3;
   for (let w = 255; 3 * w - others > level[c0]!; w -= 0.5) {
@@ -63,6 +68,74 @@ function neutralGains(data: Buffer, alpha: Buffer, width: number, height: number
     if (gains) return { gains, clipped };
   }
   return { gains: gainsFor(level) ?? [1, 1, 1], clipped };
+}
+
+/** Reach (px) of the fabric and the backdrop an edge pixel is read as a blend of. */
+const BLEND_REACH = 4;
+/** Blends nearer either end than these shares of fabric say too little about the backdrop. */
+const BLEND_SHARE = { min: 0.15, max: 0.7 };
+/** Contrast (levels, unclipped channels) below which a blend share cannot be read. */
+const BLEND_CONTRAST = 40;
+/** Fewer usable edge pixels than this and the channel is taken as not past white. */
+const BLEND_MIN_PIXELS = 200;
+/**
+ * Levels past 255 the edge blends must show before the channel counts as pushed past white. JPEG
+ * keeps colour at half resolution and pulls the blends beside clipped pixels down (a red truly
+ * at 291 read 263), so this is a test, not a measure: the measure is the sum rule.
+ */
+const PAST_WHITE = 4;
+
+/**
+ * Whether the cast pushed the backdrop's clipped channel past 255, read at the subject's outline:
+ * there a pixel blends the backdrop and the fabric beside it, and beside darker fabric the blend
+ * is below 255 in that channel too. Its share of fabric, read from the unclipped channels, gives
+ * the backdrop's value: (pixel - share * fabric) / (1 - share). The median over the outline, or
+ * 0 where too few pixels tell.
+ */
+function backdropBehindEdges(
+  data: Buffer,
+  alpha: Buffer,
+  width: number,
+  height: number,
+  level: number[],
+  c0: number,
+): number {
+  const n = width * height;
+  const solid = new Float32Array(n);
+  const clear = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    if (alpha[i] === 255) solid[i] = 1;
+    if (alpha[i]! < 8) clear[i] = 1;
+  }
+  const fabricCount = boxSum(solid, width, height, BLEND_REACH);
+  const nearClear = dilate(clear, width, height, BLEND_REACH);
+  const fabric: Float32Array[] = [];
+  const channel = new Float32Array(n);
+  for (let c = 0; c < 3; c++) {
+    for (let i = 0; i < n; i++) channel[i] = solid[i]! * data[i * 3 + c]!;
+    fabric.push(boxSum(channel, width, height, BLEND_REACH));
+  }
+  const estimates: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (!nearClear[i] || !fabricCount[i] || data[i * 3 + c0]! >= 250) continue;
+    const own = fabric[c0]![i]! / fabricCount[i]!;
+    if (own >= 250) continue;
+    let dot = 0;
+    let len = 0;
+    for (let c = 0; c < 3; c++) {
+      if (c === c0) continue;
+      const f = fabric[c]![i]! / fabricCount[i]! - level[c]!;
+      dot += (data[i * 3 + c]! - level[c]!) * f;
+      len += f * f;
+    }
+    if (len < BLEND_CONTRAST * BLEND_CONTRAST) continue;
+    const share = dot / len;
+    if (share < BLEND_SHARE.min || share > BLEND_SHARE.max) continue;
+    estimates.push((data[i * 3 + c0]! - share * own) / (1 - share));
+  }
+  if (estimates.length < BLEND_MIN_PIXELS) return 0;
+  estimates.sort((a, b) => a - b);
+  return estimates[estimates.length >> 1]!;
 }
 
 /** Gains that bring these backdrop levels to grey (their mean); null beyond a moderate cast. */
