@@ -46,12 +46,42 @@ export function productBox(
   bg: Rgb = estimateBackground(img),
   tolerance = DEFAULT_TOLERANCE,
 ): Box | null {
+  return boxOf(img, (i) => isBackgroundPixel(img, i, bg, tolerance));
+}
+
+/**
+ * `productBox` read against the backdrop row by row: each row's background runs from the left
+ * edge's backdrop colour to the right edge's (`left`, `right`: RGBA per row, as
+ * `backdropLine` gives them). A wall lit unevenly, or a floor of another colour under the wall,
+ * is then background; read against the border's one median colour they made the product span
+ * the whole width, so a photo that could be padded was cropped through the figure.
+ */
+export function productBoxAcrossRows(
+  img: RawImage,
+  left: Float32Array,
+  right: Float32Array,
+  tolerance = DEFAULT_TOLERANCE,
+): Box | null {
+  const { width, channels } = img;
+  const here = { r: 0, g: 0, b: 0 };
+  return boxOf(img, (i) => {
+    const p = i / channels;
+    const y = Math.floor(p / width);
+    const t = (p - y * width) / Math.max(1, width - 1);
+    here.r = left[y * 4]! + (right[y * 4]! - left[y * 4]!) * t;
+    here.g = left[y * 4 + 1]! + (right[y * 4 + 1]! - left[y * 4 + 1]!) * t;
+    here.b = left[y * 4 + 2]! + (right[y * 4 + 2]! - left[y * 4 + 2]!) * t;
+    return isBackgroundPixel(img, i, here, tolerance);
+  });
+}
+
+function boxOf(img: RawImage, isBackground: (offset: number) => boolean): Box | null {
   const { width, height, channels } = img;
   const rowCounts = new Uint32Array(height);
   const colCounts = new Uint32Array(width);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
-      if (!isBackgroundPixel(img, (y * width + x) * channels, bg, tolerance)) {
+      if (!isBackground((y * width + x) * channels)) {
         rowCounts[y] = (rowCounts[y] ?? 0) + 1;
         colCounts[x] = (colCounts[x] ?? 0) + 1;
       }

@@ -5,6 +5,7 @@ import {
   DEFAULT_TOLERANCE,
   estimateBackground,
   productBox,
+  productBoxAcrossRows,
   whitenBackground,
   type Box,
   type RawImage,
@@ -94,8 +95,13 @@ export async function renderForPreset(
       break;
     }
     case 'canvas': {
-      const bg = estimateBackground(raw);
-      const box = productBox(raw, bg, DEFAULT_TOLERANCE);
+      const lines = new Map(SIDES.map((side) => [side, backdropLine(raw, side)]));
+      // Read against each row's own backdrop where both side edges are backdrop: against the
+      // border's one median colour, a wall lit unevenly made the product span the whole width
+      // (the model was placed off-centre, or the photo cropped through the figure).
+      const box =
+        sideLinesBox(raw, lines.get('left')!, lines.get('right')!) ??
+        productBox(raw, estimateBackground(raw), DEFAULT_TOLERANCE);
       const aspect = framing.width / framing.height;
       let w = canvasWindow(sw, sh, box, aspect);
       let crop = intersect(w, sw, sh);
@@ -106,7 +112,6 @@ export async function renderForPreset(
         right: w.left + w.width - (crop.left + crop.width),
       };
       const needed = SIDES.filter((side) => short[side] > 0);
-      const lines = new Map(SIDES.map((side) => [side, backdropLine(raw, side)]));
       const touched: Record<Side, boolean> = {
         top: !!box && box.top <= 0,
         left: !!box && box.left <= 0,
@@ -327,3 +332,13 @@ function intersect(w: Box, sw: number, sh: number): Box {
 }
 
 const fullBox = (width: number, height: number): Box => ({ left: 0, top: 0, width, height });
+
+type SideLine = ReturnType<typeof backdropLine>;
+
+/** The product's box against the left and right backdrop lines, when both are opaque backdrop. */
+function sideLinesBox(raw: RawImage, left: SideLine, right: SideLine): Box | null {
+  if (!left.extendable || !right.extendable) return null;
+  const opaque = (line: Float32Array) => line.every((v, j) => j % 4 !== 3 || v >= 128);
+  if (!opaque(left.edge) || !opaque(right.edge)) return null;
+  return productBoxAcrossRows(raw, left.edge, right.edge, DEFAULT_TOLERANCE);
+}
