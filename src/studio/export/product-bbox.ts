@@ -52,9 +52,8 @@ export function productBox(
 /**
  * `productBox` read against the backdrop row by row: each row's background runs from the left
  * edge's backdrop colour to the right edge's (`left`, `right`: RGBA per row, as
- * `backdropLine` gives them). A wall lit unevenly, or a floor of another colour under the wall,
- * is then background; read against the border's one median colour they made the product span
- * the whole width, so a photo that could be padded was cropped through the figure.
+ * `backdropLine`'s `edge` gives them). A wall lit unevenly is then background; read against the
+ * border's one median colour it made the product span the whole width.
  */
 export function productBoxAcrossRows(
   img: RawImage,
