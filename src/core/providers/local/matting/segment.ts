@@ -10,7 +10,6 @@ import { addContactShadows, clearBeside } from './contact-shadow';
 import { addFloor } from './floor';
 import { addLitWall, wallModel } from './lit-wall';
 import { addWallGaps } from './wall-gaps';
-import { clippedNecks } from './clipped';
 import { shadeOf } from './shade';
 import {
   borderPixels,
@@ -335,9 +334,6 @@ const POCKET_RINGING = 0.4;
  */
 const SHADOW_RINGING = 0.3;
 
-/** Half-width (px) under which a neck of clipped white does not carry the flood (clipped.ts). */
-const CLIPPED_NECK = Number(process.env.NECK ?? 4);
-
 /** Levels (5x5 range) within which a patch counts as flat. */
 const FLAT_RANGE = 2;
 /**
@@ -451,10 +447,7 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   for (let i = 0; i < n; i++) wide[i] = wide[i]! & flat[i]!;
   if (digital !== null) keepPatchColour(wide, rgb, surface, distance, w);
   for (let i = 0; i < n; i++) if (wide[i]) core[i] = 1;
-  const necks = clippedNecks(rgb, w, h, CLIPPED_NECK);
-  const background = driftFlood(rgb, w, h, seeds, core, like, surface, t, necks);
-  if (process.env.SEGDUMP) process.getBuiltinModule('node:fs').writeFileSync(process.env.SEGDUMP, Buffer.from(Uint8Array.from({ length: n }, (_, i) => (background[i] ? 255 : necks[i] ? 128 : rgb[i * 3]! >= 253 && rgb[i * 3 + 1]! >= 253 && rgb[i * 3 + 2]! >= 253 ? 200 : 0))));
-  if (process.env.SEGDBG) console.log('SEGDBG drift', background.reduce((a, b) => a + b, 0) / n, 'necks', necks.reduce((a, b) => a + b, 0) / n);
+  const background = driftFlood(rgb, w, h, seeds, core, like, surface, t);
   // The surface refitted on everything found, for the shadow test and the edge unmixing.
   backdrop = fitBackdrop(rgb, w, h, erode(background, w, h, 1), cell);
   surface = renderBackdrop(backdrop, w, h);
@@ -472,7 +465,6 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   // A backdrop of one exact colour is digital (a cut-out pasted on it): no light falls on it
   // unevenly and nothing casts a shadow there, while white fabric on it is smooth and as neutral.
   const lightAndShade = t >= 1 && !evenNoisy;
-  if (process.env.SEGDBG) console.log('SEGDBG', { rawNoise, noisy, digital, noise, evenNoisy, tolerance, t, ringing, lightAndShade, bg: background.reduce((a, b) => a + b, 0) / n });
   if (lightAndShade) {
     const lit = addLitWall(background, rgb, surface, ranges, w, h, t);
     const floor = addFloor(background, rgb, w, h);
@@ -492,7 +484,6 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
       t,
     );
     for (let i = 0; i < n; i++) if (gaps[i]) lit[i] = 1;
-    if (process.env.SEGDBG) console.log('SEGDBG lit', lit.reduce((a, b) => a + b, 0) / n, 'floor', floor.reduce((a, b) => a + b, 0) / n, 'gaps', gaps.reduce((a, b) => a + b, 0) / n);
     if (lit.some((v) => v)) {
       // The surface refitted with the wall found, so the last pixels before the outline (its
       // ringing and mixed pixels) are measured against the wall they lie on.
@@ -517,12 +508,10 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
     // The pockets' own outlines carry the same ringing and mixed pixels as the outer one.
     trimEdge(background, distance, w, h, trimLimit, trimSteps, pockets);
     const gaps = addRingingGaps(background, rgb, surface, distance, w, h);
-    if (process.env.SEGDBG) console.log('SEGDBG pockets', pockets.reduce((a, b) => a + b, 0) / n, 'rgaps', gaps.reduce((a, b) => a + b, 0) / n);
     trimEdge(background, distance, w, h, trimLimit, trimSteps, gaps);
     // After the pockets: a gap between the legs is a pocket while the feet's shadow closes it.
     if (lightAndShade) {
       const contact = addContactShadows(background, rgb, surface, w, h, t);
-      if (process.env.SEGDBG) console.log('SEGDBG contact', contact.reduce((a, b) => a + b, 0) / n, 'pockets', pockets.reduce((a, b) => a + b, 0) / n, 'rgaps', gaps.reduce((a, b) => a + b, 0) / n);
       if (contact.some((v) => v)) {
         // Wall the first pass could not reach (between the legs) may border the shadow.
         const more = addLitWall(background, rgb, surface, ranges, w, h, t);
@@ -538,13 +527,11 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
     // cut-out brought with it stay, beside the subject.
     if (t < 1) {
       fringe = addDigitalFringe(background, distance, w, h, t, ringing);
-      if (process.env.SEGDBG) console.log('SEGDBG fringe', fringe.reduce((a, b) => a + b, 0) / n);
       trimEdge(background, distance, w, h, trimLimit, trimSteps, fringe);
     }
   }
   const fg = new Uint8Array(n);
   for (let i = 0; i < n; i++) fg[i] = background[i] ? 0 : 1;
-  if (process.env.SEGDBG) console.log('SEGDBG end bg', background.reduce((a, b) => a + b, 0) / n);
   return { fg: keepSubject(fg, w, h, fringe), backdrop, surface, distance, tolerance };
 }
 
@@ -683,8 +670,6 @@ function driftFlood(
   like: Uint8Array,
   surface: Float32Array,
   t: number,
-  /** Pixels the flood may not enter (clipped necks, see clipped.ts). */
-  blocked: Uint8Array,
 ): Uint8Array {
   const n = w * h;
   const background = new Uint8Array(n);
@@ -721,7 +706,7 @@ function driftFlood(
     neighbours4(i, w, n, nb);
     for (let k = 0; k < 4; k++) {
       const j = nb[k]!;
-      if (j < 0 || j >= n || background[j] || blocked[j]) continue;
+      if (j < 0 || j >= n || background[j]) continue;
       if (core[j]) {
         for (let c = 0; c < 3; c++) ref[j * 3 + c] = surface[j * 3 + c]!;
       } else if (neighbourhoodNear(j, i)) {
@@ -915,9 +900,6 @@ function addFlattenedShadows(
  * digital backdrop by a level or more on average, the backdrop seen through a gap does not).
  * Returns the pixels it opened.
  */
-const NARROW_POCKET = Number(process.env.NARROW ?? 0.025);
-const PALE_RING = Number(process.env.PALE_RING ?? 40);
-
 function addEnclosedBackdrop(
   background: Uint8Array,
   core: Uint8Array,
@@ -949,7 +931,6 @@ function addEnclosedBackdrop(
   const nearClear = new Float64Array(sizes.length);
   const farTotal = new Float64Array(sizes.length);
   const farClear = new Float64Array(sizes.length);
-  const nearPale = new Float64Array(sizes.length);
   growRegions(
     owner,
     w,
@@ -963,7 +944,6 @@ function addEnclosedBackdrop(
       if (step <= NEAR) {
         nearTotal[l]!++;
         nearClear[l]! += clear;
-        nearPale[l]! += distance[j]! <= PALE_RING ? 1 : 0;
       }
     },
   );
@@ -972,28 +952,14 @@ function addEnclosedBackdrop(
   // levels off on 07764_00, 07382_00) does nowhere.
   const matching = new Float64Array(sizes.length);
   for (let i = 0; i < n; i++) if (label[i]! >= 0 && distance[i]! <= t) matching[label[i]!]!++;
-  // How far each pocket reaches from its rim: a gap is narrow, a clipped highlight of white fabric
-  // may be wide (see NARROW_POCKET).
-  const depth = distanceToUnset(pocket, w, h);
-  const maxDepth = new Float32Array(sizes.length);
-  for (let i = 0; i < n; i++)
-    if (label[i]! >= 0) maxDepth[label[i]!] = Math.max(maxDepth[label[i]!]!, depth[i]!);
-  const narrow = NARROW_POCKET * Math.max(w, h);
   const exact = Math.max(1, t / 2);
   const open = (l: number) =>
     sizes[l]! >= minArea &&
     matching[l]! >= 0.1 * sizes[l]! &&
     (nearClear[l]! >= 0.6 * nearTotal[l]! ||
-      (offset[l]! / sizes[l]! <= exact &&
-        farClear[l]! >= 0.5 * farTotal[l]! &&
-        maxDepth[l]! <= narrow));
-  if (process.env.SEGDBG)
-    for (let l = 0; l < sizes.length; l++)
-      if (sizes[l]! >= minArea)
-        console.log('POCKET', l, sizes[l], 'match', (matching[l]! / sizes[l]!).toFixed(2), 'near', (nearClear[l]! / nearTotal[l]!).toFixed(2), 'far', (farClear[l]! / farTotal[l]!).toFixed(2), 'off', (offset[l]! / sizes[l]!).toFixed(2), 'depth', maxDepth[l]!.toFixed(1), 'pale', (nearPale[l]! / nearTotal[l]!).toFixed(2), open(l), nearClear[l]! >= 0.6 * nearTotal[l]! ? 'B1' : 'B2');
+      (offset[l]! / sizes[l]! <= exact && farClear[l]! >= 0.5 * farTotal[l]!));
   const take = new Uint8Array(n);
   for (let i = 0; i < n; i++) if (label[i]! >= 0 && open(label[i]!)) take[i] = 1;
-  if (process.env.PDUMP) process.getBuiltinModule('node:fs').writeFileSync(process.env.PDUMP, Buffer.from(Uint8Array.from({ length: n }, (_, i) => (label[i]! >= 0 && sizes[label[i]!]! >= minArea ? (maxDepth[label[i]!]! > narrow ? 255 : 128) : background[i] ? 40 : 0))));
   const grown = dilate(take, w, h, 1);
   for (let i = 0; i < n; i++) {
     if (take[i] || (grown[i] && !background[i] && core[i])) {
