@@ -490,6 +490,131 @@ export class Budget {
     return counted;
   }
 
+  /**
+   * A reading that shows less than its charges' list prices (after the reads again for lag): a
+   * credit may have hidden them, a failed job's refund may be in it before the job is seen
+   * failed, or the price fell (spec §2.1: resolved per request; review rev15 PR1: charged 2 for a
+   * list of 4, each counted at 12 for good). One reading cannot tell them apart: its charges are
+   * counted at the bound (`countAtBound`: the ceiling stays safe), and the window is kept with
+   * what it showed each charge took (`belowListWindows`). Two windows of the tool in a row that
+   * showed the same amount each, once every job of both is seen completed and charged (none
+   * failed or refunded: `settleFallen`), are the price fallen: a credit would have to hide the
+   * same amount per charge twice, as two agreeing readings confirm any price.
+   */
+  private readBelowList(
+    charged: Parameters<Budget['countAtBound']>[0],
+    spent: number,
+    priceUnknown: boolean,
+  ): void {
+    const first = charged[0]!;
+    const group = jobGroup(first.kind, first.toolId);
+    const oneTool =
+      !priceUnknown &&
+      this.client.origin !== 'embedded' &&
+      first.kind !== 'ready_shoot' &&
+      charged.every((c) => jobGroup(c.kind, c.toolId) === group);
+    const each =
+      oneTool && spent > 0 && spent % charged.length === 0 ? spent / charged.length : null;
+    const before = this.hiddenByCredit.length;
+    this.countAtBound(charged);
+    if (each !== null) for (const h of this.hiddenByCredit.slice(before)) h.shown = each;
+    const windows =
+      each === null
+        ? []
+        : [
+            ...this.belowListWindows(group),
+            {
+              each,
+              ids: charged.map((c) => c.id),
+              jobs: this.jobIdsOf(charged.map((c) => c.id)),
+              at: this.now().getTime(),
+            },
+          ];
+    this.keepBelowListWindows(group, windows.slice(-3));
+  }
+
+  /**
+   * The price fallen below the list (`readBelowList`): of the windows kept for a tool, two in a
+   * row that showed the same amount each, every job of both seen completed with its charge
+   * standing. The charges of this batch among them counted at the bound count that amount
+   * instead, unsure (their margin kept) and `doubtful` (a later reading at a higher price
+   * recounts them: `settleEarlier`). Asked at every reading, so charges whose jobs were still
+   * running at theirs are settled once they complete.
+   */
+  private settleFallen(): void {
+    const update = this.db.prepare(
+      'UPDATE items SET diamonds = ?, price = ?, price_sure = 0 WHERE id = ? AND diamonds > 0',
+    );
+    const standing = this.db.prepare(
+      `SELECT 1 FROM items WHERE id = ? AND job_id = ? AND diamonds > 0 AND job_status = 'completed'
+         AND state != 'failed' AND (error IS NULL OR instr(error, ?) = 0)`,
+    );
+    const groups = new Set(this.hiddenByCredit.filter((h) => h.shown).map((h) => h.group));
+    for (const group of groups) {
+      const windows = this.belowListWindows(group);
+      // The same job each (a failed job's photo sent again is another charge, after a refund).
+      const clean = (w: { ids: string[]; jobs: string[] }) =>
+        w.ids.length === w.jobs.length &&
+        w.ids.every((id, i) => standing.get(id, w.jobs[i], UNNAMED_END_WORDS) !== undefined);
+      const settled = new Set<string>();
+      for (let i = 1; i < windows.length; i++) {
+        const [before, after] = [windows[i - 1]!, windows[i]!];
+        if (before.each !== after.each || !clean(before) || !clean(after)) continue;
+        for (const h of this.hiddenByCredit)
+          if (
+            h.group === group &&
+            !h.outside &&
+            h.shown === after.each &&
+            (before.ids.includes(h.id) || after.ids.includes(h.id))
+          ) {
+            update.run(after.each, after.each, h.id);
+            this.doubtful.push({ id: h.id, group, read: after.each });
+            settled.add(h.id);
+          }
+      }
+      this.hiddenByCredit = this.hiddenByCredit.filter((h) => !settled.has(h.id));
+    }
+  }
+
+  /** The job of each item (in order; '' for none). */
+  private jobIdsOf(ids: string[]): string[] {
+    const job = this.db.prepare('SELECT job_id AS jobId FROM items WHERE id = ?');
+    return ids.map((id) => (job.get(id) as { jobId: string | null } | undefined)?.jobId ?? '');
+  }
+
+  /** The windows read below the list for `group` (`readBelowList`), within a day, oldest first. */
+  private belowListWindows(
+    group: string,
+  ): { each: number; ids: string[]; jobs: string[]; at: number }[] {
+    try {
+      const kept = JSON.parse(
+        store.getSetting(this.db, `price-below:${this.key}:${group}`) || '[]',
+      ) as { each: number; ids: string[]; jobs: string[]; at: number }[];
+      return Array.isArray(kept)
+        ? kept.filter(
+            (w) =>
+              w.each > 0 &&
+              Array.isArray(w.ids) &&
+              Array.isArray(w.jobs) &&
+              this.now().getTime() - Number(w.at) < READING_KEPT_MS,
+          )
+        : [];
+    } catch {
+      return [];
+    }
+  }
+
+  private keepBelowListWindows(
+    group: string,
+    windows: { each: number; ids: string[]; jobs: string[]; at: number }[],
+  ): void {
+    store.setSetting(
+      this.db,
+      `price-below:${this.key}:${group}`,
+      windows.length ? JSON.stringify(windows) : '',
+    );
+  }
+
   /** The most a charge can have taken (what `countAtBound` counts it at). */
   private boundOf(c: {
     kind: RecipeKind;
@@ -518,6 +643,8 @@ export class Budget {
     bound: number;
     /** Counted at its bound because spend outside the run was in its reading (`spentOutside`). */
     outside?: boolean;
+    /** What its reading showed each of its charges took, below the list (`readBelowList`). */
+    shown?: number;
   }[] = [];
 
   /**
@@ -1180,6 +1307,7 @@ export class Budget {
         this.spentOutside += spent - this.countAtBound(charged, true);
       } else if (charged.length > 0 && floor > 0 && spent >= floor) {
         for (const g of groups) this.beyondBound.delete(g);
+        for (const g of groups) this.keepBelowListWindows(g, []);
         // A reading is one look at a shared balance: a charge keeps its margin (price_sure 0)
         // unless the reading agrees with the one before, and is not counted below what it was
         // planned at (a credit may hide part of it; `plannedFloor`).
@@ -1221,7 +1349,7 @@ export class Budget {
               attribute(c, Math.ceil((spent * c.diamonds) / estimated), false);
           }
         })();
-      } else if (charged.length > 0) this.countAtBound(charged);
+      } else if (charged.length > 0) this.readBelowList(charged, spent, priceUnknown);
       else if (lost.length > 0 && spent < floorOf(since)) {
         // A credit hid the window's known charges, and with them whether the lost creates were
         // charged: the summary must not say less than was taken, so each is counted at its price.
@@ -1234,6 +1362,7 @@ export class Budget {
         })();
       }
     }
+    this.settleFallen();
     const at = Date.parse(nowIso);
     this.lostSends = this.lostSends.filter((l) => l.at >= at);
     this.anchor = { balance, at };
