@@ -126,16 +126,87 @@ export async function peopleLowerBand(name: string, dir = PEOPLE_DIR): Promise<n
   return lowerBandKept(data, info.width, info.height);
 }
 
-/** `npx tsx test/bench/people-wall.ts`: each people photo's wall-like share, and their mean. */
-async function printShares(): Promise<void> {
+/** The cut-out's opaque pixels (alpha > 127), 1 per pixel. */
+async function opaque(photo: Buffer): Promise<Uint8Array> {
+  const cut = await removeBackground(photo);
+  const { data, info } = await sharp(cut).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const mask = new Uint8Array(info.width * info.height);
+  for (let i = 0; i < mask.length; i++) mask[i] = data[i * 4 + 3]! > 127 ? 1 : 0;
+  return mask;
+}
+
+/**
+ * Exposure changes a shop's photos go through: brighter and darker by a gain on every channel
+ * (clipping at 255 as a camera or an edit does), and a warmer white balance.
+ */
+export const EXPOSURES: Record<string, (photo: Buffer) => Promise<Buffer>> = {
+  'b+10': (p) => sharp(p).removeAlpha().linear(1.1, 0).png().toBuffer(),
+  'b+20': (p) => sharp(p).removeAlpha().linear(1.2, 0).png().toBuffer(),
+  'd-15': (p) => sharp(p).removeAlpha().linear(0.85, 0).png().toBuffer(),
+  'd-20': (p) => sharp(p).removeAlpha().linear(0.8, 0).png().toBuffer(),
+  warm: (p) =>
+    sharp(p)
+      .removeAlpha()
+      .recomb([
+        [1.06, 0, 0],
+        [0, 1, 0],
+        [0, 0, 0.9],
+      ])
+      .png()
+      .toBuffer(),
+};
+
+/**
+ * Exposure consistency (no reference masks needed): per exposure change, the IoU of the changed
+ * copy's cut-out against the photo's own cut-out (alpha > 127). A figure that comes out whole
+ * either way scores about 0.99; a white top lost to a clipped wall far less.
+ */
+export async function peopleExposure(
+  name: string,
+  dir = PEOPLE_DIR,
+): Promise<Record<string, number>> {
+  const photo = await fs.promises.readFile(path.join(dir, name));
+  const base = await opaque(photo);
+  const out: Record<string, number> = {};
+  for (const [label, change] of Object.entries(EXPOSURES)) {
+    const mask = await opaque(await change(photo));
+    let inter = 0;
+    let union = 0;
+    for (let i = 0; i < base.length; i++) {
+      inter += base[i]! & mask[i]!;
+      union += base[i]! | mask[i]!;
+    }
+    out[label] = union ? inter / union : 1;
+  }
+  return out;
+}
+
+/**
+ * `npx tsx test/bench/people-wall.ts`: each people photo's wall-like share, and their mean.
+ * With `--exposure`: also each photo's exposure-consistency IoU per change, and their mean/min.
+ */
+async function printShares(exposure: boolean): Promise<void> {
   const shares: number[] = [];
+  const ious: Record<string, number[]> = {};
   for (const name of peoplePhotos()) {
     const share = await peopleWall(name);
     shares.push(share);
-    console.log(`${name} wall-like ${(100 * share).toFixed(2)}%`);
+    let line = `${name} wall-like ${(100 * share).toFixed(2)}%`;
+    if (exposure) {
+      for (const [label, iou] of Object.entries(await peopleExposure(name))) {
+        (ious[label] ??= []).push(iou);
+        line += ` ${label} ${iou.toFixed(3)}`;
+      }
+    }
+    console.log(line);
   }
   const mean = shares.reduce((a, b) => a + b, 0) / Math.max(1, shares.length);
   console.log(`mean wall-like share ${(100 * mean).toFixed(2)}% over ${shares.length} photos`);
+  for (const [label, v] of Object.entries(ious)) {
+    const m = v.reduce((a, b) => a + b, 0) / v.length;
+    console.log(`${label} IoU vs original: mean ${m.toFixed(3)}, min ${Math.min(...v).toFixed(3)}`);
+  }
 }
 
-if (process.argv[1] === import.meta.filename) await printShares();
+if (process.argv[1] === import.meta.filename)
+  await printShares(process.argv.includes('--exposure'));
