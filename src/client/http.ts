@@ -137,14 +137,50 @@ const PollAnswerSchema = z.preprocess(
   }),
 );
 
-/** The account's answer: read on only if it names a balance (its format is the budget's to read). */
+/**
+ * A balance: a number of diamonds, or its plain decimal text ("5000"). Text with separators
+ * ("5,000", "5.000") is not read: a comma groups thousands in one locale and marks decimals in
+ * another (taken as is, every sum of it was NaN: review rev17 B1).
+ */
+const BalanceSchema = z
+  .union([
+    z.number(),
+    z
+      .string()
+      .trim()
+      .regex(/^\d+(\.\d+)?$/)
+      .transform(Number),
+  ])
+  .pipe(z.number().finite());
+
+/** The account's answer: read on only if it names a balance that is a number of diamonds. */
 const AccountAnswerSchema = z.preprocess(
   unwrapped('diamondBalance'),
-  z.looseObject({}).refine((b) => 'diamondBalance' in b, { message: 'no diamondBalance' }),
+  z.looseObject({
+    diamondBalance: z.unknown().transform((balance, ctx) => {
+      const read = BalanceSchema.safeParse(balance);
+      if (read.success) return read.data;
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          balance === undefined
+            ? 'no diamondBalance'
+            : `diamondBalance ${JSON.stringify(balance)} is not a number of diamonds`,
+      });
+      return z.NEVER;
+    }),
+  }),
 );
 
 /** How one endpoint's 2xx answer is read, and what a body it cannot read is called. */
 type Answer<T> = { schema: z.ZodType<T>; unreadable: string };
+
+/**
+ * A write (an upload, a create) is waited for this many times the request timeout: a create the
+ * service answers late is charged all the same, and one given up on is a paid job whose id may
+ * never be learnt (a service keeping no Idempotency-Key: review rev17 S1, 90 s creates).
+ */
+const WRITE_WAIT = 3;
 
 /** Query parameters by which S3, Google Cloud Storage, Azure and CDNs sign a URL. */
 const SIGNATURE_PARAMS = [
@@ -274,7 +310,9 @@ export class HttpClient implements ServiceClient {
         // own: a create charged and answered 303 to its job on another origin read as a 401,
         // "refused, nothing charged", and was paid again on every run (rev15 R3).
         redirect: method === 'GET' ? 'follow' : 'manual',
-        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 60_000),
+        signal: AbortSignal.timeout(
+          (this.opts.timeoutMs ?? 60_000) * (method === 'POST' ? WRITE_WAIT : 1),
+        ),
       });
     } catch (err) {
       // No answer: the transport says whether the request certainly never went out.

@@ -291,10 +291,12 @@ export class Budget {
     this.pricesLoading ??= this.client
       .listModels()
       .then((models) => {
-        // A price of 0 or none (spec §2.9: approximate) is not known, not free: kept as 0.
+        // A price of 0 or none (spec §2.9: approximate) is not known, not free: kept as 0. A
+        // fraction plans at the whole diamond above: reservations are whole diamonds (3.5 crashed
+        // every run at its first reservation, review rev17 P1).
         for (const m of models) {
           const listed = Number(m.fallbackPriceDiamonds);
-          this.toolPrices.set(m.id, Number.isFinite(listed) && listed > 0 ? listed : 0);
+          this.toolPrices.set(m.id, Number.isFinite(listed) && listed > 0 ? Math.ceil(listed) : 0);
         }
         this.onAnswered(sentAt);
       })

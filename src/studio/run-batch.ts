@@ -370,7 +370,7 @@ export async function runBatch(
       plan.balance = await askAgain(engine, signal, () => engine.spending.setAnchor());
     if (plan.balance === null && wantsBalance)
       notice(
-        'the balance could not be read before the batch started: diamondsSpent counts each charge at its list price and may be below what the service took',
+        `the balance could not be read before the batch started${engine.spending.lastReadError ? ` (${engine.spending.lastReadError})` : ''}: diamondsSpent counts each charge at its list price and may be below what the service took`,
       );
     // Read before the batch: only the closing read can be missing (a signal may skip it).
     if (plan.balance !== null) unreadAt = 'after';
@@ -549,7 +549,7 @@ export async function runBatch(
     );
   else if (diamondsUnconfirmed > 0)
     notice(
-      `the balance could not be read ${unreadAt} the batch (${signal?.aborted ? `the run was stopped by ${String(signal.reason)} before its closing read` : engine.dayClosed() ? "today's requests are closed" : 'no answer'}); ${diamondsUnconfirmed} of the ${chargedThisRun + unattributed} diamond(s) counted as spent are at list prices the service may exceed`,
+      `the balance could not be read ${unreadAt} the batch (${signal?.aborted ? `the run was stopped by ${String(signal.reason)} before its closing read` : engine.dayClosed() ? "today's requests are closed" : (engine.spending.lastReadError ?? 'no answer')}); ${diamondsUnconfirmed} of the ${chargedThisRun + unattributed} diamond(s) counted as spent are at list prices the service may exceed`,
     );
   const reason = (i: store.ItemRow) => i.error ?? i.note ?? i.waitReason ?? 'unknown';
   const name = (i: store.ItemRow) => path.join(i.relativeDir, i.name);
