@@ -234,9 +234,42 @@ export function retryItem(db: StudioDB, item: store.ItemRow, sourcePath: string,
 }
 
 /**
+ * Sends under a new key a photo may have after a create whose answer was lost: one, so it costs
+ * twice at most, ever ("may cost twice"). Review rev17 U1: a resubmit whose answer was lost too
+ * was resubmitted again each time the batch settled, paying every time.
+ */
+export const UNCERTAIN_RESUBMITS_MAX = 1;
+
+/**
+ * Diamonds a batch's lost creates may have taken that no reservation or charge of its photos
+ * holds any more: each create sent again under a new key since (`uncertain_resubmits`) at its
+ * plan (`planOf`). Counted, like its charges, for the photos sent in this batch (or not sent since).
+ */
+export function lostBeforeResubmit(
+  db: StudioDB,
+  batchId: string,
+  planOf: (item: store.ItemRow) => number,
+): number {
+  const ids = db
+    .prepare(
+      `SELECT id FROM items WHERE batch_id = ? AND uncertain_resubmits > 0
+         AND (submitted_at IS NULL OR submitted_at >= (SELECT created_at FROM batches WHERE id = ?))`,
+    )
+    .pluck()
+    .all(batchId, batchId) as string[];
+  let diamonds = 0;
+  for (const id of ids) {
+    const item = store.getItem(db, id);
+    if (item) diamonds += item.uncertainResubmits * planOf(item);
+  }
+  return diamonds;
+}
+
+/**
  * An uncertain submission (its answer was lost and the service does not confirm Idempotency-Key)
  * settled by the operator: `resubmit` sends it again under a new key (it may cost the price a
- * second time if the first one was charged); `fail` gives the photo up.
+ * second time if the first one was charged), once at most (`UNCERTAIN_RESUBMITS_MAX`); `fail`
+ * gives the photo up.
  */
 export function resolveUncertain(
   db: StudioDB,
@@ -246,6 +279,7 @@ export function resolveUncertain(
 ): boolean {
   if (item.uncertain !== 1) return false;
   if (action === 'resubmit') {
+    if (item.uncertainResubmits >= UNCERTAIN_RESUBMITS_MAX) return false;
     store.updateItem(
       db,
       item.id,
@@ -254,6 +288,7 @@ export function resolveUncertain(
         waitReason: null,
         submittedAt: null,
         submitKey: `submit-${item.id}-${randomUUID()}`,
+        uncertainResubmits: item.uncertainResubmits + 1,
         note: `${item.note ?? 'uncertain submission'}; resubmitted by the operator`,
       },
       now,

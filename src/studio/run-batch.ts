@@ -10,6 +10,7 @@ import { ApiError } from '../client';
 import type { Recipe } from '../shared/studio';
 import {
   BALANCE_UNREAD_HOLD,
+  Budget,
   REFUND_DUE_KEPT_MS,
   RESERVE_KEPT,
   UNCONFIRMED_PRICE_HOLD,
@@ -18,7 +19,7 @@ import {
 import type { StudioEngine } from './engine';
 import * as store from './db/store';
 import { isDailyCapRefusal } from './gates';
-import { recipeHash } from './queue';
+import { lostBeforeResubmit, recipeHash, UNCERTAIN_RESUBMITS_MAX } from './queue';
 import { ANOTHER_PHOTOS_JOB, KEY_HELD_NOTE } from './runner';
 import { checkRecipe } from './recipe-check';
 import { isPartialNote, isResultsHeld, RESULTS_HELD } from './result-download';
@@ -449,6 +450,8 @@ export async function runBatch(
     });
     const waitSignal = signal ? AbortSignal.any([signal, giveUp.signal]) : giveUp.signal;
     let shortReadAgain = false;
+    /** Uncertain photos `--uncertain resubmit` leaves as they are (resubmitted once already, or no room under the ceiling). */
+    const leftUncertain = new Set<string>();
     for (;;) {
       await Promise.race([engine.waitForBatch(batchId, undefined, heldBy, waitSignal), stopped]);
       if (signal?.aborted || giveUp.signal.aborted) break;
@@ -462,14 +465,30 @@ export async function runBatch(
       if (!input.uncertain) break;
       const open = store
         .listItems(engine.db, { batchId, limit: 1_000_000, offset: 0 })
-        .items.filter((i) => i.uncertain === 1);
-      if (open.length === 0) break;
+        .items.filter((i) => i.uncertain === 1 && !leftUncertain.has(i.id));
+      const resubmits =
+        input.uncertain === 'resubmit'
+          ? resubmitsThatFit(engine, batchId, open, input.maxDiamonds ?? null)
+          : null;
+      let resolved = 0;
       for (const item of open) {
+        const refusal = resubmits?.get(item.id);
+        if (refusal) {
+          // Left uncertain, saying why (once: a later run finds the words already there).
+          leftUncertain.add(item.id);
+          if (!item.note?.includes(refusal.marker))
+            engine.transition(item.id, {
+              note: `${item.note ?? 'uncertain submission'}; ${refusal.why}`,
+            });
+          notice(`${path.join(item.relativeDir, item.name)}: uncertain submission ${refusal.why}`);
+          continue;
+        }
         notice(
-          `${path.join(item.relativeDir, item.name)}: uncertain submission ${input.uncertain === 'resubmit' ? `resubmitted (--uncertain resubmit; may cost ${item.price || plan.perPhotoDiamonds || 0} more diamonds if the first was charged)` : 'marked failed (--uncertain fail)'}`,
+          `${path.join(item.relativeDir, item.name)}: uncertain submission ${input.uncertain === 'resubmit' ? `resubmitted (--uncertain resubmit; may cost ${item.price || plan.perPhotoDiamonds || 0} more diamonds if the first was charged; never resubmitted again)` : 'marked failed (--uncertain fail)'}`,
         );
-        engine.resolveUncertain(item.id, input.uncertain);
+        if (engine.resolveUncertain(item.id, input.uncertain)) resolved++;
       }
+      if (resolved === 0) break;
     }
     stopWatching();
     stopGivingUp();
@@ -721,6 +740,62 @@ export async function runBatch(
     ...(capped.length ? { collectTomorrow } : {}),
     ...(stillProcessing.length ? { stillProcessing } : {}),
   };
+}
+
+/** Why `--uncertain resubmit` leaves an uncertain photo as it is, and the words that mark its note so. */
+type ResubmitRefusal = { why: string; marker: string };
+
+const RESUBMITTED_ONCE = 'never resubmitted again';
+const NO_ROOM = 'has no room for a second charge';
+
+/**
+ * Which uncertain photos `--uncertain resubmit` must leave uncertain (the others are sent again
+ * under a new key): one resubmitted once already (`UNCERTAIN_RESUBMITS_MAX`: it may have cost
+ * twice), and under a ceiling, one whose second charge does not fit. Against the ceiling counts
+ * what the batch was charged, and every lost create at its plan as possibly charged (the photo's
+ * own first one too), and each resubmit let go at its plan and margin, as admission reserves it.
+ * Review rev17 U1: each settle resubmitted every uncertain photo, past `--max-diamonds`.
+ */
+function resubmitsThatFit(
+  engine: StudioEngine,
+  batchId: string,
+  uncertain: store.ItemRow[],
+  ceiling: number | null,
+): Map<string, ResubmitRefusal> {
+  const refusals = new Map<string, ResubmitRefusal>();
+  const planOf = (i: store.ItemRow) => i.price || engine.quoteOf(i)?.diamonds || 0;
+  const again = uncertain.filter((i) => {
+    if (i.uncertainResubmits < UNCERTAIN_RESUBMITS_MAX) return true;
+    refusals.set(i.id, {
+      why: `left uncertain: resubmitted once already and that answer was lost too (it may have cost ${planOf(i)} diamond(s) twice); ${RESUBMITTED_ONCE}, by this run or a later one: check the service's jobs and ledger before anything else`,
+      marker: RESUBMITTED_ONCE,
+    });
+    return false;
+  });
+  if (ceiling === null) return refusals;
+  const { charged } = engine.db
+    .prepare(
+      `SELECT COALESCE(SUM(diamonds), 0) AS charged FROM items WHERE batch_id = ?
+         AND (submitted_at IS NULL OR submitted_at >= (SELECT created_at FROM batches WHERE id = ?))`,
+    )
+    .get(batchId, batchId) as { charged: number };
+  let possibly =
+    charged +
+    lostBeforeResubmit(engine.db, batchId, planOf) +
+    uncertain.filter((i) => i.diamonds === 0).reduce((sum, i) => sum + planOf(i), 0);
+  for (const item of again) {
+    const quote = engine.quoteOf(item);
+    const second = planOf(item) + (quote ? Budget.margin(quote) : 0);
+    if (possibly + second <= ceiling) {
+      possibly += second;
+      continue;
+    }
+    refusals.set(item.id, {
+      why: `not resubmitted: the batch's ceiling of ${ceiling} diamonds ${NO_ROOM} (${second} with its margin; ${possibly} already charged, possibly charged by a lost create (each at its plan) or reserved for a resubmit); left uncertain`,
+      marker: NO_ROOM,
+    });
+  }
+  return refusals;
 }
 
 /**

@@ -19,6 +19,7 @@ import * as store from './db/store';
 import type { StudioEngine } from './engine';
 import { typicalPollRequests } from './poll';
 import type { ToolTimes } from './poller';
+import { lostBeforeResubmit } from './queue';
 
 /** Why a photo near its ceiling waits while the balance read that would show its price fails. */
 const UNREAD_NEAR_CEILING_HOLD = `${UNCONFIRMED_PRICE_HOLD}: near the ceiling, the balance read that shows what the photos before it took failed (asked again, waiting longer each time); nothing was spent on it`;
@@ -460,9 +461,15 @@ export class Scheduler {
           unread += quote?.diamonds ?? i.reserved;
           moving++;
         }
+        // A lost create sent again under a new key may have been charged too (review rev17 U1).
+        const lost = lostBeforeResubmit(
+          this.engine.db,
+          batchId,
+          (i) => i.price || this.engine.quoteOf(i)?.diamonds || 0,
+        );
         cache.set(batchId, {
           max: batch.ceiling,
-          committed: row.charged + row.chargeMargins + reserved,
+          committed: row.charged + row.chargeMargins + reserved + lost,
           margins: row.chargeMargins,
           inFlight: onTheirWay.length,
           moving,

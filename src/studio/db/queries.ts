@@ -69,6 +69,8 @@ export type ItemRow = {
   priceSure: number;
   /** Submissions sent again after the service answered 500 (refunded). */
   resubmits: number;
+  /** Sends under a new key after a create whose answer was lost (each may have been charged again). */
+  uncertainResubmits: number;
   createdAt: string;
   updatedAt: string;
 };
@@ -80,7 +82,7 @@ const ITEM_COLUMNS = `id, batch_id AS batchId, folder_id AS folderId, source_pat
   job_id AS jobId, result_urls AS resultUrls, shot_map AS shotMap, failed_shots AS failedShots, price, diamonds, pack_total AS packTotal, pack_completed AS packCompleted,
   pack_failed AS packFailed, submitted_at AS submittedAt, key_sent_at AS keySentAt, job_status AS jobStatus, poll_at AS pollAt, seen_running_at AS seenRunningAt,
   results_listed_at AS resultsListedAt, listed_urls AS listedUrls,
-  reserved, price_sure AS priceSure, resubmits, created_at AS createdAt, updated_at AS updatedAt`;
+  reserved, price_sure AS priceSure, resubmits, uncertain_resubmits AS uncertainResubmits, created_at AS createdAt, updated_at AS updatedAt`;
 
 const COLUMN_OF: Record<string, string> = {
   state: 'state',
@@ -119,6 +121,7 @@ const COLUMN_OF: Record<string, string> = {
   reserved: 'reserved',
   priceSure: 'price_sure',
   resubmits: 'resubmits',
+  uncertainResubmits: 'uncertain_resubmits',
   batchId: 'batch_id',
 };
 export type ItemPatch = Partial<Pick<ItemRow, keyof typeof COLUMN_OF & keyof ItemRow>>;
@@ -198,7 +201,8 @@ type InsertedLater =
   | 'listedUrls'
   | 'reserved'
   | 'priceSure'
-  | 'resubmits';
+  | 'resubmits'
+  | 'uncertainResubmits';
 export function insertItem(
   db: StudioDB,
   item: Omit<ItemRow, InsertedLater> & { error?: string | null },

@@ -1,0 +1,142 @@
+/**
+ * `run --uncertain resubmit` on a service that keeps no Idempotency-Key and loses every create's
+ * answer after the charge (a connection reset): each photo is resubmitted once at most, ever,
+ * and only when the batch's ceiling has room for a second charge (review rev17 U1: every photo
+ * was resubmitted each time the batch settled, paying again and again, past `--max-diamonds`).
+ * The studio (HttpClient, StudioEngine, runBatch, the real SQLite store) against the reference
+ * /v1 service behind a fault proxy; money is read from the service's own ledger.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpClient } from '../../src/client';
+import { StudioEngine } from '../../src/studio/engine';
+import { runBatch } from '../../src/studio/run-batch';
+import { netSpent as netSpentOf, ON_MODEL, photoFolders } from './helpers/price-reading-studio';
+import { referenceWorld, type ReferenceWorld } from './helpers/reference-studio';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'uncertain-resubmit-once@ref.test';
+const netSpent = (w: ReferenceWorld) => netSpentOf(w, EMAIL);
+/** Enough for 15 creates at 4: before the fix the loop spent it all. */
+const BALANCE = 60;
+
+const world = () =>
+  referenceWorld(cleanups, {
+    email: EMAIL,
+    diamonds: BALANCE,
+    service: { seed: 17, timeScale: 0.01 },
+  });
+
+/**
+ * A proxy before the service that forwards everything and cuts the connection instead of passing
+ * on a create's 2xx (the charge made, its answer lost). Refused creates (the studio's key probes,
+ * 400) are passed on. `charged` counts the answers cut.
+ */
+async function loseChargedCreates(target: string) {
+  const proxy = {
+    url: '',
+    charged: 0,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(
+        (e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'host',
+      ),
+    );
+    const body = chunks.length ? Buffer.concat(chunks) : null;
+    const upstream = await fetch(new URL(req.url!, target), {
+      method: req.method!,
+      headers,
+      ...(body && req.method !== 'GET' && req.method !== 'HEAD' ? { body } : {}),
+      redirect: 'manual',
+    });
+    const answer = Buffer.from(await upstream.arrayBuffer());
+    if (req.method === 'POST' && req.url === '/v1/generations' && upstream.ok) {
+      proxy.charged++;
+      return req.socket.destroy();
+    }
+    const out: Record<string, string> = {};
+    upstream.headers.forEach((v, k) => {
+      if (k !== 'content-length' && k !== 'content-encoding' && k !== 'transfer-encoding')
+        out[k] = v;
+    });
+    res.writeHead(upstream.status, { ...out, 'content-length': String(answer.length) });
+    res.end(answer);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return proxy;
+}
+
+/** One `run --uncertain resubmit` of ON_MODEL (4 at the list), every charged create's answer lost. */
+async function runLosingEveryCreate(w: ReferenceWorld, inDir: string, maxDiamonds?: number) {
+  const proxy = await loseChargedCreates(w.service.url);
+  const client = new HttpClient({ baseUrl: proxy.url, apiKey: w.apiKey, timeoutMs: 5000 });
+  const engine = new StudioEngine({
+    dataDir: path.join(w.root, 'data'),
+    client,
+    apiKey: w.apiKey,
+    concurrency: 4,
+    backoff: { baseMs: 50, maxMs: 400 },
+    balanceRecheckMs: 100,
+  });
+  try {
+    const summary = await runBatch(engine, {
+      uncertain: 'resubmit',
+      inDir,
+      recipe: ON_MODEL,
+      outDir: path.join(w.root, 'out'),
+      ...(maxDiamonds !== undefined ? { maxDiamonds } : {}),
+    });
+    return { summary, creates: proxy.charged };
+  } finally {
+    await engine.close();
+    await client.close();
+    await proxy.close();
+  }
+}
+
+describe('--uncertain resubmit with every create answer lost after the charge', () => {
+  it('resubmits each photo once, leaves it uncertain after, and a rerun resubmits nothing', async () => {
+    const w = await world();
+    const [dir] = await photoFolders(w, [3]);
+    const one = await runLosingEveryCreate(w, dir!);
+    // Before: resubmitted each time the batch settled, until the balance (60) ran out.
+    expect(netSpent(w)).toBe(24);
+    expect(one.summary.exported).toBe(0);
+    expect(one.summary.uncertain).toHaveLength(3);
+    for (const u of one.summary.uncertain)
+      expect(u.reason).toMatch(/resubmitted once already.*never resubmitted again/);
+    // The ledger's charges are all reported (the balance shows both lost creates of each photo).
+    expect(one.summary.diamondsSpent).toBeGreaterThanOrEqual(netSpent(w));
+    // A later run with the flag: nothing is sent again.
+    const two = await runLosingEveryCreate(w, dir!);
+    expect(two.creates).toBe(0);
+    expect(netSpent(w)).toBe(24);
+    expect(two.summary.uncertain).toHaveLength(3);
+    expect(two.summary.diamondsSpent).toBe(0);
+  }, 120_000);
+
+  it('counts each lost create at its plan against --max-diamonds: a resubmit only where a second charge fits', async () => {
+    const w = await world();
+    const [dir] = await photoFolders(w, [3]);
+    const one = await runLosingEveryCreate(w, dir!, 20);
+    // 3 creates (12, possibly charged) and one resubmit (4 and its margin 1 fit in 20; a second does not).
+    // Before: 44 charged under a ceiling of 20 (killed at 60 s); here the balance (60) ran out.
+    expect(netSpent(w)).toBe(16);
+    expect(one.summary.diamondsSpent).toBeGreaterThanOrEqual(netSpent(w));
+    expect(one.summary.uncertain).toHaveLength(3);
+    expect(
+      one.summary.uncertain.filter((u) => /ceiling of 20 diamonds has no room/.test(u.reason)),
+    ).toHaveLength(2);
+  }, 120_000);
+});
