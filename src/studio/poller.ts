@@ -51,8 +51,9 @@ const REFUNDED_STATUSES = new Set(['failed', 'pack_failed', 'refunded']);
 /**
  * Whole words other services end a job with, none of them the spec's: the job is over, but the
  * spec refunds only `failed`, so its charge may stand. With no results the photo is held as paid
- * (`empty`), never submitted again on its own: read as refunded, it would be paid for again. A
- * status that only mentions failure (`retrying_after_error`, `cancel_requested`, `failover`) is a
+ * (`empty`), never submitted again on its own: read as refunded, it would be paid for again.
+ * Read as running instead, it was polled until `--give-up-after` (`timeout`: 30 min and 102
+ * requests for 3 photos, review rev17 T1). A status that only mentions failure (`retrying_after_error`, `cancel_requested`, `failover`) is a
  * job still running.
  */
 const ENDED_UNREFUNDED_STATUSES = new Set([
@@ -64,7 +65,11 @@ const ENDED_UNREFUNDED_STATUSES = new Set([
   'rejected',
   'expired',
   'timed_out',
+  'timeout',
+  'timedout',
   'aborted',
+  'terminated',
+  'killed',
 ]);
 
 /**

@@ -30,7 +30,7 @@ function photosSpent(root: string): number {
 }
 
 describe('a charged job answered with a final status the spec does not name', () => {
-  for (const status of ['expired', 'cancelled'])
+  for (const status of ['expired', 'cancelled', 'timeout'])
     it(`${status}: held as paid (never read as refunded), the next run pays nothing and collects the same job`, async () => {
       const email = `unnamed-${status}@example.com`;
       const w = await referenceWorld(cleanups, {

@@ -41,7 +41,11 @@ describe('jobOutcome under the spec latitude', () => {
       'errored',
       'rejected',
       'timed_out',
+      'timeout',
+      'timedout',
       'aborted',
+      'terminated',
+      'killed',
       'failure',
       'EXPIRED',
     ]) {
