@@ -85,6 +85,11 @@ export const KEY_HELD_NOTE =
  * (AWS API Gateway 29 s, nginx 60 s) while the backend goes on charging and only then stores it.
  */
 const KEY_RECORD_GRACE_MS = 5 * 60_000;
+/** A create's error when the client gave up waiting for its answer (client/failure.ts describeFailure). */
+const OWN_TIMEOUT = /no answer in time/;
+/** A key unknown to its probe right after our own timeout: asked again after the record wait. */
+const KEY_LATE_NOTE =
+  'the create was given up on by our own timeout and the service does not know its Idempotency-Key yet (it may record it only once the create is done): asked again once the record must be written';
 /**
  * A resend refused 402 keeps its key (its first attempt may have been charged); after a few 402s
  * to that key once diamonds came, it is taken for a stored refusal replayed, and a person decides.
@@ -333,6 +338,14 @@ export class Runner {
     }
     this.resent.delete(item.id);
     if (probe.kind === 'forgotten') {
+      // Our own timeout gave the create up while the service may still be working on it, and a
+      // store that records the key when its create is done (no 409 in flight) shows it unknown
+      // until then (review rev17 S2: taken as final, a paid photo was left uncertain for good):
+      // asked again once its record must be written, like a key shown held; unknown then, final.
+      if (OWN_TIMEOUT.test(item.error ?? '') && this.now().getTime() < this.recordDue(item)) {
+        this.transition(item.id, { error: `${KEY_LATE_NOTE} (${probe.message})` });
+        return this.waitForRecord(item);
+      }
       // A 2xx without a job id is a charge whose job is unknown: said so, not "lost".
       const lost = ANSWERED_WITHOUT_JOB_ID.test(item.error ?? '')
         ? item.error!
