@@ -17,7 +17,6 @@ import {
 import { utcDay } from '../shared/utc-day';
 import type { StudioDB } from './db/open';
 import { isDailyCapRefusal, namesShortPeriod } from './gates';
-import { UNNAMED_END_WORDS } from './poller';
 import * as store from './db/store';
 import { shotsAsked } from './result-download';
 
@@ -492,131 +491,6 @@ export class Budget {
     return counted;
   }
 
-  /**
-   * A reading that shows less than its charges' list prices (after the reads again for lag): a
-   * credit may have hidden them, a failed job's refund may be in it before the job is seen
-   * failed, or the price fell (spec §2.1: resolved per request; review rev15 PR1: charged 2 for a
-   * list of 4, each counted at 12 for good). One reading cannot tell them apart: its charges are
-   * counted at the bound (`countAtBound`: the ceiling stays safe), and the window is kept with
-   * what it showed each charge took (`belowListWindows`). Two windows of the tool in a row that
-   * showed the same amount each, once every job of both is seen completed and charged (none
-   * failed or refunded: `settleFallen`), are the price fallen: a credit would have to hide the
-   * same amount per charge twice, as two agreeing readings confirm any price.
-   */
-  private readBelowList(
-    charged: Parameters<Budget['countAtBound']>[0],
-    spent: number,
-    priceUnknown: boolean,
-  ): void {
-    const first = charged[0]!;
-    const group = jobGroup(first.kind, first.toolId);
-    const oneTool =
-      !priceUnknown &&
-      this.client.origin !== 'embedded' &&
-      first.kind !== 'ready_shoot' &&
-      charged.every((c) => jobGroup(c.kind, c.toolId) === group);
-    const each =
-      oneTool && spent > 0 && spent % charged.length === 0 ? spent / charged.length : null;
-    const before = this.hiddenByCredit.length;
-    this.countAtBound(charged);
-    if (each !== null) for (const h of this.hiddenByCredit.slice(before)) h.shown = each;
-    const windows =
-      each === null
-        ? []
-        : [
-            ...this.belowListWindows(group),
-            {
-              each,
-              ids: charged.map((c) => c.id),
-              jobs: this.jobIdsOf(charged.map((c) => c.id)),
-              at: this.now().getTime(),
-            },
-          ];
-    this.keepBelowListWindows(group, windows.slice(-3));
-  }
-
-  /**
-   * The price fallen below the list (`readBelowList`): of the windows kept for a tool, two in a
-   * row that showed the same amount each, every job of both seen completed with its charge
-   * standing. The charges of this batch among them counted at the bound count that amount
-   * instead, unsure (their margin kept) and `doubtful` (a later reading at a higher price
-   * recounts them: `settleEarlier`). Asked at every reading, so charges whose jobs were still
-   * running at theirs are settled once they complete.
-   */
-  private settleFallen(): void {
-    const update = this.db.prepare(
-      'UPDATE items SET diamonds = ?, price = ?, price_sure = 0 WHERE id = ? AND diamonds > 0',
-    );
-    const standing = this.db.prepare(
-      `SELECT 1 FROM items WHERE id = ? AND job_id = ? AND diamonds > 0 AND job_status = 'completed'
-         AND state != 'failed' AND (error IS NULL OR instr(error, ?) = 0)`,
-    );
-    const groups = new Set(this.hiddenByCredit.filter((h) => h.shown).map((h) => h.group));
-    for (const group of groups) {
-      const windows = this.belowListWindows(group);
-      // The same job each (a failed job's photo sent again is another charge, after a refund).
-      const clean = (w: { ids: string[]; jobs: string[] }) =>
-        w.ids.length === w.jobs.length &&
-        w.ids.every((id, i) => standing.get(id, w.jobs[i], UNNAMED_END_WORDS) !== undefined);
-      const settled = new Set<string>();
-      for (let i = 1; i < windows.length; i++) {
-        const [before, after] = [windows[i - 1]!, windows[i]!];
-        if (before.each !== after.each || !clean(before) || !clean(after)) continue;
-        for (const h of this.hiddenByCredit)
-          if (
-            h.group === group &&
-            !h.outside &&
-            h.shown === after.each &&
-            (before.ids.includes(h.id) || after.ids.includes(h.id))
-          ) {
-            update.run(after.each, after.each, h.id);
-            this.doubtful.push({ id: h.id, group, read: after.each });
-            settled.add(h.id);
-          }
-      }
-      this.hiddenByCredit = this.hiddenByCredit.filter((h) => !settled.has(h.id));
-    }
-  }
-
-  /** The job of each item (in order; '' for none). */
-  private jobIdsOf(ids: string[]): string[] {
-    const job = this.db.prepare('SELECT job_id AS jobId FROM items WHERE id = ?');
-    return ids.map((id) => (job.get(id) as { jobId: string | null } | undefined)?.jobId ?? '');
-  }
-
-  /** The windows read below the list for `group` (`readBelowList`), within a day, oldest first. */
-  private belowListWindows(
-    group: string,
-  ): { each: number; ids: string[]; jobs: string[]; at: number }[] {
-    try {
-      const kept = JSON.parse(
-        store.getSetting(this.db, `price-below:${this.key}:${group}`) || '[]',
-      ) as { each: number; ids: string[]; jobs: string[]; at: number }[];
-      return Array.isArray(kept)
-        ? kept.filter(
-            (w) =>
-              w.each > 0 &&
-              Array.isArray(w.ids) &&
-              Array.isArray(w.jobs) &&
-              this.now().getTime() - Number(w.at) < READING_KEPT_MS,
-          )
-        : [];
-    } catch {
-      return [];
-    }
-  }
-
-  private keepBelowListWindows(
-    group: string,
-    windows: { each: number; ids: string[]; jobs: string[]; at: number }[],
-  ): void {
-    store.setSetting(
-      this.db,
-      `price-below:${this.key}:${group}`,
-      windows.length ? JSON.stringify(windows) : '',
-    );
-  }
-
   /** The most a charge can have taken (what `countAtBound` counts it at). */
   private boundOf(c: {
     kind: RecipeKind;
@@ -645,8 +519,6 @@ export class Budget {
     bound: number;
     /** Counted at its bound because spend outside the run was in its reading (`spentOutside`). */
     outside?: boolean;
-    /** What its reading showed each of its charges took, below the list (`readBelowList`). */
-    shown?: number;
   }[] = [];
 
   /**
@@ -1102,81 +974,6 @@ export class Budget {
       .all(new Date(at).toISOString()) as { id: string; diamonds: number }[];
   }
 
-  /**
-   * Jobs ended under a word the spec does not name with no results (held as paid, their charge
-   * counted: `UNNAMED_END_WORDS`) whose refund the reading shows, given as refunded (diamonds 0;
-   * still paid, so never submitted again): those in the window (charge and refund both in it) and
-   * those charged before it (its refund only). Taken only when with all of them refunded the
-   * reading shows what the window's other charges cost (no less than their list prices, no more
-   * than their bound; exactly none without others): a reading short of the charges otherwise is
-   * read as before (a credit hid them: `countAtBound`). A credit the size of their charges
-   * arriving with them reads the same as their refunds: counted as refunded, as the spec's
-   * `failed` is when answered (spec 3.1 refunds a failed job).
-   */
-  private refundsOfUnnamedEnds(
-    anchorAt: number,
-    charged: {
-      id: string;
-      kind: RecipeKind;
-      toolId: string | null;
-      packTotal: number | null;
-      submitRequest: string | null;
-      diamonds: number;
-      price: number;
-      sure: number;
-    }[],
-    spent: number,
-  ): { id: string; diamonds: number; before: boolean }[] {
-    if (this.client.origin === 'embedded') return [];
-    const ended = this.db
-      .prepare(
-        `SELECT id, diamonds, submitted_at AS submittedAt FROM items
-           WHERE diamonds > 0 AND job_id IS NOT NULL AND kind != 'ready_shoot' AND instr(error, ?) > 0
-             AND updated_at >= ?`,
-      )
-      .all(UNNAMED_END_WORDS, new Date(this.batchStartedAt).toISOString()) as {
-      id: string;
-      diamonds: number;
-      submittedAt: string | null;
-    }[];
-    if (ended.length === 0) return [];
-    const inWindow = new Set(charged.map((c) => c.id));
-    const anchorIso = new Date(anchorAt).toISOString();
-    const found = ended
-      .filter((e) => inWindow.has(e.id) || (e.submittedAt !== null && e.submittedAt < anchorIso))
-      .map((e) => ({ id: e.id, diamonds: e.diamonds, before: !inWindow.has(e.id) }));
-    if (found.length === 0) return [];
-    const back = new Set(found.map((e) => e.id));
-    const rest = charged.filter((c) => !back.has(c.id));
-    const shown = spent + found.filter((e) => e.before).reduce((sum, e) => sum + e.diamonds, 0);
-    const restFloor = rest.reduce(
-      (sum, c) =>
-        sum + Math.min(c.diamonds, this.toolPrices.get(jobGroup(c.kind, c.toolId)) || c.diamonds),
-      0,
-    );
-    const restBound = rest.reduce((sum, c) => sum + this.boundOf(c), 0);
-    const wholeListFloor = charged.reduce(
-      (sum, c) =>
-        sum + Math.min(c.diamonds, this.toolPrices.get(jobGroup(c.kind, c.toolId)) || c.diamonds),
-      0,
-    );
-    // Only a reading short of the charges: one that shows them all is read as any reading.
-    if (spent >= wholeListFloor) return [];
-    const explained = rest.length === 0 ? shown === 0 : shown >= restFloor && shown <= restBound;
-    if (!explained) return [];
-    const refund = this.db.prepare(
-      "UPDATE items SET diamonds = 0, price_sure = 0, note = COALESCE(note || '; ', '') || ? WHERE id = ?",
-    );
-    this.db.transaction(() => {
-      for (const e of found)
-        refund.run(
-          `the balance shows its ${e.diamonds} diamond(s) refunded: not counted as spent (still the same job, never submitted again)`,
-          e.id,
-        );
-    })();
-    return found;
-  }
-
   /** After a failed read the next waits (`readingDueIn`); after an answer it may go at once. */
   private noteReading(balance: number | null): void {
     if (balance === null) {
@@ -1224,7 +1021,7 @@ export class Budget {
           .get(new Date(anchor.at).toISOString()) !== undefined;
       // Every charge is read by the reading that covers it, at a named price and a catalog job's
       // diamondCost too (a claim: the service may charge more, or have raised it since).
-      let charged = unknown ? [] : since;
+      const charged = unknown ? [] : since;
       // The service refunds a failed job (spec 3.1): one charged before the last reading and
       // seen failed since gave its charge back in this window, which is not a credit; so did one
       // the last reading showed charged but not refunded yet (`refundsDue`).
@@ -1233,6 +1030,7 @@ export class Budget {
       const dueBack = unknown ? [] : this.refundsDue;
       const refunded = [...refundedNow, ...dueBack].reduce((sum, r) => sum + r.diamonds, 0);
       let spent = anchor.balance - balance + refunded;
+      const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
       // The least they can have cost: their list prices (a price planned above the list, from an
       // app's debit read once, is relearnt downwards from here).
       const floorOf = (charges: typeof since) =>
@@ -1242,16 +1040,6 @@ export class Budget {
             Math.min(c.diamonds, this.toolPrices.get(jobGroup(c.kind, c.toolId)) || c.diamonds),
           0,
         );
-      // Jobs ended under a word the spec does not name, held as paid (`jobOutcome`'s `empty`): a
-      // reading short of the charges by their charges is their refund (a failed job's, spec 3.1),
-      // not a credit that hid the charges (review rev15 S1: 3 charged and refunded reported 9).
-      const endedRefunded = unknown ? [] : this.refundsOfUnnamedEnds(anchor.at, charged, spent);
-      if (endedRefunded.length > 0) {
-        const back = new Set(endedRefunded.map((e) => e.id));
-        spent += endedRefunded.filter((e) => e.before).reduce((sum, e) => sum + e.diamonds, 0);
-        charged = charged.filter((c) => !back.has(c.id));
-      }
-      const estimated = charged.reduce((sum, c) => sum + c.diamonds, 0);
       const floor = floorOf(charged);
       // Less than the list prices may be a balance read that shows charges late (a cached or
       // lagging read), not a credit: read again after a while, waiting longer each time, before
@@ -1309,7 +1097,6 @@ export class Budget {
         this.spentOutside += spent - this.countAtBound(charged, true);
       } else if (charged.length > 0 && floor > 0 && spent >= floor) {
         for (const g of groups) this.beyondBound.delete(g);
-        for (const g of groups) this.keepBelowListWindows(g, []);
         // A reading is one look at a shared balance: a charge keeps its margin (price_sure 0)
         // unless the reading agrees with the one before, and is not counted below what it was
         // planned at (a credit may hide part of it; `plannedFloor`).
@@ -1351,7 +1138,7 @@ export class Budget {
               attribute(c, Math.ceil((spent * c.diamonds) / estimated), false);
           }
         })();
-      } else if (charged.length > 0) this.readBelowList(charged, spent, priceUnknown);
+      } else if (charged.length > 0) this.countAtBound(charged);
       else if (lost.length > 0 && spent < floorOf(since)) {
         // A credit hid the window's known charges, and with them whether the lost creates were
         // charged: the summary must not say less than was taken, so each is counted at its price.
@@ -1364,7 +1151,6 @@ export class Budget {
         })();
       }
     }
-    this.settleFallen();
     const at = Date.parse(nowIso);
     this.lostSends = this.lostSends.filter((l) => l.at >= at);
     this.anchor = { balance, at };

@@ -72,13 +72,6 @@ const ENDED_UNREFUNDED_STATUSES = new Set([
   'killed',
 ]);
 
-/**
- * Words of the message a job ended under a word of `ENDED_UNREFUNDED_STATUSES` with no results
- * carries (`jobOutcome`'s `empty`, kept on the photo): the budget looks for it when a reading shows
- * less spent than the charges, as such a job's refund may be what the reading shows.
- */
-export const UNNAMED_END_WORDS = 'a status the spec does not name';
-
 export function isFinalStatus(status: unknown): boolean {
   return FINAL_STATUSES.has(String(status).toLowerCase());
 }
@@ -106,7 +99,7 @@ export function jobOutcome(
     if (urls.length > 0) return listedOutcome(status, urls.length, job, shotsAsked);
     return {
       kind: 'empty',
-      message: `the service ended the job as ${status}${job.errorMessage ? ` (${job.errorMessage})` : ''} with no results, ${UNNAMED_END_WORDS}: it refunds only failed, so the job may have been charged`,
+      message: `the service ended the job as ${status}${job.errorMessage ? ` (${job.errorMessage})` : ''} with no results, a status the spec does not name: it refunds only failed, so the job may have been charged`,
     };
   }
   if (REFUNDED_STATUSES.has(status.toLowerCase())) {
