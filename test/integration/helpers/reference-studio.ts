@@ -63,6 +63,8 @@ export type RunOnWorldOptions = {
   folders?: { inDir: string; outDir: string };
   /** `--give-up-after` in ms (default 30 min). */
   giveUpAfterMs?: number;
+  /** `--max-diamonds`: the batch's ceiling. */
+  maxDiamonds?: number;
   /** Where the client sends its requests (a fault proxy before the service); the service's own by default. */
   baseUrl?: string;
   /** More of the engine's options (a clock, the key's grace, the poll gap...). */
@@ -140,6 +142,7 @@ async function runWithEngine(
       outDir: opts.folders?.outDir ?? path.join(w.root, 'out'),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.giveUpAfterMs !== undefined ? { giveUpAfterMs: opts.giveUpAfterMs } : {}),
+      ...(opts.maxDiamonds !== undefined ? { maxDiamonds: opts.maxDiamonds } : {}),
       ...(opts.progressEveryMs !== undefined ? { progressEveryMs: opts.progressEveryMs } : {}),
       ...(opts.onNotice ? { onNotice: opts.onNotice } : {}),
     });
