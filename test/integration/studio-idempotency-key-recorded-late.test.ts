@@ -6,14 +6,13 @@
  * Idempotency-Key" and left the paid photo uncertain for good, never asking again. A key unknown
  * right after our own timeout is asked again once its record must be written: the resend then
  * collects the paid job, at no new charge. The studio (HttpClient, StudioEngine, runBatch, the
- * real SQLite store) against the reference /v1 service behind a proxy that delays creates.
+ * real SQLite store) against the reference /v1 service behind a loopback front that delays creates.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import { HttpClient, type HttpClientOptions } from '../../src/client/http';
 import { netSpent as netSpentOf, ON_MODEL } from './helpers/price-reading-studio';
 import { referenceWorld, runOnWorld } from './helpers/reference-studio';
+import { rewritingFront } from './helpers/rewriting-front';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -36,51 +35,21 @@ class ImpatientClient extends HttpClient {
 }
 
 /**
- * A proxy that holds the first send of each create's key with a real body for `lateMs` before
+ * A front that holds the first send of each create's key with a real body for `lateMs` before
  * passing it on (the service records its key and charges then), and everything else at once (the
  * studio's key probes, whose body the service refuses; a resend, answered from the key's record).
  */
-async function delayCreates(target: string, lateMs: number) {
+function delayCreates(target: string, lateMs: number): Promise<string> {
   const sent = new Set<string>();
-  const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = chunks.length ? Buffer.concat(chunks) : null;
-    const key = req.headers['idempotency-key'];
-    if (
-      req.method === 'POST' &&
-      req.url === '/v1/generations' &&
-      typeof key === 'string' &&
-      !sent.has(key) &&
-      !body?.toString('utf8').includes('dropshoot-key-probe')
-    ) {
+  return rewritingFront(cleanups, target, (_request, answer) => answer, {
+    holdMs: ({ method, path, headers, body }) => {
+      const key = headers['idempotency-key'];
+      if (method !== 'POST' || path !== '/v1/generations' || typeof key !== 'string') return 0;
+      if (sent.has(key) || body.toString('utf8').includes('dropshoot-key-probe')) return 0;
       sent.add(key);
-      await new Promise((r) => setTimeout(r, lateMs));
-    }
-    const headers = Object.fromEntries(
-      Object.entries(req.headers).filter(
-        (e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'host',
-      ),
-    );
-    const upstream = await fetch(new URL(req.url!, target), {
-      method: req.method!,
-      headers,
-      ...(body && req.method !== 'GET' && req.method !== 'HEAD' ? { body } : {}),
-      redirect: 'manual',
-    });
-    const answer = Buffer.from(await upstream.arrayBuffer());
-    const out: Record<string, string> = {};
-    upstream.headers.forEach((v, k) => {
-      if (k !== 'content-length' && k !== 'content-encoding' && k !== 'transfer-encoding')
-        out[k] = v;
-    });
-    if (res.destroyed) return;
-    res.writeHead(upstream.status, { ...out, 'content-length': String(answer.length) });
-    res.end(answer);
+      return lateMs;
+    },
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 it('a key unknown right after our own timeout is asked again after the record wait: the paid job is collected, not left uncertain', async () => {

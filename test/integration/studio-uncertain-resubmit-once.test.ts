@@ -4,10 +4,8 @@
  * and only when the batch's ceiling has room for a second charge (review rev17 U1: every photo
  * was resubmitted each time the batch settled, paying again and again, past `--max-diamonds`).
  * The studio (HttpClient, StudioEngine, runBatch, the real SQLite store) against the reference
- * /v1 service behind a fault proxy; money is read from the service's own ledger.
+ * /v1 service behind a loopback front; money is read from the service's own ledger.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
@@ -15,6 +13,7 @@ import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
 import { netSpent as netSpentOf, ON_MODEL, photoFolders } from './helpers/price-reading-studio';
 import { referenceWorld, type ReferenceWorld } from './helpers/reference-studio';
+import { rewritingFront } from './helpers/rewriting-front';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -34,46 +33,18 @@ const world = () =>
   });
 
 /**
- * A proxy before the service that forwards everything and cuts the connection instead of passing
+ * A front before the service that passes everything on and cuts the connection instead of passing
  * on a create's 2xx (the charge made, its answer lost). Refused creates (the studio's key probes,
  * 400) are passed on. `charged` counts the answers cut.
  */
 async function loseChargedCreates(target: string) {
-  const proxy = {
-    url: '',
-    charged: 0,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-  const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const headers = Object.fromEntries(
-      Object.entries(req.headers).filter(
-        (e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'host',
-      ),
-    );
-    const body = chunks.length ? Buffer.concat(chunks) : null;
-    const upstream = await fetch(new URL(req.url!, target), {
-      method: req.method!,
-      headers,
-      ...(body && req.method !== 'GET' && req.method !== 'HEAD' ? { body } : {}),
-      redirect: 'manual',
-    });
-    const answer = Buffer.from(await upstream.arrayBuffer());
-    if (req.method === 'POST' && req.url === '/v1/generations' && upstream.ok) {
-      proxy.charged++;
-      return req.socket.destroy();
-    }
-    const out: Record<string, string> = {};
-    upstream.headers.forEach((v, k) => {
-      if (k !== 'content-length' && k !== 'content-encoding' && k !== 'transfer-encoding')
-        out[k] = v;
-    });
-    res.writeHead(upstream.status, { ...out, 'content-length': String(answer.length) });
-    res.end(answer);
+  const proxy = { url: '', charged: 0 };
+  proxy.url = await rewritingFront(cleanups, target, (request, answer) => {
+    if (request.method !== 'POST' || request.path !== '/v1/generations' || answer.status >= 300)
+      return answer;
+    proxy.charged++;
+    return 'cut';
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return proxy;
 }
 
@@ -101,7 +72,6 @@ async function runLosingEveryCreate(w: ReferenceWorld, inDir: string, maxDiamond
   } finally {
     await engine.close();
     await client.close();
-    await proxy.close();
   }
 }
 

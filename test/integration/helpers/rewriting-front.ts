@@ -1,24 +1,42 @@
 /**
  * A loopback front for a service under test: every request is passed on as it came, and its
  * answer may be rewritten (status, headers, body) before it goes back, as a gateway, a framework
- * or a CDN in front of a real service would (a Retry-After added or dropped, a redirect).
+ * or a CDN in front of a real service would (a Retry-After added or dropped, a redirect), or cut
+ * (the connection dropped once the service has acted: the answer lost). A request may be held
+ * before it is passed on (`holdMs`: it reaches the service late).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type FrontAnswer = { status: number; headers: http.OutgoingHttpHeaders; body: Buffer };
+export type FrontRequest = {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+};
 
 /** The front's base URL; closed with the test's cleanups. */
 export async function rewritingFront(
   cleanups: (() => Promise<void> | void)[],
   target: string,
-  rewrite: (request: { method: string; path: string }, answer: FrontAnswer) => FrontAnswer,
+  rewrite: (request: FrontRequest, answer: FrontAnswer) => FrontAnswer | 'cut',
+  opts: { holdMs?: (request: FrontRequest) => number } = {},
 ): Promise<string> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', target);
+      const request: FrontRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+      };
+      setTimeout(() => passOn(url, request), opts.holdMs?.(request) ?? 0);
+    });
+    const passOn = (url: URL, request: FrontRequest) => {
       const upstream = http.request(
         url,
         { method: req.method, headers: { ...req.headers, host: url.host } },
@@ -26,14 +44,12 @@ export async function rewritingFront(
           const body: Buffer[] = [];
           answer.on('data', (c: Buffer) => body.push(c));
           answer.on('end', () => {
-            const out = rewrite(
-              { method: req.method ?? 'GET', path: url.pathname },
-              {
-                status: answer.statusCode ?? 502,
-                headers: { ...answer.headers },
-                body: Buffer.concat(body),
-              },
-            );
+            const out = rewrite(request, {
+              status: answer.statusCode ?? 502,
+              headers: { ...answer.headers },
+              body: Buffer.concat(body),
+            });
+            if (out === 'cut') return void req.socket.destroy();
             // The body may have changed size: the length is the new body's.
             const headers = { ...out.headers, 'content-length': out.body.length };
             delete headers['transfer-encoding'];
@@ -42,8 +58,8 @@ export async function rewritingFront(
         },
       );
       upstream.on('error', () => res.destroy());
-      upstream.end(Buffer.concat(chunks));
-    });
+      upstream.end(request.body);
+    };
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
