@@ -21,6 +21,9 @@ import { typicalPollRequests } from './poll';
 import type { ToolTimes } from './poller';
 import { lostBeforeResubmit } from './queue';
 
+/** A row written this far in the future means the clock went back, not a write racing the tick. */
+const CLOCK_SLACK_MS = 2_000;
+
 /** Why a photo near its ceiling waits while the balance read that would show its price fails. */
 const UNREAD_NEAR_CEILING_HOLD = `${UNCONFIRMED_PRICE_HOLD}: near the ceiling, the balance read that shows what the photos before it took failed (asked again, waiting longer each time); nothing was spent on it`;
 
@@ -142,7 +145,10 @@ export class Scheduler {
       if (needsApi && probeLeft <= 0) continue;
       if (needsApi) probeLeft--;
       if (item.state === 'processing') {
-        if (item.pollAt && Date.parse(item.pollAt) > now.getTime()) continue;
+        // A wall clock stepped back since the poll was planned (the row written "later" than now)
+        // would put it off by the size of the step (an hour: review rev17 C1): it is due now.
+        const steppedBack = Date.parse(item.updatedAt) > now.getTime() + CLOCK_SLACK_MS;
+        if (item.pollAt && Date.parse(item.pollAt) > now.getTime() && !steppedBack) continue;
         if (pollSlots <= 0) continue;
         pollSlots--;
         engine.startStep(item, 'poll');
