@@ -127,12 +127,14 @@ export async function scoreCutout(id: string, dir = EVAL_DIR): Promise<CutoutSco
   };
 }
 
-const LIN = Float64Array.from({ length: 256 }, (_, i) => {
+/** sRGB level (0-255) to linear light. */
+export const LIN = Float64Array.from({ length: 256 }, (_, i) => {
   const v = i / 255;
   return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
 });
 
-function labOfLinear(r: number, g: number, b: number): [number, number, number] {
+/** CIELAB (D65) of a linear-light RGB colour. */
+export function labOfLinear(r: number, g: number, b: number): [number, number, number] {
   const f = (t: number) => (t > 0.008856 ? Math.cbrt(t) : 7.787 * t + 16 / 116);
   const x = f((r * 0.4124 + g * 0.3576 + b * 0.1805) / 0.95047);
   const y = f(r * 0.2126 + g * 0.7152 + b * 0.0722);

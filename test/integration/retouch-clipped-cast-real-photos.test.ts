@@ -11,7 +11,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { retouchPhoto } from '../../src/core/providers/local/retouch';
-import { deltaE2000, EVAL_DIR, garmentIds } from '../bench/quality';
+import { deltaE2000, EVAL_DIR, garmentIds, labOfLinear, LIN } from '../bench/quality';
 
 const ids = garmentIds();
 const present = fs.existsSync(EVAL_DIR) && ids.length > 0;
@@ -24,19 +24,6 @@ const CASTS = {
   /** Green and blue lowered, red left at 255 on a white backdrop: at white, not past it. */
   warmUnclipped: { gain: [1, 0.94, 0.84], offset: [0, 0, 0] },
 } as const;
-
-const LIN = Float64Array.from({ length: 256 }, (_, i) => {
-  const v = i / 255;
-  return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
-});
-
-function lab(r: number, g: number, b: number): [number, number, number] {
-  const f = (t: number) => (t > 0.008856 ? Math.cbrt(t) : 7.787 * t + 16 / 116);
-  const x = f((r * 0.4124 + g * 0.3576 + b * 0.1805) / 0.95047);
-  const y = f(r * 0.2126 + g * 0.7152 + b * 0.0722);
-  const z = f((r * 0.0193 + g * 0.1192 + b * 0.9505) / 1.08883);
-  return [116 * y - 16, 500 * (x - y), 200 * (y - z)];
-}
 
 const median = (v: number[]) => v.sort((a, b) => a - b)[v.length >> 1] ?? 0;
 
@@ -81,9 +68,9 @@ async function scoreCast(id: string, cast: (typeof CASTS)[keyof typeof CASTS]) {
   const damage: number[] = [];
   for (let i = 0; i < mask.length; i++) {
     if (mask[i]! < 128) continue;
-    const got = lab(LIN[after[i * 3]!]!, LIN[after[i * 3 + 1]!]!, LIN[after[i * 3 + 2]!]!);
+    const got = labOfLinear(LIN[after[i * 3]!]!, LIN[after[i * 3 + 1]!]!, LIN[after[i * 3 + 2]!]!);
     const shifted = (g: number[]) =>
-      lab(
+      labOfLinear(
         ...([0, 1, 2].map((c) => Math.min(1, LIN[original[i * 3 + c]!]! * g[c]!)) as [
           number,
           number,
