@@ -8,11 +8,8 @@
  */
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
-import { StudioEngine } from '../../src/studio/engine';
-import { runBatch } from '../../src/studio/run-batch';
 import { netSpent as netSpentOf, ON_MODEL, photoFolders } from './helpers/price-reading-studio';
-import { referenceWorld, type ReferenceWorld } from './helpers/reference-studio';
+import { referenceWorld, runOnWorld, type ReferenceWorld } from './helpers/reference-studio';
 import { rewritingFront } from './helpers/rewriting-front';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -51,28 +48,17 @@ async function loseChargedCreates(target: string) {
 /** One `run --uncertain resubmit` of ON_MODEL (4 at the list), every charged create's answer lost. */
 async function runLosingEveryCreate(w: ReferenceWorld, inDir: string, maxDiamonds?: number) {
   const proxy = await loseChargedCreates(w.service.url);
-  const client = new HttpClient({ baseUrl: proxy.url, apiKey: w.apiKey, timeoutMs: 5000 });
-  const engine = new StudioEngine({
-    dataDir: path.join(w.root, 'data'),
-    client,
-    apiKey: w.apiKey,
+  const summary = await runOnWorld(w, {
+    baseUrl: proxy.url,
+    recipe: ON_MODEL,
+    uncertain: 'resubmit',
+    folders: { inDir, outDir: path.join(w.root, 'out') },
     concurrency: 4,
     backoff: { baseMs: 50, maxMs: 400 },
-    balanceRecheckMs: 100,
+    engine: { balanceRecheckMs: 100 },
+    ...(maxDiamonds !== undefined ? { maxDiamonds } : {}),
   });
-  try {
-    const summary = await runBatch(engine, {
-      uncertain: 'resubmit',
-      inDir,
-      recipe: ON_MODEL,
-      outDir: path.join(w.root, 'out'),
-      ...(maxDiamonds !== undefined ? { maxDiamonds } : {}),
-    });
-    return { summary, creates: proxy.charged };
-  } finally {
-    await engine.close();
-    await client.close();
-  }
+  return { summary, creates: proxy.charged };
 }
 
 describe('--uncertain resubmit with every create answer lost after the charge', () => {

@@ -65,6 +65,8 @@ export type RunOnWorldOptions = {
   giveUpAfterMs?: number;
   /** `--max-diamonds`: the batch's ceiling. */
   maxDiamonds?: number;
+  /** `--uncertain`: what the run does with a photo whose create answer was lost. */
+  uncertain?: 'resubmit' | 'fail';
   /** Where the client sends its requests (a fault proxy before the service); the service's own by default. */
   baseUrl?: string;
   /** More of the engine's options (a clock, the key's grace, the poll gap...). */
@@ -143,6 +145,7 @@ async function runWithEngine(
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.giveUpAfterMs !== undefined ? { giveUpAfterMs: opts.giveUpAfterMs } : {}),
       ...(opts.maxDiamonds !== undefined ? { maxDiamonds: opts.maxDiamonds } : {}),
+      ...(opts.uncertain ? { uncertain: opts.uncertain } : {}),
       ...(opts.progressEveryMs !== undefined ? { progressEveryMs: opts.progressEveryMs } : {}),
       ...(opts.onNotice ? { onNotice: opts.onNotice } : {}),
     });
