@@ -3,7 +3,8 @@
  * answer may be rewritten (status, headers, body) before it goes back, as a gateway, a framework
  * or a CDN in front of a real service would (a Retry-After added or dropped, a redirect), or cut
  * (the connection dropped once the service has acted: the answer lost). A request may be held
- * before it is passed on (`holdMs`: it reaches the service late).
+ * before it is passed on (`holdMs`: it reaches the service late), or answered by the front itself
+ * or passed on under another path (`route`: an API moved to a new address).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,7 +22,10 @@ export async function rewritingFront(
   cleanups: (() => Promise<void> | void)[],
   target: string,
   rewrite: (request: FrontRequest, answer: FrontAnswer) => FrontAnswer | 'cut',
-  opts: { holdMs?: (request: FrontRequest) => number } = {},
+  opts: {
+    holdMs?: (request: FrontRequest) => number;
+    route?: (request: FrontRequest) => FrontAnswer | { path: string } | undefined;
+  } = {},
 ): Promise<string> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -34,6 +38,13 @@ export async function rewritingFront(
         headers: req.headers,
         body: Buffer.concat(chunks),
       };
+      const routed = opts.route?.(request);
+      if (routed && 'status' in routed)
+        return void res.writeHead(routed.status, routed.headers).end(routed.body);
+      if (routed) {
+        url.pathname = routed.path;
+        request.path = routed.path;
+      }
       setTimeout(() => passOn(url, request), opts.holdMs?.(request) ?? 0);
     });
     const passOn = (url: URL, request: FrontRequest) => {
