@@ -63,6 +63,8 @@ export type PriceQuote = { diamonds: number; sure: boolean; unknown?: boolean };
 
 /** How a photo held by a price read once from the balance (not by spending) is told. */
 export const UNCONFIRMED_PRICE_HOLD = 'not started: the price is unconfirmed';
+/** Why a photo under a ceiling waits while failed jobs' refunds are not in the balance (`refundsNotShown`). */
+export const REFUND_NOT_SHOWN_HOLD = 'not started: the refund of';
 /** Why a photo under a ceiling waits while the balance it is kept against cannot be read. */
 export const BALANCE_UNREAD_HOLD = 'not started: the balance cannot be read';
 
@@ -132,7 +134,11 @@ export class Budget {
     private readonly onAnswered: (sentAt: number) => void = () => undefined,
   ) {
     this.batchStartedAt = now().getTime();
+    this.openedAt = this.batchStartedAt;
   }
+
+  /** When this budget was opened (ms): failed jobs charged since are looked for in readings (`lookForRefunds`). */
+  private readonly openedAt: number;
 
   /**
    * A daily-cap 429 of the service that names its number ("Daily request cap of 200 reached"): it
@@ -756,6 +762,86 @@ export class Budget {
     };
   }
 
+  /** Failed jobs whose refund a reading showed back in the balance (`lookForRefunds`). */
+  private readonly refundsShown = new Set<string>();
+  /** Failed jobs whose refund a reading looked for, shown or not. */
+  private readonly refundsLookedFor = new Set<string>();
+
+  /**
+   * A batch's failed jobs (charged since this budget opened) whose refund no balance reading has
+   * shown (`lookForRefunds`): under a ceiling their charge keeps its room until one does, since
+   * a refund may come late (spec 3.1 gives no timing) or never (review rev16 A1b: 24 charged
+   * under --max-diamonds 8). `unread`: of them, those no reading looked for yet. None on the
+   * embedded core (it refunds at once, in the same store).
+   */
+  refundsNotShown(batchId: string): { count: number; diamonds: number; unread: number } {
+    if (this.client.origin === 'embedded') return { count: 0, diamonds: 0, unread: 0 };
+    const rows = this.db
+      .prepare(
+        `SELECT id, price FROM items
+           WHERE batch_id = ? AND job_status = 'failed' AND diamonds = 0 AND price > 0
+             AND submitted_at >= ? AND submitted_at >= (SELECT created_at FROM batches WHERE id = ?)`,
+      )
+      .all(batchId, new Date(this.openedAt).toISOString(), batchId) as {
+      id: string;
+      price: number;
+    }[];
+    const notShown = rows.filter((r) => !this.refundsShown.has(r.id));
+    return {
+      count: notShown.length,
+      diamonds: notShown.reduce((sum, r) => sum + r.price, 0),
+      unread: notShown.filter((r) => !this.refundsLookedFor.has(r.id)).length,
+    };
+  }
+
+  /**
+   * Which failed jobs' refunds a reading (`balance`, read after `anchor`) shows, for the ceiling
+   * only (`refundsNotShown`; the spend reported keeps `refundsDue`). A refund is shown when the
+   * balance is back up by at least it beyond the least the window's charges can have taken: their
+   * list prices (a charge is never counted below the list; a price nothing told counts 0) and the
+   * whole charge of a failed job charged in the window. Spend in the service's own apps only
+   * makes that look smaller (nothing freed). An outside credit (a top-up) in the window looks the
+   * same as a refund and may free a refund that never came: no reading can tell them apart, and
+   * holding a failed job's room until the balance shows more than its refund would hold photos a
+   * spec-compliant service (refunding at once) lets go; such a credit frees at most its own amount,
+   * once, of failed jobs' room only. So does a balance read that does not show a
+   * failed job's charge yet (a lagging read), which looks like its charge and refund netted out.
+   */
+  private lookForRefunds(
+    anchor: { balance: number; at: number },
+    balance: number,
+    charged: { kind: RecipeKind; toolId: string | null; diamonds: number }[],
+  ): void {
+    const failed = (
+      this.db
+        .prepare(
+          `SELECT id, price, submitted_at AS submittedAt FROM items
+             WHERE job_status = 'failed' AND diamonds = 0 AND price > 0 AND submitted_at >= ?
+             ORDER BY updated_at`,
+        )
+        .all(new Date(this.openedAt).toISOString()) as {
+        id: string;
+        price: number;
+        submittedAt: string;
+      }[]
+    ).filter((r) => !this.refundsShown.has(r.id));
+    if (failed.length === 0) return;
+    const anchorIso = new Date(anchor.at).toISOString();
+    let back = balance - anchor.balance;
+    for (const c of charged) {
+      const list = this.toolPrices.get(jobGroup(c.kind, c.toolId)) ?? 0;
+      back += list > 0 ? Math.min(c.diamonds, list) : c.kind === 'ready_shoot' ? c.diamonds : 0;
+    }
+    for (const r of failed) if (r.submittedAt >= anchorIso) back += r.price;
+    for (const r of failed) {
+      this.refundsLookedFor.add(r.id);
+      if (r.price <= back) {
+        back -= r.price;
+        this.refundsShown.add(r.id);
+      }
+    }
+  }
+
   private keepRefundsDue(due: RefundDue[]): void {
     this.refundsDue = due;
     store.setSetting(this.db, `refunds-due:${this.key}`, JSON.stringify(due));
@@ -1061,6 +1147,7 @@ export class Budget {
       // plan) holds spend outside the run (the owner in the service's own app): no price is
       // learnt from it, its charges are counted at that bound (a later reading settles them),
       // and the rest is told apart (`spentOutside`). A price nothing told has no such bound.
+      this.lookForRefunds(anchor, balance, since);
       const priceUnknown = charged.some(
         (c) => c.kind !== 'ready_shoot' && this.toolPrice(jobGroup(c.kind, c.toolId)).unknown,
       );

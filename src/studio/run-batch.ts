@@ -12,6 +12,7 @@ import {
   BALANCE_UNREAD_HOLD,
   Budget,
   REFUND_DUE_KEPT_MS,
+  REFUND_NOT_SHOWN_HOLD,
   RESERVE_KEPT,
   UNCONFIRMED_PRICE_HOLD,
   WORST_RISE,
@@ -681,7 +682,9 @@ export async function runBatch(
         .map((i) => ({
           name: name(i),
           reason:
-            i.error?.startsWith(UNCONFIRMED_PRICE_HOLD) || i.error?.startsWith(BALANCE_UNREAD_HOLD)
+            i.error?.startsWith(UNCONFIRMED_PRICE_HOLD) ||
+            i.error?.startsWith(BALANCE_UNREAD_HOLD) ||
+            i.error?.startsWith(REFUND_NOT_SHOWN_HOLD)
               ? i.error
               : `not started: the batch reached its ceiling of ${input.maxDiamonds} diamonds`,
         })),

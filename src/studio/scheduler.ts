@@ -10,6 +10,7 @@ import { ACTIVE_STATES, jobGroup, type WaitReason } from '../shared/studio';
 import {
   BALANCE_UNREAD_HOLD,
   Budget,
+  REFUND_NOT_SHOWN_HOLD,
   ownCapMessage,
   requestsPerPhoto,
   UNCONFIRMED_PRICE_HOLD,
@@ -26,6 +27,10 @@ const CLOCK_SLACK_MS = 2_000;
 
 /** Why a photo near its ceiling waits while the balance read that would show its price fails. */
 const UNREAD_NEAR_CEILING_HOLD = `${UNCONFIRMED_PRICE_HOLD}: near the ceiling, the balance read that shows what the photos before it took failed (asked again, waiting longer each time); nothing was spent on it`;
+
+/** Why a photo waits while failed jobs' refunds the ceiling needs room from are not in the balance. */
+const refundNotShownHold = (refunds: { count: number; diamonds: number }): string =>
+  `${REFUND_NOT_SHOWN_HOLD} ${refunds.count} failed job(s) (${refunds.diamonds} diamond(s)) has not shown in the balance yet: their charges still count against the ceiling (spec 3.1 refunds them automatically, with no timing); nothing was spent on it, the next run goes on with it`;
 
 /** BALANCE_UNREAD_HOLD with the service's words and what happens next. */
 const balanceUnreadHold = (spending: Budget): string =>
@@ -45,6 +50,8 @@ type Ceiling = {
   moving: number;
   unread: number;
   unreadPhotos: number;
+  /** Failed jobs' charges no reading has shown refunded (`Budget.refundsNotShown`), in `committed`. */
+  refunds: { count: number; diamonds: number; unread: number };
 };
 
 /**
@@ -237,11 +244,26 @@ export class Scheduler {
               continue;
             }
             if (ceiling.committed + price > ceiling.max) {
-              if (ceiling.committed - ceiling.margins + quote.diamonds <= ceiling.max) {
-                // Only safety margins are in the way: the balance tells the real prices (then exact).
+              const refunds = ceiling.refunds;
+              if (
+                ceiling.committed - ceiling.margins - refunds.diamonds + quote.diamonds <=
+                ceiling.max
+              ) {
+                // Only safety margins, and failed jobs' refunds no reading showed yet, are in the
+                // way: the balance tells the real prices (then exact) and whether the refunds came.
                 if (this.awaitReading(submitting, ceiling.inFlight)) continue;
+                if (refunds.unread > 0 && !spending.readingFailed) {
+                  if (!submitting) engine.reconcile();
+                  continue;
+                }
               }
-              this.wait(item, 'ceiling', this.unconfirmedPriceHold(item, ceiling, price));
+              this.wait(
+                item,
+                'ceiling',
+                refunds.count > 0 && ceiling.committed - refunds.diamonds + price <= ceiling.max
+                  ? refundNotShownHold(refunds)
+                  : this.unconfirmedPriceHold(item, ceiling, price),
+              );
               continue;
             }
             ceiling.committed += price;
@@ -473,9 +495,13 @@ export class Scheduler {
           batchId,
           (i) => i.price || this.engine.quoteOf(i)?.diamonds || 0,
         );
+        // A failed job's refund may come late (spec 3.1: no timing) or never: its charge keeps
+        // its room until a reading shows the balance back up by it (review rev16 A1b).
+        const refunds = this.engine.spending.refundsNotShown(batchId);
         cache.set(batchId, {
           max: batch.ceiling,
-          committed: row.charged + row.chargeMargins + reserved + lost,
+          committed: row.charged + row.chargeMargins + reserved + lost + refunds.diamonds,
+          refunds,
           margins: row.chargeMargins,
           inFlight: onTheirWay.length,
           moving,
