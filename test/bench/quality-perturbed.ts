@@ -140,7 +140,7 @@ function whiteBalance(shift: number): [number, number, number] {
 }
 
 /** A small deterministic Gaussian (Box-Muller over a seeded xorshift). */
-function gaussianNoise(pair: Pair, sigma: number, seed: number): Pair {
+export function gaussianNoise(pair: Pair, sigma: number, seed: number): Pair {
   let s = seed >>> 0 || 1;
   const uniform = () => {
     s ^= s << 13;

@@ -364,6 +364,33 @@ function averagedTolerance(frameNoiseLevels: number): number {
   return Math.max(1, Math.round(2 * sigma));
 }
 
+/**
+ * Share of the frame's channel values at exactly 255 from which the frame is a white the camera
+ * clipped, seen through noise added after the clipping: the noise's lower half stays (about half
+ * the values sit at 255; a 246 grey under noise sigma 6 puts 7% there, 250 about 20%).
+ */
+const CLIPPED_SHARE = 0.45;
+
+/**
+ * Sensor noise sigma (levels) on a clipped white frame, else 0. Clipping hides the noise's upper
+ * half and a neighbour's difference with it, so frameNoise reads about 0.6 sigma of what it is
+ * (sigma 6: 8 levels, where an unclipped frame reads 13); the mean shortfall below 255 of a
+ * Gaussian clipped at its own mean is sigma / sqrt(2 pi).
+ */
+function clippedNoiseSigma(photo: Uint8Array, seeds: number[]): number {
+  if (!seeds.length) return 0;
+  let at255 = 0;
+  let shortfall = 0;
+  for (const i of seeds)
+    for (let c = 0; c < 3; c++) {
+      const v = photo[i * 3 + c]!;
+      if (v === 255) at255++;
+      shortfall += 255 - v;
+    }
+  const values = 3 * seeds.length;
+  return at255 >= CLIPPED_SHARE * values ? (Math.sqrt(2 * Math.PI) * shortfall) / values : 0;
+}
+
 /** The (2r+1)^2 mean of every channel (edges clamped). */
 function boxMean(rgb: Uint8Array, w: number, h: number, r: number): Uint8Array {
   const n = w * h;
@@ -403,7 +430,8 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   const cell = Math.max(8, Math.round(Math.max(w, h) / 64));
   // Sensor noise (a high-ISO shot) spreads the backdrop as wide as white fabric is from it, and
   // cuts the frame's runs: on a noisy frame, pixels are read as their 5x5 mean.
-  const rawNoise = frameNoise(photo, w, frameSeeds(photo, w, h));
+  const rawSeeds = frameSeeds(photo, w, h);
+  const rawNoise = frameNoise(photo, w, rawSeeds);
   const noisy = rawNoise >= NOISY;
   const rgb = noisy ? boxMean(photo, w, h, DENOISE) : photo;
   const digital = flatColour(rgb, w, h, frameSeeds(rgb, w, h));
@@ -430,7 +458,12 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   let distance = maxChannelDistance(rgb, surface, n);
   // On a noisy digital backdrop the flood and the steps after it are held to the averaged noise;
   // the pockets between arm and body, in the subject's shade, keep the wider grow tolerance.
-  const t = evenNoisy ? averagedTolerance(rawNoise) : tolerance;
+  // On a clipped white, the noise is read from its shortfall below 255 (frameNoise reads too little
+  // there): at noise sigma 6 the flood held to 1 level stopped near the frame on 255 whites
+  // (049920_1 0.445, 049940_1 0.450, 049805_1 0.635, 051517_1 0.359).
+  const t = evenNoisy
+    ? averagedTolerance(Math.max(rawNoise, 2.33 * clippedNoiseSigma(photo, rawSeeds)))
+    : tolerance;
   const like = new Uint8Array(n);
   for (let i = 0; i < n; i++) like[i] = distance[i]! <= t ? 1 : 0;
   const core = erode(like, w, h, 1);
