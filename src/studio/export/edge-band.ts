@@ -167,12 +167,13 @@ const MAX_BACKDROP_DETAIL = 3;
  * subject touching the frame over a short stretch is still a backdrop to extend, where a flat
  * median colour left a visible step at the seam and a crop cut through the figure. Subject pixels
  * (far off the trend) are bridged by interpolation; a busy scene (too much off the trend, or
- * detail all along) is not extendable. `edge` is the bridged line before smoothing.
+ * detail all along) is not extendable. `edge` is the bridged line before smoothing, `raw` the
+ * outer 3 lines' mean as they are (nothing bridged).
  */
 export function backdropLine(
   img: RawImage,
   side: Side,
-): { line: Float32Array; edge: Float32Array; extendable: boolean } {
+): { line: Float32Array; edge: Float32Array; raw: Float32Array; extendable: boolean } {
   const rows = [0, 1, 2].map((k) => line(img, side, k));
   const n = rows[0]!.length;
   const line4 = new Float32Array(n * 4);
@@ -185,7 +186,8 @@ export function backdropLine(
   const { alpha } = edgeBackdrop(img, side).colour;
   if (alpha === 0) {
     // A cut-out's transparent edge: continue the transparency.
-    return { line: new Float32Array(n * 4), edge: new Float32Array(n * 4), extendable: true };
+    const none = () => new Float32Array(n * 4);
+    return { line: none(), edge: none(), raw: none(), extendable: true };
   }
   const window = Math.max(15, Math.round(n / 6)) | 1;
   let filled: Float32Array = Float32Array.from(line4);
@@ -213,7 +215,7 @@ export function backdropLine(
   const kept = n - offCount;
   const extendable =
     offCount <= MAX_SUBJECT_SHARE * n && kept > 0 && detail / kept <= MAX_BACKDROP_DETAIL;
-  return { line: runningMean(filled, n, 61), edge: filled, extendable };
+  return { line: runningMean(filled, n, 61), edge: filled, raw: line4, extendable };
 }
 
 /** The line with its `off` positions interpolated from the nearest kept ones on either side. */

@@ -49,45 +49,159 @@ export function productBox(
   return boxOf(img, (i) => isBackgroundPixel(img, i, bg, tolerance));
 }
 
+/** A side edge's backdrop: `edge` bridged over the subject, `raw` as it is (`backdropLine`'s). */
+export type SideEdge = { edge: Float32Array; raw: Float32Array };
+
 /**
  * `productBox` read against the backdrop row by row: each row's background runs from the left
- * edge's backdrop colour to the right edge's (`left`, `right`: RGBA per row, as
- * `backdropLine`'s `edge` gives them). A wall lit unevenly is then background; read against the
- * border's one median colour it made the product span the whole width.
+ * edge's backdrop colour to the right edge's (RGBA per row, as `backdropLine` gives them). A wall
+ * lit unevenly is then background; read against the border's one median colour it made the
+ * product span the whole width. Rows of a seam (`seamRows`: where a wall meets a floor of another
+ * colour) are read against the edges as they are, and count only in the columns the rest of the
+ * photo finds product in: bridged, the seam's shadow or cove line read as product from side to
+ * side and the box spanned the width (052767_0's Shopify square was cropped at the knees).
  */
 export function productBoxAcrossRows(
   img: RawImage,
-  left: Float32Array,
-  right: Float32Array,
+  left: SideEdge,
+  right: SideEdge,
   tolerance = DEFAULT_TOLERANCE,
 ): Box | null {
   const { width, channels } = img;
+  const seam = seamRows(left, right, img.height, tolerance);
   const here = { r: 0, g: 0, b: 0 };
-  return boxOf(img, (i) => {
-    const p = i / channels;
-    const y = Math.floor(p / width);
-    const t = (p - y * width) / Math.max(1, width - 1);
-    here.r = left[y * 4]! + (right[y * 4]! - left[y * 4]!) * t;
-    here.g = left[y * 4 + 1]! + (right[y * 4 + 1]! - left[y * 4 + 1]!) * t;
-    here.b = left[y * 4 + 2]! + (right[y * 4 + 2]! - left[y * 4 + 2]!) * t;
-    return isBackgroundPixel(img, i, here, tolerance);
-  });
+  return boxOf(
+    img,
+    (i) => {
+      const p = i / channels;
+      const y = Math.floor(p / width);
+      const t = (p - y * width) / Math.max(1, width - 1);
+      const l = seam[y] ? left.raw : left.edge;
+      const r = seam[y] ? right.raw : right.edge;
+      here.r = l[y * 4]! + (r[y * 4]! - l[y * 4]!) * t;
+      here.g = l[y * 4 + 1]! + (r[y * 4 + 1]! - l[y * 4 + 1]!) * t;
+      here.b = l[y * 4 + 2]! + (r[y * 4 + 2]! - l[y * 4 + 2]!) * t;
+      return isBackgroundPixel(img, i, here, tolerance);
+    },
+    seam,
+  );
 }
 
-function boxOf(img: RawImage, isBackground: (offset: number) => boolean): Box | null {
+/** Levels a side edge pixel lies off its bridged backdrop from which it was bridged over. */
+const OFF_EDGE = 12;
+/** A seam's band (shadow line, cove) is at most this share of the height on a side edge. */
+const MAX_SEAM_SHARE = 0.12;
+/** A seam's soft shoulders (share of the height) beyond the bridged band: the edge's trend follows them. */
+const SEAM_SHOULDER_SHARE = 0.01;
+/** Bridged stretches this close (share of the height) are one band (a cove, then a shadow line). */
+const SEAM_JOIN_SHARE = 0.02;
+/** Seam stretches on the two sides this far apart (share of the height) are one tilted seam. */
+const SEAM_TILT_SHARE = 0.03;
+
+/**
+ * Rows where the backdrop changes from one colour to another right across the frame (a wall
+ * meeting a floor): a bridged band of a side edge, no thicker than `MAX_SEAM_SHARE` of the
+ * height, with backdrops differing by more than `tolerance` beyond it on either side (compared
+ * one band's thickness away, past the seam's soft shoulders), widened by its shoulders; the
+ * other side's bridged bands that overlap it, and the rows between the two sides' (a tilted seam
+ * crosses the frame there).
+ * A product touching both sides (a wide garment, a scarf laid across) has the same backdrop
+ * above and below it, so it is not a seam.
+ */
+export function seamRows(
+  left: SideEdge,
+  right: SideEdge,
+  height: number,
+  tolerance: number,
+): Uint8Array {
+  const runs: { from: number; to: number; step: boolean; side: number }[] = [];
+  [left, right].forEach(({ edge, raw }, side) => {
+    const off = (y: number) =>
+      [0, 1, 2].some((c) => Math.abs(raw[y * 4 + c]! - edge[y * 4 + c]!) > OFF_EDGE);
+    const mean = (from: number, to: number, c: number) => {
+      const a = Math.max(0, from);
+      const b = Math.min(height, to);
+      let sum = 0;
+      for (let y = a; y < b; y++) sum += edge[y * 4 + c]!;
+      return b > a ? sum / (b - a) : NaN;
+    };
+    const join = Math.round(SEAM_JOIN_SHARE * height);
+    for (let y = 0; y < height;) {
+      if (!off(y)) {
+        y++;
+        continue;
+      }
+      const from = y;
+      let to = y;
+      while (y < height && y - to <= join) if (off(y++)) to = y;
+      y = to;
+      // Running off the frame: no backdrop beyond it to compare.
+      if (from === 0 || to === height || to - from > MAX_SEAM_SHARE * height) continue;
+      const shoulder = Math.round(SEAM_SHOULDER_SHARE * height);
+      const gap = Math.max(to - from, shoulder);
+      const step = [0, 1, 2].some(
+        (c) =>
+          Math.abs(mean(from - 2 * gap, from - gap, c) - mean(to + gap, to + 2 * gap, c)) >
+          tolerance,
+      );
+      // Widened by its shoulders: the soft edges of a shadow or cove line, which the edge's trend
+      // follows (not bridged), still cross the frame on a slant when it is tilted.
+      runs.push({
+        from: Math.max(0, from - shoulder),
+        to: Math.min(height, to + shoulder),
+        step,
+        side,
+      });
+    }
+  });
+  const seam = new Uint8Array(height);
+  const steps = runs.filter((run) => run.step);
+  for (const run of steps) seam.fill(1, run.from, run.to);
+  // The same seam need not step on the other side (052767_0's wall is shaded there to the
+  // floor's colour): its bridged band there still belongs to it.
+  const overlapping = runs.filter(
+    (run) => !run.step && seam.subarray(run.from, run.to).includes(1),
+  );
+  const bands = [...steps, ...overlapping];
+  for (const run of overlapping) seam.fill(1, run.from, run.to);
+  const tilt = Math.round(SEAM_TILT_SHARE * height);
+  for (const a of bands)
+    for (const b of bands)
+      if (a.side === 0 && b.side === 1) {
+        const from = Math.min(a.to, b.to);
+        const to = Math.max(a.from, b.from);
+        if (to > from && to - from <= tilt) seam.fill(1, from, to);
+      }
+  return seam;
+}
+
+function boxOf(
+  img: RawImage,
+  isBackground: (offset: number) => boolean,
+  seam?: Uint8Array,
+): Box | null {
   const { width, height, channels } = img;
   const rowCounts = new Uint32Array(height);
   const colCounts = new Uint32Array(width);
+  const seamProduct: number[] = [];
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
-      if (!isBackground((y * width + x) * channels)) {
-        rowCounts[y] = (rowCounts[y] ?? 0) + 1;
-        colCounts[x] = (colCounts[x] ?? 0) + 1;
+      if (isBackground((y * width + x) * channels)) continue;
+      if (seam?.[y]) {
+        seamProduct.push(y * width + x);
+        continue;
       }
+      rowCounts[y] = (rowCounts[y] ?? 0) + 1;
+      colCounts[x] = (colCounts[x] ?? 0) + 1;
     }
   }
   const minRow = Math.max(1, Math.round(width * 0.002));
   const minCol = Math.max(1, Math.round(height * 0.002));
+  // A seam row holds product only where the figure crosses it: in columns found elsewhere.
+  for (const p of seamProduct) {
+    const y = Math.floor(p / width);
+    if ((colCounts[p - y * width] ?? 0) >= minCol) rowCounts[y] = (rowCounts[y] ?? 0) + 1;
+  }
   const top = rowCounts.findIndex((c) => c >= minRow);
   const bottom = rowCounts.findLastIndex((c) => c >= minRow);
   const left = colCounts.findIndex((c) => c >= minCol);

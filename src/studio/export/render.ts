@@ -6,6 +6,7 @@ import {
   estimateBackground,
   productBox,
   productBoxAcrossRows,
+  seamRows,
   whitenBackground,
   type Box,
   type RawImage,
@@ -335,10 +336,27 @@ const fullBox = (width: number, height: number): Box => ({ left: 0, top: 0, widt
 
 type SideLine = ReturnType<typeof backdropLine>;
 
-/** The product's box against the left and right backdrop lines, when both are opaque backdrop. */
+/**
+ * The product's box against the left and right backdrop lines, when both are opaque backdrop.
+ * The padding beside a wall-floor seam (`seamRows`) then continues the seam as the edge shows
+ * it: bridged there as if it were subject, the cove and shadow lines stopped at the photo's edge.
+ */
 function sideLinesBox(raw: RawImage, left: SideLine, right: SideLine): Box | null {
   if (!left.extendable || !right.extendable) return null;
   const opaque = (line: Float32Array) => line.every((v, j) => j % 4 !== 3 || v >= 128);
   if (!opaque(left.edge) || !opaque(right.edge)) return null;
-  return productBoxAcrossRows(raw, left.edge, right.edge, DEFAULT_TOLERANCE);
+  const seam = seamRows(left, right, raw.height, DEFAULT_TOLERANCE);
+  // Over 5 rows: one row's grain repeated across the padding draws streaks.
+  for (const side of [left, right])
+    for (let y = 0; y < raw.height; y++) {
+      if (!seam[y]) continue;
+      const from = Math.max(0, y - 2);
+      const to = Math.min(raw.height, y + 3);
+      for (let c = 0; c < 4; c++) {
+        let sum = 0;
+        for (let k = from; k < to; k++) sum += side.raw[k * 4 + c]!;
+        side.line[y * 4 + c] = sum / (to - from);
+      }
+    }
+  return productBoxAcrossRows(raw, left, right, DEFAULT_TOLERANCE);
 }
