@@ -132,6 +132,7 @@ export function enqueue(
         twin &&
         twin.state !== 'exported' &&
         twin.state !== 'rejected' &&
+        twin.state !== 'cancelled' &&
         twinBatch?.kind === 'run' &&
         batch?.kind === 'run'
       ) {
@@ -177,6 +178,9 @@ function twinState(twin: store.ItemRow): string {
     case 'rejected':
       // Paid for and turned down by a person: only a deliberate Redo pays for it again.
       return 'generated and rejected in review (use Redo to generate it again)';
+    case 'cancelled':
+      // Paid for, then cancelled: Retry collects that job again for nothing.
+      return 'generated and cancelled (use Retry to collect it, Redo to generate it again)';
     default:
       return 'queued';
   }

@@ -240,7 +240,9 @@ export function insertItem(
 /**
  * An item with the same photo and recipe that is done or on its way (dedup); or, failing that, one
  * that failed after its job was paid for (a job the service did not report as
- * failed): that one is adopted, never submitted again.
+ * failed): that one is adopted, never submitted again. A paid item rejected or cancelled in
+ * review counts too: its job's results can still be redone or collected on purpose, but dropping
+ * the photo again must not pay for it a second time (review rev19 F1).
  */
 export function findEquivalent(
   db: StudioDB,
@@ -251,7 +253,7 @@ export function findEquivalent(
     .prepare(
       `SELECT ${ITEM_COLUMNS} FROM items WHERE sha256 = ? AND recipe_hash = ?
        AND (state NOT IN ('failed', 'skipped', 'cancelled', 'rejected')
-            OR (state IN ('failed', 'rejected') AND job_id IS NOT NULL AND COALESCE(job_status, '') != 'failed'))
+            OR (state IN ('failed', 'rejected', 'cancelled') AND job_id IS NOT NULL AND COALESCE(job_status, '') != 'failed'))
        ORDER BY state = 'failed', created_at LIMIT 1`,
     )
     .get(sha256, recipeHash) as ItemRow | undefined;
