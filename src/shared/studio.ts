@@ -454,7 +454,8 @@ export type StudioCommandResults = {
   /** Photos sent again (paid) and their price (null: not known); photos only collected (free). */
   'queue.retryPrice': { charged: number; collected: number; diamonds: number | null };
   'queue.exportAgain': { changed: number };
-  'queue.reprocess': { changed: number };
+  /** alreadyQueued: photos whose item or requeue is still on its way, not queued again. */
+  'queue.reprocess': { changed: number; alreadyQueued: number };
   'queue.moveToFront': { changed: number };
   'queue.resolveUncertain': { changed: number };
   'results.list': { results: ResultView[]; total: number };

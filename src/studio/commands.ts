@@ -92,9 +92,7 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
     'queue.exportAgain': async (args) => ({
       changed: await exportAgain(engine, folders, args.ids),
     }),
-    'queue.reprocess': async (args) => ({
-      changed: await reprocessItems(engine, folders, args.ids),
-    }),
+    'queue.reprocess': (args) => reprocessItems(engine, folders, args.ids),
     'queue.moveToFront': async (args) => ({ changed: moveToFront(engine, args.ids) }),
     'queue.resolveUncertain': async (args) => ({
       changed: engine.resolveUncertain(args.id, args.action) ? 1 : 0,

@@ -10,7 +10,8 @@ import type { StudioEngine } from './engine';
 import type { HotFolders } from './folders';
 import { retryItem } from './queue';
 import { priceOfRecipes } from './recipe-estimate';
-import { requeuePhoto } from './requeue';
+import { oneRequeueAtATime, requeuePhoto } from './requeue';
+import { notOnItsWay } from './review-redo';
 import { settleItem } from './review';
 import { SOURCE_CHANGED } from './runner';
 
@@ -171,16 +172,33 @@ export async function exportAgain(
   return changed;
 }
 
-/** The photos run again with the recipe they were queued with, as new items (paid again). */
-export async function reprocessItems(
+/**
+ * The photos run again with the recipe they were queued with, as new items (paid again). A photo
+ * whose item, or a requeue of it (redo, reprocess), is still on its way is not queued again: it
+ * counts as `alreadyQueued`, as Redo answers (a second press would pay twice; review rev19 F3).
+ */
+export function reprocessItems(
   engine: StudioEngine,
   folders: HotFolders,
   ids: readonly string[],
-): Promise<number> {
-  const items = itemsWhere(engine, ids, () => true);
-  for (const item of items)
-    await requeuePhoto(engine, folders, item, readRecipeSnapshot(item.recipe));
-  return items.length;
+): Promise<{ changed: number; alreadyQueued: number }> {
+  return oneRequeueAtATime(engine, async () => {
+    let changed = 0;
+    let alreadyQueued = 0;
+    for (const item of itemsWhere(engine, ids, () => true)) {
+      // notOnItsWay reads the queue now: an earlier id of this press may have queued the photo.
+      const next = IN_FLIGHT.includes(item.state)
+        ? null
+        : notOnItsWay(engine.db, item, readRecipeSnapshot(item.recipe));
+      if (!next) {
+        alreadyQueued++;
+        continue;
+      }
+      await requeuePhoto(engine, folders, item, next);
+      changed++;
+    }
+    return { changed, alreadyQueued };
+  });
 }
 
 /** The items go before every other, in the order given. */

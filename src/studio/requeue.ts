@@ -25,3 +25,15 @@ export async function requeuePhoto(
     reprocess: true,
   });
 }
+
+// One requeue (redo, reprocess) at a time per studio: two presses at once must not both find
+// nothing on its way and both pay.
+const requeueing = new WeakMap<StudioEngine, Promise<unknown>>();
+
+/** Runs `step` after every requeue step already started on this studio has ended. */
+export function oneRequeueAtATime<T>(engine: StudioEngine, step: () => Promise<T>): Promise<T> {
+  const previous = requeueing.get(engine) ?? Promise.resolve();
+  const next = previous.catch(() => undefined).then(step);
+  requeueing.set(engine, next);
+  return next;
+}

@@ -21,7 +21,7 @@ import type { StudioEngine } from './engine';
 import type { HotFolders } from './folders';
 import { recipeHash } from './queue';
 import { priceOfRecipes } from './recipe-estimate';
-import { requeuePhoto } from './requeue';
+import { oneRequeueAtATime, requeuePhoto } from './requeue';
 import { settleItem } from './review';
 
 export type RedoOutcome = {
@@ -59,9 +59,6 @@ type PhotoRedo = {
   whole: boolean;
 };
 
-// One redo at a time per studio: two presses at once must not both find nothing on its way.
-const inFlight = new WeakMap<StudioEngine, Promise<unknown>>();
-
 /** `recipe` must have been checked by the caller. */
 export function redoResults(
   engine: StudioEngine,
@@ -69,12 +66,8 @@ export function redoResults(
   resultIds: readonly string[],
   recipe?: Recipe,
 ): Promise<RedoOutcome> {
-  const previous = inFlight.get(engine) ?? Promise.resolve();
-  const next = previous
-    .catch(() => undefined)
-    .then(() => redoOnce(engine, folders, resultIds, recipe));
-  inFlight.set(engine, next);
-  return next;
+  // One at a time, reprocess included: two presses at once must not both find nothing on its way.
+  return oneRequeueAtATime(engine, () => redoOnce(engine, folders, resultIds, recipe));
 }
 
 /**
@@ -236,7 +229,7 @@ const hashOf = (recipe: Recipe): string => recipeHash(RecipeSchema.parse(recipe)
  * same photo in the same batch and folder, not delivered yet, asks the same recipe, or, for named
  * shots, some of them already.
  */
-function notOnItsWay(db: StudioDB, item: store.ItemRow, recipe: Recipe): Recipe | null {
+export function notOnItsWay(db: StudioDB, item: store.ItemRow, recipe: Recipe): Recipe | null {
   const pending = samePhoto(db, item, ON_ITS_WAY);
   if (pending.some((i) => i.recipeHash === hashOf(recipe))) return null;
   const shots = shotsOf(recipe);

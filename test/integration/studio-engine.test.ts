@@ -230,7 +230,10 @@ describe('hot folder to export', () => {
     expect((await call(studio, 'account.get', {})).diamondBalance).toBe(balance);
 
     // Reprocess overrides the skip.
-    expect(await call(studio, 'queue.reprocess', { ids: [twin.id] })).toEqual({ changed: 1 });
+    expect(await call(studio, 'queue.reprocess', { ids: [twin.id] })).toEqual({
+      changed: 1,
+      alreadyQueued: 0,
+    });
     await until('the reprocessed copy in review', async () =>
       (await items(studio)).find((i) => i.name === 'shirt-copy.jpg' && i.state === 'review'),
     );
