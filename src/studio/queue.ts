@@ -61,6 +61,13 @@ export function collectState(
   return { ...base, state: 'exporting' };
 }
 
+/**
+ * SET clause for an item another batch takes over: a charge already on it stays the batch's that
+ * paid it (SQLite reads `batch_id` before the update), the first payer kept.
+ */
+const PAID_BY_OLD_BATCH =
+  'paid_batch_id = COALESCE(paid_batch_id, CASE WHEN diamonds > 0 THEN batch_id END)';
+
 export type EnqueueInput = {
   batchId: string;
   folderId?: string | null;
@@ -110,11 +117,10 @@ export function enqueue(
         );
       if (twin && (twin.state === 'failed' || partialPoll?.ok)) {
         // Paid for and not delivered (export failed, outage...): collect it, do not pay again.
-        db.prepare('UPDATE items SET batch_id = ?, source_path = ? WHERE id = ?').run(
-          input.batchId,
-          input.sourcePath,
-          twin.id,
-        );
+        // Its charge stays the paying batch's (its spend and ceiling), not this one's.
+        db.prepare(
+          `UPDATE items SET ${PAID_BY_OLD_BATCH}, batch_id = ?, source_path = ? WHERE id = ?`,
+        ).run(input.batchId, input.sourcePath, twin.id);
         store.updateItem(
           db,
           twin.id,
@@ -139,7 +145,7 @@ export function enqueue(
         // A `run` interrupted earlier: this batch takes the unfinished item over instead of
         // queueing the photo again (its journal says how far it got).
         db.prepare(
-          'UPDATE items SET batch_id = ?, wait_reason = NULL, wait_until = NULL WHERE id = ?',
+          `UPDATE items SET ${PAID_BY_OLD_BATCH}, batch_id = ?, wait_reason = NULL, wait_until = NULL WHERE id = ?`,
         ).run(input.batchId, twin.id);
         return { id: twin.id, adopted: true };
       }
@@ -235,6 +241,8 @@ export function retryItem(db: StudioDB, item: store.ItemRow, sourcePath: string,
     },
     now,
   );
+  // Sent again, its next charge is its own batch's (the refunded one counted nowhere).
+  db.prepare('UPDATE items SET paid_batch_id = NULL WHERE id = ?').run(item.id);
 }
 
 /**

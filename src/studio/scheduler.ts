@@ -437,15 +437,15 @@ export class Scheduler {
         // A charge counted above its price is at its bound already (`Budget.countAtBound`). A
         // job an earlier run paid for and this batch took over (queue.ts `enqueue`: a rerun after
         // a restart or a give-up) is collected for nothing: its charge is that run's, not this
-        // batch's (review rev13 E4), as in `run`'s diamondsSpent.
+        // batch's (review rev13 E4), as in `run`'s diamondsSpent; it keeps counting in the batch
+        // that paid it (paid_batch_id, review rev19 F2).
         const row = this.engine.db
           .prepare(
             `SELECT COALESCE(SUM(diamonds), 0) AS charged,
                COALESCE(SUM(CASE WHEN diamonds > 0 AND price_sure = 0 AND NOT (price > 0 AND diamonds > price) THEN MAX(1, (diamonds + 3) / 4) ELSE 0 END), 0) AS chargeMargins
-             FROM items WHERE batch_id = ?
-               AND (submitted_at IS NULL OR submitted_at >= (SELECT created_at FROM batches WHERE id = ?))`,
+             FROM items WHERE ${store.CHARGED_TO_BATCH}`,
           )
-          .get(batchId, batchId) as { charged: number; chargeMargins: number };
+          .get(batchId, batchId, batchId) as { charged: number; chargeMargins: number };
         // A catalog job's diamondCost is a claim until a balance reading shows it: its charge is
         // counted at least at today's plan of its shots, with the margin.
         const readSince = this.engine.spending.readSince;
@@ -456,9 +456,9 @@ export class Scheduler {
             : (this.engine.db
                 .prepare(
                   `SELECT diamonds, pack_total AS packTotal, submit_request AS submitRequest FROM items
-                   WHERE batch_id = ? AND kind = 'ready_shoot' AND diamonds > 0 AND price_sure = 1 AND submitted_at >= ?`,
+                   WHERE ${store.CHARGED_TO_BATCH} AND kind = 'ready_shoot' AND diamonds > 0 AND price_sure = 1 AND submitted_at >= ?`,
                 )
-                .all(batchId, readSince) as {
+                .all(batchId, batchId, batchId, readSince) as {
                 diamonds: number;
                 packTotal: number | null;
                 submitRequest: string | null;

@@ -16,6 +16,7 @@ import * as m0070 from './migrations/0070-key-sent-at';
 import * as m0080 from './migrations/0080-results-listed-at';
 import * as m0090 from './migrations/0090-listed-urls';
 import * as m0100 from './migrations/0100-uncertain-resubmits';
+import * as m0110 from './migrations/0110-paid-batch';
 
 export type StudioDB = Database.Database;
 const MIGRATIONS: readonly Migration<StudioDB>[] = [
@@ -28,6 +29,7 @@ const MIGRATIONS: readonly Migration<StudioDB>[] = [
   { version: 80, up: m0080.up },
   { version: 90, up: m0090.up },
   { version: 100, up: m0100.up },
+  { version: 110, up: m0110.up },
 ];
 
 export function openStudioDatabase(file: string): StudioDB {

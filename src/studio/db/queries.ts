@@ -455,18 +455,24 @@ export function getBatch(db: StudioDB, id: string): BatchRow | undefined {
 /**
  * What a batch has spent against its ceiling: its items' charges, but for a paid job it took over
  * from an earlier run (submitted before the batch began), collected for nothing, as the
- * scheduler's ceiling counts (review rev13 E4).
+ * scheduler's ceiling counts (review rev13 E4). A charge counts in the batch that paid it
+ * (`paid_batch_id`), even after another batch adopted the item (review rev19 F2).
  */
 export function batchSpent(db: StudioDB, batchId: string): number {
   return (
     db
-      .prepare(
-        `SELECT COALESCE(SUM(diamonds), 0) AS spent FROM items WHERE batch_id = ?
-           AND (submitted_at IS NULL OR submitted_at >= (SELECT created_at FROM batches WHERE id = ?))`,
-      )
-      .get(batchId, batchId) as { spent: number }
+      .prepare(`SELECT COALESCE(SUM(diamonds), 0) AS spent FROM items WHERE ${CHARGED_TO_BATCH}`)
+      .get(batchId, batchId, batchId) as { spent: number }
   ).spent;
 }
+
+/**
+ * The items whose charges count in a batch (three `?`: the batch's id): the charges it paid, the
+ * adopted items' in the batch that paid them; an adopted charge from before `paid_batch_id` was
+ * recorded is left out when submitted before the batch began (rev13 E4).
+ */
+export const CHARGED_TO_BATCH = `(paid_batch_id = ? OR (paid_batch_id IS NULL AND batch_id = ?
+  AND (submitted_at IS NULL OR submitted_at >= (SELECT created_at FROM batches WHERE id = ?))))`;
 
 export function getSetting(db: StudioDB, key: string): string | undefined {
   return (
