@@ -64,6 +64,9 @@ const MAX_IN_FLIGHT_WAITS = 10;
 const CREATES_REFUSED = 'the service refused new jobs for now';
 /** A create's 503 asking for a longer wait is asked again after this (the run is not held for hours). */
 const MAX_UNAVAILABLE_WAIT_MS = 10 * 60_000;
+/** A create's 503 from a service known to keep answers per key: sent again under it, no probe. */
+const SAME_KEY_503_NOTE =
+  'the service answered 503 (maybe after charging); it keeps answers per Idempotency-Key, so the create goes again under the same key';
 /**
  * Tries of a paid result file that fail for a while (the connection drops, the body is cut short,
  * the host answers 5xx or 429) before the photo is held for the next run (review rev15 T1: retried
@@ -320,6 +323,8 @@ export class Runner {
     // probe (handleError). The spec says nothing of a catalog-jobs 500: that one is probed.
     if (SAME_KEY_500.test(item.error ?? '') && this.endpointOf(item) === 'generations')
       return 'send';
+    // A 503 to a service a probe showed keeps answers per key: the same key replays any charge.
+    if (item.error?.startsWith(SAME_KEY_503_NOTE) && this.honoursIdempotency(item)) return 'send';
     // A key a probe showed held waits out its record's grace unprobed; when the resend is due the
     // key is probed again, since the record may have expired meanwhile (a store keeping records
     // 90 s charges a resend after that anew).
@@ -454,6 +459,14 @@ export class Runner {
     const sentAt = Date.parse(item.keySentAt ?? item.submittedAt ?? '');
     const grace = this.engine.options.keyRecordGraceMs ?? KEY_RECORD_GRACE_MS;
     return (Number.isFinite(sentAt) ? sentAt : this.now().getTime()) + grace;
+  }
+
+  /** When a create answered 503 is taken up again: the wait it asked for (bounded), else `backoff`. */
+  private unavailableUntil(err: ApiError, now: Date, backoff: string): string {
+    const asked = retryAfterMs(err);
+    return asked === null
+      ? backoff
+      : new Date(now.getTime() + Math.min(asked, MAX_UNAVAILABLE_WAIT_MS)).toISOString();
   }
 
   /** A key shown held waits (no resend) until its record must be written, then is probed again. */
@@ -1061,31 +1074,23 @@ export class Runner {
     const attempts = item.attempts + 1;
     const wait = backoffMs(attempts, baseMs, maxMs, this.engine.options.random ?? Math.random);
     const waitUntil = new Date(now.getTime() + wait).toISOString();
-    if (inSubmission && !resent && err.status === 503) {
-      // A first create answered 503: the spec names no 503 (§7), and HTTP's 503 is a request the
-      // server did not handle (overloaded, in maintenance), not a lost answer: nothing charged.
-      // Sent again under the same key (a service keeping answers per key replays any charge)
-      // once the wait it asked for (Retry-After, bounded) or a backoff is over; no key probe.
+    if (inSubmission && err.status === 503 && this.honoursIdempotency(item)) {
+      // A create's 503 may come from a gateway after the service charged (Envoy's "upstream
+      // reset before headers"; review rev19 G1), so it is no proof that nothing was charged. A
+      // service a probe has shown to keep answers per key replays any charge to the same key:
+      // sent again under it once the wait it asked for is over, no probe, still maybe charged.
       if (attempts >= (this.engine.options.maxAttempts ?? 12)) {
-        this.transition(item.id, {
-          state: 'failed',
-          submittedAt: null,
-          reserved: 0,
-          error: `the service was unavailable ${attempts} times (nothing charged): ${message}`,
-        });
+        this.markUncertain(
+          item,
+          `the service answered the submission 503 ${attempts} times under its Idempotency-Key (the first may have been charged): ${message}`,
+        );
         return;
       }
-      const asked = retryAfterMs(err);
-      const until =
-        asked === null
-          ? waitUntil
-          : new Date(now.getTime() + Math.min(asked, MAX_UNAVAILABLE_WAIT_MS)).toISOString();
       this.transition(item.id, {
-        submittedAt: null,
         attempts,
         waitReason: 'service_error',
-        waitUntil: until,
-        error: `the service is unavailable (503: ${message}), nothing charged: sending again at ${until}`,
+        waitUntil: this.unavailableUntil(err, now, waitUntil),
+        error: `${SAME_KEY_503_NOTE}: ${message}`,
       });
       return;
     }
@@ -1201,11 +1206,16 @@ export class Runner {
         // lost answer, sent again only once a probe shows the service holds the key (submit).
         if (attempts < (this.engine.options.maxAttempts ?? 12)) {
           // Sent again under the same key only once a probe shows the service holds it (submit).
+          // A 503 (a gateway's, after the service may have charged: review rev19 G1) is probed
+          // once the wait it asked for is over, like any lost answer.
           this.transition(item.id, {
             attempts,
             waitReason: err.status === 0 ? 'offline' : 'service_error',
-            waitUntil,
-            error: message,
+            waitUntil: err.status === 503 ? this.unavailableUntil(err, now, waitUntil) : waitUntil,
+            error:
+              err.status === 503
+                ? `the service answered the submission 503, maybe after charging (a gateway answers so when the connection drops after the service acted): its key is asked about before any resend: ${message}`
+                : message,
           });
           return;
         }
