@@ -774,24 +774,48 @@ export class Budget {
    * under --max-diamonds 8). `unread`: of them, those no reading looked for yet. None on the
    * embedded core (it refunds at once, in the same store).
    */
-  refundsNotShown(batchId: string): { count: number; diamonds: number; unread: number } {
-    if (this.client.origin === 'embedded') return { count: 0, diamonds: 0, unread: 0 };
+  refundsNotShown(batchId: string): {
+    count: number;
+    diamonds: number;
+    unread: number;
+    /** When the first of them was answered failed (ms; 0: none). */
+    since: number;
+  } {
+    if (this.client.origin === 'embedded') return { count: 0, diamonds: 0, unread: 0, since: 0 };
     const rows = this.db
       .prepare(
-        `SELECT id, price FROM items
+        `SELECT id, price, updated_at AS updatedAt FROM items
            WHERE batch_id = ? AND job_status = 'failed' AND diamonds = 0 AND price > 0
              AND submitted_at >= ? AND submitted_at >= (SELECT created_at FROM batches WHERE id = ?)`,
       )
       .all(batchId, new Date(this.openedAt).toISOString(), batchId) as {
       id: string;
       price: number;
+      updatedAt: string;
     }[];
     const notShown = rows.filter((r) => !this.refundsShown.has(r.id));
     return {
       count: notShown.length,
       diamonds: notShown.reduce((sum, r) => sum + r.price, 0),
       unread: notShown.filter((r) => !this.refundsLookedFor.has(r.id)).length,
+      since: notShown.length ? Math.min(...notShown.map((r) => Date.parse(r.updatedAt))) : 0,
     };
+  }
+
+  /** The least wait after a reading before a refund it did not show is looked for again. */
+  refundRecheckMs = 30_000;
+
+  /**
+   * Whether failed jobs' refunds a reading looked for and did not show (answered failed at
+   * `failedAt`) are due another reading: a refund may come late (spec 3.1: no timing), and in the
+   * desktop studio no next run frees the photos it holds (review rev20 R3: held for good after the
+   * refund came). From `refundRecheckMs` after the last reading on, then at half the refund's age,
+   * so one that never comes costs a few reads a day, not one a minute.
+   */
+  refundReadingDue(failedAt: number): boolean {
+    if (!this.anchor || this.readingDueIn > 0) return false;
+    const now = this.now().getTime();
+    return now - this.anchor.at >= Math.max(this.refundRecheckMs, (now - failedAt) / 2);
   }
 
   /**

@@ -157,6 +157,8 @@ export class StudioEngine {
     );
     // A reading below its list prices is read again from half the short balance's re-read on.
     this.spending.lagRecheckMs = (options.balanceRecheckMs ?? 10_000) / 2;
+    // A refund a reading did not show is looked for again from three times that re-read on.
+    this.spending.refundRecheckMs = (options.balanceRecheckMs ?? 10_000) * 3;
     this.poller = new Poller(
       this.db,
       options.maxPollGapMs !== undefined ? { maxGapMs: options.maxPollGapMs } : {},

@@ -51,7 +51,7 @@ type Ceiling = {
   unread: number;
   unreadPhotos: number;
   /** Failed jobs' charges no reading has shown refunded (`Budget.refundsNotShown`), in `committed`. */
-  refunds: { count: number; diamonds: number; unread: number };
+  refunds: ReturnType<Budget['refundsNotShown']>;
 };
 
 /**
@@ -256,6 +256,9 @@ export class Scheduler {
                   if (!submitting) engine.reconcile();
                   continue;
                 }
+                // Looked for and not shown yet: read again later, or the photo waits for good.
+                if (refunds.count > 0 && !submitting && spending.refundReadingDue(refunds.since))
+                  engine.reconcile();
               }
               this.wait(
                 item,

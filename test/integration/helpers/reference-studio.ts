@@ -195,13 +195,18 @@ export function expectEveryPhotoPaidOnce(
 }
 
 /** The studio (hot folders, commands) on the world's data folder, closed with the test. */
-export async function studioOnWorld(w: ReferenceWorld, cleanups: Cleanups): Promise<Studio> {
+export async function studioOnWorld(
+  w: ReferenceWorld,
+  cleanups: Cleanups,
+  engine: Partial<Omit<EngineOptions, 'dataDir' | 'client' | 'apiKey'>> = {},
+): Promise<Studio> {
   const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
   const studio = await openStudio({
     dataDir: path.join(w.root, 'data'),
     client,
     apiKey: w.apiKey,
     backoff: { baseMs: 50, maxMs: 50 },
+    ...engine,
   });
   cleanups.push(async () => {
     await studio.close();
