@@ -8,9 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ACTIVE_STATES, type FolderView, type ItemView } from '../../src/shared/studio';
-import { referenceWorld, studioOnWorld } from './helpers/reference-studio';
-import { CUTOUT_RECIPE } from './helpers/studio-fixtures';
+import { ACTIVE_STATES } from '../../src/shared/studio';
+import { onePhotoInReview } from './helpers/one-photo-in-review';
 import { call, until } from './helpers/studio-commands';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -22,34 +21,11 @@ const EMAIL = 'cancel-review@example.com';
 
 describe('cancel in review', () => {
   it('a paid photo cancelled in review and dropped again under another name is not paid again', async () => {
-    const w = await referenceWorld(cleanups, {
-      email: EMAIL,
-      diamonds: 500,
-      service: { seed: 7, timeScale: 0.01, jobSeconds: [20, 20], failShots: 0 },
-    });
-    const studio = await studioOnWorld(w, cleanups);
-    const hot = path.join(w.root, 'hot');
-    fs.mkdirSync(hot);
-    const folder = await call(studio, 'folders.add', {
-      path: hot,
-      outputDir: path.join(w.root, 'out'),
-      recipe: CUTOUT_RECIPE,
-    });
-    const items = async () =>
-      (await call(studio, 'queue.list', { limit: 500 })).items as ItemView[];
-    const charges = () => w.service.ledger(EMAIL).filter((e) => e.kind === 'charge');
-    const spent = async () =>
-      ((await call(studio, 'folders.list', {})) as FolderView[]).find((f) => f.id === folder.id)!
-        .diamondsSpent;
-
-    fs.copyFileSync(path.join(w.inDir, 'p0.jpg'), path.join(hot, 'p0.jpg'));
-    const [inReview] = await until('the photo generated, in review', async () => {
-      const all = await items();
-      return all.length === 1 && all[0]!.state === 'review' && all;
-    });
-    expect(charges()).toHaveLength(1);
-    const price = -charges()[0]!.delta;
-    expect(await call(studio, 'queue.cancel', { ids: [inReview!.id] })).toEqual({ changed: 1 });
+    const { w, studio, hot, items, charges, spent, inReview, price } = await onePhotoInReview(
+      cleanups,
+      EMAIL,
+    );
+    expect(await call(studio, 'queue.cancel', { ids: [inReview.id] })).toEqual({ changed: 1 });
 
     // The same bytes dropped again under another name.
     fs.copyFileSync(path.join(w.inDir, 'p0.jpg'), path.join(hot, 'again-p0.jpg'));

@@ -5,12 +5,9 @@
  * studio's real database, through a real hot folder; every charge is read from the service's own
  * ledger.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ACTIVE_STATES, type FolderView, type ItemView } from '../../src/shared/studio';
-import { referenceWorld, studioOnWorld } from './helpers/reference-studio';
-import { CUTOUT_RECIPE } from './helpers/studio-fixtures';
+import { ACTIVE_STATES } from '../../src/shared/studio';
+import { onePhotoInReview } from './helpers/one-photo-in-review';
 import { call, until } from './helpers/studio-commands';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -22,37 +19,19 @@ const EMAIL = 'reprocess-twice@example.com';
 
 describe('reprocess', () => {
   it('pressed twice at once queues and pays the photo once more, not twice', async () => {
-    const w = await referenceWorld(cleanups, {
-      email: EMAIL,
-      diamonds: 500,
-      service: { seed: 7, timeScale: 0.01, jobSeconds: [20, 20], failShots: 0 },
-    });
-    const studio = await studioOnWorld(w, cleanups);
-    const hot = path.join(w.root, 'hot');
-    fs.mkdirSync(hot);
-    const folder = await call(studio, 'folders.add', {
-      path: hot,
-      outputDir: path.join(w.root, 'out'),
-      recipe: CUTOUT_RECIPE,
-    });
-    const items = async () =>
-      (await call(studio, 'queue.list', { limit: 500 })).items as ItemView[];
-    const charges = () => w.service.ledger(EMAIL).filter((e) => e.kind === 'charge');
-    const spent = async () =>
-      ((await call(studio, 'folders.list', {})) as FolderView[]).find((f) => f.id === folder.id)!
-        .diamondsSpent;
-
-    fs.copyFileSync(path.join(w.inDir, 'p0.jpg'), path.join(hot, 'p0.jpg'));
-    const [first] = await until('the photo generated, in review', async () => {
-      const all = await items();
-      return all.length === 1 && all[0]!.state === 'review' && all;
-    });
-    expect(charges()).toHaveLength(1);
-    const price = -charges()[0]!.delta;
+    const {
+      w,
+      studio,
+      items,
+      charges,
+      spent,
+      inReview: first,
+      price,
+    } = await onePhotoInReview(cleanups, EMAIL);
 
     const answers = await Promise.all([
-      call(studio, 'queue.reprocess', { ids: [first!.id] }),
-      call(studio, 'queue.reprocess', { ids: [first!.id] }),
+      call(studio, 'queue.reprocess', { ids: [first.id] }),
+      call(studio, 'queue.reprocess', { ids: [first.id] }),
     ]);
     // Before the fix: both { changed: 1 }, 3 charges for one photo.
     expect(answers.map((a) => a.changed).sort()).toEqual([0, 1]);
