@@ -64,9 +64,9 @@ const MAX_IN_FLIGHT_WAITS = 10;
 const CREATES_REFUSED = 'the service refused new jobs for now';
 /** A create's 503 asking for a longer wait is asked again after this (the run is not held for hours). */
 const MAX_UNAVAILABLE_WAIT_MS = 10 * 60_000;
-/** A create's 503 from a service known to keep answers per key: sent again under it, no probe. */
-const SAME_KEY_503_NOTE =
-  'the service answered 503 (maybe after charging); it keeps answers per Idempotency-Key, so the create goes again under the same key';
+/** How a create answered 503 waits for its key probe (the service may have charged first). */
+const CREATE_503_NOTE =
+  'the service answered the submission 503, maybe after charging (a gateway answers so when the connection drops after the service acted): its key is asked about before any resend';
 /**
  * Tries of a paid result file that fail for a while (the connection drops, the body is cut short,
  * the host answers 5xx or 429) before the photo is held for the next run (review rev15 T1: retried
@@ -323,8 +323,6 @@ export class Runner {
     // probe (handleError). The spec says nothing of a catalog-jobs 500: that one is probed.
     if (SAME_KEY_500.test(item.error ?? '') && this.endpointOf(item) === 'generations')
       return 'send';
-    // A 503 to a service a probe showed keeps answers per key: the same key replays any charge.
-    if (item.error?.startsWith(SAME_KEY_503_NOTE) && this.honoursIdempotency(item)) return 'send';
     // A key a probe showed held waits out its record's grace unprobed; when the resend is due the
     // key is probed again, since the record may have expired meanwhile (a store keeping records
     // 90 s charges a resend after that anew).
@@ -350,6 +348,14 @@ export class Runner {
       if (OWN_TIMEOUT.test(item.error ?? '') && this.now().getTime() < this.recordDue(item)) {
         this.transition(item.id, { error: `${KEY_LATE_NOTE} (${probe.message})` });
         return this.waitForRecord(item);
+      }
+      if (item.error?.startsWith(CREATE_503_NOTE)) {
+        // The words a person needs: the 503 may as well have come before any charge (review rev21 C).
+        this.markUncertain(
+          item,
+          `the submission was answered 503 and the service does not hold its Idempotency-Key (${probe.message}): a service in maintenance answers 503 before any charge, a gateway after one, so whether it was charged is unknown; check the balance or the service's job list, then resubmit it (\`dropshoot run --uncertain resubmit\`) or fail it`,
+        );
+        return false;
       }
       // A 2xx without a job id is a charge whose job is unknown: said so, not "lost".
       const lost = ANSWERED_WITHOUT_JOB_ID.test(item.error ?? '')
@@ -1074,26 +1080,6 @@ export class Runner {
     const attempts = item.attempts + 1;
     const wait = backoffMs(attempts, baseMs, maxMs, this.engine.options.random ?? Math.random);
     const waitUntil = new Date(now.getTime() + wait).toISOString();
-    if (inSubmission && err.status === 503 && this.honoursIdempotency(item)) {
-      // A create's 503 may come from a gateway after the service charged (Envoy's "upstream
-      // reset before headers"; review rev19 G1), so it is no proof that nothing was charged. A
-      // service a probe has shown to keep answers per key replays any charge to the same key:
-      // sent again under it once the wait it asked for is over, no probe, still maybe charged.
-      if (attempts >= (this.engine.options.maxAttempts ?? 12)) {
-        this.markUncertain(
-          item,
-          `the service answered the submission 503 ${attempts} times under its Idempotency-Key (the first may have been charged): ${message}`,
-        );
-        return;
-      }
-      this.transition(item.id, {
-        attempts,
-        waitReason: 'service_error',
-        waitUntil: this.unavailableUntil(err, now, waitUntil),
-        error: `${SAME_KEY_503_NOTE}: ${message}`,
-      });
-      return;
-    }
     if (
       err.status === 401 &&
       item.state === 'processing' &&
@@ -1207,15 +1193,14 @@ export class Runner {
         if (attempts < (this.engine.options.maxAttempts ?? 12)) {
           // Sent again under the same key only once a probe shows the service holds it (submit).
           // A 503 (a gateway's, after the service may have charged: review rev19 G1) is probed
-          // once the wait it asked for is over, like any lost answer.
+          // once the wait it asked for is over, like any lost answer, even on a service a probe
+          // showed keeps keys: it may have stopped, or its record of the key expired during the
+          // wait, and the resend would be charged anew (review rev21 A, B).
           this.transition(item.id, {
             attempts,
             waitReason: err.status === 0 ? 'offline' : 'service_error',
             waitUntil: err.status === 503 ? this.unavailableUntil(err, now, waitUntil) : waitUntil,
-            error:
-              err.status === 503
-                ? `the service answered the submission 503, maybe after charging (a gateway answers so when the connection drops after the service acted): its key is asked about before any resend: ${message}`
-                : message,
+            error: err.status === 503 ? `${CREATE_503_NOTE}: ${message}` : message,
           });
           return;
         }

@@ -5,8 +5,10 @@
  * again up to 12 times per photo, each paid, and the balance drop was booked outside the run
  * (not in diamondsSpent, not against --max-diamonds). A create's 503 is now a lost answer: its key
  * is probed; a service that keeps no keys leaves the photo uncertain (held, nothing paid twice),
- * one that keeps them replays the job. A service a probe showed keeps keys gets a later 503 (its
- * maintenance, before any charge) sent again under the same key. Against the reference /v1
+ * one that keeps them replays the job. Even on a service a probe showed keeps keys, a later 503 is
+ * probed before any resend: its record of the key may have expired during the wait (review rev21
+ * B: resent unprobed, each was charged again), and a 503 before any charge (maintenance) cannot be
+ * told from one after it, so the photo waits for a person, saying so. Against the reference /v1
  * service (written from the spec alone) behind a rewriting front, through `run`'s own path.
  */
 import fs from 'node:fs';
@@ -56,6 +58,13 @@ async function frontAfterCharge(world: ReferenceWorld, firstPerKey: boolean) {
   const chargesPerPhoto = new Map<string, number>();
   const keysAnswered503 = new Set<string>();
   const maintenance = { on: false, refusedKeys: new Set<string>() };
+  /** The wait each 503 asks for (seconds). */
+  const retryAfter = { seconds: 1 };
+  const unavailable = (body?: string): FrontAnswer => ({
+    ...ENVOY_503,
+    headers: { ...ENVOY_503.headers, 'retry-after': String(retryAfter.seconds) },
+    ...(body ? { body: Buffer.from(body) } : {}),
+  });
   const keyOf = (request: FrontRequest) => String(request.headers['idempotency-key']);
   const url = await rewritingFront(
     cleanups,
@@ -67,18 +76,18 @@ async function frontAfterCharge(world: ReferenceWorld, firstPerKey: boolean) {
       if (!replay) chargesPerPhoto.set(photo, (chargesPerPhoto.get(photo) ?? 0) + 1);
       if (maintenance.on || replay) return answer;
       keysAnswered503.add(keyOf(request));
-      return ENVOY_503;
+      return unavailable();
     },
     {
       route: (request) => {
         if (!maintenance.on || photoCreate(request) === null) return undefined;
         if (maintenance.refusedKeys.has(keyOf(request))) return undefined;
         maintenance.refusedKeys.add(keyOf(request));
-        return { ...ENVOY_503, body: Buffer.from('Service Unavailable: maintenance') };
+        return unavailable('Service Unavailable: maintenance');
       },
     },
   );
-  return { url, chargesPerPhoto, maintenance };
+  return { url, chargesPerPhoto, maintenance, retryAfter };
 }
 
 describe("a create answered 503 after the service charged is not read as 'nothing charged'", () => {
@@ -130,16 +139,23 @@ describe("a create answered 503 after the service charged is not read as 'nothin
     expect(first.diamondsSpent + second.diamondsSpent).toBeGreaterThanOrEqual(charged);
   }, 150_000);
 
-  it('service keeping keys: every photo delivered, each paid once; once that is known, a 503 before any charge is sent again under its key and delivered', async () => {
+  it('service keeping keys, records kept 3 s: delivered, each paid once; once that is known, a 503 is still probed: a record expired during the wait, or a maintenance 503, leaves the photo for a person, never paid twice', async () => {
     const world = await referenceWorld(cleanups, {
       email: EMAIL,
       diamonds: 100,
-      service: { seed: 9, timeScale: 0.01, jobSeconds: [20, 30], honourIdempotencyKey: true },
+      service: {
+        seed: 9,
+        timeScale: 0.01,
+        jobSeconds: [20, 30],
+        honourIdempotencyKey: true,
+        idempotencyKeyTtlMs: 3_000,
+      },
       photos: PHOTOS,
     });
     const front = await frontAfterCharge(world, true);
     // A key's record is taken as written this soon after its first send (5 min by default).
     const engine = { keyRecordGraceMs: 500 };
+    front.retryAfter.seconds = 0;
     const first = await runOnWorld(world, {
       baseUrl: front.url,
       engine,
@@ -148,29 +164,54 @@ describe("a create answered 503 after the service charged is not read as 'nothin
     expectEveryPhotoPaidOnce(first, world.service, EMAIL, PHOTOS);
     expect(Math.max(...front.chargesPerPhoto.values())).toBe(1);
 
-    // The same service in maintenance: each key's first create answered 503 by the front before
-    // the service saw it. A probe has shown it keeps keys: sent again under the key, delivered.
-    const inDir = path.join(world.root, 'in2');
-    fs.mkdirSync(inDir);
-    for (let i = 0; i < PHOTOS; i++)
-      await sharp({
-        create: { width: 320, height: 400, channels: 3, background: { r: 200, g: 40 * i, b: 30 } },
-      })
-        .jpeg()
-        .toFile(path.join(inDir, `m${i}.jpg`));
-    // The same front (the same origin: what a probe showed is kept per origin).
-    front.maintenance.on = true;
-    const second = await runOnWorld(world, {
-      baseUrl: front.url,
-      folders: { inDir, outDir: path.join(world.root, 'out2') },
-      engine,
-      signal: stopAfter(cleanups, 60_000),
-    });
-    expect(second.uncertain).toEqual([]);
-    expect(second.failed).toEqual([]);
-    expect(second.exported).toBe(PHOTOS);
-    expect(front.maintenance.refusedKeys.size).toBe(PHOTOS);
+    /** A run over new photos through the same front (one origin: what a probe showed is kept). */
+    const runOver = async (name: string, uncertain?: 'resubmit') => {
+      const inDir = path.join(world.root, name);
+      if (!fs.existsSync(inDir)) {
+        fs.mkdirSync(inDir);
+        for (let i = 0; i < PHOTOS; i++)
+          await sharp({
+            create: {
+              width: 320,
+              height: 400,
+              channels: 3,
+              background: { r: 40 + name.length * 20, g: 40 * i, b: 30 },
+            },
+          })
+            .png()
+            .toFile(path.join(inDir, `${name}-${i}.png`));
+      }
+      return runOnWorld(world, {
+        baseUrl: front.url,
+        folders: { inDir, outDir: path.join(world.root, `out-${name}`) },
+        engine,
+        ...(uncertain ? { uncertain } : {}),
+        signal: stopAfter(cleanups, 60_000),
+      });
+    };
+
+    // Charged, answered 503 asking for 5 s: the service's record of the key is gone by then.
+    // Before: sent again under the key unprobed, each charged anew (2 charges per photo).
+    front.retryAfter.seconds = 5;
+    const expired = await runOver('expired');
     expect(chargedTo(world.service, EMAIL)).toBe(2 * PHOTOS);
-    expect(second.diamondsSpent).toBe(PHOTOS);
+    expect(expired.uncertain).toHaveLength(PHOTOS);
+
+    // The same service in maintenance: each key's first create answered 503 by the front before
+    // the service saw it. Nothing tells it from the 503 above: held for a person, saying what to do.
+    front.retryAfter.seconds = 0;
+    front.maintenance.on = true;
+    const maintenance = await runOver('maintenance');
+    expect(maintenance.uncertain).toHaveLength(PHOTOS);
+    for (const u of maintenance.uncertain)
+      expect(JSON.stringify(u)).toMatch(
+        /maintenance answers 503 before any charge.*--uncertain resubmit/,
+      );
+    expect(chargedTo(world.service, EMAIL)).toBe(2 * PHOTOS);
+    front.maintenance.on = false;
+    const resubmitted = await runOver('maintenance', 'resubmit');
+    expect(resubmitted.exported).toBe(PHOTOS);
+    expect(chargedTo(world.service, EMAIL)).toBe(3 * PHOTOS);
+    expect(Math.max(...front.chargesPerPhoto.values())).toBe(1);
   }, 150_000);
 });
