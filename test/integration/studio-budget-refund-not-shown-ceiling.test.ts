@@ -59,23 +59,36 @@ function refundsAwaitedTold(summary: BatchSummary): number {
   return Number(told?.[1] ?? 0);
 }
 
+/**
+ * Two runs of the same 6 photos under the ceiling, 2 jobs at once; `check` sees each run's summary,
+ * what the ledger netted in it and when it started.
+ */
+async function twoRunsUnderCeiling(
+  w: ReferenceWorld,
+  check: (run: number, summary: BatchSummary, net: number, from: number) => Promise<void> | void,
+) {
+  const [photos] = await photoFolders(w, [6]);
+  let before = 0;
+  for (const run of [1, 2]) {
+    const from = Date.now();
+    const summary = await runOnce(w, photos!, {
+      maxDiamonds: CEILING,
+      concurrency: 2,
+      balanceRecheckMs: 1_000,
+    });
+    const net = netSpent(w) - before;
+    before += net;
+    await check(run, summary, net, from);
+  }
+}
+
 const HELD_FOR_REFUND = /the refund of \d+ failed job\(s\) .*has not shown in the balance yet/;
 
 describe('failed jobs whose refund the balance does not show yet, under --max-diamonds', () => {
   it('refunds 20 s late: the ceiling holds against the balance; held photos go in the next run', async () => {
     const lag = 20_000;
     const w = await world({ failJobs: 1, refundLagMs: lag });
-    const [photos] = await photoFolders(w, [6]);
-    let before = 0;
-    for (const run of [1, 2]) {
-      const from = Date.now();
-      const summary = await runOnce(w, photos!, {
-        maxDiamonds: CEILING,
-        concurrency: 2,
-        balanceRecheckMs: 1_000,
-      });
-      const net = netSpent(w) - before;
-      before += net;
+    await twoRunsUnderCeiling(w, async (run, summary, net, from) => {
       // Before: 6 created at once, 24 out while no refund had reached the balance.
       expect(mostOutAtOnce(w, from, lag), `run ${run}`).toBeLessThanOrEqual(CEILING);
       const { jobs, chargedOnce } = jobsSince(w, from);
@@ -88,22 +101,12 @@ describe('failed jobs whose refund the balance does not show yet, under --max-di
       expect(summary.diamondsSpent ?? 0, `run ${run}`).toBeGreaterThanOrEqual(net);
       // The next run starts once the refunds reached the balance.
       if (run === 1) await new Promise((resolve) => setTimeout(resolve, lag + 1_000));
-    }
+    });
   }, 150_000);
 
   it('refunds that never come: each run charges within the ceiling and says what it awaits', async () => {
     const w = await world({ failJobs: 1, failedNotRefunded: true });
-    const [photos] = await photoFolders(w, [6]);
-    let before = 0;
-    for (const run of [1, 2]) {
-      const from = Date.now();
-      const summary = await runOnce(w, photos!, {
-        maxDiamonds: CEILING,
-        concurrency: 2,
-        balanceRecheckMs: 1_000,
-      });
-      const charged = netSpent(w) - before;
-      before += charged;
+    await twoRunsUnderCeiling(w, (run, summary, charged, from) => {
       // Before (rev16 A1b): 24 charged in run 1 under --max-diamonds 8.
       expect(charged, `run ${run}`).toBeLessThanOrEqual(CEILING);
       expect(mostOutAtOnce(w, from, Infinity), `run ${run}`).toBeLessThanOrEqual(CEILING);
@@ -118,7 +121,7 @@ describe('failed jobs whose refund the balance does not show yet, under --max-di
         (summary.diamondsSpent ?? 0) + refundsAwaitedTold(summary),
         `run ${run}`,
       ).toBeGreaterThanOrEqual(charged);
-    }
+    });
   }, 150_000);
 
   it('refunds at once: as many photos are created as before, none held', async () => {
