@@ -353,7 +353,7 @@ export class Runner {
         // The words a person needs: the 503 may as well have come before any charge (review rev21 C).
         this.markUncertain(
           item,
-          `the submission was answered 503 and the service does not hold its Idempotency-Key (${probe.message}): a service in maintenance answers 503 before any charge, a gateway after one, so whether it was charged is unknown; check the balance or the service's job list, then resubmit it (\`dropshoot run --uncertain resubmit\`) or fail it`,
+          `the submission was answered 503 and the service does not hold its Idempotency-Key (${probe.message}): a service in maintenance answers 503 before any charge, a gateway after one, so whether it was charged is unknown; check the balance or the service's job list, then resubmit it (\`dropshoot run --uncertain resubmit\`, or Resubmit… on the studio board) or fail it`,
         );
         return false;
       }

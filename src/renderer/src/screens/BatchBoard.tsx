@@ -43,7 +43,7 @@ const WAIT_TEXT: Record<WaitReason, string> = {
   offline: 'Service unreachable: retrying.',
   service_error: 'Service error: retrying with backoff.',
   ceiling: 'The folder’s diamond ceiling is reached: raise it to go on.',
-  uncertain: 'Submission uncertain: check the service, then resubmit or fail.',
+  uncertain: 'Submission uncertain: check the service, then resubmit or mark it failed.',
 };
 const WORKING_TEXT: Partial<Record<ItemState, string>> = {
   uploading: 'Uploading the photo.',
@@ -90,6 +90,7 @@ export function BatchBoard() {
   const [confirming, setConfirming] = useState<
     ({ ids: string[] } & StudioCommandResults['queue.retryPrice']) | null
   >(null);
+  const [resubmitting, setResubmitting] = useState<ItemView | null>(null);
 
   // First result thumbnail per item, and which items hold results already paid for.
   const resultOf = useMemo(() => {
@@ -246,7 +247,9 @@ export function BatchBoard() {
             const reason = item.waitReason
               ? item.waitReason === 'daily_cap'
                 ? capText(item, left)
-                : WAIT_TEXT[item.waitReason]
+                : item.waitReason === 'uncertain' && item.note
+                  ? `${WAIT_TEXT.uncertain} ${sentence(item.note)}`
+                  : WAIT_TEXT[item.waitReason]
               : item.state === 'queued'
                 ? paused
                   ? 'Paused: press “Resume all”.'
@@ -317,6 +320,28 @@ export function BatchBoard() {
                 </td>
                 <td>
                   <div className="row-actions">
+                    {item.uncertain && (
+                      <>
+                        <button
+                          type="button"
+                          aria-label={`Resubmit… ${item.name}`}
+                          onClick={() => setResubmitting(item)}
+                        >
+                          Resubmit…
+                        </button>
+                        <button
+                          type="button"
+                          aria-label={`Mark failed ${item.name}`}
+                          onClick={() =>
+                            act(async () => {
+                              await useQueue.getState().resolveUncertain(item.id, 'fail');
+                            })
+                          }
+                        >
+                          Mark failed
+                        </button>
+                      </>
+                    )}
                     {item.state === 'queued' && (
                       <button
                         type="button"
@@ -370,6 +395,34 @@ export function BatchBoard() {
             Show {Math.min(PAGE, shown.length - limit)} more of {shown.length - limit}
           </button>
         </p>
+      )}
+      {resubmitting && (
+        <ConfirmDialog
+          title={`Resubmit ${resubmitting.name}?`}
+          confirmLabel={`Resubmit for ${diamondsText(price(resubmitting))}`}
+          onCancel={() => setResubmitting(null)}
+          onConfirm={() => {
+            const { id, name } = resubmitting;
+            setResubmitting(null);
+            act(async () => {
+              const taken = await useQueue.getState().resolveUncertain(id, 'resubmit');
+              useUi
+                .getState()
+                .notify(
+                  taken
+                    ? `${name} resubmitted.`
+                    : `${name} was resubmitted once already: check the service, then mark it failed.`,
+                );
+            });
+          }}
+        >
+          <p>
+            Whether the service charged the first submission is not known (the board says why). If
+            it did, resubmitting pays about <strong>{diamondsText(price(resubmitting))}</strong>{' '}
+            again: check the service’s balance or its job list first.
+          </p>
+          <p>A photo is resubmitted once at most; “Mark failed” gives it up at no charge.</p>
+        </ConfirmDialog>
       )}
       {confirming && (
         <ConfirmDialog

@@ -18,6 +18,8 @@ type QueueState = {
   exportAgain(ids: string[]): Promise<number>;
   cancel(ids: string[]): Promise<void>;
   moveToFront(ids: string[]): Promise<void>;
+  /** Settles an uncertain submission: resubmitting may cost the price again. False: not taken. */
+  resolveUncertain(id: string, action: 'resubmit' | 'fail'): Promise<boolean>;
 };
 
 export const useQueue = create<QueueState>()((set) => ({
@@ -50,6 +52,9 @@ export const useQueue = create<QueueState>()((set) => ({
   },
   async moveToFront(ids) {
     await studio().call('queue.moveToFront', { ids });
+  },
+  async resolveUncertain(id, action) {
+    return (await studio().call('queue.resolveUncertain', { id, action })).changed > 0;
   },
 }));
 
