@@ -291,6 +291,11 @@ export type FolderView = {
   /** The folder batch's diamond ceiling (null: none) and what the batch has spent so far. */
   maxDiamonds: number | null;
   diamondsSpent: number;
+  /**
+   * What its photos whose submission is uncertain may have cost (their price each): counted
+   * against the ceiling, not in `diamondsSpent` until the service shows the charge.
+   */
+  diamondsUncertain: number;
 };
 
 export type BudgetView = {

@@ -10,7 +10,7 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
-import type { ItemView } from '../../src/shared/studio';
+import type { FolderView, ItemView } from '../../src/shared/studio';
 import { studio } from '../../src/renderer/src/transport';
 import { rewritingFront } from '../integration/helpers/rewriting-front';
 import {
@@ -51,11 +51,16 @@ async function uncertainPhoto(seed: number) {
   await waitFor(async () => expect((await item()).uncertain).toBe(true));
   const charges = () => service.ledger(EMAIL).filter((e) => e.kind === 'charge');
   expect(charges()).toHaveLength(1);
-  return { item, charges };
+  // Its folder says what the lost create may have cost beside what it spent (review rev21 E): at
+  // least its price (what the ceiling reserved for it, margin included).
+  const folder = async () => ((await studio().call('folders.list', {})) as FolderView[])[0]!;
+  expect((await folder()).diamondsSpent).toBe(0);
+  expect((await folder()).diamondsUncertain).toBeGreaterThanOrEqual(-charges()[0]!.delta);
+  return { item, charges, folder };
 }
 
 it('Resubmit… says what it may cost again, is confirmed, and sends the photo once more', async () => {
-  const { item, charges } = await uncertainPhoto(21);
+  const { item, charges, folder } = await uncertainPhoto(21);
   const row = await boardRow();
   expect(row.textContent).toContain('Submission uncertain');
   expect(row.textContent).toContain('Idempotency-Key');
@@ -69,6 +74,7 @@ it('Resubmit… says what it may cost again, is confirmed, and sends the photo o
   await waitFor(async () => expect((await item()).state).toBe('review'));
   expect(charges()).toHaveLength(2);
   expect((await item()).uncertain).toBe(false);
+  expect(await folder()).toMatchObject({ diamondsUncertain: 0 });
 });
 
 it('Mark failed gives the photo up at no charge', async () => {

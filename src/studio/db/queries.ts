@@ -467,6 +467,21 @@ export function batchSpent(db: StudioDB, batchId: string): number {
 }
 
 /**
+ * What a batch's photos whose submission is uncertain may have cost, at their price (or what was
+ * reserved for it): a lost create's charge shows nowhere until the service's balance or job says
+ * so (review rev21 E: a folder showed 4 spent for a ledger of 8), while the ceiling counts it.
+ */
+export function batchUncertain(db: StudioDB, batchId: string): number {
+  return (
+    db
+      .prepare(
+        'SELECT COALESCE(SUM(MAX(price, reserved)), 0) AS maybe FROM items WHERE batch_id = ? AND uncertain = 1 AND diamonds = 0',
+      )
+      .get(batchId) as { maybe: number }
+  ).maybe;
+}
+
+/**
  * The items whose charges count in a batch (three `?`: the batch's id): the charges it paid, the
  * adopted items' in the batch that paid them; an adopted charge from before `paid_batch_id` was
  * recorded is left out when submitted before the batch began (rev13 E4).

@@ -6,7 +6,14 @@
 import path from 'node:path';
 import type { FolderView, ItemView, ResultView } from '../../shared/studio';
 import type { StudioDB } from './open';
-import { batchSpent, folderBatch, type FolderRow, type ItemRow, type ResultRow } from './queries';
+import {
+  batchSpent,
+  batchUncertain,
+  folderBatch,
+  type FolderRow,
+  type ItemRow,
+  type ResultRow,
+} from './queries';
 import {
   parseFolderRecipe,
   readComplianceReport,
@@ -63,7 +70,7 @@ export function resultView(row: ResultRow): ResultView {
 
 export function folderView(
   row: FolderRow,
-  batch?: { ceiling: number | null; spent: number },
+  batch?: { ceiling: number | null; spent: number; uncertain: number },
 ): FolderView {
   return {
     id: row.id,
@@ -74,6 +81,7 @@ export function folderView(
     waitReason: row.waitReason,
     maxDiamonds: batch?.ceiling ?? null,
     diamondsSpent: batch?.spent ?? 0,
+    diamondsUncertain: batch?.uncertain ?? 0,
   };
 }
 
@@ -82,6 +90,12 @@ export function folderViewOf(db: StudioDB, row: FolderRow): FolderView {
   const batch = folderBatch(db, row.id);
   return folderView(
     row,
-    batch ? { ceiling: batch.ceiling, spent: batchSpent(db, batch.id) } : undefined,
+    batch
+      ? {
+          ceiling: batch.ceiling,
+          spent: batchSpent(db, batch.id),
+          uncertain: batchUncertain(db, batch.id),
+        }
+      : undefined,
   );
 }

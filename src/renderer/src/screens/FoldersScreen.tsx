@@ -239,7 +239,12 @@ function CeilingForm({ folder }: { folder: FolderView }) {
         placeholder="no limit"
         aria-invalid={parsed === 'invalid'}
       />
-      <span className="muted">diamonds · {folder.diamondsSpent} spent</span>
+      <span className="muted">
+        diamonds · {folder.diamondsSpent} spent
+        {folder.diamondsUncertain > 0
+          ? ` (and up to ${folder.diamondsUncertain} more on uncertain submissions)`
+          : ''}
+      </span>
       <button type="submit" disabled={parsed === 'invalid' || parsed === folder.maxDiamonds}>
         Set
       </button>
