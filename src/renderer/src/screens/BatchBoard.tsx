@@ -421,7 +421,10 @@ export function BatchBoard() {
             it did, resubmitting pays about <strong>{diamondsText(price(resubmitting))}</strong>{' '}
             again: check the service’s balance or its job list first.
           </p>
-          <p>A photo is resubmitted once at most; “Mark failed” gives it up at no charge.</p>
+          <p>
+            A photo is resubmitted once at most. “Mark failed” gives it up without sending it again
+            (what the first submission may have cost stays spent).
+          </p>
         </ConfirmDialog>
       )}
       {confirming && (
