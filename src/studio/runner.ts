@@ -67,6 +67,9 @@ const MAX_UNAVAILABLE_WAIT_MS = 10 * 60_000;
 /** How a create answered 503 waits for its key probe (the service may have charged first). */
 const CREATE_503_NOTE =
   'the service answered the submission 503, maybe after charging (a gateway answers so when the connection drops after the service acted): its key is asked about before any resend';
+/** What a person needs once a 503'd create's key probe tells no charge (review rev21 C). */
+const AFTER_503_ADVICE =
+  "a service in maintenance answers 503 before any charge, a gateway after one, so whether it was charged is unknown; check the balance or the service's job list, then resubmit it (`dropshoot run --uncertain resubmit`, or Resubmit… on the studio board) or fail it";
 /**
  * Tries of a paid result file that fail for a while (the connection drops, the body is cut short,
  * the host answers 5xx or 429) before the photo is held for the next run (review rev15 T1: retried
@@ -353,7 +356,7 @@ export class Runner {
         // The words a person needs: the 503 may as well have come before any charge (review rev21 C).
         this.markUncertain(
           item,
-          `the submission was answered 503 and the service does not hold its Idempotency-Key (${probe.message}): a service in maintenance answers 503 before any charge, a gateway after one, so whether it was charged is unknown; check the balance or the service's job list, then resubmit it (\`dropshoot run --uncertain resubmit\`, or Resubmit… on the studio board) or fail it`,
+          `the submission was answered 503 and the service does not hold its Idempotency-Key (${probe.message}): ${AFTER_503_ADVICE}`,
         );
         return false;
       }
@@ -488,10 +491,15 @@ export class Runner {
   private awaitProbe(item: store.ItemRow, err: unknown): void {
     const message = err instanceof Error ? err.message : JSON.stringify(err);
     const attempts = item.attempts + 1;
+    // A create's 503 stays in the note while its probe is asked again (review rev22 F1: a probe
+    // meeting the same maintenance lost it, and the photo got the wrong words).
+    const after503 = item.error?.startsWith(CREATE_503_NOTE) ?? false;
     if (attempts >= (this.engine.options.maxAttempts ?? 12)) {
       this.markUncertain(
         item,
-        `the answer to the submission was lost and ${attempts} asks whether the service kept its Idempotency-Key told nothing (${message})`,
+        after503
+          ? `the submission was answered 503 and ${attempts} asks whether the service kept its Idempotency-Key told nothing (${message}): ${AFTER_503_ADVICE}`
+          : `the answer to the submission was lost and ${attempts} asks whether the service kept its Idempotency-Key told nothing (${message})`,
       );
       return;
     }
@@ -499,7 +507,7 @@ export class Runner {
       attempts,
       waitReason: err instanceof ApiError && err.status === 0 ? 'offline' : 'service_error',
       waitUntil: this.backoffUntil(attempts),
-      error: `asking whether the service kept this Idempotency-Key: ${message}`,
+      error: `${after503 ? `${CREATE_503_NOTE}; ` : ''}asking whether the service kept this Idempotency-Key: ${message}`,
     });
   }
 

@@ -52,12 +52,17 @@ const photoCreate = (request: FrontRequest) => {
 /**
  * A front answering a photo's charged create (2xx) 503 once the service acted: every one
  * (`firstPerKey` false) or the first per Idempotency-Key. Counts the charged creates per photo.
- * With `maintenance.on`, each key's first create is answered 503 instead, before the service sees it.
+ * With `maintenance.on`, each key's first create, and its first probe, is answered 503 instead,
+ * before the service sees it.
  */
 async function frontAfterCharge(world: ReferenceWorld, firstPerKey: boolean) {
   const chargesPerPhoto = new Map<string, number>();
   const keysAnswered503 = new Set<string>();
-  const maintenance = { on: false, refusedKeys: new Set<string>() };
+  const maintenance = {
+    on: false,
+    refusedKeys: new Set<string>(),
+    refusedProbes: new Set<string>(),
+  };
   /** The wait each 503 asks for (seconds). */
   const retryAfter = { seconds: 1 };
   const unavailable = (body?: string): FrontAnswer => ({
@@ -80,9 +85,12 @@ async function frontAfterCharge(world: ReferenceWorld, firstPerKey: boolean) {
     },
     {
       route: (request) => {
-        if (!maintenance.on || photoCreate(request) === null) return undefined;
-        if (maintenance.refusedKeys.has(keyOf(request))) return undefined;
-        maintenance.refusedKeys.add(keyOf(request));
+        if (!maintenance.on || request.method !== 'POST' || request.path !== '/v1/generations')
+          return undefined;
+        const refused =
+          photoCreate(request) === null ? maintenance.refusedProbes : maintenance.refusedKeys;
+        if (refused.has(keyOf(request))) return undefined;
+        refused.add(keyOf(request));
         return unavailable('Service Unavailable: maintenance');
       },
     },
@@ -197,12 +205,14 @@ describe("a create answered 503 after the service charged is not read as 'nothin
     expect(chargedTo(world.service, EMAIL)).toBe(2 * PHOTOS);
     expect(expired.uncertain).toHaveLength(PHOTOS);
 
-    // The same service in maintenance: each key's first create answered 503 by the front before
-    // the service saw it. Nothing tells it from the 503 above: held for a person, saying what to do.
+    // The same service in maintenance: each key's first create, and its first probe, answered 503
+    // by the front before the service saw them. Nothing tells it from the 503 above: held for a
+    // person, saying what to do (before, a photo whose probe met the 503 too lost those words).
     front.retryAfter.seconds = 0;
     front.maintenance.on = true;
     const maintenance = await runOver('maintenance');
     expect(maintenance.uncertain).toHaveLength(PHOTOS);
+    expect(front.maintenance.refusedProbes.size).toBe(PHOTOS);
     for (const u of maintenance.uncertain)
       expect(JSON.stringify(u)).toMatch(
         /maintenance answers 503 before any charge.*--uncertain resubmit/,
