@@ -13,6 +13,7 @@ import { backdropLine } from '../../src/studio/export/edge-band';
 import { productBoxAcrossRows, type RawImage } from '../../src/studio/export/product-bbox';
 import { renderForPreset } from '../../src/studio/export/render';
 import { PEOPLE_DIR, peoplePhotos } from '../bench/people-wall';
+import { detailRows } from './helpers/images';
 
 type Rgb = [number, number, number];
 const W = 600;
@@ -123,31 +124,8 @@ const photos = peoplePhotos();
 if (photos.length === 0)
   console.log(`floor seam test on people skipped: no photos at ${PEOPLE_DIR}`);
 
-/**
- * The rows from the figure's first to its last line of detail (a pixel 25 levels off its row's
- * 61-px running mean in 4 or more places): a floor, a wall and the seam between them are smooth
- * along a row, hair, hands and shoes are not.
- */
-async function figureRows(image: Buffer): Promise<{ top: number; bottom: number; height: number }> {
-  const { data, info } = await sharp(image).greyscale().raw().toBuffer({ resolveWithObject: true });
-  const { width: w, height: h } = info;
-  const busy = (y: number): boolean => {
-    const prefix = new Float64Array(w + 1);
-    for (let x = 0; x < w; x++) prefix[x + 1] = prefix[x]! + data[y * w + x]!;
-    let off = 0;
-    for (let x = 0; x < w; x++) {
-      const a = Math.max(0, x - 30);
-      const b = Math.min(w, x + 31);
-      if (Math.abs(data[y * w + x]! - (prefix[b]! - prefix[a]!) / (b - a)) > 25) off++;
-    }
-    return off >= 4;
-  };
-  let top = 0;
-  while (top < h - 1 && !busy(top)) top++;
-  let bottom = h;
-  while (bottom > top + 1 && !busy(bottom - 1)) bottom--;
-  return { top, bottom, height: h };
-}
+/** The figure's rows: from its first to its last line of detail (`detailRows`). */
+const figureRows = detailRows;
 
 describe.skipIf(photos.length === 0)('Shopify square of the people photos', () => {
   it(

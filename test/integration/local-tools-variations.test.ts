@@ -28,6 +28,7 @@ import {
   garmentPhoto,
 } from './preview-tools-eval';
 import { photoPlacement, rgbRaw } from './reframe-placement';
+import { detailRows } from './helpers/images';
 
 const present = evalPresent();
 if (!present) console.log('local tools on varied real photos skipped: ../shared/eval is missing');
@@ -375,29 +376,10 @@ describe.skipIf(!present)('photo_edit brighter on a white garment', () => {
   });
 });
 
-/**
- * Clean backdrop above and below the figure, as a share of the height: rows up to the first one
- * where 4 or more pixels stand 25 levels off their row's 61-px running mean (hair, a face, shoes).
- */
+/** Clean backdrop above and below the figure, as a share of the height (`detailRows`). */
 async function figureMargins(image: Buffer): Promise<{ top: number; bottom: number }> {
-  const { data, info } = await sharp(image).greyscale().raw().toBuffer({ resolveWithObject: true });
-  const { width: w, height: h } = info;
-  const busy = (y: number): boolean => {
-    const prefix = new Float64Array(w + 1);
-    for (let x = 0; x < w; x++) prefix[x + 1] = prefix[x]! + data[y * w + x]!;
-    let off = 0;
-    for (let x = 0; x < w; x++) {
-      const a = Math.max(0, x - 30);
-      const b = Math.min(w, x + 31);
-      if (Math.abs(data[y * w + x]! - (prefix[b]! - prefix[a]!) / (b - a)) > 25) off++;
-    }
-    return off >= 4;
-  };
-  let top = 0;
-  while (top < h && !busy(top)) top++;
-  let bottom = 0;
-  while (bottom < h && !busy(h - 1 - bottom)) bottom++;
-  return { top: top / h, bottom: bottom / h };
+  const { top, bottom, height } = await detailRows(image);
+  return { top: top / height, bottom: (height - bottom) / height };
 }
 
 describe.skipIf(!present)('Zalando and Shopify exports of people photos', () => {
