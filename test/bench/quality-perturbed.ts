@@ -63,16 +63,16 @@ async function resize(pair: Pair, width: number, height: number): Promise<Pair> 
   return { photo, mask: soft };
 }
 
-async function geometric(pair: Pair, op: (s: Sharp) => Sharp): Promise<Pair> {
+export async function geometric(pair: Pair, op: (s: Sharp) => Sharp): Promise<Pair> {
   return {
     photo: await toPixels(op(sharp(pair.photo.data, raw(pair.photo)))),
     mask: await toPixels(op(sharp(pair.mask.data, raw(pair.mask))).extractChannel(0)),
   };
 }
 
-/** Crops 10% off the side where the garment comes nearest the frame, so it likely touches it. */
-async function cropNearestSide(pair: Pair): Promise<Pair> {
-  const { width: w, height: h, data: m } = pair.mask;
+/** The garment's box in its mask and the side of the frame it comes nearest. */
+export function nearestSide(mask: Pixels) {
+  const { width: w, height: h, data: m } = mask;
   let [left, top, right, bottom] = [w, h, -1, -1];
   for (let y = 0; y < h; y++)
     for (let x = 0; x < w; x++)
@@ -86,6 +86,13 @@ async function cropNearestSide(pair: Pair): Promise<Pair> {
   const side = (Object.keys(gaps) as (keyof typeof gaps)[]).reduce((a, b) =>
     gaps[b] < gaps[a] ? b : a,
   );
+  return { side, left, top, right, bottom };
+}
+
+/** Crops 10% off the side where the garment comes nearest the frame, so it likely touches it. */
+async function cropNearestSide(pair: Pair): Promise<Pair> {
+  const { width: w, height: h } = pair.mask;
+  const { side } = nearestSide(pair.mask);
   const cw = side === 'left' || side === 'right' ? Math.round(w * 0.9) : w;
   const ch = side === 'top' || side === 'bottom' ? Math.round(h * 0.9) : h;
   const region = {

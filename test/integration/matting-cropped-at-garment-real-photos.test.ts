@@ -12,30 +12,16 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { EVAL_DIR, garmentIds } from '../bench/quality';
-import { readPair, scorePair } from '../bench/quality-perturbed';
+import { geometric, nearestSide, readPair, scorePair } from '../bench/quality-perturbed';
 
 type Pair = Awaited<ReturnType<typeof readPair>>;
-type Region = { left: number; top: number; width: number; height: number };
 
 /** The region cutting 2% of the frame into the garment on the side where its mask comes nearest. */
-function cropRegion(mask: Pair['mask']): Region {
-  const { width: w, height: h, data } = mask;
-  let [left, top, right, bottom] = [w, h, -1, -1];
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++)
-      if (data[y * w + x]) {
-        left = Math.min(left, x);
-        right = Math.max(right, x);
-        top = Math.min(top, y);
-        bottom = Math.max(bottom, y);
-      }
-  const gaps = { left, top, right: w - 1 - right, bottom: h - 1 - bottom };
-  const side = (Object.keys(gaps) as (keyof typeof gaps)[]).reduce((a, b) =>
-    gaps[b] < gaps[a] ? b : a,
-  );
+function cropRegion(mask: Pair['mask']) {
+  const { width: w, height: h } = mask;
+  const { side, left, top, right, bottom } = nearestSide(mask);
   const cutX = Math.round(w * 0.02);
   const cutY = Math.round(h * 0.02);
   if (side === 'left') return { left: left + cutX, top: 0, width: w - left - cutX, height: h };
@@ -44,22 +30,9 @@ function cropRegion(mask: Pair['mask']): Region {
   return { left: 0, top: 0, width: w, height: bottom + 1 - cutY };
 }
 
-async function extract(p: Pair['photo'], region: Region): Promise<Pair['photo']> {
-  const raw = { width: p.width, height: p.height, channels: p.channels as 1 | 3 };
-  const cropped = sharp(p.data, { raw }).extract(region);
-  // sharp writes a one-channel raw image back with three.
-  const { data, info } = await (p.channels === 1 ? cropped.extractChannel(0) : cropped)
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height, channels: info.channels };
-}
-
 const croppedAtGarment = {
   name: 'cropEdge',
-  apply: async (pair: Pair): Promise<Pair> => {
-    const region = cropRegion(pair.mask);
-    return { photo: await extract(pair.photo, region), mask: await extract(pair.mask, region) };
-  },
+  apply: (pair: Pair): Promise<Pair> => geometric(pair, (s) => s.extract(cropRegion(pair.mask))),
 };
 
 const present = fs.existsSync(path.join(EVAL_DIR, 'garments')) && garmentIds().length > 0;
