@@ -66,9 +66,9 @@ export function productBoxAcrossRows(
   left: SideEdge,
   right: SideEdge,
   tolerance = DEFAULT_TOLERANCE,
+  seam = seamRows(left, right, img.height, tolerance),
 ): Box | null {
   const { width, channels } = img;
-  const seam = seamRows(left, right, img.height, tolerance);
   const here = { r: 0, g: 0, b: 0 };
   return boxOf(
     img,

@@ -358,5 +358,5 @@ function sideLinesBox(raw: RawImage, left: SideLine, right: SideLine): Box | nul
         side.line[y * 4 + c] = sum / (to - from);
       }
     }
-  return productBoxAcrossRows(raw, left, right, DEFAULT_TOLERANCE);
+  return productBoxAcrossRows(raw, left, right, DEFAULT_TOLERANCE, seam);
 }

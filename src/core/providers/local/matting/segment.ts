@@ -453,11 +453,12 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   const cell = Math.max(8, Math.round(Math.max(w, h) / 64));
   // Sensor noise (a high-ISO shot) spreads the backdrop as wide as white fabric is from it, and
   // cuts the frame's runs: on a noisy frame, pixels are read as their 5x5 mean.
-  const rawSeeds = frameSeeds(photo, w, h);
+  const rawRuns = frameRuns(photo, w, h);
+  const rawSeeds = rawRuns.flat();
   const rawNoise = frameNoise(photo, w, rawSeeds);
   const noisy = rawNoise >= NOISY;
   const rgb = noisy ? boxMean(photo, w, h, DENOISE) : photo;
-  const digital = flatColour(rgb, w, h, frameRuns(rgb, w, h));
+  const digital = flatColour(rgb, w, h, noisy ? frameRuns(rgb, w, h) : rawRuns);
   const seeds = backdropSeeds(rgb, w, h, digital);
   const noise = frameNoise(rgb, w, seeds);
   // A digital backdrop under that noise: no light or shadow falls on it (see below), and once
