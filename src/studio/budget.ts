@@ -836,19 +836,7 @@ export class Budget {
     balance: number,
     charged: { kind: RecipeKind; toolId: string | null; diamonds: number }[],
   ): void {
-    const failed = (
-      this.db
-        .prepare(
-          `SELECT id, price, submitted_at AS submittedAt FROM items
-             WHERE job_status = 'failed' AND diamonds = 0 AND price > 0 AND submitted_at >= ?
-             ORDER BY updated_at`,
-        )
-        .all(new Date(this.openedAt).toISOString()) as {
-        id: string;
-        price: number;
-        submittedAt: string;
-      }[]
-    ).filter((r) => !this.refundsShown.has(r.id));
+    const failed = this.failedSince(this.openedAt).filter((r) => !this.refundsShown.has(r.id));
     if (failed.length === 0) return;
     const anchorIso = new Date(anchor.at).toISOString();
     let back = balance - anchor.balance;
@@ -856,11 +844,11 @@ export class Budget {
       const list = this.toolPrices.get(jobGroup(c.kind, c.toolId)) ?? 0;
       back += list > 0 ? Math.min(c.diamonds, list) : c.kind === 'ready_shoot' ? c.diamonds : 0;
     }
-    for (const r of failed) if (r.submittedAt >= anchorIso) back += r.price;
+    for (const r of failed) if (r.submittedAt >= anchorIso) back += r.diamonds;
     for (const r of failed) {
       this.refundsLookedFor.add(r.id);
-      if (r.price <= back) {
-        back -= r.price;
+      if (r.diamonds <= back) {
+        back -= r.diamonds;
         this.refundsShown.add(r.id);
       }
     }
@@ -1074,14 +1062,18 @@ export class Budget {
       .all(iso, iso) as { id: string; diamonds: number }[];
   }
 
-  /** Charges made since `at` whose jobs failed (refunded): a reading may show the charge and not yet the refund. */
-  private failedSince(at: number): { id: string; diamonds: number }[] {
+  /**
+   * Charges made since `at` whose jobs failed (refunded), in the order they failed: a reading may
+   * show the charge and not yet the refund.
+   */
+  private failedSince(at: number): { id: string; diamonds: number; submittedAt: string }[] {
     return this.db
       .prepare(
-        `SELECT id, price AS diamonds FROM items
-           WHERE job_status = 'failed' AND diamonds = 0 AND price > 0 AND submitted_at >= ?`,
+        `SELECT id, price AS diamonds, submitted_at AS submittedAt FROM items
+           WHERE job_status = 'failed' AND diamonds = 0 AND price > 0 AND submitted_at >= ?
+           ORDER BY updated_at`,
       )
-      .all(new Date(at).toISOString()) as { id: string; diamonds: number }[];
+      .all(new Date(at).toISOString()) as { id: string; diamonds: number; submittedAt: string }[];
   }
 
   /** After a failed read the next waits (`readingDueIn`); after an answer it may go at once. */

@@ -495,11 +495,12 @@ export class Runner {
     // meeting the same maintenance lost it, and the photo got the wrong words).
     const after503 = item.error?.startsWith(CREATE_503_NOTE) ?? false;
     if (attempts >= (this.engine.options.maxAttempts ?? 12)) {
+      const told = `${attempts} asks whether the service kept its Idempotency-Key told nothing (${message})`;
       this.markUncertain(
         item,
         after503
-          ? `the submission was answered 503 and ${attempts} asks whether the service kept its Idempotency-Key told nothing (${message}): ${AFTER_503_ADVICE}`
-          : `the answer to the submission was lost and ${attempts} asks whether the service kept its Idempotency-Key told nothing (${message})`,
+          ? `the submission was answered 503 and ${told}: ${AFTER_503_ADVICE}`
+          : `the answer to the submission was lost and ${told}`,
       );
       return;
     }

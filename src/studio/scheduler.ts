@@ -30,7 +30,7 @@ const UNREAD_NEAR_CEILING_HOLD = `${UNCONFIRMED_PRICE_HOLD}: near the ceiling, t
 
 /** Why a photo waits while failed jobs' refunds the ceiling needs room from are not in the balance. */
 const refundNotShownHold = (refunds: { count: number; diamonds: number }): string =>
-  `${REFUND_NOT_SHOWN_HOLD} ${refunds.count} failed job(s) (${refunds.diamonds} diamond(s)) has not shown in the balance yet: their charges still count against the ceiling (spec 3.1 refunds them automatically, with no timing); nothing was spent on it, the next run goes on with it`;
+  `${REFUND_NOT_SHOWN_HOLD} ${refunds.count} failed job(s) (${refunds.diamonds} diamond(s)) has not shown in the balance yet: their charges still count against the ceiling (spec 3.1 refunds them automatically, with no timing); nothing was spent on it, and it goes on once a balance reading shows the refund (in \`run\`: the next run)`;
 
 /** BALANCE_UNREAD_HOLD with the service's words and what happens next. */
 const balanceUnreadHold = (spending: Budget): string =>
