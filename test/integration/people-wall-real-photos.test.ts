@@ -31,7 +31,11 @@
  * where the wall share hardly sees it (a grey floor under a blue wall): the share of the lowest
  * fifth of the frame the cut-out keeps.
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { removeBackground } from '../../src/core/providers/local/remove-background';
 import { PEOPLE_DIR, peopleLowerBand, peoplePhotos, peopleWall } from '../bench/people-wall';
 
 const photos = peoplePhotos();
@@ -69,6 +73,38 @@ describe.skipIf(!present)('real people photos', () => {
       const feet = await peopleLowerBand('049447_0.jpg');
       console.log(`049447_0 lowest fifth kept ${(100 * feet).toFixed(1)}%`);
       expect(feet).toBeLessThanOrEqual(0.16); // 0.282 before contact-shadow.ts, 0.197, 0.140 with the gaps after
+    },
+  );
+
+  it(
+    'remove_background drops the dark foot of a cove thicker than a skirting line (052767_0)',
+    { timeout: 300_000 },
+    async () => {
+      // 052767_0: the blue paper roll meets the grey floor in a dark line 16-21 px high (1.6-2%
+      // of the frame) right of the legs, which end near 0.6 of the width. Columns of the right
+      // third keeping anything opaque in the lowest 40% of rows: that strip.
+      const cut = await removeBackground(
+        await fs.promises.readFile(path.join(PEOPLE_DIR, '052767_0.jpg')),
+      );
+      const { data, info } = await sharp(cut)
+        .ensureAlpha()
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      const { width: w, height: h } = info;
+      let columns = 0;
+      for (let x = Math.ceil((2 / 3) * w); x < w; x++) {
+        for (let y = Math.floor(0.6 * h); y < h; y++) {
+          if (data[(y * w + x) * 4 + 3]! > 127) {
+            columns++;
+            break;
+          }
+        }
+      }
+      const share = columns / (w - Math.ceil((2 / 3) * w));
+      console.log(
+        `052767_0 right third, lowest rows: ${(100 * share).toFixed(1)}% of columns keep something`,
+      );
+      expect(share).toBeLessThanOrEqual(0.02); // 1.0 with the cove's foot kept as a strip
     },
   );
 
