@@ -33,7 +33,9 @@ export const boundaryZones = [
   {
     target: './src/client/!(in-process).ts',
     from: './src/core',
-    message: 'Only client/in-process.ts loads the core: the remote client and the studio must not.',
+    except: ['./providers/local/remove-background.ts'],
+    message:
+      'Only client/in-process.ts loads the core (and client/local-cut-out.ts its background removal): the remote client and the studio must not.',
   },
   ours(
     'studio',

@@ -1,4 +1,6 @@
+import fs from 'node:fs/promises';
 import { sharp } from '../../infra/sharp';
+import { cutOutLocally } from '../../client/local-cut-out';
 import type { Sharp } from 'sharp';
 import { effectiveFormat, PRESETS, type ExportSettings, type OutputFormat } from './presets';
 import {
@@ -65,11 +67,9 @@ export async function renderForPreset(
       pipeline = pixels;
       break;
     case 'fill': {
-      const bg = estimateBackground(raw);
-      // A cut-out's transparency is its background, already flattened to white; whitening by
-      // colour as well would erase white and light garments.
-      if (!(await isCutout(input))) whitenBackground(raw, bg);
-      const box = productBox(raw, { r: 255, g: 255, b: 255 }, 8) ?? fullBox(sw, sh);
+      // A cut-out's transparency is its background, already flattened to white.
+      const onWhite = (await isCutout(input)) ? raw : await cutOutOnWhite(input, raw, notes);
+      const box = productBox(onWhite, { r: 255, g: 255, b: 255 }, 8) ?? fullBox(sw, sh);
       const scale = (framing.fill * framing.longestSide) / Math.max(box.width, box.height);
       upscale = Math.max(1, scale);
       if (scale > 1) notes.push(`Upscaled ${scale.toFixed(2)}× to reach ${framing.longestSide} px`);
@@ -83,7 +83,7 @@ export async function renderForPreset(
       const fixH = ph > pw ? framing.longestSide - height : 0;
       width += fixW;
       height += fixH;
-      pipeline = sharp(raw.data, { raw: { width: sw, height: sh, channels: raw.channels } })
+      pipeline = sharp(onWhite.data, { raw: { width: sw, height: sh, channels: onWhite.channels } })
         .extract(box)
         .resize(pw, ph, { fit: 'fill' })
         .extend({
@@ -202,6 +202,31 @@ export async function renderForPreset(
     upscale,
     preview,
   };
+}
+
+/**
+ * The photo on pure white, its product found by the local cut-out. Flooding the backdrop's colour
+ * in from the border took white and light garments with it (a white tee on white kept a fifth of
+ * itself, 050105_1) and left shadows as grey islands that the product box then reached for. Where
+ * the cut-out cannot be made, that flood it is, said in the notes.
+ */
+export async function cutOutOnWhite(
+  input: string | Buffer,
+  raw: RawImage,
+  notes: string[],
+): Promise<RawImage> {
+  try {
+    const photo = typeof input === 'string' ? await fs.readFile(input) : input;
+    const cut = await decode(await cutOutLocally(photo), true);
+    if (cut.width === raw.width && cut.height === raw.height) return cut;
+  } catch {
+    // Too small or unreadable for the cut-out: the colour flood below still gives an export.
+  }
+  whitenBackground(raw, estimateBackground(raw));
+  notes.push(
+    'The product could not be cut out: the backdrop was whitened by its colour, which can take light parts of the product with it',
+  );
+  return raw;
 }
 
 /** Whether the image has transparent pixels (a cut-out), not only an alpha channel. */
