@@ -100,6 +100,39 @@ export class HotFolders {
       throw new FolderRefused(
         `The output folder ${output} is inside the folder to watch: exported files would come back as new photos. Pick a folder next to it.`,
       );
+    // The other way round: exports already there (or written there later) would be taken as new
+    // photos and paid for again, 4 diamonds an export on a 4-diamond recipe.
+    for (const known of this.knownOutputFolders()) {
+      if (real === known.output || isInside(real, known.output))
+        throw new FolderRefused(
+          `${real} is ${real === known.output ? '' : 'inside '}the output folder ${known.output} of ${known.of}: its exported files would be taken as new photos and paid for again. Pick a folder outside it.`,
+        );
+      if (isInside(known.output, real))
+        throw new FolderRefused(
+          `${real} contains the output folder ${known.output} of ${known.of}: its exported files would be taken as new photos and paid for again. Pick another folder.`,
+        );
+    }
+  }
+
+  /** Every folder the studio exports to: hot folders' and earlier runs' (their files are exports). */
+  private knownOutputFolders(): { output: string; of: string }[] {
+    const rows = this.engine.db
+      .prepare(
+        `SELECT DISTINCT b.output_dir AS outputDir, b.kind, f.path AS folderPath
+           FROM batches b LEFT JOIN folders f ON f.id = b.folder_id
+         UNION
+         SELECT output_dir, 'folder', path FROM folders`,
+      )
+      .all() as { outputDir: string; kind: 'run' | 'folder'; folderPath: string | null }[];
+    return rows.map((row) => ({
+      output: realLocation(row.outputDir),
+      of:
+        row.folderPath !== null
+          ? `the hot folder ${row.folderPath}`
+          : row.kind === 'run'
+            ? 'an earlier run'
+            : 'a hot folder no longer watched',
+    }));
   }
 
   async remove(id: string): Promise<void> {

@@ -73,7 +73,7 @@ export function RecipeBuilder({ value, onChange, folderPath, footer, onProblem }
     onChange({ ...value, export: { ...exportSettings, ...patch } });
 
   const [namingError, setNamingError] = useState<string | null>(null);
-  const requestProblem = useMemo(() => recipeProblem(value), [value]);
+  const requestProblem = useMemo(() => recipeProblem(value, catalog), [value, catalog]);
   const problem = requestProblem ?? (namingError ? `the file-name pattern: ${namingError}` : null);
   useEffect(() => onProblem?.(problem), [problem, onProblem]);
   const toolId =

@@ -13,7 +13,7 @@ import {
   type RecipeInput,
 } from '../../../shared/studio';
 import type { ToolId } from '../../../shared/api';
-import { FALLBACK_FASHION_MODEL_ID } from './catalog-defaults';
+import { defaultFashionModelId, FALLBACK_FASHION_MODEL_ID } from './catalog-defaults';
 
 export type EditableRequest = Record<string, unknown> & {
   images?: Record<string, string | string[]>;
@@ -32,6 +32,21 @@ export const DEFAULT_RECIPE: RecipeInput = {
 };
 
 export const DEFAULT_EXPORT = DEFAULT_RECIPE.export as ExportSettings;
+
+/**
+ * The default recipe with the loaded catalog's model: DEFAULT_RECIPE's fallback id is the embedded
+ * catalog's, which a remote service need not list (its every request would then be refused).
+ */
+export function defaultRecipeFor(catalog: CatalogView): RecipeInput {
+  const request = DEFAULT_RECIPE.request as EditableRequest;
+  return {
+    ...DEFAULT_RECIPE,
+    request: {
+      ...request,
+      images: { ...request.images, fashion_model: defaultFashionModelId(catalog) },
+    } as RecipeInput['request'],
+  };
+}
 
 /** The image field a dropped photo goes into for a tool. */
 export function photoField(toolId: ToolId): { key: string; array: boolean } {

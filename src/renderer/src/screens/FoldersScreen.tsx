@@ -11,6 +11,7 @@ import { EmptyState } from '../components/EmptyState';
 import { Progress } from '../components/Progress';
 import { DEFAULT_RECIPE, RecipeBuilder } from '../components/RecipeBuilder';
 import { folderName, recipeName } from '../names';
+import { defaultRecipeFor } from '../recipe/request';
 import { etaText, heldByDailyCap, progressOf } from '../progress';
 import { useCatalog } from '../stores/catalog-store';
 import { useFolders } from '../stores/folders-store';
@@ -262,6 +263,12 @@ function AddFolderForm({ onDone }: { onDone(): void }) {
   const [ceiling, setCeiling] = useState('');
   const maxDiamonds = parseCeiling(ceiling);
   const [recipe, setRecipe] = useState<RecipeInput>(draft ?? DEFAULT_RECIPE);
+  // The first paint's default names the embedded catalog's model: once the service's catalog is
+  // here, an untouched default takes the model from it instead.
+  const catalog = useCatalog((s) => s.catalog);
+  useEffect(() => {
+    if (catalog) setRecipe((r) => (r === DEFAULT_RECIPE ? defaultRecipeFor(catalog) : r));
+  }, [catalog]);
   const [problem, setProblem] = useState<string | null>(null);
   const [refused, setRefused] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
