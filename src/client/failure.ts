@@ -100,11 +100,31 @@ export function certainlyNotSent(err: unknown): boolean {
   );
 }
 
-/** The innermost cause's words ("connect ECONNREFUSED 127.0.0.1:9"), not fetch's "fetch failed". */
+/** What an operator can act on, for the transport's codes (the code itself follows in brackets). */
+const PLAIN_WORDS: [test: (code: string) => boolean, words: string][] = [
+  [(c) => c === 'ECONNREFUSED', 'nothing answers at that address'],
+  [(c) => c === 'ENOTFOUND' || c.startsWith('EAI_'), 'the host name is not known'],
+  [(c) => c === 'EHOSTUNREACH' || c === 'ENETUNREACH', 'the network cannot reach that host'],
+  [(c) => c === 'UND_ERR_CONNECT_TIMEOUT', 'the host did not take the connection in time'],
+  [
+    (c) => c.includes('CERT') || c.startsWith('ERR_TLS_') || c.startsWith('ERR_SSL_'),
+    "the service's TLS certificate is not trusted",
+  ],
+];
+
+/**
+ * The innermost cause's words ("connect ECONNREFUSED 127.0.0.1:9"), not fetch's "fetch failed",
+ * led by what they mean in plain words where the code is a known one.
+ */
 export function describeFailure(err: unknown): string {
   let e: unknown = err;
   while (e instanceof Error && e.cause instanceof Error) e = e.cause;
   const text =
     e instanceof Error ? e.message || (e as { code?: string }).code || e.name : String(e);
-  return err instanceof Error && err.name === 'TimeoutError' ? `no answer in time (${text})` : text;
+  if (err instanceof Error && err.name === 'TimeoutError') return `no answer in time (${text})`;
+  // fetch refuses ports browsers block (9, 25, 6000...) before connecting.
+  if (text === 'bad port') return 'fetch does not connect to that port (bad port): use another';
+  const codes = codesOf(err);
+  const plain = PLAIN_WORDS.find(([test]) => codes.some(test))?.[1];
+  return plain ? `${plain} (${text})` : text;
 }

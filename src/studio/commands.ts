@@ -132,8 +132,10 @@ export function createCommands(engine: StudioEngine, folders: HotFolders): Handl
       try {
         return { ...(await candidate.getAccount()), mode: 'remote', serviceUrl: candidate.origin };
       } catch (err) {
-        if (err instanceof ApiError)
+        // Status 0: no answer at all, and the message already says it could not be reached.
+        if (err instanceof ApiError && err.status !== 0)
           throw new CommandError('connection_failed', `${args.baseUrl} answered: ${err.message}`);
+        if (err instanceof ApiError) throw new CommandError('connection_failed', err.message);
         throw new CommandError(
           'connection_failed',
           `Could not reach ${args.baseUrl}: ${err instanceof Error ? err.message : String(err)}`,

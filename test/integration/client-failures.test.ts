@@ -79,6 +79,10 @@ describe('HttpClient failures', () => {
     );
     expect(err).toMatchObject({ status: 0, notSent: true, retryable: true, retryAfterMs: null });
     expect(err.message).toMatch(/could not be reached: .*ECONNREFUSED/);
+    // In words an operator can act on, the code after them (Settings' Check, the board's banner).
+    expect(err.message).toMatch(
+      /could not be reached: nothing answers at that address \(connect ECONNREFUSED/,
+    );
   });
 
   it('an unresolvable host: not sent', async () => {
@@ -87,7 +91,15 @@ describe('HttpClient failures', () => {
       apiKey: 'k',
       timeoutMs: 5000,
     });
-    expect(await failureOf(client.getAccount())).toMatchObject({ status: 0, notSent: true });
+    const err = await failureOf(client.getAccount());
+    expect(err).toMatchObject({ status: 0, notSent: true });
+    expect(err.message).toMatch(/could not be reached: the host name is not known \(/);
+  });
+
+  it('a port fetch will not connect to: said so, not "bad port" alone', async () => {
+    const client = new HttpClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', timeoutMs: 5000 });
+    const err = await failureOf(client.getAccount());
+    expect(err.message).toMatch(/fetch does not connect to that port \(bad port\): use another/);
   });
 
   it('an answer dropped after the service took the request: not notSent (the job exists and was charged)', async () => {
