@@ -3,12 +3,18 @@
  * the front): which items each action applies to, and what it changes. The command handlers
  * only call these; every change is written before the engine is asked to go on.
  */
-import { isReadyShootRecipe, type ItemState, type Recipe } from '../shared/studio';
+import {
+  isReadyShootRecipe,
+  recipeKind,
+  requestToolId,
+  type ItemState,
+  type Recipe,
+} from '../shared/studio';
 import * as store from './db/store';
 import { readFailedShots, readRecipeSnapshot } from './db/stored-json';
 import type { StudioEngine } from './engine';
 import type { HotFolders } from './folders';
-import { retryItem } from './queue';
+import { recipeHash, retryItem } from './queue';
 import { priceOfRecipes } from './recipe-estimate';
 import { oneRequeueAtATime, requeuePhoto } from './requeue';
 import { notOnItsWay } from './review-redo';
@@ -70,9 +76,26 @@ type RetryStep =
   | { kind: 'collect' }
   | { kind: 'resubmit'; recipe: Recipe };
 
-function retryStep(item: store.ItemRow): RetryStep | null {
+/**
+ * The recipe a failed photo goes again with. One the service refused at its create (a 400: a model
+ * id its catalog does not list, say) was never charged, and sent again as it was it is refused
+ * again (review uirev A2): it takes its folder's current recipe, which the operator may have fixed
+ * since. Any other keeps the recipe it was queued with.
+ */
+function retryRecipe(engine: StudioEngine, item: store.ItemRow): Recipe {
+  const snapshot = readRecipeSnapshot(item.recipe);
+  const refusedUnpaid =
+    item.state === 'failed' &&
+    item.submitKey !== null &&
+    item.uncertain === 0 &&
+    !store.isPaid(item);
+  const folder = refusedUnpaid && item.folderId ? store.getFolder(engine.db, item.folderId) : null;
+  return folder ? store.folderView(folder).recipe : snapshot;
+}
+
+function retryStep(engine: StudioEngine, item: store.ItemRow): RetryStep | null {
   if (!isRetryable(item)) return null;
-  const recipe = readRecipeSnapshot(item.recipe);
+  const recipe = retryRecipe(engine, item);
   const failedShots = readFailedShots(item.failedShots);
   if (failedShots.length && isReadyShootRecipe(recipe.request))
     return {
@@ -93,8 +116,20 @@ export async function retryItems(
   const { db } = engine;
   let changed = 0;
   for (const item of itemsWhere(engine, ids, isRetryable)) {
-    const step = retryStep(item);
+    const step = retryStep(engine, item);
     if (!step) continue;
+    if (step.kind === 'resubmit' && JSON.stringify(step.recipe) !== item.recipe)
+      store.updateItem(
+        db,
+        item.id,
+        {
+          recipe: JSON.stringify(step.recipe),
+          recipeHash: recipeHash(step.recipe),
+          kind: recipeKind(step.recipe.request),
+          toolId: requestToolId(step.recipe.request),
+        },
+        engine.now(),
+      );
     if (step.kind === 'shots') {
       // Only the shots that failed go again, as a new item; this one keeps what succeeded.
       await requeuePhoto(engine, folders, item, step.recipe);
@@ -126,7 +161,7 @@ export async function retryPrice(
   engine: StudioEngine,
   ids: readonly string[],
 ): Promise<{ charged: number; collected: number; diamonds: number | null }> {
-  const steps = itemsWhere(engine, ids, isRetryable).flatMap((i) => retryStep(i) ?? []);
+  const steps = itemsWhere(engine, ids, isRetryable).flatMap((i) => retryStep(engine, i) ?? []);
   const paid = steps.flatMap((s) => (s.kind === 'collect' ? [] : [s.recipe]));
   return {
     charged: paid.length,

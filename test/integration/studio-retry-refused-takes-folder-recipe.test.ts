@@ -1,0 +1,81 @@
+/**
+ * A photo the service refused at its create (a model id its catalog does not list: the embedded
+ * catalog's 'fm_amara' on a remote service) was never charged, yet "Generate again" sent the same
+ * refused recipe again after the operator had fixed the folder's (review uirev A2: 8 of 8 failed
+ * again, 34 more requests). Such a photo now goes again with its folder's current recipe; a photo
+ * that failed any other way keeps the one it was queued with. Against the reference /v1 service,
+ * on the studio's real database, through a real hot folder; charges from the service's ledger.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ACTIVE_STATES, type ItemView, type Recipe } from '../../src/shared/studio';
+import { referenceWorld, studioOnWorld } from './helpers/reference-studio';
+import { call, until } from './helpers/studio-commands';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'retry-refused@example.com';
+const withModel = (fashionModel: string): Recipe => ({
+  request: {
+    toolId: 'virtual_model',
+    images: { garment_photo: '{photo}', fashion_model: fashionModel },
+  },
+  export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
+});
+
+describe('generate again after a refused request', () => {
+  it('sends the folder’s fixed recipe, and the photo is made', async () => {
+    const w = await referenceWorld(cleanups, {
+      email: EMAIL,
+      diamonds: 100,
+      photos: 2,
+      service: { seed: 7, timeScale: 0.01, jobSeconds: [20, 20], failShots: 0 },
+    });
+    const studio = await studioOnWorld(w, cleanups);
+    const hot = path.join(w.root, 'hot');
+    fs.mkdirSync(hot);
+    const folder = await call(studio, 'folders.add', {
+      path: hot,
+      outputDir: path.join(w.root, 'out'),
+      recipe: withModel('fm_amara'),
+    });
+    const items = async () =>
+      (await call(studio, 'queue.list', { limit: 500 })).items as ItemView[];
+    for (const name of ['p0.jpg', 'p1.jpg'])
+      fs.copyFileSync(path.join(w.inDir, name), path.join(hot, name));
+    const failed = await until('both photos refused', async () => {
+      const all = await items();
+      return all.length === 2 && all.every((i) => i.state === 'failed') && all;
+    });
+    expect(failed[0]!.error).toMatch(/fm_amara/);
+    expect(w.service.ledger(EMAIL).filter((e) => e.kind === 'charge')).toHaveLength(0);
+
+    await call(studio, 'folders.setRecipe', { id: folder.id, recipe: withModel('person-001') });
+    const ids = failed.map((i) => i.id);
+    const price = (
+      await call(studio, 'recipe.estimate', { recipe: withModel('person-001'), photos: 1 })
+    ).diamonds;
+    expect(await call(studio, 'queue.retryPrice', { ids })).toEqual({
+      charged: 2,
+      collected: 0,
+      diamonds: 2 * price!,
+    });
+    expect(await call(studio, 'queue.retry', { ids })).toEqual({ changed: 2 });
+    // The press queues them at once: they are settled when none is on its way any more.
+    const settled = await until('both photos sent again', async () => {
+      const all = await items();
+      return all.every((i) => !ACTIVE_STATES.includes(i.state)) && all;
+    });
+    // Before the fix: both failed again with the same refusal, nothing charged.
+    expect(settled.map((i) => i.state)).toEqual(['review', 'review']);
+    expect(w.service.ledger(EMAIL).filter((e) => e.kind === 'charge')).toHaveLength(2);
+    for (const item of settled)
+      expect((item.recipe.request as { images: Record<string, string> }).images.fashion_model).toBe(
+        'person-001',
+      );
+  }, 120_000);
+});
