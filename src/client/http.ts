@@ -135,22 +135,41 @@ const ResultUrlSchema = z.union([
 ]);
 
 /**
+ * A result's place left empty (`null` or `""`): an output the job failed to make, listed in its
+ * place (`["u1", null, "u3"]`), or a catalog shot not made yet. Not a URL, yet no garbage either:
+ * read as unreadable, it made every poll of a paid job unreadable and none of its outputs was
+ * collected (review rev23 N1).
+ */
+const EmptySlotSchema = z.union([z.null(), z.string().trim().length(0)]);
+
+/**
  * A poll's answer. A result URL listed twice is one result (review rev12 D11: collected twice, it
- * was exported as two files); order is kept, since a result's place names its file and shot. A
- * result list holding what is not a URL is unreadable (it was fetched as `[object Object]`).
+ * was exported as two files); order is kept, since a result's place names its file and shot. An
+ * empty place (`EmptySlotSchema`) is left out and counted: an answer with no `packFailed` of its
+ * own gets their number as `packFailed` (an output that failed, spec 3.2: paid, not refunded per
+ * shot), so the photo's note tells what was paid and not delivered. A result list holding anything
+ * else that is not a URL is unreadable (it was fetched as `[object Object]`).
  */
 const PollAnswerSchema = z.preprocess(
   unwrapped('status'),
-  z.looseObject({
-    status: z.string().min(1),
-    resultUrls: z.unknown().transform((urls, ctx) => {
-      if (!Array.isArray(urls)) return urls;
-      const read = z.array(ResultUrlSchema).safeParse(urls);
-      if (read.success) return [...new Set(read.data)];
-      ctx.addIssue({ code: 'custom', message: 'resultUrls holds entries that are not URLs' });
-      return z.NEVER;
-    }),
-  }),
+  z
+    .looseObject({
+      status: z.string().min(1),
+      resultUrls: z.unknown().transform((urls, ctx) => {
+        if (!Array.isArray(urls)) return { urls, emptySlots: 0 };
+        const filled = urls.filter((entry) => !EmptySlotSchema.safeParse(entry).success);
+        const read = z.array(ResultUrlSchema).safeParse(filled);
+        if (read.success)
+          return { urls: [...new Set(read.data)], emptySlots: urls.length - filled.length };
+        ctx.addIssue({ code: 'custom', message: 'resultUrls holds entries that are not URLs' });
+        return z.NEVER;
+      }),
+    })
+    .transform(({ resultUrls: { urls, emptySlots }, ...job }) => ({
+      ...job,
+      resultUrls: urls,
+      ...(emptySlots > 0 && typeof job.packFailed !== 'number' ? { packFailed: emptySlots } : {}),
+    })),
 );
 
 /**
@@ -601,6 +620,7 @@ export class HttpClient implements ServiceClient {
       if (own && target.pathname.startsWith(`${base.pathname.replace(/\/+$/, '')}/v1/`))
         for (const check of this.guards) check();
     };
+    // The request timeout bounds silence (no bytes), not the whole body (fetchDownload).
     const timeoutMs = this.opts.timeoutMs ?? 60_000;
     guard();
     if (!own || isSignedUrl(target)) return fetchDownload(target.href, {}, timeoutMs);

@@ -18,12 +18,13 @@ type Job = Omit<GenerationBody, 'success'>;
  * paid for again (a job ended under another word, `expired` or `cancelled`, is `empty`: it may
  * have been charged), and a final status is final whatever `packTotal` says (a subset of a ready
  * shoot may report the set's full count). One listing fewer results than it owes (`resultsOwed`; a failure
- * status or a final word under another name with results too) is `partial`: the runner asks again
+ * status with results too) is `partial`: the runner asks again
  * a few times for the rest, then collects what is listed and holds the photo until the same job
  * lists the rest. A final status with no results, or a failure status with none whose counters
  * show shots made (charged: spec 3.2), is `empty`: the runner asks again a few times, then holds
  * the photo as paid without results (never refunded). Any other status, one the spec does not show
- * included (`pack_queued`, `PROCESSING`, `in_progress`…), is a job still running.
+ * included (`pack_queued`, `PROCESSING`, `in_progress`, `finalizing`…), is a job still running,
+ * whatever it lists.
  */
 export type JobOutcome =
   | { kind: 'running' }
@@ -33,15 +34,18 @@ export type JobOutcome =
   | { kind: 'empty'; message: string; paidShots?: number }
   | { kind: 'partial'; message: string; listed: number; completed: number };
 
-const FINAL_STATUSES = new Set(['completed', 'pack_completed']);
-const RUNNING_STATUSES = new Set([
-  'processing',
-  'pack_processing',
-  'pending',
-  'queued',
-  'pack_queued',
-  'running',
-  'in_progress',
+/**
+ * The spec's `completed`, its catalog `pack_` form, and whole words that can only mean the job
+ * succeeded (Replicate's `succeeded`). A word merely near the end (`finalizing`, `rendering`) is
+ * not one of them: the job is still running, whatever it lists (review rev23 N2).
+ */
+const FINAL_STATUSES = new Set([
+  'completed',
+  'pack_completed',
+  'succeeded',
+  'success',
+  'done',
+  'finished',
 ]);
 /**
  * The spec's `failed` (its catalog `pack_` form too) and a status that names the refund: the only
@@ -132,10 +136,11 @@ export function jobOutcome(
       message: `the service reported the job as ${status} with no results`,
     };
   }
-  if (RUNNING_STATUSES.has(status.toLowerCase())) return { kind: 'running' };
-  // An unknown status with results and no shots outstanding is a final word under another name.
-  if (urls.length > 0 && (total === null || completed + failedShots >= total))
-    return listedOutcome(status, urls.length, job, shotsAsked);
+  // Any other word, with results listed or not, is a job still running: a preview or the outputs
+  // made so far listed under `finalizing`, `rendering` or `generating` were taken for the result,
+  // the real output paid and never fetched (review rev23 N2). Only the words above end a job; the
+  // runner keeps the word as the job's status (the operator sees it) and `--give-up-after` bounds
+  // the wait.
   return { kind: 'running' };
 }
 

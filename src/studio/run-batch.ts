@@ -653,6 +653,15 @@ export async function runBatch(
     notice(
       `${resultsHeld.length} paid photo(s) whose results could not be downloaded in this run: held, not failed; the next run downloads them from the same job(s) at no new charge: ${resultsHeld.map((i) => `${name(i)} (job ${i.jobId})`).join(', ')}`,
     );
+  // Outputs the service reported failed (packFailed, or empty places in resultUrls): paid, never
+  // delivered, not refunded per shot (spec 3.2); exported photos said nothing of them (rev23 N1, N6).
+  const failedOutputs = (i: store.ItemRow) =>
+    i.packFailed ?? Number(/(\d+) shot\(s\) failed/.exec(i.note ?? '')?.[1] ?? 0);
+  const shortOfOutputs = items.filter((i) => i.state === 'exported' && failedOutputs(i) > 0);
+  if (shortOfOutputs.length)
+    notice(
+      `${shortOfOutputs.length} photo(s) exported without every output paid for: the service reported outputs failed, which it does not refund per shot (spec 3.2): ${shortOfOutputs.map((i) => `${name(i)} (${failedOutputs(i)} output(s) failed, job ${i.jobId})`).join(', ')}`,
+    );
   const partial = items
     .filter((i) => i.state === 'exported' && isPartialNote(i.note))
     .map((i) => ({ name: name(i), reason: i.note! }));

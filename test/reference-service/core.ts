@@ -597,7 +597,7 @@ export class ReferenceCore {
       pieces: Array.from({ length: tool.results }, (_, i) => ({
         id: `result-${i + 1}`,
         finishAt,
-        fails: false,
+        fails: tool.results > 1 && (this.options.failPackOutputs ?? []).includes(i + 1),
         state: 'pending' as const,
         fileId: null,
       })),

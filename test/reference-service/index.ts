@@ -173,6 +173,26 @@ export async function startReferenceService(
       setTimeout(() => res.socket?.destroy(), 20);
       return;
     }
+    const trickle = core.options.resultTrickle;
+    if (result && trickle) {
+      // resultTrickle: a slow link, the body arriving a chunk at a time.
+      res.writeHead(200, {
+        'content-type': octet ? 'application/octet-stream' : meta.mime,
+        'content-length': bytes.length,
+      });
+      let sent = 0;
+      const size = Math.max(1, Math.ceil(bytes.length / trickle.chunks));
+      const timer = setInterval(() => {
+        const chunk = bytes.subarray(sent, sent + size);
+        sent += chunk.length;
+        if (sent >= bytes.length) {
+          clearInterval(timer);
+          res.end(chunk);
+        } else res.write(chunk);
+      }, trickle.everyMs);
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
     res
       .writeHead(200, {
         'content-type': octet ? 'application/octet-stream' : meta.mime,

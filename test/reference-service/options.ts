@@ -149,6 +149,40 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
    * the final status of a catalog job is not shown).
    */
   catalogUrlsListedOnce: z.boolean().optional(),
+  /**
+   * These outputs (1-based) of every multi-output generation (a pack tool) fail; the others are
+   * made and the job ends `completed`, charged in full (spec 3.2: partial failures are not
+   * refunded per shot).
+   */
+  failPackOutputs: z.array(z.number().int().positive()).optional(),
+  /**
+   * A failed output or shot keeps its place in a finished job's `resultUrls` as `null` or `""`
+   * (`["u1", null, "u3"]`): the spec types the list as URLs and does not say how one failed output
+   * shows. Default: left out.
+   */
+  failedOutputListedAs: z.enum(['null', 'empty']).optional(),
+  /**
+   * A generation past `fromShare` of its duration answers `status`, an in-progress word the spec
+   * does not name (`finalizing`, `rendering`), with a preview (its input photo) in `resultUrls`
+   * when `preview` is set; `completed` comes as usual once it is done.
+   */
+  runningAnsweredAs: z
+    .strictObject({
+      status: z.string().min(1),
+      fromShare: z.number().min(0).max(1),
+      preview: z.boolean().optional(),
+    })
+    .optional(),
+  /**
+   * Result bodies trickle (a slow link): sent in `chunks` parts, one every `everyMs`, so a body
+   * takes about chunks x everyMs whatever its size; Content-Length sent.
+   */
+  resultTrickle: z
+    .strictObject({
+      chunks: z.number().int().positive(),
+      everyMs: z.number().int().positive(),
+    })
+    .optional(),
   /** Catalog polls also carry `shots: [{id, status, imageUrl}]` (a per-item list, as batch APIs often add). */
   catalogShotsField: z.boolean().optional(),
   /** Result URLs are signed with an expiry (exp=, S3/CloudFront presigned URLs); expired ones answer 403 XML. */

@@ -2,7 +2,9 @@
  * The body of GET /v1/generations/{id} for a job, including what latitude options change: a
  * catalog job queued first (null counts), a completed generation whose results are not listed
  * yet, a per-shot `shots` list, packTotal counting the whole ready set, and a completed job
- * answered with a status the spec does not name (`completedAnsweredAs`).
+ * answered with a status the spec does not name (`completedAnsweredAs`), a failed output listed
+ * in its place (`failedOutputListedAs`), an unnamed in-progress word with a preview
+ * (`runningAnsweredAs`).
  */
 import { readySetById } from './catalog';
 import type { ReferenceServiceOptions } from './options';
@@ -38,6 +40,26 @@ export function pollBody(
         : done.map((p) => resultUrl(p.fileId!)),
     errorMessage: job.status === 'failed' ? job.errorMessage : null,
   };
+  // failedOutputListedAs: a finished job lists each output in its place, a failed one as null or "".
+  const slot = options.failedOutputListedAs;
+  if (slot && job.status !== 'processing' && (body.resultUrls as unknown[]).length > 0)
+    body.resultUrls = job.pieces
+      .filter((p) => p.state !== 'pending')
+      .map((p) => (p.state === 'done' ? resultUrl(p.fileId!) : slot === 'null' ? null : ''));
+  // runningAnsweredAs: an in-progress word the spec does not name, maybe with a preview listed.
+  const running = options.runningAnsweredAs;
+  const endsAt = Math.max(...job.pieces.map((p) => p.finishAt));
+  const startedAt = Date.parse(job.createdAt);
+  if (
+    running &&
+    job.kind === 'generation' &&
+    job.status === 'processing' &&
+    now >= startedAt + running.fromShare * (endsAt - startedAt)
+  )
+    Object.assign(body, {
+      status: running.status,
+      resultUrls: running.preview && job.inputFileId ? [resultUrl(job.inputFileId)] : [],
+    });
   const unnamed = options.completedAnsweredAs;
   if (unnamed && job.status === 'completed')
     Object.assign(body, {
