@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import {
   REVIEW_STATES,
@@ -100,6 +100,15 @@ export function ReviewScreen() {
   useEffect(() => {
     if (!focused && shown.length) useResults.getState().focus(shown[0]!.id);
   }, [focused, shown]);
+  // Opened from the sidebar, the keys (A, X, arrows, Space) go to the grid at once, not to the nav
+  // button pressed: once, when the grid first has results, unless the operator is in a field.
+  const gridFocusedOnce = useRef(false);
+  useEffect(() => {
+    if (gridFocusedOnce.current || !shown.length) return;
+    gridFocusedOnce.current = true;
+    const active = document.activeElement;
+    if (!active || active === document.body || active.closest('nav')) focusGrid();
+  }, [shown.length]);
   // The loupe closes by itself when nothing is left to show; the keys go back to the grid.
   useEffect(() => {
     if (zoomed && !focused) {
