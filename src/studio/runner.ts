@@ -113,13 +113,37 @@ export const SOURCE_CHANGED =
 
 /**
  * The job status of a photo whose create was answered with a job another photo holds (review
- * rev12 D1): paid, its result never delivered, never polled (the job's result is that photo's).
+ * rev12 D1): paid, its result never delivered, never polled while that photo's job is live (the
+ * job's result is that photo's), and never collected if its answer lists that photo's results.
  */
 export const ANOTHER_PHOTOS_JOB = 'another_photos_job';
+/**
+ * The job status, until its first answer, of a photo whose create was answered with the id of a
+ * job another photo's item finished with (ids restarted after a redeploy, another service on the
+ * same data folder; review rev23 N3): collected unless that answer lists the other photo's results.
+ */
+export const JOB_ID_HANDED_OUT_AGAIN = 'job_id_handed_out_again';
 const anotherPhotosJobReason = (jobId: string, holder: string) =>
   `paid, result not delivered: the service gave this photo another photo's job id (${jobId}, held by ${holder}), so that job's result is not exported as this one's; nothing was sent again (that would pay again): ask the service for this photo's job`;
 /** The error the client leaves for a create answered 2xx with no job id in it (http.ts). */
 const ANSWERED_WITHOUT_JOB_ID = /^the service answered 2\d\d to POST \S+ without a job id/;
+
+/** A result URL's file: the same file under another signature or expiry is one file. */
+const resultFileOf = (url: string): string => {
+  try {
+    const parsed = new URL(url, 'http://relative.invalid');
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return url;
+  }
+};
+/** The URLs in a stored JSON list (listed or result URLs), empty places left out. */
+const storedUrlList = (json: string | null): string[] => {
+  const list = JSON.parse(json ?? '[]') as unknown;
+  return Array.isArray(list)
+    ? list.filter((url): url is string => typeof url === 'string' && url !== '')
+    : [];
+};
 
 const firstUploadKey = (itemId: string) => `upload-${itemId}`;
 /** The states an item may still be cancelled in before its create goes out (queue-actions). */
@@ -546,21 +570,23 @@ export class Runner {
       packTotal,
       attempts: 0,
     };
-    const holder = this.holderOf(jobId, item.id);
-    if (holder) {
+    const holders = this.holdersOf(jobId, item.id);
+    const live = holders.find((h) => h.live);
+    if (live) {
       this.transition(item.id, {
         ...charge,
         jobStatus: ANOTHER_PHOTOS_JOB,
         state: 'failed',
         pollAt: null,
-        error: anotherPhotosJobReason(jobId, holder),
+        error: anotherPhotosJobReason(jobId, live.name),
       });
       this.engine.balanceMoved(-price.diamonds);
       return;
     }
     this.transition(item.id, {
       ...charge,
-      jobStatus: status,
+      // An id we finished with, handed out again: its first answer tells whose job it is.
+      jobStatus: holders.length > 0 ? JOB_ID_HANDED_OUT_AGAIN : status,
       state: 'processing',
       pollAt,
       seenRunningAt: null,
@@ -594,26 +620,62 @@ export class Runner {
       .get() as number;
   }
 
-  /** The name of another photo whose item holds `jobId`, if any. */
-  private holderOf(jobId: string, itemId: string): string | undefined {
-    return this.db
-      .prepare('SELECT name FROM items WHERE job_id = ? AND id != ? LIMIT 1')
-      .pluck()
-      .get(jobId, itemId) as string | undefined;
+  /**
+   * Other photos' items that hold `jobId` (not those given it as another's): whether their job is
+   * still live (never seen ended), and the result files its answers listed.
+   */
+  private holdersOf(
+    jobId: string,
+    itemId: string,
+  ): { name: string; live: boolean; files: Set<string> }[] {
+    const rows = this.db
+      .prepare(
+        `SELECT name, job_status AS jobStatus, listed_urls AS listedUrls, result_urls AS resultUrls
+           FROM items WHERE job_id = ? AND id != ? AND job_status IS NOT ?`,
+      )
+      .all(jobId, itemId, ANOTHER_PHOTOS_JOB) as {
+      name: string;
+      jobStatus: string | null;
+      listedUrls: string | null;
+      resultUrls: string | null;
+    }[];
+    return rows.map((row) => ({
+      name: row.name,
+      live: !isFinalStatus(row.jobStatus),
+      files: new Set(
+        [row.listedUrls, row.resultUrls].flatMap((json) => storedUrlList(json).map(resultFileOf)),
+      ),
+    }));
+  }
+
+  /**
+   * For a photo given a job id another photo held: that photo, if its job is live (D1: two live
+   * creates answered with one id) or if `answer` lists its results (the same job, not a new one).
+   */
+  private sameJobAs(
+    item: store.ItemRow,
+    answer?: { resultUrls: readonly string[]; shots?: { resultUrls: readonly string[] }[] },
+  ): string | undefined {
+    if (!item.jobId) return undefined;
+    const holders = this.holdersOf(item.jobId, item.id);
+    const live = holders.find((h) => h.live);
+    if (live || !answer) return live?.name;
+    const listed = [...answer.resultUrls, ...(answer.shots ?? []).flatMap((s) => s.resultUrls)];
+    return holders.find((h) => listed.some((url) => h.files.has(resultFileOf(url))))?.name;
   }
 
   /** One poll; a job still running is given its next poll time and releases everything it held. */
   private async poll(item: store.ItemRow): Promise<void> {
     if (!item.jobId) throw new Error('no job id recorded');
-    // Taken up again (a later run, Retry): the job is still another photo's, never collected here.
-    if (item.jobStatus === ANOTHER_PHOTOS_JOB) {
+    const givenAnothers = item.jobStatus === ANOTHER_PHOTOS_JOB;
+    const handedOutAgain = givenAnothers || item.jobStatus === JOB_ID_HANDED_OUT_AGAIN;
+    // Taken up again (a later run, Retry) while the other photo's job is live: never collected here.
+    const liveHolder = givenAnothers ? this.sameJobAs(item) : undefined;
+    if (liveHolder) {
       this.transition(item.id, {
         state: 'failed',
         pollAt: null,
-        error: anotherPhotosJobReason(
-          item.jobId,
-          this.holderOf(item.jobId, item.id) ?? 'another photo',
-        ),
+        error: anotherPhotosJobReason(item.jobId, liveHolder),
       });
       return;
     }
@@ -632,6 +694,18 @@ export class Runner {
         attempts: 0,
         error: null,
         note: partialGivenUpNote(item, resultsMissing(item), 'the service no longer knows it'),
+      });
+      return;
+    }
+    const holder = handedOutAgain ? this.sameJobAs(item, job) : undefined;
+    if (holder) {
+      // The answer lists the other photo's results: its job, not a new one for this photo.
+      if (!givenAnothers) this.jobEnded();
+      this.transition(item.id, {
+        jobStatus: ANOTHER_PHOTOS_JOB,
+        state: 'failed',
+        pollAt: null,
+        error: anotherPhotosJobReason(item.jobId, holder),
       });
       return;
     }
@@ -827,17 +901,9 @@ export class Runner {
    * differs from poll to poll only in its query.
    */
   private rememberListed(item: store.ItemRow, urls: readonly string[]): string[] {
-    const fileOf = (url: string) => {
-      try {
-        const parsed = new URL(url, 'http://relative.invalid');
-        return `${parsed.origin}${parsed.pathname}`;
-      } catch {
-        return url;
-      }
-    };
     const before = JSON.parse(store.getItem(this.db, item.id)?.listedUrls ?? '[]') as string[];
-    const byFile = new Map(before.map((url) => [fileOf(url), url]));
-    for (const url of urls) byFile.set(fileOf(url), url);
+    const byFile = new Map(before.map((url) => [resultFileOf(url), url]));
+    for (const url of urls) byFile.set(resultFileOf(url), url);
     const all = [...byFile.values()];
     if (JSON.stringify(all) !== JSON.stringify(before))
       store.updateItem(this.db, item.id, { listedUrls: JSON.stringify(all) }, this.now());
