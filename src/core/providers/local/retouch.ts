@@ -29,7 +29,12 @@ type WhiteBalance = {
  * half corrected (049940_1 under a clipping pink cast: the white blouse stayed pink, median
  * Delta E 2000 against the original 10.5 with brightness matched; now 3.8).
  */
-function neutralGains(data: Buffer, alpha: Buffer, width: number, height: number): WhiteBalance {
+function backdropGains(
+  data: Buffer,
+  alpha: Buffer,
+  width: number,
+  height: number,
+): WhiteBalance & { level: number[]; atWhite: boolean[] } {
   const pixels = width * height;
   const sum = [0, 0, 0];
   const atTop = [0, 0, 0];
@@ -42,18 +47,22 @@ function neutralGains(data: Buffer, alpha: Buffer, width: number, height: number
     }
     count++;
   }
-  if (count < pixels * 0.02) return { gains: [1, 1, 1], clipped: [false, false, false] };
+  if (count < pixels * 0.02) {
+    return { gains: [1, 1, 1], clipped: [false, false, false], level: [], atWhite: [] };
+  }
   const level = sum.map((s) => s / count);
   const clipped = atTop.map((n) => n >= count * CLIPPED_SHARE) as [boolean, boolean, boolean];
+  // What the subject's check needs: the levels, and the channels at white.
+  const found = { level, atWhite: [...clipped] };
   if (clipped.filter(Boolean).length !== 1) {
     // Nothing clipped, or white; with two channels at 255 one of them may simply be white.
-    return { gains: gainsFor(level) ?? [1, 1, 1], clipped: [false, false, false] };
+    return { gains: gainsFor(level) ?? [1, 1, 1], clipped: [false, false, false], ...found };
   }
   // At 255 exactly (a warm cast that only lowered green and blue) is not past it.
   const c0 = clipped.indexOf(true);
   const behind = backdropBehindEdges(data, alpha, width, height, level, c0);
   if (behind < 255 + PAST_WHITE) {
-    return { gains: gainsFor(level) ?? [1, 1, 1], clipped: [false, false, false] };
+    return { gains: gainsFor(level) ?? [1, 1, 1], clipped: [false, false, false], ...found };
   }
   // A cast shifts the colour, not the exposure: a backdrop grey (w, w, w) before the cast keeps
   // its sum 3w, so the clipped channel held 3w less the others. The whitest w (255 down) that
@@ -65,9 +74,9 @@ function neutralGains(data: Buffer, alpha: Buffer, width: number, height: number
       level.map((v, c) => (c === c0 ? 3 * w - others : v)),
       grey,
     );
-    if (gains) return { gains, clipped };
+    if (gains) return { gains, clipped, ...found };
   }
-  return { gains: gainsFor(level) ?? [1, 1, 1], clipped };
+  return { gains: gainsFor(level) ?? [1, 1, 1], clipped, ...found };
 }
 
 /** Reach (px) of the fabric and the backdrop an edge pixel is read as a blend of. */
@@ -147,6 +156,101 @@ function gainsFor(
   const gains = level.map((m) => grey / Math.max(1, m));
   if (gains.some((g) => g < 0.85 || g > 1.15)) return null;
   return gains as [number, number, number];
+}
+
+/** Log-chromaticity bins per unit: log(R/G) and log(B/G) from -1 to 1. */
+const CHROMA_BINS = 100;
+const CHROMA_SIDE = 2 * CHROMA_BINS + 1;
+/** A subject pixel within this log-chromaticity of grey (about 4% per channel) counts as neutral. */
+const NEUTRAL_RADIUS = 0.04;
+/** Solid subject pixels darker or brighter than these tell nothing of the cast (noise, clipping). */
+const CHROMA_LEVELS = { min: 32, max: 249 };
+/** Neutral fabric the evidence needs: this share of the readable subject, and this many pixels. */
+const NEUTRAL_EVIDENCE = { share: 0.015, pixels: 500 };
+/** The backdrop's own reading stands unless a candidate makes this many times more fabric neutral. */
+const NEUTRAL_MARGIN = 1.25;
+/** Gains beyond these are no lighting a studio shoots under. */
+const GAIN_LIMITS = { min: 0.6, max: 1.7 };
+/** Steps between no correction and the backdrop's full one. */
+const SHARE_STEPS = 20;
+
+const LOG_LEVEL = Float64Array.from({ length: 256 }, (_, v) => Math.log(Math.max(1, v)));
+
+/**
+ * Where the subject's well-exposed solid pixels sit in log-chromaticity (log R/G, log B/G): a
+ * cast moves all of them, and the backdrop with them, by the same shift. Neutral fabric (white,
+ * grey or black parts, labels, prints) then tells the cast apart from a backdrop's own colour.
+ */
+function subjectChroma(data: Buffer, alpha: Buffer, pixels: number) {
+  const bins = new Float64Array(CHROMA_SIDE * CHROMA_SIDE);
+  let readable = 0;
+  for (let i = 0; i < pixels; i++) {
+    if (alpha[i] !== 255) continue;
+    const r = data[i * 3]!;
+    const g = data[i * 3 + 1]!;
+    const b = data[i * 3 + 2]!;
+    if (Math.min(r, g, b) < CHROMA_LEVELS.min || Math.max(r, g, b) > CHROMA_LEVELS.max) continue;
+    const u = Math.round((LOG_LEVEL[r]! - LOG_LEVEL[g]!) * CHROMA_BINS) + CHROMA_BINS;
+    const v = Math.round((LOG_LEVEL[b]! - LOG_LEVEL[g]!) * CHROMA_BINS) + CHROMA_BINS;
+    readable++;
+    if (u < 0 || v < 0 || u >= CHROMA_SIDE || v >= CHROMA_SIDE) continue;
+    bins[v * CHROMA_SIDE + u]!++;
+  }
+  const reach = Math.ceil(NEUTRAL_RADIUS * CHROMA_BINS);
+  /** Pixels these gains make neutral. */
+  const neutralUnder = (gains: readonly number[]): number => {
+    const u0 = Math.round(-Math.log(gains[0]! / gains[1]!) * CHROMA_BINS) + CHROMA_BINS;
+    const v0 = Math.round(-Math.log(gains[2]! / gains[1]!) * CHROMA_BINS) + CHROMA_BINS;
+    let n = 0;
+    for (let dv = -reach; dv <= reach; dv++) {
+      for (let du = -reach; du <= reach; du++) {
+        if (du * du + dv * dv > reach * reach) continue;
+        const u = u0 + du;
+        const v = v0 + dv;
+        if (u >= 0 && v >= 0 && u < CHROMA_SIDE && v < CHROMA_SIDE) n += bins[v * CHROMA_SIDE + u]!;
+      }
+    }
+    return n;
+  };
+  return { readable, neutralUnder };
+}
+
+/** Gains that bring these levels to grey, within what lighting does, or null. */
+function anyCastGains(level: number[], grey: number): [number, number, number] | null {
+  const gains = level.map((m) => grey / Math.max(1, m));
+  if (gains.some((g) => g < GAIN_LIMITS.min || g > GAIN_LIMITS.max)) return null;
+  return gains as [number, number, number];
+}
+
+/**
+ * The backdrop's gains, checked against the subject. A backdrop tint is a cast only as far as it
+ * tints the subject too: a beige or pastel backdrop is a choice, and the backdrop alone read it
+ * as a cast (050105_1's white tee on its own beige backdrop was tinted blue, median Delta E 2000
+ * 4.0 against the original; garments on a pastel pink one 7.0 on average), while a cast beyond
+ * the backdrop-only bound of 15% (a dim, warm lamp) was left whole. Of every share of the
+ * backdrop's tint, none to all of it (unbounded up to GAIN_LIMITS), the one that makes the most
+ * fabric neutral wins when it clearly beats the backdrop's own reading. Without neutral fabric to
+ * tell (a garment all in colour), the backdrop's reading stands as before.
+ */
+function neutralGains(data: Buffer, alpha: Buffer, width: number, height: number): WhiteBalance {
+  const { level, atWhite, ...found } = backdropGains(data, alpha, width, height);
+  // A backdrop at white in some channel is lit white, its tint the light's. (Past 255 the fabric
+  // misled: shaded white fabric is a little warm, and a pale garment's own colour passed for
+  // neutral.) Its reading stands.
+  if (!level.length || atWhite.some(Boolean)) return found;
+  const full = anyCastGains(level, (level[0]! + level[1]! + level[2]!) / 3);
+  if (!full) return found;
+  const { readable, neutralUnder } = subjectChroma(data, alpha, width * height);
+  let best: [number, number, number] = [1, 1, 1];
+  let bestCount = neutralUnder(best);
+  for (let k = 1; k <= SHARE_STEPS; k++) {
+    const gains = full.map((g) => g ** (k / SHARE_STEPS)) as [number, number, number];
+    const n = neutralUnder(gains);
+    if (n > bestCount) ((best = gains), (bestCount = n));
+  }
+  const needed = Math.max(NEUTRAL_EVIDENCE.pixels, NEUTRAL_EVIDENCE.share * readable);
+  if (bestCount < needed || bestCount < NEUTRAL_MARGIN * neutralUnder(found.gains)) return found;
+  return { gains: best, clipped: [false, false, false] };
 }
 
 /**
