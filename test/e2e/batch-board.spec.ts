@@ -122,10 +122,10 @@ test('a paused board of two folders with the same file names: prices, reasons, f
   await openScreen(page, 'Hot folders');
   await expect(
     page.getByRole('listitem', { name: `Folder ${keptFolder}` }).getByTestId('folder-counts'),
-  ).toContainText('3/3 through');
+  ).toContainText('0/3 finished · 0 working · 3 to review');
   await expect(
     page.getByRole('listitem', { name: `Folder ${cancelledFolder}` }).getByTestId('folder-counts'),
-  ).toContainText('2/2 through');
+  ).toContainText('0/2 finished · 0 working · 2 to review');
   await checkScreen(page, 'folders-live');
 });
 

@@ -1,38 +1,90 @@
 /** Progress and time left of a set of items (a batch, a folder), from what the board already has. */
-import { TERMINAL_STATES, type ItemView } from '../../shared/studio';
+import { ACTIVE_STATES, type ItemView, type WaitReason } from '../../shared/studio';
+
+/** Why photos the engine still holds are not moving, in the operator's words. */
+export type Hold = 'ceiling' | 'no_diamonds' | 'uncertain' | 'daily_cap' | 'offline' | 'paused';
 
 export type Progress = {
   total: number;
+  /** Finished: exported, or declined (in review or as a bad file). Nothing more to do. */
   done: number;
+  /** Made, waiting for the operator's review. */
+  toReview: number;
+  failed: number;
+  /** Still with the engine (queued to exporting), held ones included. */
+  working: number;
+  /** Of those, the ones that wait for something time alone does not bring, by what holds them. */
+  held: Partial<Record<Hold, number>>;
+  /** Photos still to be finished (not done): the progress bar's remainder. */
   remaining: number;
+  /** Time until the engine has made the photos it is not holding; null: no pace yet. */
   etaSeconds: number | null;
 };
 
-/** Items that count as finished for progress: terminal, or waiting for the operator's review. */
-export const isSettled = (item: ItemView) =>
-  TERMINAL_STATES.includes(item.state) || item.state === 'review';
+const FINISHED = ['exported', 'rejected'] as const;
+const HOLDS: readonly WaitReason[] = [
+  'ceiling',
+  'no_diamonds',
+  'uncertain',
+  'daily_cap',
+  'offline',
+  'paused',
+];
+
+/** Items the engine is done with, for now: finished, or waiting for the operator. */
+export const isSettled = (item: ItemView) => !ACTIVE_STATES.includes(item.state);
+
+/** What holds a photo the engine still has, or null when it is moving. */
+export function holdOf(item: ItemView): Hold | null {
+  if (!ACTIVE_STATES.includes(item.state)) return null;
+  // An uncertain submission waits for the operator whatever else it waits for.
+  if (item.uncertain) return 'uncertain';
+  return item.waitReason && HOLDS.includes(item.waitReason) ? (item.waitReason as Hold) : null;
+}
 
 /**
- * ETA from the pace seen so far: photos settled in the last 15 minutes over the time they took.
- * No pace yet (nothing settled) means no ETA rather than an invented one.
+ * ETA from the pace seen so far: photos the engine made in the last 15 minutes over the time they
+ * took, for the photos it is not holding. No pace yet (nothing made) means no ETA rather than an
+ * invented one.
  */
 export function progressOf(items: ItemView[], now = Date.now()): Progress {
   const counted = items.filter((i) => i.state !== 'skipped' && i.state !== 'cancelled');
-  const done = counted.filter(isSettled);
-  const remaining = counted.length - done.length;
+  const done = counted.filter((i) => (FINISHED as readonly string[]).includes(i.state)).length;
+  const working = counted.filter((i) => ACTIVE_STATES.includes(i.state));
+  const held: Partial<Record<Hold, number>> = {};
+  for (const item of working) {
+    const hold = holdOf(item);
+    if (hold) held[hold] = (held[hold] ?? 0) + 1;
+  }
+  const moving = working.filter((i) => holdOf(i) === null).length;
   const since = now - 15 * 60_000;
-  const recent = done.filter((i) => i.state !== 'rejected' && Date.parse(i.updatedAt) >= since);
+  const recent = counted.filter(
+    (i) =>
+      isSettled(i) &&
+      i.state !== 'rejected' &&
+      i.state !== 'failed' &&
+      Date.parse(i.updatedAt) >= since,
+  );
   let etaSeconds: number | null = null;
-  if (remaining === 0) etaSeconds = 0;
+  if (moving === 0) etaSeconds = 0;
   else if (recent.length >= 1) {
     const start = Math.min(
       ...counted.map((i) => Date.parse(i.createdAt)).filter((t) => t >= since),
       ...recent.map((i) => Date.parse(i.updatedAt)),
     );
     const elapsed = Math.max(5_000, now - start);
-    etaSeconds = Math.round((remaining * elapsed) / recent.length / 1000);
+    etaSeconds = Math.round((moving * elapsed) / recent.length / 1000);
   }
-  return { total: counted.length, done: done.length, remaining, etaSeconds };
+  return {
+    total: counted.length,
+    done,
+    toReview: counted.filter((i) => i.state === 'review').length,
+    failed: counted.filter((i) => i.state === 'failed').length,
+    working: working.length,
+    held,
+    remaining: counted.length - done,
+    etaSeconds,
+  };
 }
 
 /** Every photo still to go waits for the daily request cap: nothing moves before 00:00 UTC. */
@@ -41,11 +93,48 @@ export const heldByDailyCap = (items: ItemView[]) => {
   return open.length > 0 && open.every((i) => i.waitReason === 'daily_cap');
 };
 
+const HOLD_WORDS: Record<Hold, string> = {
+  ceiling: 'at the diamond ceiling (raise it to go on)',
+  no_diamonds: 'short of diamonds (top up to go on)',
+  uncertain: 'uncertain (check the service, then resubmit or fail)',
+  daily_cap: 'at the daily request cap (after 00:00 UTC)',
+  offline: 'waiting for the service to answer',
+  paused: 'paused',
+};
+
+/** What holds photos, e.g. "2 held: at the diamond ceiling (raise it to go on)". */
+export function heldText(held: Progress['held']): string {
+  return (Object.entries(held) as [Hold, number][])
+    .map(([hold, n]) => `${n} held: ${HOLD_WORDS[hold]}`)
+    .join(' · ');
+}
+
+/** What the operator has left to do once the engine is through: review, failed photos. */
+function operatorText(progress: Progress): string {
+  const parts = [
+    progress.toReview ? `${progress.toReview} to review` : '',
+    progress.failed ? `${progress.failed} failed` : '',
+  ].filter(Boolean);
+  return parts.length ? `made; ${parts.join(', ')}` : 'done';
+}
+
+/**
+ * Time left: "done" only when every photo is finished. Photos held (ceiling, diamonds, an
+ * uncertain submission…) are said as such, never folded into a time they will not keep.
+ */
 export function etaText(progress: Progress, paused: boolean, capHeld = false): string {
-  if (progress.remaining === 0) return 'done';
+  if (progress.working === 0) return operatorText(progress);
   if (paused) return 'paused';
   if (capHeld) return 'after 00:00 UTC (daily cap)';
-  if (progress.etaSeconds === null) return 'estimating…';
-  if (progress.etaSeconds < 60) return 'under a minute';
-  return `about ${Math.ceil(progress.etaSeconds / 60)} min`;
+  const moving =
+    progress.working - Object.values(progress.held).reduce((sum, n) => sum + (n ?? 0), 0);
+  const held = heldText(progress.held);
+  if (moving === 0) return held;
+  const time =
+    progress.etaSeconds === null
+      ? 'estimating…'
+      : progress.etaSeconds < 60
+        ? 'under a minute'
+        : `about ${Math.ceil(progress.etaSeconds / 60)} min`;
+  return held ? `${time} · ${held}` : time;
 }

@@ -167,10 +167,12 @@ export function BatchBoard() {
         <Progress
           value={progress.done}
           max={progress.total}
-          label={`All photos: ${progress.done} of ${progress.total} through`}
+          label={`All photos: ${progress.done} of ${progress.total} finished`}
         />
-        <span>
-          {progress.done} of {progress.total} through
+        <span data-testid="board-progress">
+          {progress.done} of {progress.total} finished
+          {progress.toReview ? ` · ${progress.toReview} to review` : ''}
+          {progress.failed ? ` · ${progress.failed} failed` : ''}
         </span>
       </div>
       <BatchSummaries items={items} paused={paused} />
@@ -533,7 +535,7 @@ function BatchSummaries({ items, paused }: { items: ItemView[]; paused: boolean 
                 <Progress
                   value={progress.done}
                   max={progress.total}
-                  label={`${name}: ${progress.done} of ${progress.total} through`}
+                  label={`${name}: ${progress.done} of ${progress.total} finished`}
                 />{' '}
                 {progress.done}/{progress.total}
               </td>

@@ -12,7 +12,7 @@ import { Progress } from '../components/Progress';
 import { DEFAULT_RECIPE, RecipeBuilder } from '../components/RecipeBuilder';
 import { folderName, recipeName } from '../names';
 import { defaultRecipeFor } from '../recipe/request';
-import { etaText, heldByDailyCap, progressOf } from '../progress';
+import { etaText, heldByDailyCap, heldText, progressOf } from '../progress';
 import { useCatalog } from '../stores/catalog-store';
 import { useFolders } from '../stores/folders-store';
 import { useQueue } from '../stores/queue-store';
@@ -82,17 +82,22 @@ function FolderCard({ folder }: { folder: FolderView }) {
           <Progress
             value={progress.done}
             max={progress.total}
-            label={`${name}: ${progress.done} of ${progress.total} photos through`}
+            label={`${name}: ${progress.done} of ${progress.total} photos finished`}
           />
           <span data-testid="folder-counts">
-            {progress.done}/{progress.total} through · {count(ACTIVE_STATES)} working ·{' '}
+            {progress.done}/{progress.total} finished · {count(ACTIVE_STATES)} working ·{' '}
             {count(['review'])} to review · {count(['exported'])} exported · {count(['rejected'])}{' '}
             rejected · {count(['failed'])} failed · {spent} diamonds spent · ETA{' '}
             {etaText(progress, folder.paused || queuePaused, heldByDailyCap(items))}
           </span>
         </div>
         {folder.paused && <div className="wait">Paused: new photos wait until you resume.</div>}
-        {folder.waitReason && folder.waitReason !== 'paused' && (
+        {!folder.paused && heldText(progress.held) && (
+          <div className="wait" data-testid="folder-held">
+            {heldText(progress.held)}
+          </div>
+        )}
+        {folder.waitReason && folder.waitReason !== 'paused' && !heldText(progress.held) && (
           <div className="wait">Waiting: {folder.waitReason.replaceAll('_', ' ')}</div>
         )}
         {olderRecipe > 0 && (
