@@ -278,6 +278,14 @@ export class Budget {
     this.countRequest();
   }
 
+  /**
+   * A counted request that certainly never left (connection refused, host unknown): the service
+   * cannot have counted it, so it does not use the day's budget. One that may have arrived stays.
+   */
+  giveBackRequest(): void {
+    store.uncountRequest(this.db, this.key, this.day());
+  }
+
   /** Whether this studio has sent today all the requests its configured cap allows. */
   ownCapReached(): boolean {
     return this.dailyCap !== null && this.requestsUsedToday() >= this.dailyCap;

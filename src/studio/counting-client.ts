@@ -8,7 +8,7 @@
  * those through its guard). Catalog reads go through a single-flight memory placed outside
  * the count, so concurrent callers share one request and an answer from memory is not counted.
  */
-import { withCatalogMemo, type ServiceClient } from '../client';
+import { ApiError, withCatalogMemo, type ServiceClient } from '../client';
 
 const NOT_COUNTED = new Set<keyof ServiceClient>(['origin', 'download', 'close', 'guardRequests']);
 
@@ -17,22 +17,63 @@ export type CountedClient = {
   /** Stops counting (the engine closes; the inner client may live on). */ release: () => void;
 };
 
-export function countingClient(inner: ServiceClient, onRequest: () => void): CountedClient {
-  if (inner.guardRequests) {
-    const release = inner.guardRequests(onRequest);
-    return { client: withCatalogMemo(inner), release };
-  }
+export function countingClient(
+  inner: ServiceClient,
+  onRequest: () => void,
+  onNeverSent: () => void = () => {},
+): CountedClient {
   let released = false;
+  const giveBack = () => {
+    if (!released) onNeverSent();
+  };
+  if (inner.guardRequests) {
+    const unguard = inner.guardRequests(onRequest);
+    return {
+      client: withCatalogMemo(givingBack(inner, giveBack)),
+      release: () => {
+        released = true;
+        unguard();
+      },
+    };
+  }
   return {
     client: withCatalogMemo(
-      counted(inner, () => {
-        if (!released) onRequest();
-      }),
+      givingBack(
+        counted(inner, () => {
+          if (!released) onRequest();
+        }),
+        giveBack,
+      ),
     ),
     release: () => {
       released = true;
     },
   };
+}
+
+/**
+ * A call that failed because its request certainly never left (connection refused, host unknown:
+ * the client's `notSent` with no answer) tells `giveBack`: the service cannot have counted it
+ * (review uirev A4: 114 -> 152 of the day's requests used while every connection was refused).
+ * One that may have arrived (a reset or timeout after sending) stays counted. Its own-cap 429 is
+ * `notSent` too but was never counted (status 429, not 0).
+ */
+function givingBack(inner: ServiceClient, giveBack: () => void): ServiceClient {
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      if (NOT_COUNTED.has(prop as keyof ServiceClient)) return value.bind(target);
+      return (...args: unknown[]) => {
+        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (!(result instanceof Promise)) return result;
+        return result.catch((err: unknown) => {
+          if (err instanceof ApiError && err.status === 0 && err.notSent) giveBack();
+          throw err;
+        });
+      };
+    },
+  });
 }
 
 function counted(inner: ServiceClient, onRequest: () => void): ServiceClient {

@@ -136,10 +136,18 @@ export class StudioEngine {
     const key = budgetKey(options.client.origin, options.apiKey);
     // Counted before the call goes out, in the studio's own store, per key and UTC day; refused
     // without being sent once the configured cap is reached.
-    const counted = countingClient(options.client, () => {
-      this.spending.takeRequest();
-      this.showRequestCount();
-    });
+    const counted = countingClient(
+      options.client,
+      () => {
+        this.spending.takeRequest();
+        this.showRequestCount();
+      },
+      // A request that never left (refused, host unknown) is not one of the day's.
+      () => {
+        this.spending.giveBackRequest();
+        this.showRequestCount();
+      },
+    );
     this.client = counted.client;
     this.releaseCount = counted.release;
     this.spending = new Budget(

@@ -505,6 +505,12 @@ export function countRequest(db: StudioDB, origin: string, day: string): void {
     'INSERT INTO request_log (origin, day, count) VALUES (?, ?, 1) ON CONFLICT (origin, day) DO UPDATE SET count = count + 1',
   ).run(origin, day);
 }
+/** One counted request given back (it never left); never below zero. */
+export function uncountRequest(db: StudioDB, origin: string, day: string): void {
+  db.prepare(
+    'UPDATE request_log SET count = count - 1 WHERE origin = ? AND day = ? AND count > 0',
+  ).run(origin, day);
+}
 export function requestsOn(db: StudioDB, origin: string, day: string): number {
   return (
     (
