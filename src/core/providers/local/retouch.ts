@@ -171,8 +171,6 @@ const NEUTRAL_EVIDENCE = { share: 0.015, pixels: 500 };
 const NEUTRAL_MARGIN = 1.25;
 /** Gains beyond these are no lighting a studio shoots under. */
 const GAIN_LIMITS = { min: 0.6, max: 1.7 };
-/** Steps between no correction and the backdrop's full one. */
-const SHARE_STEPS = 20;
 
 const LOG_LEVEL = Float64Array.from({ length: 256 }, (_, v) => Math.log(Math.max(1, v)));
 
@@ -227,9 +225,9 @@ function anyCastGains(level: number[], grey: number): [number, number, number] |
  * tints the subject too: a beige or pastel backdrop is a choice, and the backdrop alone read it
  * as a cast (050105_1's white tee on its own beige backdrop was tinted blue, median Delta E 2000
  * 4.0 against the original; garments on a pastel pink one 7.0 on average), while a cast beyond
- * the backdrop-only bound of 15% (a dim, warm lamp) was left whole. Of every share of the
- * backdrop's tint, none to all of it (unbounded up to GAIN_LIMITS), the one that makes the most
- * fabric neutral wins when it clearly beats the backdrop's own reading. Without neutral fabric to
+ * the backdrop-only bound of 15% (a dim, warm lamp) was left whole. Of none of the
+ * backdrop's tint and all of it (unbounded up to GAIN_LIMITS), the one that makes more fabric
+ * neutral wins when it clearly beats the backdrop's own reading. Without neutral fabric to
  * tell (a garment all in colour), the backdrop's reading stands as before.
  */
 function neutralGains(data: Buffer, alpha: Buffer, width: number, height: number): WhiteBalance {
@@ -241,16 +239,15 @@ function neutralGains(data: Buffer, alpha: Buffer, width: number, height: number
   const full = anyCastGains(level, (level[0]! + level[1]! + level[2]!) / 3);
   if (!full) return found;
   const { readable, neutralUnder } = subjectChroma(data, alpha, width * height);
-  let best: [number, number, number] = [1, 1, 1];
-  let bestCount = neutralUnder(best);
-  for (let k = 1; k <= SHARE_STEPS; k++) {
-    const gains = full.map((g) => g ** (k / SHARE_STEPS)) as [number, number, number];
-    const n = neutralUnder(gains);
-    if (n > bestCount) ((best = gains), (bestCount = n));
-  }
+  // None or all of it: a share in between was biased by shaded white fabric, a little warm, that
+  // a warm cast left half corrected passed for neutral (049940_1 under a dim warm lamp 1.3 -> 3.9).
+  const countNone = neutralUnder([1, 1, 1]);
+  const countFull = neutralUnder(full);
+  const [best, bestCount] =
+    countFull > countNone ? [full, countFull] : [[1, 1, 1] as const, countNone];
   const needed = Math.max(NEUTRAL_EVIDENCE.pixels, NEUTRAL_EVIDENCE.share * readable);
   if (bestCount < needed || bestCount < NEUTRAL_MARGIN * neutralUnder(found.gains)) return found;
-  return { gains: best, clipped: [false, false, false] };
+  return { gains: [...best] as [number, number, number], clipped: [false, false, false] };
 }
 
 /**
