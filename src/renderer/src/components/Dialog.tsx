@@ -64,6 +64,8 @@ export function ConfirmDialog(props: {
   title: string;
   children: ReactNode;
   confirmLabel: string;
+  /** The dismiss button's words, when "Cancel" would read as the action itself. */
+  cancelLabel?: string;
   onConfirm(): void;
   onCancel(): void;
 }) {
@@ -75,7 +77,7 @@ export function ConfirmDialog(props: {
           {props.confirmLabel}
         </button>
         <button type="button" onClick={props.onCancel}>
-          Cancel
+          {props.cancelLabel ?? 'Cancel'}
         </button>
       </div>
     </Dialog>

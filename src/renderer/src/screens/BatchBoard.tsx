@@ -91,6 +91,8 @@ export function BatchBoard() {
     ({ ids: string[] } & StudioCommandResults['queue.retryPrice']) | null
   >(null);
   const [resubmitting, setResubmitting] = useState<ItemView | null>(null);
+  // A photo in review holds a paid result: cancelling it is confirmed, saying what it leaves.
+  const [cancellingReview, setCancellingReview] = useState<ItemView | null>(null);
 
   // First result thumbnail per item, and which items hold results already paid for.
   const resultOf = useMemo(() => {
@@ -359,7 +361,11 @@ export function BatchBoard() {
                       <button
                         type="button"
                         aria-label={`Cancel ${item.name}`}
-                        onClick={() => act(() => useQueue.getState().cancel([item.id]))}
+                        onClick={() =>
+                          item.state === 'review'
+                            ? setCancellingReview(item)
+                            : act(() => useQueue.getState().cancel([item.id]))
+                        }
                       >
                         Cancel
                       </button>
@@ -397,6 +403,27 @@ export function BatchBoard() {
             Show {Math.min(PAGE, shown.length - limit)} more of {shown.length - limit}
           </button>
         </p>
+      )}
+      {cancellingReview && (
+        <ConfirmDialog
+          title={`Cancel ${cancellingReview.name}?`}
+          confirmLabel="Cancel the photo"
+          cancelLabel="Keep it for review"
+          onCancel={() => setCancellingReview(null)}
+          onConfirm={() => {
+            const { id } = cancellingReview;
+            setCancellingReview(null);
+            act(() => useQueue.getState().cancel([id]));
+          }}
+        >
+          <p>
+            Its result is already made and paid for
+            {cancellingReview.diamonds > 0 ? ` (${diamondsText(cancellingReview.diamonds)})` : ''}:
+            cancelling does not refund it. The photo leaves the batch and its result is not
+            exported, even if you approve it in Review.
+          </p>
+          <p>To get it back later, “Generate again…” collects the same result at no charge.</p>
+        </ConfirmDialog>
       )}
       {resubmitting && (
         <ConfirmDialog
