@@ -369,22 +369,34 @@ const BLOCKY_PATCH = 8;
 /** Frame noise (levels, see frameNoise) from which the backdrop is told apart on averages. */
 const NOISY = 4;
 
-/** Radius of the box a noisy frame's pixels are averaged over: 5x5, a fifth of the noise. */
+/** Radius of the box a noisy frame's pixels are averaged over at least: 5x5, a fifth of the noise. */
 const DENOISE = 2;
 /** Levels within which a noisy flat backdrop's averaged frame stays (noise sigma 3 -> 0.6). */
 const EVEN = 2.5;
+/** frameNoise (a 90th percentile of neighbour differences) in sigmas of the pixels' noise. */
+const NOISE_SIGMAS = 2.33;
+/** Sigma (levels) the averaging brings a noisy frame's noise down to, about: the 5x5 mean at 3. */
+const AVERAGED_SIGMA = 0.6;
 
 /**
- * The tolerance on a digital backdrop seen through noise, once averaged: twice the averaged
- * noise's sigma (frameNoise, a 90th percentile of neighbour differences, is 2.33 sigma; the 5x5
- * mean divides it by 5), rounded to whole levels as the means are. The grow-and-refit passes'
- * floor (EVEN, 2.5) had let the flood through white fabric 1-2 levels off the backdrop: at noise
- * sigma 3 it took 12562_00's white tee (0.678 -> 0.969) and 00151_00's white stripes (0.688 ->
- * 0.843).
+ * Radius of the box a frame with noise `sigma` is averaged over: wide enough to bring the noise
+ * down to AVERAGED_SIGMA. White fabric on a digital grey can differ from it by a level or two
+ * only (12562_00's tee, 246 on 246 with its blue 2 levels down): at sigma 6 the 5x5 mean strays
+ * by 1.2, the tolerance that lets the backdrop through lets that fabric through too.
  */
-function averagedTolerance(frameNoiseLevels: number): number {
-  const sigma = frameNoiseLevels / 2.33 / (2 * DENOISE + 1);
-  return Math.max(1, Math.round(2 * sigma));
+function denoiseRadius(sigma: number): number {
+  return Math.max(DENOISE, Math.round((sigma / AVERAGED_SIGMA - 1) / 2));
+}
+
+/**
+ * The tolerance on a digital backdrop seen through noise `sigma`, once averaged over a box of
+ * `radius`: twice the averaged noise's sigma, rounded to whole levels as the means are. The
+ * grow-and-refit passes' floor (EVEN, 2.5) had let the flood through white fabric 1-2 levels off
+ * the backdrop: at noise sigma 3 it took 12562_00's white tee (0.678 -> 0.969) and 00151_00's
+ * white stripes (0.688 -> 0.843).
+ */
+function averagedTolerance(sigma: number, radius: number): number {
+  return Math.max(1, Math.round((2 * sigma) / (2 * radius + 1)));
 }
 
 /**
@@ -414,6 +426,51 @@ function clippedNoiseSigma(photo: Uint8Array, seeds: number[]): number {
   return at255 >= CLIPPED_SHARE * values ? (Math.sqrt(2 * Math.PI) * shortfall) / values : 0;
 }
 
+/** Radius of the box over which a noisy photo's pixels' roughness is read (texturedBeyondNoise). */
+const ROUGH_RADIUS = 2;
+/**
+ * Mean square of a pixel's step off its neighbours' mean (across and down), in units of what the
+ * noise alone gives it (1.5 sigma^2), that a 5x5 box keeps at most where it shows nothing but
+ * noise: read over 150 values, that mean strays by about a sixth.
+ */
+const NOISE_ROUGHNESS = 2;
+/** Pixels of roughness either side of an outline that are not texture (the box's radius). */
+const OUTLINE_ROUGH = 2;
+
+/**
+ * Where the photo is rougher than its noise `sigma` explains: texture or an edge, which no
+ * backdrop or cast shadow shows. Roughness is each pixel's step off the mean of its two
+ * neighbours, across and down: noise gives it 1.5 sigma^2 on average, a smooth shade (a soft
+ * shadow's ramp) nothing. Averaging for the noise flattens a print's texture as well (053786_1's
+ * gingham, read as its 9x9 mean, is a smooth darker neutral, and passed for a cast shadow: noise
+ * sigma 6, 7.5% of the dress taken); the roughness of the photo's own pixels still tells them apart.
+ */
+function texturedBeyondNoise(photo: Uint8Array, w: number, h: number, sigma: number): Uint8Array {
+  const n = w * h;
+  const square = new Float32Array(n);
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      const left = x > 0 ? i - 1 : i + 1;
+      const right = x < w - 1 ? i + 1 : i - 1;
+      const up = y > 0 ? i - w : i + w;
+      const down = y < h - 1 ? i + w : i - w;
+      for (let c = 0; c < 3; c++) {
+        const v = photo[i * 3 + c]!;
+        const across = v - (photo[left * 3 + c]! + photo[right * 3 + c]!) / 2;
+        const along = v - (photo[up * 3 + c]! + photo[down * 3 + c]!) / 2;
+        square[i]! += (across * across + along * along) / 6;
+      }
+    }
+  const count = boxSum(new Float32Array(n).fill(1), w, h, ROUGH_RADIUS);
+  const sum = boxSum(square, w, h, ROUGH_RADIUS);
+  const limit = NOISE_ROUGHNESS * 1.5 * sigma * sigma;
+  const rough = Uint8Array.from(sum, (v, i) => (v / count[i]! > limit ? 1 : 0));
+  // An outline is rough for a few pixels either side; a print or a weave over wider ground. The
+  // shadow beside a garment must still reach its outline (049940_1 noise3 halo 2.9 -> 10).
+  return erode(rough, w, h, OUTLINE_ROUGH);
+}
+
 /** The (2r+1)^2 mean of every channel (edges clamped). */
 function boxMean(rgb: Uint8Array, w: number, h: number, r: number): Uint8Array {
   const n = w * h;
@@ -429,19 +486,36 @@ function boxMean(rgb: Uint8Array, w: number, h: number, r: number): Uint8Array {
 }
 
 /**
- * Whether most frame seeds (FLAT_SHARE) lie within EVEN levels of their median colour: a digital
- * backdrop of one colour seen through sensor noise, once averaged. A lit wall or a sweep shades
- * by more than that across the frame.
+ * Frame seeds (in ring order) per stretch over which evenFrame reads the frame's colour: the
+ * averaged noise is read down further (a ring pixel's box is cut by the frame: 15 of 25 pixels)
+ * while light across the frame still shows from stretch to stretch.
+ */
+const EVEN_STRETCH = 32;
+
+/**
+ * Whether most of the frame (FLAT_SHARE of its stretches of seeds) lies within EVEN levels of its
+ * median colour: a digital backdrop of one colour seen through sensor noise, once averaged. A lit
+ * wall or a sweep shades by more than that across the frame. Read on stretches, not pixels: at
+ * noise sigma 6 a ring pixel's averaged colour still strays by 1.5 levels (sigma), so 12562_00's
+ * 246 grey passed pixel by pixel on 71% of the frame, was taken for a lit wall and flooded at 3.5
+ * levels through the white tee (IoU 0.229).
  */
 function evenFrame(rgb: Uint8Array, seeds: number[]): boolean {
   if (!seeds.length) return false;
+  const stretches: number[][] = [];
+  for (let k = 0; k < seeds.length; k += EVEN_STRETCH) {
+    const part = seeds.slice(k, k + EVEN_STRETCH);
+    stretches.push(
+      [0, 1, 2].map((c) => part.reduce((a, i) => a + rgb[i * 3 + c]!, 0) / part.length),
+    );
+  }
   const median = [0, 1, 2].map((c) => {
-    const v = seeds.map((i) => rgb[i * 3 + c]!).sort((a, b) => a - b);
+    const v = stretches.map((s) => s[c]!).sort((a, b) => a - b);
     return v[v.length >> 1]!;
   });
   let even = 0;
-  for (const i of seeds) if (median.every((m, c) => Math.abs(rgb[i * 3 + c]! - m) <= EVEN)) even++;
-  return even >= FLAT_SHARE * seeds.length;
+  for (const s of stretches) if (median.every((m, c) => Math.abs(s[c]! - m) <= EVEN)) even++;
+  return even >= FLAT_SHARE * stretches.length;
 }
 
 /**
@@ -457,7 +531,14 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   const rawSeeds = rawRuns.flat();
   const rawNoise = frameNoise(photo, w, rawSeeds);
   const noisy = rawNoise >= NOISY;
-  const rgb = noisy ? boxMean(photo, w, h, DENOISE) : photo;
+  // On a clipped white, the noise is read from its shortfall below 255 (frameNoise reads too little
+  // there): at noise sigma 6 the flood held to 1 level stopped near the frame on 255 whites
+  // (049920_1 0.445, 049940_1 0.450, 049805_1 0.635, 051517_1 0.359).
+  const sigma = Math.max(rawNoise / NOISE_SIGMAS, clippedNoiseSigma(photo, rawSeeds));
+  // The box is widened for noise the neighbour differences show: on a clipped white they read it
+  // low, and there the 5x5 means held to the shortfall's noise already reach the targets.
+  const radius = denoiseRadius(rawNoise / NOISE_SIGMAS);
+  const rgb = noisy ? boxMean(photo, w, h, radius) : photo;
   const digital = flatColour(rgb, w, h, noisy ? frameRuns(rgb, w, h) : rawRuns);
   const seeds = backdropSeeds(rgb, w, h, digital);
   const noise = frameNoise(rgb, w, seeds);
@@ -482,12 +563,7 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   let distance = maxChannelDistance(rgb, surface, n);
   // On a noisy digital backdrop the flood and the steps after it are held to the averaged noise;
   // the pockets between arm and body, in the subject's shade, keep the wider grow tolerance.
-  // On a clipped white, the noise is read from its shortfall below 255 (frameNoise reads too little
-  // there): at noise sigma 6 the flood held to 1 level stopped near the frame on 255 whites
-  // (049920_1 0.445, 049940_1 0.450, 049805_1 0.635, 051517_1 0.359).
-  const t = evenNoisy
-    ? averagedTolerance(Math.max(rawNoise, 2.33 * clippedNoiseSigma(photo, rawSeeds)))
-    : tolerance;
+  const t = evenNoisy ? averagedTolerance(sigma, radius) : tolerance;
   const like = new Uint8Array(n);
   for (let i = 0; i < n; i++) like[i] = distance[i]! <= t ? 1 : 0;
   const core = erode(like, w, h, 1);
@@ -503,7 +579,7 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   const wide = dilate(erode(flat, w, h, open), w, h, open);
   for (let i = 0; i < n; i++) wide[i] = wide[i]! & flat[i]!;
   if (digital !== null) keepPatchColour(wide, rgb, surface, distance, w);
-  for (let i = 0; i < n; i++) if (wide[i]) core[i] = 1;
+  if (!evenNoisy) for (let i = 0; i < n; i++) if (wide[i]) core[i] = 1;
   const background = driftFlood(rgb, w, h, seeds, core, like, surface, t);
   // The surface refitted on everything found, for the shadow test and the edge unmixing.
   backdrop = fitBackdrop(rgb, w, h, erode(background, w, h, 1), cell);
@@ -515,7 +591,9 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   // A JPEG's noise inside a smooth shadow is a share of what it rings by beside an edge. Not on a
   // digital backdrop, where nothing casts a shadow and white fabric would pass for one.
   const shadowNoise = t >= 1 ? SHADOW_RINGING * ringing : 0;
-  addShadows(background, rgb, surface, distance, w, h, t, shadowNoise);
+  // Under noise, read on means, only pixels that vary no more than the noise may be shadow.
+  const textured = noisy ? texturedBeyondNoise(photo, w, h, sigma) : undefined;
+  addShadows(background, rgb, surface, distance, w, h, t, shadowNoise, textured);
   // A digital-looking white may be a lit one a coarse JPEG flattened (see addFlattenedShadows).
   if (t < 1 && ringing > FLAT_RANGE)
     addFlattenedShadows(background, rgb, surface, distance, w, h, t, ringing);
@@ -561,7 +639,15 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
     // noise its mean strays as far as the grow passes' tolerance: held to t, 00470_00's gaps
     // between sleeve and body stayed (noise3 0.992 -> 0.952, halo 1 -> 81).
     const match = Math.max(tolerance, POCKET_RINGING * ringing);
-    const pockets = addEnclosedBackdrop(background, erode(loose, w, h, 1), distance, w, h, match);
+    const pockets = addEnclosedBackdrop(
+      background,
+      erode(loose, w, h, 1),
+      distance,
+      w,
+      h,
+      match,
+      noisy ? AVERAGED_MATCHING : MATCHING,
+    );
     // The pockets' own outlines carry the same ringing and mixed pixels as the outer one.
     trimEdge(background, distance, w, h, trimLimit, trimSteps, pockets);
     const gaps = addRingingGaps(background, rgb, surface, distance, w, h);
@@ -581,8 +667,9 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
       }
     }
     // On a digital backdrop the flood takes exact matches only: the noise and ringing a pasted
-    // cut-out brought with it stay, beside the subject.
-    if (t < 1) {
+    // cut-out brought with it stay, beside the subject. So do, under noise, the patches of backdrop
+    // the flood held to the averaged noise did not reach (02015_00 noise3 halo 33 -> 10).
+    if (t < 1 || evenNoisy) {
       fringe = addDigitalFringe(background, distance, w, h, t, ringing);
       trimEdge(background, distance, w, h, trimLimit, trimSteps, fringe);
     }
@@ -855,10 +942,13 @@ function addShadows(
   h: number,
   t: number,
   noise = 0,
+  /** Pixels that vary beyond the noise (texture), never shadow. */
+  textured?: Uint8Array,
 ): Uint8Array {
   const n = w * h;
   const shadow = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
+    if (textured?.[i]) continue;
     const o = i * 3;
     const by = 0.299 * surface[o]! + 0.587 * surface[o + 1]! + 0.114 * surface[o + 2]!;
     const iy = 0.299 * rgb[o]! + 0.587 * rgb[o + 1]! + 0.114 * rgb[o + 2]!;
@@ -948,6 +1038,17 @@ function addFlattenedShadows(
   }
 }
 
+/** Share of a pocket's pixels that match the backdrop, at least (true gaps: 58-83%). */
+const MATCHING = 0.1;
+/**
+ * ...when the pixels are averaged (a noisy frame): averaging flattens fabric texture as it does
+ * the noise, so a pocket's 3x3 range no longer tells them apart and the share must. The averaged
+ * backdrop in a gap matches almost everywhere, as the open backdrop does (noise sigma 3 and 6:
+ * 95-100% of 00470_00's and 00151_00's arm gaps); 00151_00's white stripes, ringed by its navy
+ * ones, come near it in places only (12-33%), and had been opened (noise3 IoU 0.843).
+ */
+const AVERAGED_MATCHING = 0.6;
+
 /**
  * Enclosed pockets of clear backdrop (core pixels the frame flood did not reach) that are not
  * tiny and ringed by clearly-not-backdrop pixels (an arm and the body). Inside pale fabric a
@@ -964,6 +1065,8 @@ function addEnclosedBackdrop(
   w: number,
   h: number,
   t: number,
+  /** Share of a pocket's pixels within `t` of the backdrop, at least. */
+  matchShare: number,
 ): Uint8Array {
   const n = w * h;
   const pocket = new Uint8Array(n);
@@ -1012,7 +1115,7 @@ function addEnclosedBackdrop(
   const exact = Math.max(1, t / 2);
   const open = (l: number) =>
     sizes[l]! >= minArea &&
-    matching[l]! >= 0.1 * sizes[l]! &&
+    matching[l]! >= matchShare * sizes[l]! &&
     (nearClear[l]! >= 0.6 * nearTotal[l]! ||
       (offset[l]! / sizes[l]! <= exact && farClear[l]! >= 0.5 * farTotal[l]!));
   const take = new Uint8Array(n);
