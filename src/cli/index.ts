@@ -560,6 +560,10 @@ async function run(args: string[]): Promise<void> {
         ...(apiKey ? { apiKey } : {}),
       });
       try {
+        // Photos under an earlier run's (or a hot folder's) output are exports: paid for again.
+        const { onExportsProblem } = await import('../studio/folders');
+        const onExports = onExportsProblem(engine.db, realIn);
+        if (onExports) throw new UsageError(`--in: ${onExports}`);
         const requestsBefore = engine.spending.requestsUsedToday();
         const onNotice = (line: string) => process.stderr.write(`dropshoot: ${line}\n`);
         // A service that does not answer the check (reset, refused, 5xx) is asked again briefly;

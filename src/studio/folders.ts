@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FolderView, ItemView, Recipe } from '../shared/studio';
 import { recipeKind, requestToolId, TERMINAL_STATES } from '../shared/studio';
+import type { StudioDB } from './db/open';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
 import { moveNoClobber, moveSourceToDone, moveSourceToFailed } from './export/source-files';
@@ -102,37 +103,8 @@ export class HotFolders {
       );
     // The other way round: exports already there (or written there later) would be taken as new
     // photos and paid for again, 4 diamonds an export on a 4-diamond recipe.
-    for (const known of this.knownOutputFolders()) {
-      if (real === known.output || isInside(real, known.output))
-        throw new FolderRefused(
-          `${real} is ${real === known.output ? '' : 'inside '}the output folder ${known.output} of ${known.of}: its exported files would be taken as new photos and paid for again. Pick a folder outside it.`,
-        );
-      if (isInside(known.output, real))
-        throw new FolderRefused(
-          `${real} contains the output folder ${known.output} of ${known.of}: its exported files would be taken as new photos and paid for again. Pick another folder.`,
-        );
-    }
-  }
-
-  /** Every folder the studio exports to: hot folders' and earlier runs' (their files are exports). */
-  private knownOutputFolders(): { output: string; of: string }[] {
-    const rows = this.engine.db
-      .prepare(
-        `SELECT DISTINCT b.output_dir AS outputDir, b.kind, f.path AS folderPath
-           FROM batches b LEFT JOIN folders f ON f.id = b.folder_id
-         UNION
-         SELECT output_dir, 'folder', path FROM folders`,
-      )
-      .all() as { outputDir: string; kind: 'run' | 'folder'; folderPath: string | null }[];
-    return rows.map((row) => ({
-      output: realLocation(row.outputDir),
-      of:
-        row.folderPath !== null
-          ? `the hot folder ${row.folderPath}`
-          : row.kind === 'run'
-            ? 'an earlier run'
-            : 'a hot folder no longer watched',
-    }));
+    const onExports = onExportsProblem(this.engine.db, real);
+    if (onExports) throw new FolderRefused(onExports);
   }
 
   async remove(id: string): Promise<void> {
@@ -349,4 +321,39 @@ export class HotFolders {
       .finally(() => this.moving.delete(item.id));
     this.moving.set(item.id, done);
   }
+}
+
+/** Every folder the studio exports to, real locations: hot folders' and earlier runs'. */
+function knownOutputFolders(db: StudioDB): { output: string; of: string }[] {
+  const rows = db
+    .prepare(
+      `SELECT DISTINCT b.output_dir AS outputDir, b.kind, f.path AS folderPath
+         FROM batches b LEFT JOIN folders f ON f.id = b.folder_id
+       UNION
+       SELECT output_dir, 'folder', path FROM folders`,
+    )
+    .all() as { outputDir: string; kind: 'run' | 'folder'; folderPath: string | null }[];
+  return rows.map((row) => ({
+    output: realLocation(row.outputDir),
+    of:
+      row.folderPath !== null
+        ? `the hot folder ${row.folderPath}`
+        : row.kind === 'run'
+          ? 'an earlier run'
+          : 'a hot folder no longer watched',
+  }));
+}
+
+/**
+ * Why photos under `dir` (a real location) would be exports the studio made: it is, lies inside
+ * or contains an output folder this data folder exported to (`run --in` checks it too).
+ */
+export function onExportsProblem(db: StudioDB, dir: string): string | null {
+  for (const known of knownOutputFolders(db)) {
+    if (dir === known.output || isInside(dir, known.output))
+      return `${dir} is ${dir === known.output ? '' : 'inside '}the output folder ${known.output} of ${known.of}: its exported files would be taken as new photos and paid for again. Pick a folder outside it.`;
+    if (isInside(known.output, dir))
+      return `${dir} contains the output folder ${known.output} of ${known.of}: its exported files would be taken as new photos and paid for again. Pick another folder.`;
+  }
+  return null;
 }
