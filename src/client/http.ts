@@ -136,19 +136,20 @@ const ResultUrlSchema = z.union([
 
 /**
  * A result's place left empty (`null` or `""`): an output the job failed to make, listed in its
- * place (`["u1", null, "u3"]`), or a catalog shot not made yet. Not a URL, yet no garbage either:
- * read as unreadable, it made every poll of a paid job unreadable and none of its outputs was
- * collected (review rev23 N1).
+ * place (`["u1", null, "u3"]`), one not copied out yet, or a catalog shot not made yet. Not a URL,
+ * yet no garbage either: read as unreadable, it made every poll of a paid job unreadable and none
+ * of its outputs was collected (review rev23 N1).
  */
 const EmptySlotSchema = z.union([z.null(), z.string().trim().length(0)]);
 
 /**
  * A poll's answer. A result URL listed twice is one result (review rev12 D11: collected twice, it
  * was exported as two files); order is kept, since a result's place names its file and shot. An
- * empty place (`EmptySlotSchema`) is left out and counted: an answer with no `packFailed` of its
- * own gets their number as `packFailed` (an output that failed, spec 3.2: paid, not refunded per
- * shot), so the photo's note tells what was paid and not delivered. A result list holding anything
- * else that is not a URL is unreadable (it was fetched as `[object Object]`).
+ * empty place (`EmptySlotSchema`) is left out and counted as `emptyPlaces`: failed or not copied
+ * out yet, the answer cannot tell (read as failed, outputs a service filled in seconds after
+ * `completed` were never collected: review rev24 R2); the poller owes them (`listedOutcome`). A
+ * result list holding anything else that is not a URL is unreadable (it was fetched as
+ * `[object Object]`).
  */
 const PollAnswerSchema = z.preprocess(
   unwrapped('status'),
@@ -168,7 +169,7 @@ const PollAnswerSchema = z.preprocess(
     .transform(({ resultUrls: { urls, emptySlots }, ...job }) => ({
       ...job,
       resultUrls: urls,
-      ...(emptySlots > 0 && typeof job.packFailed !== 'number' ? { packFailed: emptySlots } : {}),
+      ...(emptySlots > 0 ? { emptyPlaces: emptySlots } : {}),
     })),
 );
 

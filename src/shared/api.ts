@@ -214,6 +214,11 @@ export type GenerationBody = {
   packTotal?: number;
   packCompleted?: number;
   packFailed?: number;
+  /**
+   * Places of `resultUrls` left empty (`null` or `""`), beyond the spec: an output that failed, or
+   * one not copied out yet. Read by the client; the service never sends it.
+   */
+  emptyPlaces?: number;
   /** Catalog jobs (beyond the spec): per-shot status and URLs. */
   shots?: { shotId: string; status: 'pending' | 'completed' | 'failed'; resultUrls: string[] }[];
 };

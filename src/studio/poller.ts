@@ -136,12 +136,46 @@ export function jobOutcome(
       message: `the service reported the job as ${status} with no results`,
     };
   }
-  // Any other word, with results listed or not, is a job still running: a preview or the outputs
-  // made so far listed under `finalizing`, `rendering` or `generating` were taken for the result,
-  // the real output paid and never fetched (review rev23 N2). Only the words above end a job; the
-  // runner keeps the word as the job's status (the operator sees it) and `--give-up-after` bounds
-  // the wait.
+  // A word the spec does not name that says work goes on is a job still running, whatever it
+  // lists: a preview or the outputs so far listed under `finalizing`, `rendering` or `generating`
+  // were taken for the result, the real output paid and never fetched (review rev23 N2). The
+  // runner keeps the word as the job's status, for the operator to see.
+  if (saysWorkGoesOn(status)) return { kind: 'running' };
+  // Any other word with results and no shots outstanding is a final word under another name
+  // (`complete`, `ready`, `completed_with_errors`): read as running, each paid job was polled
+  // until `--give-up-after`, every run, and never collected (review rev24 R1).
+  if (urls.length > 0 && (total === null || completed + failedShots >= total))
+    return listedOutcome(status, urls.length, job, shotsAsked);
   return { kind: 'running' };
+}
+
+/** Words of a status that say the job is not done, besides those ending in -ing. */
+const NOT_DONE_WORDS = new Set([
+  'queued',
+  'started',
+  'scheduled',
+  'accepted',
+  'created',
+  'submitted',
+  'progress',
+  'active',
+  'busy',
+  'new',
+  'partial',
+  'preview',
+  'incomplete',
+  'unfinished',
+]);
+
+/**
+ * Whether a status says work goes on: one of its words ends in -ing (`processing`, `finalizing`,
+ * `rendering`, `pending`, `pack_processing`) or says so (`queued`, `in_progress`, `partial`).
+ */
+function saysWorkGoesOn(status: string): boolean {
+  return status
+    .toLowerCase()
+    .split(/[^a-z]+/)
+    .some((word) => (word.length > 4 && word.endsWith('ing')) || NOT_DONE_WORDS.has(word));
 }
 
 /**
@@ -193,14 +227,20 @@ function shotsMadeBeforeFailing(
   return countsFailed ? Math.max(0, completed - failed) : completed;
 }
 
-/** A final answer with results: `partial` while fewer are listed than it owes (`resultsOwed`). */
+/**
+ * A final answer with results: `partial` while fewer are listed than it owes (`resultsOwed`, or,
+ * from a service with no counters, the places it listed, empty ones included: an output not
+ * copied out yet is asked for again, one that failed is exported without after a few answers).
+ */
 function listedOutcome(
   status: string,
   listed: number,
   job: Job,
   shotsAsked: number | null,
 ): JobOutcome {
-  const owed = resultsOwed(job, shotsAsked);
+  const counted = typeof job.packCompleted === 'number' || typeof job.packFailed === 'number';
+  const places = counted ? 0 : listed + (job.emptyPlaces ?? 0);
+  const owed = Math.max(resultsOwed(job, shotsAsked), places);
   // Results may lag behind the counters: asked again, never collected as the whole.
   if (listed < owed)
     return {

@@ -65,8 +65,8 @@ describe('a pack generation with one failed output listed in its place', () => {
     }, 90_000);
 });
 
-describe('the client reads an empty place in resultUrls as a failed output', () => {
-  it('["u1", null, "u3", ""] with no counters: 2 URLs and packFailed 2; other garbage stays unreadable', async () => {
+describe('the client reads an empty place in resultUrls as an output not delivered', () => {
+  it('["u1", null, "u3", ""]: 2 URLs and 2 empty places; other garbage stays unreadable', async () => {
     let answer: unknown = null;
     const server = http.createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
@@ -82,8 +82,9 @@ describe('the client reads an empty place in resultUrls as a failed output', () 
     answer = { ...base, resultUrls: ['http://x/u1', null, 'http://x/u3', ''] };
     const job = await client.getGeneration('g1');
     expect(job.resultUrls).toEqual(['http://x/u1', 'http://x/u3']);
-    expect(job.packFailed).toBe(2);
-    // The service's own counter stands.
+    expect(job.emptyPlaces).toBe(2);
+    // Failed or not copied out yet, the answer cannot tell: the service's own counter stands.
+    expect(job.packFailed).toBeUndefined();
     answer = { ...base, resultUrls: ['http://x/u1', null], packFailed: 0, packTotal: 2 };
     expect((await client.getGeneration('g1')).packFailed).toBe(0);
     // Garbage is not a failed output: still unreadable.

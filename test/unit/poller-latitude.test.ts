@@ -64,6 +64,48 @@ describe('jobOutcome under the spec latitude', () => {
       });
   });
 
+  it('a word saying work goes on is running whatever it lists; any other word listing results is final', () => {
+    // rev23 N2: a preview listed under an in-progress word was taken for the result.
+    for (const status of [
+      'finalizing',
+      'RENDERING',
+      'generating',
+      'in_progress',
+      'queued',
+      'partial',
+    ])
+      expect(jobOutcome(answer({ status, resultUrls: ['u1'] })).kind, status).toBe('running');
+    // rev24 R1: read as running, a job that ended under these was polled until the give-up.
+    for (const status of ['complete', 'Ready', 'ok', 'pack_complete', 'completed_with_errors'])
+      expect(jobOutcome(answer({ status, resultUrls: ['u1'] })).kind, status).toBe('delivered');
+    // Shots still outstanding: not the end yet.
+    expect(
+      jobOutcome(answer({ status: 'ready', resultUrls: ['u1'], packTotal: 3, packCompleted: 1 }))
+        .kind,
+    ).toBe('running');
+  });
+
+  it('a final answer leaving places of its results empty, with no counters, owes them (partial)', () => {
+    // rev24 R2: outputs a service listed as null at completed and filled in seconds later were
+    // read as failed and never collected. Asked again a few times, then exported without them.
+    expect(
+      jobOutcome(answer({ status: 'completed', resultUrls: ['u1'], emptyPlaces: 3 })),
+    ).toMatchObject({ kind: 'partial', listed: 1, completed: 4 });
+    // The service's counters say what was made: they stand.
+    expect(
+      jobOutcome(
+        answer({
+          status: 'completed',
+          resultUrls: ['u1', 'u3'],
+          emptyPlaces: 1,
+          packTotal: 3,
+          packCompleted: 2,
+          packFailed: 1,
+        }),
+      ).kind,
+    ).toBe('delivered');
+  });
+
   it('known statuses are read whatever their case', () => {
     expect(jobOutcome(answer({ status: 'COMPLETED', resultUrls: ['u'] }))).toEqual({
       kind: 'delivered',
