@@ -43,4 +43,20 @@ describe.skipIf(!present)('amateur_to_pro on a backdrop with a colour of its own
       expectKept('050105_1 as shot', await scoreCast('050105_1', {}), 2);
     },
   );
+
+  it(
+    'a navy top under a dim warm lamp is still corrected: dark fabric is no neutral evidence',
+    { timeout: 300_000 },
+    async () => {
+      // Read from pixels down to 32, its navy (made grey by the cast) voted against the
+      // correction: 3.56 left, against 0.78 before the subject's check.
+      expect(ids).toContain('050002_1');
+      const dimWarm = { gain: [0.92, 0.85, 0.75] };
+      expectKept(
+        '050002_1 under a dim warm lamp',
+        await scoreCast('050002_1', { cast: dimWarm }),
+        1.5,
+      );
+    },
+  );
 });

@@ -163,8 +163,12 @@ const CHROMA_BINS = 100;
 const CHROMA_SIDE = 2 * CHROMA_BINS + 1;
 /** A subject pixel within this log-chromaticity of grey (about 4% per channel) counts as neutral. */
 const NEUTRAL_RADIUS = 0.04;
-/** Solid subject pixels darker or brighter than these tell nothing of the cast (noise, clipping). */
-const CHROMA_LEVELS = { min: 32, max: 249 };
+/**
+ * Solid subject pixels darker or brighter than these tell nothing of the cast (noise, clipping):
+ * dark fabric least of all, since a warm cast turns navy grey (050002_1 under a dim warm lamp,
+ * its navy voting for no correction, 0.78 -> 3.56 with a floor of 32).
+ */
+const CHROMA_LEVELS = { min: 96, max: 249 };
 /** Neutral fabric the evidence needs: this share of the readable subject, and this many pixels. */
 const NEUTRAL_EVIDENCE = { share: 0.015, pixels: 500 };
 /** The backdrop's own reading stands unless a candidate makes this many times more fabric neutral. */
