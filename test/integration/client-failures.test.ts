@@ -5,13 +5,13 @@
  * once the request was written, which a service may have acted on.
  */
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, HttpClient } from '../../src/client';
 import { startReferenceService } from '../reference-service';
 import { startFaultProxy, type Faults } from '../reference-service/fault-proxy';
+import { closedPort } from './helpers/closed-port';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -28,14 +28,6 @@ async function failureOf(call: Promise<unknown>): Promise<ApiError> {
 }
 
 /** A port nothing listens on (taken, then freed). */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 async function behindProxy(faults: Faults) {
   const service = await startReferenceService({ seed: 5, timeScale: 0.01 });
   cleanups.push(() => service.close());

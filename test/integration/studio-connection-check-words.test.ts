@@ -3,12 +3,11 @@
  * having answered; one that cannot be reached is not ("… answered: … could not be reached" said
  * both), and the transport's code comes after what it means for the operator.
  */
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
 import { openStudio } from '../../src/studio';
+import { closedPort } from './helpers/closed-port';
 import { referenceWorld } from './helpers/reference-studio';
 import { call } from './helpers/studio-commands';
 
@@ -16,14 +15,6 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('Settings: checking another service', () => {
   it('says a closed port could not be reached, in words, and quotes a service that refuses the key', async () => {
