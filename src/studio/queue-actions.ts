@@ -14,7 +14,7 @@ import * as store from './db/store';
 import { readFailedShots, readRecipeSnapshot } from './db/stored-json';
 import type { StudioEngine } from './engine';
 import type { HotFolders } from './folders';
-import { recipeHash, retryItem } from './queue';
+import { MARKED_FAILED_UNCERTAIN, recipeHash, retryItem } from './queue';
 import { priceOfRecipes } from './recipe-estimate';
 import { oneRequeueAtATime, requeuePhoto } from './requeue';
 import { notOnItsWay } from './review-redo';
@@ -74,7 +74,9 @@ function isRetryable(item: store.ItemRow): boolean {
 type RetryStep =
   | { kind: 'shots'; recipe: Recipe; shots: string[] }
   | { kind: 'collect' }
-  | { kind: 'resubmit'; recipe: Recipe };
+  | { kind: 'resubmit'; recipe: Recipe }
+  /** Not sent: another item is this photo with that recipe, made or on its way. */
+  | { kind: 'twin'; name: string; state: ItemState };
 
 /**
  * The recipe a failed photo goes again with. One the service refused at its create (a 400: a model
@@ -84,10 +86,12 @@ type RetryStep =
  */
 function retryRecipe(engine: StudioEngine, item: store.ItemRow): Recipe {
   const snapshot = readRecipeSnapshot(item.recipe);
+  // Not one the operator gave up after an uncertain submission: that one may have been charged.
   const refusedUnpaid =
     item.state === 'failed' &&
     item.submitKey !== null &&
     item.uncertain === 0 &&
+    item.error !== MARKED_FAILED_UNCERTAIN &&
     !store.isPaid(item);
   const folder = refusedUnpaid && item.folderId ? store.getFolder(engine.db, item.folderId) : null;
   return folder ? store.folderView(folder).recipe : snapshot;
@@ -105,7 +109,15 @@ function retryStep(engine: StudioEngine, item: store.ItemRow): RetryStep | null 
     };
   if (item.state !== 'failed' && item.state !== 'cancelled') return null;
   // As retryItem decides: a job already paid for is collected again, never resubmitted.
-  return store.isPaid(item) ? { kind: 'collect' } : { kind: 'resubmit', recipe };
+  if (store.isPaid(item)) return { kind: 'collect' };
+  // Taking the folder's recipe, the photo may meet itself: a copy dropped after the recipe's fix
+  // is made (or on its way) with it already, and sending this one too would pay twice (rev24 R5).
+  const twin =
+    JSON.stringify(recipe) !== item.recipe
+      ? store.findEquivalent(engine.db, item.sha256, recipeHash(recipe))
+      : undefined;
+  if (twin && twin.id !== item.id) return { kind: 'twin', name: twin.name, state: twin.state };
+  return { kind: 'resubmit', recipe };
 }
 
 export async function retryItems(
@@ -118,6 +130,18 @@ export async function retryItems(
   for (const item of itemsWhere(engine, ids, isRetryable)) {
     const step = retryStep(engine, item);
     if (!step) continue;
+    if (step.kind === 'twin') {
+      store.updateItem(
+        db,
+        item.id,
+        {
+          note: `not sent again: ${step.name} is this photo with the folder's recipe (${step.state})`,
+        },
+        engine.now(),
+      );
+      engine.emitItem(item.id);
+      continue;
+    }
     if (step.kind === 'resubmit' && JSON.stringify(step.recipe) !== item.recipe)
       store.updateItem(
         db,
@@ -162,10 +186,10 @@ export async function retryPrice(
   ids: readonly string[],
 ): Promise<{ charged: number; collected: number; diamonds: number | null }> {
   const steps = itemsWhere(engine, ids, isRetryable).flatMap((i) => retryStep(engine, i) ?? []);
-  const paid = steps.flatMap((s) => (s.kind === 'collect' ? [] : [s.recipe]));
+  const paid = steps.flatMap((s) => (s.kind === 'collect' || s.kind === 'twin' ? [] : [s.recipe]));
   return {
     charged: paid.length,
-    collected: steps.length - paid.length,
+    collected: steps.filter((s) => s.kind === 'collect').length,
     diamonds: await priceOfRecipes(engine, paid),
   };
 }

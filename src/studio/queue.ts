@@ -283,6 +283,10 @@ export function lostBeforeResubmit(
  * second time if the first one was charged), once at most (`UNCERTAIN_RESUBMITS_MAX`); `fail`
  * gives the photo up.
  */
+/** The error of a photo the operator marked failed after an uncertain submission. */
+export const MARKED_FAILED_UNCERTAIN =
+  'marked failed by the operator after an uncertain submission (it may have been charged once)';
+
 export function resolveUncertain(
   db: StudioDB,
   item: store.ItemRow,
@@ -314,8 +318,7 @@ export function resolveUncertain(
         waitReason: null,
         state: 'failed',
         reserved: 0,
-        error:
-          'marked failed by the operator after an uncertain submission (it may have been charged once)',
+        error: MARKED_FAILED_UNCERTAIN,
       },
       now,
     );

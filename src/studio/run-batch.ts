@@ -653,8 +653,8 @@ export async function runBatch(
     notice(
       `${resultsHeld.length} paid photo(s) whose results could not be downloaded in this run: held, not failed; the next run downloads them from the same job(s) at no new charge: ${resultsHeld.map((i) => `${name(i)} (job ${i.jobId})`).join(', ')}`,
     );
-  // Outputs the service reported failed (its packFailed): paid, never
-  // delivered, not refunded per shot (spec 3.2); exported photos said nothing of them (rev23 N1, N6).
+  // Outputs the service reported failed (its packFailed): paid, never delivered, not refunded per
+  // shot (spec 3.2); exported photos said nothing of them (rev23 N1, N6).
   const failedOutputs = (i: store.ItemRow) =>
     i.packFailed ?? Number(/(\d+) shot\(s\) failed/.exec(i.note ?? '')?.[1] ?? 0);
   const shortOfOutputs = items.filter((i) => i.state === 'exported' && failedOutputs(i) > 0);

@@ -78,4 +78,55 @@ describe('generate again after a refused request', () => {
         'person-001',
       );
   }, 120_000);
+
+  it('does not send a photo again that a copy dropped after the fix already made (rev24 R5)', async () => {
+    const email = 'retry-refused-twin@example.com';
+    const w = await referenceWorld(cleanups, {
+      email,
+      diamonds: 100,
+      photos: 2,
+      service: { seed: 8, timeScale: 0.01, jobSeconds: [20, 20], failShots: 0 },
+    });
+    const studio = await studioOnWorld(w, cleanups);
+    const hot = path.join(w.root, 'hot');
+    fs.mkdirSync(hot);
+    const folder = await call(studio, 'folders.add', {
+      path: hot,
+      outputDir: path.join(w.root, 'out'),
+      recipe: withModel('fm_amara'),
+    });
+    const items = async () =>
+      (await call(studio, 'queue.list', { limit: 500 })).items as ItemView[];
+    for (const name of ['p0.jpg', 'p1.jpg'])
+      fs.copyFileSync(path.join(w.inDir, name), path.join(hot, name));
+    const failed = await until('both photos refused', async () => {
+      const all = await items();
+      return all.length === 2 && all.every((i) => i.state === 'failed') && all;
+    });
+    await call(studio, 'folders.setRecipe', { id: folder.id, recipe: withModel('person-001') });
+    // The operator drops p0 again under another name: made with the fixed recipe.
+    fs.copyFileSync(path.join(w.inDir, 'p0.jpg'), path.join(hot, 'p0-again.jpg'));
+    await until('the copy made', async () =>
+      (await items()).some((i) => i.name === 'p0-again.jpg' && i.state === 'review'),
+    );
+    const charges = () => w.service.ledger(email).filter((e) => e.kind === 'charge').length;
+    expect(charges()).toBe(1);
+    const ids = failed.map((i) => i.id);
+    // Only p1 goes again: p0 with this recipe is the copy's.
+    expect(await call(studio, 'queue.retryPrice', { ids })).toMatchObject({
+      charged: 1,
+      collected: 0,
+    });
+    expect(await call(studio, 'queue.retry', { ids })).toEqual({ changed: 1 });
+    const settled = await until('p1 made', async () => {
+      const all = await items();
+      return all.every((i) => !ACTIVE_STATES.includes(i.state)) && all;
+    });
+    const byName = Object.fromEntries(settled.map((i) => [i.name, i]));
+    expect(byName['p1.jpg']!.state).toBe('review');
+    expect(byName['p0.jpg']!.state).toBe('failed');
+    expect(byName['p0.jpg']!.note).toMatch(/not sent again: p0-again\.jpg is this photo/);
+    // Before: p0 was sent again too, the same photo and recipe paid twice (3 charges).
+    expect(charges()).toBe(2);
+  }, 120_000);
 });
