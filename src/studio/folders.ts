@@ -25,6 +25,8 @@ export class HotFolders {
   private readonly watches = new Map<string, HotFolderWatch>();
   /** Source moves in flight, by item: a restore waits for the move it would otherwise miss. */
   private readonly moving = new Map<string, Promise<void>>();
+  /** Sources being moved back by restoreSource, until their records follow. */
+  private readonly restoring = new Set<Promise<unknown>>();
 
   constructor(
     private readonly engine: StudioEngine,
@@ -162,6 +164,16 @@ export class HotFolders {
    * Returns the path to use; the item's record follows the file.
    */
   async restoreSource(itemId: string): Promise<string> {
+    const restoring = this.restoreSourceNow(itemId);
+    this.restoring.add(restoring);
+    try {
+      return await restoring;
+    } finally {
+      this.restoring.delete(restoring);
+    }
+  }
+
+  private async restoreSourceNow(itemId: string): Promise<string> {
     await this.moving.get(itemId);
     const db = this.engine.db;
     const row = db
@@ -213,14 +225,23 @@ export class HotFolders {
     const watch = watchHotFolder({
       root: folder.path,
       ...(this.opts.settleMs !== undefined ? { settleMs: this.opts.settleMs } : {}),
-      onFile: (file) => {
+      onFile: async (file) => {
+        // A restore moves a file back before its record says so: wait for the record.
+        await Promise.allSettled([...this.restoring]);
         const current = store.getFolder(this.engine.db, id);
         if (!current) return;
-        // A photo already known at this path with this content is not queued twice.
-        const known = this.engine.db
-          .prepare('SELECT 1 FROM items WHERE source_path = ? AND sha256 = ? AND folder_id = ?')
-          .get(file.path, file.sha256, id);
-        if (known) return;
+        // Not queued twice: a file at this path with this content that is still on its way or in
+        // review, exported already, or not moved out by the studio (its move to done/ or failed/
+        // under way or failed, or put back by a retry). A file the studio had moved out and the
+        // operator put back is a new drop, with the folder's current recipe: enqueue's
+        // same-photo-same-recipe check collects what was paid for instead of paying again.
+        const held = this.engine.db
+          .prepare(
+            `SELECT 1 FROM items WHERE source_path = ? AND sha256 = ? AND folder_id = ?
+               AND (state NOT IN (${TERMINAL_STATES.map(() => '?').join(',')}) OR state = 'exported' OR moved_to IS NULL)`,
+          )
+          .get(file.path, file.sha256, id, ...TERMINAL_STATES);
+        if (held) return;
         this.engine.enqueue({
           batchId: this.batchOf(id, current.outputDir),
           folderId: id,

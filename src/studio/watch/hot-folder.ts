@@ -61,9 +61,10 @@ const STALLED_COPY_RETRIES = 6;
 
 /**
  * Watches a hot folder recursively and delivers each photo once it is complete. Existing files
- * are picked up at start. Each path is delivered once per content: replacing a file with
- * different bytes delivers it again; touching it or re-adding the same bytes does not (the
- * state lives as long as the watcher, so a file moved out and back is not re-delivered).
+ * are picked up at start. Each path is delivered once per content while the file stays: replacing
+ * it with different bytes delivers it again, touching it does not. A file that leaves the path and
+ * comes back (moved out to failed/ and put back by the operator) is delivered again: the caller
+ * decides whether it is a new drop.
  */
 export function watchHotFolder(options: WatchHotFolderOptions): HotFolderWatch {
   const root = path.resolve(options.root);
@@ -77,6 +78,9 @@ export function watchHotFolder(options: WatchHotFolderOptions): HotFolderWatch {
     ignoreInitial: false,
     // Our own stability check replaces awaitWriteFinish: size alone cannot spot a truncated file.
     awaitWriteFinish: false,
+    // A file moved out and straight back must read as gone and back (see 'unlink' below), not be
+    // folded into a 'change' of the same bytes.
+    atomic: false,
     followSymlinks: false,
     ignorePermissionErrors: true,
     usePolling: options.usePolling ?? false,
@@ -152,6 +156,18 @@ export function watchHotFolder(options: WatchHotFolderOptions): HotFolderWatch {
 
   watcher.on('add', schedule);
   watcher.on('change', schedule);
+  // Gone from the path: whatever comes back there later is looked at afresh.
+  watcher.on('unlink', (file: string) => {
+    const state = states.get(file);
+    if (!state) return;
+    if (!state.checking) {
+      states.delete(file);
+      return;
+    }
+    state.delivered = null;
+    state.rejected = null;
+    state.dirty = true;
+  });
   watcher.on('error', (error) => {
     if (!abort.signal.aborted) options.onError(toError(error));
   });
