@@ -29,22 +29,18 @@ export function countingClient(
   if (inner.guardRequests) {
     const unguard = inner.guardRequests(onRequest);
     return {
-      client: withCatalogMemo(givingBack(inner, giveBack)),
+      client: withCatalogMemo(counted(inner, null, giveBack)),
       release: () => {
         released = true;
         unguard();
       },
     };
   }
+  const countCall = () => {
+    if (!released) onRequest();
+  };
   return {
-    client: withCatalogMemo(
-      givingBack(
-        counted(inner, () => {
-          if (!released) onRequest();
-        }),
-        giveBack,
-      ),
-    ),
+    client: withCatalogMemo(counted(inner, countCall, giveBack)),
     release: () => {
       released = true;
     },
@@ -52,31 +48,18 @@ export function countingClient(
 }
 
 /**
- * A call that failed because its request certainly never left (connection refused, host unknown:
- * the client's `notSent` with no answer) tells `giveBack`: the service cannot have counted it
- * (review uirev A4: 114 -> 152 of the day's requests used while every connection was refused).
- * One that may have arrived (a reset or timeout after sending) stays counted. Its own-cap 429 is
- * `notSent` too but was never counted (status 429, not 0).
+ * Every call but NOT_COUNTED: `countCall` before it goes out (null where the client counts the
+ * requests it sends through `guardRequests`), and `giveBack` when it fails because its request
+ * certainly never left (connection refused, host unknown: the client's `notSent` with no answer):
+ * the service cannot have counted it (review uirev A4: 114 -> 152 of the day's requests used while
+ * every connection was refused). One that may have arrived (a reset or timeout after sending)
+ * stays counted. Its own-cap 429 is `notSent` too but was never counted (status 429, not 0).
  */
-function givingBack(inner: ServiceClient, giveBack: () => void): ServiceClient {
-  return new Proxy(inner, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof value !== 'function') return value;
-      if (NOT_COUNTED.has(prop as keyof ServiceClient)) return value.bind(target);
-      return (...args: unknown[]) => {
-        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
-        if (!(result instanceof Promise)) return result;
-        return result.catch((err: unknown) => {
-          if (err instanceof ApiError && err.status === 0 && err.notSent) giveBack();
-          throw err;
-        });
-      };
-    },
-  });
-}
-
-function counted(inner: ServiceClient, onRequest: () => void): ServiceClient {
+function counted(
+  inner: ServiceClient,
+  countCall: (() => void) | null,
+  giveBack: () => void,
+): ServiceClient {
   return new Proxy(inner, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
@@ -85,12 +68,17 @@ function counted(inner: ServiceClient, onRequest: () => void): ServiceClient {
       }
       return (...args: unknown[]) => {
         try {
-          onRequest();
+          countCall?.();
         } catch (err) {
           // Every counted call returns a promise: the refusal is a rejection, never a throw.
           return Promise.reject(err);
         }
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
+        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (!(result instanceof Promise)) return result;
+        return result.catch((err: unknown) => {
+          if (err instanceof ApiError && err.status === 0 && err.notSent) giveBack();
+          throw err;
+        });
       };
     },
   });
