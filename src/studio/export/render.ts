@@ -52,8 +52,10 @@ export async function renderForPreset(
   const notes = note ? [note] : [];
   // JPEG has no alpha: flatten onto white, the marketplace default, never onto black.
   const flatten = format === 'jpeg' || preset.whiteBackground;
-  const raw = await decode(input, flatten);
-  const preview = await isPreview(input);
+  // Read once: decoded, looked at for the preview mark and transparency, and maybe cut out.
+  const source = typeof input === 'string' ? await fs.readFile(input) : input;
+  const raw = await decode(source, flatten);
+  const preview = await isPreview(source);
   const { width: sw, height: sh } = raw;
   let upscale = 1;
   const pixels = sharp(raw.data, { raw: { width: sw, height: sh, channels: raw.channels } });
@@ -68,7 +70,7 @@ export async function renderForPreset(
       break;
     case 'fill': {
       // A cut-out's transparency is its background, already flattened to white.
-      const onWhite = (await isCutout(input)) ? raw : await cutOutOnWhite(input, raw, notes);
+      const onWhite = (await isCutout(source)) ? raw : await cutOutOnWhite(source, raw, notes);
       const box = productBox(onWhite, { r: 255, g: 255, b: 255 }, 8) ?? fullBox(sw, sh);
       const scale = (framing.fill * framing.longestSide) / Math.max(box.width, box.height);
       upscale = Math.max(1, scale);
@@ -211,12 +213,11 @@ export async function renderForPreset(
  * the cut-out cannot be made, that flood it is, said in the notes.
  */
 export async function cutOutOnWhite(
-  input: string | Buffer,
+  photo: Buffer,
   raw: RawImage,
   notes: string[],
 ): Promise<RawImage> {
   try {
-    const photo = typeof input === 'string' ? await fs.readFile(input) : input;
     const cut = await decode(await cutOutLocally(photo), true);
     if (cut.width === raw.width && cut.height === raw.height) return cut;
   } catch {
