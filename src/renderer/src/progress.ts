@@ -15,6 +15,8 @@ export type Progress = {
   working: number;
   /** Of those, the ones that wait for something time alone does not bring, by what holds them. */
   held: Partial<Record<Hold, number>>;
+  /** Of those, the ones not held: what the ETA is for. */
+  moving: number;
   /** Photos still to be finished (not done): the progress bar's remainder. */
   remaining: number;
   /** Time until the engine has made the photos it is not holding; null: no pace yet. */
@@ -82,6 +84,7 @@ export function progressOf(items: ItemView[], now = Date.now()): Progress {
     failed: counted.filter((i) => i.state === 'failed').length,
     working: working.length,
     held,
+    moving,
     remaining: counted.length - done,
     etaSeconds,
   };
@@ -126,10 +129,8 @@ export function etaText(progress: Progress, paused: boolean, capHeld = false): s
   if (progress.working === 0) return operatorText(progress);
   if (paused) return 'paused';
   if (capHeld) return 'after 00:00 UTC (daily cap)';
-  const moving =
-    progress.working - Object.values(progress.held).reduce((sum, n) => sum + (n ?? 0), 0);
   const held = heldText(progress.held);
-  if (moving === 0) return held;
+  if (progress.moving === 0) return held;
   const time =
     progress.etaSeconds === null
       ? 'estimating…'
