@@ -74,7 +74,8 @@ function isRetryable(item: store.ItemRow): boolean {
 type RetryStep =
   | { kind: 'shots'; recipe: Recipe; shots: string[] }
   | { kind: 'collect' }
-  | { kind: 'resubmit'; recipe: Recipe }
+  /** `rewritten`: the recipe is the folder's, not the one it was queued with. */
+  | { kind: 'resubmit'; recipe: Recipe; rewritten: boolean }
   /** Not sent: another item is this photo with that recipe, made or on its way. */
   | { kind: 'twin'; name: string; state: ItemState };
 
@@ -112,12 +113,12 @@ function retryStep(engine: StudioEngine, item: store.ItemRow): RetryStep | null 
   if (store.isPaid(item)) return { kind: 'collect' };
   // Taking the folder's recipe, the photo may meet itself: a copy dropped after the recipe's fix
   // is made (or on its way) with it already, and sending this one too would pay twice (rev24 R5).
-  const twin =
-    JSON.stringify(recipe) !== item.recipe
-      ? store.findEquivalent(engine.db, item.sha256, recipeHash(recipe))
-      : undefined;
+  const rewritten = JSON.stringify(recipe) !== item.recipe;
+  const twin = rewritten
+    ? store.findEquivalent(engine.db, item.sha256, recipeHash(recipe))
+    : undefined;
   if (twin && twin.id !== item.id) return { kind: 'twin', name: twin.name, state: twin.state };
-  return { kind: 'resubmit', recipe };
+  return { kind: 'resubmit', recipe, rewritten };
 }
 
 export async function retryItems(
@@ -142,7 +143,7 @@ export async function retryItems(
       engine.emitItem(item.id);
       continue;
     }
-    if (step.kind === 'resubmit' && JSON.stringify(step.recipe) !== item.recipe)
+    if (step.kind === 'resubmit' && step.rewritten)
       store.updateItem(
         db,
         item.id,
