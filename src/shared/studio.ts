@@ -193,6 +193,11 @@ export type ItemView = {
   /** Shots of a ready shoot that failed; `queue.retry` runs them again, alone. */
   failedShots: string[];
   uncertain: boolean;
+  /**
+   * Its create went out and no answer was kept (lost, or uncertain): the service may have charged
+   * it already, so it is neither "to pay" nor certainly spent. Absent from older studios.
+   */
+  maybeCharged?: boolean;
   kind: RecipeKind;
   /** The tool the recipe names; null for a ready shoot, and for a look that names none. */
   toolId: string | null;

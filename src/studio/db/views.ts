@@ -37,6 +37,12 @@ export function itemView(row: ItemRow): ItemView {
     note: row.note,
     failedShots: readFailedShots(row.failedShots),
     uncertain: row.uncertain === 1,
+    maybeCharged:
+      row.uncertain === 1 ||
+      (row.state === 'submitting' &&
+        row.submittedAt !== null &&
+        row.jobId === null &&
+        row.diamonds === 0),
     kind: row.kind,
     toolId: row.toolId,
     recipe: readRecipeSnapshot(row.recipe),

@@ -74,6 +74,15 @@ const STATE_FILTERS = {
 } as const satisfies Record<string, { label: string; states: readonly ItemState[] }>;
 type StateFilter = keyof typeof STATE_FILTERS;
 const UNPAID: readonly ItemState[] = ['queued', 'uploading', 'submitting'];
+/**
+ * Its create went out and the answer was lost: the service may have charged it. Not "to pay" (nor
+ * in "To spend"), and not spent either, until the service tells.
+ */
+const maybePaid = (item: ItemView) =>
+  item.diamonds === 0 && !item.jobId && (item.uncertain || item.maybeCharged === true);
+/** A photo that may be paid, held while the account is short: the studio never pays it twice. */
+const MAYBE_PAID_SHORT_TEXT =
+  'Sent, but the service’s answer was lost: it may be paid already. The account is short of diamonds; the studio asks the service about it once the balance allows, and does not pay it twice.';
 const PAGE = 300;
 
 export function BatchBoard() {
@@ -103,7 +112,7 @@ export function BatchBoard() {
   }, [results]);
   const price = (item: ItemView) => itemPrice(item, catalog, looks);
   const unpaid = (item: ItemView) =>
-    UNPAID.includes(item.state) && !item.jobId && item.diamonds === 0;
+    UNPAID.includes(item.state) && !item.jobId && item.diamonds === 0 && !maybePaid(item);
   const spent = items.reduce((sum, i) => sum + i.diamonds, 0);
   const toSpend = items.filter(unpaid).reduce((sum, i) => sum + (price(i) ?? 0), 0);
   const progress = progressOf(items);
@@ -249,11 +258,13 @@ export function BatchBoard() {
             const folder = folders.find((f) => f.id === item.folderId);
             const result = resultOf.get(item.id);
             const reason = item.waitReason
-              ? item.waitReason === 'daily_cap'
-                ? capText(item, left)
-                : item.waitReason === 'uncertain' && item.note
-                  ? `${WAIT_TEXT.uncertain} ${sentence(item.note)}`
-                  : WAIT_TEXT[item.waitReason]
+              ? item.waitReason === 'no_diamonds' && maybePaid(item)
+                ? MAYBE_PAID_SHORT_TEXT
+                : item.waitReason === 'daily_cap'
+                  ? capText(item, left)
+                  : item.waitReason === 'uncertain' && item.note
+                    ? `${WAIT_TEXT.uncertain} ${sentence(item.note)}`
+                    : WAIT_TEXT[item.waitReason]
               : item.state === 'queued'
                 ? paused
                   ? 'Paused: press “Resume all”.'
@@ -318,9 +329,11 @@ export function BatchBoard() {
                 <td>
                   {item.diamonds > 0 || item.jobId
                     ? `${item.diamonds} spent`
-                    : UNPAID.includes(item.state)
-                      ? `${cost ?? '?'} to pay`
-                      : '0'}
+                    : maybePaid(item)
+                      ? `may be paid (${cost ?? '?'})`
+                      : UNPAID.includes(item.state)
+                        ? `${cost ?? '?'} to pay`
+                        : '0'}
                 </td>
                 <td>
                   <div className="row-actions">
