@@ -1,16 +1,53 @@
-import { useEffect } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { useCatalog } from '../stores/catalog-store';
 import { capInUseText } from '../requests-left';
 import { useQueue } from '../stores/queue-store';
-import { act } from '../stores/ui-store';
+import { errorText } from '../transport';
+
+/** Reading the account: under way, failed (with the studio's words), or done. */
+type Reading = { kind: 'loading' } | { kind: 'failed'; detail: string } | { kind: 'done' };
 
 export function AccountScreen() {
   const account = useCatalog((s) => s.account);
   const budget = useQueue((s) => s.budget);
-  useEffect(() => act(() => useCatalog.getState().loadAccount()), []);
-  if (!account) return <p aria-busy="true">Loading the account…</p>;
+  const [reading, setReading] = useState<Reading>({ kind: 'loading' });
+  // A failed read ends the wait and says so here, with a retry (it sat on "Loading…" under the
+  // raw error in the banner while the service was down: review uirev B10).
+  const load = useCallback(() => {
+    setReading({ kind: 'loading' });
+    useCatalog
+      .getState()
+      .loadAccount()
+      .then(
+        () => setReading({ kind: 'done' }),
+        (error: unknown) => setReading({ kind: 'failed', detail: errorText(error) }),
+      );
+  }, []);
+  useEffect(load, [load]);
+  const failure =
+    reading.kind === 'failed' ? (
+      <div role="alert" className="panel">
+        <p>
+          {account
+            ? 'The account could not be read again: the figures below are from the last reading.'
+            : 'The account could not be read: the service did not answer.'}{' '}
+          Check the connection or the service’s address in Settings, then try again.
+        </p>
+        <p>
+          <button type="button" onClick={load}>
+            Try again
+          </button>
+        </p>
+        <details>
+          <summary>Details</summary>
+          <p className="muted small">{reading.detail}</p>
+        </details>
+      </div>
+    ) : null;
+  if (!account) return failure ?? <p aria-busy="true">Loading the account…</p>;
   return (
     <section aria-label="Account">
+      {failure}
       <dl className="facts">
         <dt>Service</dt>
         <dd>
