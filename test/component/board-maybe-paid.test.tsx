@@ -2,11 +2,12 @@
 /**
  * A photo whose create answer was lost may already be paid (review uirev A5): the board showed it
  * as "4 to pay" and counted it in "To spend", so the account looked shorter than it was. It now
- * says "may be paid" with its price, outside "To spend" and outside "Spent". Against the reference
+ * says "may be paid" with its price, outside "To spend" and outside "Spent". It was also under no
+ * filter, behind a grey "submitting" badge (B9): it is under "Needs you", its row marked. Against the reference
  * /v1 service behind a front that cuts the first create's answer once the service charged it, a
  * real studio on loopback and the renderer's HTTP transport.
  */
-import { waitFor, within } from '@testing-library/react';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
 import type { ItemView } from '../../src/shared/studio';
@@ -21,10 +22,11 @@ import {
 const fixture = useStudioAgainstReference();
 const EMAIL = 'maybe-paid-board@ref.test';
 
-it('shows a photo whose create answer was lost as "may be paid", not "to pay"', async () => {
+/** The studio's one photo, its create charged and its answer lost: uncertain. */
+async function uncertainPhoto(seed: number) {
   const { root, dataDir, service, apiKey } = await fixture.referenceAccount({
     tmpName: 'maybe-paid-board',
-    seed: 31,
+    seed,
     account: { email: EMAIL, diamonds: 100 },
   });
   const cleanups: (() => Promise<void> | void)[] = [];
@@ -48,8 +50,11 @@ it('shows a photo whose create answer was lost as "may be paid", not "to pay"', 
   await waitFor(async () => expect((await item()).uncertain).toBe(true));
   const charged = service.ledger(EMAIL).filter((e) => e.kind === 'charge');
   expect(charged).toHaveLength(1);
-  const price = -charged[0]!.delta;
+  return { price: -charged[0]!.delta };
+}
 
+it('shows a photo whose create answer was lost as "may be paid", not "to pay"', async () => {
+  const { price } = await uncertainPhoto(31);
   const row = (await boardRow()) as HTMLElement;
   const stat = (label: string) =>
     within(document.querySelector('[aria-label="Budget"]') as HTMLElement)
@@ -60,4 +65,18 @@ it('shows a photo whose create answer was lost as "may be paid", not "to pay"', 
   expect(row.textContent).not.toContain('to pay');
   expect(stat('To spend')).toBe('0');
   expect(stat('Spent')).toBe('0');
+});
+
+it('puts the uncertain photo under "Needs you", its row marked so', async () => {
+  await uncertainPhoto(32);
+  const row = (await boardRow()) as HTMLElement;
+  // Before: a grey "submitting" badge, and no filter but "All states" and "Working" showed it.
+  expect(within(row).getByText('needs you').className).toContain('state-attention');
+  const filter = screen.getByRole('combobox', { name: 'State' }) as HTMLSelectElement;
+  const needs = within(filter).getByRole('option', { name: 'Needs you (1)' }) as HTMLOptionElement;
+  fireEvent.change(filter, { target: { value: needs.value } });
+  expect(filter.value).toBe('needs');
+  expect(document.querySelectorAll('tr[data-item]')).toHaveLength(1);
+  fireEvent.change(filter, { target: { value: 'review' } });
+  expect(document.querySelectorAll('tr[data-item]')).toHaveLength(0);
 });

@@ -61,6 +61,8 @@ const DONE_TEXT: Partial<Record<ItemState, string>> = {
 /** The state filter's groups: what an operator looks for in a long queue. */
 const STATE_FILTERS = {
   all: { label: 'All states', states: ITEM_STATES },
+  // Not a state: what only the operator can move on (see needsYou).
+  needs: { label: 'Needs you', states: [] },
   waiting: { label: 'Waiting', states: ['queued'] },
   working: {
     label: 'Working',
@@ -84,6 +86,17 @@ const maybePaid = (item: ItemView) =>
 const MAYBE_PAID_SHORT_TEXT =
   'Sent, but the service’s answer was lost: it may be paid already. The account is short of diamonds; the studio asks the service about it once the balance allows, and does not pay it twice.';
 const PAGE = 300;
+
+/**
+ * What waits on the operator, whatever its state: an uncertain submission (a "submitting" row
+ * under no filter before: review uirev B9), a folder's ceiling reached, the account short, failed.
+ */
+const needsYou = (item: ItemView) =>
+  item.uncertain ||
+  item.state === 'failed' ||
+  item.waitReason === 'uncertain' ||
+  item.waitReason === 'ceiling' ||
+  item.waitReason === 'no_diamonds';
 
 export function BatchBoard() {
   const items = useQueue(useShallow(selectOrderedItems));
@@ -138,9 +151,12 @@ export function BatchBoard() {
     for (const item of items) c[item.state]++;
     return c;
   }, [items]);
+  const needingYou = items.filter(needsYou).length;
   const shown = items.filter(
     (i) =>
-      (STATE_FILTERS[stateFilter].states as readonly ItemState[]).includes(i.state) &&
+      (stateFilter === 'needs'
+        ? needsYou(i)
+        : (STATE_FILTERS[stateFilter].states as readonly ItemState[]).includes(i.state)) &&
       (folderFilter === 'all' ||
         (folderFilter === 'none' ? i.folderId === null : i.folderId === folderFilter)),
   );
@@ -214,7 +230,7 @@ export function BatchBoard() {
             >
               {Object.entries(STATE_FILTERS).map(([value, f]) => (
                 <option key={value} value={value}>
-                  {f.label}
+                  {value === 'needs' ? `${f.label} (${needingYou})` : f.label}
                 </option>
               ))}
             </select>
@@ -315,6 +331,12 @@ export function BatchBoard() {
                 </td>
                 <td>
                   <span className={`state state-${item.state}`}>{item.state}</span>
+                  {item.uncertain ? (
+                    <>
+                      {' '}
+                      <span className="state state-attention">needs you</span>
+                    </>
+                  ) : null}
                 </td>
                 <td>
                   <Progress value={STEP[item.state]} max={7} label={`${item.name} progress`} />
