@@ -519,6 +519,9 @@ export function BatchBoard() {
               <strong>{diamondsText(confirming.diamonds)}</strong>. Results already made are kept.
             </p>
           ) : null}
+          {confirming.charged > 0 ? (
+            <BalanceBeside price={confirming.diamonds} budget={budget} />
+          ) : null}
           {confirming.collected > 0 ? (
             <p>
               {photoCount(confirming.collected)} already paid for{' '}
@@ -547,6 +550,24 @@ function capText(item: ItemView, left: number | null): string {
   if (item.error?.startsWith('not started: today'))
     return `Too few requests left today (${left}) to carry this photo to the end: it starts at the next UTC day.`;
   return 'The service says its daily request cap is reached: resumes at the next UTC day.';
+}
+
+/**
+ * The balance beside a price to confirm, when it is known, and plainly when the price is above it
+ * (the dialog named 32 diamonds with 30 left, never saying so: review uirev B11).
+ */
+function BalanceBeside({ price, budget }: { price: number | null; budget: BudgetView | null }) {
+  if (budget?.diamondBalance == null) return null;
+  const balance = budget.diamondBalance;
+  // " (as of 14:05 UTC)" when the reading is not fresh, as the "Diamonds left" figure says it.
+  const held = `${diamondCount(balance)}${balanceText(budget).slice(String(balance).length)}`;
+  if (price === null || price <= balance) return <p>The account holds {held}.</p>;
+  return (
+    <p className="problem" data-testid="over-balance">
+      <strong>That is more than the account holds ({held}):</strong> what the balance does not cover
+      waits, marked “Not enough diamonds”, until the account is topped up.
+    </p>
+  );
 }
 
 /** The studio reads the balance again after this long (engine.budget); older, it was not read again. */
