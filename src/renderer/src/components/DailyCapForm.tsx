@@ -102,7 +102,12 @@ export function DailyCapForm({
               ? 'no cap'
               : `${budget.capInUse} a day`}
         </strong>
-        {budget ? capSource(budget, view.dailyCapFromFlag) : ''}.
+        {budget ? capSource(budget, view.dailyCapFromFlag) : ''}
+        {/* The cap above beside "no cap" read as a contradiction (review uirev C7): say why. */}
+        {budget?.mode === 'embedded' && budget.capInUse === null
+          ? `: the embedded service (this computer) sends no request over the network, so none is counted; the cap above (${shown}) is used when the studio works with a remote service`
+          : ''}
+        .
       </p>
     </form>
   );

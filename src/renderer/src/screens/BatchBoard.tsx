@@ -42,7 +42,8 @@ const WAIT_TEXT: Record<WaitReason, string> = {
   daily_cap: 'Daily request cap reached: resumes at the next UTC day.',
   offline: 'Service unreachable: retrying.',
   service_error: 'Service error: retrying with backoff.',
-  ceiling: 'The folder’s diamond ceiling is reached: raise it to go on.',
+  // Held before the next charge would cross it, not once reached (40 of 42 spent said "reached").
+  ceiling: 'The next photo would cross the folder’s diamond ceiling: raise it to go on.',
   uncertain: 'Submission uncertain: check the service, then resubmit or mark it failed.',
 };
 const WORKING_TEXT: Partial<Record<ItemState, string>> = {
@@ -276,11 +277,13 @@ export function BatchBoard() {
             const reason = item.waitReason
               ? item.waitReason === 'no_diamonds' && maybePaid(item)
                 ? MAYBE_PAID_SHORT_TEXT
-                : item.waitReason === 'daily_cap'
-                  ? capText(item, left)
-                  : item.waitReason === 'uncertain' && item.note
-                    ? `${WAIT_TEXT.uncertain} ${sentence(item.note)}`
-                    : WAIT_TEXT[item.waitReason]
+                : item.waitReason === 'ceiling' && folder?.maxDiamonds != null
+                  ? `The next photo would cross the folder’s diamond ceiling of ${folder.maxDiamonds}: raise it to go on.`
+                  : item.waitReason === 'daily_cap'
+                    ? capText(item, left)
+                    : item.waitReason === 'uncertain' && item.note
+                      ? `${WAIT_TEXT.uncertain} ${sentence(item.note)}`
+                      : WAIT_TEXT[item.waitReason]
               : item.state === 'queued'
                 ? paused
                   ? 'Paused: press “Resume all”.'
