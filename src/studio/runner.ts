@@ -55,6 +55,7 @@ import {
   storedUrls,
 } from './result-download';
 import type { StudioEngine } from './engine';
+import { jobFilePart } from './library';
 
 /** Submissions refused with a 500 (charged, then refunded) are sent again at most this often. */
 const MAX_RESUBMITS = 5;
@@ -114,13 +115,15 @@ export const SOURCE_CHANGED =
 /**
  * The job status of a photo whose create was answered with a job another photo holds (review
  * rev12 D1): paid, its result never delivered, never polled while that photo's job is live (the
- * job's result is that photo's), and never collected if its answer lists that photo's results.
+ * job's result is that photo's), and never collected if it delivers a file that photo collected.
  */
 export const ANOTHER_PHOTOS_JOB = 'another_photos_job';
 /**
  * The job status, until its first answer, of a photo whose create was answered with the id of a
  * job another photo's item finished with (ids restarted after a redeploy, another service on the
- * same data folder; review rev23 N3): collected unless that answer lists the other photo's results.
+ * same data folder; review rev23 N3). Whose job it is is told by the bytes it delivers, not its
+ * URLs (review rev24 R4: results moved to a CDN; N3: files named after the job id): collected
+ * unless a file is one the other photo collected (`heldResultOf`).
  */
 export const JOB_ID_HANDED_OUT_AGAIN = 'job_id_handed_out_again';
 const anotherPhotosJobReason = (jobId: string, holder: string) =>
@@ -622,55 +625,90 @@ export class Runner {
 
   /**
    * Other photos' items that hold `jobId` (not those given it as another's): whether their job is
-   * still live (never seen ended), and the result files its answers listed.
+   * still live (never seen ended), when they were sent, whether their answers listed results, and
+   * the sha256 of each result file they collected (as stored, and as sent when it was converted).
    */
   private holdersOf(
     jobId: string,
     itemId: string,
-  ): { name: string; live: boolean; files: Set<string> }[] {
+  ): {
+    name: string;
+    live: boolean;
+    submittedAt: string | null;
+    listed: boolean;
+    collected: Set<string>;
+  }[] {
     const rows = this.db
       .prepare(
-        `SELECT name, job_status AS jobStatus, listed_urls AS listedUrls, result_urls AS resultUrls
+        `SELECT id, name, job_status AS jobStatus, submitted_at AS submittedAt,
+                listed_urls AS listedUrls, result_urls AS resultUrls
            FROM items WHERE job_id = ? AND id != ? AND job_status IS NOT ?`,
       )
       .all(jobId, itemId, ANOTHER_PHOTOS_JOB) as {
+      id: string;
       name: string;
       jobStatus: string | null;
+      submittedAt: string | null;
       listedUrls: string | null;
       resultUrls: string | null;
     }[];
     return rows.map((row) => ({
       name: row.name,
       live: !isFinalStatus(row.jobStatus),
-      files: new Set(
-        [row.listedUrls, row.resultUrls].flatMap((json) => storedUrlList(json).map(resultFileOf)),
+      submittedAt: row.submittedAt,
+      listed: [row.listedUrls, row.resultUrls].some((json) => storedUrlList(json).length > 0),
+      collected: new Set(
+        store.resultsOf(this.db, row.id).flatMap((r) => [r.sha256, ...this.sentSha(r, jobId)]),
       ),
     }));
   }
 
-  /**
-   * For a photo given a job id another photo held: that photo, if its job is live (D1: two live
-   * creates answered with one id) or if `answer` lists its results (the same job, not a new one).
-   */
-  private sameJobAs(
-    item: store.ItemRow,
-    answer?: { resultUrls: readonly string[]; shots?: { resultUrls: readonly string[] }[] },
-  ): string | undefined {
+  /** The sha256 of a result as sent, when the library stored it converted (a TIFF as PNG). */
+  private sentSha(result: { sha256: string; file: string }, jobId: string): string[] {
+    const sidecar = this.engine.library.absolute(
+      path.join(path.dirname(result.file), `${result.sha256}.${jobFilePart(jobId)}.json`),
+    );
+    try {
+      const told = JSON.parse(fs.readFileSync(sidecar, 'utf8')) as {
+        convertedFrom?: { sha256?: unknown };
+      };
+      const sent = told.convertedFrom?.sha256;
+      return typeof sent === 'string' ? [sent] : [];
+    } catch {
+      return [];
+    }
+  }
+
+  /** For a photo given a job id another photo holds: that photo, if its job is live (D1). */
+  private liveHolderOf(item: store.ItemRow): string | undefined {
     if (!item.jobId) return undefined;
-    const holders = this.holdersOf(item.jobId, item.id);
-    const live = holders.find((h) => h.live);
-    if (live || !answer) return live?.name;
-    const listed = [...answer.resultUrls, ...(answer.shots ?? []).flatMap((s) => s.resultUrls)];
-    return holders.find((h) => listed.some((url) => h.files.has(resultFileOf(url))))?.name;
+    return this.holdersOf(item.jobId, item.id).find((h) => h.live)?.name;
+  }
+
+  /**
+   * For a result file downloaded for a photo whose job id another photo held before it (sent
+   * earlier): that photo, if it collected these very bytes (its job's result, not this photo's:
+   * review rev24 R4, the same id answered with the files moved to another host), or if it listed
+   * results and collected none yet (nothing to tell them apart by: held, and a rerun decides
+   * again). Bytes it never collected are this photo's own job's (ids restarted, rev23 N3), however
+   * alike the URLs (a service naming files after the job id lists the same ones).
+   */
+  private heldResultOf(item: store.ItemRow, data: Buffer): string | undefined {
+    if (!item.jobId) return undefined;
+    const earlier = this.holdersOf(item.jobId, item.id).filter(
+      (h) => h.submittedAt === null || !item.submittedAt || h.submittedAt <= item.submittedAt,
+    );
+    if (earlier.length === 0) return undefined;
+    const sha = createHash('sha256').update(data).digest('hex');
+    return earlier.find((h) => h.collected.has(sha) || (h.listed && h.collected.size === 0))?.name;
   }
 
   /** One poll; a job still running is given its next poll time and releases everything it held. */
   private async poll(item: store.ItemRow): Promise<void> {
     if (!item.jobId) throw new Error('no job id recorded');
     const givenAnothers = item.jobStatus === ANOTHER_PHOTOS_JOB;
-    const handedOutAgain = givenAnothers || item.jobStatus === JOB_ID_HANDED_OUT_AGAIN;
     // Taken up again (a later run, Retry) while the other photo's job is live: never collected here.
-    const liveHolder = givenAnothers ? this.sameJobAs(item) : undefined;
+    const liveHolder = givenAnothers ? this.liveHolderOf(item) : undefined;
     if (liveHolder) {
       this.transition(item.id, {
         state: 'failed',
@@ -694,18 +732,6 @@ export class Runner {
         attempts: 0,
         error: null,
         note: partialGivenUpNote(item, resultsMissing(item), 'the service no longer knows it'),
-      });
-      return;
-    }
-    const holder = handedOutAgain ? this.sameJobAs(item, job) : undefined;
-    if (holder) {
-      // The answer lists the other photo's results: its job, not a new one for this photo.
-      if (!givenAnothers) this.jobEnded();
-      this.transition(item.id, {
-        jobStatus: ANOTHER_PHOTOS_JOB,
-        state: 'failed',
-        pollAt: null,
-        error: anotherPhotosJobReason(item.jobId, holder),
       });
       return;
     }
@@ -924,6 +950,18 @@ export class Runner {
         return;
       }
       const { data, mime } = got;
+      // A job id another photo held before: these bytes may be that photo's result (never this one's).
+      const holder = this.heldResultOf(item, data);
+      if (holder) {
+        this.transition(item.id, {
+          jobStatus: ANOTHER_PHOTOS_JOB,
+          state: 'failed',
+          pollAt: null,
+          attempts: 0,
+          error: anotherPhotosJobReason(item.jobId ?? '', holder),
+        });
+        return;
+      }
       // Read after the download: a fresh-URL poll may have extended the shot map with the URLs.
       const shots = JSON.parse(store.getItem(this.db, item.id)?.shotMap ?? 'null') as
         string[] | null;

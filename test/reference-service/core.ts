@@ -998,7 +998,11 @@ export class ReferenceCore {
         piece.state = 'failed';
         continue;
       }
-      const fileId = this.newFileId();
+      const named = `${job.id}-${job.pieces.indexOf(piece)}`;
+      const fileId =
+        this.options.resultFilesNamedAfterJob && /^[A-Za-z0-9-]{1,64}$/.test(job.id)
+          ? named
+          : this.newFileId();
       const bytes =
         job.output === 'video'
           ? makeVideoBytes(job.id)

@@ -236,6 +236,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   numericJobIds: z.boolean().optional(),
   /** Every generation create after the account's first charges anew but answers the first job's id (a buggy service). */
   sameJobIdForEveryCreate: z.boolean().optional(),
+  /**
+   * Result files are named after their job's id and place (`/results/1001-0.jpg`; spec 2.3 says
+   * only "URLs"): a service whose ids restart lists the very URLs an earlier job of that id did.
+   */
+  resultFilesNamedAfterJob: z.boolean().optional(),
   /** Polls list each result URL twice. */
   duplicateResultUrls: z.boolean().optional(),
   /**
