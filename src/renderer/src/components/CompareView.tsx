@@ -1,7 +1,7 @@
 /**
  * The loupe: before (the dropped photo) and after (the result) side by side, at fit, 100% or 200%,
  * panned together by dragging or Shift+arrows. Arrows step through the results without leaving;
- * A/X decide and move on; Escape or Space closes. Cut-outs sit on a checkerboard or a chosen colour.
+ * A/X decide and move on, R redoes, U undoes the last decision (as on the grid); Escape or Space closes. Cut-outs sit on a checkerboard or a chosen colour.
  */
 import { useEffect, useRef, useState, type KeyboardEvent, type PointerEvent } from 'react';
 import type { ResultView, ReviewState } from '../../../shared/studio';
@@ -25,6 +25,10 @@ export function CompareView(props: {
   onClose(): void;
   onDecide(review: ReviewState): void;
   onMove(step: number): void;
+  /** Redo this result (priced and confirmed by the screen, as on the grid). */
+  onRedo(): void;
+  /** Undo the last decision; absent when there is none. */
+  onUndo?: () => void;
 }) {
   const { result } = props;
   const item = useQueue((s) => s.items[result.itemId]);
@@ -58,6 +62,8 @@ export function CompareView(props: {
     } else if (key === 'Escape' || key === ' ') props.onClose();
     else if (key === 'a') props.onDecide('approved');
     else if (key === 'x') props.onDecide('rejected');
+    else if (key === 'r') props.onRedo();
+    else if (key === 'u') props.onUndo?.();
     else if (key === 'ArrowRight') props.onMove(1);
     else if (key === 'ArrowLeft') props.onMove(-1);
     else if (key === 'f' || key === '0') setZoom('fit');
@@ -188,6 +194,12 @@ export function CompareView(props: {
           </button>
           <button type="button" onClick={() => props.onDecide('rejected')}>
             Reject <kbd>X</kbd>
+          </button>
+          <button type="button" onClick={props.onRedo}>
+            Redo <kbd>R</kbd>
+          </button>
+          <button type="button" onClick={props.onUndo} disabled={!props.onUndo}>
+            Undo <kbd>U</kbd>
           </button>
           <button type="button" onClick={props.onClose}>
             Close <kbd>Esc</kbd>

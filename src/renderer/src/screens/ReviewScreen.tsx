@@ -183,10 +183,12 @@ export function ReviewScreen() {
       filter === 'all' || filter === review
         ? shown[index + 1]
         : shown.filter((r) => !ids.includes(r.id))[index];
+    // The next result is focused with the optimistic decision, not after the studio answers: in
+    // between, the decided one has left the shown results and the loupe closed on "nothing to show".
+    useResults.getState().focus(next?.id ?? focused?.id ?? null);
     act(async () => {
       await useResults.getState().review(ids, review);
       useResults.getState().clearSelection();
-      useResults.getState().focus(next?.id ?? focused?.id ?? null);
       record(ids, review);
     });
   };
@@ -197,8 +199,7 @@ export function ReviewScreen() {
       useUi.getState().notify(redoNotice(answer, ids.length));
     });
   // A paid redo is confirmed with its price first; one that pays nothing goes at once.
-  const redo = () => {
-    const ids = targets();
+  const redo = (ids = targets()) => {
     if (ids.length === 0) return;
     act(async () => {
       const price = await studio().call('review.redoPrice', { resultIds: ids, askPrices: true });
@@ -226,9 +227,18 @@ export function ReviewScreen() {
     const [a, b] = from < 0 ? [to, to] : [Math.min(from, to), Math.max(from, to)];
     useResults.getState().selectMany(shown.slice(a, b + 1).map((r) => r.id));
   };
+  // A cancelled photo's result is never exported: "Approve all" neither counts nor approves it.
+  const cancelled = useQueue(
+    useShallow((s) =>
+      Object.values(s.items)
+        .filter((i) => i.state === 'cancelled')
+        .map((i) => i.id),
+    ),
+  );
   const pendingShown = useMemo(
-    () => shown.filter((r) => r.review === 'pending').map((r) => r.id),
-    [shown],
+    () =>
+      shown.filter((r) => r.review === 'pending' && !cancelled.includes(r.itemId)).map((r) => r.id),
+    [shown, cancelled],
   );
   const closeLoupe = () => {
     setZoomed(false);
@@ -261,7 +271,7 @@ export function ReviewScreen() {
         <button
           type="button"
           disabled={!focused}
-          onClick={redo}
+          onClick={() => redo()}
           aria-describedby={shownRedoPrice ? 'redo-price' : undefined}
         >
           Redo <kbd>R</kbd>
@@ -354,6 +364,8 @@ export function ReviewScreen() {
           onClose={closeLoupe}
           onDecide={(review) => decide(review, [focused.id])}
           onMove={move}
+          onRedo={() => redo([focused.id])}
+          {...(last ? { onUndo: () => undo(last) } : {})}
         />
       )}
       {confirmingRedo && (
