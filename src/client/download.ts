@@ -11,17 +11,44 @@ import { judgeDownload } from './media-type';
 export const DOWNLOAD_MAX_MS = 30 * 60_000;
 
 /**
+ * The most bytes one download may bring (review rev24 R6: a host streaming steadily was read into
+ * memory for up to 30 min, 6 tries). The spec bounds no output (ai_videos: "duration: maximum not
+ * shown"); a 4K clip of a minute at 50 Mbit/s is ~375 MB, so 512 MiB leaves room for any result.
+ */
+export const DOWNLOAD_MAX_BYTES = 512 * 1024 * 1024;
+
+/** A download refused for its size (announced or streamed past `maxBytes`): asking again will not help. */
+export class DownloadTooLargeError extends ApiError {
+  override name = 'DownloadTooLargeError';
+  constructor(
+    readonly url: string,
+    readonly maxBytes: number,
+    announced: number | null,
+  ) {
+    super(
+      0,
+      `download of ${url} refused: ${announced !== null ? `it announced ${announced} bytes` : `its body passed ${maxBytes} bytes`}, more than the ${maxBytes} bytes any result may have (nothing was kept)`,
+    );
+  }
+  override get retryable(): boolean {
+    return false;
+  }
+}
+
+/**
  * Fetches a file and types it by its bytes: the Content-Type a CDN or object store sends
  * (often `application/octet-stream`) is kept as `servedAs` and never trusted. `silenceMs` bounds
  * the wait for the answer and then each gap between the body's bytes, not the whole transfer: a
  * video arriving slowly but steadily over more than a minute was cut at 60 s on every try, paid
- * and never collected (review rev23 N4). `DOWNLOAD_MAX_MS` bounds the whole.
+ * and never collected (review rev23 N4). `DOWNLOAD_MAX_MS` bounds the whole, `maxBytes` its size
+ * (a Content-Length above it is refused at once, a body is cut as it passes it).
  */
 export async function fetchDownload(
   url: string,
   headers: Record<string, string> = {},
   silenceMs = 60_000,
   maxMs = DOWNLOAD_MAX_MS,
+  maxBytes = DOWNLOAD_MAX_BYTES,
 ): Promise<Download> {
   const abort = new AbortController();
   let silent: NodeJS.Timeout | undefined;
@@ -47,7 +74,15 @@ export async function fetchDownload(
         `download of ${url} answered ${response.status}${said ? `: ${said}` : ''}`,
       );
     }
-    data = await readBody(response, heard);
+    const announced = Number(response.headers.get('content-length') ?? NaN);
+    if (Number.isFinite(announced) && announced > maxBytes) {
+      abort.abort();
+      throw new DownloadTooLargeError(url, maxBytes, announced);
+    }
+    data = await readBody(response, heard, maxBytes, () => {
+      abort.abort();
+      return new DownloadTooLargeError(url, maxBytes, null);
+    });
   } catch (err) {
     if (err instanceof ApiError) throw err;
     const why = abort.signal.aborted ? abort.signal.reason : err;
@@ -63,12 +98,26 @@ export async function fetchDownload(
   return { data, servedAs, ...judgeDownload(data, { what: `the file at ${url}`, servedAs }) };
 }
 
-/** The body's bytes, `heard` called on each chunk (the silence timer starts again). */
-async function readBody(response: Response, heard: () => void): Promise<Buffer> {
+/**
+ * The body's bytes, `heard` called on each chunk (the silence timer starts again); past
+ * `maxBytes` the chunks read are dropped and `tooLarge`'s error thrown.
+ */
+async function readBody(
+  response: Response,
+  heard: () => void,
+  maxBytes: number,
+  tooLarge: () => Error,
+): Promise<Buffer> {
   if (!response.body) return Buffer.alloc(0);
   const chunks: Uint8Array[] = [];
+  let size = 0;
   for await (const chunk of response.body) {
     heard();
+    size += chunk.length;
+    if (size > maxBytes) {
+      chunks.length = 0;
+      throw tooLarge();
+    }
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);

@@ -240,7 +240,13 @@ export function fingerprintKey(apiKey: string): string {
     .slice(0, 24);
 }
 
-export type HttpClientOptions = { baseUrl: string; apiKey: string; timeoutMs?: number };
+export type HttpClientOptions = {
+  baseUrl: string;
+  apiKey: string;
+  timeoutMs?: number;
+  /** The most bytes a download may bring (DOWNLOAD_MAX_BYTES unless given: tests lower it). */
+  downloadMaxBytes?: number;
+};
 
 export class HttpClient implements ServiceClient {
   readonly origin: string;
@@ -623,18 +629,16 @@ export class HttpClient implements ServiceClient {
     };
     // The request timeout bounds silence (no bytes), not the whole body (fetchDownload).
     const timeoutMs = this.opts.timeoutMs ?? 60_000;
+    const fetchIt = (headers: Record<string, string>) =>
+      fetchDownload(target.href, headers, timeoutMs, undefined, this.opts.downloadMaxBytes);
     guard();
-    if (!own || isSignedUrl(target)) return fetchDownload(target.href, {}, timeoutMs);
+    if (!own || isSignedUrl(target)) return fetchIt({});
     try {
-      return await fetchDownload(
-        target.href,
-        { authorization: `Bearer ${this.opts.apiKey}` },
-        timeoutMs,
-      );
+      return await fetchIt({ authorization: `Bearer ${this.opts.apiKey}` });
     } catch (error) {
       if (!(error instanceof ApiError) || ![400, 401, 403].includes(error.status)) throw error;
       guard();
-      return fetchDownload(target.href, {}, timeoutMs).catch(() => {
+      return fetchIt({}).catch(() => {
         throw error; // the key's refusal is the better account of why the file is out of reach
       });
     }

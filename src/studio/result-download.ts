@@ -118,7 +118,8 @@ function mayNotBeReadableYet(err: unknown): boolean {
 /** A file's refusal, sorted: worth asking again soon (`transient`), or held for the next run. */
 function fileError(err: unknown): unknown {
   if (err instanceof ApiError) {
-    const transient = err.status === 0 || err.status === 429 || err.status >= 500;
+    // `retryable`: a connection failure, 429 or 5xx; not a file refused for its size (download.ts).
+    const transient = err.retryable;
     return new ResultFileError(err.message, transient ? 'transient' : 'held', null, { cause: err });
   }
   if (err instanceof UnrecognizedMediaError)
