@@ -301,6 +301,11 @@ export type FolderView = {
    * against the ceiling, not in `diamondsSpent` until the service shows the charge.
    */
   diamondsUncertain: number;
+  /**
+   * The folder is not there (moved, deleted, a network share that dropped): photos in it fail as
+   * missing until it is back, when they are taken again.
+   */
+  missing: boolean;
 };
 
 export type BudgetView = {

@@ -13,11 +13,15 @@ import * as store from './db/store';
 import type { StudioEngine } from './engine';
 import { moveNoClobber, moveSourceToDone, moveSourceToFailed } from './export/source-files';
 import { isInside, realLocation } from './folder-paths';
+import { retryItem } from './queue';
 import { SOURCE_CHANGED } from './runner';
 import { watchHotFolder, type HotFileRejection, type HotFolderWatch } from './watch/hot-folder';
 
 /** A folder the studio will not watch (nested, duplicate, missing); the message is for the operator. */
 export class FolderRefused extends Error {}
+
+/** How often the folders are looked for, to tell the UI when one goes or comes back. */
+const PRESENCE_CHECK_MS = 2_000;
 
 export type HotFoldersOptions = { settleMs?: number; log?: (message: string) => void };
 
@@ -27,6 +31,9 @@ export class HotFolders {
   private readonly moving = new Map<string, Promise<void>>();
   /** Sources being moved back by restoreSource, until their records follow. */
   private readonly restoring = new Set<Promise<unknown>>();
+  /** Whether each folder was there at the last look, to tell the UI when one goes or comes back. */
+  private readonly present = new Map<string, boolean>();
+  private presenceTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly engine: StudioEngine,
@@ -38,12 +45,16 @@ export class HotFolders {
   /** Starts watching every stored folder (existing files are picked up). */
   async start(): Promise<void> {
     for (const folder of store.listFolders(this.engine.db)) await this.watch(folder.id);
+    this.presenceTimer ??= setInterval(() => this.notePresence(), PRESENCE_CHECK_MS);
+    this.presenceTimer.unref();
     // Sources of items that finished while the app was closed.
     for (const item of store.itemsInStates(this.engine.db, TERMINAL_STATES))
       this.onItemChanged(store.itemView(item));
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.presenceTimer);
+    this.presenceTimer = undefined;
     await Promise.all([...this.watches.values()].map((w) => w.close()));
     this.watches.clear();
   }
@@ -230,6 +241,7 @@ export class HotFolders {
         await Promise.allSettled([...this.restoring]);
         const current = store.getFolder(this.engine.db, id);
         if (!current) return;
+        if (this.takeStrandedAgain(file.path, file.sha256, id)) return;
         // Not queued twice: a file at this path with this content that is still on its way or in
         // review, exported already, or not moved out by the studio (its move to done/ or failed/
         // under way or failed, or put back by a retry). A file the studio had moved out and the
@@ -259,6 +271,39 @@ export class HotFolders {
     });
     this.watches.set(id, watch);
     await watch.ready;
+  }
+
+  /** A folder gone or back since the last look is shown as such (review uirev B6: it was not). */
+  private notePresence(): void {
+    for (const row of store.listFolders(this.engine.db)) {
+      const view = store.folderViewOf(this.engine.db, row);
+      const before = this.present.get(row.id);
+      this.present.set(row.id, !view.missing);
+      if (before === undefined || before === !view.missing) continue;
+      this.opts.log?.(`hot folder ${row.path}: ${view.missing ? 'not found' : 'back'}`);
+      this.engine.events.emit('folder.changed', view);
+    }
+  }
+
+  /**
+   * A photo that failed because its file was not there when it was to be sent (its hot folder
+   * away: a share that dropped, a folder moved by mistake), never sent and never moved: with its
+   * file back it goes again as the same row (review uirev B6). Whether there was one.
+   */
+  private takeStrandedAgain(sourcePath: string, sha256: string, folderId: string): boolean {
+    const db = this.engine.db;
+    const stranded = db
+      .prepare(
+        `SELECT id FROM items WHERE source_path = ? AND sha256 = ? AND folder_id = ? AND state = 'failed'
+           AND submit_key IS NULL AND job_id IS NULL AND moved_to IS NULL AND error LIKE 'ENOENT%'`,
+      )
+      .get(sourcePath, sha256, folderId) as { id: string } | undefined;
+    const item = stranded && store.getItem(db, stranded.id);
+    if (!item) return false;
+    retryItem(db, item, sourcePath, this.engine.now());
+    this.engine.emitItem(item.id);
+    this.engine.kick();
+    return true;
   }
 
   /**

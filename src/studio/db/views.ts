@@ -3,6 +3,7 @@
  * FolderView): renamed fields, flags as booleans, stored JSON read through stored-json.ts, and
  * library paths `/`-separated whatever the platform.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import type { FolderView, ItemView, ResultView } from '../../shared/studio';
 import type { StudioDB } from './open';
@@ -88,6 +89,7 @@ export function folderView(
     maxDiamonds: batch?.ceiling ?? null,
     diamondsSpent: batch?.spent ?? 0,
     diamondsUncertain: batch?.uncertain ?? 0,
+    missing: !fs.existsSync(row.path),
   };
 }
 

@@ -119,7 +119,9 @@ export async function inspectImage(file: string, stats: Stats): Promise<Inspecti
       kind: 'invalid',
       reason:
         'Not a photo: Dropshoot takes JPEG, PNG, WebP, HEIC, AVIF and TIFF images, and this file is none of them.',
-      retry: true,
+      // A header still blank may be a preallocated copy yet to be filled; a written one that is
+      // no image's (a text file named .jpg) will not become one: said at once, not after a minute.
+      retry: data.subarray(0, 64).every((byte) => byte === 0),
     };
   if (!hasCompleteTrailer(data, format)) {
     return {
