@@ -15,6 +15,7 @@ import {
   isReadyShootRecipe,
   jobGroup,
   RecipeSchema,
+  requestToolId,
   type ItemState,
   type Recipe,
 } from '../shared/studio';
@@ -56,6 +57,7 @@ import {
 } from './result-download';
 import type { StudioEngine } from './engine';
 import { jobFilePart } from './library';
+import { tooSmallReason } from './photo-size';
 
 /** Submissions refused with a 500 (charged, then refunded) are sent again at most this often. */
 const MAX_RESUBMITS = 5;
@@ -229,13 +231,15 @@ export class Runner {
       throw new Error(SOURCE_CHANGED);
     const prepare = this.engine.options.prepareUpload;
     const prepared = prepare ? await prepare(source) : source;
+    const recipe = this.recipeOf(item);
+    const tooSmall = await tooSmallReason(prepared, requestToolId(recipe.request));
+    if (tooSmall) throw new Error(tooSmall);
     // Sent again after a 400 (its URL may have expired): in other bytes, since a service storing
     // uploads by content answers the same bytes with the same, expired, URL (prepare.ts).
     const data =
       uploadKey === firstUploadKey(item.id) ? prepared : withUploadNote(prepared, uploadKey);
     // The upload's echo of its key says nothing of the charging endpoints (learnt from their own).
     const uploaded = await this.client.upload(data, { idempotencyKey: uploadKey });
-    const recipe = this.recipeOf(item);
     const request = { ...recipe.request, images: fillPhoto(recipe.request.images, uploaded.url) };
     // Journal before the spending call: the request and its idempotency key. A photo cancelled
     // while its upload was in flight is never submitted (the upload cost nothing).
