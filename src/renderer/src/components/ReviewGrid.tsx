@@ -9,6 +9,9 @@ import { studio } from '../transport';
 
 const CARD = 196;
 const GAP = 12;
+/** A tile's width with its 3 px border (styles.css .result-card), and a row's side padding. */
+const TILE = CARD + 2 * 3;
+const ROW_PADDING = 2 * 12;
 
 export function ReviewGrid(props: {
   results: ResultView[];
@@ -34,7 +37,9 @@ export function ReviewGrid(props: {
     observer.observe(element);
     return () => observer.disconnect();
   }, []);
-  const columns = Math.max(1, Math.floor((width + GAP) / (CARD + GAP)));
+  // Whole tiles only: the count left out the row's padding and the borders, so at 1280 px the
+  // fifth column ran past the grid's edge (review uirev C6).
+  const columns = Math.max(1, Math.floor((width - ROW_PADDING + GAP) / (TILE + GAP)));
   const rows = Math.ceil(props.results.length / columns);
   const virtualizer = useVirtualizer({
     count: rows,
@@ -74,7 +79,7 @@ export function ReviewGrid(props: {
             className="review-row"
             style={{
               transform: `translateY(${row.start}px)`,
-              gridTemplateColumns: `repeat(${columns}, ${CARD}px)`,
+              gridTemplateColumns: `repeat(${columns}, ${TILE}px)`,
             }}
           >
             {props.results
