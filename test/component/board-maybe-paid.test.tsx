@@ -2,13 +2,27 @@
 /**
  * A photo whose create answer was lost may already be paid (review uirev A5): the board showed it
  * as "4 to pay" and counted it in "To spend", so the account looked shorter than it was. It now
- * says "may be paid" with its price, outside "To spend" and outside "Spent". It was also under no
+ * says "may be paid" with its price, outside "To spend" and outside "Spent"; held while the account
+ * is short, it says so instead of "Not enough diamonds" (the review's 402 case). It was also under no
  * filter, behind a grey "submitting" badge (B9): it is under "Needs you", its row marked. Set-up:
  * uncertain-photo.ts (reference /v1 service, the first create's answer cut once charged).
  */
-import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { expect, it } from 'vitest';
-import { boardRow, useStudioAgainstReference } from './studio-against-reference';
+import { HttpClient } from '../../src/client';
+import { BatchBoard } from '../../src/renderer/src/screens/BatchBoard';
+import { useQueue } from '../../src/renderer/src/stores/queue-store';
+import { studio } from '../../src/renderer/src/transport';
+import type { ItemView } from '../../src/shared/studio';
+import { rewritingFront } from '../integration/helpers/rewriting-front';
+import {
+  VIRTUAL_MODEL_RECIPE,
+  boardRow,
+  useStudioAgainstReference,
+} from './studio-against-reference';
 import { uncertainPhoto } from './uncertain-photo';
 
 const fixture = useStudioAgainstReference();
@@ -42,4 +56,72 @@ it('puts the uncertain photo under "Needs you", its row marked so', async () => 
   expect(document.querySelectorAll('tr[data-item]')).toHaveLength(1);
   fireEvent.change(filter, { target: { value: 'review' } });
   expect(document.querySelectorAll('tr[data-item]')).toHaveLength(0);
+});
+
+it('says a photo held for diamonds after its create answer was lost may be paid, not "Not enough diamonds"', async () => {
+  // Two photos on an account holding one's price: the first create is charged and its answer cut,
+  // the second is refused (402). Both wait for diamonds; only the second is still to pay.
+  const { root, dataDir, service, apiKey } = await fixture.referenceAccount({
+    tmpName: 'maybe-paid-short',
+    seed: 33,
+    account: { email: EMAIL, diamonds: 4 },
+  });
+  const cleanups: (() => Promise<void> | void)[] = [];
+  fixture.onCleanup(async () => {
+    for (const fn of cleanups.reverse()) await fn();
+  });
+  let cut = false;
+  const front = await rewritingFront(cleanups, service.url, (request, answer) => {
+    const create = request.method === 'POST' && request.path === '/v1/generations';
+    if (!create || cut || answer.status >= 300 || !request.body.includes('garment_photo'))
+      return answer;
+    cut = true;
+    return 'cut';
+  });
+  const client = new HttpClient({ baseUrl: front, apiKey, timeoutMs: 5000 });
+  fixture.onCleanup(() => client.close());
+  await fixture.serveStudio({ dataDir, client, apiKey });
+  await studio().call('queue.pause', { paused: true });
+  const hot = path.join(root, 'hot');
+  fs.mkdirSync(hot);
+  await studio().call('folders.add', {
+    path: hot,
+    outputDir: `${hot}-export`,
+    recipe: VIRTUAL_MODEL_RECIPE,
+  });
+  for (const [i, colour] of ['#4b7a9c', '#9c4b7a'].entries())
+    await sharp({ create: { width: 320, height: 400, channels: 3, background: colour } })
+      .jpeg()
+      .toFile(path.join(hot, `p${i}.jpg`));
+  const items = async () => (await studio().call('queue.list', {})).items as ItemView[];
+  await waitFor(async () => expect(await items()).toHaveLength(2));
+  await studio().call('queue.pause', { paused: false });
+  await waitFor(async () =>
+    expect((await items()).map((i) => [i.waitReason, i.maybeCharged])).toEqual(
+      expect.arrayContaining([
+        ['no_diamonds', true],
+        ['no_diamonds', false],
+      ]),
+    ),
+  );
+  expect(service.ledger(EMAIL).filter((e) => e.kind === 'charge')).toHaveLength(1);
+
+  render(<BatchBoard />);
+  await useQueue.getState().load();
+  const rows = await waitFor(() => {
+    const all = [...document.querySelectorAll('tr[data-item]')];
+    expect(all).toHaveLength(2);
+    return all.map((row) => row.textContent ?? '');
+  });
+  const lost = rows.find((text) => text.includes('may be paid'));
+  // Before: both rows "Not enough diamonds … 4 to pay", and "To spend" 8.
+  expect(lost).toContain('it may be paid already');
+  expect(lost).not.toContain('Not enough diamonds');
+  expect(lost).toContain('may be paid (4)');
+  expect(rows.filter((text) => text.includes('4 to pay'))).toHaveLength(1);
+  expect(
+    within(screen.getByRole('group', { name: 'Budget' }))
+      .getByText('To spend')
+      .parentElement!.querySelector('strong')!.textContent,
+  ).toBe('4');
 });
