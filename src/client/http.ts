@@ -104,7 +104,27 @@ const unwrapped =
     return { ...rest, ...data };
   };
 
-/** A job id as services hand them out: a string, or a number (read as its decimal text). */
+/**
+ * An integer past 2^53 under an id-like key (`id`, `mediaItemId`, `jobId`, `upload_id`…), in a
+ * body's raw text. JSON.parse reads it as a double and drops its last digits: a 64-bit
+ * (snowflake-style) job id sent as a bare number, `"id":1730000000000000008`, became
+ * 1730000000000000000, refused as "Too big" after the charge, and every paid photo was lost
+ * (review rev25 D1). A `"` inside a JSON string is escaped, so the key's closing quote cannot
+ * match there; a fraction or exponent is left alone (the lookahead wants the value's end).
+ */
+const LONG_INTEGER_ID = /("(?:id|[A-Za-z0-9_]*(?:Id|_id|ID))"\s*:\s*)(\d{16,})(?=\s*[,}\]])/g;
+
+/** `text` with each long integer id quoted, so JSON.parse keeps its digits as text. */
+function quoteLongIntegerIds(text: string): string {
+  return text.replace(LONG_INTEGER_ID, (whole, head: string, digits: string) =>
+    Number.isSafeInteger(Number(digits)) ? whole : `${head}"${digits}"`,
+  );
+}
+
+/**
+ * A job id as services hand them out: a string, or a number (read as its decimal text). A number
+ * past 2^53 arrives as text (`quoteLongIntegerIds`); one that did not is refused, never rounded.
+ */
 const JobIdSchema = z
   .union([z.string().trim().min(1), z.number().int().nonnegative()])
   .transform(String);
@@ -404,7 +424,7 @@ export class HttpClient implements ServiceClient {
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text) as unknown;
+      parsed = JSON.parse(quoteLongIntegerIds(text)) as unknown;
     } catch {
       throw new ApiError(
         response.status >= 400 ? response.status : 502,

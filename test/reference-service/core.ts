@@ -91,6 +91,8 @@ export class ReferenceCore {
   private numericIds = 1000;
   private newId(): string {
     if (this.options.numericJobIds) return String(++this.numericIds);
+    if (this.options.int64JobIds)
+      return String(1_730_000_000_000_000_000n + BigInt(++this.numericIds));
     const style = this.options.idStyle ?? DEFAULTS.idStyle;
     return style === 'opaque'
       ? this.rng.opaque()
@@ -334,6 +336,12 @@ export class ReferenceCore {
 
   private ok(body: Record<string, unknown>, status = 200): Reply {
     return { status, body: { success: true, ...body } };
+  }
+  /** int64JobIds: a job's answer with its id (and mediaItemId) as a bare 19-digit JSON number. */
+  private withBareIds(reply: Reply): Reply {
+    if (!this.options.int64JobIds || reply.raw) return reply;
+    const text = JSON.stringify(reply.body).replace(/"(id|mediaItemId)":"(\d{19})"/g, '"$1":$2');
+    return { ...reply, raw: { contentType: 'application/json; charset=utf-8', text } };
   }
   private json(body: Buffer): unknown {
     try {
@@ -620,7 +628,10 @@ export class ReferenceCore {
       };
     }
     this.save();
-    return { ...this.createAnswer(caller, id), delayMs: this.options.createDelayMs ?? 0 };
+    return {
+      ...this.withBareIds(this.createAnswer(caller, id)),
+      delayMs: this.options.createDelayMs ?? 0,
+    };
   }
 
   /** A charged generation create's 2xx answer, in the shape the latitude switches choose. */
@@ -713,7 +724,7 @@ export class ReferenceCore {
       diamondCost: this.options.catalogDiamondCostPerShot ? price / shots.length : price,
       readyTemplateSetId: set.id,
     });
-    return { ...reply, delayMs: this.options.createDelayMs ?? 0 };
+    return { ...this.withBareIds(reply), delayMs: this.options.createDelayMs ?? 0 };
   }
 
   /** drainBalanceAfterFirstCreate: the account's own app spends the rest after its first charge. */
@@ -779,7 +790,7 @@ export class ReferenceCore {
     }
     if (this.options.duplicateResultUrls && Array.isArray(body.resultUrls))
       body.resultUrls = body.resultUrls.flatMap((url: unknown) => [url, url]);
-    return this.ok(body);
+    return this.withBareIds(this.ok(body));
   }
 
   private createTemplateSet(caller: Caller, raw: unknown): Reply {

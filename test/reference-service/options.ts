@@ -234,6 +234,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   createAnswer: z.enum(['spec', 'wrapped', 'noSuccess', 'wrappedNoId']).optional(),
   /** Job ids are decimal integers, and generation creates answer them as JSON numbers (status 201). */
   numericJobIds: z.boolean().optional(),
+  /**
+   * Job ids are 19-digit integers past 2^53 (snowflake style), sent as bare JSON numbers as a
+   * job's `id` and `mediaItemId` in create and poll answers (spec 2.3 types id as a string).
+   */
+  int64JobIds: z.boolean().optional(),
   /** Every generation create after the account's first charges anew but answers the first job's id (a buggy service). */
   sameJobIdForEveryCreate: z.boolean().optional(),
   /**

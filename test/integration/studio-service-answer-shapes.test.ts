@@ -1,0 +1,64 @@
+/**
+ * How the client reads the service's answers where the spec leaves room (review rev25), `run` as
+ * it drives a remote service (HttpClient, StudioEngine, runBatch, the real SQLite store) against
+ * the reference /v1 service; money from its own ledger.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { photoFolders, priceWorlds, runOnce } from './helpers/price-reading-studio';
+import { SHOOT_02_RECIPE } from './helpers/studio-fixtures';
+import type { ReferenceWorld } from './helpers/reference-studio';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'answer-shapes@ref.test';
+const { world, netSpent } = priceWorlds(cleanups, EMAIL, 500);
+
+const outFiles = (w: ReferenceWorld) => {
+  const dir = path.join(w.root, 'out');
+  return fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).map(String).sort() : [];
+};
+
+describe('job ids as 64-bit JSON numbers (rev25 D1)', () => {
+  it('each paid job is polled with its exact digits and collected', async () => {
+    const w = await world({ int64JobIds: true });
+    const [photos] = await photoFolders(w, [3]);
+    const run = await runOnce(w, photos!);
+    // Before: 12 charged, 0 exported, 3 uncertain ("without a job id (Too big …)").
+    expect(netSpent(w)).toBe(12);
+    expect(run.uncertain).toEqual([]);
+    expect(run.failed).toEqual([]);
+    expect(run.exported).toBe(3);
+    // Every poll named a job the service made, by its 19 digits.
+    const made = new Set(w.service.jobs(EMAIL).map((j) => j.id));
+    const polls = w.service
+      .requests()
+      .filter((r) => r.method === 'GET' && r.path.startsWith('/v1/generations/'));
+    expect(polls.length).toBeGreaterThan(0);
+    for (const poll of polls) expect(made.has(poll.path.split('/').pop()!)).toBe(true);
+    expect([...made].every((id) => /^\d{19}$/.test(id))).toBe(true);
+  }, 90_000);
+
+  it('a catalog job named by a 64-bit mediaItemId is collected', async () => {
+    const w = await world({ int64JobIds: true });
+    const [photos] = await photoFolders(w, [1]);
+    const run = await runOnce(w, photos!, { recipe: SHOOT_02_RECIPE });
+    // Before: 9 charged, 0 exported, 1 uncertain.
+    expect(netSpent(w)).toBe(9);
+    expect(run.uncertain).toEqual([]);
+    expect(run.exported).toBe(1);
+    expect(outFiles(w)).toHaveLength(3);
+  }, 90_000);
+
+  it('small numeric ids still work', async () => {
+    const w = await world({ numericJobIds: true });
+    const [photos] = await photoFolders(w, [2]);
+    const run = await runOnce(w, photos!);
+    expect(netSpent(w)).toBe(8);
+    expect(run.exported).toBe(2);
+  }, 90_000);
+});
