@@ -162,6 +162,12 @@ const ResultUrlSchema = z.union([
  */
 const EmptySlotSchema = z.union([z.null(), z.string().trim().length(0)]);
 
+/** A result list left empty: absent, `null`, `""` or `{}` (a serializer's empty map). */
+const isNoList = (urls: unknown): boolean =>
+  urls === undefined ||
+  EmptySlotSchema.safeParse(urls).success ||
+  (isRecord(urls) && Object.keys(urls).length === 0);
+
 /**
  * A poll's answer. A result URL listed twice is one result (review rev12 D11: collected twice, it
  * was exported as two files); order is kept, since a result's place names its file and shot. An
@@ -169,7 +175,11 @@ const EmptySlotSchema = z.union([z.null(), z.string().trim().length(0)]);
  * out yet, the answer cannot tell (read as failed, outputs a service filled in seconds after
  * `completed` were never collected: review rev24 R2); the poller owes them (`listedOutcome`). A
  * result list holding anything else that is not a URL is unreadable (it was fetched as
- * `[object Object]`).
+ * `[object Object]`). One result sent unwrapped (`"resultUrls": "https://…"`, or `{url}`), or in
+ * a singular `resultUrl` while the list is empty or absent, is a list of one: read as no results,
+ * the paid job was failed "completed with no results" and never collected (review rev25 D2). A
+ * list field that is none of these (a number, an object without a url) is unreadable, never read
+ * as "no results".
  */
 const PollAnswerSchema = z.preprocess(
   unwrapped('status'),
@@ -177,7 +187,14 @@ const PollAnswerSchema = z.preprocess(
     .looseObject({
       status: z.string().min(1),
       resultUrls: z.unknown().transform((urls, ctx) => {
-        if (!Array.isArray(urls)) return { urls, emptySlots: 0 };
+        const lone = ResultUrlSchema.safeParse(urls);
+        if (lone.success && !EmptySlotSchema.safeParse(urls).success)
+          return { urls: [lone.data], emptySlots: 0 };
+        if (isNoList(urls)) return { urls: urls === undefined ? undefined : [], emptySlots: 0 };
+        if (!Array.isArray(urls)) {
+          ctx.addIssue({ code: 'custom', message: 'resultUrls is neither a list nor a URL' });
+          return z.NEVER;
+        }
         const filled = urls.filter((entry) => !EmptySlotSchema.safeParse(entry).success);
         const read = z.array(ResultUrlSchema).safeParse(filled);
         if (read.success)
@@ -185,12 +202,23 @@ const PollAnswerSchema = z.preprocess(
         ctx.addIssue({ code: 'custom', message: 'resultUrls holds entries that are not URLs' });
         return z.NEVER;
       }),
+      resultUrl: z.unknown().optional(),
     })
-    .transform(({ resultUrls: { urls, emptySlots }, ...job }) => ({
-      ...job,
-      resultUrls: urls,
-      ...(emptySlots > 0 ? { emptyPlaces: emptySlots } : {}),
-    })),
+    .transform(({ resultUrls: { urls, emptySlots }, ...job }) => {
+      const single = ResultUrlSchema.safeParse(job.resultUrl);
+      const listed =
+        (urls === undefined || urls.length === 0) &&
+        emptySlots === 0 &&
+        single.success &&
+        !EmptySlotSchema.safeParse(job.resultUrl).success
+          ? [single.data]
+          : urls;
+      return {
+        ...job,
+        resultUrls: listed,
+        ...(emptySlots > 0 ? { emptyPlaces: emptySlots } : {}),
+      };
+    }),
 );
 
 /**

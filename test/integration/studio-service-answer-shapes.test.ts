@@ -62,3 +62,17 @@ describe('job ids as 64-bit JSON numbers (rev25 D1)', () => {
     expect(run.exported).toBe(2);
   }, 90_000);
 });
+
+describe('one result sent unwrapped (rev25 D2)', () => {
+  for (const shape of ['string', 'singular'] as const)
+    it(`resultShape ${shape}: the paid result is collected`, async () => {
+      const w = await world({ resultShape: shape });
+      const [photos] = await photoFolders(w, [2]);
+      const run = await runOnce(w, photos!);
+      // Before: 8 charged, 0 exported, 2 failed "completed with no results".
+      expect(netSpent(w)).toBe(8);
+      expect(run.failed).toEqual([]);
+      expect(run.exported).toBe(2);
+      expect(outFiles(w)).toHaveLength(2);
+    }, 90_000);
+});

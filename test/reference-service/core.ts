@@ -790,6 +790,12 @@ export class ReferenceCore {
     }
     if (this.options.duplicateResultUrls && Array.isArray(body.resultUrls))
       body.resultUrls = body.resultUrls.flatMap((url: unknown) => [url, url]);
+    const shape = this.options.resultShape;
+    if (shape && Array.isArray(body.resultUrls) && body.resultUrls.length === 1) {
+      const [url] = body.resultUrls as unknown[];
+      if (shape === 'string') body.resultUrls = url;
+      else Object.assign(body, { resultUrl: url, resultUrls: [] });
+    }
     return this.withBareIds(this.ok(body));
   }
 

@@ -246,6 +246,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
    * only "URLs"): a service whose ids restart lists the very URLs an earlier job of that id did.
    */
   resultFilesNamedAfterJob: z.boolean().optional(),
+  /**
+   * A finished generation with one result lists it unwrapped: 'string' (`"resultUrls": "<url>"`)
+   * or 'singular' (`"resultUrl": "<url>", "resultUrls": []`). Spec 2.3 types resultUrls as a list.
+   */
+  resultShape: z.enum(['string', 'singular']).optional(),
   /** Polls list each result URL twice. */
   duplicateResultUrls: z.boolean().optional(),
   /**
