@@ -13,7 +13,7 @@ import * as store from './db/store';
 import type { StudioEngine } from './engine';
 import { moveNoClobber, moveSourceToDone, moveSourceToFailed } from './export/source-files';
 import { isInside, realLocation } from './folder-paths';
-import { retryItem } from './queue';
+import { requeueStranded } from './queue';
 import { SOURCE_CHANGED } from './runner';
 import { watchHotFolder, type HotFileRejection, type HotFolderWatch } from './watch/hot-folder';
 
@@ -123,6 +123,7 @@ export class HotFolders {
   async remove(id: string): Promise<void> {
     await this.watches.get(id)?.close();
     this.watches.delete(id);
+    this.present.delete(id);
     const db = this.engine.db;
     const cancelled = db
       .prepare("SELECT id FROM items WHERE folder_id = ? AND state = 'queued'")
@@ -233,6 +234,7 @@ export class HotFolders {
   private async watch(id: string): Promise<void> {
     const folder = store.getFolder(this.engine.db, id);
     if (!folder || this.watches.has(id)) return;
+    this.present.set(id, fs.existsSync(folder.path));
     const watch = watchHotFolder({
       root: folder.path,
       ...(this.opts.settleMs !== undefined ? { settleMs: this.opts.settleMs } : {}),
@@ -241,7 +243,7 @@ export class HotFolders {
         await Promise.allSettled([...this.restoring]);
         const current = store.getFolder(this.engine.db, id);
         if (!current) return;
-        if (this.takeStrandedAgain(file.path, file.sha256, id)) return;
+        if (this.takeStrandedAgain(file.path, file.sha256, current)) return;
         // Not queued twice: a file at this path with this content that is still on its way or in
         // review, exported already, or not moved out by the studio (its move to done/ or failed/
         // under way or failed, or put back by a retry). A file the studio had moved out and the
@@ -288,19 +290,20 @@ export class HotFolders {
   /**
    * A photo that failed because its file was not there when it was to be sent (its hot folder
    * away: a share that dropped, a folder moved by mistake), never sent and never moved: with its
-   * file back it goes again as the same row (review uirev B6). Whether there was one.
+   * file back it is taken again as the same row, as a new drop (review uirev B6). Whether there
+   * was one.
    */
-  private takeStrandedAgain(sourcePath: string, sha256: string, folderId: string): boolean {
+  private takeStrandedAgain(sourcePath: string, sha256: string, folder: store.FolderRow): boolean {
     const db = this.engine.db;
     const stranded = db
       .prepare(
         `SELECT id FROM items WHERE source_path = ? AND sha256 = ? AND folder_id = ? AND state = 'failed'
            AND submit_key IS NULL AND job_id IS NULL AND moved_to IS NULL AND error LIKE 'ENOENT%'`,
       )
-      .get(sourcePath, sha256, folderId) as { id: string } | undefined;
+      .get(sourcePath, sha256, folder.id) as { id: string } | undefined;
     const item = stranded && store.getItem(db, stranded.id);
     if (!item) return false;
-    retryItem(db, item, sourcePath, this.engine.now());
+    requeueStranded(db, item, store.folderView(folder).recipe, sourcePath, this.engine.now());
     this.engine.emitItem(item.id);
     this.engine.kick();
     return true;

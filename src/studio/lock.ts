@@ -111,6 +111,9 @@ function clearStale(file: string): void {
   }
   try {
     if (heldByAnother(ownerOf(aside))) fs.linkSync(aside, guard);
+  } catch (err) {
+    // Another clearer's guard is in place already: it clears; we look again.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   } finally {
     fs.rmSync(aside, { force: true });
   }

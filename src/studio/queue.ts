@@ -174,6 +174,46 @@ export function enqueue(
     .immediate();
 }
 
+/**
+ * A photo that failed because its file was away when it was to be sent (never sent), its file
+ * back: taken again as the same row with its folder's current recipe, as a new drop would be, or
+ * skipped when the photo with that recipe is made or on its way (a copy dropped into another
+ * folder meanwhile: review rev26, paid twice when the row was simply sent again).
+ */
+export function requeueStranded(
+  db: StudioDB,
+  item: store.ItemRow,
+  recipe: Recipe,
+  sourcePath: string,
+  now: Date,
+): void {
+  const hash = recipeHash(recipe);
+  db.transaction(() => {
+    const twin = store.findEquivalent(db, item.sha256, hash);
+    if (twin && twin.id !== item.id) {
+      store.updateItem(
+        db,
+        item.id,
+        {
+          state: 'skipped',
+          error: null,
+          note: `same photo and recipe already ${twinState(twin)} as ${twin.name} (${twin.id}); nothing spent`,
+        },
+        now,
+      );
+      return;
+    }
+    const patch = {
+      recipe: JSON.stringify(recipe),
+      recipeHash: hash,
+      kind: recipeKind(recipe.request),
+      toolId: requestToolId(recipe.request),
+    };
+    store.updateItem(db, item.id, patch, now);
+    retryItem(db, { ...item, ...patch }, sourcePath, now);
+  }).immediate();
+}
+
 /** How far the earlier item for the same photo and recipe got, for the skipped one's note. */
 function twinState(twin: store.ItemRow): string {
   switch (twin.state) {
@@ -187,6 +227,8 @@ function twinState(twin: store.ItemRow): string {
     case 'cancelled':
       // Paid for, then cancelled: Retry collects that job again for nothing.
       return 'generated and cancelled (use Retry to collect it, Redo to generate it again)';
+    case 'failed':
+      return 'paid for and not delivered (use Generate again on it to collect it)';
     default:
       return 'queued';
   }

@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
 import fs from 'node:fs';
 import path from 'node:path';
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { FoldersScreen } from '../../src/renderer/src/screens/FoldersScreen';
 import { BatchBoard } from '../../src/renderer/src/screens/BatchBoard';
@@ -52,6 +52,35 @@ describe('FoldersScreen', () => {
     const alert = await screen.findByRole('alert');
     expect(alert.textContent).toMatch(/does-not-exist/);
     expect(screen.getByLabelText('Folder to watch')).toBeTruthy();
+  });
+});
+
+describe('a hot folder that goes away', () => {
+  it('is shown as not found while it is away, and no longer once it is back', async () => {
+    const hot = path.join(harness().root, 'share');
+    fs.mkdirSync(hot);
+    await studio().call('folders.add', {
+      path: hot,
+      outputDir: `${hot}-export`,
+      recipe: {
+        request: { toolId: 'photo_enhance', images: { user_photo: '{photo}' } },
+        export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
+      },
+    });
+    await useFolders.getState().load();
+    render(<FoldersScreen />);
+    const card = () => screen.getByRole('listitem', { name: 'Folder share' });
+    await waitFor(() => expect(card()).toBeTruthy());
+    expect(within(card()).queryByTestId('folder-missing')).toBeNull();
+    // The studio's event stream carries the change (studio-hot-folder-comes-back); here the
+    // store is loaded again, as the app does on that event.
+    fs.renameSync(hot, `${hot}-away`);
+    await act(() => useFolders.getState().load());
+    // Before: nothing said.
+    expect(within(card()).getByTestId('folder-missing').textContent).toMatch(/Folder not found/);
+    fs.renameSync(`${hot}-away`, hot);
+    await act(() => useFolders.getState().load());
+    expect(within(card()).queryByTestId('folder-missing')).toBeNull();
   });
 });
 

@@ -17,9 +17,16 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-/** The world's first photo shrunk to a 96×128 thumbnail, dropped beside it. */
+/**
+ * The world's first photo shrunk to a 96×128 thumbnail, dropped beside it: stored 128×96 and
+ * turned upright by its EXIF orientation, as cameras do.
+ */
 async function dropThumbnail(w: { inDir: string }, hot: string): Promise<void> {
-  const thumb = await sharp(path.join(w.inDir, 'p0.jpg')).resize(96, 128).jpeg().toBuffer();
+  const thumb = await sharp(path.join(w.inDir, 'p0.jpg'))
+    .resize(128, 96)
+    .withMetadata({ orientation: 6 })
+    .jpeg()
+    .toBuffer();
   fs.writeFileSync(path.join(hot, 'thumb.jpg'), thumb);
 }
 

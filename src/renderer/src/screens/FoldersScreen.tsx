@@ -91,6 +91,12 @@ function FolderCard({ folder }: { folder: FolderView }) {
             {etaText(progress, folder.paused || queuePaused, heldByDailyCap(items))}
           </span>
         </div>
+        {folder.missing && (
+          <div className="wait" role="status" data-testid="folder-missing">
+            Folder not found: it was moved or deleted, or its network share is not connected. Its
+            photos cannot be sent meanwhile; they are taken again when it is back.
+          </div>
+        )}
         {folder.paused && <div className="wait">Paused: new photos wait until you resume.</div>}
         {!folder.paused && heldText(progress.held) && (
           <div className="wait" data-testid="folder-held">
