@@ -14,7 +14,7 @@ import { pausedWithOnePhoto, type useStudioAgainstReference } from './studio-aga
 export async function uncertainPhoto(
   fixture: ReturnType<typeof useStudioAgainstReference>,
   opts: { email: string; seed: number; diamonds: number },
-): Promise<{ price: number; item(): Promise<ItemView> }> {
+): Promise<{ price: number; root: string; item(): Promise<ItemView> }> {
   const { root, dataDir, service, apiKey } = await fixture.referenceAccount({
     tmpName: 'uncertain-photo',
     seed: opts.seed,
@@ -41,5 +41,5 @@ export async function uncertainPhoto(
   await waitFor(async () => expect((await item()).uncertain).toBe(true));
   const charged = service.ledger(opts.email).filter((e) => e.kind === 'charge');
   expect(charged).toHaveLength(1);
-  return { price: -charged[0]!.delta, item };
+  return { price: -charged[0]!.delta, root, item };
 }

@@ -523,7 +523,7 @@ export function BatchBoard() {
             </p>
           ) : null}
           {confirming.charged > 0 ? (
-            <BalanceBeside price={confirming.diamonds} budget={budget} />
+            <BalanceBeside price={confirming.diamonds} ahead={toSpend} budget={budget} />
           ) : null}
           {confirming.collected > 0 ? (
             <p>
@@ -556,19 +556,40 @@ function capText(item: ItemView, left: number | null): string {
 }
 
 /**
- * The balance beside a price to confirm, when it is known, and plainly when the price is above it
- * (the dialog named 32 diamonds with 30 left, never saying so: review uirev B11).
+ * The balance beside a price to confirm, when it is known, and plainly when the price is above
+ * what it leaves (the dialog named 32 diamonds with 30 left, never saying so: review uirev B11),
+ * counting what photos queued before these are to spend from it first (review rev26 5).
  */
-function BalanceBeside({ price, budget }: { price: number | null; budget: BudgetView | null }) {
+function BalanceBeside({
+  price,
+  ahead,
+  budget,
+}: {
+  price: number | null;
+  ahead: number;
+  budget: BudgetView | null;
+}) {
   if (budget?.diamondBalance == null) return null;
   const balance = budget.diamondBalance;
   // " (as of 14:05 UTC)" when the reading is not fresh, as the "Diamonds left" figure says it.
   const held = `${diamondCount(balance)}${balanceText(budget).slice(String(balance).length)}`;
-  if (price === null || price <= balance) return <p>The account holds {held}.</p>;
+  const queued =
+    ahead > 0 ? `, ${diamondCount(ahead)} of it to spend on photos queued before these` : '';
+  if (price === null || price + ahead <= balance)
+    return (
+      <p>
+        The account holds {held}
+        {queued}.
+      </p>
+    );
   return (
     <p className="problem" data-testid="over-balance">
-      <strong>That is more than the account holds ({held}):</strong> what the balance does not cover
-      waits, marked “Not enough diamonds”, until the account is topped up.
+      <strong>
+        That is more than the account holds ({held}
+        {queued}):
+      </strong>{' '}
+      what the balance does not cover waits, marked “Not enough diamonds”, until the account is
+      topped up.
     </p>
   );
 }
