@@ -256,6 +256,21 @@ const AccountAnswerSchema = z.preprocess(
   }),
 );
 
+/** The ids a poll's answer names as its job (`id`, and `mediaItemId` for a catalog job), as text. */
+function namedJobIds(answer: Record<string, unknown>): string[] {
+  return [answer.id, answer.mediaItemId].flatMap((named) =>
+    typeof named === 'string' && named.trim() !== ''
+      ? [named.trim()]
+      : typeof named === 'number' && Number.isSafeInteger(named)
+        ? [String(named)]
+        : [],
+  );
+}
+
+/** The same job id, letters in any case (a UUID may come back in the other case). */
+const sameJobId = (a: string, b: string): boolean =>
+  a === b || a.toLowerCase() === b.trim().toLowerCase();
+
 /** How one endpoint's 2xx answer is read, and what a body it cannot read is called. */
 type Answer<T> = { schema: z.ZodType<T>; unreadable: string };
 
@@ -564,6 +579,14 @@ export class HttpClient implements ServiceClient {
         answer: { schema: PollAnswerSchema, unreadable: 'that cannot be read as a job' },
       },
     )) as Omit<Job, 'shots'> & { shots?: unknown };
+    const named = namedJobIds(job);
+    if (named.length > 0 && !named.some((other) => sameJobId(other, id)))
+      // Taken as this job's, another photo's result was exported under this one's name, exit 0
+      // (review rev25 D4: a cache or replica keyed wrongly). A failed poll, asked again.
+      throw new ApiError(
+        502,
+        `the service answered GET /v1/generations/${id} with another job's body (${named.join(', ')}): not read as this job's, asking again`,
+      );
     const known = shots === undefined ? undefined : ShotsSchema.safeParse(shots);
     return (known?.success ? { ...job, shots: known.data } : job) as Job;
   }

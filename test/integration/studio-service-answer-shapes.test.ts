@@ -3,6 +3,7 @@
  * it drives a remote service (HttpClient, StudioEngine, runBatch, the real SQLite store) against
  * the reference /v1 service; money from its own ledger.
  */
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -75,4 +76,34 @@ describe('one result sent unwrapped (rev25 D2)', () => {
       expect(run.exported).toBe(2);
       expect(outFiles(w)).toHaveLength(2);
     }, 90_000);
+});
+
+describe("a poll answered with another job's body (rev25 D4)", () => {
+  it("is asked again, and each photo collects its own job's results", async () => {
+    const w = await world({ pollOtherJob: 3, jobSeconds: [1, 1] });
+    const [photos] = await photoFolders(w, [3]);
+    const run = await runOnce(w, photos!);
+    expect(netSpent(w)).toBe(12);
+    expect(run.failed).toEqual([]);
+    expect(run.exported).toBe(3);
+    // Each photo's results are those its own job lists (asked now, without the fault).
+    w.service.setOptions({ pollOtherJob: 0 });
+    const db = new Database(path.join(w.root, 'data', 'studio.db'), { readonly: true });
+    const items = db
+      .prepare('SELECT name, job_id AS jobId, result_urls AS resultUrls FROM items')
+      .all() as { name: string; jobId: string; resultUrls: string }[];
+    db.close();
+    expect(items).toHaveLength(3);
+    for (const item of items) {
+      const answer = await fetch(`${w.service.url}/v1/generations/${item.jobId}`, {
+        headers: { authorization: `Bearer ${w.apiKey}` },
+      });
+      const own = ((await answer.json()) as { resultUrls: string[] }).resultUrls;
+      // Before: 3 of 3 photos held another job's result URLs.
+      expect({ name: item.name, urls: JSON.parse(item.resultUrls) as string[] }).toEqual({
+        name: item.name,
+        urls: own,
+      });
+    }
+  }, 90_000);
 });

@@ -764,8 +764,9 @@ export class ReferenceCore {
       this.move(caller.email, credit, 'external');
       this.save();
     }
-    const job = this.state.jobs.find((j) => j.id === id && j.email === caller.email);
+    let job = this.state.jobs.find((j) => j.id === id && j.email === caller.email);
     if (!job) return fail(404, `Generation ${id} not found`);
+    job = this.otherJobAnswered(job);
     // A lagging read replica: the job is not there yet.
     if (Date.now() - Date.parse(job.createdAt) < (this.options.poll404ForMs ?? 0))
       return fail(404, `Generation ${id} not found`);
@@ -797,6 +798,22 @@ export class ReferenceCore {
       else Object.assign(body, { resultUrl: url, resultUrls: [] });
     }
     return this.withBareIds(this.ok(body));
+  }
+
+  /** Polls answered with another job's body so far (pollOtherJob). */
+  private otherJobAnswers = 0;
+  /** pollOtherJob: the account's next finished job after `job` (wrapping), while answers are left. */
+  private otherJobAnswered(job: Job): Job {
+    if (job.status === 'processing' || this.otherJobAnswers >= (this.options.pollOtherJob ?? 0))
+      return job;
+    const mine = this.state.jobs.filter((j) => j.email === job.email);
+    const at = mine.indexOf(job);
+    const next = [...mine.slice(at + 1), ...mine.slice(0, at)].find(
+      (j) => j.status !== 'processing',
+    );
+    if (!next) return job;
+    this.otherJobAnswers++;
+    return next;
   }
 
   private createTemplateSet(caller: Caller, raw: unknown): Reply {

@@ -251,6 +251,12 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
    * or 'singular' (`"resultUrl": "<url>", "resultUrls": []`). Spec 2.3 types resultUrls as a list.
    */
   resultShape: z.enum(['string', 'singular']).optional(),
+  /**
+   * The first N polls of a finished job answer another finished job's body (the account's next
+   * in creation order, its own id in it): a cache or read replica keyed wrongly in front of
+   * GET /v1/generations/{id}. A fault, not spec latitude.
+   */
+  pollOtherJob: z.number().int().nonnegative().optional(),
   /** Polls list each result URL twice. */
   duplicateResultUrls: z.boolean().optional(),
   /**
