@@ -143,9 +143,36 @@ const CreatedCatalogJobSchema = z.preprocess(
     .transform((b) => ({ ...b, mediaItemId: b.mediaItemId ?? b.id })),
 );
 
+/** A field name that can only name an address (`fileUrl`, `publicUrl`, `location`, `href`…). */
+const URL_FIELD = /(url|uri|location|href|link)$/i;
+
+const isHttpUrl = (value: unknown): value is string => {
+  if (typeof value !== 'string') return false;
+  try {
+    return ['http:', 'https:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * An upload's answer without `url` (spec 4.5) whose one address field is plain (`fileUrl`,
+ * `uploadUrl`, `publicUrl`, `location`): that field is the url. Two or none: no url is guessed.
+ */
+const urlByAlias = (body: unknown): unknown => {
+  if (!isRecord(body) || 'url' in body) return body;
+  const aliases = Object.entries(body).filter(([k, v]) => URL_FIELD.test(k) && isHttpUrl(v));
+  return aliases.length === 1 ? { ...body, url: aliases[0]![1] } : body;
+};
+
 const UploadAnswerSchema = z.preprocess(
-  unwrapped('url'),
-  z.looseObject({ id: JobIdSchema.optional(), url: z.string().min(1) }),
+  (body) => urlByAlias(unwrapped('url')(body)),
+  z.looseObject({
+    id: JobIdSchema.optional(),
+    url: z
+      .string({ error: 'no url, nor one address field such as fileUrl to read it from' })
+      .min(1),
+  }),
 );
 
 /** A result as the spec lists it, a URL, or an object that carries one (`{url}`, review rev14 F2). */
@@ -271,8 +298,12 @@ function namedJobIds(answer: Record<string, unknown>): string[] {
 const sameJobId = (a: string, b: string): boolean =>
   a === b || a.toLowerCase() === b.trim().toLowerCase();
 
-/** How one endpoint's 2xx answer is read, and what a body it cannot read is called. */
-type Answer<T> = { schema: z.ZodType<T>; unreadable: string };
+/**
+ * How one endpoint's 2xx answer is read, and what a body it cannot read is called. `settled`: a
+ * body it cannot read is the service's answer, not a lost one: asking again meets the same body,
+ * and nothing paid hangs on it (an upload), so it is not retryable.
+ */
+type Answer<T> = { schema: z.ZodType<T>; unreadable: string; settled?: string };
 
 /**
  * A write (an upload, a create) is waited for this many times the request timeout: a create the
@@ -486,6 +517,15 @@ export class HttpClient implements ServiceClient {
     }
     if (!init.answer) return { body: rest as T, headers: response.headers };
     const read = init.answer.schema.safeParse(rest);
+    // An answer that cannot be mended by asking again (an upload's without a url): refused as an
+    // answer (status 200, not retryable). Read as lost, it was sent 12 times per photo, every run,
+    // spending the day's request cap (review rev25 D6).
+    if (!read.success && init.answer.settled)
+      throw new ApiError(
+        200,
+        `the service answered ${response.status} to ${method} ${path} ${init.answer.unreadable} (${read.error.issues[0]?.message ?? 'invalid'}): ${text.slice(0, 200)}; ${init.answer.settled}`,
+        { retryAfterMs },
+      );
     // Read as a lost answer by its caller (status >= 502): for a create, a charge whose job is unknown.
     if (!read.success)
       throw new ApiError(
@@ -544,7 +584,12 @@ export class HttpClient implements ServiceClient {
       '/v1/uploads',
       {
         raw: { data, mime },
-        answer: { schema: UploadAnswerSchema, unreadable: 'without an upload url' },
+        answer: {
+          schema: UploadAnswerSchema,
+          unreadable: 'without an upload url',
+          settled:
+            'not sent again: the same answer would come (an upload is not charged); the photo cannot be submitted until the service names its url',
+        },
       },
       options,
     );

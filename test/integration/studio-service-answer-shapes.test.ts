@@ -107,3 +107,32 @@ describe("a poll answered with another job's body (rev25 D4)", () => {
     }
   }, 90_000);
 });
+
+describe('an upload answered without `url` (rev25 D6)', () => {
+  const uploads = (w: ReferenceWorld) =>
+    w.service.requests().filter((r) => r.method === 'POST' && r.path === '/v1/uploads').length;
+
+  it('its one address field (fileUrl) is read as the url', async () => {
+    const w = await world({ uploadAnswer: 'fileUrl' });
+    const [photos] = await photoFolders(w, [3]);
+    const run = await runOnce(w, photos!);
+    // Before: 0 charged, 3 failed 'gave up after 12 attempts', 36 uploads.
+    expect(run.failed).toEqual([]);
+    expect(run.exported).toBe(3);
+    expect(netSpent(w)).toBe(12);
+    expect(uploads(w)).toBe(3);
+  }, 90_000);
+
+  it('no address at all: each photo fails at once with the reason, one upload each', async () => {
+    const w = await world({ uploadAnswer: 'idOnly' });
+    const [photos] = await photoFolders(w, [3]);
+    const run = await runOnce(w, photos!);
+    expect(netSpent(w)).toBe(0);
+    expect(run.exported).toBe(0);
+    expect(run.failed).toHaveLength(3);
+    for (const failed of run.failed)
+      expect(failed.reason).toMatch(/without an upload url .*not sent again/);
+    // Before: 36 uploads (12 per photo, read as lost answers).
+    expect(uploads(w)).toBe(3);
+  }, 90_000);
+});

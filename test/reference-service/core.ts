@@ -454,8 +454,12 @@ export class ReferenceCore {
     this.store.putFile(fileId, body, kind.mime, kind.ext);
     this.state.uploads[id] = { email: caller.email, fileId, at: Date.now() };
     this.save();
+    const url = this.fileUrl(fileId, 'upload');
+    const shape = this.options.uploadAnswer;
     return {
-      ...this.ok({ id, url: this.fileUrl(fileId, 'upload') }),
+      ...this.ok(
+        shape === 'fileUrl' ? { id, fileUrl: url } : shape === 'idOnly' ? { id } : { id, url },
+      ),
       delayMs,
     };
   }

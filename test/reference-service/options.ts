@@ -92,6 +92,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
    * whoever sent them and whenever (spec 2.4/4.5 do not say an upload's id is new each time).
    */
   uploadsByContent: z.boolean().optional(),
+  /**
+   * The 200 to an upload names its address otherwise than spec 4.5's `url`: 'fileUrl'
+   * ({success, id, fileUrl}) or 'idOnly' ({success, id}: no address at all).
+   */
+  uploadAnswer: z.enum(['fileUrl', 'idOnly']).optional(),
   /** Slow answers to uploads (the file stored first): an upload in flight for this long. */
   uploadDelayMs: z.number().int().nonnegative().optional(),
   /** Slow answers to creates (after the charge is made). */
