@@ -12,6 +12,13 @@ import { addLitWall, wallModel } from './lit-wall';
 import { addWallGaps } from './wall-gaps';
 import { shadeOf } from './shade';
 import {
+  SMOOTH_EXACT,
+  refitSmooth,
+  renderSmooth,
+  smoothBackdrop,
+  smoothSeeds,
+} from './smooth-backdrop';
+import {
   borderPixels,
   components,
   dilate,
@@ -540,7 +547,14 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   const radius = denoiseRadius(rawNoise / NOISE_SIGMAS);
   const rgb = noisy ? boxMean(photo, w, h, radius) : photo;
   const digital = flatColour(rgb, w, h, noisy ? frameRuns(rgb, w, h) : rawRuns);
-  const seeds = backdropSeeds(rgb, w, h, digital);
+  // A noiseless frame of no one colour may still be digital: a flat colour under a vignette.
+  const smooth =
+    digital === null && rawNoise === 0
+      ? smoothBackdrop(photo, w, h, rawSeeds, (i, colour) => besideSubject(photo, w, h, i, colour))
+      : null;
+  let smoothSurface = smooth && renderSmooth(smooth, w, h);
+  const frame = backdropSeeds(rgb, w, h, digital);
+  const seeds = smoothSurface ? smoothSeeds(rgb, w, h, frame, smoothSurface) : frame;
   const noise = frameNoise(rgb, w, seeds);
   // A digital backdrop under that noise: no light or shadow falls on it (see below), and once
   // averaged its colour is known to within EVEN levels, where white fabric differs by a few.
@@ -548,7 +562,7 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   // The surface is smooth, so the grow-and-refit passes run on every other pixel (decimated, not
   // averaged, so the noise the tolerances are measured from keeps its level): a quarter the work.
   const half = decimate(rgb, w, h);
-  const { backdrop: fitted, tolerance } = growBackdrop(
+  const { backdrop: fitted, tolerance: grown } = growBackdrop(
     half.rgb,
     half.w,
     half.h,
@@ -558,8 +572,10 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
     // Averaged over 5x5, a noisy frame's noise is a fifth of what it was.
     noisy ? EVEN : 4,
   );
+  // A smooth digital surface is known to its rounding: the flood and pockets hold to that.
+  const tolerance = smoothSurface ? SMOOTH_EXACT : grown;
   let backdrop: Backdrop = { ...fitted, width: w, height: h, cell };
-  let surface = renderBackdrop(backdrop, w, h);
+  let surface = smoothSurface ?? renderBackdrop(backdrop, w, h);
   let distance = maxChannelDistance(rgb, surface, n);
   // On a noisy digital backdrop the flood and the steps after it are held to the averaged noise;
   // the pockets between arm and body, in the subject's shade, keep the wider grow tolerance.
@@ -578,12 +594,14 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   const open = ringing > FLAT_RANGE ? BLOCKY_PATCH : 3;
   const wide = dilate(erode(flat, w, h, open), w, h, open);
   for (let i = 0; i < n; i++) wide[i] = wide[i]! & flat[i]!;
-  if (digital !== null) keepPatchColour(wide, rgb, surface, distance, w);
+  if (digital !== null || smoothSurface) keepPatchColour(wide, rgb, surface, distance, w);
   if (!evenNoisy) for (let i = 0; i < n; i++) if (wide[i]) core[i] = 1;
   const background = driftFlood(rgb, w, h, seeds, core, like, surface, t);
   // The surface refitted on everything found, for the shadow test and the edge unmixing.
   backdrop = fitBackdrop(rgb, w, h, erode(background, w, h, 1), cell);
-  surface = renderBackdrop(backdrop, w, h);
+  const refit = smoothSurface && refitSmooth(rgb, w, h, erode(background, w, h, 1));
+  if (refit) smoothSurface = renderSmooth(refit, w, h);
+  surface = smoothSurface ?? renderBackdrop(backdrop, w, h);
   distance = maxChannelDistance(rgb, surface, n);
   const trimLimit = Math.max(4, 2 * t + 2);
   const trimSteps = Math.max(3, Math.round(Math.max(w, h) / 170));
