@@ -631,6 +631,18 @@ export async function runBatch(
         (engine.now().getTime() - Date.parse(i.submittedAt ?? i.updatedAt)) / 60_000,
       ),
     }));
+  // Any other paid job left unfinished (the run ended on another photo's refusal while this one
+  // waited to be asked again): still the service's to deliver, never left out of every list.
+  const paidToCollect = signal?.aborted
+    ? []
+    : items.filter(
+        (i) =>
+          unfinished(i) &&
+          i.jobId !== null &&
+          store.isPaid(i) &&
+          !capped.includes(i) &&
+          !stillProcessing.some((s) => s.jobId === i.jobId && s.name === name(i)),
+      );
   // Charges on jobs whose outcome this run did not see: the service refunds them if it fails them.
   const diamondsSpent = chargedThisRun + unattributed;
   const diamondsOnUncollectedJobs = thisRun
@@ -710,6 +722,10 @@ export async function runBatch(
       ...resultsHeld.map((i) => ({
         name: name(i),
         reason: `paid (job ${i.jobId}); ${i.error!.slice(RESULTS_HELD.length)}; the next run collects it at no new charge`,
+      })),
+      ...paidToCollect.map((i) => ({
+        name: name(i),
+        reason: `paid (job ${i.jobId}); still to collect when this run ended (${i.error ?? i.waitReason ?? i.state}); the next run collects it at no new charge`,
       })),
       ...stillProcessing.map((s) => ({
         name: s.name,

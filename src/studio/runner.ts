@@ -1122,6 +1122,34 @@ export class Runner {
     // The refused request resent a key an earlier attempt went out under (maybe charged).
     const resent = this.resent.delete(item.id) && inSubmission;
     const gates = this.engine.gates;
+    if (err.status === 402 && item.state === 'processing' && item.jobId) {
+      // A poll of a paid job refused 402 (a plan in billing_issue gating every call; the spec
+      // names 402 for creates only): a poll costs nothing and its job stays paid, so the
+      // submission's fields stand and no gate closes; asked again, then held for the next run.
+      const attempts = item.attempts + 1;
+      const { baseMs, maxMs } = this.engine.options.backoff ?? { baseMs: 1000, maxMs: 60_000 };
+      const random = this.engine.options.random ?? Math.random;
+      const pollAt = new Date(now.getTime() + backoffMs(attempts, baseMs, maxMs, random));
+      if (attempts < (this.engine.options.maxAttempts ?? 12)) {
+        this.transition(item.id, {
+          attempts,
+          waitReason: 'service_error',
+          waitUntil: pollAt.toISOString(),
+          pollAt: pollAt.toISOString(),
+          error: `the service refused to show the paid job (402: ${message}); a poll costs nothing: asking again`,
+        });
+        return;
+      }
+      this.transition(item.id, {
+        state: 'failed',
+        attempts: 0,
+        waitReason: null,
+        waitUntil: null,
+        pollAt: null,
+        error: `${RESULTS_HELD}the service refused to show the paid job ${attempts} times (402: ${message})`,
+      });
+      return;
+    }
     if (err.status === 402) {
       const quote = this.engine.quoteOf(item);
       gates.shortOfDiamonds(err, quote?.diamonds ?? 1, now);

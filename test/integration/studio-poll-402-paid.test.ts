@@ -1,0 +1,99 @@
+/**
+ * A 402 to the poll of a paid job (review rev25 D7): a plan in billing_issue may gate every call,
+ * though the spec names 402 for creates only. It was taken as a create's 402: the diamonds gate
+ * closed (the run ended at once), the paid job's submittedAt was cleared, and the paid photo was
+ * in no list of the summary. A poll costs nothing: the job stays paid and is asked again; refused
+ * for good, it is held for the next run, listed. `run` against the reference /v1 service behind a
+ * fault proxy answering 402 (the spec's words) to the polls; money from the service's ledger.
+ */
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpClient } from '../../src/client';
+import { StudioEngine } from '../../src/studio/engine';
+import { runBatch } from '../../src/studio/run-batch';
+import { startFaultProxy } from '../reference-service/fault-proxy';
+import { ON_MODEL, photoFolders, priceWorlds } from './helpers/price-reading-studio';
+import type { ReferenceWorld } from './helpers/reference-studio';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+const EMAIL = 'poll-402@ref.test';
+const { world, netSpent } = priceWorlds(cleanups, EMAIL, 500);
+
+/** One run with the first `refused` polls of a job answered 402 by a proxy in front. */
+async function runWithPolls402(w: ReferenceWorld, inDir: string, refused: number) {
+  let polls402 = 0;
+  const proxy = await startFaultProxy({
+    target: w.service.url,
+    choose: (method, p) =>
+      method === 'GET' && p.startsWith('/v1/generations/') && polls402++ < refused
+        ? 'insufficient402'
+        : null,
+  });
+  const client = new HttpClient({ baseUrl: proxy.url, apiKey: w.apiKey, timeoutMs: 5000 });
+  const engine = new StudioEngine({
+    dataDir: path.join(w.root, 'data'),
+    client,
+    apiKey: w.apiKey,
+    backoff: { baseMs: 50, maxMs: 200 },
+    balanceRecheckMs: 100,
+  });
+  try {
+    const summary = await runBatch(engine, {
+      inDir,
+      recipe: ON_MODEL,
+      outDir: path.join(w.root, 'out'),
+    });
+    return { summary, refusedPolls: Math.min(polls402, refused) };
+  } finally {
+    await engine.close();
+    await client.close();
+    await proxy.close();
+  }
+}
+
+const submittedAtOf = (w: ReferenceWorld) => {
+  const db = new Database(path.join(w.root, 'data', 'studio.db'), { readonly: true });
+  try {
+    return db.prepare('SELECT submitted_at FROM items').pluck().all() as (string | null)[];
+  } finally {
+    db.close();
+  }
+};
+
+describe('a 402 to the poll of a paid job', () => {
+  it('two polls refused 402: the job is asked again and collected in the same run', async () => {
+    const w = await world({});
+    const [photos] = await photoFolders(w, [1]);
+    const { summary, refusedPolls } = await runWithPolls402(w, photos!, 2);
+    expect(refusedPolls).toBe(2);
+    // Before: exported 0, every list empty, the diamonds gate closed (exit 1).
+    expect(summary.exported).toBe(1);
+    expect(summary.failed).toEqual([]);
+    expect(summary.held).toEqual([]);
+    expect(summary.diamondsMissing).toBeUndefined();
+    expect(netSpent(w)).toBe(4);
+    expect(submittedAtOf(w).every((t) => t !== null)).toBe(true);
+  }, 60_000);
+
+  it('every poll refused 402: the paid photo is held and listed, its submission kept; the next run collects it', async () => {
+    const w = await world({});
+    const [photos] = await photoFolders(w, [1]);
+    const { summary } = await runWithPolls402(w, photos!, 1000);
+    expect(summary.exported).toBe(0);
+    expect(summary.failed).toEqual([]);
+    expect(summary.held).toHaveLength(1);
+    expect(summary.held[0]!.reason).toMatch(/^paid \(job .+\); .*refused to show the paid job/);
+    expect((summary.notices ?? []).join('\n')).not.toMatch(/lost answer's charge/);
+    expect(submittedAtOf(w)).toEqual([expect.any(String)]);
+    expect(netSpent(w)).toBe(4);
+    // The 402s over: collected, nothing paid again.
+    const { summary: again } = await runWithPolls402(w, photos!, 0);
+    expect(again.exported).toBe(1);
+    expect(netSpent(w)).toBe(4);
+  }, 60_000);
+});
