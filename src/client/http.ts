@@ -294,6 +294,10 @@ function namedJobIds(answer: Record<string, unknown>): string[] {
   );
 }
 
+/** A job id in a path: one segment (`/` as `%2F`), or with its slashes kept as path separators. */
+const jobPath = (id: string, form: 'encoded' | 'literal'): string =>
+  form === 'encoded' ? encodeURIComponent(id) : id.split('/').map(encodeURIComponent).join('/');
+
 /** The same job id, letters in any case (a UUID may come back in the other case). */
 const sameJobId = (a: string, b: string): boolean =>
   a === b || a.toLowerCase() === b.trim().toLowerCase();
@@ -617,13 +621,9 @@ export class HttpClient implements ServiceClient {
   }
   async getGeneration(id: string) {
     type Job = Awaited<ReturnType<ServiceClient['getGeneration']>>;
-    const { shots, ...job } = (await this.request(
-      'GET',
-      `/v1/generations/${encodeURIComponent(id)}`,
-      {
-        answer: { schema: PollAnswerSchema, unreadable: 'that cannot be read as a job' },
-      },
-    )) as Omit<Job, 'shots'> & { shots?: unknown };
+    const { shots, ...job } = (await this.pollJob(id)) as Omit<Job, 'shots'> & {
+      shots?: unknown;
+    };
     const named = namedJobIds(job);
     if (named.length > 0 && !named.some((other) => sameJobId(other, id)))
       // Taken as this job's, another photo's result was exported under this one's name, exit 0
@@ -634,6 +634,43 @@ export class HttpClient implements ServiceClient {
       );
     const known = shots === undefined ? undefined : ShotsSchema.safeParse(shots);
     return (known?.success ? { ...job, shots: known.data } : job) as Job;
+  }
+  /**
+   * How this service takes a job id holding `/` (`jobs/2026/3ebe345f`, resource-name style) in a
+   * poll's path: 'encoded' (`%2F`, as any id is sent) or 'literal' (each segment encoded, the
+   * slashes kept); null until one has answered.
+   */
+  private slashesInPath: 'encoded' | 'literal' | null = null;
+
+  /**
+   * GET /v1/generations/{id}. An id holding `/` goes encoded, and while no form has answered yet,
+   * a 404 to it is asked once more with its slashes literal: a front that refuses `%2F` (Apache's
+   * AllowEncodedSlashes Off) answered every poll of the paid job 404 and the photo was failed
+   * after the not-found grace (review rev25 D5). The form that answers is kept; an answer naming
+   * another job is refused by the caller whichever path brought it.
+   */
+  private async pollJob(id: string): Promise<unknown> {
+    const answer = { schema: PollAnswerSchema, unreadable: 'that cannot be read as a job' };
+    const ask = (form: 'encoded' | 'literal') =>
+      this.request('GET', `/v1/generations/${jobPath(id, form)}`, { answer });
+    if (!id.includes('/')) return ask('encoded');
+    const form = this.slashesInPath ?? 'encoded';
+    try {
+      const body = await ask(form);
+      this.slashesInPath = form;
+      return body;
+    } catch (err) {
+      if (this.slashesInPath !== null || !(err instanceof ApiError) || err.status !== 404)
+        throw err;
+      const body = await ask('literal').catch(() => {
+        throw err; // the job not readable yet (a lagging replica) reads as the first 404
+      });
+      // Kept only when the answer is this job's (another path may name another resource).
+      const named = isRecord(body) ? namedJobIds(body) : [];
+      if (named.length === 0 || named.some((other) => sameJobId(other, id)))
+        this.slashesInPath = 'literal';
+      return body;
+    }
   }
   createTemplateSet(request: Parameters<ServiceClient['createTemplateSet']>[0]) {
     return this.request<{ id: string }>('POST', '/v1/template-sets', { json: request });

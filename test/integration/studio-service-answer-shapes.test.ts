@@ -136,3 +136,29 @@ describe('an upload answered without `url` (rev25 D6)', () => {
     expect(uploads(w)).toBe(3);
   }, 90_000);
 });
+
+describe('job ids holding slashes (rev25 D5)', () => {
+  const polls = (w: ReferenceWorld) =>
+    w.service.requests().filter((r) => r.method === 'GET' && r.path.startsWith('/v1/generations/'));
+
+  it('behind a front that refuses %2F: asked once with the slashes literal, then so', async () => {
+    const w = await world({ slashIds: true, encodedSlash404: true });
+    const [photos] = await photoFolders(w, [2]);
+    const run = await runOnce(w, photos!, { concurrency: 1 });
+    // Before: 8 charged, 0 exported, 2 failed 'Not Found' after the not-found grace (60 s).
+    expect(netSpent(w)).toBe(8);
+    expect(run.failed).toEqual([]);
+    expect(run.exported).toBe(2);
+    // At most one refused %2F poll per job (both polled before either answered), then literal.
+    expect(polls(w).filter((r) => r.status === 404).length).toBeLessThanOrEqual(2);
+    expect(polls(w).at(-1)!.path).toMatch(/^\/v1\/generations\/jobs\/2026\/[0-9a-f]{8}$/);
+  }, 120_000);
+
+  it('a service that takes %2F keeps it', async () => {
+    const w = await world({ slashIds: true });
+    const [photos] = await photoFolders(w, [2]);
+    const run = await runOnce(w, photos!);
+    expect(run.exported).toBe(2);
+    expect(polls(w).every((r) => r.path.includes('%2F') && r.status === 200)).toBe(true);
+  }, 90_000);
+});

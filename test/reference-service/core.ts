@@ -91,6 +91,7 @@ export class ReferenceCore {
   private numericIds = 1000;
   private newId(): string {
     if (this.options.numericJobIds) return String(++this.numericIds);
+    if (this.options.slashIds) return `jobs/2026/${this.rng.hex(8)}`;
     if (this.options.int64JobIds)
       return String(1_730_000_000_000_000_000n + BigInt(++this.numericIds));
     const style = this.options.idStyle ?? DEFAULTS.idStyle;
@@ -238,7 +239,11 @@ export class ReferenceCore {
     headers: Record<string, string | undefined>,
   ): Promise<Reply> {
     try {
+      if (this.options.encodedSlash404 && /%2f/i.test(pathname)) return fail(404, 'Not Found');
       const seg = pathname.split('/').filter(Boolean).map(decodeURIComponent); // ['v1', ...]
+      // slashIds: a poll's id may come with its slashes as path separators.
+      if (this.options.slashIds && seg[1] === 'generations' && seg.length > 3)
+        seg.splice(2, seg.length - 2, seg.slice(2).join('/'));
       const route = `${method} /${seg.slice(0, 2).join('/')}${seg.length > 2 ? '/:id' : ''}`;
       const id = seg[2] ?? '';
       if (seg.length > 3) return fail(404, 'Not found');

@@ -244,6 +244,10 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
    * job's `id` and `mediaItemId` in create and poll answers (spec 2.3 types id as a string).
    */
   int64JobIds: z.boolean().optional(),
+  /** Job ids hold slashes, resource-name style (`jobs/2026/3ebe345f`); polls take them either way. */
+  slashIds: z.boolean().optional(),
+  /** A path holding an encoded slash (`%2F`) answers 404 (Apache's AllowEncodedSlashes Off). */
+  encodedSlash404: z.boolean().optional(),
   /** Every generation create after the account's first charges anew but answers the first job's id (a buggy service). */
   sameJobIdForEveryCreate: z.boolean().optional(),
   /**
