@@ -21,7 +21,7 @@ import type { StudioEngine } from './engine';
 import * as store from './db/store';
 import { isDailyCapRefusal } from './gates';
 import { lostBeforeResubmit, recipeHash, UNCERTAIN_RESUBMITS_MAX } from './queue';
-import { ANOTHER_PHOTOS_JOB, KEY_HELD_NOTE } from './runner';
+import { ANOTHER_PHOTOS_JOB, KEY_HELD_NOTE, SHARED_UPLOAD_HELD } from './runner';
 import { checkRecipe } from './recipe-check';
 import { isPartialNote, isResultsHeld, RESULTS_HELD } from './result-download';
 import { filesUnder } from './watch/files-under';
@@ -660,10 +660,23 @@ export async function runBatch(
     );
   // Paid, results not downloaded in this run (refused, or still failing after the tries): held,
   // never listed as failed; the next run downloads them from the same jobs (review rev15 F3, T1).
-  const resultsHeld = items.filter((i) => i.state === 'failed' && isResultsHeld(i.error));
-  if (resultsHeld.length)
+  const resultsHeld = items.filter(
+    (i) =>
+      i.state === 'failed' && (isResultsHeld(i.error) || i.error?.startsWith(SHARED_UPLOAD_HELD)),
+  );
+  // The service handed one upload URL to photos with other bytes (review rev25 D3): never sent on
+  // a URL another photo holds; a photo whose create went out first may have been read with the
+  // other photo's image, so its results are held, not exported under its name.
+  const uploadedAgain = items.filter((i) => /-shared-\d+$/.test(i.uploadKey ?? ''));
+  const sharedHeld = items.filter((i) => i.error?.startsWith(SHARED_UPLOAD_HELD));
+  if (uploadedAgain.length || sharedHeld.length)
     notice(
-      `${resultsHeld.length} paid photo(s) whose results could not be downloaded in this run: held, not failed; the next run downloads them from the same job(s) at no new charge: ${resultsHeld.map((i) => `${name(i)} (job ${i.jobId})`).join(', ')}`,
+      `the service handed the same upload URL to photos with different bytes (a later upload may replace an earlier one under it): ${uploadedAgain.length} photo(s) uploaded again before being sent${sharedHeld.length ? `; ${sharedHeld.length} paid photo(s) whose job may have read another photo's image: results held, not exported (check them; Generate again pays anew): ${sharedHeld.map((i) => `${name(i)} (job ${i.jobId})`).join(', ')}` : ''}`,
+    );
+  const notDownloaded = resultsHeld.filter((i) => isResultsHeld(i.error));
+  if (notDownloaded.length)
+    notice(
+      `${notDownloaded.length} paid photo(s) whose results could not be downloaded in this run: held, not failed; the next run downloads them from the same job(s) at no new charge: ${notDownloaded.map((i) => `${name(i)} (job ${i.jobId})`).join(', ')}`,
     );
   // Outputs the service reported failed (its packFailed): paid, never delivered, not refunded per
   // shot (spec 3.2); exported photos said nothing of them (rev23 N1, N6).
@@ -721,7 +734,9 @@ export async function runBatch(
       })),
       ...resultsHeld.map((i) => ({
         name: name(i),
-        reason: `paid (job ${i.jobId}); ${i.error!.slice(RESULTS_HELD.length)}; the next run collects it at no new charge`,
+        reason: i.error!.startsWith(SHARED_UPLOAD_HELD)
+          ? `paid (job ${i.jobId}); results not exported: ${i.error!.slice(SHARED_UPLOAD_HELD.length)}`
+          : `paid (job ${i.jobId}); ${i.error!.slice(RESULTS_HELD.length)}; the next run collects it at no new charge`,
       })),
       ...paidToCollect.map((i) => ({
         name: name(i),

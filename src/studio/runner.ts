@@ -133,6 +133,35 @@ const anotherPhotosJobReason = (jobId: string, holder: string) =>
 /** The error the client leaves for a create answered 2xx with no job id in it (http.ts). */
 const ANSWERED_WITHOUT_JOB_ID = /^the service answered 2\d\d to POST \S+ without a job id/;
 
+/**
+ * Upload URLs one photo may be handed that other photos hold before it gives up (a service naming
+ * uploads from a coarse clock hands the same {id, url} to uploads in one tick: review rev25 D3).
+ */
+const MAX_SHARED_UPLOADS = 4;
+/** Re-uploads after a shared upload URL go at least this far apart (times the photo's re-uploads). */
+const SHARED_UPLOAD_GAP_MS = 2500;
+const SHARED_UPLOAD_KEY = /-shared-(\d+)$/;
+/**
+ * The start of the note of a photo whose create went out on an upload URL the service then handed
+ * to another photo, whose bytes may have replaced it before the job read it: its results may show
+ * that photo's garment. Paid, never exported unseen: held (auto-approved batches) or left in review.
+ */
+export const UPLOAD_URL_SHARED = 'its upload URL was handed to another photo too';
+const uploadUrlSharedNote = (url: string, other: string) =>
+  `${UPLOAD_URL_SHARED} (${other}, after this photo's create went out: ${url}); the service may have read that photo's image for this job, so its results may show the other garment: check them before use (Generate again pays anew)`;
+/** An item's error once its results are held for `UPLOAD_URL_SHARED` in an auto-approved batch. */
+export const SHARED_UPLOAD_HELD = 'paid, results not exported: ';
+
+/** An upload URL's object: the same file under another signature or expiry is one upload. */
+const uploadAddressOf = (url: string): string => {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return url;
+  }
+};
+
 /** A result URL's file: the same file under another signature or expiry is one file. */
 const resultFileOf = (url: string): string => {
   try {
@@ -160,6 +189,8 @@ export class Runner {
    * may have been charged): no 4xx to it means "not paid".
    */
   private readonly resent = new Set<string>();
+  /** When the last re-upload after a shared upload URL was set to go (they go apart). */
+  private lastSharedUploadAt = 0;
 
   constructor(private readonly engine: StudioEngine) {}
 
@@ -242,20 +273,129 @@ export class Runner {
     const uploaded = await this.client.upload(data, { idempotencyKey: uploadKey });
     const request = { ...recipe.request, images: fillPhoto(recipe.request.images, uploaded.url) };
     // Journal before the spending call: the request and its idempotency key. A photo cancelled
-    // while its upload was in flight is never submitted (the upload cost nothing).
-    const journalled = this.moveOn(item.id, BEFORE_SUBMISSION, {
-      uploadUrl: uploaded.url,
-      state: 'submitting',
-      submitKey: `submit-${item.id}-${randomUUID()}`,
-      submitRequest: JSON.stringify(request),
-      submittedAt: null,
-      attempts: 0,
-    });
-    if (!journalled) return;
+    // while its upload was in flight is never submitted (the upload cost nothing). A URL another
+    // photo holds is never journalled as this one's (sharedUpload).
+    const journalled = this.db
+      .transaction(() => {
+        const current = store.getItem(this.db, item.id);
+        if (!current || !BEFORE_SUBMISSION.includes(current.state)) return [];
+        const shared = this.sharedUpload(current, uploaded.url);
+        if (shared) return shared;
+        const moved = store.updateItemIn(
+          this.db,
+          item.id,
+          BEFORE_SUBMISSION,
+          {
+            uploadUrl: uploaded.url,
+            state: 'submitting',
+            submitKey: `submit-${item.id}-${randomUUID()}`,
+            submitRequest: JSON.stringify(request),
+            submittedAt: null,
+            attempts: 0,
+            ...(SHARED_UPLOAD_KEY.test(uploadKey) ? { error: null } : {}),
+          },
+          this.now(),
+        );
+        return moved ? [item.id] : [];
+      })
+      .immediate();
+    for (const id of journalled) this.engine.emitItem(id);
+    if (!journalled.includes(item.id) || store.getItem(this.db, item.id)?.state !== 'submitting')
+      return;
     const next = store.getItem(this.db, item.id);
     // The charge waits while the balance is being reconciled (its difference must be ours alone).
     if (next && !this.engine.stopping && !this.engine.spending.reconcilePending)
       await this.submit(next);
+  }
+
+  /**
+   * An upload URL handed to this photo that other photos with other bytes hold (review rev25 D3:
+   * a service naming uploads from a coarse clock; the later bytes replace the earlier under it):
+   * sent on it, a photo is paid for with another's image. This photo uploads again, in other bytes
+   * and later; so does a holder not sent yet (its object may hold this photo's bytes now); a
+   * holder whose create went out is noted, its results never exported unseen. Run inside the
+   * journalling transaction. The items changed, or null when nobody else holds the URL.
+   */
+  private sharedUpload(item: store.ItemRow, url: string): string[] | null {
+    const address = uploadAddressOf(url);
+    const holders = (
+      this.db
+        .prepare(
+          `SELECT id FROM items WHERE id != ? AND sha256 != ? AND upload_url IS NOT NULL
+             AND instr(upload_url, ?) = 1`,
+        )
+        .pluck()
+        .all(item.id, item.sha256, address) as string[]
+    )
+      .map((id) => store.getItem(this.db, id))
+      .filter(
+        (row): row is store.ItemRow =>
+          row !== undefined &&
+          uploadAddressOf(row.uploadUrl ?? '') === address &&
+          // A job seen ended read its image long ago: nothing of it is at stake any more.
+          (['uploading', 'submitting', 'processing'].includes(row.state) ||
+            (row.jobId !== null && !isFinalStatus(row.jobStatus))),
+      );
+    if (holders.length === 0) return null;
+    const now = this.now();
+    const names = holders.map((h) => h.name).join(', ');
+    const changed: string[] = [];
+    const uploadAgain = (row: store.ItemRow, why: string): void => {
+      const times = Number(SHARED_UPLOAD_KEY.exec(row.uploadKey ?? '')?.[1] ?? 0) + 1;
+      if (times > MAX_SHARED_UPLOADS) {
+        store.updateItem(
+          this.db,
+          row.id,
+          {
+            state: 'failed',
+            uploadUrl: null,
+            submitKey: null,
+            submitRequest: null,
+            reserved: 0,
+            error: `the service handed this photo ${times - 1} upload URLs other photos held (${why}); it was never sent on one of them, nothing was spent: check the service's uploads, then run again`,
+          },
+          now,
+        );
+        changed.push(row.id);
+        return;
+      }
+      // Apart from every other re-upload, so that they do not share one tick of the clock again;
+      // further apart each time the same photo meets one (a coarser clock).
+      const at = Math.max(now.getTime(), this.lastSharedUploadAt) + SHARED_UPLOAD_GAP_MS * times;
+      this.lastSharedUploadAt = at;
+      store.updateItem(
+        this.db,
+        row.id,
+        {
+          state: 'uploading',
+          uploadKey: `${firstUploadKey(row.id)}-shared-${times}`,
+          uploadUrl: null,
+          submitKey: null,
+          submitRequest: null,
+          submittedAt: null,
+          attempts: 0,
+          waitReason: 'service_error',
+          waitUntil: new Date(at).toISOString(),
+          error: `the service handed this photo an upload URL another photo holds (${why}): uploading it again in other bytes, nothing was sent or spent on it`,
+        },
+        now,
+      );
+      changed.push(row.id);
+    };
+    for (const holder of holders) {
+      const sent = holder.submittedAt !== null || holder.jobId !== null;
+      if (!sent && holder.state === 'submitting') {
+        uploadAgain(
+          holder,
+          `${item.name} was given it after it, maybe replacing its bytes: ${url}`,
+        );
+      } else if (sent && !(holder.note ?? '').startsWith(UPLOAD_URL_SHARED)) {
+        store.updateItem(this.db, holder.id, { note: uploadUrlSharedNote(url, item.name) }, now);
+        changed.push(holder.id);
+      }
+    }
+    uploadAgain(item, `held by ${names}: ${url}`);
+    return changed;
   }
 
   private async submit(item: store.ItemRow): Promise<void> {
@@ -1014,6 +1154,18 @@ export class Runner {
             .replace(/^partial: .*$/, 'results listed late, all collected');
     if (latest && lateNote !== latest.note) this.transition(item.id, { note: lateNote ?? null });
     const batch = store.getBatch(this.db, item.batchId);
+    const sharedNote = store.getItem(this.db, item.id)?.note ?? '';
+    if (sharedNote.startsWith(UPLOAD_URL_SHARED)) {
+      // Its results may show another photo's garment: a person looks (review), nothing is exported
+      // unseen; auto-approved (`dropshoot run`), it is held, listed, and a rerun holds it again.
+      this.transition(
+        item.id,
+        batch?.autoApprove === 1
+          ? { state: 'failed', error: `${SHARED_UPLOAD_HELD}${sharedNote}` }
+          : { state: 'review' },
+      );
+      return;
+    }
     if (batch?.autoApprove === 1) {
       this.db
         .transaction(() => {
@@ -1082,6 +1234,15 @@ export class Runner {
     const batch = store.getBatch(this.db, item.batchId);
     const results = store.resultsOf(this.db, item.id);
     if (results.some((r) => r.review === 'pending')) {
+      // Auto-approved batches approve what they download: results left pending were held for a
+      // person (an earlier run's UPLOAD_URL_SHARED), never exported unseen, nor waited on.
+      if (batch?.autoApprove === 1) {
+        const note = item.note?.startsWith(UPLOAD_URL_SHARED)
+          ? item.note
+          : 'its results were left for a person to look at (in review; an earlier run may have held them because its upload URL was handed to another photo too): none is exported unseen; look at them in the studio';
+        this.transition(item.id, { state: 'failed', error: `${SHARED_UPLOAD_HELD}${note}` });
+        return;
+      }
       this.transition(item.id, { state: 'review' });
       return;
     }
