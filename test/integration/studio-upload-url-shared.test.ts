@@ -17,9 +17,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
 import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
+import { openStudio } from '../../src/studio';
+import type { ItemView } from '../../src/shared/studio';
+import fs from 'node:fs';
 import { ON_MODEL, photoFolders, priceWorlds } from './helpers/price-reading-studio';
 import type { ReferenceWorld } from './helpers/reference-studio';
 import { rewritingFront } from './helpers/rewriting-front';
+import { call, until } from './helpers/studio-commands';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -171,5 +175,49 @@ describe('one upload URL handed to photos with different bytes', () => {
     expect(again.exported).toBe(0);
     expect(again.held.map((h) => h.name)).toEqual(held);
     expect(netSpent(w)).toBe(4 * 3);
+  }, 120_000);
+
+  it("in the studio: no result read from another photo's image sits in review unsaid", async () => {
+    const w = await world({});
+    const front = await coarseClockUploads(w);
+    const [photos] = await photoFolders(w, [3]);
+    const client = new HttpClient({ baseUrl: front.url, apiKey: w.apiKey, timeoutMs: 5000 });
+    const studio = await openStudio({
+      dataDir: path.join(w.root, 'data'),
+      client,
+      apiKey: w.apiKey,
+      backoff: { baseMs: 50, maxMs: 50 },
+    });
+    cleanups.push(async () => {
+      await studio.close();
+      await client.close();
+    });
+    const hot = path.join(w.root, 'hot');
+    fs.mkdirSync(hot);
+    await call(studio, 'folders.add', {
+      path: hot,
+      outputDir: path.join(w.root, 'out'),
+      recipe: ON_MODEL,
+    });
+    for (const name of fs.readdirSync(photos!))
+      fs.copyFileSync(path.join(photos!, name), path.join(hot, name));
+    const items = await until(
+      'three photos in review',
+      async () => {
+        const list = (await call(studio, 'queue.list', { limit: 50 })).items as ItemView[];
+        return list.length === 3 && list.every((i) => i.state === 'review') && list;
+      },
+      60_000,
+    );
+    expect(front.collisions()).toBeGreaterThan(0);
+    const read = imagesReadFor(w, front.served);
+    // Before: three in review, two of them made from another photo's image, nothing said.
+    for (const item of items) {
+      const readOwn = (read.get(item.name) ?? []).every((n) => n === item.name);
+      if (!readOwn)
+        expect(item.note ?? '', item.name).toMatch(/upload URL was handed to another photo/);
+    }
+    expect(new Set(items.map((i) => i.name)).size).toBe(3);
+    expect(netSpent(w)).toBe(12);
   }, 120_000);
 });
