@@ -219,6 +219,11 @@ export type GenerationBody = {
    * one not copied out yet. Read by the client; the service never sends it.
    */
   emptyPlaces?: number;
+  /**
+   * The ids a poll's answer names (`id`, `mediaItemId`) when none is the one polled, beyond the
+   * spec: read by the client; the caller tells another of its jobs from an internal id.
+   */
+  answeredAs?: string[];
   /** Catalog jobs (beyond the spec): per-shot status and URLs. */
   shots?: { shotId: string; status: 'pending' | 'completed' | 'failed'; resultUrls: string[] }[];
 };

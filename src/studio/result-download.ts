@@ -12,6 +12,7 @@ import { ApiError, UnrecognizedMediaError, type Download, type ServiceClient } f
 import { utcDay } from '../shared/utc-day';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
+import { refuseAnotherJobsAnswer } from './job-answer';
 import { jobOutcome, resultsOwed } from './poller';
 
 /** Fresh URLs asked for at most this often per item and UTC day (each one poll). */
@@ -158,6 +159,7 @@ function takeFreshUrlPoll(db: StudioDB, itemId: string, now: Date): boolean {
  */
 async function freshUrls(ctx: Context, item: store.ItemRow): Promise<string[]> {
   const job = await ctx.client.getGeneration(item.jobId ?? '');
+  refuseAnotherJobsAnswer(ctx.db, job, item.jobId ?? '');
   const old = storedUrls(ctx.db, item.id);
   const kind = jobOutcome(job, shotsAsked(item)).kind;
   // `partial`: the job lists fewer results than it completed, as when they were first stored.

@@ -31,6 +31,9 @@ import { watchTheDay } from './watch-the-day';
 import { fileVerdict, type FileVerdict } from './export/compliance';
 import { checkStableFile, type StableCheck } from './watch/stable-file';
 
+/** A result refused for its size (client/download.ts): no later run fetches it either. */
+const TOO_LARGE = /bytes any result may have/;
+
 /** States of a photo not yet charged that a ceiling may hold. */
 const ADMITTED_STATES = new Set(['queued', 'uploading', 'submitting']);
 
@@ -736,7 +739,11 @@ export async function runBatch(
         name: name(i),
         reason: i.error!.startsWith(SHARED_UPLOAD_HELD)
           ? `paid (job ${i.jobId}); results not exported: ${i.error!.slice(SHARED_UPLOAD_HELD.length)}`
-          : `paid (job ${i.jobId}); ${i.error!.slice(RESULTS_HELD.length)}; the next run collects it at no new charge`,
+          : `paid (job ${i.jobId}); ${i.error!.slice(RESULTS_HELD.length)}; ${
+              TOO_LARGE.test(i.error!)
+                ? 'no run fetches a result that large: ask the service for a smaller one (a shorter video, a lower resolution)'
+                : 'the next run collects it at no new charge'
+            }`,
       })),
       ...paidToCollect.map((i) => ({
         name: name(i),

@@ -56,6 +56,7 @@ import {
   storedUrls,
 } from './result-download';
 import type { StudioEngine } from './engine';
+import { refuseAnotherJobsAnswer } from './job-answer';
 import { jobFilePart } from './library';
 import { tooSmallReason } from './photo-size';
 
@@ -117,7 +118,8 @@ export const SOURCE_CHANGED =
 /**
  * The job status of a photo whose create was answered with a job another photo holds (review
  * rev12 D1): paid, its result never delivered, never polled while that photo's job is live (the
- * job's result is that photo's), and never collected if it delivers a file that photo collected.
+ * job's result is that photo's). A photo given a finished job's id is held by the bytes it
+ * delivers instead (heldResultOf), keeping its job status.
  */
 export const ANOTHER_PHOTOS_JOB = 'another_photos_job';
 /**
@@ -128,6 +130,8 @@ export const ANOTHER_PHOTOS_JOB = 'another_photos_job';
  * unless a file is one the other photo collected (`heldResultOf`).
  */
 export const JOB_ID_HANDED_OUT_AGAIN = 'job_id_handed_out_again';
+const givenToLaterReason = (jobId: string, later: string) =>
+  `paid, result not delivered: the service gave this photo's job id (${jobId}) to a photo sent after it too (${later}), so what the id names now may be that photo's job; nothing is exported as this one's and nothing was sent again: ask the service for this photo's job`;
 const anotherPhotosJobReason = (jobId: string, holder: string) =>
   `paid, result not delivered: the service gave this photo another photo's job id (${jobId}, held by ${holder}), so that job's result is not exported as this one's; nothing was sent again (that would pay again): ask the service for this photo's job`;
 /** The error the client leaves for a create answered 2xx with no job id in it (http.ts). */
@@ -847,6 +851,19 @@ export class Runner {
     return earlier.find((h) => h.collected.has(sha) || (h.listed && h.collected.size === 0))?.name;
   }
 
+  /**
+   * A photo sent after this one that was given its job id (ids restarted after a redeploy, or a
+   * service answering every create with one id): what the id names now may be that photo's job,
+   * and its files exported as this photo's were another photo's (review rev26 2). Its name.
+   */
+  private laterHolderOf(item: store.ItemRow): string | undefined {
+    if (!item.jobId || !item.submittedAt) return undefined;
+    const sentAt = item.submittedAt;
+    return this.holdersOf(item.jobId, item.id).find(
+      (h) => h.submittedAt !== null && h.submittedAt > sentAt,
+    )?.name;
+  }
+
   /** One poll; a job still running is given its next poll time and releases everything it held. */
   private async poll(item: store.ItemRow): Promise<void> {
     if (!item.jobId) throw new Error('no job id recorded');
@@ -866,6 +883,7 @@ export class Runner {
     let job: Awaited<ReturnType<ServiceClient['getGeneration']>>;
     try {
       job = await this.client.getGeneration(item.jobId);
+      refuseAnotherJobsAnswer(this.db, job, item.jobId);
     } catch (err) {
       if (!(again && err instanceof ApiError && err.status === 404)) throw err;
       // The service forgot the job: what was collected stays exported, the rest is given up.
@@ -1095,14 +1113,19 @@ export class Runner {
       }
       const { data, mime } = got;
       // A job id another photo held before: these bytes may be that photo's result (never this one's).
+      // Or its id was given to a photo sent after it, whose job the id may name now.
       const holder = this.heldResultOf(item, data);
-      if (holder) {
+      const later = holder ? undefined : this.laterHolderOf(item);
+      if (holder || later) {
+        // Its job status stays the job's: this photo still holds the id, and the earlier photo,
+        // taken up again, must see it (laterHolderOf), not only a create given a live job's id.
         this.transition(item.id, {
-          jobStatus: ANOTHER_PHOTOS_JOB,
           state: 'failed',
           pollAt: null,
           attempts: 0,
-          error: anotherPhotosJobReason(item.jobId ?? '', holder),
+          error: holder
+            ? anotherPhotosJobReason(item.jobId ?? '', holder)
+            : givenToLaterReason(item.jobId ?? '', later!),
         });
         return;
       }

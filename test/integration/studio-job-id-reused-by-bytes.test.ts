@@ -81,4 +81,32 @@ describe('a job id handed out again, told by its bytes', () => {
     expect(netSpent(onSameData)).toBe(12);
     expect(outFiles(first)).toHaveLength(6);
   }, 90_000);
+
+  it("ids restarted before the first photo collected its result: it does not export the later photo's", async () => {
+    const options = { numericJobIds: true, resultFilesNamedAfterJob: true };
+    // The first photo is paid and listed, its result never downloaded (every body cut short).
+    const first = await world({ ...options, truncateResultBodies: -1 });
+    const [before, after] = await photoFolders(first, [1, 1]);
+    expect((await runOnce(first, before!, { concurrency: 1 })).exported).toBe(0);
+    await first.service.close();
+    const redeployed = await startReferenceService(
+      { seed: 13, timeScale: 0.01, ...options },
+      { port: portOf(first.service.url), resultsPort: portOf(first.service.resultsUrl) },
+    );
+    cleanups.push(() => redeployed.close());
+    const { apiKey } = redeployed.createAccount({ email: EMAIL, diamonds: 500 });
+    const onSameData: ReferenceWorld = { ...first, service: redeployed, apiKey };
+    // The later photo is given the first one's id: whose job it names cannot be told, it is held.
+    const run2 = await runOnce(onSameData, after!, { concurrency: 1 });
+    expect(run2.exported).toBe(0);
+    // The first photo taken up again: the id now names the later photo's job (review rev26 2).
+    const run3 = await runOnce(onSameData, before!, { concurrency: 1 });
+    // Before: exported 1, the later photo's result under the first photo's name.
+    expect(run3.exported).toBe(0);
+    expect(run3.failed[0]!.reason).toMatch(
+      /job id \(\d+\) to a photo sent after it too \(p01\.jpg\)/,
+    );
+    expect(outFiles(first)).toEqual([]);
+    expect(netSpent(onSameData)).toBe(4);
+  }, 120_000);
 });

@@ -108,6 +108,18 @@ describe("a poll answered with another job's body (rev25 D4)", () => {
   }, 90_000);
 });
 
+describe('a poll answered under an id of the service’s own', () => {
+  it('is this job: a catalog job is collected', async () => {
+    const w = await world({ pollAnswerInternalId: true });
+    const [photos] = await photoFolders(w, [1]);
+    const run = await runOnce(w, photos!, { recipe: SHOOT_02_RECIPE });
+    // Taken for another job's body (a326930), its polls were refused until give-up.
+    expect(netSpent(w)).toBe(9);
+    expect(run.exported).toBe(1);
+    expect(outFiles(w)).toHaveLength(3);
+  }, 90_000);
+});
+
 describe('an upload answered without `url` (rev25 D6)', () => {
   const uploads = (w: ReferenceWorld) =>
     w.service.requests().filter((r) => r.method === 'POST' && r.path === '/v1/uploads').length;

@@ -784,6 +784,10 @@ export class ReferenceCore {
     const body = pollBody(job, this.options, this.statusOf(job), (fileId) =>
       this.fileUrl(fileId, 'result'),
     );
+    if (this.options.pollAnswerInternalId) {
+      body.id = `internal-${job.id}`;
+      delete body.mediaItemId;
+    }
     if (
       this.options.catalogUrlsListedOnce &&
       job.kind === 'catalog' &&

@@ -266,6 +266,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
    * GET /v1/generations/{id}. A fault, not spec latitude.
    */
   pollOtherJob: z.number().int().nonnegative().optional(),
+  /**
+   * Polls answer under an id of the service's own (`internal-<id>`, no mediaItemId): a catalog
+   * job named by the generation behind it. Spec 2.3 says only that the id is used to poll.
+   */
+  pollAnswerInternalId: z.boolean().optional(),
   /** Polls list each result URL twice. */
   duplicateResultUrls: z.boolean().optional(),
   /**
