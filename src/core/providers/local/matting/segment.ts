@@ -985,12 +985,13 @@ function addShadows(
   // is shadow-like, so it is not strong, and its far side is open ground.
   const strong = new Uint8Array(n);
   for (let i = 0; i < n; i++) strong[i] = distance[i]! > STRONG_CONTRAST && !shadow[i] ? 1 : 0;
+  const textureGround = dilate(strong, w, h, TEXTURE_REACH);
   floodShallow(
     added,
     seeds,
     w,
     (j) => shadow[j] === 1 && !background[j],
-    dilate(strong, w, h, TEXTURE_REACH),
+    t < 1 ? narrowAsTexture(textureGround, w, h) : textureGround,
     TEXTURE_REACH + 1,
   );
   // Cast shadows are strips along the outline; a thick region that looks like a shadow is pale
@@ -1009,6 +1010,30 @@ function addShadows(
     else added[i] = 0;
   }
   return added;
+}
+
+/**
+ * Open ground narrower than this many px each way (2 * CORRIDOR + 1) counts as textured ground
+ * for the shadow flood on a digital backdrop.
+ */
+const CORRIDOR = 2;
+
+/**
+ * On a digital backdrop nothing casts a shadow, so the shadow flood only takes the outline's mixed
+ * pixels: open ground it may run through freely must be wide. The core of a pale stripe between
+ * dark ones (over TEXTURE_REACH from both) is a corridor a few px wide; tilted 3 degrees, 00151_00's
+ * white stripes (a level or more under the 246 grey, as neutral) were flooded along that core from
+ * the outline, 100+ px deep (tilt3 0.897). Corridors are opened away (eroded and dilated by
+ * CORRIDOR) and count as textured ground, where the flood goes TEXTURE_REACH px only.
+ */
+function narrowAsTexture(textured: Uint8Array, w: number, h: number): Uint8Array {
+  const n = w * h;
+  const open = new Uint8Array(n);
+  for (let i = 0; i < n; i++) open[i] = textured[i] ? 0 : 1;
+  const wide = dilate(erode(open, w, h, CORRIDOR), w, h, CORRIDOR);
+  const busy = new Uint8Array(n);
+  for (let i = 0; i < n; i++) busy[i] = wide[i] && open[i] ? 0 : 1;
+  return busy;
 }
 
 /**
