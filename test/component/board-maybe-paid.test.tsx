@@ -12,18 +12,16 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
 import { BatchBoard } from '../../src/renderer/src/screens/BatchBoard';
 import { useQueue } from '../../src/renderer/src/stores/queue-store';
 import { studio } from '../../src/renderer/src/transport';
 import type { ItemView } from '../../src/shared/studio';
-import { rewritingFront } from '../integration/helpers/rewriting-front';
 import {
   VIRTUAL_MODEL_RECIPE,
   boardRow,
   useStudioAgainstReference,
 } from './studio-against-reference';
-import { uncertainPhoto } from './uncertain-photo';
+import { studioLosingFirstCreateAnswer, uncertainPhoto } from './uncertain-photo';
 
 const fixture = useStudioAgainstReference();
 const EMAIL = 'maybe-paid-board@ref.test';
@@ -61,26 +59,11 @@ it('puts the uncertain photo under "Needs you", its row marked so', async () => 
 it('says a photo held for diamonds after its create answer was lost may be paid, not "Not enough diamonds"', async () => {
   // Two photos on an account holding one's price: the first create is charged and its answer cut,
   // the second is refused (402). Both wait for diamonds; only the second is still to pay.
-  const { root, dataDir, service, apiKey } = await fixture.referenceAccount({
-    tmpName: 'maybe-paid-short',
+  const { root, service } = await studioLosingFirstCreateAnswer(fixture, {
+    email: EMAIL,
     seed: 33,
-    account: { email: EMAIL, diamonds: 4 },
+    diamonds: 4,
   });
-  const cleanups: (() => Promise<void> | void)[] = [];
-  fixture.onCleanup(async () => {
-    for (const fn of cleanups.reverse()) await fn();
-  });
-  let cut = false;
-  const front = await rewritingFront(cleanups, service.url, (request, answer) => {
-    const create = request.method === 'POST' && request.path === '/v1/generations';
-    if (!create || cut || answer.status >= 300 || !request.body.includes('garment_photo'))
-      return answer;
-    cut = true;
-    return 'cut';
-  });
-  const client = new HttpClient({ baseUrl: front, apiKey, timeoutMs: 5000 });
-  fixture.onCleanup(() => client.close());
-  await fixture.serveStudio({ dataDir, client, apiKey });
   await studio().call('queue.pause', { paused: true });
   const hot = path.join(root, 'hot');
   fs.mkdirSync(hot);

@@ -15,20 +15,12 @@ import { useQueue } from '../../src/renderer/src/stores/queue-store';
 import { studio } from '../../src/renderer/src/transport';
 import type { ItemView } from '../../src/shared/studio';
 import { useStudioHarness } from './studio-harness';
+import { watchedFolder } from './watched-folder';
 
 const harness = useStudioHarness();
 
 it('asks before cancelling a photo in review, saying its paid result is not exported', async () => {
-  const hot = path.join(harness().root, 'hot');
-  fs.mkdirSync(hot);
-  await studio().call('folders.add', {
-    path: hot,
-    outputDir: `${hot}-export`,
-    recipe: {
-      request: { toolId: 'photo_enhance', images: { user_photo: '{photo}' } },
-      export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
-    },
-  });
+  const hot = await watchedFolder(harness().root, 'hot');
   await sharp({ create: { width: 320, height: 400, channels: 3, background: '#4b7a9c' } })
     .jpeg()
     .toFile(path.join(hot, 'p1.jpg'));

@@ -23,6 +23,7 @@ import { openStudio } from '../../src/studio';
 import { studioSettingsPort } from '../../src/studio/host/studio-settings-file';
 import { buildStudioWeb } from '../../src/studio/web';
 import { resetStores } from './reset-stores';
+import { watchedFolder } from './watched-folder';
 import './studio-harness';
 
 let root = '';
@@ -69,17 +70,7 @@ it('says why no cap is in use on the embedded service beside the cap field', asy
 });
 
 it('says a photo held by the ceiling is held because the next one would cross it', async () => {
-  const hot = path.join(root, 'hot');
-  fs.mkdirSync(hot);
-  await studio().call('folders.add', {
-    path: hot,
-    outputDir: `${hot}-export`,
-    recipe: {
-      request: { toolId: 'photo_enhance', images: { user_photo: '{photo}' } },
-      export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
-    },
-    maxDiamonds: 1,
-  });
+  const hot = await watchedFolder(root, 'hot', { maxDiamonds: 1 });
   for (const [i, colour] of ['#4b7a9c', '#9c4b7a'].entries())
     await sharp({ create: { width: 320, height: 400, channels: 3, background: colour } })
       .jpeg()

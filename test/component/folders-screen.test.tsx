@@ -9,6 +9,7 @@ import { Notice } from '../../src/renderer/src/components/Notice';
 import { useFolders } from '../../src/renderer/src/stores/folders-store';
 import { studio } from '../../src/renderer/src/transport';
 import { useStudioHarness } from './studio-harness';
+import { watchedFolder } from './watched-folder';
 
 const harness = useStudioHarness();
 
@@ -57,16 +58,7 @@ describe('FoldersScreen', () => {
 
 describe('a hot folder that goes away', () => {
   it('is shown as not found while it is away, and no longer once it is back', async () => {
-    const hot = path.join(harness().root, 'share');
-    fs.mkdirSync(hot);
-    await studio().call('folders.add', {
-      path: hot,
-      outputDir: `${hot}-export`,
-      recipe: {
-        request: { toolId: 'photo_enhance', images: { user_photo: '{photo}' } },
-        export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
-      },
-    });
+    const hot = await watchedFolder(harness().root, 'share');
     await useFolders.getState().load();
     render(<FoldersScreen />);
     const card = () => screen.getByRole('listitem', { name: 'Folder share' });

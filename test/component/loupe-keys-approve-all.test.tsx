@@ -17,6 +17,7 @@ import { useResults } from '../../src/renderer/src/stores/results-store';
 import { studio } from '../../src/renderer/src/transport';
 import type { ItemView, ResultView } from '../../src/shared/studio';
 import { useStudioHarness } from './studio-harness';
+import { watchedFolder } from './watched-folder';
 
 const harness = useStudioHarness();
 
@@ -29,16 +30,7 @@ globalThis.ResizeObserver ??= class {
 
 /** A folder of its own with two photos, both made and waiting for review; their items. */
 async function twoInReview(name: string, colours: [string, string]): Promise<ItemView[]> {
-  const hot = path.join(harness().root, name);
-  fs.mkdirSync(hot);
-  await studio().call('folders.add', {
-    path: hot,
-    outputDir: `${hot}-export`,
-    recipe: {
-      request: { toolId: 'photo_enhance', images: { user_photo: '{photo}' } },
-      export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
-    },
-  });
+  const hot = await watchedFolder(harness().root, name);
   for (const [i, colour] of colours.entries())
     await sharp({ create: { width: 320, height: 400, channels: 3, background: colour } })
       .jpeg()

@@ -19,21 +19,12 @@ import { useQueue } from '../../src/renderer/src/stores/queue-store';
 import { studio } from '../../src/renderer/src/transport';
 import type { ItemView } from '../../src/shared/studio';
 import { useStudioHarness } from './studio-harness';
+import { watchedFolder } from './watched-folder';
 
 const harness = useStudioHarness();
 
 it('counts only finished photos, and says the ceiling holds the rest', async () => {
-  const hot = path.join(harness().root, 'ceiling');
-  fs.mkdirSync(hot);
-  await studio().call('folders.add', {
-    path: hot,
-    outputDir: `${hot}-export`,
-    recipe: {
-      request: { toolId: 'photo_enhance', images: { user_photo: '{photo}' } },
-      export: { preset: 'original', format: 'jpeg', quality: 85, naming: '{name}-{n}' },
-    },
-    maxDiamonds: 1,
-  });
+  const hot = await watchedFolder(harness().root, 'ceiling', { maxDiamonds: 1 });
   for (const [i, colour] of ['#4b7a9c', '#9c4b7a', '#7a9c4b'].entries())
     await sharp({ create: { width: 320, height: 400, channels: 3, background: colour } })
       .jpeg()
