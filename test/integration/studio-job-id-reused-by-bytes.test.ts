@@ -29,6 +29,25 @@ const outFiles = (w: ReferenceWorld) =>
 const sha = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 const portOf = (url: string) => Number(new URL(url).port);
 
+/**
+ * The service redeployed on a new store at the same address: its ids start again and, with
+ * resultFilesNamedAfterJob, so do its file URLs. The world on the same data folder.
+ */
+async function redeployed(
+  first: ReferenceWorld,
+  seed: number,
+  options: Parameters<typeof startReferenceService>[0],
+): Promise<ReferenceWorld> {
+  await first.service.close();
+  const service = await startReferenceService(
+    { ...options, seed, timeScale: 0.01 },
+    { port: portOf(first.service.url), resultsPort: portOf(first.service.resultsUrl) },
+  );
+  cleanups.push(() => service.close());
+  const { apiKey } = service.createAccount({ email: EMAIL, diamonds: 500 });
+  return { ...first, service, apiKey };
+}
+
 describe('a job id handed out again, told by its bytes', () => {
   it("the same id answered with the first job's files on another host: not exported as the second photo's", async () => {
     const w = await world({ sameJobIdForEveryCreate: true });
@@ -58,14 +77,7 @@ describe('a job id handed out again, told by its bytes', () => {
     const [before, after] = await photoFolders(first, [3, 3]);
     expect((await runOnce(first, before!, { concurrency: 1 })).exported).toBe(3);
     // Redeployed on a new store at the same address: ids from 1001 again, the same file URLs.
-    await first.service.close();
-    const redeployed = await startReferenceService(
-      { seed: 12, timeScale: 0.01, ...options },
-      { port: portOf(first.service.url), resultsPort: portOf(first.service.resultsUrl) },
-    );
-    cleanups.push(() => redeployed.close());
-    const { apiKey } = redeployed.createAccount({ email: EMAIL, diamonds: 500 });
-    const onSameData: ReferenceWorld = { ...first, service: redeployed, apiKey };
+    const onSameData = await redeployed(first, 12, options);
     const run2 = await runOnce(onSameData, after!, { concurrency: 1 });
     // Before: 12 charged, 0 exported, 3 failed "another photo's job id (1001, held by p00.jpg)".
     expect(netSpent(onSameData)).toBe(12);
@@ -88,14 +100,7 @@ describe('a job id handed out again, told by its bytes', () => {
     const first = await world({ ...options, truncateResultBodies: -1 });
     const [before, after] = await photoFolders(first, [1, 1]);
     expect((await runOnce(first, before!, { concurrency: 1 })).exported).toBe(0);
-    await first.service.close();
-    const redeployed = await startReferenceService(
-      { seed: 13, timeScale: 0.01, ...options },
-      { port: portOf(first.service.url), resultsPort: portOf(first.service.resultsUrl) },
-    );
-    cleanups.push(() => redeployed.close());
-    const { apiKey } = redeployed.createAccount({ email: EMAIL, diamonds: 500 });
-    const onSameData: ReferenceWorld = { ...first, service: redeployed, apiKey };
+    const onSameData = await redeployed(first, 13, options);
     // The later photo is given the first one's id: whose job it names cannot be told, it is held.
     const run2 = await runOnce(onSameData, after!, { concurrency: 1 });
     expect(run2.exported).toBe(0);
