@@ -34,6 +34,12 @@ describe('RecipeBuilder', () => {
     render(<Builder />);
     expect(await screen.findByText('Recipe is valid.')).toBeTruthy();
     expect(screen.getByText('Price: 4 diamonds per photo')).toBeTruthy();
+    // Tools said as words, prices in the singular where one (review uirev C5: "remove background · 1 diamonds").
+    const tools = [...(screen.getByLabelText('Tool') as HTMLSelectElement).options].map(
+      (o) => o.text,
+    );
+    expect(tools).toContain('Remove background · 1 diamond');
+    expect(tools).toContain('Clothing ecom pack · 12 diamonds');
 
     fireEvent.change(screen.getByLabelText('Tool'), { target: { value: 'jewelry_on_model' } });
     expect(screen.getByText('Price: 5 diamonds per photo')).toBeTruthy();

@@ -8,7 +8,8 @@ export function folderName(path: string): string {
   return parts.at(-1) ?? path;
 }
 
-const toolName = (toolId: string) => {
+/** "Virtual model", "Clothing ecom pack": a tool id said as words. */
+export const toolName = (toolId: string) => {
   const words = toolId.replaceAll('_', ' ');
   return words.charAt(0).toUpperCase() + words.slice(1);
 };

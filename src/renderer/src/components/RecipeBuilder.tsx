@@ -13,6 +13,7 @@ import {
 } from '../../../shared/studio';
 import { getTool, isToolId, TOOLS } from '../../../shared/tools';
 import { defaultFashionModelId, defaultReadyShootId } from '../recipe/catalog-defaults';
+import { diamondCount, toolName } from '../names';
 import { recipeProblem } from '../recipe/problem';
 import {
   DEFAULT_EXPORT,
@@ -142,14 +143,14 @@ export function RecipeBuilder({ value, onChange, folderPath, footer, onProblem }
             <select value={toolId ?? ''} onChange={(e) => changeTool(e.target.value)}>
               {[...TOOLS.values()].map((t) => (
                 <option key={t.id} value={t.id}>
-                  {t.id.replaceAll('_', ' ')} · {t.price} diamonds
+                  {toolName(t.id)} · {diamondCount(t.price)}
                 </option>
               ))}
             </select>
           </label>
         )}
         <p className="price" aria-live="polite">
-          {price === null ? 'Price: pick a tool' : `Price: ${price} diamonds per photo`}
+          {price === null ? 'Price: pick a tool' : `Price: ${diamondCount(price)} per photo`}
         </p>
       </div>
 
