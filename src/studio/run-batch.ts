@@ -677,9 +677,15 @@ export async function runBatch(
       `the service handed the same upload URL to photos with different bytes (a later upload may replace an earlier one under it): ${uploadedAgain.length} photo(s) uploaded again before being sent${sharedHeld.length ? `; ${sharedHeld.length} paid photo(s) whose job may have read another photo's image: results held, not exported (check them; Generate again pays anew): ${sharedHeld.map((i) => `${name(i)} (job ${i.jobId})`).join(', ')}` : ''}`,
     );
   const notDownloaded = resultsHeld.filter((i) => isResultsHeld(i.error));
-  if (notDownloaded.length)
+  const tooLarge = notDownloaded.filter((i) => TOO_LARGE.test(i.error!));
+  const later = notDownloaded.filter((i) => !tooLarge.includes(i));
+  if (later.length)
     notice(
-      `${notDownloaded.length} paid photo(s) whose results could not be downloaded in this run: held, not failed; the next run downloads them from the same job(s) at no new charge: ${notDownloaded.map((i) => `${name(i)} (job ${i.jobId})`).join(', ')}`,
+      `${later.length} paid photo(s) whose results could not be downloaded in this run: held, not failed; the next run downloads them from the same job(s) at no new charge: ${later.map((i) => `${name(i)} (job ${i.jobId})`).join(', ')}`,
+    );
+  if (tooLarge.length)
+    notice(
+      `${tooLarge.length} paid photo(s) whose results are larger than any result Dropshoot fetches: held, not failed; ask the service for smaller ones: ${tooLarge.map((i) => `${name(i)} (job ${i.jobId})`).join(', ')}`,
     );
   // Outputs the service reported failed (its packFailed): paid, never delivered, not refunded per
   // shot (spec 3.2); exported photos said nothing of them (rev23 N1, N6).
