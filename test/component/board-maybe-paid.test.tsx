@@ -7,20 +7,13 @@
  * filter, behind a grey "submitting" badge (B9): it is under "Needs you", its row marked. Set-up:
  * uncertain-photo.ts (reference /v1 service, the first create's answer cut once charged).
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import sharp from 'sharp';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { expect, it } from 'vitest';
 import { BatchBoard } from '../../src/renderer/src/screens/BatchBoard';
 import { useQueue } from '../../src/renderer/src/stores/queue-store';
 import { studio } from '../../src/renderer/src/transport';
 import type { ItemView } from '../../src/shared/studio';
-import {
-  VIRTUAL_MODEL_RECIPE,
-  boardRow,
-  useStudioAgainstReference,
-} from './studio-against-reference';
+import { boardRow, pausedWithPhotos, useStudioAgainstReference } from './studio-against-reference';
 import { studioLosingFirstCreateAnswer, uncertainPhoto } from './uncertain-photo';
 
 const fixture = useStudioAgainstReference();
@@ -64,20 +57,8 @@ it('says a photo held for diamonds after its create answer was lost may be paid,
     seed: 33,
     diamonds: 4,
   });
-  await studio().call('queue.pause', { paused: true });
-  const hot = path.join(root, 'hot');
-  fs.mkdirSync(hot);
-  await studio().call('folders.add', {
-    path: hot,
-    outputDir: `${hot}-export`,
-    recipe: VIRTUAL_MODEL_RECIPE,
-  });
-  for (const [i, colour] of ['#4b7a9c', '#9c4b7a'].entries())
-    await sharp({ create: { width: 320, height: 400, channels: 3, background: colour } })
-      .jpeg()
-      .toFile(path.join(hot, `p${i}.jpg`));
+  await pausedWithPhotos(root, ['p0.jpg', 'p1.jpg']);
   const items = async () => (await studio().call('queue.list', {})).items as ItemView[];
-  await waitFor(async () => expect(await items()).toHaveLength(2));
   await studio().call('queue.pause', { paused: false });
   await waitFor(async () =>
     expect((await items()).map((i) => [i.waitReason, i.maybeCharged])).toEqual(

@@ -144,9 +144,9 @@ export async function learnServiceCap(
 
 /**
  * Pauses the served studio's queue, adds a hot folder (`root`/hot, with the virtual-model recipe)
- * and puts one photo in it; returns once the photo is queued.
+ * and puts photos of these names in it (each its own colour); returns once they are queued.
  */
-export async function pausedWithOnePhoto(root: string): Promise<void> {
+export async function pausedWithPhotos(root: string, names = ['p1.jpg']): Promise<void> {
   await studio().call('queue.pause', { paused: true });
   const hot = path.join(root, 'hot');
   fs.mkdirSync(hot);
@@ -155,11 +155,18 @@ export async function pausedWithOnePhoto(root: string): Promise<void> {
     outputDir: `${hot}-export`,
     recipe: VIRTUAL_MODEL_RECIPE,
   });
-  await sharp({ create: { width: 320, height: 400, channels: 3, background: '#4b7a9c' } })
-    .jpeg()
-    .toFile(path.join(hot, 'p1.jpg'));
-  await waitFor(async () => expect((await studio().call('queue.list', {})).items).toHaveLength(1));
+  const colours = ['#4b7a9c', '#9c4b7a', '#7a9c4b'];
+  for (const [i, name] of names.entries())
+    await sharp({ create: { width: 320, height: 400, channels: 3, background: colours[i % 3]! } })
+      .jpeg()
+      .toFile(path.join(hot, name));
+  await waitFor(async () =>
+    expect((await studio().call('queue.list', {})).items).toHaveLength(names.length),
+  );
 }
+
+/** One photo, p1.jpg: `pausedWithPhotos`. */
+export const pausedWithOnePhoto = (root: string) => pausedWithPhotos(root);
 
 /** The board rendered with the queue loaded; returns its one photo's row. */
 export async function boardRow(): Promise<Element> {
