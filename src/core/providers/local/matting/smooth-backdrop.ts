@@ -3,8 +3,9 @@
  * pasted cut-out): no noise, no single flat colour, but every frame pixel is the rounding of one
  * smooth surface. Modelled per channel in linear light as a quadratic (a lens vignette is a gain
  * falling with the square of the distance from the centre) plus radial 4th and 6th powers (see
- * terms), fitted on the frame and extrapolated inward, then refitted on the background found. Where the frame holds to it within rounding, the backdrop is known to a
- * fraction of a level everywhere, as a flat digital colour is: white fabric a level off it is told
+ * terms), fitted on the frame and extrapolated inward, then refitted on the background found.
+ * Where the frame holds to it within rounding, the backdrop is known to a fraction of a level
+ * everywhere, as a flat digital colour is: white fabric a level off it is told
  * apart, where the grid surface (medians of cells) lags the gradient by a level or two and the
  * flood, held to 2.5 levels, ran through 246 white fabric on 246 grey (12562_00 under a 30%
  * vignette: IoU 0.668).
