@@ -278,12 +278,13 @@ export class HotFolders {
   /** A folder gone or back since the last look is shown as such (review uirev B6: it was not). */
   private notePresence(): void {
     for (const row of store.listFolders(this.engine.db)) {
-      const view = store.folderViewOf(this.engine.db, row);
+      // A stat every look; the view (its batch's sums) only for a folder gone or back.
+      const present = fs.existsSync(row.path);
       const before = this.present.get(row.id);
-      this.present.set(row.id, !view.missing);
-      if (before === undefined || before === !view.missing) continue;
-      this.opts.log?.(`hot folder ${row.path}: ${view.missing ? 'not found' : 'back'}`);
-      this.engine.events.emit('folder.changed', view);
+      this.present.set(row.id, present);
+      if (before === undefined || before === present) continue;
+      this.opts.log?.(`hot folder ${row.path}: ${present ? 'back' : 'not found'}`);
+      this.engine.events.emit('folder.changed', store.folderViewOf(this.engine.db, row));
     }
   }
 
