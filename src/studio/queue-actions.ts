@@ -3,18 +3,12 @@
  * the front): which items each action applies to, and what it changes. The command handlers
  * only call these; every change is written before the engine is asked to go on.
  */
-import {
-  isReadyShootRecipe,
-  recipeKind,
-  requestToolId,
-  type ItemState,
-  type Recipe,
-} from '../shared/studio';
+import { isReadyShootRecipe, type ItemState, type Recipe } from '../shared/studio';
 import * as store from './db/store';
 import { readFailedShots, readRecipeSnapshot } from './db/stored-json';
 import type { StudioEngine } from './engine';
 import type { HotFolders } from './folders';
-import { MARKED_FAILED_UNCERTAIN, recipeHash, retryItem } from './queue';
+import { MARKED_FAILED_UNCERTAIN, recipeColumns, recipeHash, retryItem } from './queue';
 import { priceOfRecipes } from './recipe-estimate';
 import { oneRequeueAtATime, requeuePhoto } from './requeue';
 import { notOnItsWay } from './review-redo';
@@ -144,17 +138,7 @@ export async function retryItems(
       continue;
     }
     if (step.kind === 'resubmit' && step.rewritten)
-      store.updateItem(
-        db,
-        item.id,
-        {
-          recipe: JSON.stringify(step.recipe),
-          recipeHash: recipeHash(step.recipe),
-          kind: recipeKind(step.recipe.request),
-          toolId: requestToolId(step.recipe.request),
-        },
-        engine.now(),
-      );
+      store.updateItem(db, item.id, recipeColumns(step.recipe), engine.now());
     if (step.kind === 'shots') {
       // Only the shots that failed go again, as a new item; this one keeps what succeeded.
       await requeuePhoto(engine, folders, item, step.recipe);

@@ -34,6 +34,20 @@ export function recipeHash(recipe: Recipe): string {
     .digest('hex');
 }
 
+/** An item's columns that follow its recipe: the snapshot, its hash, its kind and tool. */
+export function recipeColumns(recipe: Recipe) {
+  return {
+    recipe: JSON.stringify(recipe),
+    recipeHash: recipeHash(recipe),
+    kind: recipeKind(recipe.request),
+    toolId: requestToolId(recipe.request),
+  };
+}
+
+/** The note of a photo not sent because `twin` is this photo with this recipe. */
+const sameAsNote = (twin: store.ItemRow): string =>
+  `same photo and recipe already ${twinState(twin)} as ${twin.name} (${twin.id}); nothing spent`;
+
 /**
  * Where a paid item goes back to, to deliver what was paid for: poll the job if its results are
  * not known, download what is missing, then review or export.
@@ -89,12 +103,14 @@ export function enqueue(
   now: Date,
 ): { id: string; adopted: boolean } {
   const recipe = RecipeSchema.parse(input.recipe);
-  const hash = recipeHash(recipe);
+  const columns = recipeColumns(recipe);
   const rel = path.relative(input.rootDir, path.dirname(input.sourcePath));
   const id = `item_${randomUUID()}`;
   return db
     .transaction((): { id: string; adopted: boolean } => {
-      const twin = input.reprocess ? undefined : store.findEquivalent(db, input.sha256, hash);
+      const twin = input.reprocess
+        ? undefined
+        : store.findEquivalent(db, input.sha256, columns.recipeHash);
       const batch = store.getBatch(db, input.batchId);
       const twinBatch = twin && store.getBatch(db, twin.batchId);
       // Exported `partial` (fewer results than its job owes, by this version or an earlier one):
@@ -158,15 +174,10 @@ export function enqueue(
         relativeDir: rel === '' ? '' : rel.split(path.sep).join('/'),
         name: path.basename(input.sourcePath),
         sha256: input.sha256,
-        recipe: JSON.stringify(recipe),
-        recipeHash: hash,
-        kind: recipeKind(recipe.request),
-        toolId: requestToolId(recipe.request),
+        ...columns,
         state: twin ? 'skipped' : 'queued',
         waitReason: null,
-        note: twin
-          ? `same photo and recipe already ${twinState(store.getItem(db, twin.id) ?? twin)} as ${twin.name} (${twin.id}); nothing spent`
-          : null,
+        note: twin ? sameAsNote(store.getItem(db, twin.id) ?? twin) : null,
         createdAt: now.toISOString(),
       });
       return { id, adopted: false };
@@ -187,28 +198,13 @@ export function requeueStranded(
   sourcePath: string,
   now: Date,
 ): void {
-  const hash = recipeHash(recipe);
+  const patch = recipeColumns(recipe);
   db.transaction(() => {
-    const twin = store.findEquivalent(db, item.sha256, hash);
+    const twin = store.findEquivalent(db, item.sha256, patch.recipeHash);
     if (twin && twin.id !== item.id) {
-      store.updateItem(
-        db,
-        item.id,
-        {
-          state: 'skipped',
-          error: null,
-          note: `same photo and recipe already ${twinState(twin)} as ${twin.name} (${twin.id}); nothing spent`,
-        },
-        now,
-      );
+      store.updateItem(db, item.id, { state: 'skipped', error: null, note: sameAsNote(twin) }, now);
       return;
     }
-    const patch = {
-      recipe: JSON.stringify(recipe),
-      recipeHash: hash,
-      kind: recipeKind(recipe.request),
-      toolId: requestToolId(recipe.request),
-    };
     store.updateItem(db, item.id, patch, now);
     retryItem(db, { ...item, ...patch }, sourcePath, now);
   }).immediate();
