@@ -12,6 +12,7 @@ import {
 import { ConfirmDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
 import { Progress } from '../components/Progress';
+import { attemptsOf } from '../attempts';
 import { diamondCount, folderName, itemPrice, photoCount, recipeName, sentence } from '../names';
 import { etaText, heldByDailyCap, progressOf } from '../progress';
 import { requestsLeftText } from '../requests-left';
@@ -127,33 +128,36 @@ export function BatchBoard() {
   const price = (item: ItemView) => itemPrice(item, catalog, looks);
   const unpaid = (item: ItemView) =>
     UNPAID.includes(item.state) && !item.jobId && item.diamonds === 0 && !maybePaid(item);
+  // One row per photo: a redo's earlier item is the photo's history, not a second photo (uirev C4).
+  // Its charge stays in "Spent"; counts, progress and filters are of the photos.
+  const { current, earlier } = useMemo(() => attemptsOf(items), [items]);
   const spent = items.reduce((sum, i) => sum + i.diamonds, 0);
-  const toSpend = items.filter(unpaid).reduce((sum, i) => sum + (price(i) ?? 0), 0);
-  const progress = progressOf(items);
-  const capReached = items.some((i) => i.waitReason === 'daily_cap');
+  const toSpend = current.filter(unpaid).reduce((sum, i) => sum + (price(i) ?? 0), 0);
+  const progress = progressOf(current);
+  const capReached = current.some((i) => i.waitReason === 'daily_cap');
   const left = budget?.requestsLeftToday ?? null;
   const requestsLeft =
     requestsLeftText(budget) ??
     (capReached
       ? 'none (the service’s cap is reached)'
       : `no cap set · ${budget?.requestsUsedToday ?? 0} used`);
-  const failed = items.filter((i) => i.state === 'failed' || i.failedShots.length > 0);
+  const failed = current.filter((i) => i.state === 'failed' || i.failedShots.length > 0);
   const exportable = failed.filter((i) => i.state === 'failed' && resultOf.has(i.id));
   const regenerable = failed.filter((i) => !exportable.includes(i));
   const queuedAhead = useMemo(() => {
     const ahead = new Map<string, number>();
     let n = 0;
-    for (const item of items)
+    for (const item of current)
       if (item.state === 'queued' && !item.waitReason) ahead.set(item.id, n++);
     return ahead;
-  }, [items]);
+  }, [current]);
   const counts = useMemo(() => {
     const c = Object.fromEntries(ITEM_STATES.map((s) => [s, 0])) as Record<ItemState, number>;
-    for (const item of items) c[item.state]++;
+    for (const item of current) c[item.state]++;
     return c;
-  }, [items]);
-  const needingYou = items.filter(needsYou).length;
-  const shown = items.filter(
+  }, [current]);
+  const needingYou = current.filter(needsYou).length;
+  const shown = current.filter(
     (i) =>
       (stateFilter === 'needs'
         ? needsYou(i)
@@ -189,7 +193,7 @@ export function BatchBoard() {
         <Stat label="Spent" value={spent} />
         <Stat label="To spend" value={toSpend} />
         <Stat label="Requests left today" value={requestsLeft} />
-        <Stat label="ETA" value={etaText(progress, paused, heldByDailyCap(items))} />
+        <Stat label="ETA" value={etaText(progress, paused, heldByDailyCap(current))} />
       </div>
       <div className="folder-stats">
         <Progress
@@ -327,6 +331,7 @@ export function BatchBoard() {
                 <td>
                   {item.relativeDir ? <span className="muted">{item.relativeDir}/</span> : null}
                   {item.name}
+                  <EarlierAttempts attempts={earlier.get(item.id)} />
                 </td>
                 <td>
                   {folder ? folderName(folder.path) : <span className="muted">no folder</span>}
@@ -634,7 +639,7 @@ function BatchSummaries({ items, paused }: { items: ItemView[]; paused: boolean 
         {groups.map(([batchId, batchItems]) => {
           const folder = folders.find((f) => f.id === batchItems[0]?.folderId);
           const name = folder ? folderName(folder.path) : 'Run';
-          const progress = progressOf(batchItems);
+          const progress = progressOf(attemptsOf(batchItems).current);
           return (
             <tr key={batchId}>
               <td>{name}</td>
@@ -655,6 +660,29 @@ function BatchSummaries({ items, paused }: { items: ItemView[]; paused: boolean 
         })}
       </tbody>
     </table>
+  );
+}
+
+/** A photo's earlier attempts (before a redo), behind a disclosure on its one row. */
+function EarlierAttempts({ attempts }: { attempts: ItemView[] | undefined }) {
+  if (!attempts?.length) return null;
+  return (
+    <details className="small" data-testid="earlier-attempts">
+      <summary>
+        {attempts.length === 1
+          ? 'Replaces an earlier attempt'
+          : `Replaces ${attempts.length} earlier attempts`}
+      </summary>
+      <ul>
+        {attempts.map((a) => (
+          <li key={a.id}>
+            {new Date(a.createdAt).toLocaleString()}: {a.state}
+            {a.diamonds > 0 ? ` · ${diamondCount(a.diamonds)} spent` : ''}
+            {a.error || a.note ? ` · ${sentence(a.error ?? a.note ?? '')}` : ''}
+          </li>
+        ))}
+      </ul>
+    </details>
   );
 }
 

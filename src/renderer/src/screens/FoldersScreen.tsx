@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type DragEvent, type FormEvent } from 'react';
+import { useEffect, useMemo, useRef, useState, type DragEvent, type FormEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import {
   ACTIVE_STATES,
@@ -9,6 +9,7 @@ import {
 import { ConfirmDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
 import { Progress } from '../components/Progress';
+import { attemptsOf } from '../attempts';
 import { DEFAULT_RECIPE, RecipeBuilder } from '../components/RecipeBuilder';
 import { folderName, recipeName } from '../names';
 import { defaultRecipeFor } from '../recipe/request';
@@ -56,9 +57,11 @@ export function FoldersScreen() {
 function FolderCard({ folder }: { folder: FolderView }) {
   const catalog = useCatalog((s) => s.catalog);
   const looks = useCatalog((s) => s.looks);
-  const items = useQueue(
+  const attempts = useQueue(
     useShallow((s) => Object.values(s.items).filter((i) => i.folderId === folder.id)),
   );
+  // A redo's earlier item is the photo's history, not another photo (uirev C4); its charge stays spent.
+  const items = useMemo(() => attemptsOf(attempts).current, [attempts]);
   const queuePaused = useQueue((s) => s.paused);
   const [editing, setEditing] = useState(false);
   const [confirmStop, setConfirmStop] = useState(false);
@@ -69,7 +72,7 @@ function FolderCard({ folder }: { folder: FolderView }) {
   const queued = items.filter((i) => i.state === 'queued');
   const olderRecipe = queued.filter((i) => JSON.stringify(i.recipe) !== current).length;
   const progress = progressOf(items);
-  const spent = items.reduce((sum, i) => sum + i.diamonds, 0);
+  const spent = attempts.reduce((sum, i) => sum + i.diamonds, 0);
   return (
     <li className="card folder-card" aria-label={`Folder ${name}`}>
       <div>

@@ -1,0 +1,42 @@
+/**
+ * A redo (or reprocess, or Generate again) queues a photo again as a new item: the board listed the
+ * earlier item beside it as if it were a second photo (review uirev C4: 7 photos for 6 dropped).
+ * One photo is one row: the latest item of a photo is its row, the earlier ones its history.
+ */
+import type { ItemView } from '../../shared/studio';
+
+/** The same photo in the same batch: its bytes and where it was dropped. */
+const photoKey = (item: ItemView) =>
+  `${item.batchId}\u0000${item.sha256}\u0000${item.relativeDir}\u0000${item.name}`;
+
+const newestFirst = (a: ItemView, b: ItemView) =>
+  b.createdAt.localeCompare(a.createdAt) || b.position - a.position;
+
+export type Attempts = {
+  /** The items that are a photo's row: each photo's latest attempt. */
+  current: ItemView[];
+  /** Earlier attempts of a photo, newest first, by the id of its current item. */
+  earlier: Map<string, ItemView[]>;
+};
+
+/**
+ * Each photo's latest attempt, and its earlier ones. A "skipped" item (the same photo dropped again,
+ * nothing sent) is a row of its own: it replaces nothing. `items` keep their order in `current`.
+ */
+export function attemptsOf(items: readonly ItemView[]): Attempts {
+  const byPhoto = new Map<string, ItemView[]>();
+  for (const item of items) {
+    if (item.state === 'skipped') continue;
+    const key = photoKey(item);
+    byPhoto.set(key, [...(byPhoto.get(key) ?? []), item]);
+  }
+  const earlier = new Map<string, ItemView[]>();
+  const replaced = new Set<string>();
+  for (const attempts of byPhoto.values()) {
+    if (attempts.length < 2) continue;
+    const [latest, ...before] = [...attempts].sort(newestFirst);
+    earlier.set(latest!.id, before);
+    for (const item of before) replaced.add(item.id);
+  }
+  return { current: items.filter((i) => !replaced.has(i.id)), earlier };
+}
