@@ -152,9 +152,11 @@ test('loupe, undo, redo and rejections on real cut-outs', async ({ page, studio 
   await tiles.nth(1).click({ modifiers: ['Shift'] });
   await expect(page.getByText('2 selected')).toBeVisible();
   await page.keyboard.press('x');
-  // All results of those photos rejected (and the one replaced by its redo): rejected, not failed.
+  // All results of those photos rejected: rejected, not failed. The photo redone is one row, its
+  // redo's, with the declined attempt as its history (not a third rejected photo: uirev C4).
   await openScreen(page, 'Batch');
-  await expect(page.locator('tr[data-state="rejected"]')).toHaveCount(3, { timeout: 30_000 });
+  await expect(page.locator('tr[data-state="rejected"]')).toHaveCount(2, { timeout: 30_000 });
+  await expect(page.getByTestId('earlier-attempts')).toHaveCount(1);
   await expect(page.locator('tr[data-state="failed"]')).toHaveCount(0);
   await expect(page.getByRole('button', { name: /Generate again \(0\)/ })).toBeDisabled();
   await checkScreen(page, 'batch-after-review');
