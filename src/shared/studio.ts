@@ -198,6 +198,11 @@ export type ItemView = {
    * it already, so it is neither "to pay" nor certainly spent. Absent from older studios.
    */
   maybeCharged?: boolean;
+  /**
+   * A file that is no usable photo (not an image, cut short, damaged): never sent, nothing spent,
+   * its reason in `error`. Its state is `rejected`; the operator sees a failure. Absent from older studios.
+   */
+  badFile?: boolean;
   kind: RecipeKind;
   /** The tool the recipe names; null for a ready shoot, and for a look that names none. */
   toolId: string | null;

@@ -345,7 +345,7 @@ export class HotFolders {
       name: rejection.name,
       sha256,
       recipe: JSON.stringify(recipe),
-      recipeHash: '',
+      recipeHash: '', // no recipe runs on it: the view's badFile
       kind: recipeKind(recipe.request),
       toolId: requestToolId(recipe.request),
       state: 'rejected',

@@ -1,12 +1,12 @@
 /** Progress and time left of a set of items (a batch, a folder), from what the board already has. */
-import { ACTIVE_STATES, type ItemView, type WaitReason } from '../../shared/studio';
+import { ACTIVE_STATES, type ItemState, type ItemView, type WaitReason } from '../../shared/studio';
 
 /** Why photos the engine still holds are not moving, in the operator's words. */
 export type Hold = 'ceiling' | 'no_diamonds' | 'uncertain' | 'daily_cap' | 'offline' | 'paused';
 
 export type Progress = {
   total: number;
-  /** Finished: exported, or declined (in review or as a bad file). Nothing more to do. */
+  /** Finished: exported, or declined in review. Nothing more to do. */
   done: number;
   /** Made, waiting for the operator's review. */
   toReview: number;
@@ -33,6 +33,12 @@ const HOLDS: readonly WaitReason[] = [
   'paused',
 ];
 
+/**
+ * The state the operator is shown: a bad file (not a photo, cut short) is a failure to act on,
+ * not "rejected" like a result declined in review (review uirev B7).
+ */
+export const boardState = (item: ItemView): ItemState => (item.badFile ? 'failed' : item.state);
+
 /** Items the engine is done with, for now: finished, or waiting for the operator. */
 export const isSettled = (item: ItemView) => !ACTIVE_STATES.includes(item.state);
 
@@ -51,7 +57,9 @@ export function holdOf(item: ItemView): Hold | null {
  */
 export function progressOf(items: ItemView[], now = Date.now()): Progress {
   const counted = items.filter((i) => i.state !== 'skipped' && i.state !== 'cancelled');
-  const done = counted.filter((i) => (FINISHED as readonly string[]).includes(i.state)).length;
+  const done = counted.filter((i) =>
+    (FINISHED as readonly string[]).includes(boardState(i)),
+  ).length;
   const working = counted.filter((i) => ACTIVE_STATES.includes(i.state));
   const held: Partial<Record<Hold, number>> = {};
   for (const item of working) {
@@ -81,7 +89,7 @@ export function progressOf(items: ItemView[], now = Date.now()): Progress {
     total: counted.length,
     done,
     toReview: counted.filter((i) => i.state === 'review').length,
-    failed: counted.filter((i) => i.state === 'failed').length,
+    failed: counted.filter((i) => boardState(i) === 'failed').length,
     working: working.length,
     held,
     moving,

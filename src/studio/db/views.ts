@@ -44,6 +44,8 @@ export function itemView(row: ItemRow): ItemView {
         row.submittedAt !== null &&
         row.jobId === null &&
         row.diamonds === 0),
+    // Recorded by the hot folder with no recipe hash: no recipe was ever to be run on it.
+    badFile: row.state === 'rejected' && row.recipeHash === '',
     kind: row.kind,
     toolId: row.toolId,
     recipe: readRecipeSnapshot(row.recipe),

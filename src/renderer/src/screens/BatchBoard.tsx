@@ -14,7 +14,7 @@ import { EmptyState } from '../components/EmptyState';
 import { Progress } from '../components/Progress';
 import { attemptsOf } from '../attempts';
 import { diamondCount, folderName, itemPrice, photoCount, recipeName, sentence } from '../names';
-import { etaText, heldByDailyCap, progressOf } from '../progress';
+import { boardState, etaText, heldByDailyCap, progressOf } from '../progress';
 import { requestsLeftText } from '../requests-left';
 import { useCatalog } from '../stores/catalog-store';
 import { useFolders } from '../stores/folders-store';
@@ -88,6 +88,9 @@ const maybePaid = (item: ItemView) =>
 const MAYBE_PAID_SHORT_TEXT =
   'Sent, but the service’s answer was lost: it may be paid already. The account is short of diamonds; the studio asks the service about it once the balance allows, and does not pay it twice.';
 const PAGE = 300;
+/** After a bad file's own reason (not a photo, cut short): what happened to it and what to do. */
+const BAD_FILE_TEXT =
+  'Nothing was sent or spent; it was moved to failed/. Put a good copy in the folder to make it.';
 
 /**
  * What waits on the operator, whatever its state: an uncertain submission (a "submitting" row
@@ -95,7 +98,7 @@ const PAGE = 300;
  */
 const needsYou = (item: ItemView) =>
   item.uncertain ||
-  item.state === 'failed' ||
+  boardState(item) === 'failed' ||
   item.waitReason === 'uncertain' ||
   item.waitReason === 'ceiling' ||
   item.waitReason === 'no_diamonds';
@@ -153,7 +156,7 @@ export function BatchBoard() {
   }, [current]);
   const counts = useMemo(() => {
     const c = Object.fromEntries(ITEM_STATES.map((s) => [s, 0])) as Record<ItemState, number>;
-    for (const item of current) c[item.state]++;
+    for (const item of current) c[boardState(item)]++;
     return c;
   }, [current]);
   const needingYou = current.filter(needsYou).length;
@@ -161,7 +164,7 @@ export function BatchBoard() {
     (i) =>
       (stateFilter === 'needs'
         ? needsYou(i)
-        : (STATE_FILTERS[stateFilter].states as readonly ItemState[]).includes(i.state)) &&
+        : (STATE_FILTERS[stateFilter].states as readonly ItemState[]).includes(boardState(i))) &&
       (folderFilter === 'all' ||
         (folderFilter === 'none' ? i.folderId === null : i.folderId === folderFilter)),
   );
@@ -296,11 +299,13 @@ export function BatchBoard() {
                     : queuedAhead.get(item.id)
                       ? `In line: ${queuedAhead.get(item.id)} photo${queuedAhead.get(item.id) === 1 ? '' : 's'} ahead.`
                       : 'Next in line.'
-                : item.error
-                  ? sentence(item.error)
-                  : item.note
-                    ? sentence(item.note)
-                    : (WORKING_TEXT[item.state] ?? DONE_TEXT[item.state] ?? '');
+                : item.badFile
+                  ? `${sentence(item.error ?? 'Not a usable photo.')} ${BAD_FILE_TEXT}`
+                  : item.error
+                    ? sentence(item.error)
+                    : item.note
+                      ? sentence(item.note)
+                      : (WORKING_TEXT[item.state] ?? DONE_TEXT[item.state] ?? '');
             const cost = price(item);
             return (
               <tr key={item.id} data-state={item.state} data-item={item.id}>
@@ -338,7 +343,9 @@ export function BatchBoard() {
                   <div className="muted small">{recipeName(item.recipe, catalog, looks)}</div>
                 </td>
                 <td>
-                  <span className={`state state-${item.state}`}>{item.state}</span>
+                  <span className={`state state-${boardState(item)}`}>
+                    {item.badFile ? 'bad file' : item.state}
+                  </span>
                   {item.uncertain ? (
                     <>
                       {' '}
@@ -355,7 +362,7 @@ export function BatchBoard() {
                     </small>
                   ) : null}
                 </td>
-                <td className={item.state === 'failed' ? 'problem' : ''}>{reason}</td>
+                <td className={boardState(item) === 'failed' ? 'problem' : ''}>{reason}</td>
                 <td>
                   {item.diamonds > 0 || item.jobId
                     ? `${item.diamonds} spent`

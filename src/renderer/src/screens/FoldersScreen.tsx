@@ -13,7 +13,7 @@ import { attemptsOf } from '../attempts';
 import { DEFAULT_RECIPE, RecipeBuilder } from '../components/RecipeBuilder';
 import { folderName, recipeName } from '../names';
 import { defaultRecipeFor } from '../recipe/request';
-import { etaText, heldByDailyCap, heldText, progressOf } from '../progress';
+import { boardState, etaText, heldByDailyCap, heldText, progressOf } from '../progress';
 import { useCatalog } from '../stores/catalog-store';
 import { useFolders } from '../stores/folders-store';
 import { useQueue } from '../stores/queue-store';
@@ -68,7 +68,7 @@ function FolderCard({ folder }: { folder: FolderView }) {
   const name = folderName(folder.path);
   const current = JSON.stringify(folder.recipe);
   const count = (states: readonly ItemState[]) =>
-    items.filter((i) => states.includes(i.state)).length;
+    items.filter((i) => states.includes(boardState(i))).length;
   const queued = items.filter((i) => i.state === 'queued');
   const olderRecipe = queued.filter((i) => JSON.stringify(i.recipe) !== current).length;
   const progress = progressOf(items);
