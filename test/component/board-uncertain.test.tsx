@@ -32,7 +32,7 @@ async function uncertainOne(seed: number) {
 it('Resubmit… says what it may cost again, is confirmed, and sends the photo once more', async () => {
   const { item, charges, folder } = await uncertainOne(21);
   const row = await boardRow();
-  expect(row.textContent).toContain('Submission uncertain');
+  expect(row.textContent).toContain('it may have charged');
   expect(row.textContent).toContain('Idempotency-Key');
 
   fireEvent.click(within(row as HTMLElement).getByRole('button', { name: 'Resubmit… p1.jpg' }));

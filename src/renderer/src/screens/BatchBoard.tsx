@@ -281,6 +281,7 @@ export function BatchBoard() {
           {shown.slice(0, limit).map((item) => {
             const folder = folders.find((f) => f.id === item.folderId);
             const result = resultOf.get(item.id);
+            const cost = price(item);
             const reason = item.waitReason
               ? item.waitReason === 'no_diamonds' && maybePaid(item)
                 ? MAYBE_PAID_SHORT_TEXT
@@ -288,8 +289,8 @@ export function BatchBoard() {
                   ? `The next photo would cross the folder’s diamond ceiling of ${folder.maxDiamonds}: raise it to go on.`
                   : item.waitReason === 'daily_cap'
                     ? capText(item, left)
-                    : item.waitReason === 'uncertain' && item.note
-                      ? `${WAIT_TEXT.uncertain} ${sentence(item.note)}`
+                    : item.waitReason === 'uncertain'
+                      ? uncertainText(cost)
                       : WAIT_TEXT[item.waitReason]
               : item.state === 'queued'
                 ? paused
@@ -306,7 +307,6 @@ export function BatchBoard() {
                     : item.note
                       ? sentence(item.note)
                       : (WORKING_TEXT[item.state] ?? DONE_TEXT[item.state] ?? '');
-            const cost = price(item);
             return (
               <tr key={item.id} data-state={item.state} data-item={item.id}>
                 <td>
@@ -362,7 +362,16 @@ export function BatchBoard() {
                     </small>
                   ) : null}
                 </td>
-                <td className={boardState(item) === 'failed' ? 'problem' : ''}>{reason}</td>
+                <td className={boardState(item) === 'failed' ? 'problem' : ''}>
+                  {reason}
+                  {item.waitReason === 'uncertain' && item.note ? (
+                    // The engine's own account (keys, probes) for whoever checks the service.
+                    <details className="small">
+                      <summary>Details</summary>
+                      {sentence(item.note)}
+                    </details>
+                  ) : null}
+                </td>
                 <td>
                   {item.diamonds > 0 || item.jobId
                     ? `${item.diamonds} spent`
@@ -553,6 +562,17 @@ export function BatchBoard() {
 
 const diamondsText = (diamonds: number | null) =>
   diamonds === null ? 'a price not known yet' : diamondCount(diamonds);
+
+/**
+ * An uncertain submission in the operator's words (review uirev C2: the row said "Idempotency-Key",
+ * "a body it must refuse"): what happened, what Dropshoot does about it, what to do. The engine's
+ * account of it stays under Details.
+ */
+const uncertainText = (cost: number | null) =>
+  `Sent, but the service’s answer never came back: it may have charged ${cost === null ? 'for it' : diamondCount(cost)}. ` +
+  'Dropshoot does not send it again by itself, so it is never paid twice. ' +
+  'Check the balance or the service’s job list: if it was not charged, “Resubmit…” sends it once more; ' +
+  'if it was, “Mark failed” stops here at no further cost.';
 
 /**
  * Why a photo waits for tomorrow, matching the "Requests left today" figure beside it: the studio's
