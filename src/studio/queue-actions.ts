@@ -3,6 +3,7 @@
  * the front): which items each action applies to, and what it changes. The command handlers
  * only call these; every change is written before the engine is asked to go on.
  */
+import fs from 'node:fs';
 import { isReadyShootRecipe, type ItemState, type Recipe } from '../shared/studio';
 import * as store from './db/store';
 import { readFailedShots, readRecipeSnapshot } from './db/stored-json';
@@ -179,7 +180,12 @@ export async function retryPrice(
   };
 }
 
-/** Failed exports of results already paid for are written again; nothing is sent to the service. */
+/**
+ * Results already paid for are written again with the folder's current export settings; nothing
+ * is sent to the service. A failed export is written again; an exported photo too (its preset or
+ * pattern changed since: review uirev B5, a paid Redo was the only way), its earlier files making
+ * way for the new ones.
+ */
 export async function exportAgain(
   engine: StudioEngine,
   folders: HotFolders,
@@ -187,8 +193,20 @@ export async function exportAgain(
 ): Promise<number> {
   const { db } = engine;
   let changed = 0;
-  for (const item of itemsIn(engine, ids, ['failed'])) {
-    if (store.resultsOf(db, item.id).length === 0) continue;
+  for (const item of itemsIn(engine, ids, ['failed', 'exported'])) {
+    const results = store.resultsOf(db, item.id);
+    if (results.length === 0) continue;
+    if (item.state === 'exported') {
+      const written = results.filter((r) => r.review === 'approved' && r.exportedPath);
+      if (written.length === 0) continue;
+      for (const result of written) {
+        await fs.promises.rm(result.exportedPath!, { force: true });
+        db.prepare('UPDATE results SET exported_path = NULL, compliance = NULL WHERE id = ?').run(
+          result.id,
+        );
+        engine.events.emit('result.changed', store.resultView(store.getResult(db, result.id)!));
+      }
+    }
     const folder = item.folderId ? store.getFolder(db, item.folderId) : undefined;
     // The folder's current export settings (a fixed naming pattern, say); the look stays the snapshot's.
     const recipe = folder

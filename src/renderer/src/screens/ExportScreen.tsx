@@ -6,13 +6,15 @@ import {
   type ExportSettings,
   type ResultView,
 } from '../../../shared/studio';
+import { attemptsOf } from '../attempts';
 import { Choice } from '../components/Choice';
+import { ConfirmDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
 import { NamingPreview } from '../components/NamingPreview';
 import { useFolders } from '../stores/folders-store';
 import { useQueue } from '../stores/queue-store';
 import { useResults } from '../stores/results-store';
-import { folderName } from '../names';
+import { folderName, photoCount } from '../names';
 import { act, useUi } from '../stores/ui-store';
 import { studio } from '../transport';
 
@@ -38,6 +40,16 @@ export function ExportScreen() {
         .map((i) => i.id),
     ),
   );
+
+  // The folder's photos already exported (their latest attempt): what "Export again" writes anew.
+  const exportedIds = useQueue(
+    useShallow((s) =>
+      attemptsOf(Object.values(s.items).filter((i) => i.folderId === folder?.id))
+        .current.filter((i) => i.state === 'exported')
+        .map((i) => i.id),
+    ),
+  );
+  const [confirmingAgain, setConfirmingAgain] = useState(false);
 
   const exportNow = () =>
     act(async () => {
@@ -72,7 +84,7 @@ export function ExportScreen() {
               useUi
                 .getState()
                 .notify(
-                  'Export settings saved: they apply to photos dropped from now on, and to “Export again”.',
+                  'Export settings saved: they apply to photos dropped from now on. “Export again with these settings” writes the photos already exported anew, free.',
                 );
             });
           }}
@@ -114,6 +126,14 @@ export function ExportScreen() {
             <button type="submit" disabled={!draft || namingError !== null}>
               Save
             </button>
+            <button
+              type="button"
+              disabled={draft !== null || exportedIds.length === 0}
+              title={draft !== null ? 'Save the settings first' : undefined}
+              onClick={() => setConfirmingAgain(true)}
+            >
+              Export again with these settings ({exportedIds.length}, free)…
+            </button>
           </div>
           <NamingPreview
             id="export-naming-preview"
@@ -130,6 +150,32 @@ export function ExportScreen() {
           ) : null}
           <p className="muted">Tokens: {'{name} {folder} {tool} {shot} {n} {date} {ext}'}</p>
         </form>
+      ) : null}
+      {confirmingAgain && folder ? (
+        <ConfirmDialog
+          title={`Export ${photoCount(exportedIds.length)} again?`}
+          confirmLabel="Export again (free)"
+          onCancel={() => setConfirmingAgain(false)}
+          onConfirm={() => {
+            setConfirmingAgain(false);
+            act(async () => {
+              const changed = await useQueue.getState().exportAgain(exportedIds);
+              useUi
+                .getState()
+                .notify(
+                  `${photoCount(changed)} exported again with ${EXPORT_PRESET_LABELS[folder.recipe.export.preset]}; nothing sent to the service, nothing charged.`,
+                );
+            });
+          }}
+        >
+          <p>
+            The approved results of {photoCount(exportedIds.length)} already exported from{' '}
+            {folderName(folder.path)} are written again with its current settings (
+            {EXPORT_PRESET_LABELS[folder.recipe.export.preset]}, “{folder.recipe.export.naming}”).
+            They are already paid for: nothing is sent to the service and nothing is charged.
+          </p>
+          <p>The files written for them before are replaced.</p>
+        </ConfirmDialog>
       ) : null}
       {exported.length === 0 ? (
         <EmptyState title="Nothing exported yet">
