@@ -60,7 +60,10 @@ const ShotsSchema = z.array(
   }),
 );
 
-/** The id a 303's Location names as the resource a write to `path` made (`<path>/<id>`), if any. */
+/**
+ * The id a Location (a 303's, or a charged write's 2xx) names as the resource a write to `path`
+ * made (`<path>/<id>`), if any.
+ */
 function createdAt(response: Response, requested: URL, path: string): string | null {
   const location = response.headers.get('location');
   if (!location) return null;
@@ -502,7 +505,11 @@ export class HttpClient implements ServiceClient {
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(quoteLongIntegerIds(text)) as unknown;
+      // A charged write's 2xx may name its job by Location alone, with no body (RFC 9110's 202).
+      parsed =
+        init.charges && response.ok && text.trim() === ''
+          ? {}
+          : (JSON.parse(quoteLongIntegerIds(text)) as unknown);
     } catch {
       throw new ApiError(
         response.status >= 400 ? response.status : 502,
@@ -520,7 +527,14 @@ export class HttpClient implements ServiceClient {
       );
     }
     if (!init.answer) return { body: rest as T, headers: response.headers };
-    const read = init.answer.schema.safeParse(rest);
+    let read = init.answer.schema.safeParse(rest);
+    // A charged write answered 2xx with its job named only by Location (a 202's status monitor,
+    // `Location: /v1/generations/<id>`, body {success, status}): the id is the Location's. Read as
+    // a lost answer, the paid job was never collected and a resubmit paid again (review rev27 D1).
+    if (!read.success && init.charges) {
+      const located = createdAt(response, url, path) ?? createdAt(response, url, '/v1/generations');
+      if (located !== null) read = init.answer.schema.safeParse({ ...rest, id: located });
+    }
     // An answer that cannot be mended by asking again (an upload's without a url): refused as an
     // answer (status 200, not retryable). Read as lost, it was sent 12 times per photo, every run,
     // spending the day's request cap (review rev25 D6).
