@@ -34,12 +34,31 @@ export class HotFolders {
   /** Whether each folder was there at the last look, to tell the UI when one goes or comes back. */
   private readonly present = new Map<string, boolean>();
   private presenceTimer: NodeJS.Timeout | undefined;
+  /** Each item's charge as last seen (spent, maybe charged), to tell the UI its folder's spend moved. */
+  private readonly chargeSeen = new Map<string, string>();
 
   constructor(
     private readonly engine: StudioEngine,
     private readonly opts: HotFoldersOptions = {},
   ) {
-    engine.events.on('item.changed', (item) => this.onItemChanged(item));
+    engine.events.on('item.changed', (item) => {
+      this.noteCharge(item);
+      this.onItemChanged(item);
+    });
+  }
+
+  /**
+   * A photo charged (or its charge become uncertain or settled): the folders' views carry their
+   * batches' spend, and the card showed it stale beside its own photos' sum (review uirev C3: "32
+   * diamonds spent" and "0 spent"). Every folder is told: a charge counts in the batch that paid it.
+   */
+  private noteCharge(item: ItemView): void {
+    const charge = `${item.diamonds}|${item.uncertain}|${item.maybeCharged === true}`;
+    const before = this.chargeSeen.get(item.id);
+    this.chargeSeen.set(item.id, charge);
+    if (charge === (before ?? '0|false|false')) return;
+    for (const row of store.listFolders(this.engine.db))
+      this.engine.events.emit('folder.changed', store.folderViewOf(this.engine.db, row));
   }
 
   /** Starts watching every stored folder (existing files are picked up). */

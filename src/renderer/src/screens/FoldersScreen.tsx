@@ -60,7 +60,7 @@ function FolderCard({ folder }: { folder: FolderView }) {
   const attempts = useQueue(
     useShallow((s) => Object.values(s.items).filter((i) => i.folderId === folder.id)),
   );
-  // A redo's earlier item is the photo's history, not another photo (uirev C4); its charge stays spent.
+  // A redo's earlier item is the photo's history, not another photo (uirev C4).
   const items = useMemo(() => attemptsOf(attempts).current, [attempts]);
   const queuePaused = useQueue((s) => s.paused);
   const [editing, setEditing] = useState(false);
@@ -72,7 +72,6 @@ function FolderCard({ folder }: { folder: FolderView }) {
   const queued = items.filter((i) => i.state === 'queued');
   const olderRecipe = queued.filter((i) => JSON.stringify(i.recipe) !== current).length;
   const progress = progressOf(items);
-  const spent = attempts.reduce((sum, i) => sum + i.diamonds, 0);
   return (
     <li className="card folder-card" aria-label={`Folder ${name}`}>
       <div>
@@ -90,7 +89,7 @@ function FolderCard({ folder }: { folder: FolderView }) {
           <span data-testid="folder-counts">
             {progress.done}/{progress.total} finished · {count(ACTIVE_STATES)} working ·{' '}
             {count(['review'])} to review · {count(['exported'])} exported · {count(['rejected'])}{' '}
-            rejected · {count(['failed'])} failed · {spent} diamonds spent · ETA{' '}
+            rejected · {count(['failed'])} failed · ETA{' '}
             {etaText(progress, folder.paused || queuePaused, heldByDailyCap(items))}
           </span>
         </div>
@@ -254,7 +253,8 @@ function CeilingForm({ folder }: { folder: FolderView }) {
         placeholder="no limit"
         aria-invalid={parsed === 'invalid'}
       />
-      <span className="muted">
+      {/* The folder's one spend figure: its batch's, which the ceiling holds to (uirev C3). */}
+      <span className="muted" data-testid="folder-spent">
         diamonds · {folder.diamondsSpent} spent
         {folder.diamondsUncertain > 0
           ? ` (and up to ${folder.diamondsUncertain} more on uncertain submissions)`
