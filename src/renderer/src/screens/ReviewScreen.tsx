@@ -196,6 +196,9 @@ export function ReviewScreen() {
     act(async () => {
       const answer = await useResults.getState().redo(ids);
       useResults.getState().clearSelection();
+      // A redo is paid and not undone here; Undo offered after it took back the decision before
+      // it instead (review uirev C4): it is the last thing done, so nothing is left to undo.
+      setLast(null);
       useUi.getState().notify(redoNotice(answer, ids.length));
     });
   // A paid redo is confirmed with its price first; one that pays nothing goes at once.
