@@ -76,6 +76,15 @@ export class FailedAfterCharge extends ServiceError {
     super(500, message);
   }
 }
+/**
+ * The service cannot answer for now (its database went away); the message says what became of the
+ * request, and promises nothing was charged only where that is known.
+ */
+export class ServiceUnavailable extends ServiceError {
+  constructor(message: string) {
+    super(503, message);
+  }
+}
 /** Account/key administration failures (CLI), not part of the /v1 surface. */
 export class AdminError extends Error {
   override name = 'AdminError';

@@ -10,7 +10,7 @@ import type { ImageResolver, StoredImage } from './media/resolve';
 import { recordBlob, type BlobStore } from './media/blob-store';
 import type { JobRunner } from './jobs/runner';
 import type { ProviderAdapter } from './providers/types';
-import { failAndRefund } from './jobs/runner';
+import { failAndRefund, isStoreUnavailable } from './jobs/runner';
 import { activeKeyById, type AuthenticatedKey } from './keys';
 import type { KeyCache } from './key-cache';
 import { countRequest } from './request-counter';
@@ -23,6 +23,7 @@ import {
   InsufficientDiamonds,
   NotFound,
   PayloadTooLarge,
+  ServiceUnavailable,
   UnsupportedMediaType,
 } from './errors';
 import { AnsweredElsewhere, forget, replay, remember, type Idempotency } from './idempotency';
@@ -34,7 +35,7 @@ import { CATALOG_SHOT_PRICE, getTool, isToolId, toolEntries } from './tools';
 import { sniffImage } from './media/sniff';
 import type { JobRow } from './store/types';
 import type { JobInput, StoredUnit } from './jobs/job-input';
-import { errorResponse, type ServiceResponse } from './error-response';
+import { errorResponse, isCommitOutcomeUnknown, type ServiceResponse } from './error-response';
 import { FinishedJobCache } from './finished-jobs';
 import { TemplateSets } from './template-sets';
 import { catalogFileOf, catalogIdOf, poseOf } from './catalog-refs';
@@ -80,6 +81,13 @@ export type ServiceDeps = {
   storageQuotaBytes?: number;
   log?: (message: string) => void;
 };
+
+/**
+ * After a creation's transaction lost its database: pauses between lookups of its job (~2.5 s in
+ * all), and how long each waits for a creation still holding the account's row.
+ */
+const LOST_CHARGE_LOOKUP_PAUSES_MS = [250, 750, 1_500];
+const LOST_CHARGE_LOCK_WAIT_MS = 1_000;
 
 /** Ids echoed in messages are cut short: a hostile 8 KB id should not come back whole. */
 const shown = (id: string) => (id.length > 64 ? `${id.slice(0, 64)}…` : id);
@@ -604,7 +612,7 @@ export class Service {
   ): Promise<ServiceResponse> {
     const { store } = this.deps;
     const jobId = newId('job');
-    const outcome = await this.answerOnce(key, job.idem, (tx) => async () => {
+    const charged = this.answerOnce(key, job.idem, (tx) => async () => {
       const now = this.now();
       await job.staged.record(tx, key.accountId, this.deps.storageQuotaBytes, now);
       await tx.jobs.insert(
@@ -624,6 +632,10 @@ export class Service {
       );
       await charge(tx, key.accountId, jobId, job.price, now);
       return respond(jobId);
+    });
+    const outcome = await charged.catch(async (err: unknown) => {
+      if (!isStoreUnavailable(err)) throw err;
+      return { created: await this.afterLostCharge(key.accountId, jobId, err, respond) };
     });
     if ('replayed' in outcome) return outcome.replayed;
 
@@ -650,6 +662,52 @@ export class Service {
     if (this.deps.schedule) this.deps.schedule(jobId);
     else this.deps.runner.enqueue(jobId);
     return outcome.created;
+  }
+
+  /**
+   * The charge transaction lost its database. Lost on COMMIT, it may have landed (only the answer
+   * was lost), so the job's pre-made id is looked up on a fresh connection for a few seconds:
+   * there, the creation stands and gets its 202 (a retry would pay twice); not there, nothing was
+   * charged; the database still away, a 503 that names the job to look up and promises nothing.
+   */
+  private async afterLostCharge(
+    accountId: string,
+    jobId: string,
+    lost: unknown,
+    respond: (jobId: string) => ServiceResponse,
+  ): Promise<ServiceResponse> {
+    const log = this.deps.log ?? (() => undefined);
+    const reason = lost instanceof Error ? lost.message : String(lost);
+    let landed: boolean | undefined;
+    for (const pause of [...LOST_CHARGE_LOOKUP_PAUSES_MS, undefined]) {
+      try {
+        landed = await this.deps.store.jobs.landed(jobId, accountId, LOST_CHARGE_LOCK_WAIT_MS);
+        break;
+      } catch (err) {
+        if (pause === undefined) break;
+        log(
+          `job ${jobId}: looking up a creation whose transaction lost its database failed (${err instanceof Error ? err.message : String(err)}); trying again`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+    if (landed === true) {
+      log(
+        `job ${jobId}: the database connection was lost on the creation's COMMIT (${reason}), and the job is there: it stands`,
+      );
+      return respond(jobId);
+    }
+    const sureRollback = landed === false || !isCommitOutcomeUnknown(lost);
+    log(
+      `job ${jobId}: the creation's transaction lost its database (${reason}); ${sureRollback ? 'it was rolled back' : 'whether it committed is not known'}`,
+    );
+    if (sureRollback)
+      throw new ServiceUnavailable(
+        'The service lost its database while creating the job; it was not created and nothing was charged. Try again.',
+      );
+    throw new ServiceUnavailable(
+      `The service lost its database while charging job ${jobId} and cannot tell yet whether the charge landed. Look it up before creating it again: GET /v1/generations/${jobId} answers 404 if it was not created.`,
+    );
   }
 
   private unit(

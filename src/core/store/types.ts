@@ -185,6 +185,12 @@ export interface JobRepository {
   insert(job: NewJob, units: readonly { shotId: string | null }[]): Promise<void>;
   /** One job by id (any account: callers check ownership); undefined if none. The poll path's read: one indexed lookup. */
   get(id: string): Promise<JobRow | undefined>;
+  /**
+   * Whether the job's row exists once no creation still holds its account's row (PostgreSQL waits
+   * up to `waitMs` for that, then throws): after a creation's COMMIT went unanswered, whether it
+   * landed. Call on the outer store.
+   */
+  landed(id: string, accountId: string, waitMs: number): Promise<boolean>;
   /** Ids of every 'processing' job, oldest first (the one-process runner's resume). */
   processingIds(): Promise<string[]>;
   /** The job's units, by idx. */

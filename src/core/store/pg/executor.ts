@@ -6,7 +6,9 @@
  * Errors: what the server refused (constraint violations, serialization failures) is rethrown as
  * pg raised it; anything else (cannot connect, connection lost, the session terminated by the
  * server) becomes DatabaseUnavailable with the credentials scrubbed, so callers can tell a
- * database that went away from a statement that was refused.
+ * database that went away from a statement that was refused. A connection lost on COMMIT is
+ * marked `commitOutcomeUnknown`: the server may have committed (only the answer was lost), unlike
+ * a loss before it, which the server always rolls back.
  */
 import pg from 'pg';
 import { connect, type PgPool } from './pool';
@@ -36,9 +38,14 @@ export const isRetryable = (err: unknown): boolean =>
  */
 const CONNECTION_LOST = /^(08...|57P0[1-3]|53300)$/;
 
-function rethrow(err: unknown, handle: PgPool): never {
+function rethrow(err: unknown, handle: PgPool, atCommit = false): never {
   if (err instanceof pg.DatabaseError && !CONNECTION_LOST.test(err.code ?? '')) throw err;
-  throw scrubbedError(err, handle.target, 'PostgreSQL query failed');
+  throw scrubbedError(
+    err,
+    handle.target,
+    atCommit ? 'PostgreSQL connection lost on COMMIT' : 'PostgreSQL query failed',
+    atCommit,
+  );
 }
 
 /**
@@ -65,7 +72,7 @@ export async function inTransaction<T>(
     try {
       await client.query(sql);
     } catch (err) {
-      rethrow(err, handle);
+      rethrow(err, handle, sql === 'COMMIT');
     }
   };
   for (let attempt = 1; ; attempt++) {

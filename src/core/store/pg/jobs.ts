@@ -62,6 +62,18 @@ export class PgJobs implements JobRepository {
     return (await this.ex.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`, [id]))[0];
   }
 
+  landed(id: string, accountId: string, waitMs: number): Promise<boolean> {
+    return this.ex.atomic(async (ex) => {
+      await ex.query(`SELECT set_config('lock_timeout', $1, true)`, [`${Math.ceil(waitMs)}ms`]);
+      // FOR UPDATE waits out both locks a creation holds on its account's row until it commits or
+      // rolls back (the charge's balance UPDATE, the job's foreign key); a server that never got
+      // the COMMIT keeps them, and the lock timeout then says so (55P03).
+      await ex.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+      // READ COMMITTED: this statement's snapshot is taken after the lock, so it sees that commit.
+      return (await ex.query('SELECT 1 FROM jobs WHERE id = $1', [id])).length > 0;
+    });
+  }
+
   async processingIds(): Promise<string[]> {
     const rows = await this.ex.query<{ id: string }>(
       "SELECT id FROM jobs WHERE status = 'processing' ORDER BY created_at, id",

@@ -16,6 +16,11 @@ export class DatabaseUnavailable extends Error {
     message: string,
     /** The driver's SQLSTATE (e.g. `28P01` bad password, `3D000` no such database), when it gave one. */
     readonly code?: string,
+    /**
+     * Lost on COMMIT: the server may have committed before the connection went, so the caller
+     * must look before it says the transaction's writes (a charge) did not happen.
+     */
+    readonly commitOutcomeUnknown = false,
   ) {
     super(message);
   }
@@ -135,6 +140,7 @@ export function scrubbedError(
   err: unknown,
   target: PostgresTarget,
   doing: string,
+  commitOutcomeUnknown = false,
 ): DatabaseUnavailable {
   const raw = err instanceof Error ? err.message : String(err);
   const code =
@@ -144,6 +150,7 @@ export function scrubbedError(
   const wrapped = new DatabaseUnavailable(
     scrubSecrets(`${doing} (${target.redacted}): ${raw || 'no reason given'}`, target.secrets),
     code,
+    commitOutcomeUnknown,
   );
   return wrapped;
 }

@@ -33,6 +33,11 @@ export class SqliteJobs extends SqliteRepository implements JobRepository {
     );
   }
 
+  /** One connection, transactions run whole: a creation's outcome is never left unknown here. */
+  async landed(id: string): Promise<boolean> {
+    return (await this.get(id)) !== undefined;
+  }
+
   processingIds(): Promise<string[]> {
     return this.run((db) =>
       (
