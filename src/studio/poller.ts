@@ -136,6 +136,18 @@ export function jobOutcome(
       message: `the service reported the job as ${status} with no results`,
     };
   }
+  // A catalog job's final status is not shown (spec 3.2): its counters are. Every shot counted
+  // done and the completed ones listed is the end, whatever the word: read by its word
+  // (`pack_processing` kept), the paid shots were polled until the give-up, every run, and never
+  // collected (review rev27 D5). A job without counters is still read by its word (below).
+  if (
+    total !== null &&
+    total > 0 &&
+    completed + failedShots >= total &&
+    urls.length > 0 &&
+    urls.length >= resultsOwed(job, shotsAsked)
+  )
+    return listedOutcome(status, urls.length, job, shotsAsked);
   // A word the spec does not name that says work goes on is a job still running, whatever it
   // lists: a preview or the outputs so far listed under `finalizing`, `rendering` or `generating`
   // were taken for the result, the real output paid and never fetched (review rev23 N2). The

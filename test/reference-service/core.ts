@@ -761,8 +761,9 @@ export class ReferenceCore {
   }
 
   private statusOf(job: Job): string {
-    if (job.kind !== 'catalog' || (this.options.catalogStatus ?? DEFAULTS.catalogStatus) === 'spec')
-      return job.status;
+    const style = this.options.catalogStatus ?? DEFAULTS.catalogStatus;
+    if (job.kind !== 'catalog' || style === 'spec') return job.status;
+    if (style === 'pack-stays' && job.status === 'completed') return 'pack_processing';
     return `pack_${job.status}`;
   }
 

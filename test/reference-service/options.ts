@@ -17,8 +17,12 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   extraFields: z.boolean().optional(),
   /** Actual charge = fallbackPriceDiamonds + chargeExtra (per image for packs, per shot for catalog jobs). */
   chargeExtra: z.number().int().nonnegative().optional(),
-  /** 'pack': catalog jobs poll as 'pack_processing', end 'pack_completed' / 'pack_failed'. */
-  catalogStatus: z.enum(['spec', 'pack']).optional(),
+  /**
+   * 'pack': catalog jobs poll as 'pack_processing', end 'pack_completed' / 'pack_failed'.
+   * 'pack-stays': as 'pack', but a job whose shots are all done keeps answering 'pack_processing'
+   * (spec 3.2: the final status of a catalog job is not shown; its counters and URLs are).
+   */
+  catalogStatus: z.enum(['spec', 'pack', 'pack-stays']).optional(),
   /** Result URLs on a second loopback port, extension-less, served as application/octet-stream. */
   resultsOnOtherHost: z.boolean().optional(),
   /** Probability that POST /v1/generations charges, then answers 500 and refunds (job failed). */

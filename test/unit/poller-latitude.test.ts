@@ -85,6 +85,34 @@ describe('jobOutcome under the spec latitude', () => {
     ).toBe('running');
   });
 
+  it("a catalog job's counters decide its end, whatever its word (rev27 D5)", () => {
+    // Every shot done and the completed ones listed: delivered (partial when one failed).
+    const done = { resultUrls: ['u1', 'u2', 'u3'], packTotal: 3, packCompleted: 3, packFailed: 0 };
+    for (const status of ['pack_processing', 'processing', 'finalizing'])
+      expect(jobOutcome(answer({ ...done, status })).kind, status).toBe('delivered');
+    expect(
+      jobOutcome(
+        answer({
+          status: 'pack_processing',
+          resultUrls: ['u1', 'u2'],
+          packTotal: 3,
+          packCompleted: 2,
+          packFailed: 1,
+        }),
+      ).kind,
+    ).not.toBe('running');
+    // Shots outstanding, or done but not all listed yet: still running.
+    expect(jobOutcome(answer({ ...done, status: 'pack_processing', packCompleted: 2 })).kind).toBe(
+      'running',
+    );
+    expect(
+      jobOutcome(answer({ ...done, status: 'pack_processing', resultUrls: ['u1'] })).kind,
+    ).toBe('running');
+    expect(jobOutcome(answer({ ...done, status: 'pack_processing', resultUrls: [] })).kind).toBe(
+      'running',
+    );
+  });
+
   it('a final answer leaving places of its results empty, with no counters, owes them (partial)', () => {
     // rev24 R2: outputs a service listed as null at completed and filled in seconds later were
     // read as failed and never collected. Asked again a few times, then exported without them.
