@@ -3,7 +3,6 @@
  * the front): which items each action applies to, and what it changes. The command handlers
  * only call these; every change is written before the engine is asked to go on.
  */
-import fs from 'node:fs';
 import { isReadyShootRecipe, type ItemState, type Recipe } from '../shared/studio';
 import * as store from './db/store';
 import { readFailedShots, readRecipeSnapshot } from './db/stored-json';
@@ -13,7 +12,7 @@ import { MARKED_FAILED_UNCERTAIN, recipeColumns, recipeHash, retryItem } from '.
 import { priceOfRecipes } from './recipe-estimate';
 import { oneRequeueAtATime, requeuePhoto } from './requeue';
 import { notOnItsWay } from './review-redo';
-import { settleItem } from './review';
+import { settleItem, unexportResult } from './review';
 import { SOURCE_CHANGED } from './runner';
 
 /** Items past these states hold a job at the service, or are on their way to one. */
@@ -199,13 +198,7 @@ export async function exportAgain(
     if (item.state === 'exported') {
       const written = results.filter((r) => r.review === 'approved' && r.exportedPath);
       if (written.length === 0) continue;
-      for (const result of written) {
-        await fs.promises.rm(result.exportedPath!, { force: true });
-        db.prepare('UPDATE results SET exported_path = NULL, compliance = NULL WHERE id = ?').run(
-          result.id,
-        );
-        engine.events.emit('result.changed', store.resultView(store.getResult(db, result.id)!));
-      }
+      for (const result of written) await unexportResult(engine, result);
     }
     const folder = item.folderId ? store.getFolder(db, item.folderId) : undefined;
     // The folder's current export settings (a fixed naming pattern, say); the look stays the snapshot's.

@@ -58,14 +58,18 @@ async function unexportDeclined(
   const declined = store
     .resultsOf(db, itemId)
     .filter((r) => r.exportedPath && r.review !== 'approved');
-  for (const result of declined) {
-    await fs.promises.rm(result.exportedPath!, { force: true });
-    db.prepare('UPDATE results SET exported_path = NULL, compliance = NULL WHERE id = ?').run(
-      result.id,
-    );
-    engine.events.emit('result.changed', store.resultView(store.getResult(db, result.id)!));
-  }
+  for (const result of declined) await unexportResult(engine, result);
   return declined.length;
+}
+
+/** Removes the file written for a result and forgets it was exported, announcing the change. */
+export async function unexportResult(
+  engine: StudioEngine,
+  result: { id: string; exportedPath: string | null },
+): Promise<void> {
+  if (result.exportedPath) await fs.promises.rm(result.exportedPath, { force: true });
+  store.setExported(engine.db, result.id, null, null);
+  engine.events.emit('result.changed', store.resultView(store.getResult(engine.db, result.id)!));
 }
 
 /**

@@ -390,10 +390,11 @@ export function setReview(db: StudioDB, id: string, review: ReviewState): boolea
   );
 }
 
+/** Where a result was exported and its compliance report; null for both forgets the export. */
 export function setExported(
   db: StudioDB,
   id: string,
-  exportedPath: string,
+  exportedPath: string | null,
   compliance: ComplianceReport | null,
 ): void {
   db.prepare('UPDATE results SET exported_path = ?, compliance = ? WHERE id = ?').run(
