@@ -310,7 +310,17 @@ const sameJobId = (a: string, b: string): boolean =>
  * body it cannot read is the service's answer, not a lost one: asking again meets the same body,
  * and nothing paid hangs on it (an upload), so it is not retryable.
  */
-type Answer<T> = { schema: z.ZodType<T>; unreadable: string; settled?: string };
+type Answer<T> = {
+  schema: z.ZodType<T>;
+  unreadable: string;
+  settled?: string;
+  /**
+   * A job's answer (a poll): a 2xx body `schema` reads that names a job is that job's answer even
+   * marked `success: false` (a failed job's body, spec 1 rule 5's pairing of success:false with
+   * errors applied to it).
+   */
+  jobBody?: boolean;
+};
 
 /**
  * A write (an upload, a create) is waited for this many times the request timeout: a create the
@@ -519,6 +529,22 @@ export class HttpClient implements ServiceClient {
     }
     const fields = isRecord(parsed) ? parsed : {};
     const { success, ...rest } = fields;
+    // A failed job polled 200 {success: false, id, status: 'failed', …} is the job's answer: read
+    // as a lost one, the refunded job was held as paid and polled until the give-up, every run,
+    // and its price reported spent (review rev27 D3). A 2xx success:false naming no job stays an
+    // error.
+    if (response.ok && success === false && init.answer?.jobBody) {
+      const job = init.answer.schema.safeParse(rest);
+      if (job.success && isRecord(job.data) && namedJobIds(job.data).length > 0) {
+        // Its words may be in `error` alone.
+        const { errorMessage, error } = job.data;
+        const body =
+          errorMessage === undefined && typeof error === 'string'
+            ? { ...job.data, errorMessage: error }
+            : job.data;
+        return { body: body as T, headers: response.headers };
+      }
+    }
     if (!response.ok || success === false || (success !== true && !init.answer)) {
       throw new ApiError(
         response.ok ? 502 : response.status,
@@ -662,7 +688,11 @@ export class HttpClient implements ServiceClient {
    * another job is refused by the caller whichever path brought it.
    */
   private async pollJob(id: string): Promise<unknown> {
-    const answer = { schema: PollAnswerSchema, unreadable: 'that cannot be read as a job' };
+    const answer = {
+      schema: PollAnswerSchema,
+      unreadable: 'that cannot be read as a job',
+      jobBody: true,
+    };
     const ask = (form: 'encoded' | 'literal') =>
       this.request('GET', `/v1/generations/${jobPath(id, form)}`, { answer });
     if (!id.includes('/')) return ask('encoded');

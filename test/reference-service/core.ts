@@ -811,7 +811,14 @@ export class ReferenceCore {
       if (shape === 'string') body.resultUrls = url;
       else Object.assign(body, { resultUrl: url, resultUrls: [] });
     }
-    return this.withBareIds(this.ok(body));
+    const reply = this.ok(body);
+    if (this.options.failedSuccessFalse && job.status === 'failed')
+      reply.body = {
+        ...reply.body,
+        success: false,
+        error: body.errorMessage ?? 'Generation failed',
+      };
+    return this.withBareIds(reply);
   }
 
   /** Polls answered with another job's body so far (pollOtherJob). */

@@ -32,6 +32,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   /** Probability that a job ends 'failed' (refunded) with an errorMessage. */
   failJobs: z.number().min(0).max(1).optional(),
   /**
+   * A failed job's poll is answered 200 with `success: false` beside the job's fields and an
+   * `error` (spec 1 rule 5 pairs success:false with an error; the spec shows no failed job's body).
+   */
+  failedSuccessFalse: z.boolean().optional(),
+  /**
    * A generation drawn to fail (failJobs) still makes its results and lists them when it ends
    * `failed`, refunded as the spec says (spec 2.3 says resultUrls is empty when failed: a service
    * reporting a late failure after the outputs were written). A catalog job ended `failed` by
