@@ -21,6 +21,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { z } from 'zod';
 import type { JobRepository, JobWatch } from '../store/types';
+import { isBlobStoreFailure } from './runner';
 
 /** A job this worker holds: its id and the lease owner to name in its writes. */
 export type LeasedJob = { id: string; leaseOwner: string };
@@ -46,6 +47,11 @@ const OptionsSchema = z.object({
     .min(30)
     .max(24 * 3_600_000)
     .default(30_000),
+  /**
+   * How long a job whose run gave up on the blob store (S3 away) waits before any worker claims it
+   * again (default 5 s).
+   */
+  storageHoldMs: z.number().int().min(0).max(3_600_000).default(5_000),
   /** How often an idle slot looks for new jobs (default 500 ms); a finished job looks at once. */
   claimIntervalMs: z.number().int().min(1).max(3_600_000).default(500),
   /** Names this worker in `jobs.lease_owner` (default host:pid:random). */
@@ -80,6 +86,7 @@ export class LeaseLoop {
   private readonly workers: number;
   private readonly leaseMs: number;
   private readonly claimIntervalMs: number;
+  private readonly storageHoldMs: number;
   private readonly running = new Map<string, Running>();
   /**
    * Jobs whose failed run is giving its lease up: no longer running here but still held until the
@@ -101,8 +108,10 @@ export class LeaseLoop {
       workers: opts.workers,
       leaseMs: opts.leaseMs,
       claimIntervalMs: opts.claimIntervalMs,
+      storageHoldMs: opts.storageHoldMs,
       workerId: opts.workerId,
     });
+    this.storageHoldMs = parsed.storageHoldMs;
     this.workers = parsed.workers;
     this.leaseMs = parsed.leaseMs;
     this.claimIntervalMs = parsed.claimIntervalMs;
@@ -298,12 +307,21 @@ export class LeaseLoop {
       this.log(`${why}; it runs again here after the next lease renewal`);
       return;
     }
+    // The blob store failed, not the job nor this process: no lapse (lapses fail the job after
+    // a few), and a pause before any worker claims it again, so an outage is waited out.
+    const storage = isBlobStoreFailure(err);
     try {
-      const released = await this.opts.jobs.releaseFailedRun(this.workerId, id);
+      const released = await this.opts.jobs.releaseFailedRun(
+        this.workerId,
+        id,
+        storage ? { lapse: false, holdMs: this.storageHoldMs } : {},
+      );
       this.log(
-        released
-          ? `${why}; its lease is released (one lapse counted) for any worker to run it again`
-          : `${why}; its lease was no longer held here`,
+        !released
+          ? `${why}; its lease was no longer held here`
+          : storage
+            ? `${why}; the blob store failed: its lease is released (no lapse counted), any worker runs it again in ${this.storageHoldMs} ms`
+            : `${why}; its lease is released (one lapse counted) for any worker to run it again`,
       );
     } catch (releaseErr) {
       this.log(

@@ -9,6 +9,7 @@ import pLimit from 'p-limit';
 import type { Store, UnitRow } from '../store/types';
 import type { Clock } from '../clock';
 import { recordBlob, type BlobStore } from '../media/blob-store';
+import { BlobMissing } from '../media/blob-content';
 import type { ImageResolver, StoredImage } from '../media/resolve';
 import type { ProviderAdapter, ProviderJob, ProviderOutput } from '../providers/types';
 import { refund } from '../ledger';
@@ -38,6 +39,24 @@ class LeaseNotHeld extends Error {
  */
 class BlobWriteFailed extends Error {
   override name = 'BlobWriteFailed';
+}
+
+/**
+ * Reading an input's bytes from the blob store failed (an S3 blip, not a missing object): it says
+ * nothing about the shot, so the copy is tried again, then the run ends with the unit pending
+ * (like BlobWriteFailed). Its message stays in the server log, never in the customer's job.
+ */
+class BlobReadFailed extends Error {
+  override name = 'BlobReadFailed';
+}
+
+/**
+ * The blob store failed under a run (an input could not be read, or a result written): the run
+ * gave up with its unit pending. Not a crash: the lease loop releases the job without counting a
+ * lapse, to be claimed again a little later.
+ */
+export function isBlobStoreFailure(err: unknown): boolean {
+  return err instanceof BlobReadFailed || err instanceof BlobWriteFailed;
 }
 
 /**
@@ -124,7 +143,7 @@ export class JobRunner {
    * Providers read files: blobs kept elsewhere (a bucket) are copied to this machine first, and
    * held until the returned function is called (the bounded scratch space keeps held copies).
    */
-  private async copyInputsHere(unit: StoredUnit): Promise<() => void> {
+  private async copyInputsOnce(unit: StoredUnit): Promise<() => void> {
     const named = [
       ...Object.values(unit.images).flat(),
       ...[unit.fashionModel?.image, unit.venue?.image, unit.pose?.image].filter(
@@ -139,9 +158,46 @@ export class JobRunner {
     const failed = copies.find((c) => c.status === 'rejected');
     if (failed) {
       release();
-      throw failed.reason;
+      const missing = copies.find(
+        (c) => c.status === 'rejected' && c.reason instanceof BlobMissing,
+      );
+      if (missing?.status === 'rejected') throw missing.reason;
+      throw new BlobReadFailed(describeFailure(failed.reason), { cause: failed.reason });
     }
     return release;
+  }
+
+  /**
+   * copyInputsOnce, tried again for a few seconds when the blob store fails (the paid job must
+   * not fail for a blip); past that, BlobReadFailed ends the run with the unit pending. An input
+   * that is not in the store fails the shot, with a plain reason. Undefined when aborted.
+   */
+  private async copyInputsHere(
+    jobId: string,
+    idx: number,
+    unit: StoredUnit,
+    run: Run,
+  ): Promise<(() => void) | undefined> {
+    const pauses = this.opts.outcomeRetryMs ?? OUTCOME_RETRY_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.copyInputsOnce(unit);
+      } catch (err) {
+        if (run.signal.aborted) return undefined;
+        if (err instanceof BlobMissing) {
+          this.opts.log?.(`job ${jobId} unit ${idx}: an input is missing (${err.message})`);
+          await this.failUnit(jobId, idx, 'an input image is no longer in storage', run);
+          return undefined;
+        }
+        const pause = pauses[attempt];
+        if (pause === undefined) throw err;
+        this.opts.log?.(
+          `job ${jobId} unit ${idx}: copying its inputs failed, the blob store failed (${describeFailure(err)}); trying again in ${pause} ms`,
+        );
+        await abortableDelay(pause, run.signal);
+        if (run.signal.aborted) return undefined;
+      }
+    }
   }
 
   /**
@@ -330,7 +386,7 @@ export class JobRunner {
       return this.finalize(
         jobId,
         run,
-        `the job was cut ${run.failedRuns} times: its result could not be stored (the database or the file store failed) each time`,
+        `the job was cut ${run.failedRuns} times: the service's database or file storage failed each time`,
       );
     }
     const parsed = JobInputSchema.safeParse(JSON.parse(job.input));
@@ -381,8 +437,10 @@ export class JobRunner {
         await this.writeOutcome(jobId, idx, unstored, run);
         return;
       }
+      // Outside the try below: a blob store that failed says nothing about the shot.
+      const release = await this.copyInputsHere(jobId, idx, unit, run);
+      if (!release) return;
       try {
-        const release = await this.copyInputsHere(unit);
         try {
           outputs = await this.opts.provider.run(this.providerJob(jobId, unit), { signal });
         } finally {

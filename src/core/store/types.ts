@@ -243,8 +243,14 @@ export interface JobRepository {
    * PostgreSQL only: gives up one job whose run failed (a database error mid-run) so any worker
    * may claim it at once, counting one lapse as a killed run does (so a job that fails every run
    * ends failed and refunded after `maxInterruptions`). False when `workerId` no longer held it.
+   * With `lapse: false` (the blob store failed, not the run) no lapse is counted, and no worker
+   * claims it for `holdMs` (default 0), so an outage is not rerun in a tight loop.
    */
-  releaseFailedRun?(workerId: string, jobId: string): Promise<boolean>;
+  releaseFailedRun?(
+    workerId: string,
+    jobId: string,
+    opts?: { lapse?: boolean; holdMs?: number },
+  ): Promise<boolean>;
   /**
    * PostgreSQL only (absent on SQLite, where one process creates and runs every job): calls
    * `onClaimable` soon after any process inserts a job or releases leases, and once after each

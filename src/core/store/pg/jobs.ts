@@ -225,13 +225,22 @@ export class PgJobs implements JobRepository {
     return rows[0]?.released ?? 0;
   }
 
-  async releaseFailedRun(workerId: string, jobId: string): Promise<boolean> {
+  async releaseFailedRun(
+    workerId: string,
+    jobId: string,
+    opts: { lapse?: boolean; holdMs?: number } = {},
+  ): Promise<boolean> {
+    // Released with no owner: a claim counts no lapse for it (only leases that ran out), and one
+    // held off (lease_until ahead) waits for it to pass.
+    const holdMs = Math.max(0, Math.round(opts.holdMs ?? 0));
     const rows = await this.ex.query(
       `WITH r AS (
-         UPDATE jobs SET lease_owner = NULL, lease_until = NULL, attempts = attempts + 1
+         UPDATE jobs SET lease_owner = NULL,
+           lease_until = CASE WHEN $4::bigint > 0 THEN ${leaseUntil('$4::bigint')} END,
+           attempts = attempts + $3::int
          WHERE id = $2 AND lease_owner = $1 AND status = 'processing' RETURNING 1)
        SELECT ${NOTIFY_JOBS}::text AS sent FROM r`,
-      [workerId, jobId],
+      [workerId, jobId, opts.lapse === false ? 0 : 1, holdMs],
     );
     return rows.length === 1;
   }

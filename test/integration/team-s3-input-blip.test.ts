@@ -1,0 +1,153 @@
+/**
+ * Team mode (review rev28, defect 2): the bucket goes away for a few seconds while a worker copies
+ * a charged job's input to run it. That says nothing about the shot: the copy is tried again, then
+ * the job is released with its shot pending (no lapse counted: it is not a crash) and claimed
+ * again once the hold passes. It completes, charged once and never refunded, and the customer's
+ * job never shows our bucket or its endpoint. (It failed at once and was refunded, its
+ * errorMessage "reading a blob on s3://… at http://127.0.0.1:… failed: … ECONNREFUSED".)
+ *
+ * The core, lease loop, runner and PostgreSQL store are the real ones; the bucket is an s3rver
+ * stopped and started again on the same port and folder.
+ */
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import S3rver from 's3rver';
+import { afterEach, expect, it } from 'vitest';
+import { openCore, type Core } from '../../src/core';
+import type { ProviderAdapter } from '../../src/core/providers/types';
+import { makeTempDir, removeDir } from './helpers/api';
+import { chargedJob } from './helpers/charged-jobs';
+import { localProvider } from './helpers/providers';
+import { S3RVER_CREDENTIALS } from './helpers/s3';
+import { describePostgres } from '../support/postgres';
+
+const BUCKET = 'blip';
+
+/** An s3rver that can be stopped and started again where it was (port, folder, objects). */
+async function stoppableS3() {
+  const directory = makeTempDir('s3rver-blip-');
+  const port = await new Promise<number>((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+  let server: S3rver | undefined;
+  const start = async () => {
+    server = new S3rver({
+      address: '127.0.0.1',
+      port,
+      silent: true,
+      directory,
+      configureBuckets: [{ name: BUCKET }],
+    });
+    await server.run();
+  };
+  const stop = async () => {
+    await server?.close();
+    server = undefined;
+  };
+  await start();
+  process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
+  process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
+  const endpoint = `http://127.0.0.1:${port}`;
+  return {
+    endpoint,
+    blobsUrl: `s3://${BUCKET}/?endpoint=${encodeURIComponent(endpoint)}&region=us-east-1&forcePathStyle=true`,
+    start,
+    stop,
+    async close() {
+      await stop();
+      removeDir(directory);
+    },
+  };
+}
+
+describePostgres('team mode: the bucket away while a worker copies a job input', (databaseUrl) => {
+  const cores: Core[] = [];
+  const closers: (() => Promise<void>)[] = [];
+  const dirs: string[] = [];
+  afterEach(async () => {
+    await Promise.all(cores.splice(0).map((c) => c.close()));
+    for (const close of closers.splice(0)) await close().catch(() => undefined);
+    for (const d of dirs.splice(0)) removeDir(d);
+  });
+
+  async function service(
+    schema: string,
+    workers: number,
+    provider: ProviderAdapter,
+    blobsUrl: string,
+    log?: string[],
+  ) {
+    const dir = path.join(os.tmpdir(), `dropshoot-s3blip-${schema}-${workers}`);
+    dirs.push(dir);
+    const url = new URL(databaseUrl());
+    url.searchParams.set('schema', schema);
+    const core = await openCore({
+      dataDir: dir,
+      databaseUrl: url.toString(),
+      blobsUrl,
+      workers,
+      leaseMs: 30_000,
+      provider,
+      ...(log ? { log: (m: string) => log.push(m) } : {}),
+    });
+    cores.push(core);
+    return core;
+  }
+
+  it('a 6 s outage during the input copy: the job completes, provider called once, charged once, no refund, no storage detail shown', async () => {
+    const s3 = await stoppableS3();
+    closers.push(() => s3.close());
+    const schema = `s3blip_${randomBytes(4).toString('hex')}`;
+    const api = await service(schema, 0, localProvider(), s3.blobsUrl);
+    const { id, auth } = await chargedJob(api, 's3blip');
+
+    await s3.stop();
+    const inner = localProvider();
+    let calls = 0;
+    const provider: ProviderAdapter = {
+      name: 'test-counting',
+      run(job, ctx) {
+        calls++;
+        return inner.run(job, ctx);
+      },
+    };
+    const log: string[] = [];
+    await service(schema, 1, provider, s3.blobsUrl, log);
+    // Longer than the runner's tries of the copy (~4 s): the run gives the job up once.
+    await sleep(6_000);
+    await s3.start();
+
+    const deadline = Date.now() + 30_000;
+    while ((await api.store.jobs.get(id))?.status === 'processing' && Date.now() < deadline)
+      await sleep(100);
+    const job = (await api.store.jobs.get(id))!;
+    const units = await api.store.jobs.unitsOf(id);
+    const ledger = await api.store.ledger.entriesFor(job.accountId);
+    const polled = (await api.service.getGeneration(auth, id)).body as Record<string, unknown>;
+
+    expect(job.status, job.errorMessage ?? '').toBe('completed');
+    const shown = JSON.stringify({ job, units, polled });
+    expect(shown).not.toContain(s3.endpoint);
+    expect(shown).not.toContain(`s3://${BUCKET}`);
+    expect(
+      log.some((l) => /copying its inputs failed, the blob store failed/.test(l)),
+      log.join('\n'),
+    ).toBe(true);
+    // Given up once the tries ran out, and released without a lapse to wait out the outage.
+    expect(
+      log.some((l) => /the blob store failed: its lease is released \(no lapse counted\)/.test(l)),
+      log.join('\n'),
+    ).toBe(true);
+    expect(units.map((u) => u.status)).toEqual(['completed']);
+    expect(calls).toBe(1);
+    expect(job.leaseLapses ?? 0).toBe(0);
+    expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
+    expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
+  }, 90_000);
+});
