@@ -1306,10 +1306,12 @@ export class Runner {
     // The refused request resent a key an earlier attempt went out under (maybe charged).
     const resent = this.resent.delete(item.id) && inSubmission;
     const gates = this.engine.gates;
-    if (err.status === 402 && item.state === 'processing' && item.jobId) {
-      // A poll of a paid job refused 402 (a plan in billing_issue gating every call; the spec
-      // names 402 for creates only): a poll costs nothing and its job stays paid, so the
-      // submission's fields stand and no gate closes; asked again, then held for the next run.
+    if ((err.status === 402 || err.status === 403) && item.state === 'processing' && item.jobId) {
+      // A poll of a paid job refused 402 or 403 (a plan in billing_issue, paused or expired gating
+      // every call; the spec names 402 for creates only and no status for a plan's gate): a poll
+      // costs nothing and its job stays paid, so the submission's fields stand and no gate
+      // closes; asked again, then held for the next run. A 403 failed the paid photo at once,
+      // with no word that it was paid (review rev27 D4).
       const attempts = item.attempts + 1;
       const { baseMs, maxMs } = this.engine.options.backoff ?? { baseMs: 1000, maxMs: 60_000 };
       const random = this.engine.options.random ?? Math.random;
@@ -1320,7 +1322,7 @@ export class Runner {
           waitReason: 'service_error',
           waitUntil: pollAt.toISOString(),
           pollAt: pollAt.toISOString(),
-          error: `the service refused to show the paid job (402: ${message}); a poll costs nothing: asking again`,
+          error: `the service refused to show the paid job (${err.status}: ${message}); a poll costs nothing: asking again`,
         });
         return;
       }
@@ -1330,7 +1332,7 @@ export class Runner {
         waitReason: null,
         waitUntil: null,
         pollAt: null,
-        error: `${RESULTS_HELD}the service refused to show the paid job ${attempts} times (402: ${message})`,
+        error: `${RESULTS_HELD}the service refused to show the paid job ${attempts} times (${err.status}: ${message})`,
       });
       return;
     }

@@ -17,6 +17,7 @@ export const FAULT_NAMES = [
   'insufficient402',
   'unavailable503',
   'unauthorized401',
+  'planPaused403',
 ] as const;
 export type FaultName = (typeof FAULT_NAMES)[number];
 /**
@@ -31,6 +32,8 @@ export type FaultName = (typeof FAULT_NAMES)[number];
  * - unavailable503: 503 'Service temporarily unavailable' with Retry-After (not forwarded: a
  *   gateway or an overloaded service turning the request away; spec §7 names no 503)
  * - unauthorized401: 401 in the spec's words (not forwarded: a key store hiccup)
+ * - planPaused403: 403 naming a paused plan (not forwarded: spec 2.9/3.3 list the plan states and
+ *   name no status for a call a plan's state gates)
  */
 export type Faults = Partial<Record<FaultName, number>>;
 export type FaultProxyOptions = {
@@ -186,6 +189,11 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
           return json(res, 401, {
             success: false,
             error: 'Missing, malformed, invalid or revoked API key',
+          });
+        case 'planPaused403':
+          return json(res, 403, {
+            success: false,
+            error: 'Your subscription is paused (plan status: paused)',
           });
         case 'insufficient402':
           return json(res, 402, {
