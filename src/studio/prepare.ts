@@ -1,4 +1,4 @@
-/** Reads a photo and makes it acceptable to the service (format, 8 MiB limit, sRGB). */
+/** Reads a photo and makes it acceptable to the service (format, 8 MB limit, sRGB). */
 import { crc32 } from 'node:zlib';
 import { prepareUpload, UPLOAD_LIMIT_BYTES } from './watch/prepare-upload';
 

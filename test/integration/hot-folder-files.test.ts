@@ -189,7 +189,7 @@ describe('prepareUpload', () => {
     expect(out.converted).toContain('AVIF converted to JPEG');
   });
 
-  it('re-encodes a PNG over 8 MiB as a JPEG under the limit', async () => {
+  it('re-encodes a PNG over 8 MB as a JPEG under the limit', async () => {
     const png = await sharp({
       create: {
         width: 2000,
@@ -205,7 +205,7 @@ describe('prepareUpload', () => {
     const out = await prepareUpload(png);
     expect(out.mime).toBe('image/jpeg');
     expect(out.data.length).toBeLessThanOrEqual(UPLOAD_LIMIT_BYTES);
-    expect(out.converted.join('\n')).toMatch(/re-encoded as JPEG to fit 8\.0 MiB/);
+    expect(out.converted.join('\n')).toMatch(/re-encoded as JPEG to fit 8\.0 MB/);
     const meta = await sharp(out.data).metadata();
     expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', 2000, 1500]);
   });

@@ -440,7 +440,8 @@ export class ReferenceCore {
   }
 
   private upload(caller: Caller, body: Buffer): Reply {
-    if (body.length > DEFAULTS.uploadBytes) return fail(413, 'Upload larger than 8 MB');
+    if (body.length > Math.min(this.options.uploadLimitBytes ?? Infinity, DEFAULTS.uploadBytes))
+      return fail(413, 'Upload larger than 8 MB');
     const kind = sniffImage(body);
     if (!kind) return fail(415, 'Not a JPEG, PNG or WebP image (judged by the file signature)');
     const delayMs = this.options.uploadDelayMs ?? 0;

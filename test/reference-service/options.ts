@@ -29,6 +29,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   fail500AfterCharge: z.number().min(0).max(1).optional(),
   /** The first N generations created fail that way whatever the draw (a test that needs one for sure). */
   fail500AfterChargeFirst: z.number().int().nonnegative().optional(),
+  /**
+   * The largest upload taken, in bytes; the rest is answered 413 'Upload larger than 8 MB'. Default
+   * 8 MiB; 8000000 reads spec 4.5's "Maximum 8 MB" in decimal units.
+   */
+  uploadLimitBytes: z.number().int().positive().optional(),
   /** Probability that a job ends 'failed' (refunded) with an errorMessage. */
   failJobs: z.number().min(0).max(1).optional(),
   /**
