@@ -6,6 +6,10 @@
  * job never shows our bucket or its endpoint. (It failed at once and was refunded, its
  * errorMessage "reading a blob on s3://… at http://127.0.0.1:… failed: … ECONNREFUSED".)
  *
+ *
+ * Away while a paid result is written, the write is tried again for longer under the lease (its
+ * renewals need only the database): a run that gave up is run again and pays the provider again.
+ *
  * The core, lease loop, runner and PostgreSQL store are the real ones; the bucket is an s3rver
  * stopped and started again on the same port and folder.
  */
@@ -150,4 +154,55 @@ describePostgres('team mode: the bucket away while a worker copies a job input',
     expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
     expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
   }, 90_000);
+
+  it('a 12 s outage while the paid result is written: the write waits it out under the lease, the provider called once, charged once, no refund', async () => {
+    const s3 = await stoppableS3();
+    closers.push(() => s3.close());
+    const schema = `s3blip_${randomBytes(4).toString('hex')}`;
+    const api = await service(schema, 0, localProvider(), s3.blobsUrl);
+    const { id, auth } = await chargedJob(api, 's3blip');
+
+    const inner = localProvider();
+    let calls = 0;
+    let answered!: () => void;
+    const called = new Promise<void>((resolve) => (answered = resolve));
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    closers.unshift(async () => openGate());
+    const provider: ProviderAdapter = {
+      name: 'test-gated',
+      async run(job, ctx) {
+        calls++;
+        const out = await inner.run(job, ctx);
+        answered();
+        await gate;
+        return out;
+      },
+    };
+    const log: string[] = [];
+    await service(schema, 1, provider, s3.blobsUrl, log);
+    await called;
+    await s3.stop();
+    openGate();
+    await sleep(12_000);
+    await s3.start();
+
+    const deadline = Date.now() + 60_000;
+    while ((await api.store.jobs.get(id))?.status === 'processing' && Date.now() < deadline)
+      await sleep(100);
+    const job = (await api.store.jobs.get(id))!;
+    const ledger = await api.store.ledger.entriesFor(job.accountId);
+    const polled = (await api.service.getGeneration(auth, id)).body as { status: string };
+
+    expect(job.status, job.errorMessage ?? '').toBe('completed');
+    expect(polled.status).toBe('completed');
+    expect(
+      log.some((l) => /storing its result failed, the blob store failed/.test(l)),
+      log.join('\n'),
+    ).toBe(true);
+    expect(calls, log.join('\n')).toBe(1);
+    expect(job.leaseLapses ?? 0).toBe(0);
+    expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
+    expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
+  }, 120_000);
 });

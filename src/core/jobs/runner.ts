@@ -71,6 +71,12 @@ export function isStoreUnavailable(err: unknown): boolean {
 /** Pauses before the outcome's write is tried again after the database went away (~4 s in all). */
 const OUTCOME_RETRY_MS = [250, 500, 1_000, 2_000];
 /**
+ * Pauses before a leased run's paid result is written again after the blob store failed (~45 s in
+ * all). Longer than for the database: the lease holds meanwhile (its renewals need only the
+ * database), and a run that gave up is run again elsewhere, paying the provider again.
+ */
+const LEASED_BLOB_WRITE_RETRY_MS = [250, 500, 1_000, 2_000, 4_000, 8_000, 15_000, 15_000];
+/**
  * Pauses before an in-process run that gave up (its store or blob store failed) runs again, one
  * per failed run, the last repeated: the store gets time to come back, and a rerun that pays the
  * provider again is not made in a tight loop.
@@ -93,6 +99,8 @@ export type RunnerOptions = {
   unitTimeoutMs?: number;
   /** Pauses between tries of a unit's outcome write when the database went away (tests shorten them). */
   outcomeRetryMs?: readonly number[];
+  /** Pauses between tries of a leased run's result write when the blob store failed. */
+  leasedBlobWriteRetryMs?: readonly number[];
   /** Pauses before a job whose in-process run gave up runs again (tests shorten them). */
   runAgainMs?: readonly number[];
   log?: (message: string) => void;
@@ -477,6 +485,10 @@ export class JobRunner {
     run: Run,
   ): Promise<void> {
     const pauses = this.opts.outcomeRetryMs ?? OUTCOME_RETRY_MS;
+    const blobPauses =
+      run.leaseOwner === undefined
+        ? pauses
+        : (this.opts.leasedBlobWriteRetryMs ?? LEASED_BLOB_WRITE_RETRY_MS);
     for (let attempt = 0; ; attempt++) {
       try {
         await this.writeOutcomeOnce(jobId, idx, outputs, run);
@@ -491,7 +503,7 @@ export class JobRunner {
           await this.failUnit(jobId, idx, describeFailure(err), run);
           return;
         }
-        const pause = pauses[attempt];
+        const pause = (blobFailed ? blobPauses : pauses)[attempt];
         if (pause === undefined) {
           // Given up: in-process, the next run here stores these outputs (paid for already).
           if (run.leaseOwner === undefined) this.unstoredResults.set(`${jobId}\n${idx}`, outputs);
