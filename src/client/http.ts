@@ -4,7 +4,13 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { ApiError, type Download, type ServiceClient, type WriteOptions } from './service-client';
+import {
+  ApiError,
+  UNNAMED_JOB_PREFIX,
+  type Download,
+  type ServiceClient,
+  type WriteOptions,
+} from './service-client';
 import { fetchDownload } from './download';
 import { certainlyNotSent, describeFailure, retryAfterFrom } from './failure';
 import { sniffUploadMime } from './media-type';
@@ -250,6 +256,22 @@ const PollAnswerSchema = z.preprocess(
       };
     }),
 );
+
+/**
+ * A generation create's answer: its job id (`CreatedGenerationSchema`), or, from a synchronous
+ * service, the job done with its results listed and no id (status `completed`, every place
+ * filled): those results are the paid job's. Read as a lost answer, they were dropped and the
+ * photo left uncertain, paid (review rev27 D1).
+ */
+const CreateGenerationAnswerSchema = z.union([
+  CreatedGenerationSchema,
+  PollAnswerSchema.refine(
+    (job) =>
+      job.status.toLowerCase() === 'completed' &&
+      (job.resultUrls?.length ?? 0) > 0 &&
+      job.emptyPlaces === undefined,
+  ).transform((job) => ({ ...job, id: undefined })),
+]);
 
 /**
  * A balance: a number of diamonds, or its plain decimal text ("5000"). Text with separators
@@ -653,11 +675,14 @@ export class HttpClient implements ServiceClient {
       {
         json: request,
         charges: true,
-        answer: { schema: CreatedGenerationSchema, unreadable: 'without a job id' },
+        answer: { schema: CreateGenerationAnswerSchema, unreadable: 'without a job id' },
       },
       options,
     );
-    return created as typeof created & { status: 'processing' };
+    // Done and listed with no id: named by its key (or at random), never polled.
+    const id =
+      created.id ?? `${UNNAMED_JOB_PREFIX}${options?.idempotencyKey ?? crypto.randomUUID()}`;
+    return { ...created, id } as typeof created & { id: string; status: 'processing' };
   }
   async getGeneration(id: string) {
     type Job = Awaited<ReturnType<ServiceClient['getGeneration']>>;

@@ -2,7 +2,14 @@
  * The client as the studio and a remote caller see it: nothing here loads the core. The embedded
  * core's client is imported from `./in-process` by whoever chooses to run the core in-process.
  */
-export { ApiError, type ServiceClient, type Download, type WriteOptions } from './service-client';
+export {
+  ApiError,
+  isUnnamedJob,
+  UNNAMED_JOB_PREFIX,
+  type ServiceClient,
+  type Download,
+  type WriteOptions,
+} from './service-client';
 export { HttpClient, type HttpClientOptions, CURSOR_PARAMS, fingerprintKey } from './http';
 export { fetchDownload } from './download';
 export {

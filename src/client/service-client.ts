@@ -22,6 +22,14 @@ import type { ConvertibleMedia, MediaType } from './media-type';
 type Strip<T> = Omit<T, 'success'>;
 export type WriteOptions = { idempotencyKey?: string };
 /**
+ * The id Dropshoot gives a job whose create was answered done with its results and no job id (a
+ * synchronous service): the service knows it by no id, so it is never polled; its results are
+ * the create's answer (review rev27 D1).
+ */
+export const UNNAMED_JOB_PREFIX = 'answered-without-id:';
+export const isUnnamedJob = (id: string | null | undefined): boolean =>
+  typeof id === 'string' && id.startsWith(UNNAMED_JOB_PREFIX);
+/**
  * Whether the service acknowledged the Idempotency-Key (ours echoes it). Reported only: an echo
  * does not show the service keeps one answer per key, so nothing is learnt from it.
  */

@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ServiceClient } from '../client';
+import { isUnnamedJob, type ServiceClient } from '../client';
 import type { GenerationRequest } from '../shared/api';
 import { fillPhoto } from '../shared/studio';
 import { pollUntilDone, typicalJobMs } from './poll';
@@ -18,15 +18,20 @@ export async function generateOne(
   let requests = 0;
   const upload = await client.upload(await fs.promises.readFile(input.photo));
   requests++;
-  const { id } = await client.createGeneration({
+  const created = await client.createGeneration({
     ...input.request,
     images: fillPhoto(input.request.images, upload.url),
   });
+  const { id } = created;
   requests++;
-  const job = await pollUntilDone(client, id, {
-    firstDelayMs: typicalJobMs(input.request.toolId ?? ''),
-    onProgress: () => requests++,
-  });
+  // Answered done with its results and no job id (a synchronous service): nothing to poll.
+  const listed = (created as { resultUrls?: string[] }).resultUrls ?? [];
+  const job = isUnnamedJob(id)
+    ? { status: 'completed', resultUrls: listed, errorMessage: null }
+    : await pollUntilDone(client, id, {
+        firstDelayMs: typicalJobMs(input.request.toolId ?? ''),
+        onProgress: () => requests++,
+      });
   if (job.status === 'failed')
     throw new Error(`generation ${id} failed: ${job.errorMessage ?? 'unknown reason'}`);
   await fs.promises.mkdir(input.outDir, { recursive: true });

@@ -8,7 +8,13 @@
  * before it is taken for a dead URL. What cannot be downloaded now is thrown as a
  * `ResultFileError` saying whether to ask again soon or hold the paid photo for the next run.
  */
-import { ApiError, UnrecognizedMediaError, type Download, type ServiceClient } from '../client';
+import {
+  ApiError,
+  isUnnamedJob,
+  UnrecognizedMediaError,
+  type Download,
+  type ServiceClient,
+} from '../client';
 import { utcDay } from '../shared/utc-day';
 import type { StudioDB } from './db/open';
 import * as store from './db/store';
@@ -158,6 +164,10 @@ function takeFreshUrlPoll(db: StudioDB, itemId: string, now: Date): boolean {
  * job collected `partial` may list more now: the rest, kept for the next download).
  */
 async function freshUrls(ctx: Context, item: store.ItemRow): Promise<string[]> {
+  if (isUnnamedJob(item.jobId))
+    throw new Error(
+      'the result URLs were refused and the job cannot be asked again: its create was answered done with its results and no job id',
+    );
   const job = await ctx.client.getGeneration(item.jobId ?? '');
   refuseAnotherJobsAnswer(ctx.db, job, item.jobId ?? '');
   const old = storedUrls(ctx.db, item.id);

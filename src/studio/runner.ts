@@ -8,7 +8,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ApiError } from '../client';
+import { ApiError, isUnnamedJob } from '../client';
 import type { ServiceClient } from '../client';
 import {
   fillPhoto,
@@ -478,6 +478,12 @@ export class Runner {
       null,
       String(created.status ?? 'processing'),
     );
+    // Answered done with its results and no job id (a synchronous service): the results are kept
+    // as listed and collected at once, never polled (the service knows the job by no id).
+    if (isUnnamedJob(String(created.id)) && Array.isArray(created.resultUrls)) {
+      this.rememberListed(item, created.resultUrls as string[]);
+      this.transition(item.id, { pollAt: this.now().toISOString() });
+    }
   }
 
   /**
@@ -882,7 +888,9 @@ export class Runner {
     const again = item.resultUrls !== null;
     let job: Awaited<ReturnType<ServiceClient['getGeneration']>>;
     try {
-      job = await this.client.getGeneration(item.jobId);
+      job = isUnnamedJob(item.jobId)
+        ? this.createAnswered(item)
+        : await this.client.getGeneration(item.jobId);
       refuseAnotherJobsAnswer(this.db, job, item.jobId);
     } catch (err) {
       if (!(again && err instanceof ApiError && err.status === 404)) throw err;
@@ -1088,6 +1096,17 @@ export class Runner {
    * returns them all, first seen first. One file is one entry, its latest URL kept: a signed URL
    * differs from poll to poll only in its query.
    */
+  /** A job answered done at its create with no id: its answer is the results it listed then. */
+  private createAnswered(item: store.ItemRow): Awaited<ReturnType<ServiceClient['getGeneration']>> {
+    const listed = JSON.parse(store.getItem(this.db, item.id)?.listedUrls ?? '[]') as string[];
+    return {
+      id: item.jobId ?? '',
+      status: 'completed',
+      resultUrls: listed,
+      errorMessage: null,
+    } as Awaited<ReturnType<ServiceClient['getGeneration']>>;
+  }
+
   private rememberListed(item: store.ItemRow, urls: readonly string[]): string[] {
     const before = JSON.parse(store.getItem(this.db, item.id)?.listedUrls ?? '[]') as string[];
     const byFile = new Map(before.map((url) => [resultFileOf(url), url]));

@@ -81,3 +81,28 @@ describe('a create whose job is named only by its Location', () => {
     expect(chargedTo(world.service, EMAIL)).toBe(PHOTOS);
   }, 120_000);
 });
+
+describe('a create answered done with its results and no job id (a synchronous service)', () => {
+  it('its results are collected from the answer, never polled; paid once over two runs', async () => {
+    const world = await referenceWorld(cleanups, {
+      email: EMAIL,
+      diamonds: 100,
+      service: { seed: 5, timeScale: 0.01, jobSeconds: [0, 0], createAnswer: 'completedNoId' },
+      photos: PHOTOS,
+    });
+    // Before: 3 uncertain ('answered 200 … without a job id'), 0 exported, 3 charged.
+    const first = await runOnWorld(world, { signal: stopAfter(cleanups, 45_000) });
+    expect(first.uncertain).toEqual([]);
+    expect(first.failed).toEqual([]);
+    expect(first.exported).toBe(PHOTOS);
+    expect(first.diamondsSpent).toBe(PHOTOS);
+    const second = await runOnWorld(world, { signal: stopAfter(cleanups, 45_000) });
+    expect(second.exported).toBe(0);
+    expect(second.diamondsSpent).toBe(0);
+    expect(chargedTo(world.service, EMAIL)).toBe(PHOTOS);
+    const polls = world.service
+      .requests()
+      .filter((r) => r.method === 'GET' && r.path.startsWith('/v1/generations/'));
+    expect(polls).toEqual([]);
+  }, 120_000);
+});

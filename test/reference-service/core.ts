@@ -638,6 +638,17 @@ export class ReferenceCore {
       };
     }
     this.save();
+    if (this.options.createAnswer === 'completedNoId') {
+      // A synchronous service: a job due now is made before the answer, which lists its results.
+      this.advance();
+      await Promise.all([...this.inFlight]);
+      const done = this.poll(caller, id);
+      if (done.status === 200 && done.body.status === 'completed')
+        return {
+          ...this.ok({ status: 'completed', resultUrls: done.body.resultUrls }, 200),
+          delayMs: this.options.createDelayMs ?? 0,
+        };
+    }
     return {
       ...this.withBareIds(this.createAnswer(caller, id)),
       delayMs: this.options.createDelayMs ?? 0,
@@ -657,6 +668,8 @@ export class ReferenceCore {
         return this.ok({ data: { status: 'processing' } }, status);
       case 'noSuccess':
         return { status, body: { id, status: 'processing' } };
+      case 'completedNoId':
+        return this.ok({ status: 'processing' }, status); // a job not done by its answer
       case 'spec':
         return this.ok({ id, status: 'processing' }, status);
     }

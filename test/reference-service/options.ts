@@ -248,9 +248,12 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   /**
    * The body of a generation create's 2xx answer: 'spec' {success, id, status} (default),
    * 'wrapped' {success, data: {id, status}} (a common envelope), 'noSuccess' {id, status} with no
-   * success flag, 'wrappedNoId' {success, data: {status}} (no job id anywhere). Charged as always.
+   * success flag, 'wrappedNoId' {success, data: {status}} (no job id anywhere), 'completedNoId'
+   * a synchronous service: a job done by its answer (jobSeconds [0, 0]) is answered {success,
+   * status: 'completed', resultUrls} with no id, else {success, status: 'processing'}. Charged as
+   * always.
    */
-  createAnswer: z.enum(['spec', 'wrapped', 'noSuccess', 'wrappedNoId']).optional(),
+  createAnswer: z.enum(['spec', 'wrapped', 'noSuccess', 'wrappedNoId', 'completedNoId']).optional(),
   /** Job ids are decimal integers, and generation creates answer them as JSON numbers (status 201). */
   numericJobIds: z.boolean().optional(),
   /**
