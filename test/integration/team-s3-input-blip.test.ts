@@ -8,7 +8,9 @@
  *
  *
  * Away while a paid result is written, the write is tried again for longer under the lease (its
- * renewals need only the database): a run that gave up is run again and pays the provider again.
+ * renewals need only the database): a run that gave up is run again and pays the provider again,
+ * so that give-up still counts a lapse, and an outage that outlasts them ends the job refunded
+ * instead of paying the provider every minute until the bucket is back.
  *
  * The core, lease loop, runner and PostgreSQL store are the real ones; the bucket is an s3rver
  * stopped and started again on the same port and folder.
@@ -86,6 +88,7 @@ describePostgres('team mode: the bucket away while a worker copies a job input',
     provider: ProviderAdapter,
     blobsUrl: string,
     log?: string[],
+    maxInterruptions?: number,
   ) {
     const dir = path.join(os.tmpdir(), `dropshoot-s3blip-${schema}-${workers}`);
     dirs.push(dir);
@@ -98,6 +101,7 @@ describePostgres('team mode: the bucket away while a worker copies a job input',
       workers,
       leaseMs: 30_000,
       provider,
+      ...(maxInterruptions !== undefined ? { maxInterruptions } : {}),
       ...(log ? { log: (m: string) => log.push(m) } : {}),
     });
     cores.push(core);
@@ -205,4 +209,49 @@ describePostgres('team mode: the bucket away while a worker copies a job input',
     expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
     expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
   }, 120_000);
+
+  it('the bucket away for good once the paid result is there: the write gives up, counts a lapse, and the job ends failed and refunded, the provider paid once', async () => {
+    const s3 = await stoppableS3();
+    closers.push(() => s3.close());
+    const schema = `s3blip_${randomBytes(4).toString('hex')}`;
+    const api = await service(schema, 0, localProvider(), s3.blobsUrl);
+    const { id } = await chargedJob(api, 's3blip');
+
+    const inner = localProvider();
+    let calls = 0;
+    let answered!: () => void;
+    const called = new Promise<void>((resolve) => (answered = resolve));
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    closers.unshift(async () => openGate());
+    const provider: ProviderAdapter = {
+      name: 'test-gated',
+      async run(job, ctx) {
+        calls++;
+        const out = await inner.run(job, ctx);
+        answered();
+        await gate;
+        return out;
+      },
+    };
+    const log: string[] = [];
+    // One lapse ends a job here: the write's ~45 s of tries under the lease, then the give-up.
+    await service(schema, 1, provider, s3.blobsUrl, log, 1);
+    await called;
+    await s3.stop();
+    openGate();
+
+    const deadline = Date.now() + 90_000;
+    while ((await api.store.jobs.get(id))?.status === 'processing' && Date.now() < deadline)
+      await sleep(250);
+    const job = (await api.store.jobs.get(id))!;
+    const ledger = await api.store.ledger.entriesFor(job.accountId);
+
+    // Without the lapse the job was run again after each give-up, the provider paid each time.
+    expect(job.status, log.join('\n')).toBe('failed');
+    expect(calls, log.join('\n')).toBe(1);
+    expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
+    expect(ledger.filter((e) => e.kind === 'refund')).toHaveLength(1);
+    expect(job.errorMessage ?? '').not.toContain(s3.endpoint);
+  }, 150_000);
 });

@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { z } from 'zod';
 import type { JobRepository, JobWatch } from '../store/types';
-import { isBlobStoreFailure } from './runner';
+import { blobStoreFailure } from './runner';
 
 /** A job this worker holds: its id and the lease owner to name in its writes. */
 export type LeasedJob = { id: string; leaseOwner: string };
@@ -307,21 +307,26 @@ export class LeaseLoop {
       this.log(`${why}; it runs again here after the next lease renewal`);
       return;
     }
-    // The blob store failed, not the job nor this process: no lapse (lapses fail the job after
-    // a few), and a pause before any worker claims it again, so an outage is waited out.
-    const storage = isBlobStoreFailure(err);
+    // The blob store failed, not the job nor this process: a pause before any worker claims it
+    // again, so an outage is waited out. An input that could not be read costs nothing to run
+    // again: no lapse (lapses fail the job after a few). A paid result that could not be stored
+    // still counts one: each rerun pays the provider again, so a long outage ends the job
+    // (refunded) after a few, as before (review rev28 defect 2).
+    const storage = blobStoreFailure(err);
+    const lapse = storage !== 'read';
     try {
       const released = await this.opts.jobs.releaseFailedRun(
         this.workerId,
         id,
-        storage ? { lapse: false, holdMs: this.storageHoldMs } : {},
+        storage ? { lapse, holdMs: this.storageHoldMs } : {},
       );
+      const counted = lapse ? 'one lapse counted' : 'no lapse counted';
       this.log(
         !released
           ? `${why}; its lease was no longer held here`
           : storage
-            ? `${why}; the blob store failed: its lease is released (no lapse counted), any worker runs it again in ${this.storageHoldMs} ms`
-            : `${why}; its lease is released (one lapse counted) for any worker to run it again`,
+            ? `${why}; the blob store failed: its lease is released (${counted}), any worker runs it again in ${this.storageHoldMs} ms`
+            : `${why}; its lease is released (${counted}) for any worker to run it again`,
       );
     } catch (releaseErr) {
       this.log(

@@ -51,12 +51,14 @@ class BlobReadFailed extends Error {
 }
 
 /**
- * The blob store failed under a run (an input could not be read, or a result written): the run
- * gave up with its unit pending. Not a crash: the lease loop releases the job without counting a
- * lapse, to be claimed again a little later.
+ * The blob store failed under a run, which gave up with its unit pending: `read` (an input could
+ * not be copied, nothing paid to the provider yet) or `write` (a paid result could not be stored,
+ * after ~45 s of tries under a lease). Null for any other failure.
  */
-export function isBlobStoreFailure(err: unknown): boolean {
-  return err instanceof BlobReadFailed || err instanceof BlobWriteFailed;
+export function blobStoreFailure(err: unknown): 'read' | 'write' | null {
+  if (err instanceof BlobReadFailed) return 'read';
+  if (err instanceof BlobWriteFailed) return 'write';
+  return null;
 }
 
 /**

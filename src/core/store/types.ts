@@ -243,8 +243,9 @@ export interface JobRepository {
    * PostgreSQL only: gives up one job whose run failed (a database error mid-run) so any worker
    * may claim it at once, counting one lapse as a killed run does (so a job that fails every run
    * ends failed and refunded after `maxInterruptions`). False when `workerId` no longer held it.
-   * With `lapse: false` (the blob store failed, not the run) no lapse is counted, and no worker
-   * claims it for `holdMs` (default 0), so an outage is not rerun in a tight loop.
+   * With `lapse: false` (an input the blob store could not give: a rerun pays nothing) no lapse
+   * is counted; `holdMs` (default 0) keeps every worker from claiming it for that long, so a blob
+   * store outage is not rerun in a tight loop.
    */
   releaseFailedRun?(
     workerId: string,
