@@ -894,6 +894,11 @@ export class Budget {
       if (this.db.open) this.capRaised(nth);
       this.onAnswered(sentAt);
       this.lastReadError = null;
+      const planStatus: unknown = (account as { plan?: { status?: unknown } }).plan?.status;
+      this.lastAccountRead = {
+        balance: account.diamondBalance,
+        planStatus: typeof planStatus === 'string' ? planStatus : null,
+      };
       return account.diamondBalance;
     } catch (err) {
       this.lastReadError = err instanceof Error ? err.message : String(err);
@@ -1099,6 +1104,8 @@ export class Budget {
 
   /** The service's words when the last balance read failed. */
   lastReadError: string | null = null;
+  /** The last account read: its balance and its plan's status (spec 2.9), when it gave one. */
+  lastAccountRead: { balance: number; planStatus: string | null } | null = null;
 
   private async doReconcile(): Promise<void> {
     const anchor = this.anchor;

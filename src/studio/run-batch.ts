@@ -36,6 +36,8 @@ const TOO_LARGE = /bytes any result may have/;
 
 /** States of a photo not yet charged that a ceiling may hold. */
 const ADMITTED_STATES = new Set(['queued', 'uploading', 'submitting']);
+/** Plan statuses (spec 2.9) under which a service may refuse creates whatever the balance. */
+const INACTIVE_PLANS = new Set(['paused', 'billing_issue', 'expired', 'refunded']);
 
 export type BatchSummary = {
   batchId: string;
@@ -589,10 +591,20 @@ export async function runBatch(
   let diamondsMissing: number | undefined;
   if (short.length && gate) {
     const perPhoto = Math.max(gate.needed, ...short.map((i) => i.price || i.reserved || 0));
-    diamondsMissing = Math.max(0, perPhoto * short.length - (gate.balance ?? 0));
-    notice(
-      `short of diamonds: ${gate.message} (${short.length} photo(s) held; about ${diamondsMissing} diamond(s) missing). Add diamonds and run again, or use --wait`,
-    );
+    // Refused 402 while the balance covers a photo and the plan is not active (spec 2.9): the
+    // plan, not the diamonds, is what stops them. 'Add diamonds' was the wrong advice (rev27 O1).
+    const account = engine.spending.lastAccountRead;
+    const plan = account?.planStatus ?? null;
+    if (account && plan && INACTIVE_PLANS.has(plan.toLowerCase()) && account.balance >= perPhoto)
+      notice(
+        `refused 402: ${gate.message} (${short.length} photo(s) held), while the balance (${account.balance}) covers their price: the account's plan is ${plan}, and adding diamonds will not help. Settle the plan with the service, then run again`,
+      );
+    else {
+      diamondsMissing = Math.max(0, perPhoto * short.length - (gate.balance ?? 0));
+      notice(
+        `short of diamonds: ${gate.message} (${short.length} photo(s) held; about ${diamondsMissing} diamond(s) missing). Add diamonds and run again, or use --wait`,
+      );
+    }
   }
   // The daily cap: paid jobs stay at the service and are collected by the next run.
   // A paid job left without a wait reason (its last poll was the day's refused probe) waits for the

@@ -561,6 +561,12 @@ export class ReferenceCore {
   }
 
   private async createGeneration(caller: Caller, raw: unknown): Promise<Reply> {
+    const plan = this.options.planStatus;
+    if (plan === 'paused' || plan === 'billing_issue' || plan === 'expired')
+      return fail(
+        402,
+        `Subscription payment failed (plan status ${plan}): update your payment method`,
+      );
     let request: GenerationRequest = parseBody(GenerationRequestSchema, raw);
     if (request.templateSetId !== undefined) {
       const template = this.state.templateSets.find(
@@ -943,7 +949,7 @@ export class ReferenceCore {
       diamondBalance: this.laggingBalance(account.email, account.balance),
       plan: {
         isPremium: true,
-        status: 'active',
+        status: this.options.planStatus ?? 'active',
         planProductId: 'ref-pro-monthly',
         provider: 'reference-billing',
         cancelAtPeriodEnd: false,

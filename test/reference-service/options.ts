@@ -30,6 +30,14 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   /** The first N generations created fail that way whatever the draw (a test that needs one for sure). */
   fail500AfterChargeFirst: z.number().int().nonnegative().optional(),
   /**
+   * plan.status in /v1/account (spec 2.9; default 'active'). A plan 'paused', 'billing_issue' or
+   * 'expired' refuses every generation create 402 in its own words, whatever the balance (the
+   * spec names no status for such a gate; 402 is a create's refusal).
+   */
+  planStatus: z
+    .enum(['active', 'will_expire', 'paused', 'billing_issue', 'expired', 'refunded', 'none'])
+    .optional(),
+  /**
    * The largest upload taken, in bytes; the rest is answered 413 'Upload larger than 8 MB'. Default
    * 8 MiB; 8000000 reads spec 4.5's "Maximum 8 MB" in decimal units.
    */
