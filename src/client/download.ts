@@ -74,6 +74,19 @@ export async function fetchDownload(
         `download of ${url} answered ${response.status}${said ? `: ${said}` : ''}`,
       );
     }
+    if (response.status === 202 || response.status === 204) {
+      // Accepted or no content: the file is still being written (a file endpoint's own word for
+      // what an object store says with 404). Read as 'not an image', the paid result was held
+      // for the next run while a 404 was waited on (review rev27 D6).
+      const said = (await response.text().catch(() => ''))
+        .replace(/\s+/g, ' ')
+        .trim()
+        .slice(0, 200);
+      throw new ApiError(
+        response.status,
+        `download of ${url} answered ${response.status}${said ? `: ${said}` : ''}: the file is not ready yet`,
+      );
+    }
     const announced = Number(response.headers.get('content-length') ?? NaN);
     if (Number.isFinite(announced) && announced > maxBytes) {
       abort.abort();

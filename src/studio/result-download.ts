@@ -113,12 +113,16 @@ function notYetUntil(item: Pick<store.ItemRow, 'resultsListedAt'>): number | nul
   return Number.isFinite(listed) ? listed + RESULT_NOT_YET_WINDOW_MS : null;
 }
 
-/** A 404 or 403 that does not say the URL expired (a signed URL's expiry is dead at once). */
+/**
+ * A 404 or 403 that does not say the URL expired (a signed URL's expiry is dead at once), or a
+ * 202/204 (the file is still being written).
+ */
 function mayNotBeReadableYet(err: unknown): boolean {
   return (
     err instanceof ApiError &&
-    (err.status === 404 || err.status === 403) &&
-    !/expire/i.test(err.message)
+    (((err.status === 404 || err.status === 403) && !/expire/i.test(err.message)) ||
+      err.status === 202 ||
+      err.status === 204)
   );
 }
 

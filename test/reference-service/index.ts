@@ -154,6 +154,12 @@ export async function startReferenceService(
     const readableAt = result ? core.resultReadableAt(id) : null;
     if (readableAt !== null && Date.now() < readableAt) {
       // resultFilesNotYetMs: the object store does not serve the new file yet.
+      if (core.options.resultFilesNotYetAs === '202') {
+        res
+          .writeHead(202, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ success: true, status: 'processing' }));
+        return;
+      }
       res
         .writeHead(404, { 'content-type': 'application/xml' })
         .end(

@@ -223,6 +223,12 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
    */
   resultFilesNotYetMs: z.number().int().positive().optional(),
   /**
+   * How a result file not served yet (resultFilesNotYetMs) is answered: 404 NoSuchKey (default),
+   * or 202 {success: true, status: 'processing'} (a file endpoint that says the output is still
+   * being written).
+   */
+  resultFilesNotYetAs: z.enum(['404', '202']).optional(),
+  /**
    * Result downloads are cut short: Content-Length names more bytes than are sent, then the
    * connection closes (a proxy or CDN dropping mid-body). A number: the first N downloads; -1: all.
    */
