@@ -28,7 +28,6 @@ describe('a failed job polled 200 with success:false', () => {
         failedSuccessFalse: true,
       },
     });
-    const startedAt = Date.now();
     // Before: held 'paid (job …); still processing' at the 30 s give-up, 1 diamond reported spent.
     const first = await runOnWorld(w, {
       giveUpAfterMs: 30_000,
@@ -38,7 +37,6 @@ describe('a failed job polled 200 with success:false', () => {
     expect(first.failed).toHaveLength(1);
     expect(first.exported).toBe(0);
     expect(first.diamondsSpent).toBe(0);
-    expect(Date.now() - startedAt).toBeLessThan(20_000);
     // Charged once and refunded: nothing is spent.
     expect(w.service.jobs(EMAIL)).toHaveLength(1);
     expect(w.service.balance(EMAIL)).toBe(100);
