@@ -71,8 +71,11 @@ export type EngineOptions = {
   apiKey?: string;
   /** Longest gap between two polls of a running job. */
   maxPollGapMs?: number;
-  /** Prepares a photo for upload (conversion, size limit, sRGB); identity by default. */
-  prepareUpload?: (source: Buffer) => Promise<Buffer>;
+  /**
+   * Prepares a photo for upload (conversion, size limit, sRGB); identity by default. `maxBytes`:
+   * under a smaller limit than planned (an upload refused 413).
+   */
+  prepareUpload?: (source: Buffer, maxBytes?: number) => Promise<Buffer>;
   log?: (message: string) => void;
 };
 

@@ -2,8 +2,8 @@
 import { crc32 } from 'node:zlib';
 import { prepareUpload, UPLOAD_LIMIT_BYTES } from './watch/prepare-upload';
 
-export async function prepareForUpload(source: Buffer): Promise<Buffer> {
-  return (await prepareUpload(source)).data;
+export async function prepareForUpload(source: Buffer, maxBytes?: number): Promise<Buffer> {
+  return (await prepareUpload(source, maxBytes === undefined ? {} : { maxBytes })).data;
 }
 
 /**

@@ -184,6 +184,10 @@ const storedUrlList = (json: string | null): string[] => {
 };
 
 const firstUploadKey = (itemId: string) => `upload-${itemId}`;
+/** The upload key's end once a 413 asked for the photo smaller (sent so once, never again). */
+const SMALLER_UPLOAD = '-smaller';
+/** What a photo refused 413 is brought under, of the size refused (the service's limit unknown). */
+const SMALLER_UPLOAD_SHARE = 0.75;
 /** The states an item may still be cancelled in before its create goes out (queue-actions). */
 const BEFORE_SUBMISSION: readonly ItemState[] = ['queued', 'uploading'];
 
@@ -265,7 +269,10 @@ export class Runner {
     if (createHash('sha256').update(source).digest('hex') !== item.sha256)
       throw new Error(SOURCE_CHANGED);
     const prepare = this.engine.options.prepareUpload;
-    const prepared = prepare ? await prepare(source) : source;
+    let prepared = prepare ? await prepare(source) : source;
+    // Refused 413 as prepared (a service whose limit is below ours): brought under 3/4 of that.
+    if (prepare && uploadKey.endsWith(SMALLER_UPLOAD))
+      prepared = await prepare(source, Math.floor(prepared.length * SMALLER_UPLOAD_SHARE));
     const recipe = this.recipeOf(item);
     const tooSmall = await tooSmallReason(prepared, requestToolId(recipe.request));
     if (tooSmall) throw new Error(tooSmall);
@@ -1590,6 +1597,24 @@ export class Runner {
       this.transition(item.id, {
         pollAt: new Date(pollAgainAt).toISOString(),
         error: `${message} (submitted moments ago: asking again)`,
+      });
+      return;
+    }
+    if (
+      err.status === 413 &&
+      item.state === 'uploading' &&
+      this.engine.options.prepareUpload &&
+      !item.uploadKey?.endsWith(SMALLER_UPLOAD)
+    ) {
+      // An upload refused as too large (nothing charged): the service's limit is below the one
+      // planned for. Re-encoded smaller and sent once more, rather than failed for good, every
+      // run (review rev27 D2).
+      this.transition(item.id, {
+        uploadKey: `${firstUploadKey(item.id)}${SMALLER_UPLOAD}`,
+        attempts: 0,
+        waitReason: 'service_error',
+        waitUntil: now.toISOString(),
+        error: `refused as too large before any charge (${message}): re-encoding it smaller and uploading once more`,
       });
       return;
     }

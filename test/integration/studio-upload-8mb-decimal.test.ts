@@ -5,6 +5,7 @@
  * service (written from the spec alone, `uploadLimitBytes: 8000000`), through `run`'s own path.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -33,7 +34,7 @@ async function noisePng(file: string): Promise<number> {
   return fs.statSync(file).size;
 }
 
-describe('a photo between 8 MB and 8 MiB', () => {
+describe("a photo over the service's upload limit", () => {
   it('is re-encoded under 8,000,000 bytes and made, paid once', async () => {
     const w = await referenceWorld(cleanups, {
       email: EMAIL,
@@ -55,5 +56,31 @@ describe('a photo between 8 MB and 8 MiB', () => {
     expect(chargedTo(w.service, EMAIL)).toBe(1);
     const uploads = w.service.requests().filter((r) => r.path === '/v1/uploads');
     expect(uploads).toHaveLength(1);
+  }, 120_000);
+
+  it('refused 413 under a limit below 8 MB: re-encoded smaller and uploaded once more, made, paid once', async () => {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'dropshoot-413-'));
+    cleanups.push(() => fs.rmSync(scratch, { recursive: true, force: true }));
+    const photo = path.join(scratch, 'big.png');
+    await noisePng(photo);
+    // A service whose limit is one byte below the photo as Dropshoot prepares it.
+    const planned = (await prepareForUpload(fs.readFileSync(photo))).length;
+    const w = await referenceWorld(cleanups, {
+      email: EMAIL,
+      diamonds: 100,
+      service: { seed: 13, timeScale: 0.01, jobSeconds: [20, 20], uploadLimitBytes: planned - 1 },
+      photos: 0,
+    });
+    fs.copyFileSync(photo, path.join(w.inDir, 'big.png'));
+    // Before: failed 'Upload larger than 8 MB' at the first 413, every run.
+    const first = await runOnWorld(w, {
+      engine: { prepareUpload: prepareForUpload },
+      signal: AbortSignal.timeout(60_000),
+    });
+    expect(first.failed.map((f) => f.reason)).toEqual([]);
+    expect(first.exported).toBe(1);
+    expect(chargedTo(w.service, EMAIL)).toBe(1);
+    const uploads = w.service.requests().filter((r) => r.path === '/v1/uploads');
+    expect(uploads).toHaveLength(2);
   }, 120_000);
 });
