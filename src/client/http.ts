@@ -138,8 +138,26 @@ const JobIdSchema = z
   .union([z.string().trim().min(1), z.number().int().nonnegative()])
   .transform(String);
 
+/**
+ * A create's answer naming its job by `jobId`, or under a resource envelope (`generation`, `job`)
+ * rather than spec 4.6's `id`: read as that id. Read as a lost answer, the paid job was never
+ * collected (review rev27 D1).
+ */
+const aliasedJobId = (body: unknown): unknown => {
+  if (!isRecord(body) || 'id' in body) return body;
+  if (body.jobId !== undefined) return { ...body, id: body.jobId };
+  for (const envelope of ['generation', 'job']) {
+    const inner = body[envelope];
+    if (isRecord(inner) && inner.id !== undefined) return { ...body, ...inner };
+  }
+  return body;
+};
+
 /** A generation create's answer: spec 4.6's {id, status}, or the same under `data`. */
-const CreatedGenerationSchema = z.preprocess(unwrapped('id'), z.looseObject({ id: JobIdSchema }));
+const CreatedGenerationSchema = z.preprocess(
+  (body) => aliasedJobId(unwrapped('id')(body)),
+  z.looseObject({ id: JobIdSchema }),
+);
 
 /** A catalog job create's answer: its job as `mediaItemId` (spec 4.10) or `id`, maybe under `data`. */
 const CreatedCatalogJobSchema = z.preprocess(

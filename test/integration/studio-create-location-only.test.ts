@@ -106,3 +106,37 @@ describe('a create answered done with its results and no job id (a synchronous s
     expect(polls).toEqual([]);
   }, 120_000);
 });
+
+describe('a create naming its job under another name', () => {
+  /** Each charged create answered with its id moved to `shape(id)`. */
+  const renamed = (target: string, shape: (id: string) => Record<string, unknown>) =>
+    rewritingFront(cleanups, target, (request, answer) => {
+      const create = request.method === 'POST' && request.path === '/v1/generations';
+      if (!create || answer.status < 200 || answer.status >= 300) return answer;
+      const { id } = JSON.parse(answer.body.toString('utf8')) as { id: string };
+      return {
+        status: 202,
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.from(JSON.stringify({ success: true, ...shape(id) })),
+      };
+    });
+
+  for (const [what, shape] of [
+    ['jobId', (id: string) => ({ jobId: id, status: 'processing' })],
+    ['a generation envelope', (id: string) => ({ generation: { id, status: 'processing' } })],
+  ] as const)
+    it(`${what}: each photo paid once and delivered`, async () => {
+      const world = await referenceWorld(cleanups, {
+        email: EMAIL,
+        diamonds: 100,
+        service: { seed: 5, timeScale: 0.01, jobSeconds: [20, 30] },
+        photos: PHOTOS,
+      });
+      const baseUrl = await renamed(world.service.url, shape);
+      // Before: 3 uncertain ('answered 202 … without a job id'), 0 exported, 3 charged.
+      const first = await runOnWorld(world, { baseUrl, signal: stopAfter(cleanups, 45_000) });
+      expect(first.uncertain).toEqual([]);
+      expect(first.exported).toBe(PHOTOS);
+      expect(chargedTo(world.service, EMAIL)).toBe(PHOTOS);
+    }, 120_000);
+});
