@@ -137,10 +137,14 @@ export function jobOutcome(
     };
   }
   // A catalog job's final status is not shown (spec 3.2): its counters are. Every shot counted
-  // done and the completed ones listed is the end, whatever the word: read by its word
-  // (`pack_processing` kept), the paid shots were polled until the give-up, every run, and never
-  // collected (review rev27 D5). A job without counters is still read by its word (below).
+  // done and the completed ones listed is the end under the spec's own running words: read by
+  // its word (`pack_processing` kept), the paid shots were polled until the give-up, every run,
+  // and never collected (review rev27 D5). A word of its own that says work goes on
+  // (`pack_finalizing`, `retrying`) still rules: its counters may be done while it lists
+  // previews, which were exported in place of the finals (review rev29 D1, rev23 N2). A job
+  // without counters is read by its word (below).
   if (
+    SPEC_RUNNING_WORDS.has(status.toLowerCase()) &&
     total !== null &&
     total > 0 &&
     completed + failedShots >= total &&
@@ -160,6 +164,9 @@ export function jobOutcome(
     return listedOutcome(status, urls.length, job, shotsAsked);
   return { kind: 'running' };
 }
+
+/** The running words the spec names (3.1, 3.2): they say nothing beyond "not ended yet". */
+const SPEC_RUNNING_WORDS = new Set(['processing', 'pack_processing']);
 
 /** Words of a status that say the job is not done, besides those ending in -ing. */
 const NOT_DONE_WORDS = new Set([
