@@ -5,9 +5,10 @@
  */
 import type { ItemView } from '../../shared/studio';
 
+/** Where a photo was dropped in its batch. */
+const placeKey = (item: ItemView) => `${item.batchId}\u0000${item.relativeDir}\u0000${item.name}`;
 /** The same photo in the same batch: its bytes and where it was dropped. */
-const photoKey = (item: ItemView) =>
-  `${item.batchId}\u0000${item.sha256}\u0000${item.relativeDir}\u0000${item.name}`;
+const photoKey = (item: ItemView) => `${item.sha256}\u0000${placeKey(item)}`;
 
 const newestFirst = (a: ItemView, b: ItemView) =>
   b.createdAt.localeCompare(a.createdAt) || b.position - a.position;
@@ -21,13 +22,23 @@ export type Attempts = {
 
 /**
  * Each photo's latest attempt, and its earlier ones. A "skipped" item (the same photo dropped again,
- * nothing sent) is a row of its own: it replaces nothing. `items` keep their order in `current`.
+ * nothing sent) is a row of its own: it replaces nothing. A bad file (not a photo, cut short) is
+ * an attempt of whatever is dropped later in its place, whatever its bytes: its row asks for a
+ * good copy, which counted as a second photo and left the failure for good (review rev29 D3).
+ * `items` keep their order in `current`.
  */
 export function attemptsOf(items: readonly ItemView[]): Attempts {
+  const latestInPlace = new Map<string, ItemView>();
+  for (const item of items) {
+    if (item.state === 'skipped') continue;
+    const seen = latestInPlace.get(placeKey(item));
+    if (!seen || newestFirst(item, seen) < 0) latestInPlace.set(placeKey(item), item);
+  }
   const byPhoto = new Map<string, ItemView[]>();
   for (const item of items) {
     if (item.state === 'skipped') continue;
-    const key = photoKey(item);
+    const later = latestInPlace.get(placeKey(item))!;
+    const key = item.badFile && later !== item ? photoKey(later) : photoKey(item);
     byPhoto.set(key, [...(byPhoto.get(key) ?? []), item]);
   }
   const earlier = new Map<string, ItemView[]>();
