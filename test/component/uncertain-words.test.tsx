@@ -33,6 +33,8 @@ it('tells the operator what happened, what Dropshoot does and what to do; the re
   expect(reason).toContain('never paid twice');
   expect(reason).toMatch(/Check the balance or the service’s job list/);
   expect(reason).toMatch(/“Resubmit…” sends it once more.*“Mark failed” stops here/);
+  // A charged one's result is not thrown away unsaid (review rev29 D6).
+  expect(reason).toMatch(/its result is waiting in the service’s job list/);
   for (const jargon of ['Idempotency', 'probe', 'body', 'toolId'])
     expect(reason).not.toContain(jargon);
   expect(within(row).getByRole('button', { name: 'Resubmit… p1.jpg' })).toBeTruthy();

@@ -572,7 +572,8 @@ const uncertainText = (cost: number | null) =>
   `Sent, but the service’s answer never came back: it may have charged ${cost === null ? 'for it' : diamondCount(cost)}. ` +
   'Dropshoot does not send it again by itself, so it is never paid twice. ' +
   'Check the balance or the service’s job list: if it was not charged, “Resubmit…” sends it once more; ' +
-  'if it was, “Mark failed” stops here at no further cost.';
+  'if it was, its result is waiting in the service’s job list, where Dropshoot cannot fetch it: ' +
+  'take it from there, then “Mark failed” stops here with nothing more charged.';
 
 /**
  * Why a photo waits for tomorrow, matching the "Requests left today" figure beside it: the studio's
