@@ -71,6 +71,8 @@ export type CoreOptions = {
   fetchTimeoutMs?: number;
   /** A shot cut by this many crashes of the process running it fails (a crash loop); default 3. */
   maxInterruptions?: number;
+  /** How long the blob store may fail a job's input reads before its shot fails (default 10 min). */
+  inputReadGiveUpMs?: number;
   /**
    * Resume jobs left `processing` by a previous process (default true). SQLite only: on
    * PostgreSQL the lease loop takes every job whose lease is free, whoever created it.
@@ -174,6 +176,7 @@ export async function coreOn(store: Store, opts: CoreOptions): Promise<Core> {
     clock,
     concurrency: opts.concurrency ?? Math.max(os.availableParallelism(), team ? workers : 0),
     ...(opts.maxInterruptions !== undefined ? { maxInterruptions: opts.maxInterruptions } : {}),
+    ...(opts.inputReadGiveUpMs !== undefined ? { inputReadGiveUpMs: opts.inputReadGiveUpMs } : {}),
     log: opts.log,
   });
   // Team mode: any process runs any job, claimed under a lease (never two at once). Resuming

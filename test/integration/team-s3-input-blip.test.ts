@@ -12,6 +12,11 @@
  * so that give-up still counts a lapse, and an outage that outlasts them ends the job refunded
  * instead of paying the provider every minute until the bucket is back.
  *
+ * Away for good during the input copy (review rev29 D4: bucket deleted, credentials revoked), the
+ * reads are bounded by time instead: past the runner's bound (10 min, shortened here) the shot
+ * fails in plain words and the job is refunded (it stayed 'processing' for ever, released and
+ * claimed again every 5 s, never refunded).
+ *
  * The core, lease loop, runner and PostgreSQL store are the real ones; the bucket is an s3rver
  * stopped and started again on the same port and folder.
  */
@@ -89,6 +94,7 @@ describePostgres('team mode: the bucket away while a worker copies a job input',
     blobsUrl: string,
     log?: string[],
     maxInterruptions?: number,
+    inputReadGiveUpMs?: number,
   ) {
     const dir = path.join(os.tmpdir(), `dropshoot-s3blip-${schema}-${workers}`);
     dirs.push(dir);
@@ -102,6 +108,7 @@ describePostgres('team mode: the bucket away while a worker copies a job input',
       leaseMs: 30_000,
       provider,
       ...(maxInterruptions !== undefined ? { maxInterruptions } : {}),
+      ...(inputReadGiveUpMs !== undefined ? { inputReadGiveUpMs } : {}),
       ...(log ? { log: (m: string) => log.push(m) } : {}),
     });
     cores.push(core);
@@ -157,6 +164,53 @@ describePostgres('team mode: the bucket away while a worker copies a job input',
     expect(job.leaseLapses ?? 0).toBe(0);
     expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
     expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
+  }, 90_000);
+
+  it('the bucket away for good before the input copy: past the time bound the shot fails in plain words, the job refunded, the provider never called', async () => {
+    const s3 = await stoppableS3();
+    closers.push(() => s3.close());
+    const schema = `s3blip_${randomBytes(4).toString('hex')}`;
+    const api = await service(schema, 0, localProvider(), s3.blobsUrl);
+    const { id, auth } = await chargedJob(api, 's3blip');
+
+    await s3.stop();
+    const inner = localProvider();
+    let calls = 0;
+    const provider: ProviderAdapter = {
+      name: 'test-counting',
+      run(job, ctx) {
+        calls++;
+        return inner.run(job, ctx);
+      },
+    };
+    const log: string[] = [];
+    // 8 s: past the first run's ~4 s of tries, so the job is released once (no lapse) and the
+    // bound ends it on the next run, ~5 s later.
+    await service(schema, 1, provider, s3.blobsUrl, log, undefined, 8_000);
+
+    const deadline = Date.now() + 40_000;
+    while ((await api.store.jobs.get(id))?.status === 'processing' && Date.now() < deadline)
+      await sleep(250);
+    const job = (await api.store.jobs.get(id))!;
+    const units = await api.store.jobs.unitsOf(id);
+    const ledger = await api.store.ledger.entriesFor(job.accountId);
+    const polled = (await api.service.getGeneration(auth, id)).body as Record<string, unknown>;
+
+    // Without the bound: still 'processing' at the deadline, released and claimed every 5 s.
+    expect(job.status, log.join('\n')).toBe('failed');
+    expect(job.errorMessage).toBe('an input image could not be read from storage for 8 seconds');
+    const shown = JSON.stringify({ job, units, polled });
+    expect(shown).not.toContain(s3.endpoint);
+    expect(shown).not.toContain(`s3://${BUCKET}`);
+    expect(
+      log.some((l) => /the blob store failed: its lease is released \(no lapse counted\)/.test(l)),
+      log.join('\n'),
+    ).toBe(true);
+    expect(units.map((u) => u.status)).toEqual(['failed']);
+    expect(calls).toBe(0);
+    expect(job.leaseLapses ?? 0).toBe(0);
+    expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
+    expect(ledger.filter((e) => e.kind === 'refund')).toHaveLength(1);
   }, 90_000);
 
   it('a 12 s outage while the paid result is written: the write waits it out under the lease, the provider called once, charged once, no refund', async () => {

@@ -309,7 +309,8 @@ export class LeaseLoop {
     }
     // The blob store failed, not the job nor this process: a pause before any worker claims it
     // again, so an outage is waited out. An input that could not be read costs nothing to run
-    // again: no lapse (lapses fail the job after a few). A paid result that could not be stored
+    // again: no lapse (lapses fail the job after a few; the runner fails the shot once the reads
+    // have failed for its time bound, 10 min). A paid result that could not be stored
     // still counts one: each rerun pays the provider again, so a long outage ends the job
     // (refunded) after a few, as before (review rev28 defect 2).
     const storage = blobStoreFailure(err);

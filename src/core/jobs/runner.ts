@@ -84,6 +84,12 @@ const LEASED_BLOB_WRITE_RETRY_MS = [250, 500, 1_000, 2_000, 4_000, 8_000, 15_000
  * provider again is not made in a tight loop.
  */
 const RUN_AGAIN_MS = [2_000, 10_000, 30_000];
+/**
+ * How long the blob store may keep failing a job's input reads before the shot fails (refunded):
+ * long enough to wait out an outage, short enough that a bucket gone for good (deleted, revoked
+ * credentials) ends the charged job instead of leaving it 'processing' for ever.
+ */
+const INPUT_READ_GIVE_UP_MS = 10 * 60_000;
 
 export type RunnerOptions = {
   store: Store;
@@ -105,6 +111,8 @@ export type RunnerOptions = {
   leasedBlobWriteRetryMs?: readonly number[];
   /** Pauses before a job whose in-process run gave up runs again (tests shorten them). */
   runAgainMs?: readonly number[];
+  /** How long input reads may keep failing before the shot fails (INPUT_READ_GIVE_UP_MS; tests shorten it). */
+  inputReadGiveUpMs?: number;
   log?: (message: string) => void;
 };
 
@@ -126,6 +134,12 @@ export class JobRunner {
   private readonly runAgainTimers = new Map<string, NodeJS.Timeout>();
   /** Jobs whose pause before running again a drain or stop cancelled: not cut by a crash. */
   private readonly pausedAtStop = new Set<string>();
+  /**
+   * Jobs whose input reads the blob store keeps failing here: when (performance.now()) the first
+   * and the last failure of the streak were seen. A run that gives up releases the job with no
+   * lapse counted, so this is what bounds an outage that does not end.
+   */
+  private readonly inputReadFailures = new Map<string, { firstAt: number; lastAt: number }>();
 
   constructor(private readonly opts: RunnerOptions) {
     this.limit = pLimit(Math.max(1, opts.concurrency));
@@ -191,7 +205,9 @@ export class JobRunner {
     const pauses = this.opts.outcomeRetryMs ?? OUTCOME_RETRY_MS;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.copyInputsOnce(unit);
+        const release = await this.copyInputsOnce(unit);
+        this.inputReadFailures.delete(jobId);
+        return release;
       } catch (err) {
         if (run.signal.aborted) return undefined;
         if (err instanceof BlobMissing) {
@@ -199,8 +215,24 @@ export class JobRunner {
           await this.failUnit(jobId, idx, 'an input image is no longer in storage', run);
           return undefined;
         }
+        const failingMs = this.inputReadFailing(jobId);
         const pause = pauses[attempt];
-        if (pause === undefined) throw err;
+        if (pause === undefined) {
+          const giveUpMs = this.opts.inputReadGiveUpMs ?? INPUT_READ_GIVE_UP_MS;
+          if (failingMs < giveUpMs) throw err;
+          // Storage away this long is not a blip: the shot fails (the job refunded) in plain
+          // words; the store's own message (bucket, endpoint) stays in the server log.
+          this.opts.log?.(
+            `job ${jobId} unit ${idx}: its inputs could not be copied for ${Math.round(failingMs / 1000)} s, the blob store failed (${describeFailure(err)}): the shot fails`,
+          );
+          await this.failUnit(
+            jobId,
+            idx,
+            `an input image could not be read from storage for ${describeDuration(giveUpMs)}`,
+            run,
+          );
+          return undefined;
+        }
         this.opts.log?.(
           `job ${jobId} unit ${idx}: copying its inputs failed, the blob store failed (${describeFailure(err)}); trying again in ${pause} ms`,
         );
@@ -208,6 +240,25 @@ export class JobRunner {
         if (run.signal.aborted) return undefined;
       }
     }
+  }
+
+  /**
+   * Records a failed input read of the job and answers how long (ms) its streak of failures has
+   * lasted here (kept when the bound fails a shot: the job's other shots fail with it). A streak
+   * not seen for 10 minutes is over (the job ended, or ran elsewhere): forgotten.
+   */
+  private inputReadFailing(jobId: string): number {
+    const now = performance.now();
+    const staleAfter = Math.max(
+      this.opts.inputReadGiveUpMs ?? INPUT_READ_GIVE_UP_MS,
+      INPUT_READ_GIVE_UP_MS,
+    );
+    for (const [id, streak] of this.inputReadFailures)
+      if (now - streak.lastAt > staleAfter) this.inputReadFailures.delete(id);
+    const streak = this.inputReadFailures.get(jobId) ?? { firstAt: now, lastAt: now };
+    streak.lastAt = now;
+    this.inputReadFailures.set(jobId, streak);
+    return now - streak.firstAt;
   }
 
   /**
@@ -605,6 +656,14 @@ function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
 function failureMessage(units: UnitRow[]): string {
   const reasons = [...new Set(units.map((u) => u.errorMessage ?? 'unknown error'))];
   return units.length === 1 ? reasons[0]! : `every shot failed: ${reasons.join('; ')}`;
+}
+
+/** "10 minutes", "1 minute", "45 seconds": a bound in the customer's job message. */
+function describeDuration(ms: number): string {
+  const minutes = Math.round(ms / 60_000);
+  if (minutes >= 1) return minutes === 1 ? '1 minute' : `${minutes} minutes`;
+  const seconds = Math.max(1, Math.round(ms / 1000));
+  return seconds === 1 ? '1 second' : `${seconds} seconds`;
 }
 
 function describeFailure(err: unknown): string {
