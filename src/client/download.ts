@@ -65,10 +65,7 @@ export async function fetchDownload(
     heard();
     if (!response.ok) {
       // The host's own words (an object store's 'Request has expired') tell a dead link from an outage.
-      const said = (await response.text().catch(() => ''))
-        .replace(/\s+/g, ' ')
-        .trim()
-        .slice(0, 200);
+      const said = await hostWords(response);
       throw new ApiError(
         response.status,
         `download of ${url} answered ${response.status}${said ? `: ${said}` : ''}`,
@@ -78,10 +75,7 @@ export async function fetchDownload(
       // Accepted or no content: the file is still being written (a file endpoint's own word for
       // what an object store says with 404). Read as 'not an image', the paid result was held
       // for the next run while a 404 was waited on (review rev27 D6).
-      const said = (await response.text().catch(() => ''))
-        .replace(/\s+/g, ' ')
-        .trim()
-        .slice(0, 200);
+      const said = await hostWords(response);
       throw new ApiError(
         response.status,
         `download of ${url} answered ${response.status}${said ? `: ${said}` : ''}: the file is not ready yet`,
@@ -109,6 +103,11 @@ export async function fetchDownload(
   }
   const servedAs = response.headers.get('content-type');
   return { data, servedAs, ...judgeDownload(data, { what: `the file at ${url}`, servedAs }) };
+}
+
+/** The first 200 characters of an answer's body, on one line: what the host said instead of a file. */
+async function hostWords(response: Response): Promise<string> {
+  return (await response.text().catch(() => '')).replace(/\s+/g, ' ').trim().slice(0, 200);
 }
 
 /**

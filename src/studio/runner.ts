@@ -1098,11 +1098,6 @@ export class Runner {
     });
   }
 
-  /**
-   * Adds the URLs of a poll's answer to those the job's answers listed before (stored), and
-   * returns them all, first seen first. One file is one entry, its latest URL kept: a signed URL
-   * differs from poll to poll only in its query.
-   */
   /** A job answered done at its create with no id: its answer is the results it listed then. */
   private createAnswered(item: store.ItemRow): Awaited<ReturnType<ServiceClient['getGeneration']>> {
     const listed = JSON.parse(store.getItem(this.db, item.id)?.listedUrls ?? '[]') as string[];
@@ -1114,6 +1109,11 @@ export class Runner {
     } as Awaited<ReturnType<ServiceClient['getGeneration']>>;
   }
 
+  /**
+   * Adds the URLs of a poll's answer to those the job's answers listed before (stored), and
+   * returns them all, first seen first. One file is one entry, its latest URL kept: a signed URL
+   * differs from poll to poll only in its query.
+   */
   private rememberListed(item: store.ItemRow, urls: readonly string[]): string[] {
     const before = JSON.parse(store.getItem(this.db, item.id)?.listedUrls ?? '[]') as string[];
     const byFile = new Map(before.map((url) => [resultFileOf(url), url]));
