@@ -3,16 +3,18 @@
  * the front): which items each action applies to, and what it changes. The command handlers
  * only call these; every change is written before the engine is asked to go on.
  */
+import path from 'node:path';
 import { isReadyShootRecipe, type ItemState, type Recipe } from '../shared/studio';
 import * as store from './db/store';
 import { readFailedShots, readRecipeSnapshot } from './db/stored-json';
 import type { StudioEngine } from './engine';
+import { exportApprovedAgain, unexportableReason } from './export-step';
 import type { HotFolders } from './folders';
 import { MARKED_FAILED_UNCERTAIN, recipeColumns, recipeHash, retryItem } from './queue';
 import { priceOfRecipes } from './recipe-estimate';
 import { oneRequeueAtATime, requeuePhoto } from './requeue';
 import { notOnItsWay } from './review-redo';
-import { settleItem, unexportResult } from './review';
+import { settleItem } from './review';
 import { SOURCE_CHANGED } from './runner';
 
 /** Items past these states hold a job at the service, or are on their way to one. */
@@ -179,11 +181,19 @@ export async function retryPrice(
   };
 }
 
+/** The start of a note or error saying why Export again left a photo as it was. */
+const NOT_EXPORTED_AGAIN = 'not exported again: ';
+
+/** Exported items being written again now: a second press waits for nothing, it is skipped. */
+const exportingAgain = new WeakMap<StudioEngine, Set<string>>();
+
 /**
  * Results already paid for are written again with the folder's current export settings; nothing
  * is sent to the service. A failed export is written again; an exported photo too (its preset or
  * pattern changed since: review uirev B5, a paid Redo was the only way), its earlier files making
- * way for the new ones.
+ * way for the new ones only once those are written (review rev29 D2: they were removed first,
+ * and a write that then failed left the photo with no file). A photo whose paid result is gone
+ * from the studio library is left as it is, with the reason; it is not counted.
  */
 export async function exportAgain(
   engine: StudioEngine,
@@ -195,16 +205,27 @@ export async function exportAgain(
   for (const item of itemsIn(engine, ids, ['failed', 'exported'])) {
     const results = store.resultsOf(db, item.id);
     if (results.length === 0) continue;
-    if (item.state === 'exported') {
-      const written = results.filter((r) => r.review === 'approved' && r.exportedPath);
-      if (written.length === 0) continue;
-      for (const result of written) await unexportResult(engine, result);
-    }
     const folder = item.folderId ? store.getFolder(db, item.folderId) : undefined;
     // The folder's current export settings (a fixed naming pattern, say); the look stays the snapshot's.
     const recipe = folder
       ? { ...readRecipeSnapshot(item.recipe), export: store.folderView(folder).recipe.export }
       : undefined;
+    if (item.state === 'exported') {
+      if (!results.some((r) => r.review === 'approved' && r.exportedPath)) continue;
+      if (await exportedAgain(engine, item, recipe ?? readRecipeSnapshot(item.recipe))) changed++;
+      continue;
+    }
+    const unexportable = await unexportableReason(engine.library, results);
+    if (unexportable) {
+      store.updateItem(
+        db,
+        item.id,
+        { error: `${NOT_EXPORTED_AGAIN}${unexportable}; Redo makes the photo again (paid)` },
+        engine.now(),
+      );
+      engine.emitItem(item.id);
+      continue;
+    }
     const sourcePath = await folders.restoreSource(item.id);
     store.updateItem(
       db,
@@ -225,6 +246,56 @@ export async function exportAgain(
   }
   engine.kick();
   return changed;
+}
+
+/**
+ * An exported item's approved results written again with `recipe`'s export settings, here and
+ * now (the item stays exported throughout); whether they were. When they cannot be, its files and
+ * records stay as they were and its note says why.
+ */
+async function exportedAgain(
+  engine: StudioEngine,
+  item: store.ItemRow,
+  recipe: Recipe,
+): Promise<boolean> {
+  const busy = exportingAgain.get(engine) ?? new Set<string>();
+  exportingAgain.set(engine, busy);
+  if (busy.has(item.id)) return false;
+  busy.add(item.id);
+  try {
+    const batch = store.getBatch(engine.db, item.batchId);
+    await exportApprovedAgain({
+      db: engine.db,
+      library: engine.library,
+      item,
+      recipe,
+      outputDir: batch?.outputDir ?? path.dirname(item.sourcePath),
+      now: engine.now(),
+      onResult: (row) => engine.events.emit('result.changed', store.resultView(row)),
+    });
+    store.updateItem(
+      engine.db,
+      item.id,
+      {
+        recipe: JSON.stringify(recipe),
+        ...(item.note?.startsWith(NOT_EXPORTED_AGAIN) ? { note: null } : {}),
+      },
+      engine.now(),
+    );
+    return true;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    store.updateItem(
+      engine.db,
+      item.id,
+      { note: `${NOT_EXPORTED_AGAIN}${reason}: the exported file was kept` },
+      engine.now(),
+    );
+    return false;
+  } finally {
+    busy.delete(item.id);
+    engine.emitItem(item.id);
+  }
 }
 
 /**
