@@ -1,10 +1,12 @@
 /**
- * A 402 to the poll of a paid job (review rev25 D7): a plan in billing_issue may gate every call,
- * though the spec names 402 for creates only. It was taken as a create's 402: the diamonds gate
- * closed (the run ended at once), the paid job's submittedAt was cleared, and the paid photo was
- * in no list of the summary. A poll costs nothing: the job stays paid and is asked again; refused
- * for good, it is held for the next run, listed. `run` against the reference /v1 service behind a
- * fault proxy answering 402 (the spec's words) to the polls; money from the service's ledger.
+ * A plan's gate on the poll of a paid job: a 402 (review rev25 D7: a plan in billing_issue; the
+ * spec names 402 for creates only) was taken as a create's 402: the diamonds gate closed (the run
+ * ended at once), the paid job's submittedAt was cleared, the paid photo in no list of the summary.
+ * A 403 (review rev27 D4: a plan paused or expired; spec 2.9/3.3 name no status for the gate)
+ * failed the paid photo at once, listed with the service's words alone, no word that it was paid.
+ * A poll costs nothing: the job stays paid and is asked again; refused for good, it is held for
+ * the next run, listed as paid. `run` against the reference /v1 service behind a fault proxy
+ * answering the polls; money from the service's ledger.
  */
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -21,18 +23,24 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-const EMAIL = 'poll-402@ref.test';
-const { world, netSpent } = priceWorlds(cleanups, EMAIL, 500);
+/** The gates: the status, and the fault proxy's answer carrying it. */
+const GATES = [
+  { status: 402, fault: 'insufficient402' },
+  { status: 403, fault: 'planPaused403' },
+] as const;
 
-/** One run with the first `refused` polls of a job answered 402 by a proxy in front. */
-async function runWithPolls402(w: ReferenceWorld, inDir: string, refused: number) {
-  let polls402 = 0;
+/** One run with the first `refused` polls of a job answered by `fault` by a proxy in front. */
+async function runWithRefusedPolls(
+  w: ReferenceWorld,
+  inDir: string,
+  fault: (typeof GATES)[number]['fault'],
+  refused: number,
+) {
+  let polls = 0;
   const proxy = await startFaultProxy({
     target: w.service.url,
     choose: (method, p) =>
-      method === 'GET' && p.startsWith('/v1/generations/') && polls402++ < refused
-        ? 'insufficient402'
-        : null,
+      method === 'GET' && p.startsWith('/v1/generations/') && polls++ < refused ? fault : null,
   });
   const client = new HttpClient({ baseUrl: proxy.url, apiKey: w.apiKey, timeoutMs: 5000 });
   const engine = new StudioEngine({
@@ -48,7 +56,7 @@ async function runWithPolls402(w: ReferenceWorld, inDir: string, refused: number
       recipe: ON_MODEL,
       outDir: path.join(w.root, 'out'),
     });
-    return { summary, refusedPolls: Math.min(polls402, refused) };
+    return { summary, refusedPolls: Math.min(polls, refused) };
   } finally {
     await engine.close();
     await client.close();
@@ -65,13 +73,15 @@ const submittedAtOf = (w: ReferenceWorld) => {
   }
 };
 
-describe('a 402 to the poll of a paid job', () => {
-  it('two polls refused 402: the job is asked again and collected in the same run', async () => {
+describe.each(GATES)('a $status to the poll of a paid job', ({ status, fault }) => {
+  const { world, netSpent } = priceWorlds(cleanups, `poll-${status}@ref.test`, 500);
+
+  it('two polls refused: the job is asked again and collected in the same run', async () => {
     const w = await world({});
     const [photos] = await photoFolders(w, [1]);
-    const { summary, refusedPolls } = await runWithPolls402(w, photos!, 2);
+    const { summary, refusedPolls } = await runWithRefusedPolls(w, photos!, fault, 2);
     expect(refusedPolls).toBe(2);
-    // Before: exported 0, every list empty, the diamonds gate closed (exit 1).
+    // Before: 402 exported 0, every list empty, the diamonds gate closed (exit 1); 403 failed.
     expect(summary.exported).toBe(1);
     expect(summary.failed).toEqual([]);
     expect(summary.held).toEqual([]);
@@ -80,19 +90,21 @@ describe('a 402 to the poll of a paid job', () => {
     expect(submittedAtOf(w).every((t) => t !== null)).toBe(true);
   }, 60_000);
 
-  it('every poll refused 402: the paid photo is held and listed, its submission kept; the next run collects it', async () => {
+  it('every poll refused: the paid photo is held and listed, its submission kept; the next run collects it', async () => {
     const w = await world({});
     const [photos] = await photoFolders(w, [1]);
-    const { summary } = await runWithPolls402(w, photos!, 1000);
+    const { summary } = await runWithRefusedPolls(w, photos!, fault, 1000);
     expect(summary.exported).toBe(0);
     expect(summary.failed).toEqual([]);
     expect(summary.held).toHaveLength(1);
-    expect(summary.held[0]!.reason).toMatch(/^paid \(job .+\); .*refused to show the paid job/);
+    expect(summary.held[0]!.reason).toMatch(
+      new RegExp(`^paid \\(job .+\\); .*refused to show the paid job .*\\(${status}: `),
+    );
     expect((summary.notices ?? []).join('\n')).not.toMatch(/lost answer's charge/);
     expect(submittedAtOf(w)).toEqual([expect.any(String)]);
     expect(netSpent(w)).toBe(4);
-    // The 402s over: collected, nothing paid again.
-    const { summary: again } = await runWithPolls402(w, photos!, 0);
+    // The gate lifted: collected, nothing paid again.
+    const { summary: again } = await runWithRefusedPolls(w, photos!, fault, 0);
     expect(again.exported).toBe(1);
     expect(netSpent(w)).toBe(4);
   }, 60_000);
