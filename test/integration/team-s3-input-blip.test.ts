@@ -92,14 +92,13 @@ describePostgres('team mode: the bucket away while a worker copies a job input',
     workers: number,
     provider: ProviderAdapter,
     blobsUrl: string,
-    log?: string[],
-    maxInterruptions?: number,
-    inputReadGiveUpMs?: number,
+    opts: { log?: string[]; maxInterruptions?: number; inputReadGiveUpMs?: number } = {},
   ) {
     const dir = path.join(os.tmpdir(), `dropshoot-s3blip-${schema}-${workers}`);
     dirs.push(dir);
     const url = new URL(databaseUrl());
     url.searchParams.set('schema', schema);
+    const { log, ...limits } = opts;
     const core = await openCore({
       dataDir: dir,
       databaseUrl: url.toString(),
@@ -107,43 +106,68 @@ describePostgres('team mode: the bucket away while a worker copies a job input',
       workers,
       leaseMs: 30_000,
       provider,
-      ...(maxInterruptions !== undefined ? { maxInterruptions } : {}),
-      ...(inputReadGiveUpMs !== undefined ? { inputReadGiveUpMs } : {}),
+      ...limits,
       ...(log ? { log: (m: string) => log.push(m) } : {}),
     });
     cores.push(core);
     return core;
   }
 
-  it('a 6 s outage during the input copy: the job completes, provider called once, charged once, no refund, no storage detail shown', async () => {
+  /** A charged job on a fresh schema and bucket, made by a core with no workers (none runs it). */
+  async function chargedJobOnS3() {
     const s3 = await stoppableS3();
     closers.push(() => s3.close());
     const schema = `s3blip_${randomBytes(4).toString('hex')}`;
     const api = await service(schema, 0, localProvider(), s3.blobsUrl);
-    const { id, auth } = await chargedJob(api, 's3blip');
+    return { s3, schema, api, ...(await chargedJob(api, 's3blip')) };
+  }
 
-    await s3.stop();
+  /**
+   * The local provider, counting its runs; `gated`: each run, once it has its outputs, says so
+   * (`answered`) and waits for `openGate` before handing them over (to stop the bucket between).
+   */
+  function countingProvider(gated = false) {
     const inner = localProvider();
     let calls = 0;
+    let answered!: () => void;
+    const called = new Promise<void>((resolve) => (answered = resolve));
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    closers.unshift(async () => openGate());
     const provider: ProviderAdapter = {
-      name: 'test-counting',
-      run(job, ctx) {
+      name: gated ? 'test-gated' : 'test-counting',
+      async run(job, ctx) {
         calls++;
-        return inner.run(job, ctx);
+        const out = await inner.run(job, ctx);
+        answered();
+        if (gated) await gate;
+        return out;
       },
     };
+    return { provider, calls: () => calls, called, openGate };
+  }
+
+  /** The job once it is no longer processing (or at `withinMs`), with its ledger. */
+  async function settled(api: Core, id: string, withinMs: number) {
+    const deadline = Date.now() + withinMs;
+    while ((await api.store.jobs.get(id))?.status === 'processing' && Date.now() < deadline)
+      await sleep(250);
+    const job = (await api.store.jobs.get(id))!;
+    return { job, ledger: await api.store.ledger.entriesFor(job.accountId) };
+  }
+
+  it('a 6 s outage during the input copy: the job completes, provider called once, charged once, no refund, no storage detail shown', async () => {
+    const { s3, schema, api, id, auth } = await chargedJobOnS3();
+    await s3.stop();
+    const { provider, calls } = countingProvider();
     const log: string[] = [];
-    await service(schema, 1, provider, s3.blobsUrl, log);
+    await service(schema, 1, provider, s3.blobsUrl, { log });
     // Longer than the runner's tries of the copy (~4 s): the run gives the job up once.
     await sleep(6_000);
     await s3.start();
 
-    const deadline = Date.now() + 30_000;
-    while ((await api.store.jobs.get(id))?.status === 'processing' && Date.now() < deadline)
-      await sleep(100);
-    const job = (await api.store.jobs.get(id))!;
+    const { job, ledger } = await settled(api, id, 30_000);
     const units = await api.store.jobs.unitsOf(id);
-    const ledger = await api.store.ledger.entriesFor(job.accountId);
     const polled = (await api.service.getGeneration(auth, id)).body as Record<string, unknown>;
 
     expect(job.status, job.errorMessage ?? '').toBe('completed');
@@ -160,40 +184,23 @@ describePostgres('team mode: the bucket away while a worker copies a job input',
       log.join('\n'),
     ).toBe(true);
     expect(units.map((u) => u.status)).toEqual(['completed']);
-    expect(calls).toBe(1);
+    expect(calls()).toBe(1);
     expect(job.leaseLapses ?? 0).toBe(0);
     expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
     expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
   }, 90_000);
 
   it('the bucket away for good before the input copy: past the time bound the shot fails in plain words, the job refunded, the provider never called', async () => {
-    const s3 = await stoppableS3();
-    closers.push(() => s3.close());
-    const schema = `s3blip_${randomBytes(4).toString('hex')}`;
-    const api = await service(schema, 0, localProvider(), s3.blobsUrl);
-    const { id, auth } = await chargedJob(api, 's3blip');
-
+    const { s3, schema, api, id, auth } = await chargedJobOnS3();
     await s3.stop();
-    const inner = localProvider();
-    let calls = 0;
-    const provider: ProviderAdapter = {
-      name: 'test-counting',
-      run(job, ctx) {
-        calls++;
-        return inner.run(job, ctx);
-      },
-    };
+    const { provider, calls } = countingProvider();
     const log: string[] = [];
     // 8 s: past the first run's ~4 s of tries, so the job is released once (no lapse) and the
     // bound ends it on the next run, ~5 s later.
-    await service(schema, 1, provider, s3.blobsUrl, log, undefined, 8_000);
+    await service(schema, 1, provider, s3.blobsUrl, { log, inputReadGiveUpMs: 8_000 });
 
-    const deadline = Date.now() + 40_000;
-    while ((await api.store.jobs.get(id))?.status === 'processing' && Date.now() < deadline)
-      await sleep(250);
-    const job = (await api.store.jobs.get(id))!;
+    const { job, ledger } = await settled(api, id, 40_000);
     const units = await api.store.jobs.unitsOf(id);
-    const ledger = await api.store.ledger.entriesFor(job.accountId);
     const polled = (await api.service.getGeneration(auth, id)).body as Record<string, unknown>;
 
     // Without the bound: still 'processing' at the deadline, released and claimed every 5 s.
@@ -207,49 +214,24 @@ describePostgres('team mode: the bucket away while a worker copies a job input',
       log.join('\n'),
     ).toBe(true);
     expect(units.map((u) => u.status)).toEqual(['failed']);
-    expect(calls).toBe(0);
+    expect(calls()).toBe(0);
     expect(job.leaseLapses ?? 0).toBe(0);
     expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
     expect(ledger.filter((e) => e.kind === 'refund')).toHaveLength(1);
   }, 90_000);
 
   it('a 12 s outage while the paid result is written: the write waits it out under the lease, the provider called once, charged once, no refund', async () => {
-    const s3 = await stoppableS3();
-    closers.push(() => s3.close());
-    const schema = `s3blip_${randomBytes(4).toString('hex')}`;
-    const api = await service(schema, 0, localProvider(), s3.blobsUrl);
-    const { id, auth } = await chargedJob(api, 's3blip');
-
-    const inner = localProvider();
-    let calls = 0;
-    let answered!: () => void;
-    const called = new Promise<void>((resolve) => (answered = resolve));
-    let openGate!: () => void;
-    const gate = new Promise<void>((resolve) => (openGate = resolve));
-    closers.unshift(async () => openGate());
-    const provider: ProviderAdapter = {
-      name: 'test-gated',
-      async run(job, ctx) {
-        calls++;
-        const out = await inner.run(job, ctx);
-        answered();
-        await gate;
-        return out;
-      },
-    };
+    const { s3, schema, api, id, auth } = await chargedJobOnS3();
+    const { provider, calls, called, openGate } = countingProvider(true);
     const log: string[] = [];
-    await service(schema, 1, provider, s3.blobsUrl, log);
+    await service(schema, 1, provider, s3.blobsUrl, { log });
     await called;
     await s3.stop();
     openGate();
     await sleep(12_000);
     await s3.start();
 
-    const deadline = Date.now() + 60_000;
-    while ((await api.store.jobs.get(id))?.status === 'processing' && Date.now() < deadline)
-      await sleep(100);
-    const job = (await api.store.jobs.get(id))!;
-    const ledger = await api.store.ledger.entriesFor(job.accountId);
+    const { job, ledger } = await settled(api, id, 60_000);
     const polled = (await api.service.getGeneration(auth, id)).body as { status: string };
 
     expect(job.status, job.errorMessage ?? '').toBe('completed');
@@ -258,52 +240,27 @@ describePostgres('team mode: the bucket away while a worker copies a job input',
       log.some((l) => /storing its result failed, the blob store failed/.test(l)),
       log.join('\n'),
     ).toBe(true);
-    expect(calls, log.join('\n')).toBe(1);
+    expect(calls(), log.join('\n')).toBe(1);
     expect(job.leaseLapses ?? 0).toBe(0);
     expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
     expect(ledger.filter((e) => e.kind === 'refund')).toEqual([]);
   }, 120_000);
 
   it('the bucket away for good once the paid result is there: the write gives up, counts a lapse, and the job ends failed and refunded, the provider paid once', async () => {
-    const s3 = await stoppableS3();
-    closers.push(() => s3.close());
-    const schema = `s3blip_${randomBytes(4).toString('hex')}`;
-    const api = await service(schema, 0, localProvider(), s3.blobsUrl);
-    const { id } = await chargedJob(api, 's3blip');
-
-    const inner = localProvider();
-    let calls = 0;
-    let answered!: () => void;
-    const called = new Promise<void>((resolve) => (answered = resolve));
-    let openGate!: () => void;
-    const gate = new Promise<void>((resolve) => (openGate = resolve));
-    closers.unshift(async () => openGate());
-    const provider: ProviderAdapter = {
-      name: 'test-gated',
-      async run(job, ctx) {
-        calls++;
-        const out = await inner.run(job, ctx);
-        answered();
-        await gate;
-        return out;
-      },
-    };
+    const { s3, schema, api, id } = await chargedJobOnS3();
+    const { provider, calls, called, openGate } = countingProvider(true);
     const log: string[] = [];
     // One lapse ends a job here: the write's ~45 s of tries under the lease, then the give-up.
-    await service(schema, 1, provider, s3.blobsUrl, log, 1);
+    await service(schema, 1, provider, s3.blobsUrl, { log, maxInterruptions: 1 });
     await called;
     await s3.stop();
     openGate();
 
-    const deadline = Date.now() + 90_000;
-    while ((await api.store.jobs.get(id))?.status === 'processing' && Date.now() < deadline)
-      await sleep(250);
-    const job = (await api.store.jobs.get(id))!;
-    const ledger = await api.store.ledger.entriesFor(job.accountId);
+    const { job, ledger } = await settled(api, id, 90_000);
 
     // Without the lapse the job was run again after each give-up, the provider paid each time.
     expect(job.status, log.join('\n')).toBe('failed');
-    expect(calls, log.join('\n')).toBe(1);
+    expect(calls(), log.join('\n')).toBe(1);
     expect(ledger.filter((e) => e.kind === 'charge')).toHaveLength(1);
     expect(ledger.filter((e) => e.kind === 'refund')).toHaveLength(1);
     expect(job.errorMessage ?? '').not.toContain(s3.endpoint);
