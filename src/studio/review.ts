@@ -63,7 +63,7 @@ async function unexportDeclined(
 }
 
 /** Removes the file written for a result and forgets it was exported, announcing the change. */
-export async function unexportResult(
+async function unexportResult(
   engine: StudioEngine,
   result: { id: string; exportedPath: string | null },
 ): Promise<void> {
