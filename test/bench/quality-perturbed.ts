@@ -12,7 +12,15 @@
  * ideal matte, the reference itself resampled as the photo is, scores a halo there: the summary
  * prints it beside the cut-out's ("ideal").
  *
- * `npm run -s bench -- quality-perturbed` runs every variation (about 14 x 41 cut-outs). To choose:
+ * Harder variations, where the local provider was found weak: `vig61` and `vig72` (a lens vignette,
+ * the gain 1 - k r^2 on linear light, r the distance from the centre over the half diagonal, k =
+ * 0.61 and 0.72: corners at 39% and 28% of the light; the mask unchanged), `noise6` (Gaussian
+ * noise of sigma 6 levels), `jpeg55` (re-encoded at quality 55) and `tilt3` (photo and mask rotated
+ * 3 degrees, the photo's revealed corners filled with the median of its outermost 4 px, the mask's
+ * with 0, cropped back to the original size about the centre). All keep the mask's meaning: no
+ * pixel changes between garment and background.
+ *
+ * `npm run -s bench -- quality-perturbed` runs every variation (about 19 x 41 cut-outs). To choose:
  * PERTURB=flip,jpeg60 (variations), PERTURB_IDS=00055_00,048769_1 (photos), PERTURB_OUT=/tmp/dir
  * (writes a diff PNG per photo under 0.92: white = both, red = extra, blue = missed garment).
  * Direct: `npx tsx test/bench/quality-perturbed.ts flip jpeg60`.
@@ -166,6 +174,58 @@ export function gaussianNoise(pair: Pair, sigma: number, seed: number): Pair {
   return { photo: { ...pair.photo, data }, mask: pair.mask };
 }
 
+/** The gain `1 - k (r / r_corner)^2` on linear light: a lens vignette. */
+function vignette(pair: Pair, k: number): Pair {
+  const { width: w, height: h, channels } = pair.photo;
+  const data = Buffer.from(pair.photo.data);
+  const cornerSquared = (w / 2) ** 2 + (h / 2) ** 2;
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      const gain = 1 - (k * ((x - w / 2) ** 2 + (y - h / 2) ** 2)) / cornerSquared;
+      for (let c = 0; c < 3; c++) {
+        const i = (y * w + x) * channels + c;
+        data[i] = toSrgb(LIN[data[i]!]! * gain);
+      }
+    }
+  return { photo: { ...pair.photo, data }, mask: pair.mask };
+}
+
+/** Median of each channel over the photo's outermost 4 px: the backdrop a tilt reveals. */
+function borderColour(p: Pixels): { r: number; g: number; b: number } {
+  const values: number[][] = [[], [], []];
+  const { width: w, height: h, data, channels } = p;
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      if (x >= 4 && x < w - 4 && y >= 4 && y < h - 4) continue;
+      for (let c = 0; c < 3; c++) values[c]!.push(data[(y * w + x) * channels + c]!);
+    }
+  const [r, g, b] = values.map((v) => v.sort((a, z) => a - z)[v.length >> 1]!);
+  return { r: r!, g: g!, b: b! };
+}
+
+/** Rotated by `degrees` over `fill`, cropped back to its own size about the centre. */
+async function rotated(p: Pixels, degrees: number, fill: object): Promise<Pixels> {
+  const turned = await toPixels(sharp(p.data, raw(p)).rotate(degrees, { background: fill }));
+  return toPixels(
+    sharp(turned.data, raw(turned)).extract({
+      left: Math.floor((turned.width - p.width) / 2),
+      top: Math.floor((turned.height - p.height) / 2),
+      width: p.width,
+      height: p.height,
+    }),
+  );
+}
+
+/** Photo and mask tilted alike; the mask thresholded at half again. */
+async function tilt(pair: Pair, degrees: number): Promise<Pair> {
+  const photo = await rotated(pair.photo, degrees, borderColour(pair.photo));
+  const turned = await rotated(pair.mask, degrees, { r: 0, g: 0, b: 0 });
+  const data = Buffer.alloc(turned.width * turned.height);
+  for (let i = 0; i < data.length; i++)
+    data[i] = turned.data[i * turned.channels]! >= 128 ? 255 : 0;
+  return { photo, mask: { data, width: turned.width, height: turned.height, channels: 1 } };
+}
+
 const longTo1000 = (p: Pair) => 1000 / Math.max(p.photo.width, p.photo.height);
 
 const png = (p: Pixels) =>
@@ -205,6 +265,15 @@ export const VARIATIONS: Variation[] = [
   { name: 'warm300K', apply: async (p) => gains(p, whiteBalance(300)) },
   { name: 'cool300K', apply: async (p) => gains(p, whiteBalance(-300)) },
   { name: 'noise3', apply: async (p) => gaussianNoise(p, 3, 0x5eed) },
+  { name: 'vig61', apply: async (p) => vignette(p, 0.61) },
+  { name: 'vig72', apply: async (p) => vignette(p, 0.72) },
+  { name: 'noise6', apply: async (p) => gaussianNoise(p, 6, 0x5eed) },
+  {
+    name: 'jpeg55',
+    apply: async (p) => p,
+    encode: (photo) => sharp(photo.data, raw(photo)).jpeg({ quality: 55 }).toBuffer(),
+  },
+  { name: 'tilt3', apply: (p) => tilt(p, 3) },
 ];
 
 /** Brightness as an exposure change: `bright-15` scales linear light by 0.85 (same for +10, +15). */
