@@ -51,3 +51,26 @@ export function attemptsOf(items: readonly ItemView[]): Attempts {
   }
   return { current: items.filter((i) => !replaced.has(i.id)), earlier };
 }
+
+const IN_FLIGHT: readonly ItemView['state'][] = [
+  'queued',
+  'uploading',
+  'submitting',
+  'processing',
+  'downloading',
+];
+
+/**
+ * What "Generate again…" on a photo's row sends: its latest attempt when that failed, was
+ * cancelled or lost shots, and the failed shots of its earlier attempts, which no row offered once
+ * a redo replaced them (review uirev30: only a disclosure without buttons listed them).
+ */
+export function retryIdsOf(item: ItemView, earlier: readonly ItemView[] = []): string[] {
+  const own = item.state === 'failed' || item.state === 'cancelled' || item.failedShots.length > 0;
+  return [
+    ...(own && !item.badFile ? [item.id] : []),
+    ...earlier
+      .filter((a) => a.failedShots.length > 0 && !IN_FLIGHT.includes(a.state))
+      .map((a) => a.id),
+  ];
+}

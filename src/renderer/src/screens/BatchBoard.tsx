@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import {
   ITEM_STATES,
@@ -12,7 +12,7 @@ import {
 import { ConfirmDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
 import { Progress } from '../components/Progress';
-import { attemptsOf } from '../attempts';
+import { attemptsOf, retryIdsOf } from '../attempts';
 import { diamondCount, folderName, itemPrice, photoCount, recipeName, sentence } from '../names';
 import { boardState, etaText, heldByDailyCap, progressOf } from '../progress';
 import { requestsLeftText } from '../requests-left';
@@ -46,6 +46,8 @@ const WAIT_TEXT: Record<WaitReason, string> = {
   // Held before the next charge would cross it, not once reached (40 of 42 spent said "reached").
   ceiling: 'The next photo would cross the folder’s diamond ceiling: raise it to go on.',
   uncertain: 'Submission uncertain: check the service, then resubmit or mark it failed.',
+  jobs_hidden:
+    'Not started: the service refuses to show paid jobs (often a plan paused or unpaid). Nothing is sent for it until the service shows them again.',
 };
 const WORKING_TEXT: Partial<Record<ItemState, string>> = {
   uploading: 'Uploading the photo.',
@@ -146,7 +148,11 @@ export function BatchBoard() {
       : `no cap set · ${budget?.requestsUsedToday ?? 0} used`);
   const failed = current.filter((i) => i.state === 'failed' || i.failedShots.length > 0);
   const exportable = failed.filter((i) => i.state === 'failed' && resultOf.has(i.id));
-  const regenerable = failed.filter((i) => !exportable.includes(i));
+  // With the failed shots of earlier attempts, which only their photo's row shows now.
+  const regenerable = current.filter(
+    (i) => !exportable.includes(i) && retryIdsOf(i, earlier.get(i.id)).length > 0,
+  );
+  const regenerableIds = regenerable.flatMap((i) => retryIdsOf(i, earlier.get(i.id)));
   const queuedAhead = useMemo(() => {
     const ahead = new Map<string, number>();
     let n = 0;
@@ -225,7 +231,7 @@ export function BatchBoard() {
         <button
           type="button"
           disabled={regenerable.length === 0}
-          onClick={() => generateAgain(regenerable.map((i) => i.id))}
+          onClick={() => generateAgain(regenerableIds)}
         >
           Generate again ({regenerable.length})…
         </button>
@@ -438,17 +444,11 @@ export function BatchBoard() {
                         Export again
                       </button>
                     )}
-                    {(item.state === 'failed' ||
-                      item.state === 'cancelled' ||
-                      item.failedShots.length > 0) && (
-                      <button
-                        type="button"
-                        aria-label={`Generate again… ${item.name}`}
-                        onClick={() => generateAgain([item.id])}
-                      >
-                        Generate again…
-                      </button>
-                    )}
+                    <RetryButton
+                      item={item}
+                      ids={retryIdsOf(item, earlier.get(item.id))}
+                      onPress={generateAgain}
+                    />
                   </div>
                 </td>
               </tr>
@@ -689,6 +689,69 @@ function BatchSummaries({ items, paused }: { items: ItemView[]; paused: boolean 
       </tbody>
     </table>
   );
+}
+
+/**
+ * A photo's way out once it failed (or lost shots), on its row with what it costs: the studio's
+ * plan of the retry (a paid job is collected, not paid again), asked whenever the row changes.
+ */
+function RetryButton({
+  item,
+  ids,
+  onPress,
+}: {
+  item: ItemView;
+  ids: string[];
+  onPress(ids: string[]): void;
+}) {
+  const key = ids.join(',');
+  const [price, setPrice] = useState<{
+    key: string;
+    plan: StudioCommandResults['queue.retryPrice'];
+  } | null>(null);
+  useEffect(() => {
+    if (!key) return;
+    let current = true;
+    studio()
+      .call('queue.retryPrice', { ids: key.split(',') })
+      .then((plan) => current && setPrice({ key, plan }))
+      .catch(() => undefined);
+    return () => {
+      current = false;
+    };
+  }, [key, item.updatedAt]);
+  if (ids.length === 0) return null;
+  const plan = price?.key === key ? price.plan : null;
+  const hintId = `retry-price-${item.id}`;
+  const earlierShots = ids.filter((id) => id !== item.id).length;
+  return (
+    <>
+      <button
+        type="button"
+        aria-label={`Generate again… ${item.name}`}
+        aria-describedby={plan ? hintId : undefined}
+        onClick={() => onPress(ids)}
+      >
+        Generate again…
+      </button>
+      {plan ? (
+        <span id={hintId} className="muted small" data-testid="retry-price">
+          {retryPriceText(plan)}
+          {earlierShots > 0
+            ? ` · with the failed shots of ${earlierShots === 1 ? 'an earlier attempt' : `${earlierShots} earlier attempts`}`
+            : ''}
+        </span>
+      ) : null}
+    </>
+  );
+}
+
+/** What a retry costs, in the row's few words. */
+function retryPriceText(plan: StudioCommandResults['queue.retryPrice']): string {
+  if (plan.charged === 0) return plan.collected > 0 ? 'free: collects the paid result' : '';
+  const cost =
+    plan.diamonds === null ? 'price not known yet' : `about ${diamondCount(plan.diamonds)}`;
+  return plan.collected > 0 ? `${cost}, part collected free` : cost;
 }
 
 /** A photo's earlier attempts (before a redo), behind a disclosure on its one row. */
