@@ -6,15 +6,14 @@ import {
   type ExportSettings,
   type ResultView,
 } from '../../../shared/studio';
-import { attemptsOf } from '../attempts';
 import { Choice } from '../components/Choice';
-import { ConfirmDialog } from '../components/Dialog';
+import { ExportAgainButton, useExported } from '../components/ExportAgain';
 import { EmptyState } from '../components/EmptyState';
 import { NamingPreview } from '../components/NamingPreview';
 import { useFolders } from '../stores/folders-store';
 import { useQueue } from '../stores/queue-store';
 import { useResults } from '../stores/results-store';
-import { folderName, photoCount } from '../names';
+import { folderName } from '../names';
 import { act, useUi } from '../stores/ui-store';
 import { studio } from '../transport';
 
@@ -42,14 +41,7 @@ export function ExportScreen() {
   );
 
   // The folder's photos already exported (their latest attempt): what "Export again" writes anew.
-  const exportedIds = useQueue(
-    useShallow((s) =>
-      attemptsOf(Object.values(s.items).filter((i) => i.folderId === folder?.id))
-        .current.filter((i) => i.state === 'exported')
-        .map((i) => i.id),
-    ),
-  );
-  const [confirmingAgain, setConfirmingAgain] = useState(false);
+  const exportedIds = useExported(folder).all;
 
   const exportNow = () =>
     act(async () => {
@@ -126,14 +118,12 @@ export function ExportScreen() {
             <button type="submit" disabled={!draft || namingError !== null}>
               Save
             </button>
-            <button
-              type="button"
-              disabled={draft !== null || exportedIds.length === 0}
-              title={draft !== null ? 'Save the settings first' : undefined}
-              onClick={() => setConfirmingAgain(true)}
-            >
-              Export again with these settings ({exportedIds.length}, free)…
-            </button>
+            <ExportAgainButton
+              folder={folder}
+              ids={exportedIds}
+              disabled={draft !== null}
+              {...(draft !== null ? { title: 'Save the settings first' } : {})}
+            />
           </div>
           <NamingPreview
             id="export-naming-preview"
@@ -150,32 +140,6 @@ export function ExportScreen() {
           ) : null}
           <p className="muted">Tokens: {'{name} {folder} {tool} {shot} {n} {date} {ext}'}</p>
         </form>
-      ) : null}
-      {confirmingAgain && folder ? (
-        <ConfirmDialog
-          title={`Export ${photoCount(exportedIds.length)} again?`}
-          confirmLabel="Export again (free)"
-          onCancel={() => setConfirmingAgain(false)}
-          onConfirm={() => {
-            setConfirmingAgain(false);
-            act(async () => {
-              const changed = await useQueue.getState().exportAgain(exportedIds);
-              useUi
-                .getState()
-                .notify(
-                  `${photoCount(changed)} exported again with ${EXPORT_PRESET_LABELS[folder.recipe.export.preset]}; nothing sent to the service, nothing charged.`,
-                );
-            });
-          }}
-        >
-          <p>
-            The approved results of {photoCount(exportedIds.length)} already exported from{' '}
-            {folderName(folder.path)} are written again with its current settings (
-            {EXPORT_PRESET_LABELS[folder.recipe.export.preset]}, “{folder.recipe.export.naming}”).
-            They are already paid for: nothing is sent to the service and nothing is charged.
-          </p>
-          <p>The files written for them before are replaced.</p>
-        </ConfirmDialog>
       ) : null}
       {exported.length === 0 ? (
         <EmptyState title="Nothing exported yet">

@@ -8,6 +8,7 @@ import {
 } from '../../../shared/studio';
 import { ConfirmDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
+import { ExportSettingsChanged } from '../components/ExportAgain';
 import { Progress } from '../components/Progress';
 import { attemptsOf } from '../attempts';
 import { DEFAULT_RECIPE, RecipeBuilder } from '../components/RecipeBuilder';
@@ -115,6 +116,7 @@ function FolderCard({ folder }: { folder: FolderView }) {
             queued with.
           </div>
         )}
+        <ExportSettingsChanged folder={folder} />
         <CeilingForm folder={folder} />
         {editing && (
           <EditRecipe folder={folder} queued={queued.length} onDone={() => setEditing(false)} />

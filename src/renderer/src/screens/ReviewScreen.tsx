@@ -11,9 +11,11 @@ import { diamondCount, photoCount, sentence } from '../names';
 import { CompareView } from '../components/CompareView';
 import { ConfirmDialog, PromptDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
+import { ExportSettingsChanged } from '../components/ExportAgain';
 import { usePreviewMode } from '../components/PreviewBanner';
 import { ReviewGrid } from '../components/ReviewGrid';
 import { useCatalog } from '../stores/catalog-store';
+import { useFolders } from '../stores/folders-store';
 import { useQueue } from '../stores/queue-store';
 import { useResults, visibleResults, type ReviewFilter } from '../stores/results-store';
 import { act, useUi } from '../stores/ui-store';
@@ -83,6 +85,8 @@ export function ReviewScreen() {
     useShallow((s) => Object.fromEntries(Object.values(s.items).map((i) => [i.id, i.name]))),
   );
   const preview = usePreviewMode();
+  // A preset changed after photos were exported: their new export is offered here too (uirev30 1).
+  const folders = useFolders((s) => s.folders);
   const [zoomed, setZoomed] = useState(false);
   const [naming, setNaming] = useState(false);
   const [last, setLast] = useState<Decision | null>(null);
@@ -317,6 +321,9 @@ export function ReviewScreen() {
             : `${shown.length} ${filter === 'all' ? 'results' : filter}`}
         </span>
       </div>
+      {folders.map((f) => (
+        <ExportSettingsChanged key={f.id} folder={f} />
+      ))}
       {shown.length === 0 ? (
         <EmptyState title={filter === 'pending' ? 'Nothing to review' : `No ${filter} results`}>
           {filter === 'pending'
