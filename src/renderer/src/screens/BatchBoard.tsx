@@ -86,6 +86,23 @@ const UNPAID: readonly ItemState[] = ['queued', 'uploading', 'submitting'];
  */
 const maybePaid = (item: ItemView) =>
   item.diamonds === 0 && !item.jobId && (item.uncertain || item.maybeCharged === true);
+/** Holds that keep a photo from being sent at all: time or the operator moves it on. */
+const HELD_UNSENT: readonly WaitReason[] = ['no_diamonds', 'ceiling', 'daily_cap', 'paused'];
+/**
+ * The state a row shows and is counted and filtered by: a photo held before its create was taken
+ * (a 402 leaves it at "submitting") waits its turn like a queued one, and reads so, not as a step
+ * under way for minutes (review uirev30 walkthrough: three rows "submitting" beside "Not enough
+ * diamonds"). One that may be paid already keeps its step.
+ */
+const rowState = (item: ItemView): ItemState =>
+  (item.state === 'uploading' || item.state === 'submitting') &&
+  item.waitReason !== null &&
+  HELD_UNSENT.includes(item.waitReason) &&
+  !item.jobId &&
+  !item.uncertain &&
+  !maybePaid(item)
+    ? 'queued'
+    : boardState(item);
 /** A photo that may be paid, held while the account is short: the studio never pays it twice. */
 const MAYBE_PAID_SHORT_TEXT =
   'Sent, but the service’s answer was lost: it may be paid already. The account is short of diamonds; the studio asks the service about it once the balance allows, and does not pay it twice.';
@@ -162,7 +179,7 @@ export function BatchBoard() {
   }, [current]);
   const counts = useMemo(() => {
     const c = Object.fromEntries(ITEM_STATES.map((s) => [s, 0])) as Record<ItemState, number>;
-    for (const item of current) c[boardState(item)]++;
+    for (const item of current) c[rowState(item)]++;
     return c;
   }, [current]);
   const needingYou = current.filter(needsYou).length;
@@ -170,7 +187,7 @@ export function BatchBoard() {
     (i) =>
       (stateFilter === 'needs'
         ? needsYou(i)
-        : (STATE_FILTERS[stateFilter].states as readonly ItemState[]).includes(boardState(i))) &&
+        : (STATE_FILTERS[stateFilter].states as readonly ItemState[]).includes(rowState(i))) &&
       (folderFilter === 'all' ||
         (folderFilter === 'none' ? i.folderId === null : i.folderId === folderFilter)),
   );
@@ -349,8 +366,8 @@ export function BatchBoard() {
                   <div className="muted small">{recipeName(item.recipe, catalog, looks)}</div>
                 </td>
                 <td>
-                  <span className={`state state-${boardState(item)}`}>
-                    {item.badFile ? 'bad file' : item.state}
+                  <span className={`state state-${rowState(item)}`}>
+                    {item.badFile ? 'bad file' : rowState(item)}
                   </span>
                   {item.uncertain ? (
                     <>
@@ -360,7 +377,7 @@ export function BatchBoard() {
                   ) : null}
                 </td>
                 <td>
-                  <Progress value={STEP[item.state]} max={7} label={`${item.name} progress`} />
+                  <Progress value={STEP[rowState(item)]} max={7} label={`${item.name} progress`} />
                   {item.packTotal ? (
                     <small className="muted">
                       {' '}
