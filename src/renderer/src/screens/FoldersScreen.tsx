@@ -81,19 +81,27 @@ function FolderCard({ folder }: { folder: FolderView }) {
           {recipeName(folder.recipe, catalog, looks)}{' '}
           <span className="muted">→ {folder.outputDir}</span>
         </div>
-        <div className="folder-stats">
-          <Progress
-            value={progress.done}
-            max={progress.total}
-            label={`${name}: ${progress.done} of ${progress.total} photos finished`}
-          />
-          <span data-testid="folder-counts">
-            {progress.done}/{progress.total} finished · {count(ACTIVE_STATES)} working ·{' '}
-            {count(['review'])} to review · {count(['exported'])} exported · {count(['rejected'])}{' '}
-            rejected · {count(['failed'])} failed · ETA{' '}
-            {etaText(progress, folder.paused || queuePaused, heldByDailyCap(items))}
-          </span>
-        </div>
+        {attempts.length === 0 ? (
+          // "0/0 finished … ETA done" said done of a folder nothing was dropped into (uirev30).
+          <div className="muted" data-testid="folder-empty">
+            No photos yet: drop product photos into {folder.path}. Each is taken once its copy is
+            complete.
+          </div>
+        ) : (
+          <div className="folder-stats">
+            <Progress
+              value={progress.done}
+              max={progress.total}
+              label={`${name}: ${progress.done} of ${progress.total} photos finished`}
+            />
+            <span data-testid="folder-counts">
+              {progress.done}/{progress.total} finished · {count(ACTIVE_STATES)} working ·{' '}
+              {count(['review'])} to review · {count(['exported'])} exported · {count(['rejected'])}{' '}
+              rejected · {count(['failed'])} failed · ETA{' '}
+              {etaText(progress, folder.paused || queuePaused, heldByDailyCap(items))}
+            </span>
+          </div>
+        )}
         {folder.missing && (
           <div className="wait" role="status" data-testid="folder-missing">
             Folder not found: it was moved or deleted, or its network share is not connected. Its
