@@ -73,7 +73,9 @@ it('offers the free export again on the folder card and in Review once the prese
   // Review says it too. Before: nothing there, the button on the Export screen alone.
   const review = render(<ReviewScreen />);
   const inReview = await screen.findByTestId('export-settings-changed');
-  expect(inReview.textContent).toMatch(/^1 photo of hot was exported with earlier export settings/);
+  expect(inReview.textContent).toMatch(
+    /^1 photo exported from hot was written with earlier export settings \(now Zalando/,
+  );
   expect(
     within(inReview).getByRole('button', { name: 'Export again with these settings (1, free)…' }),
   ).toBeTruthy();

@@ -98,16 +98,21 @@ export function ExportAgainButton({
 
 /**
  * Said where the operator is once a folder's export settings changed after photos were exported
- * with the old ones: how many, and the button to write them anew. Nothing when none are.
+ * with the old ones: how many, and the Export screen's button (the same photos, the same count).
+ * Nothing when none are.
  */
 export function ExportSettingsChanged({ folder }: { folder: FolderView }) {
-  const { stale } = useExported(folder);
+  const { all, stale } = useExported(folder);
   if (stale.length === 0) return null;
+  const { preset, naming } = folder.recipe.export;
   return (
     <div className="wait" role="status" data-testid="export-settings-changed">
-      {photoCount(stale.length)} of {folderName(folder.path)} {stale.length === 1 ? 'was' : 'were'}{' '}
-      exported with earlier export settings (now {EXPORT_PRESET_LABELS[folder.recipe.export.preset]}
-      , “{folder.recipe.export.naming}”). <ExportAgainButton folder={folder} ids={stale} />
+      {stale.length === all.length
+        ? photoCount(all.length)
+        : `${stale.length} of the ${all.length} photos`}{' '}
+      exported from {folderName(folder.path)} {stale.length === 1 ? 'was' : 'were'} written with
+      earlier export settings (now {EXPORT_PRESET_LABELS[preset]}, “{naming}”).{' '}
+      <ExportAgainButton folder={folder} ids={all} />
     </div>
   );
 }
