@@ -205,6 +205,15 @@ export function BatchBoard() {
         );
     });
 
+  // A photo whose results were all declined: its way back is in Review (approve it, or redo it
+  // there, priced), where the board's row did not lead (review uirev30 walkthrough).
+  const reviewAgain = (itemId: string) => {
+    const first = Object.values(results).find((r) => r.itemId === itemId);
+    useResults.getState().setFilter('rejected');
+    if (first) useResults.getState().focus(first.id);
+    useUi.getState().show('review');
+  };
+
   if (items.length === 0) {
     return (
       <EmptyState title="Nothing in the queue">
@@ -450,6 +459,15 @@ export function BatchBoard() {
                         }
                       >
                         Cancel
+                      </button>
+                    )}
+                    {rowState(item) === 'rejected' && resultOf.has(item.id) && (
+                      <button
+                        type="button"
+                        aria-label={`Review again ${item.name}`}
+                        onClick={() => reviewAgain(item.id)}
+                      >
+                        Review again
                       </button>
                     )}
                     {item.state === 'failed' && resultOf.has(item.id) && (
