@@ -171,6 +171,8 @@ export const WAIT_REASONS = [
   'service_error',
   'ceiling',
   'uncertain',
+  // Not started while the service refuses to show paid jobs (a poll's 402/403: a plan's gate).
+  'jobs_hidden',
 ] as const;
 export type WaitReason = (typeof WAIT_REASONS)[number];
 

@@ -34,7 +34,7 @@ import { CommandError } from './command-error';
 import { countingClient } from './counting-client';
 import { openStudioDatabase, type StudioDB } from './db/open';
 import * as store from './db/store';
-import { Gates } from './gates';
+import { backoffMs, Gates } from './gates';
 import { Library } from './library';
 import { lockDataFolder } from './lock';
 import { Poller } from './poller';
@@ -129,6 +129,15 @@ export class StudioEngine {
     this.gates = new Gates({
       ...(options.capProbeMs !== undefined ? { capProbeMs: options.capProbeMs } : {}),
       balanceRecheckMs: options.balanceRecheckMs ?? 10_000,
+      // A poll's back-off, shared by the paid jobs while the service refuses to show them.
+      hiddenJobs: {
+        probeDelayMs: (refusals) => {
+          const { baseMs, maxMs } = options.backoff ?? { baseMs: 1000, maxMs: 60_000 };
+          return backoffMs(refusals, baseMs, maxMs, options.random ?? Math.random);
+        },
+        maxRefusals: options.maxAttempts ?? 12,
+        holdMs: 60 * 60_000,
+      },
       // Built below; a 429 comes only once requests go out.
       requestsToday: () => ({
         used: this.spending.requestsUsedToday(),

@@ -13,6 +13,7 @@
  * Items waiting on a gate are not failed and spend nothing; the gates open by themselves.
  */
 import { ApiError } from '../client';
+import { HiddenJobs, type HiddenJobsOptions } from './hidden-jobs';
 
 export type DiamondGate = {
   /** Diamonds the refused submission needed (from the 402's message when it named them). */
@@ -169,6 +170,8 @@ export type GateOptions = {
   rateLimitMs?: number;
   /** The studio's own count of today's requests and the cap in use, weighed on every 429. */
   requestsToday?: () => { used: number; cap: number | null };
+  /** Polls of paid jobs refused 402/403 (`HiddenJobs`): the probe's back-off and bounds. */
+  hiddenJobs?: HiddenJobsOptions;
 };
 
 /**
@@ -192,8 +195,18 @@ export class Gates {
   private createsLimitedWhileJobs = false;
   /** Rate limits in a row since the last answer (waits without Retry-After double with it). */
   private refusals = 0;
+  /** The service refusing to show paid jobs (a poll's 402/403). */
+  readonly hiddenJobs: HiddenJobs;
 
-  constructor(private readonly opts: GateOptions = {}) {}
+  constructor(private readonly opts: GateOptions = {}) {
+    this.hiddenJobs = new HiddenJobs(
+      opts.hiddenJobs ?? {
+        probeDelayMs: (n) => backoffMs(n, 1000, 60_000, Math.random),
+        maxRefusals: 12,
+        holdMs: 60 * 60_000,
+      },
+    );
+  }
 
   /** Next 00:00 UTC after `now`. */
   static nextUtcDay(now: Date): number {

@@ -429,7 +429,7 @@ export async function runBatch(
     // A short balance or a closed day ends it too, with the reason, unless --wait.
     const heldBy = input.wait
       ? (['ceiling'] as const)
-      : (['ceiling', 'no_diamonds', 'daily_cap'] as const);
+      : (['ceiling', 'no_diamonds', 'daily_cap', 'jobs_hidden'] as const);
     const stopped = new Promise<void>((resolve) =>
       signal?.addEventListener('abort', () => resolve(), { once: true }),
     );
@@ -606,6 +606,12 @@ export async function runBatch(
       );
     }
   }
+  // The service refusing to show paid jobs (hidden-jobs.ts): new photos were not sent.
+  const hidden = items.filter((i) => unfinished(i) && i.waitReason === 'jobs_hidden');
+  if (hidden.length)
+    notice(
+      `${hidden.length} photo(s) not started: the service refused to show paid jobs (${engine.gates.hiddenJobs.state?.message ?? 'refused'}), so new ones could not be collected either; nothing was sent for them. Settle the account with the service (a plan paused or unpaid refuses so), then run again`,
+    );
   // The daily cap: paid jobs stay at the service and are collected by the next run.
   // A paid job left without a wait reason (its last poll was the day's refused probe) waits for the
   // day as much as the others do.
@@ -747,6 +753,7 @@ export async function runBatch(
         name: name(i),
         reason: `not started: short of diamonds: ${gate?.message ?? i.error ?? 'insufficient diamonds'}`,
       })),
+      ...hidden.map((i) => ({ name: name(i), reason: notStarted(i) })),
       ...capped.map((i) => ({
         name: name(i),
         reason: i.jobId

@@ -25,6 +25,12 @@ import { exportApproved } from './export-step';
 import { withUploadNote } from './prepare';
 import { backoffMs, namesJobsAtOnce, parseInsufficient, retryAfterMs } from './gates';
 import {
+  HIDDEN_JOBS_WAIT,
+  hiddenJobsHeld,
+  hiddenJobsNotStarted,
+  hiddenJobsWait,
+} from './hidden-jobs';
+import {
   describeProbe,
   honoursIdempotency,
   learnHonoured,
@@ -416,6 +422,12 @@ export class Runner {
     const gates = this.engine.gates;
     if (!item.submittedAt && gates.createsLimited(this.now())) {
       this.holdForCreates(item.id, gates.createsLimitedUntil, null);
+      return;
+    }
+    // Nor is a photo paid for while the service refuses to show paid jobs (its upload went on).
+    const hidden = gates.hiddenJobs.current(this.now().getTime());
+    if (!item.submittedAt && hidden) {
+      this.transition(item.id, { waitReason: 'jobs_hidden', error: hiddenJobsNotStarted(hidden) });
       return;
     }
     // An attempt under this key went out before: it may have been charged.
@@ -895,9 +907,11 @@ export class Runner {
     const again = item.resultUrls !== null;
     let job: Awaited<ReturnType<ServiceClient['getGeneration']>>;
     try {
-      job = isUnnamedJob(item.jobId)
-        ? this.createAnswered(item)
-        : await this.client.getGeneration(item.jobId);
+      if (isUnnamedJob(item.jobId)) job = this.createAnswered(item);
+      else {
+        job = await this.client.getGeneration(item.jobId);
+        this.engine.gates.hiddenJobs.shown();
+      }
       refuseAnotherJobsAnswer(this.db, job, item.jobId);
     } catch (err) {
       if (!(again && err instanceof ApiError && err.status === 404)) throw err;
@@ -1317,6 +1331,31 @@ export class Runner {
 
   // ---- errors -------------------------------------------------------------------------------
 
+  /**
+   * The service refused to show paid jobs as often as it is asked: the refused job and every paid
+   * job waiting on the gate are held as paid (the next run or a Retry collects them); a poll in
+   * flight holds itself when refused.
+   */
+  private holdHiddenJobs(refusedId: string): void {
+    const state = this.engine.gates.hiddenJobs.state!;
+    const waiting = store
+      .itemsInStates(this.db, ['processing'])
+      .filter(
+        (i) =>
+          i.id === refusedId ||
+          (!this.engine.polling.has(i.id) && i.error?.startsWith(HIDDEN_JOBS_WAIT) === true),
+      );
+    for (const i of waiting)
+      this.transition(i.id, {
+        state: 'failed',
+        attempts: 0,
+        waitReason: null,
+        waitUntil: null,
+        pollAt: null,
+        error: `${RESULTS_HELD}${hiddenJobsHeld(state)}`,
+      });
+  }
+
   handleError(item: store.ItemRow, err: unknown): void {
     // Cancelled while its upload was in flight (nothing sent to charge): the cancel stands.
     if (item.state === 'cancelled') return;
@@ -1334,31 +1373,22 @@ export class Runner {
     const gates = this.engine.gates;
     if ((err.status === 402 || err.status === 403) && item.state === 'processing' && item.jobId) {
       // A poll of a paid job refused 402 or 403 (a plan in billing_issue, paused or expired gating
-      // every call; the spec names 402 for creates only and no status for a plan's gate): a poll
-      // costs nothing and its job stays paid, so the submission's fields stand and no gate
-      // closes; asked again, then held for the next run. A 403 failed the paid photo at once,
-      // with no word that it was paid (review rev27 D4).
-      const attempts = item.attempts + 1;
-      const { baseMs, maxMs } = this.engine.options.backoff ?? { baseMs: 1000, maxMs: 60_000 };
-      const random = this.engine.options.random ?? Math.random;
-      const pollAt = new Date(now.getTime() + backoffMs(attempts, baseMs, maxMs, random));
-      if (attempts < (this.engine.options.maxAttempts ?? 12)) {
-        this.transition(item.id, {
-          attempts,
-          waitReason: 'service_error',
-          waitUntil: pollAt.toISOString(),
-          pollAt: pollAt.toISOString(),
-          error: `the service refused to show the paid job (${err.status}: ${message}); a poll costs nothing: asking again`,
-        });
+      // every call; the spec names 402 for creates only): a poll costs nothing and its job stays
+      // paid, so the submission's fields stand and no diamonds gate closes. The refusal is the
+      // account's: one gate for every paid job (hidden-jobs.ts), asked again by one probe, then
+      // the paid jobs are held for the next run. A 403 failed the paid photo at once, with no
+      // word that it was paid (review rev27 D4); each photo asking on its own spent 12 requests.
+      const hidden = gates.hiddenJobs;
+      if (hidden.refused(err, item.id, now.getTime())) {
+        this.holdHiddenJobs(item.id);
         return;
       }
+      const pollAt = new Date(hidden.state!.probeAt).toISOString();
       this.transition(item.id, {
-        state: 'failed',
-        attempts: 0,
-        waitReason: null,
-        waitUntil: null,
-        pollAt: null,
-        error: `${RESULTS_HELD}the service refused to show the paid job ${attempts} times (${err.status}: ${message})`,
+        waitReason: 'service_error',
+        waitUntil: pollAt,
+        pollAt,
+        error: hiddenJobsWait(hidden.state!),
       });
       return;
     }

@@ -6,6 +6,7 @@
  * a balance reading covers the charge), when today's request budget can carry them to the end, and
  * while no gate (402, daily cap, rate limit) is closed.
  */
+import { isUnnamedJob } from '../client';
 import { ACTIVE_STATES, jobGroup, type WaitReason } from '../shared/studio';
 import {
   BALANCE_UNREAD_HOLD,
@@ -18,6 +19,7 @@ import {
 } from './budget';
 import * as store from './db/store';
 import type { StudioEngine } from './engine';
+import { hiddenJobsNotStarted, hiddenJobsWait } from './hidden-jobs';
 import { typicalPollRequests } from './poll';
 import type { ToolTimes } from './poller';
 import { lostBeforeResubmit } from './queue';
@@ -157,12 +159,25 @@ export class Scheduler {
         const steppedBack = Date.parse(item.updatedAt) > now.getTime() + CLOCK_SLACK_MS;
         if (item.pollAt && Date.parse(item.pollAt) > now.getTime() && !steppedBack) continue;
         if (pollSlots <= 0) continue;
+        // While the service refuses to show paid jobs, one poll at a time asks (hidden-jobs.ts).
+        if (!isUnnamedJob(item.jobId) && !gates.hiddenJobs.mayPoll(item.id, now.getTime())) {
+          const hidden = gates.hiddenJobs.state!;
+          const probeAt = new Date(hidden.probeAt);
+          engine.setWait(item, 'service_error', probeAt, hiddenJobsWait(hidden));
+          engine.transition(item.id, { pollAt: probeAt.toISOString() });
+          continue;
+        }
         pollSlots--;
         engine.startStep(item, 'poll');
         continue;
       }
       if (slots <= 0) continue;
       if (item.state === 'queued' || item.state === 'uploading' || item.state === 'submitting') {
+        const hidden = gates.hiddenJobs.current(now.getTime());
+        if (hidden) {
+          this.wait(item, 'jobs_hidden', hiddenJobsNotStarted(hidden));
+          continue;
+        }
         if (gates.diamonds) {
           this.wait(item, 'no_diamonds', `short of diamonds: ${gates.diamonds.message}`);
           continue;

@@ -29,18 +29,34 @@ const GATES = [
   { status: 403, fault: 'planPaused403' },
 ] as const;
 
-/** One run with the first `refused` polls of a job answered by `fault` by a proxy in front. */
+/**
+ * One run with the first `refused` polls of a job answered by `fault` by a proxy in front. With
+ * `uploadsBeforeGate`, uploads after that many are turned away (503) until a poll is refused, so
+ * the gate closes while photos are still to be sent.
+ */
 async function runWithRefusedPolls(
   w: ReferenceWorld,
   inDir: string,
   fault: (typeof GATES)[number]['fault'],
   refused: number,
+  uploadsBeforeGate = Infinity,
 ) {
   let polls = 0;
+  let uploads = 0;
+  /** Creates that reached the service after a poll was refused (an upload under way may finish). */
+  let createsAfterRefusal = 0;
   const proxy = await startFaultProxy({
     target: w.service.url,
-    choose: (method, p) =>
-      method === 'GET' && p.startsWith('/v1/generations/') && polls++ < refused ? fault : null,
+    choose: (method, p) => {
+      const refusedYet = Math.min(polls, refused) > 0;
+      if (method === 'POST' && p === '/v1/uploads' && !refusedYet && uploads >= uploadsBeforeGate)
+        return 'unavailable503';
+      if (method === 'POST' && p === '/v1/uploads') uploads++;
+      if (method === 'POST' && p !== '/v1/uploads' && refusedYet) createsAfterRefusal++;
+      return method === 'GET' && p.startsWith('/v1/generations/') && polls++ < refused
+        ? fault
+        : null;
+    },
   });
   const client = new HttpClient({ baseUrl: proxy.url, apiKey: w.apiKey, timeoutMs: 5000 });
   const engine = new StudioEngine({
@@ -56,7 +72,7 @@ async function runWithRefusedPolls(
       recipe: ON_MODEL,
       outDir: path.join(w.root, 'out'),
     });
-    return { summary, refusedPolls: Math.min(polls, refused) };
+    return { summary, refusedPolls: Math.min(polls, refused), polls, createsAfterRefusal };
   } finally {
     await engine.close();
     await client.close();
@@ -98,7 +114,7 @@ describe.each(GATES)('a $status to the poll of a paid job', ({ status, fault }) 
     expect(summary.failed).toEqual([]);
     expect(summary.held).toHaveLength(1);
     expect(summary.held[0]!.reason).toMatch(
-      new RegExp(`^paid \\(job .+\\); .*refused to show the paid job .*\\(${status}: `),
+      new RegExp(`^paid \\(job .+\\); .*refused to show the paid jobs? .*\\(${status}: `),
     );
     expect((summary.notices ?? []).join('\n')).not.toMatch(/lost answer's charge/);
     expect(submittedAtOf(w)).toEqual([expect.any(String)]);
@@ -108,4 +124,44 @@ describe.each(GATES)('a $status to the poll of a paid job', ({ status, fault }) 
     expect(again.exported).toBe(1);
     expect(netSpent(w)).toBe(4);
   }, 60_000);
+});
+
+describe('the service refusing to show every paid job, with many photos', () => {
+  const { world, netSpent } = priceWorlds(cleanups, 'poll-gate-many@ref.test', 500);
+
+  it('one poll at a time asks; no photo is sent while it refuses; the next run collects and starts the rest', async () => {
+    const w = await world({});
+    const [photos] = await photoFolders(w, [10]);
+    // 3 photos paid, then every poll refused while the other 7 are still to be sent.
+    const { summary, polls, createsAfterRefusal } = await runWithRefusedPolls(
+      w,
+      photos!,
+      'planPaused403',
+      100_000,
+      3,
+    );
+    const paid = summary.held.filter((h) => h.reason.startsWith('paid ('));
+    const notStarted = summary.held.filter((h) => h.reason.startsWith('not started: '));
+    expect(paid).toHaveLength(3);
+    for (const h of paid)
+      expect(h.reason).toMatch(/refused to show the paid jobs 12 times \(403: /);
+    expect(notStarted).toHaveLength(7);
+    for (const h of notStarted) expect(h.reason).toMatch(/refuses to show paid jobs \(403: /);
+    // Before: the 7 were paid too while nothing paid could be collected.
+    expect(createsAfterRefusal).toBe(0);
+    expect(netSpent(w)).toBe(12);
+    expect(summary.exported).toBe(0);
+    expect(summary.failed).toEqual([]);
+    // The polls in flight when the gate closed, then one probe per refusal up to the 12 allowed.
+    // Before: each paid photo asked 12 times on its own (36, and 120 with the 7 sent).
+    expect(polls).toBeLessThanOrEqual(3 + 11);
+    expect((summary.notices ?? []).join('\n')).toMatch(
+      /7 photo\(s\) not started: the service refused to show paid jobs/,
+    );
+    // Shown again: the paid ones collected at no new charge, the others made.
+    const { summary: again } = await runWithRefusedPolls(w, photos!, 'planPaused403', 0);
+    expect(again.exported).toBe(10);
+    expect(again.held).toEqual([]);
+    expect(netSpent(w)).toBe(40);
+  }, 120_000);
 });

@@ -2,7 +2,8 @@
 import { ACTIVE_STATES, type ItemState, type ItemView, type WaitReason } from '../../shared/studio';
 
 /** Why photos the engine still holds are not moving, in the operator's words. */
-export type Hold = 'ceiling' | 'no_diamonds' | 'uncertain' | 'daily_cap' | 'offline' | 'paused';
+export type Hold =
+  'ceiling' | 'no_diamonds' | 'uncertain' | 'daily_cap' | 'offline' | 'paused' | 'jobs_hidden';
 
 export type Progress = {
   total: number;
@@ -31,6 +32,7 @@ const HOLDS: readonly WaitReason[] = [
   'daily_cap',
   'offline',
   'paused',
+  'jobs_hidden',
 ];
 
 /**
@@ -111,6 +113,7 @@ const HOLD_WORDS: Record<Hold, string> = {
   daily_cap: 'at the daily request cap (after 00:00 UTC)',
   offline: 'waiting for the service to answer',
   paused: 'paused',
+  jobs_hidden: 'not started: the service refuses to show paid jobs (settle the account with it)',
 };
 
 /** What holds photos, e.g. "2 held: at the diamond ceiling (raise it to go on)". */
