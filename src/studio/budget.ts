@@ -20,6 +20,9 @@ import { isDailyCapRefusal, namesShortPeriod } from './gates';
 import * as store from './db/store';
 import { shotsAsked } from './result-download';
 
+/** Plan statuses (spec 2.9) under which a service may refuse creates whatever the balance. */
+const INACTIVE_PLANS = new Set(['paused', 'billing_issue', 'expired', 'refunded']);
+
 export { DEFAULT_DAILY_CAP } from '../shared/studio-settings';
 
 /** The words of a request refused by the studio's own count (read as a daily cap, like the service's 429). */
@@ -1106,6 +1109,18 @@ export class Budget {
   lastReadError: string | null = null;
   /** The last account read: its balance and its plan's status (spec 2.9), when it gave one. */
   lastAccountRead: { balance: number; planStatus: string | null } | null = null;
+
+  /**
+   * The plan's status when it, not the diamonds, is what a 402 stops: the last account read
+   * shows a plan not active (spec 2.9) and a balance covering `price` (review rev27 O1).
+   */
+  planRefusing(price: number): string | null {
+    const account = this.lastAccountRead;
+    const plan = account?.planStatus ?? null;
+    return account && plan && INACTIVE_PLANS.has(plan.toLowerCase()) && account.balance >= price
+      ? plan
+      : null;
+  }
 
   private async doReconcile(): Promise<void> {
     const anchor = this.anchor;

@@ -36,8 +36,6 @@ const TOO_LARGE = /bytes any result may have/;
 
 /** States of a photo not yet charged that a ceiling may hold. */
 const ADMITTED_STATES = new Set(['queued', 'uploading', 'submitting']);
-/** Plan statuses (spec 2.9) under which a service may refuse creates whatever the balance. */
-const INACTIVE_PLANS = new Set(['paused', 'billing_issue', 'expired', 'refunded']);
 
 export type BatchSummary = {
   batchId: string;
@@ -589,15 +587,17 @@ export async function runBatch(
   const short = items.filter((i) => unfinished(i) && i.waitReason === 'no_diamonds' && !i.jobId);
   const gate = engine.gates.diamonds;
   let diamondsMissing: number | undefined;
+  // Refused 402 while the balance covers a photo and the plan is not active (spec 2.9): the plan,
+  // not the diamonds, is what stops them. 'Add diamonds' was the wrong advice (rev27 O1).
+  const perPhoto = gate
+    ? Math.max(gate.needed, ...short.map((i) => i.price || i.reserved || 0))
+    : 0;
+  const planHeld = gate ? engine.spending.planRefusing(perPhoto) : null;
   if (short.length && gate) {
-    const perPhoto = Math.max(gate.needed, ...short.map((i) => i.price || i.reserved || 0));
-    // Refused 402 while the balance covers a photo and the plan is not active (spec 2.9): the
-    // plan, not the diamonds, is what stops them. 'Add diamonds' was the wrong advice (rev27 O1).
-    const account = engine.spending.lastAccountRead;
-    const plan = account?.planStatus ?? null;
-    if (account && plan && INACTIVE_PLANS.has(plan.toLowerCase()) && account.balance >= perPhoto)
+    const plan = planHeld;
+    if (plan)
       notice(
-        `refused 402: ${gate.message} (${short.length} photo(s) held), while the balance (${account.balance}) covers their price: the account's plan is ${plan}, and adding diamonds will not help. Settle the plan with the service, then run again`,
+        `refused 402: ${gate.message} (${short.length} photo(s) held), while the balance (${engine.spending.lastAccountRead!.balance}) covers their price: the account's plan is ${plan}, and adding diamonds will not help. Settle the plan with the service, then run again`,
       );
     else {
       diamondsMissing = Math.max(0, perPhoto * short.length - (gate.balance ?? 0));
@@ -751,7 +751,9 @@ export async function runBatch(
         })),
       ...short.map((i) => ({
         name: name(i),
-        reason: `not started: short of diamonds: ${gate?.message ?? i.error ?? 'insufficient diamonds'}`,
+        reason: planHeld
+          ? `not started: refused 402 (${gate?.message ?? 'insufficient diamonds'}) while the balance covers it: the account's plan is ${planHeld}`
+          : `not started: short of diamonds: ${gate?.message ?? i.error ?? 'insufficient diamonds'}`,
       })),
       ...hidden.map((i) => ({ name: name(i), reason: notStarted(i) })),
       ...capped.map((i) => ({

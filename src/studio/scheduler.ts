@@ -179,7 +179,14 @@ export class Scheduler {
           continue;
         }
         if (gates.diamonds) {
-          this.wait(item, 'no_diamonds', `short of diamonds: ${gates.diamonds.message}`);
+          const plan = engine.spending.planRefusing(gates.diamonds.needed);
+          this.wait(
+            item,
+            'no_diamonds',
+            plan
+              ? `refused 402 (${gates.diamonds.message}) while the balance covers it: the account's plan is ${plan}, and adding diamonds will not help; settle the plan with the service`
+              : `short of diamonds: ${gates.diamonds.message}`,
+          );
           continue;
         }
         if (item.state === 'submitting' && engine.spending.reconcilePending) continue;

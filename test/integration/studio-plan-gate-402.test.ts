@@ -31,6 +31,14 @@ describe('creates refused 402 by a plan not active, the balance ample', () => {
     expect(notices).not.toMatch(/Add diamonds/);
     expect(notices).toMatch(/plan is billing_issue, and adding diamonds will not help/);
     expect(summary.diamondsMissing).toBeUndefined();
+    // Each held photo says so too. Before: 'not started: short of diamonds: <the 402's words>'.
+    expect(summary.held).toHaveLength(2);
+    for (const h of summary.held) {
+      expect(h.reason).toMatch(
+        /^not started: refused 402 \(.+\) while the balance covers it: the account's plan is billing_issue$/,
+      );
+      expect(h.reason).not.toMatch(/short of diamonds/);
+    }
   }, 60_000);
 
   it('a plan active with too few diamonds: still short of diamonds', async () => {
@@ -43,5 +51,8 @@ describe('creates refused 402 by a plan not active, the balance ample', () => {
     const summary = await runOnWorld(w, { signal: AbortSignal.timeout(30_000) });
     expect(summary.exported).toBe(0);
     expect((summary.notices ?? []).join('\n')).not.toMatch(/adding diamonds will not help/);
+    expect(summary.held.map((h) => h.reason)).toEqual([
+      expect.stringMatching(/^not started: short of diamonds: /),
+    ]);
   }, 60_000);
 });
