@@ -469,12 +469,22 @@ export class StudioEngine {
         this.balanceCache = { value: account.diamondBalance, at: this.now().getTime() };
         if (this.gates.cap?.kind === 'service') this.gates.apiSucceeded(sentAt);
         this.spending.balanceSeen(account.diamondBalance, sentAt);
-        if (this.gates.balanceRead(gate, account.diamondBalance)) {
-          this.clearWaits('no_diamonds');
-          this.kick();
-        }
+        this.diamondsSeen(account.diamondBalance);
       })
       .catch(() => undefined);
+  }
+
+  /**
+   * Any balance read (the board's every 15 s too) that covers what a 402 asked opens its gate at
+   * once: photos held short stayed held 3-5 minutes after a top-up the board already showed, the
+   * gate's own re-read waiting out its growing delay (review uirev30).
+   */
+  private diamondsSeen(balance: number): void {
+    const gate = this.gates.diamonds;
+    if (gate && this.db.open && this.gates.balanceRead(gate, balance)) {
+      this.clearWaits('no_diamonds');
+      this.kick();
+    }
   }
 
   // ---- prices ---------------------------------------------------------------------------------
@@ -717,6 +727,7 @@ export class StudioEngine {
     }
     this.lastAccount = await this.client.getAccount();
     this.balanceCache = { value: this.lastAccount.diamondBalance, at: this.now().getTime() };
+    this.diamondsSeen(this.lastAccount.diamondBalance);
     return this.lastAccount;
   }
 
@@ -733,6 +744,7 @@ export class StudioEngine {
       try {
         const account = await this.client.getAccount();
         this.balanceCache = { value: account.diamondBalance, at: now.getTime() };
+        this.diamondsSeen(account.diamondBalance);
       } catch (err) {
         // Offline or refused: show what we last knew.
         this.options.log?.(`balance: ${err instanceof Error ? err.message : String(err)}`);
