@@ -20,6 +20,8 @@ const AWAY_SHARE = 0.003;
 /** Levels the frame must fall off by somewhere: a flat frame is flatColour's. */
 const LEAST_FALL = 1;
 
+import { solve } from './least-squares';
+
 const LINEAR = Float64Array.from({ length: 256 }, (_, i) => {
   const v = i / 255;
   return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
@@ -65,38 +67,6 @@ function fit(rgb: Uint8Array, w: number, h: number, pixels: number[]): Float64Ar
   }
   const coeffs = atb.map((rhs) => solve(Float64Array.from(ata), rhs));
   return coeffs.every((k) => k !== null) ? (coeffs as Float64Array[]) : null;
-}
-
-/** Gaussian elimination with partial pivoting (a is overwritten). */
-function solve(a: Float64Array, b: Float64Array): Float64Array | null {
-  const n = b.length;
-  const x = Float64Array.from(b);
-  for (let col = 0; col < n; col++) {
-    let pivot = col;
-    for (let r = col + 1; r < n; r++)
-      if (Math.abs(a[r * n + col]!) > Math.abs(a[pivot * n + col]!)) pivot = r;
-    if (Math.abs(a[pivot * n + col]!) < 1e-9) return null;
-    if (pivot !== col) {
-      for (let k = 0; k < n; k++) {
-        const tmp = a[col * n + k]!;
-        a[col * n + k] = a[pivot * n + k]!;
-        a[pivot * n + k] = tmp;
-      }
-      [x[col], x[pivot]] = [x[pivot]!, x[col]!];
-    }
-    for (let r = col + 1; r < n; r++) {
-      const f = a[r * n + col]! / a[col * n + col]!;
-      if (!f) continue;
-      for (let k = col; k < n; k++) a[r * n + k]! -= f * a[col * n + k]!;
-      x[r]! -= f * x[col]!;
-    }
-  }
-  for (let r = n - 1; r >= 0; r--) {
-    let s = x[r]!;
-    for (let k = r + 1; k < n; k++) s -= a[r * n + k]! * x[k]!;
-    x[r] = s / a[r * n + r]!;
-  }
-  return x;
 }
 
 /** The surface in levels at pixel i. */
