@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { ApiError, type ServiceClient } from '../client';
+import { ApiError, isUnnamedJob, type ServiceClient } from '../client';
 import {
   ACTIVE_STATES,
   isReadyShootRecipe,
@@ -39,6 +39,7 @@ import { Library } from './library';
 import { lockDataFolder } from './lock';
 import { Poller } from './poller';
 import { enqueue as enqueueItem, recipeHash, resolveUncertain, type EnqueueInput } from './queue';
+import { RESULTS_HELD } from './result-download';
 import { Runner } from './runner';
 import { Scheduler } from './scheduler';
 
@@ -136,7 +137,7 @@ export class StudioEngine {
           return backoffMs(refusals, baseMs, maxMs, options.random ?? Math.random);
         },
         maxRefusals: options.maxAttempts ?? 12,
-        holdMs: 60 * 60_000,
+        slowProbeMs: 15 * 60_000,
       },
       // Built below; a 429 comes only once requests go out.
       requestsToday: () => ({
@@ -485,6 +486,53 @@ export class StudioEngine {
       this.clearWaits('no_diamonds');
       this.kick();
     }
+  }
+
+  /**
+   * While the service refuses to show paid jobs (hidden-jobs.ts), the engine alone asks: one job
+   * at a time, of those waiting on the gate or held by it, least recently asked first. Answered,
+   * the gate opens and the paid jobs are polled again.
+   */
+  probeHiddenJobs(now: Date): void {
+    const hidden = this.gates.hiddenJobs;
+    if (!hidden.state) return;
+    const jobs = new Map(
+      store
+        .itemsInStates(this.db, ['processing', 'failed'])
+        .filter(
+          (i) =>
+            i.jobId !== null &&
+            !isUnnamedJob(i.jobId) &&
+            (i.state === 'processing' || i.error?.startsWith(RESULTS_HELD) === true),
+        )
+        .map((i) => [i.id, i.jobId!]),
+    );
+    // Nothing of ours left to ask (their jobs ended some other way): nothing shows it closed.
+    if (jobs.size === 0) {
+      hidden.shown();
+      this.kick();
+      return;
+    }
+    const itemId = hidden.probeDue([...jobs.keys()], now.getTime());
+    if (!itemId) return;
+    this.client
+      .getGeneration(jobs.get(itemId)!)
+      .then(
+        () => hidden.shown(),
+        (err: unknown) => {
+          const status = err instanceof ApiError ? err.status : 0;
+          // Any other answer of the service's own (a 404: that job is gone) shows nothing is
+          // gated; no answer, a 429 or a 5xx tells nothing: asked again later.
+          if (status >= 400 && status < 500 && status !== 402 && status !== 403 && status !== 429) {
+            hidden.shown();
+            return;
+          }
+          const refusal = status === 402 || status === 403 ? (err as ApiError) : null;
+          if (hidden.probeEnded(this.now().getTime(), refusal) && this.db.open)
+            this.runner.holdHiddenJobs();
+        },
+      )
+      .finally(() => this.kick());
   }
 
   // ---- prices ---------------------------------------------------------------------------------

@@ -203,7 +203,7 @@ export class Gates {
       opts.hiddenJobs ?? {
         probeDelayMs: (n) => backoffMs(n, 1000, 60_000, Math.random),
         maxRefusals: 12,
-        holdMs: 60 * 60_000,
+        slowProbeMs: 15 * 60_000,
       },
     );
   }

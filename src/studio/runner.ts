@@ -425,7 +425,7 @@ export class Runner {
       return;
     }
     // Nor is a photo paid for while the service refuses to show paid jobs (its upload went on).
-    const hidden = gates.hiddenJobs.current(this.now().getTime());
+    const hidden = gates.hiddenJobs.state;
     if (!item.submittedAt && hidden) {
       this.transition(item.id, { waitReason: 'jobs_hidden', error: hiddenJobsNotStarted(hidden) });
       return;
@@ -1332,18 +1332,17 @@ export class Runner {
   // ---- errors -------------------------------------------------------------------------------
 
   /**
-   * The service refused to show paid jobs as often as it is asked: the refused job and every paid
-   * job waiting on the gate are held as paid (the next run or a Retry collects them); a poll in
-   * flight holds itself when refused.
+   * The service refused to show paid jobs as often as it is asked: every paid job waiting on the
+   * gate is held as paid (the next run or a Retry collects it); one polled now holds itself when
+   * refused.
    */
-  private holdHiddenJobs(refusedId: string): void {
-    const state = this.engine.gates.hiddenJobs.state!;
+  holdHiddenJobs(): void {
+    const state = this.engine.gates.hiddenJobs.state;
+    if (!state) return;
     const waiting = store
       .itemsInStates(this.db, ['processing'])
       .filter(
-        (i) =>
-          i.id === refusedId ||
-          (!this.engine.polling.has(i.id) && i.error?.startsWith(HIDDEN_JOBS_WAIT) === true),
+        (i) => !this.engine.polling.has(i.id) && i.error?.startsWith(HIDDEN_JOBS_WAIT) === true,
       );
     for (const i of waiting)
       this.transition(i.id, {
@@ -1374,21 +1373,39 @@ export class Runner {
     if ((err.status === 402 || err.status === 403) && item.state === 'processing' && item.jobId) {
       // A poll of a paid job refused 402 or 403 (a plan in billing_issue, paused or expired gating
       // every call; the spec names 402 for creates only): a poll costs nothing and its job stays
-      // paid, so the submission's fields stand and no diamonds gate closes. The refusal is the
-      // account's: one gate for every paid job (hidden-jobs.ts), asked again by one probe, then
-      // the paid jobs are held for the next run. A 403 failed the paid photo at once, with no
-      // word that it was paid (review rev27 D4); each photo asking on its own spent 12 requests.
-      const hidden = gates.hiddenJobs;
-      if (hidden.refused(err, item.id, now.getTime())) {
-        this.holdHiddenJobs(item.id);
+      // paid, so the submission's fields stand and no diamonds gate closes. Two jobs refused
+      // make it the account's: one gate (hidden-jobs.ts), the engine asking one job at a time.
+      // A 403 failed the paid photo at once, with no word that it was paid (review rev27 D4).
+      if (gates.hiddenJobs.refused(err, item.id, now.getTime()) === 'gate') {
+        this.transition(item.id, {
+          waitReason: 'service_error',
+          waitUntil: null,
+          error: hiddenJobsWait(gates.hiddenJobs.state!),
+        });
         return;
       }
-      const pollAt = new Date(hidden.state!.probeAt).toISOString();
+      // This job alone refused so far: asked again with back-off, then held for the next run.
+      const attempts = item.attempts + 1;
+      const { baseMs, maxMs } = this.engine.options.backoff ?? { baseMs: 1000, maxMs: 60_000 };
+      const random = this.engine.options.random ?? Math.random;
+      const pollAt = new Date(now.getTime() + backoffMs(attempts, baseMs, maxMs, random));
+      if (attempts < (this.engine.options.maxAttempts ?? 12)) {
+        this.transition(item.id, {
+          attempts,
+          waitReason: 'service_error',
+          waitUntil: pollAt.toISOString(),
+          pollAt: pollAt.toISOString(),
+          error: `the service refused to show the paid job (${err.status}: ${message}); a poll costs nothing: asking again`,
+        });
+        return;
+      }
       this.transition(item.id, {
-        waitReason: 'service_error',
-        waitUntil: pollAt,
-        pollAt,
-        error: hiddenJobsWait(hidden.state!),
+        state: 'failed',
+        attempts: 0,
+        waitReason: null,
+        waitUntil: null,
+        pollAt: null,
+        error: `${RESULTS_HELD}the service refused to show the paid job ${attempts} times (${err.status}: ${message})`,
       });
       return;
     }

@@ -104,6 +104,8 @@ export class Scheduler {
       probeLeft = 0;
     }
     const rateLimited = gates.rateLimited(now);
+    // Paid jobs the service refuses to show: one asked now and then, by the engine alone.
+    if (capOpen && !rateLimited) engine.probeHiddenJobs(now);
     // A short balance is re-read, but never with the request kept for the closing balance read.
     if (gates.cap?.kind !== 'reserve' || gates.cap.probing) engine.maybeRecheckBalance(now);
     // Prices are a request too: not asked while the day is closed or a rate limit runs (the
@@ -159,12 +161,10 @@ export class Scheduler {
         const steppedBack = Date.parse(item.updatedAt) > now.getTime() + CLOCK_SLACK_MS;
         if (item.pollAt && Date.parse(item.pollAt) > now.getTime() && !steppedBack) continue;
         if (pollSlots <= 0) continue;
-        // While the service refuses to show paid jobs, one poll at a time asks (hidden-jobs.ts).
-        if (!isUnnamedJob(item.jobId) && !gates.hiddenJobs.mayPoll(item.id, now.getTime())) {
-          const hidden = gates.hiddenJobs.state!;
-          const probeAt = new Date(hidden.probeAt);
-          engine.setWait(item, 'service_error', probeAt, hiddenJobsWait(hidden));
-          engine.transition(item.id, { pollAt: probeAt.toISOString() });
+        // While the service refuses to show paid jobs, only the engine's probe asks (hidden-jobs.ts).
+        const hidden = gates.hiddenJobs.state;
+        if (hidden && !isUnnamedJob(item.jobId)) {
+          engine.setWait(item, 'service_error', null, hiddenJobsWait(hidden));
           continue;
         }
         pollSlots--;
@@ -173,7 +173,7 @@ export class Scheduler {
       }
       if (slots <= 0) continue;
       if (item.state === 'queued' || item.state === 'uploading' || item.state === 'submitting') {
-        const hidden = gates.hiddenJobs.current(now.getTime());
+        const hidden = gates.hiddenJobs.state;
         if (hidden) {
           this.wait(item, 'jobs_hidden', hiddenJobsNotStarted(hidden));
           continue;

@@ -30,49 +30,71 @@ const GATES = [
 ] as const;
 
 /**
- * One run with the first `refused` polls of a job answered by `fault` by a proxy in front. With
- * `uploadsBeforeGate`, uploads after that many are turned away (503) until a poll is refused, so
- * the gate closes while photos are still to be sent.
+ * One run with polls answered by `fault` by a proxy in front: the first `refused` polls of any
+ * job, or with `firstJobOnly` every poll of the first job polled and no other. With
+ * `uploadsBeforeGate`, uploads after that many are turned away (503) until two polls are refused
+ * (two jobs refused close the account's gate), so that comes while photos are still to be sent. `wait`: `run --wait` (as the desktop studio,
+ * the engine goes on) until `signal`; `clockShiftMs` moves the engine's clock on once asked.
  */
 async function runWithRefusedPolls(
   w: ReferenceWorld,
   inDir: string,
   fault: (typeof GATES)[number]['fault'],
   refused: number,
-  uploadsBeforeGate = Infinity,
+  more: {
+    uploadsBeforeGate?: number;
+    firstJobOnly?: boolean;
+    wait?: boolean;
+    signal?: AbortSignal;
+    clock?: { shiftMs: number };
+    /** Kept up to date while the run goes. */
+    live?: { refusedPolls: number };
+  } = {},
 ) {
   let polls = 0;
+  let refusedPolls = 0;
   let uploads = 0;
-  /** Creates that reached the service after a poll was refused (an upload under way may finish). */
+  let firstJob: string | null = null;
+  /** Creates that reached the service after two polls were refused. */
   let createsAfterRefusal = 0;
   const proxy = await startFaultProxy({
     target: w.service.url,
     choose: (method, p) => {
-      const refusedYet = Math.min(polls, refused) > 0;
-      if (method === 'POST' && p === '/v1/uploads' && !refusedYet && uploads >= uploadsBeforeGate)
-        return 'unavailable503';
-      if (method === 'POST' && p === '/v1/uploads') uploads++;
-      if (method === 'POST' && p !== '/v1/uploads' && refusedYet) createsAfterRefusal++;
-      return method === 'GET' && p.startsWith('/v1/generations/') && polls++ < refused
-        ? fault
-        : null;
+      if (method === 'POST' && p === '/v1/uploads') {
+        if (refusedPolls < 2 && uploads >= (more.uploadsBeforeGate ?? Infinity))
+          return 'unavailable503';
+        uploads++;
+      }
+      if (method === 'POST' && p !== '/v1/uploads' && refusedPolls >= 2) createsAfterRefusal++;
+      if (method !== 'GET' || !p.startsWith('/v1/generations/')) return null;
+      polls++;
+      firstJob ??= p;
+      const refuse = more.firstJobOnly ? p === firstJob : refusedPolls < refused;
+      if (!refuse) return null;
+      refusedPolls++;
+      if (more.live) more.live.refusedPolls = refusedPolls;
+      return fault;
     },
   });
   const client = new HttpClient({ baseUrl: proxy.url, apiKey: w.apiKey, timeoutMs: 5000 });
+  const clock = more.clock;
   const engine = new StudioEngine({
     dataDir: path.join(w.root, 'data'),
     client,
     apiKey: w.apiKey,
     backoff: { baseMs: 50, maxMs: 200 },
     balanceRecheckMs: 100,
+    ...(clock ? { now: () => new Date(Date.now() + clock.shiftMs) } : {}),
   });
   try {
     const summary = await runBatch(engine, {
       inDir,
       recipe: ON_MODEL,
       outDir: path.join(w.root, 'out'),
+      ...(more.wait ? { wait: true } : {}),
+      ...(more.signal ? { signal: more.signal } : {}),
     });
-    return { summary, refusedPolls: Math.min(polls, refused), polls, createsAfterRefusal };
+    return { summary, refusedPolls, polls, createsAfterRefusal, engine };
   } finally {
     await engine.close();
     await client.close();
@@ -138,7 +160,7 @@ describe('the service refusing to show every paid job, with many photos', () => 
       photos!,
       'planPaused403',
       100_000,
-      3,
+      { uploadsBeforeGate: 3 },
     );
     const paid = summary.held.filter((h) => h.reason.startsWith('paid ('));
     const notStarted = summary.held.filter((h) => h.reason.startsWith('not started: '));
@@ -152,9 +174,10 @@ describe('the service refusing to show every paid job, with many photos', () => 
     expect(netSpent(w)).toBe(12);
     expect(summary.exported).toBe(0);
     expect(summary.failed).toEqual([]);
-    // The polls in flight when the gate closed, then one probe per refusal up to the 12 allowed.
-    // Before: each paid photo asked 12 times on its own (36, and 120 with the 7 sent).
-    expect(polls).toBeLessThanOrEqual(3 + 11);
+    // The 3 paid jobs' first polls (and the first's own second, before another was refused), then
+    // the engine's probes up to the 12 refusals allowed. Before: each paid photo asked 12 times
+    // on its own (36, and 120 with the 7 sent).
+    expect(polls).toBeLessThanOrEqual(3 + 1 + 11);
     expect((summary.notices ?? []).join('\n')).toMatch(
       /7 photo\(s\) not started: the service refused to show paid jobs/,
     );
@@ -162,6 +185,55 @@ describe('the service refusing to show every paid job, with many photos', () => 
     const { summary: again } = await runWithRefusedPolls(w, photos!, 'planPaused403', 0);
     expect(again.exported).toBe(10);
     expect(again.held).toEqual([]);
+    expect(netSpent(w)).toBe(40);
+  }, 120_000);
+
+  it('the desktop studio going on: an hour later nothing is paid for while the service still refuses', async () => {
+    const w = await world({});
+    const [photos] = await photoFolders(w, [10]);
+    const clock = { shiftMs: 0 };
+    const live = { refusedPolls: 0 };
+    const stop = new AbortController();
+    const run = runWithRefusedPolls(w, photos!, 'planPaused403', 100_000, {
+      uploadsBeforeGate: 3,
+      wait: true,
+      signal: stop.signal,
+      clock,
+      live,
+    });
+    // The 3 paid held after the refusals allowed (a failed paid photo waits for a Retry), then
+    // 61 minutes on.
+    for (let i = 0; i < 600 && live.refusedPolls < 13; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    clock.shiftMs = 61 * 60_000;
+    await new Promise((r) => setTimeout(r, 15_000));
+    stop.abort('enough');
+    const { createsAfterRefusal } = await run;
+    // Review rev31 D3: the gate opened by itself after an hour's hold and the 7 were paid for.
+    expect(createsAfterRefusal).toBe(0);
+    expect(netSpent(w)).toBe(12);
+  }, 120_000);
+});
+
+describe("one job's polls refused, the others shown", () => {
+  const { world, netSpent } = priceWorlds(cleanups, 'poll-one-job@ref.test', 500);
+
+  it('that photo alone is held as paid; the others are made and exported', async () => {
+    const w = await world({});
+    const [photos] = await photoFolders(w, [10]);
+    // The refused job is alone in flight when first refused: the others still to be sent.
+    const { summary } = await runWithRefusedPolls(w, photos!, 'planPaused403', 0, {
+      uploadsBeforeGate: 1,
+      firstJobOnly: true,
+    });
+    // Review rev31 D1: one job's 403 closed the account's gate: 0 exported, 9 not started.
+    expect(summary.exported).toBe(9);
+    expect(summary.held).toEqual([
+      {
+        name: expect.any(String),
+        reason: expect.stringMatching(/^paid \(job .+\); .*refused to show the paid job 12 times/),
+      },
+    ]);
     expect(netSpent(w)).toBe(40);
   }, 120_000);
 });
