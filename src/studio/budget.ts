@@ -897,11 +897,7 @@ export class Budget {
       if (this.db.open) this.capRaised(nth);
       this.onAnswered(sentAt);
       this.lastReadError = null;
-      const planStatus: unknown = (account as { plan?: { status?: unknown } }).plan?.status;
-      this.lastAccountRead = {
-        balance: account.diamondBalance,
-        planStatus: typeof planStatus === 'string' ? planStatus : null,
-      };
+      this.accountRead(account);
       return account.diamondBalance;
     } catch (err) {
       this.lastReadError = err instanceof Error ? err.message : String(err);
@@ -1109,6 +1105,15 @@ export class Budget {
   lastReadError: string | null = null;
   /** The last account read: its balance and its plan's status (spec 2.9), when it gave one. */
   lastAccountRead: { balance: number; planStatus: string | null } | null = null;
+
+  /** Any read of the account (the studio's own re-reads too): its balance and its plan's status. */
+  accountRead(account: { diamondBalance: number }): void {
+    const planStatus: unknown = (account as { plan?: { status?: unknown } }).plan?.status;
+    this.lastAccountRead = {
+      balance: account.diamondBalance,
+      planStatus: typeof planStatus === 'string' ? planStatus : null,
+    };
+  }
 
   /**
    * The plan's status when it, not the diamonds, is what a 402 stops: the last account read

@@ -34,7 +34,7 @@ import { CommandError } from './command-error';
 import { countingClient } from './counting-client';
 import { openStudioDatabase, type StudioDB } from './db/open';
 import * as store from './db/store';
-import { backoffMs, Gates } from './gates';
+import { backoffMs, Gates, parseInsufficient } from './gates';
 import { Library } from './library';
 import { lockDataFolder } from './lock';
 import { Poller } from './poller';
@@ -470,6 +470,7 @@ export class StudioEngine {
         this.balanceCache = { value: account.diamondBalance, at: this.now().getTime() };
         if (this.gates.cap?.kind === 'service') this.gates.apiSucceeded(sentAt);
         this.spending.balanceSeen(account.diamondBalance, sentAt);
+        this.spending.accountRead(account);
         this.diamondsSeen(account.diamondBalance);
       })
       .catch(() => undefined);
@@ -482,6 +483,13 @@ export class StudioEngine {
    */
   private diamondsSeen(balance: number): void {
     const gate = this.gates.diamonds;
+    // A plan not active refusing creates whatever the balance: opening on the balance sent a
+    // refused create and a read every ~11 s, ~650 requests an hour (review rev31 D4). Unless the
+    // balance rose above what the 402 named (a top-up), it stays closed; the gate's re-reads go on
+    // backing off, and open it once the plan is settled.
+    const named = gate ? parseInsufficient(gate.message).balance : null;
+    if (gate && this.spending.planRefusing(gate.needed) && (named === null || balance <= named))
+      return;
     if (gate && this.db.open && this.gates.balanceRead(gate, balance)) {
       this.clearWaits('no_diamonds');
       this.kick();
@@ -775,6 +783,7 @@ export class StudioEngine {
     }
     this.lastAccount = await this.client.getAccount();
     this.balanceCache = { value: this.lastAccount.diamondBalance, at: this.now().getTime() };
+    this.spending.accountRead(this.lastAccount);
     this.diamondsSeen(this.lastAccount.diamondBalance);
     return this.lastAccount;
   }
@@ -792,6 +801,7 @@ export class StudioEngine {
       try {
         const account = await this.client.getAccount();
         this.balanceCache = { value: account.diamondBalance, at: now.getTime() };
+        this.spending.accountRead(account);
         this.diamondsSeen(account.diamondBalance);
       } catch (err) {
         // Offline or refused: show what we last knew.

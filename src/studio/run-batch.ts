@@ -946,12 +946,13 @@ async function readAgainWhenShort(engine: StudioEngine, batchId: string): Promis
     .items.some((i) => i.waitReason === 'no_diamonds' && !i.jobId && !engine.isTerminal(i.state));
   if (!held || engine.dayClosed()) return false;
   const sentAt = engine.now().getTime();
-  const balance = await engine.client
-    .getAccount()
-    .then((account) => account.diamondBalance)
-    .catch(() => null);
-  if (balance === null || !engine.db.open) return false;
+  const account = await engine.client.getAccount().catch(() => null);
+  if (account === null || !engine.db.open) return false;
+  const balance = account.diamondBalance;
   engine.spending.balanceSeen(balance, sentAt);
+  engine.spending.accountRead(account);
+  // The plan, not the diamonds, refused: reading the balance again changes nothing.
+  if (engine.spending.planRefusing(gate.needed)) return false;
   if (!engine.gates.balanceRead(gate, balance)) return false;
   engine.clearWaits('no_diamonds');
   engine.kick();

@@ -109,6 +109,11 @@ const rowState = (item: ItemView): ItemState =>
   !maybePaid(item)
     ? 'queued'
     : boardState(item);
+/** The plan's status when the engine found the plan, not the diamonds, refusing the photo. */
+const planRefusing = (item: ItemView): string | null =>
+  /the account's plan is (\w+)/.exec(item.error ?? '')?.[1] ?? null;
+const planRefusingText = (plan: string) =>
+  `Refused although the balance covers it: the account’s plan is ${plan}. Adding diamonds will not help; settle the plan with the service, and it goes on by itself.`;
 /** A photo that may be paid, held while the account is short: the studio never pays it twice. */
 const MAYBE_PAID_SHORT_TEXT =
   'Sent, but the service’s answer was lost: it may be paid already. The account is short of diamonds; the studio asks the service about it once the balance allows, and does not pay it twice.';
@@ -323,13 +328,15 @@ export function BatchBoard() {
             const reason = item.waitReason
               ? item.waitReason === 'no_diamonds' && maybePaid(item)
                 ? MAYBE_PAID_SHORT_TEXT
-                : item.waitReason === 'ceiling' && folder?.maxDiamonds != null
-                  ? `The next photo would cross the folder’s diamond ceiling of ${folder.maxDiamonds}: raise it to go on.`
-                  : item.waitReason === 'daily_cap'
-                    ? capText(item, left)
-                    : item.waitReason === 'uncertain'
-                      ? uncertainText(cost)
-                      : WAIT_TEXT[item.waitReason]
+                : item.waitReason === 'no_diamonds' && planRefusing(item)
+                  ? planRefusingText(planRefusing(item)!)
+                  : item.waitReason === 'ceiling' && folder?.maxDiamonds != null
+                    ? `The next photo would cross the folder’s diamond ceiling of ${folder.maxDiamonds}: raise it to go on.`
+                    : item.waitReason === 'daily_cap'
+                      ? capText(item, left)
+                      : item.waitReason === 'uncertain'
+                        ? uncertainText(cost)
+                        : WAIT_TEXT[item.waitReason]
               : item.state === 'queued'
                 ? paused
                   ? 'Paused: press “Resume all”.'
