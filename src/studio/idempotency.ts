@@ -111,6 +111,9 @@ export function describeProbe(answer: ProbeAnswer): string {
   }
 }
 
+/** A refusal of a key's reuse saying its first request is still being processed. */
+export const KEY_IN_PROGRESS = /in.progress|being processed|in.flight|in use|still/i;
+
 /** What a refused probe says of its key. */
 function readRefusal(err: unknown): ProbeAnswer {
   if (!(err instanceof ApiError)) return { kind: 'unknown', error: err };
@@ -125,7 +128,7 @@ function readRefusal(err: unknown): ProbeAnswer {
     return {
       kind: 'remembered',
       // 409 is also a reuse with another body (this project's own server): the words tell.
-      inFlight: /in.progress|being processed|in.flight|in use|still/i.test(words),
+      inFlight: KEY_IN_PROGRESS.test(words),
       message: err.message,
     };
   if (err.status === 400 || err.status === 404) return { kind: 'forgotten', message: err.message };

@@ -33,6 +33,7 @@ import {
 import {
   describeProbe,
   honoursIdempotency,
+  KEY_IN_PROGRESS,
   learnHonoured,
   probeFreshKey,
   probeKey,
@@ -1332,6 +1333,31 @@ export class Runner {
   // ---- errors -------------------------------------------------------------------------------
 
   /**
+   * The spec's 500: failure after the charge, job failed, diamonds refunded. An answer, so the
+   * photo is sent again (bounded), under a new key.
+   */
+  private resubmitAfterRefund(item: store.ItemRow, waitUntil: string, message: string): void {
+    if (item.resubmits + 1 > MAX_RESUBMITS) {
+      this.transition(item.id, {
+        state: 'failed',
+        submittedAt: null,
+        reserved: 0,
+        error: `the service failed ${item.resubmits + 1} times after charging (each refunded): ${message}`,
+      });
+      return;
+    }
+    this.transition(item.id, {
+      submittedAt: null,
+      submitKey: `submit-${item.id}-${randomUUID()}`,
+      resubmits: item.resubmits + 1,
+      attempts: 0,
+      waitReason: 'service_error',
+      waitUntil,
+      error: `the service failed after charging (refunded), sending again: ${message}`,
+    });
+  }
+
+  /**
    * The service refused to show paid jobs as often as it is asked: every paid job waiting on the
    * gate is held as paid (the next run or a Retry collects it); one polled now holds itself when
    * refused.
@@ -1507,7 +1533,23 @@ export class Runner {
       // after it went out (timeout, reset): only the first is safe to send again as it is.
       const lostAnswer = (err.status === 0 && !err.notSent) || err.status >= 502;
       const neverSent = err.status === 0 && err.notSent;
-      if (resent && err.status === 409 && attempts <= MAX_IN_FLIGHT_WAITS) {
+      // A 409 refusing the key's reuse (not saying it is still in progress): the service keeps
+      // the key and will not replay its answer. After its 500 (the spec's failure after the
+      // charge, refunded) that answer is known: sent again under a new key, as after repeated
+      // 500s. Waited on as "in progress", each photo spent ~20 creates and ended uncertain
+      // (review rev30 D1); after a lost answer it is uncertain at once (below).
+      // A ready shoot's 500 (the spec names none for catalog jobs, nor a refund) is not one.
+      const generation = !isReadyShootRecipe(this.recipeOf(item).request);
+      const keyReuseRefused =
+        resent &&
+        err.status === 409 &&
+        /idempot|key/i.test(message) &&
+        !KEY_IN_PROGRESS.test(message);
+      if (keyReuseRefused && SAME_KEY_500.test(item.error ?? '') && generation) {
+        this.resubmitAfterRefund(item, waitUntil, message);
+        return;
+      }
+      if (resent && err.status === 409 && !keyReuseRefused && attempts <= MAX_IN_FLIGHT_WAITS) {
         // The IETF Idempotency-Key draft's 409: the first attempt under this key is still being
         // processed (maybe charged). Its answer comes to the same key, asked again later.
         this.transition(item.id, {
@@ -1542,7 +1584,6 @@ export class Runner {
         return;
       }
       const same500 = Number(SAME_KEY_500.exec(item.error ?? '')?.[1] ?? 0) + 1;
-      const generation = !isReadyShootRecipe(this.recipeOf(item).request);
       if (err.status === 500 && generation && same500 < 4) {
         // The same key first, whatever is known of the service's keys: one that keeps answers per
         // key tells what became of the attempt (a 500 from a gateway after the charge gets the
@@ -1557,26 +1598,7 @@ export class Runner {
         return;
       }
       if (err.status === 500 && generation) {
-        // The spec's 500: failure after the charge, job failed, diamonds refunded. An answer, so
-        // the photo is sent again (bounded), under a new key.
-        if (item.resubmits + 1 > MAX_RESUBMITS) {
-          this.transition(item.id, {
-            state: 'failed',
-            submittedAt: null,
-            reserved: 0,
-            error: `the service failed ${item.resubmits + 1} times after charging (each refunded): ${message}`,
-          });
-          return;
-        }
-        this.transition(item.id, {
-          submittedAt: null,
-          submitKey: `submit-${item.id}-${randomUUID()}`,
-          resubmits: item.resubmits + 1,
-          attempts: 0,
-          waitReason: 'service_error',
-          waitUntil,
-          error: `the service failed after charging (refunded), sending again: ${message}`,
-        });
+        this.resubmitAfterRefund(item, waitUntil, message);
         return;
       }
       if (neverSent) {

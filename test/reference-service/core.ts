@@ -416,6 +416,7 @@ export class ReferenceCore {
         {
           holdMs: timedOut ? (this.options.backendHoldMs ?? 0) : 0,
           keep402: this.options.replay402 === true,
+          keepAll: this.options.idempotencyKeyReuse === 'refuseAny409',
         },
       );
     if (!timedOut) return reply;

@@ -2,7 +2,8 @@
  * Idempotency-Key records (only with honourIdempotencyKey), one per key: a key's first answer is
  * replayed to later requests with the same key and body. A same key with another body is refused
  * 422 (the IETF Idempotency-Key draft; Stripe refuses it too) or, with reuse 'replay', given the
- * stored answer whatever the body. Held in memory, like a cache in front of the API; records may
+ * stored answer whatever the body; with reuse 'refuseAny409', any repeat of a key seen is refused
+ * 409, whatever its first answer (no replay at all). Held in memory, like a cache in front of the API; records may
  * expire (Stripe keeps them 24 h).
  */
 export type StoredReply = { status: number; body: Record<string, unknown> };
@@ -27,8 +28,11 @@ export type KeyRules = {
    * A same key with another body: refused 422 (default), refused 400 in Stripe's words (its
    * idempotency_error), or answered with the stored reply.
    */
-  reuse?: 'refuse' | 'refuse400' | 'replay';
+  reuse?: 'refuse' | 'refuse400' | 'replay' | 'refuseAny409';
 };
+
+/** Words of a service refusing any repeat of a key it has seen, whatever became of it. */
+export const keyUsedError = (key: string) => `Idempotency-Key ${key} already used`;
 
 export class IdempotencyRecords {
   private readonly records = new Map<string, KeyRecord>();
@@ -45,6 +49,9 @@ export class IdempotencyRecords {
       record = undefined;
     }
     if (!record) return null;
+    // A key seen is never processed again, nor its answer replayed: refused 409, same body or not.
+    if (rules.reuse === 'refuseAny409')
+      return { status: 409, body: { success: false, error: keyUsedError(key) } };
     const inFlight = { status: 409, body: { success: false, error: IN_FLIGHT_ERROR } };
     if (record.body !== body) {
       if (rules.reuse === 'replay') return record.state === 'done' ? record.reply : inFlight;
@@ -68,9 +75,9 @@ export class IdempotencyRecords {
     slot: string,
     body: string,
     reply: StoredReply,
-    opts: { holdMs: number; keep402: boolean },
+    opts: { holdMs: number; keep402: boolean; keepAll?: boolean },
   ): void {
-    const keep = reply.status < 300 || (opts.keep402 && reply.status === 402);
+    const keep = opts.keepAll || reply.status < 300 || (opts.keep402 && reply.status === 402);
     const store = () => {
       if (this.records.get(slot)?.state === 'done') return;
       if (keep) this.records.set(slot, { state: 'done', body, reply, at: Date.now() });

@@ -145,9 +145,11 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   /**
    * With honourIdempotencyKey, a known key sent with another body: 'refuse' (default) answers 422
    * naming the key (IETF Idempotency-Key draft), 'refuse400' answers 400 in Stripe's words
-   * (its idempotency_error), 'replay' answers the stored reply (a store keyed by the key alone).
+   * (its idempotency_error), 'replay' answers the stored reply (a store keyed by the key alone),
+   * 'refuseAny409' refuses any repeat of a key seen, same body too and whatever its first answer
+   * (a 500 included), 409 'Idempotency-Key … already used': nothing is ever replayed.
    */
-  idempotencyKeyReuse: z.enum(['refuse', 'refuse400', 'replay']).optional(),
+  idempotencyKeyReuse: z.enum(['refuse', 'refuse400', 'replay', 'refuseAny409']).optional(),
   /**
    * A create refused for its body (an unknown tool or ready set: 400/404) that carries an
    * Idempotency-Key is answered with the account's first charged create's reply instead (a
