@@ -112,7 +112,8 @@ export function describeProbe(answer: ProbeAnswer): string {
 }
 
 /** A refusal of a key's reuse saying its first request is still being processed. */
-export const KEY_IN_PROGRESS = /in.progress|being processed|in.flight|in use|still/i;
+export const KEY_IN_PROGRESS =
+  /in.progress|being processed|\bprocessing\b|outstanding|pending|in.flight|in use|still/i;
 
 /** What a refused probe says of its key. */
 function readRefusal(err: unknown): ProbeAnswer {
