@@ -624,6 +624,11 @@ export async function runBatch(
   const collectTomorrow = capped
     .filter((i) => i.jobId !== null && store.isPaid(i))
     .map((i) => ({ name: name(i), jobId: i.jobId! }));
+  // Its create went out and the answer was lost: the service may hold the charge (rev30 D2).
+  const sentCapped = capped.filter(
+    (i) => i.jobId === null && (i.keySentAt !== null || i.submittedAt !== null),
+  );
+  const maybeDiamonds = sentCapped.reduce((sum, i) => sum + (i.price || i.reserved || 0), 0);
   if (capped.length) {
     const reopens = engine.gates.cap
       ? new Date(engine.gates.cap.until).toISOString()
@@ -639,7 +644,10 @@ export async function runBatch(
     notice(
       `daily request cap reached (${why}); it reopens at ${reopens}. ` +
         `${collectTomorrow.length} paid job(s) will be collected by the next run: ${collectTomorrow.map((c) => c.name).join(', ') || 'none'}; ` +
-        `${capped.length - collectTomorrow.length} photo(s) not started. Use --wait to wait instead`,
+        (sentCapped.length
+          ? `${sentCapped.length} photo(s) paid or maybe paid (a create sent, its answer lost; about ${maybeDiamonds} diamond(s) the service may have charged), sent again under the same key by the next run: ${sentCapped.map(name).join(', ')}; `
+          : '') +
+        `${capped.length - collectTomorrow.length - sentCapped.length} photo(s) not started. Use --wait to wait instead`,
     );
   }
   // Jobs this run stopped waiting on, still processing: paid, kept, collected by the next run.
@@ -760,7 +768,9 @@ export async function runBatch(
         name: name(i),
         reason: i.jobId
           ? `paid (job ${i.jobId}); to be collected after the daily cap reopens`
-          : notStarted(i),
+          : sentCapped.includes(i)
+            ? `${sentWords(i)}; sent again under the same key after the daily cap reopens`
+            : notStarted(i),
       })),
       ...resultsHeld.map((i) => ({
         name: name(i),
@@ -1022,15 +1032,25 @@ export async function unreachableSummary(
   },
 ): Promise<BatchSummary> {
   const hash = recipeHash(input.recipe);
-  const line = `the service could not be reached to check the recipe: ${input.reason}; nothing was started or spent. Run again when it answers`;
-  input.onNotice?.(line);
   const held: BatchSummary['held'] = [];
+  const uncertain: BatchSummary['uncertain'] = [];
   const skippedPhotos: BatchSummary['skippedPhotos'] = [];
   let photos = 0;
   for await (const file of imagesUnder(input.inDir)) {
     photos++;
     const name = path.relative(input.inDir, file);
-    const twin = store.findEquivalent(engine.db, await sha256Of(file), hash);
+    const sha = await sha256Of(file);
+    const twin = store.findEquivalent(engine.db, sha, hash);
+    // A create sent whose answer was lost: paid or maybe paid, never 'not started' (rev30 D2).
+    const sent = twin && store.isPaid(twin) ? undefined : sentUnanswered(engine, sha, hash);
+    if (sent) {
+      const entry = {
+        name,
+        reason: `${sentWords(sent)}; not collected: the service could not be reached (${input.reason})`,
+      };
+      (sent.uncertain === 1 ? uncertain : held).push(entry);
+      continue;
+    }
     const files =
       twin?.state === 'exported'
         ? store.resultsOf(engine.db, twin.id).map((r) => r.exportedPath)
@@ -1053,13 +1073,20 @@ export async function unreachableSummary(
         reason: `not started: the service could not be reached (${input.reason})`,
       });
   }
+  const owed = uncertain.length + held.filter((h) => h.reason.startsWith('paid')).length;
+  const line = `the service could not be reached to check the recipe: ${input.reason}; ${
+    owed > 0
+      ? `nothing new was started; ${owed} photo(s) paid or maybe paid in an earlier run are listed (held, uncertain)`
+      : 'nothing was started or spent'
+  }. Run again when it answers`;
+  input.onNotice?.(line);
   return {
     batchId: '',
     photos,
     exported: 0,
     skipped: skippedPhotos.length,
     failed: [],
-    uncertain: [],
+    uncertain,
     held,
     skippedPhotos,
     diamondsSpent: 0,
@@ -1069,3 +1096,18 @@ export async function unreachableSummary(
     unreachable: input.reason,
   };
 }
+
+/** The photo's item whose create went out unanswered (key sent, or uncertain), not exported. */
+function sentUnanswered(engine: StudioEngine, sha: string, hash: string) {
+  return engine.db
+    .prepare(
+      `SELECT job_id AS jobId, uncertain, note, error FROM items WHERE sha256 = ? AND recipe_hash = ?
+       AND state != 'exported' AND job_id IS NULL AND (uncertain = 1 OR key_sent_at IS NOT NULL OR submitted_at IS NOT NULL)
+       ORDER BY created_at DESC LIMIT 1`,
+    )
+    .get(sha, hash) as Pick<store.ItemRow, 'uncertain' | 'note' | 'error'> | undefined;
+}
+
+/** A create sent, its answer lost: the service may hold its charge. */
+const sentWords = (i: Pick<store.ItemRow, 'uncertain' | 'note' | 'error'>) =>
+  `paid or maybe paid: its create was sent and its answer lost${i.uncertain === 1 && i.note ? ` (${i.note})` : ''}`;
