@@ -297,6 +297,9 @@ async function sha256Of(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
+/** Settings key marking a run whose summary was made (what it spent was reported). */
+const RUN_REPORTED = 'run-reported:';
+
 export async function runBatch(
   engine: StudioEngine,
   input: {
@@ -322,6 +325,16 @@ export async function runBatch(
     autoApprove: true,
     ceiling: input.maxDiamonds ?? null,
   });
+  /** Each item's batch before this run took it over: whose run it was charged in (rev30 D3). */
+  const batchBefore = new Map(
+    (
+      engine.db
+        .prepare(
+          "SELECT id, COALESCE(paid_batch_id, batch_id) AS batchId FROM items WHERE submitted_at IS NOT NULL AND state != 'exported'",
+        )
+        .all() as { id: string; batchId: string }[]
+    ).map((r) => [r.id, r.batchId]),
+  );
   let photos = 0;
   /** Diamonds the balance shows this run spent that no photo's charge accounts for. */
   let unattributed = 0;
@@ -725,6 +738,25 @@ export async function runBatch(
   const partial = items
     .filter((i) => i.state === 'exported' && isPartialNote(i.note))
     .map((i) => ({ name: name(i), reason: i.note! }));
+  // Charged by an earlier run that ended without its summary (kill -9), collected here: no run
+  // reported them (runner.ts keeps them out of this run's spend).
+  const interruptedCharges = items.filter((i) => {
+    const payer = batchBefore.get(i.id);
+    return (
+      i.state === 'exported' &&
+      i.diamonds > 0 &&
+      i.submittedAt !== null &&
+      i.submittedAt < startedAt &&
+      payer !== undefined &&
+      payer !== batchId &&
+      store.getSetting(engine.db, `${RUN_REPORTED}${payer}`) === undefined
+    );
+  });
+  if (interruptedCharges.length)
+    notice(
+      `${interruptedCharges.reduce((sum, i) => sum + i.diamonds, 0)} diamond(s) were spent by an earlier run that was interrupted, on photos this run collected (${interruptedCharges.length} photo(s)); not counted in this run's diamondsSpent`,
+    );
+  store.setSetting(engine.db, `${RUN_REPORTED}${batchId}`, engine.now().toISOString());
   return {
     batchId,
     photos,
