@@ -336,6 +336,9 @@ export async function runBatch(
     ).map((r) => [r.id, r.batchId]),
   );
   let photos = 0;
+  /** The first file taken for each item, and later files with the same bytes (one item, one job). */
+  const firstFileOf = new Map<string, string>();
+  const twins: { file: string; first: string; id: string }[] = [];
   /** Diamonds the balance shows this run spent that no photo's charge accounts for. */
   let unattributed = 0;
   /** Whether the balance was read before and after the batch (so the spend is what it says). */
@@ -374,6 +377,13 @@ export async function runBatch(
       sha256: check.file.sha256,
       recipe: input.recipe,
     });
+    // The same bytes under another name: one item, paid once; its files go here too (rev30 D4).
+    const first = firstFileOf.get(queued.id);
+    if (first !== undefined) {
+      twins.push({ file, first, id: queued.id });
+      continue;
+    }
+    firstFileOf.set(queued.id, file);
     // Done before with this recipe: skipped only if its files are in --out; else exported again, for nothing.
     if (queued.state === 'skipped')
       exportAgainIfMissing(engine.db, queued.id, input.outDir, engine.now());
@@ -757,11 +767,15 @@ export async function runBatch(
       `${interruptedCharges.reduce((sum, i) => sum + i.diamonds, 0)} diamond(s) were spent by an earlier run that was interrupted, on photos this run collected (${interruptedCharges.length} photo(s)); not counted in this run's diamondsSpent`,
     );
   store.setSetting(engine.db, `${RUN_REPORTED}${batchId}`, engine.now().toISOString());
+  const twinsDone = copyToTwins(engine, twins, input.inDir, input.outDir);
   return {
     batchId,
     photos,
-    exported: items.filter((i) => i.state === 'exported').length,
-    skipped: items.filter((i) => i.state === 'skipped').length,
+    exported:
+      items.filter((i) => i.state === 'exported').length +
+      twinsDone.filter((t) => t.exported).length,
+    skipped:
+      items.filter((i) => i.state === 'skipped').length + twinsDone.filter((t) => t.skipped).length,
     failed: [
       ...unreadable,
       ...items
@@ -775,6 +789,7 @@ export async function runBatch(
       .filter((i) => i.uncertain === 1)
       .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: i.note ?? reason(i) })),
     held: [
+      ...twinsDone.filter((t) => t.held).map((t) => ({ name: t.name, reason: t.reason })),
       ...items
         // A photo admitted again after an uncharged create (scheduler.ts) waits where it stopped.
         .filter(
@@ -823,9 +838,12 @@ export async function runBatch(
         reason: `paid (job ${s.jobId}); still processing at the service when this run stopped waiting (--give-up-after ${spoken(input.giveUpAfterMs ?? GIVE_UP_AFTER_MS)}); the next run collects it at no new charge`,
       })),
     ],
-    skippedPhotos: items
-      .filter((i) => i.state === 'skipped')
-      .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: i.note ?? 'skipped' })),
+    skippedPhotos: [
+      ...items
+        .filter((i) => i.state === 'skipped')
+        .map((i) => ({ name: path.join(i.relativeDir, i.name), reason: i.note ?? 'skipped' })),
+      ...twinsDone.filter((t) => t.skipped).map((t) => ({ name: t.name, reason: t.reason })),
+    ],
     ...(partial.length > 0 ? { partial } : {}),
     ...(signal?.aborted
       ? {
@@ -841,12 +859,15 @@ export async function runBatch(
     ...(diamondsOnUncollectedJobs > 0 ? { diamondsOnUncollectedJobs } : {}),
     ...(diamondsUnconfirmed > 0 ? { diamondsUnconfirmed } : {}),
     apiRequests: engine.spending.requestsUsedToday() - requestsBefore,
-    files: items.flatMap((i) =>
-      store
-        .resultsOf(engine.db, i.id)
-        .map((r) => r.exportedPath)
-        .filter((p): p is string => p !== null),
-    ),
+    files: [
+      ...items.flatMap((i) =>
+        store
+          .resultsOf(engine.db, i.id)
+          .map((r) => r.exportedPath)
+          .filter((p): p is string => p !== null),
+      ),
+      ...twinsDone.flatMap((t) => t.files),
+    ],
     compliance: items.flatMap((i) =>
       store
         .resultsOf(engine.db, i.id)
@@ -1143,3 +1164,51 @@ function sentUnanswered(engine: StudioEngine, sha: string, hash: string) {
 /** A create sent, its answer lost: the service may hold its charge. */
 const sentWords = (i: Pick<store.ItemRow, 'uncertain' | 'note' | 'error'>) =>
   `paid or maybe paid: its create was sent and its answer lost${i.uncertain === 1 && i.note ? ` (${i.note})` : ''}`;
+
+/**
+ * A file with the same bytes as another of the run (one item, paid once): the item's exported
+ * files are copied under the twin's own subfolder, so every SKU folder gets its image.
+ */
+function copyToTwins(
+  engine: StudioEngine,
+  twins: { file: string; first: string; id: string }[],
+  inDir: string,
+  outDir: string,
+) {
+  return twins.map((t) => {
+    const name = path.relative(inDir, t.file);
+    const firstName = path.relative(inDir, t.first);
+    const item = store.getItem(engine.db, t.id);
+    const done = item?.state === 'exported' || item?.state === 'skipped';
+    const made = done
+      ? store
+          .resultsOf(engine.db, t.id)
+          .map((r) => r.exportedPath)
+          .filter((p): p is string => p !== null && fs.existsSync(p))
+      : [];
+    if (!done || made.length === 0)
+      return {
+        name,
+        files: [],
+        exported: false,
+        skipped: false,
+        held: true,
+        reason: `the same photo (same bytes) as ${firstName}, done as one: not exported here, as ${firstName} was not (${item?.error ?? item?.state ?? 'unknown'}); the run that exports it puts its files here too`,
+      };
+    const dir = path.join(outDir, path.dirname(name));
+    fs.mkdirSync(dir, { recursive: true });
+    const files = made.map((from) => {
+      const to = path.join(dir, path.basename(from));
+      if (!fs.existsSync(to)) fs.copyFileSync(from, to);
+      return to;
+    });
+    return {
+      name,
+      files,
+      exported: item?.state === 'exported',
+      skipped: item?.state === 'skipped',
+      held: false,
+      reason: `the same photo (same bytes) as ${firstName}: paid once, its files copied to ${dir}`,
+    };
+  });
+}
