@@ -39,9 +39,13 @@ import { Library } from './library';
 import { lockDataFolder } from './lock';
 import { Poller } from './poller';
 import { enqueue as enqueueItem, recipeHash, resolveUncertain, type EnqueueInput } from './queue';
+import { HELD_BY_HIDDEN_JOBS } from './hidden-jobs';
 import { RESULTS_HELD } from './result-download';
 import { Runner } from './runner';
 import { Scheduler } from './scheduler';
+
+/** States of a photo sent (or to be sent) whose poll has not yet shown its job. */
+const ON_ITS_WAY = new Set<string>(['queued', 'uploading', 'submitting', 'processing']);
 
 export { recipeHash };
 
@@ -185,6 +189,7 @@ export class StudioEngine {
       options.maxPollGapMs !== undefined ? { maxGapMs: options.maxPollGapMs } : {},
     );
     this.runner = new Runner(this);
+    this.resumeHiddenJobs();
     this.scheduler = new Scheduler(this);
     this.startedAt = this.now().getTime();
   }
@@ -471,7 +476,7 @@ export class StudioEngine {
         if (this.gates.cap?.kind === 'service') this.gates.apiSucceeded(sentAt);
         this.spending.balanceSeen(account.diamondBalance, sentAt);
         this.spending.accountRead(account);
-        this.diamondsSeen(account.diamondBalance);
+        this.diamondsSeen(account.diamondBalance, true);
       })
       .catch(() => undefined);
   }
@@ -481,8 +486,11 @@ export class StudioEngine {
    * once: photos held short stayed held 3-5 minutes after a top-up the board already showed, the
    * gate's own re-read waiting out its growing delay (review uirev30).
    */
-  private diamondsSeen(balance: number): void {
+  private diamondsSeen(balance: number, gatesOwnRead = false): void {
     const gate = this.gates.diamonds;
+    // Refused again at once after reopening on a covering balance: its own re-reads, backing
+    // off, decide (the board's every 15 s kept it refused every 15 s: review rev32 D3).
+    if (!gatesOwnRead && this.gates.refusedAfterReopen()) return;
     // A plan not active refusing creates whatever the balance: opening on the balance sent a
     // refused create and a read every ~11 s, ~650 requests an hour (review rev31 D4). Unless the
     // balance rose above what the 402 named (a top-up), it stays closed; the gate's re-reads go on
@@ -494,6 +502,33 @@ export class StudioEngine {
       this.clearWaits('no_diamonds');
       this.kick();
     }
+  }
+
+  /**
+   * Paid jobs an earlier run held because the service refused to show them: held by the gate, it
+   * starts closed (a probe before any photo is paid for); one job held alone, one new photo goes
+   * first. A new run paid for photos in the same tick as the held jobs' refused polls (review
+   * rev32 D2: 12 -> 28 charged, none shown).
+   */
+  private resumeHiddenJobs(): void {
+    const now = this.now().getTime();
+    for (const item of store.itemsInStates(this.db, ['failed'])) {
+      const held = HELD_BY_HIDDEN_JOBS.exec(item.error ?? '');
+      if (!held || !item.error!.startsWith(RESULTS_HELD)) continue;
+      if (held[1] === 'jobs') this.gates.hiddenJobs.closedBefore(Number(held[2]), held[3]!, now);
+      else this.gates.hiddenJobs.suspectedBefore(item.id, Number(held[2]), held[3]!);
+    }
+  }
+
+  /**
+   * Whether a photo not yet paid for may be sent, as far as paid jobs hidden by the service go
+   * (hidden-jobs.ts): the trial photo is "on its way" until it is done with or its poll answered.
+   */
+  mayStartPhoto(itemId: string): boolean {
+    return this.gates.hiddenJobs.mayStart(itemId, (id) => {
+      const row = store.getItem(this.db, id);
+      return row !== undefined && ON_ITS_WAY.has(row.state);
+    });
   }
 
   /**

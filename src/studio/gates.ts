@@ -363,11 +363,32 @@ export class Gates {
     return true;
   }
 
+  /**
+   * Re-reads of a short balance carried over its reopening on a covering balance: a 402 again at
+   * once (refused while the balance covers: a limit the service does not name) backs off further,
+   * not from the start; a create charged sets it back. Reopened and refused every ~5 s, the loop
+   * spent ~1,000 requests an hour against a cap of 500 a day (review rev32 D3).
+   */
+  private reopenedChecks = 0;
+
+  /**
+   * A 402 came again after the gate reopened on a covering balance, with no charge between: only
+   * the gate's own (backing off) re-reads open it again, not every reading of the balance.
+   */
+  refusedAfterReopen(): boolean {
+    return this.diamonds !== null && this.reopenedChecks > 0;
+  }
+
+  /** A create was charged: a later 402 is a new shortage, its re-reads from the start. */
+  createCharged(): void {
+    this.reopenedChecks = 0;
+  }
+
   /** A 402: what it said, and the amount to wait for (named in the message, else `price`). */
   shortOfDiamonds(err: ApiError, price: number, now: Date): DiamondGate {
     const said = parseInsufficient(err.message);
     const needed = Math.max(said.required ?? price, 1);
-    const checks = this.diamonds?.checks ?? 0;
+    const checks = this.diamonds?.checks ?? this.reopenedChecks;
     this.diamonds = {
       needed: Math.max(needed, this.diamonds?.needed ?? 0),
       balance: said.balance ?? this.diamonds?.balance ?? null,
@@ -392,6 +413,7 @@ export class Gates {
     gate.balance = balance;
     if (balance >= gate.needed && this.diamonds === gate) {
       this.diamonds = null;
+      this.reopenedChecks = gate.checks + 1;
       return true;
     }
     return false;

@@ -159,6 +159,8 @@ export async function retryItems(
     engine.emitItem(item.id);
     changed++;
   }
+  // A paid job the hidden-jobs gate held, taken up again: asked now, not at the gate's slow pace.
+  if (changed) engine.gates.hiddenJobs.retried(engine.now().getTime());
   engine.kick();
   return changed;
 }

@@ -426,9 +426,11 @@ export class Runner {
       return;
     }
     // Nor is a photo paid for while the service refuses to show paid jobs (its upload went on).
-    const hidden = gates.hiddenJobs.state;
-    if (!item.submittedAt && hidden) {
-      this.transition(item.id, { waitReason: 'jobs_hidden', error: hiddenJobsNotStarted(hidden) });
+    if (!item.submittedAt && !this.engine.mayStartPhoto(item.id)) {
+      this.transition(item.id, {
+        waitReason: 'jobs_hidden',
+        error: hiddenJobsNotStarted(gates.hiddenJobs.refusal()!),
+      });
       return;
     }
     // An attempt under this key went out before: it may have been charged.
@@ -771,6 +773,7 @@ export class Runner {
       ...(RESENT_402_TIMES.test(item.note ?? '') ? { note: null } : {}),
     });
     this.engine.balanceMoved(-price.diamonds);
+    this.engine.gates.createCharged();
   }
 
   private markUncertain(item: store.ItemRow, why: string): void {

@@ -173,9 +173,8 @@ export class Scheduler {
       }
       if (slots <= 0) continue;
       if (item.state === 'queued' || item.state === 'uploading' || item.state === 'submitting') {
-        const hidden = gates.hiddenJobs.state;
-        if (hidden) {
-          this.wait(item, 'jobs_hidden', hiddenJobsNotStarted(hidden));
+        if (!engine.mayStartPhoto(item.id)) {
+          this.wait(item, 'jobs_hidden', hiddenJobsNotStarted(gates.hiddenJobs.refusal()!));
           continue;
         }
         if (gates.diamonds) {

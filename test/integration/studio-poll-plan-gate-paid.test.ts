@@ -215,6 +215,33 @@ describe('the service refusing to show every paid job, with many photos', () => 
   }, 120_000);
 });
 
+describe('every poll refused while one paid job is alone in flight', () => {
+  const { world, netSpent } = priceWorlds(cleanups, 'poll-gate-alone@ref.test', 500);
+
+  it('one more photo tells it is the account, the rest wait; the next run, still refused, pays for none', async () => {
+    const w = await world({});
+    const [photos] = await photoFolders(w, [10]);
+    const { summary } = await runWithRefusedPolls(w, photos!, 'planPaused403', 100_000, {
+      uploadsBeforeGate: 1,
+    });
+    // Review rev32 D1: the one job refused backed off alone while the 9 others were paid for,
+    // none of their jobs shown (40 charged). Now one trial photo, then the gate.
+    expect(summary.held.filter((h) => h.reason.startsWith('paid ('))).toHaveLength(2);
+    expect(summary.held.filter((h) => h.reason.startsWith('not started: '))).toHaveLength(8);
+    expect(netSpent(w)).toBe(8);
+    // Review rev32 D2: the next run paid for photos in the same tick as the held jobs' refused
+    // polls. Now it starts closed and probes first.
+    const next = await runWithRefusedPolls(w, photos!, 'planPaused403', 100_000);
+    expect(next.createsAfterRefusal).toBe(0);
+    expect(netSpent(w)).toBe(8);
+    expect(next.summary.exported).toBe(0);
+    // Shown again: everything made, the 2 paid collected at no new charge.
+    const last = await runWithRefusedPolls(w, photos!, 'planPaused403', 0);
+    expect(last.summary.exported).toBe(10);
+    expect(netSpent(w)).toBe(40);
+  }, 180_000);
+});
+
 describe("one job's polls refused, the others shown", () => {
   const { world, netSpent } = priceWorlds(cleanups, 'poll-one-job@ref.test', 500);
 
