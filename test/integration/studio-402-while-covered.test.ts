@@ -10,11 +10,9 @@
  */
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
-import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
 import { startFaultProxy } from '../reference-service/fault-proxy';
-import { ON_MODEL, photoFolders, priceWorlds } from './helpers/price-reading-studio';
+import { engineOnWorld, ON_MODEL, photoFolders, priceWorlds } from './helpers/price-reading-studio';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -36,20 +34,9 @@ describe('every create refused 402 while the balance covers it', () => {
         return 'insufficient402';
       },
     });
-    const client = new HttpClient({ baseUrl: proxy.url, apiKey: w.apiKey, timeoutMs: 5000 });
+    cleanups.push(() => proxy.close());
     // The gate's first re-read after 1 s (10 s in the studio), doubling.
-    const engine = new StudioEngine({
-      dataDir: path.join(w.root, 'data'),
-      client,
-      apiKey: w.apiKey,
-      backoff: { baseMs: 50, maxMs: 200 },
-      balanceRecheckMs: 1000,
-    });
-    cleanups.push(async () => {
-      await engine.close();
-      await client.close();
-      await proxy.close();
-    });
+    const engine = engineOnWorld(w, cleanups, { via: proxy.url, balanceRecheckMs: 1000 });
     // The board reading the balance, as often as it may (its cache lasts 15 s).
     const board = setInterval(() => void engine.budget().catch(() => undefined), 500);
     cleanups.push(() => clearInterval(board));

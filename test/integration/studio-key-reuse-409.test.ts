@@ -8,10 +8,8 @@
  */
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
-import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
-import { ON_MODEL, photoFolders, priceWorlds } from './helpers/price-reading-studio';
+import { engineOnWorld, ON_MODEL, photoFolders, priceWorlds } from './helpers/price-reading-studio';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -28,18 +26,7 @@ describe('a 409 refusing a key reused after the service answered it 500', () => 
       fail500AfterChargeFirst: 2,
     });
     const [photos] = await photoFolders(w, [3]);
-    const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
-    const engine = new StudioEngine({
-      dataDir: path.join(w.root, 'data'),
-      client,
-      apiKey: w.apiKey,
-      backoff: { baseMs: 50, maxMs: 200 },
-      balanceRecheckMs: 100,
-    });
-    cleanups.push(async () => {
-      await engine.close();
-      await client.close();
-    });
+    const engine = engineOnWorld(w, cleanups);
     const summary = await runBatch(engine, {
       inDir: photos!,
       recipe: ON_MODEL,

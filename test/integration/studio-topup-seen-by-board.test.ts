@@ -7,10 +7,8 @@
  */
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client';
-import { StudioEngine } from '../../src/studio/engine';
 import { runBatch } from '../../src/studio/run-batch';
-import { ON_MODEL, photoFolders, priceWorlds } from './helpers/price-reading-studio';
+import { engineOnWorld, ON_MODEL, photoFolders, priceWorlds } from './helpers/price-reading-studio';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -24,22 +22,11 @@ describe('a top-up while photos wait short of diamonds', () => {
   it('the board reading the balance lets them go, without the gate re-read (10 min away)', async () => {
     const w = await world({});
     const [photos] = await photoFolders(w, [2]);
-    const client = new HttpClient({ baseUrl: w.service.url, apiKey: w.apiKey, timeoutMs: 5000 });
-    const engine = new StudioEngine({
-      dataDir: path.join(w.root, 'data'),
-      client,
-      apiKey: w.apiKey,
-      backoff: { baseMs: 50, maxMs: 200 },
-      // The diamonds gate's own re-read is out of this test's reach...
-      balanceRecheckMs: 10 * 60_000,
-    });
+    // The diamonds gate's own re-read is out of this test's reach...
+    const engine = engineOnWorld(w, cleanups, { balanceRecheckMs: 10 * 60_000 });
     // ...not the ledger's re-reads (a lagging balance, a refund), which end the run.
     engine.spending.lagRecheckMs = 100;
     engine.spending.refundRecheckMs = 300;
-    cleanups.push(async () => {
-      await engine.close();
-      await client.close();
-    });
     let boardReads = 0;
     // As the board does while it is open: the balance through `budget.get`, every moment here.
     const board = setInterval(() => {

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { HttpClient } from '../../../src/client';
 import type { Recipe } from '../../../src/shared/studio';
-import { StudioEngine } from '../../../src/studio/engine';
+import { StudioEngine, type EngineOptions } from '../../../src/studio/engine';
 import { runBatch } from '../../../src/studio/run-batch';
 import type { ReferenceServiceOptions } from '../../reference-service';
 import { startFaultProxy } from '../../reference-service/fault-proxy';
@@ -65,6 +65,36 @@ export async function photoFolders(w: ReferenceWorld, sizes: number[]): Promise<
     at += size;
     return dir;
   });
+}
+
+/**
+ * A studio engine on the world's store, reaching the service directly or through `via` (a fault
+ * proxy's URL), with quick back-offs; closed with the test.
+ */
+export function engineOnWorld(
+  w: ReferenceWorld,
+  cleanups: (() => Promise<void> | void)[],
+  options: Partial<Omit<EngineOptions, 'dataDir' | 'client' | 'apiKey'>> & { via?: string } = {},
+): StudioEngine {
+  const { via, ...engineOptions } = options;
+  const client = new HttpClient({
+    baseUrl: via ?? w.service.url,
+    apiKey: w.apiKey,
+    timeoutMs: 5000,
+  });
+  const engine = new StudioEngine({
+    dataDir: path.join(w.root, 'data'),
+    client,
+    apiKey: w.apiKey,
+    backoff: { baseMs: 50, maxMs: 200 },
+    balanceRecheckMs: 100,
+    ...engineOptions,
+  });
+  cleanups.push(async () => {
+    await engine.close();
+    await client.close();
+  });
+  return engine;
 }
 
 export type RunOpts = {
