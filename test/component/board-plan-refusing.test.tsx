@@ -14,6 +14,7 @@ import { render, screen, waitFor, within } from '@testing-library/react';
 import { expect, it } from 'vitest';
 import { HttpClient } from '../../src/client';
 import { BatchBoard } from '../../src/renderer/src/screens/BatchBoard';
+import { FoldersScreen } from '../../src/renderer/src/screens/FoldersScreen';
 import { useFolders } from '../../src/renderer/src/stores/folders-store';
 import { useQueue } from '../../src/renderer/src/stores/queue-store';
 import { studio } from '../../src/renderer/src/transport';
@@ -59,10 +60,16 @@ it('a photo held by the plan, not the diamonds: sent once, and the board says it
   expect(item!.error).toMatch(/the account's plan is billing_issue/);
 
   await Promise.all([useQueue.getState().load(), useFolders.getState().load()]);
-  render(<BatchBoard />);
+  const board = render(<BatchBoard />);
   const row = within(screen.getByRole('table', { name: 'Photos' }))
     .getByText('p1.jpg')
     .closest('tr')!;
   expect(row.textContent).toMatch(/plan is billing_issue\. Adding diamonds will not help/);
   expect(row.textContent).not.toMatch(/Not enough diamonds/);
+  board.unmount();
+  // The folder's card: before, '1 held: short of diamonds (top up to go on)'.
+  render(<FoldersScreen />);
+  expect(screen.getByTestId('folder-held').textContent).toBe(
+    '1 held: refused by the account’s plan, not for diamonds (settle the plan with the service)',
+  );
 }, 120_000);

@@ -3,7 +3,14 @@ import { ACTIVE_STATES, type ItemState, type ItemView, type WaitReason } from '.
 
 /** Why photos the engine still holds are not moving, in the operator's words. */
 export type Hold =
-  'ceiling' | 'no_diamonds' | 'uncertain' | 'daily_cap' | 'offline' | 'paused' | 'jobs_hidden';
+  | 'ceiling'
+  | 'no_diamonds'
+  | 'plan'
+  | 'uncertain'
+  | 'daily_cap'
+  | 'offline'
+  | 'paused'
+  | 'jobs_hidden';
 
 export type Progress = {
   total: number;
@@ -44,11 +51,16 @@ export const boardState = (item: ItemView): ItemState => (item.badFile ? 'failed
 /** Items the engine is done with, for now: finished, or waiting for the operator. */
 export const isSettled = (item: ItemView) => !ACTIVE_STATES.includes(item.state);
 
+/** The engine's words for a photo the account's plan holds (scheduler.ts). */
+export const PLAN_HOLDS = /the account's plan is (\w+)/;
+
 /** What holds a photo the engine still has, or null when it is moving. */
 export function holdOf(item: ItemView): Hold | null {
   if (!ACTIVE_STATES.includes(item.state)) return null;
   // An uncertain submission waits for the operator whatever else it waits for.
   if (item.uncertain) return 'uncertain';
+  // Refused 402 while the balance covers it: the account's plan holds it, not a short balance.
+  if (item.waitReason === 'no_diamonds' && PLAN_HOLDS.test(item.error ?? '')) return 'plan';
   return item.waitReason && HOLDS.includes(item.waitReason) ? (item.waitReason as Hold) : null;
 }
 
@@ -109,6 +121,7 @@ export const heldByDailyCap = (items: ItemView[]) => {
 const HOLD_WORDS: Record<Hold, string> = {
   ceiling: 'at the diamond ceiling (raise it to go on)',
   no_diamonds: 'short of diamonds (top up to go on)',
+  plan: 'refused by the account’s plan, not for diamonds (settle the plan with the service)',
   uncertain: 'uncertain (check the service, then resubmit or fail)',
   daily_cap: 'at the daily request cap (after 00:00 UTC)',
   offline: 'waiting for the service to answer',

@@ -14,7 +14,7 @@ import { EmptyState } from '../components/EmptyState';
 import { Progress } from '../components/Progress';
 import { attemptsOf, retryIdsOf } from '../attempts';
 import { diamondCount, folderName, itemPrice, photoCount, recipeName, sentence } from '../names';
-import { boardState, etaText, heldByDailyCap, progressOf } from '../progress';
+import { boardState, etaText, heldByDailyCap, PLAN_HOLDS, progressOf } from '../progress';
 import { requestsLeftText } from '../requests-left';
 import { useCatalog } from '../stores/catalog-store';
 import { useFolders } from '../stores/folders-store';
@@ -111,7 +111,7 @@ const rowState = (item: ItemView): ItemState =>
     : boardState(item);
 /** The plan's status when the engine found the plan, not the diamonds, refusing the photo. */
 const planRefusing = (item: ItemView): string | null =>
-  /the account's plan is (\w+)/.exec(item.error ?? '')?.[1] ?? null;
+  PLAN_HOLDS.exec(item.error ?? '')?.[1] ?? null;
 const planRefusingText = (plan: string) =>
   `Refused although the balance covers it: the account’s plan is ${plan}. Adding diamonds will not help; settle the plan with the service, and it goes on by itself.`;
 /** A photo that may be paid, held while the account is short: the studio never pays it twice. */
