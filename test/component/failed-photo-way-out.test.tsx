@@ -83,7 +83,21 @@ it('shows a failed photo its retry, failed shots of earlier attempts included, w
   // 2.3), so the studio's per-shot record, as the embedded service fills it, is set on the first.
   const [earlier, latest] = (await studio().call('queue.list', {})).items;
   const withShots = { ...earlier!, failedShots: ['take-2'] };
-  expect(retryIdsOf(latest!, [withShots])).toEqual([latest!.id, earlier!.id]);
-  expect(retryIdsOf({ ...latest!, state: 'review' }, [withShots])).toEqual([earlier!.id]);
-  expect(retryIdsOf({ ...latest!, state: 'review' }, [earlier!])).toEqual([]);
+  const redoOf = (shotIds: string[] | null, state = latest!.state) => ({
+    ...latest!,
+    state,
+    recipe: {
+      ...earlier!.recipe,
+      request: { ...earlier!.recipe.request, ...(shotIds ? { shotIds } : {}) },
+    },
+  });
+  // A redo of another shot since: the earlier attempt's lost shot goes with the row's retry.
+  expect(retryIdsOf(redoOf(['take-1']), [withShots])).toEqual([latest!.id, earlier!.id]);
+  expect(retryIdsOf(redoOf(['take-1'], 'review'), [withShots])).toEqual([earlier!.id]);
+  expect(retryIdsOf(redoOf(['take-1'], 'review'), [earlier!])).toEqual([]);
+  // A whole-photo redo since, or a redo of that very shot, asked it again: not offered, never
+  // paid twice (review rev31 U2).
+  expect(retryIdsOf(redoOf(null), [withShots])).toEqual([latest!.id]);
+  expect(retryIdsOf(redoOf(null, 'review'), [withShots])).toEqual([]);
+  expect(retryIdsOf(redoOf(['take-2'], 'review'), [withShots])).toEqual([]);
 });

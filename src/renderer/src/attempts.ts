@@ -70,7 +70,30 @@ export function retryIdsOf(item: ItemView, earlier: readonly ItemView[] = []): s
   return [
     ...(own && !item.badFile ? [item.id] : []),
     ...earlier
-      .filter((a) => a.failedShots.length > 0 && !IN_FLIGHT.includes(a.state))
+      .filter(
+        (a, i) =>
+          a.failedShots.length > 0 &&
+          !IN_FLIGHT.includes(a.state) &&
+          !askedAgain(a, [item, ...earlier.slice(0, i)]),
+      )
       .map((a) => a.id),
   ];
+}
+
+/** The shots an attempt asked for: its recipe's `shotIds`, or every shot (the whole photo). */
+function shotsAsked(attempt: ItemView): readonly string[] | 'all' {
+  const ids = (attempt.recipe.request as { shotIds?: unknown }).shotIds;
+  return Array.isArray(ids) ? ids.filter((s): s is string => typeof s === 'string') : 'all';
+}
+
+/**
+ * Whether a newer attempt (`earlier` is newest first) asked again for a shot this one lost: its
+ * retry would pay for it twice (review rev31 U2: after a whole-photo redo the row still offered,
+ * and priced, the earlier attempt's failed shots).
+ */
+function askedAgain(attempt: ItemView, newer: readonly ItemView[]): boolean {
+  return newer.some((n) => {
+    const asked = shotsAsked(n);
+    return asked === 'all' || attempt.failedShots.some((s) => asked.includes(s));
+  });
 }
