@@ -23,6 +23,12 @@ import { shotsAsked } from './result-download';
 /** Plan statuses (spec 2.9) under which a service may refuse creates whatever the balance. */
 const INACTIVE_PLANS = new Set(['paused', 'billing_issue', 'expired', 'refunded']);
 
+/**
+ * A photo held by a 402 that the account's plan causes, in the engine's words (the studio's wait,
+ * `run`'s held list; the board reads the plan out of them: progress.ts PLAN_HOLDS).
+ */
+export const planRefusalWords = (message: string, plan: string): string =>
+  `refused 402 (${message}) while the balance covers it: the account's plan is ${plan}`;
 export { DEFAULT_DAILY_CAP } from '../shared/studio-settings';
 
 /** The words of a request refused by the studio's own count (read as a daily cap, like the service's 429). */

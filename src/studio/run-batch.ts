@@ -11,6 +11,7 @@ import type { Recipe } from '../shared/studio';
 import {
   BALANCE_UNREAD_HOLD,
   Budget,
+  planRefusalWords,
   REFUND_DUE_KEPT_MS,
   REFUND_NOT_SHOWN_HOLD,
   RESERVE_KEPT,
@@ -807,7 +808,7 @@ export async function runBatch(
       ...short.map((i) => ({
         name: name(i),
         reason: planHeld
-          ? `not started: refused 402 (${gate?.message ?? 'insufficient diamonds'}) while the balance covers it: the account's plan is ${planHeld}`
+          ? `not started: ${planRefusalWords(gate?.message ?? 'insufficient diamonds', planHeld)}`
           : `not started: short of diamonds: ${gate?.message ?? i.error ?? 'insufficient diamonds'}`,
       })),
       ...hidden.map((i) => ({ name: name(i), reason: notStarted(i) })),

@@ -13,6 +13,7 @@ import {
   Budget,
   REFUND_NOT_SHOWN_HOLD,
   ownCapMessage,
+  planRefusalWords,
   requestsPerPhoto,
   UNCONFIRMED_PRICE_HOLD,
   WORST_RISE,
@@ -183,7 +184,7 @@ export class Scheduler {
             item,
             'no_diamonds',
             plan
-              ? `refused 402 (${gates.diamonds.message}) while the balance covers it: the account's plan is ${plan}, and adding diamonds will not help; settle the plan with the service`
+              ? `${planRefusalWords(gates.diamonds.message, plan)}, and adding diamonds will not help; settle the plan with the service`
               : `short of diamonds: ${gates.diamonds.message}`,
           );
           continue;
