@@ -10,7 +10,8 @@ export type Hold =
   | 'daily_cap'
   | 'offline'
   | 'paused'
-  | 'jobs_hidden';
+  | 'jobs_hidden'
+  | 'hidden_paid';
 
 export type Progress = {
   total: number;
@@ -54,11 +55,22 @@ export const isSettled = (item: ItemView) => !ACTIVE_STATES.includes(item.state)
 /** The engine's words for a photo the account's plan holds (scheduler.ts). */
 export const PLAN_HOLDS = /the account's plan is (\w+)/;
 
+/**
+ * The engine's words for a paid job whose polls the service refuses (hidden-jobs.ts: the account's
+ * gate, or one job's refusal backing off): its wait reason is only `service_error`.
+ */
+const HIDDEN_PAID = /the service refuse[sd] to show (?:the )?paid jobs?/;
+
+/** A paid photo whose result the service will not show yet: collected once the account is settled. */
+export const hiddenPaid = (item: ItemView): boolean =>
+  item.waitReason === 'service_error' && item.jobId !== null && HIDDEN_PAID.test(item.error ?? '');
+
 /** What holds a photo the engine still has, or null when it is moving. */
 export function holdOf(item: ItemView): Hold | null {
   if (!ACTIVE_STATES.includes(item.state)) return null;
   // An uncertain submission waits for the operator whatever else it waits for.
   if (item.uncertain) return 'uncertain';
+  if (hiddenPaid(item)) return 'hidden_paid';
   // Refused 402 while the balance covers it: the account's plan holds it, not a short balance.
   if (item.waitReason === 'no_diamonds' && PLAN_HOLDS.test(item.error ?? '')) return 'plan';
   return item.waitReason && HOLDS.includes(item.waitReason) ? (item.waitReason as Hold) : null;
@@ -127,6 +139,8 @@ const HOLD_WORDS: Record<Hold, string> = {
   offline: 'waiting for the service to answer',
   paused: 'paused',
   jobs_hidden: 'not started: the service refuses to show paid jobs (settle the account with it)',
+  hidden_paid:
+    'paid for, the service refuses to show them (settle the account with it; they are collected then, not paid again)',
 };
 
 /** What holds photos, e.g. "2 held: at the diamond ceiling (raise it to go on)". */

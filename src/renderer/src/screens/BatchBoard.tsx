@@ -14,7 +14,14 @@ import { EmptyState } from '../components/EmptyState';
 import { Progress } from '../components/Progress';
 import { attemptsOf, retryIdsOf } from '../attempts';
 import { diamondCount, folderName, itemPrice, photoCount, recipeName, sentence } from '../names';
-import { boardState, etaText, heldByDailyCap, PLAN_HOLDS, progressOf } from '../progress';
+import {
+  boardState,
+  etaText,
+  heldByDailyCap,
+  hiddenPaid,
+  PLAN_HOLDS,
+  progressOf,
+} from '../progress';
 import { requestsLeftText } from '../requests-left';
 import { useCatalog } from '../stores/catalog-store';
 import { useFolders } from '../stores/folders-store';
@@ -114,6 +121,9 @@ const planRefusing = (item: ItemView): string | null =>
   PLAN_HOLDS.exec(item.error ?? '')?.[1] ?? null;
 const planRefusingText = (plan: string) =>
   `Refused although the balance covers it: the account’s plan is ${plan}. Adding diamonds will not help; settle the plan with the service, and it goes on by itself.`;
+/** A paid photo whose polls the service refuses: not an error to wait out, the account to settle. */
+const HIDDEN_PAID_TEXT =
+  'Paid for: the service refuses to show paid jobs (often a plan paused or unpaid), so its result cannot be collected yet. Settle the account with the service: the studio asks now and then and collects it then, with no new charge.';
 /** A photo that may be paid, held while the account is short: the studio never pays it twice. */
 const MAYBE_PAID_SHORT_TEXT =
   'Sent, but the service’s answer was lost: it may be paid already. The account is short of diamonds; the studio asks the service about it once the balance allows, and does not pay it twice.';
@@ -326,17 +336,19 @@ export function BatchBoard() {
             const result = resultOf.get(item.id);
             const cost = price(item);
             const reason = item.waitReason
-              ? item.waitReason === 'no_diamonds' && maybePaid(item)
-                ? MAYBE_PAID_SHORT_TEXT
-                : item.waitReason === 'no_diamonds' && planRefusing(item)
-                  ? planRefusingText(planRefusing(item)!)
-                  : item.waitReason === 'ceiling' && folder?.maxDiamonds != null
-                    ? `The next photo would cross the folder’s diamond ceiling of ${folder.maxDiamonds}: raise it to go on.`
-                    : item.waitReason === 'daily_cap'
-                      ? capText(item, left)
-                      : item.waitReason === 'uncertain'
-                        ? uncertainText(cost)
-                        : WAIT_TEXT[item.waitReason]
+              ? hiddenPaid(item)
+                ? HIDDEN_PAID_TEXT
+                : item.waitReason === 'no_diamonds' && maybePaid(item)
+                  ? MAYBE_PAID_SHORT_TEXT
+                  : item.waitReason === 'no_diamonds' && planRefusing(item)
+                    ? planRefusingText(planRefusing(item)!)
+                    : item.waitReason === 'ceiling' && folder?.maxDiamonds != null
+                      ? `The next photo would cross the folder’s diamond ceiling of ${folder.maxDiamonds}: raise it to go on.`
+                      : item.waitReason === 'daily_cap'
+                        ? capText(item, left)
+                        : item.waitReason === 'uncertain'
+                          ? uncertainText(cost)
+                          : WAIT_TEXT[item.waitReason]
               : item.state === 'queued'
                 ? paused
                   ? 'Paused: press “Resume all”.'
