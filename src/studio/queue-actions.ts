@@ -4,7 +4,7 @@
  * only call these; every change is written before the engine is asked to go on.
  */
 import path from 'node:path';
-import { isReadyShootRecipe, type ItemState, type Recipe } from '../shared/studio';
+import { isReadyShootRecipe, type ItemState, type Recipe, type WaitReason } from '../shared/studio';
 import * as store from './db/store';
 import { readFailedShots, readRecipeSnapshot } from './db/stored-json';
 import type { StudioEngine } from './engine';
@@ -42,8 +42,35 @@ function itemsWhere(
 const itemsIn = (engine: StudioEngine, ids: readonly string[], states: readonly ItemState[]) =>
   itemsWhere(engine, ids, (item) => states.includes(item.state));
 
+/** Holds that keep a photo from being sent: one held so at `submitting` was refused, not paid. */
+const HELD_UNSENT: readonly WaitReason[] = [
+  'no_diamonds',
+  'ceiling',
+  'daily_cap',
+  'paused',
+  'jobs_hidden',
+];
+
+/**
+ * A photo held at `submitting` before any create that might be charged (a 402 for diamonds or the
+ * plan, a gate): no create out (`submittedAt` cleared by the refusal), no job, no step under way.
+ */
+const heldUnsent = (engine: StudioEngine, item: store.ItemRow) =>
+  item.state === 'submitting' &&
+  item.waitReason !== null &&
+  HELD_UNSENT.includes(item.waitReason) &&
+  item.submittedAt === null &&
+  item.jobId === null &&
+  item.diamonds === 0 &&
+  item.uncertain === 0 &&
+  !engine.running.has(item.id);
+
 export function cancelItems(engine: StudioEngine, ids: readonly string[]): number {
-  const items = itemsIn(engine, ids, CANCELLABLE);
+  const items = itemsWhere(
+    engine,
+    ids,
+    (item) => CANCELLABLE.includes(item.state) || heldUnsent(engine, item),
+  );
   for (const item of items)
     store.updateItem(engine.db, item.id, { state: 'cancelled', waitReason: null }, engine.now());
   items.forEach((i) => engine.emitItem(i.id));

@@ -471,7 +471,8 @@ export function BatchBoard() {
                         Move to front
                       </button>
                     )}
-                    {(item.state === 'queued' ||
+                    {/* Held unsent (a 402 left it at "submitting"): nothing paid, so it may go. */}
+                    {(rowState(item) === 'queued' ||
                       item.state === 'uploading' ||
                       item.state === 'review') && (
                       <button
