@@ -1109,8 +1109,8 @@ export class Budget {
 
   /** The service's words when the last balance read failed. */
   lastReadError: string | null = null;
-  /** The last account read: its balance and its plan's status (spec 2.9), when it gave one. */
-  lastAccountRead: { balance: number; planStatus: string | null } | null = null;
+  /** The last account read: its balance, its plan's status (spec 2.9) when it gave one, and when. */
+  lastAccountRead: { balance: number; planStatus: string | null; at: number } | null = null;
 
   /** Any read of the account (the studio's own re-reads too): its balance and its plan's status. */
   accountRead(account: { diamondBalance: number }): void {
@@ -1118,19 +1118,27 @@ export class Budget {
     this.lastAccountRead = {
       balance: account.diamondBalance,
       planStatus: typeof planStatus === 'string' ? planStatus : null,
+      at: this.now().getTime(),
     };
   }
 
   /**
    * The plan's status when it, not the diamonds, is what a 402 stops: the last account read
-   * shows a plan not active (spec 2.9) and a balance covering `price` (review rev27 O1).
+   * shows a plan not active (spec 2.9) and a balance covering `price` once the charges since that
+   * read are taken off (review rev27 O1). Read before the batch's charges, a balance that covered
+   * one photo still "covered" the 402 its charge caused: a plain shortage under a plan label
+   * that lets creates through ('refunded') was told as the plan's, adding diamonds no help.
    */
   planRefusing(price: number): string | null {
     const account = this.lastAccountRead;
     const plan = account?.planStatus ?? null;
-    return account && plan && INACTIVE_PLANS.has(plan.toLowerCase()) && account.balance >= price
-      ? plan
-      : null;
+    if (!account || !plan || !INACTIVE_PLANS.has(plan.toLowerCase()) || !this.db.open) return null;
+    const { charged } = this.db
+      .prepare(
+        'SELECT COALESCE(SUM(diamonds), 0) AS charged FROM items WHERE diamonds > 0 AND submitted_at >= ?',
+      )
+      .get(new Date(account.at).toISOString()) as { charged: number };
+    return account.balance - charged >= price ? plan : null;
   }
 
   private async doReconcile(): Promise<void> {

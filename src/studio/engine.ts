@@ -34,7 +34,7 @@ import { CommandError } from './command-error';
 import { countingClient } from './counting-client';
 import { openStudioDatabase, type StudioDB } from './db/open';
 import * as store from './db/store';
-import { backoffMs, Gates, parseInsufficient } from './gates';
+import { backoffMs, Gates } from './gates';
 import { Library } from './library';
 import { lockDataFolder } from './lock';
 import { Poller } from './poller';
@@ -491,14 +491,13 @@ export class StudioEngine {
     // Refused again at once after reopening on a covering balance: its own re-reads, backing
     // off, decide (the board's every 15 s kept it refused every 15 s: review rev32 D3).
     if (!gatesOwnRead && this.gates.refusedAfterReopen()) return;
-    // A plan not active refusing creates whatever the balance: opening on the balance sent a
-    // refused create and a read every ~11 s, ~650 requests an hour (review rev31 D4). Unless the
-    // balance rose above what the 402 named (a top-up), it stays closed; the gate's re-reads go on
-    // backing off, and open it once the plan is settled.
-    const named = gate ? parseInsufficient(gate.message).balance : null;
-    if (gate && this.spending.planRefusing(gate.needed) && (named === null || balance <= named))
-      return;
-    if (gate && this.db.open && this.gates.balanceRead(gate, balance)) {
+    // A plan not active refusing creates whatever the balance: only a top-up opens the gate then
+    // (balanceRead); the gate's re-reads go on backing off, and open it once the plan is settled.
+    if (
+      gate &&
+      this.db.open &&
+      this.gates.balanceRead(gate, balance, this.spending.planRefusing(gate.needed) !== null)
+    ) {
       this.clearWaits('no_diamonds');
       this.kick();
     }

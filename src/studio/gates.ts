@@ -20,6 +20,11 @@ export type DiamondGate = {
   needed: number;
   /** The balance the 402 named, or the last one read. */
   balance: number | null;
+  /**
+   * The balance last read, when the 402 came or since (not what a 402 named): a reading above it
+   * is a top-up, the one sign that may lift a hold of the account's plan.
+   */
+  lastRead: number | null;
   /** The service's own words, shown as the wait's text and in `run`'s summary. */
   message: string;
   /** When the balance is read next, and how many reads came back short. */
@@ -384,14 +389,23 @@ export class Gates {
     this.reopenedChecks = 0;
   }
 
-  /** A 402: what it said, and the amount to wait for (named in the message, else `price`). */
-  shortOfDiamonds(err: ApiError, price: number, now: Date): DiamondGate {
+  /**
+   * A 402: what it said, and the amount to wait for (named in the message, else `price`);
+   * `balanceKnown` is the last balance read before it.
+   */
+  shortOfDiamonds(
+    err: ApiError,
+    price: number,
+    now: Date,
+    balanceKnown: number | null,
+  ): DiamondGate {
     const said = parseInsufficient(err.message);
     const needed = Math.max(said.required ?? price, 1);
     const checks = this.diamonds?.checks ?? this.reopenedChecks;
     this.diamonds = {
       needed: Math.max(needed, this.diamonds?.needed ?? 0),
       balance: said.balance ?? this.diamonds?.balance ?? null,
+      lastRead: this.diamonds?.lastRead ?? balanceKnown,
       message: err.message,
       nextCheckAt: now.getTime() + this.recheckDelay(checks),
       checks,
@@ -408,9 +422,18 @@ export class Gates {
     return gate;
   }
 
-  /** A balance read while short: opens the gate when it covers what the 402 asked for. */
-  balanceRead(gate: DiamondGate, balance: number): boolean {
+  /**
+   * A balance read while short: opens the gate when it covers what the 402 asked for. While the
+   * account's plan holds creates (`planHolds`: a plan not active, the balance covering), a
+   * covering balance alone opens nothing (it sent a refused create and a read every ~11 s: review
+   * rev31 D4); a top-up, a reading above the last one, is worth trying again (review rev32 D5: a
+   * run topped up under a plan 'refunded' ended held).
+   */
+  balanceRead(gate: DiamondGate, balance: number, planHolds = false): boolean {
+    const before = gate.lastRead;
     gate.balance = balance;
+    gate.lastRead = balance;
+    if (planHolds && (before === null || balance <= before)) return false;
     if (balance >= gate.needed && this.diamonds === gate) {
       this.diamonds = null;
       this.reopenedChecks = gate.checks + 1;

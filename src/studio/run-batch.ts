@@ -1015,9 +1015,9 @@ async function readAgainWhenShort(engine: StudioEngine, batchId: string): Promis
   const balance = account.diamondBalance;
   engine.spending.balanceSeen(balance, sentAt);
   engine.spending.accountRead(account);
-  // The plan, not the diamonds, refused: reading the balance again changes nothing.
-  if (engine.spending.planRefusing(gate.needed)) return false;
-  if (!engine.gates.balanceRead(gate, balance)) return false;
+  // The plan, not the diamonds, refused: only a top-up is worth another create.
+  const planHolds = engine.spending.planRefusing(gate.needed) !== null;
+  if (!engine.gates.balanceRead(gate, balance, planHolds)) return false;
   engine.clearWaits('no_diamonds');
   engine.kick();
   return true;

@@ -1440,7 +1440,12 @@ export class Runner {
     }
     if (err.status === 402) {
       const quote = this.engine.quoteOf(item);
-      gates.shortOfDiamonds(err, quote?.diamonds ?? 1, now);
+      gates.shortOfDiamonds(
+        err,
+        quote?.diamonds ?? 1,
+        now,
+        this.engine.spending.lastAccountRead?.balance ?? null,
+      );
       const required = parseInsufficient(err.message).required;
       if (required !== null) this.engine.learnFrom402(item, required);
       // Nothing was charged by this request: it is made again when diamonds arrive. A first

@@ -31,6 +31,7 @@ describe('402 messages', () => {
       new ApiError(402, 'Insufficient diamonds: 5 required, balance is 4'),
       4,
       t0,
+      null,
     );
     expect(gate).toMatchObject({
       needed: 5,
@@ -44,6 +45,29 @@ describe('402 messages', () => {
     expect(gates.balanceRead(gate, 4)).toBe(false); // above the fallback price, under the real one
     expect(gates.balanceRead(gate, 5)).toBe(true);
     expect(gates.diamonds).toBeNull();
+  });
+
+  it("while the account's plan holds creates, only a reading above the last one opens it", () => {
+    const gates = new Gates({ balanceRecheckMs: 1000 });
+    const t0 = new Date('2026-01-01T10:00:00Z');
+    // A 402 naming a balance below the one read (rev32 D3's 'balance 0' with 500 read): not a
+    // top-up. Before: a covering balance above the named one opened it, every read.
+    const gate = gates.shortOfDiamonds(
+      new ApiError(402, 'Insufficient diamonds: required 4, balance 0'),
+      4,
+      t0,
+      500,
+    );
+    expect(gates.balanceRead(gate, 500, true)).toBe(false);
+    expect(gates.balanceRead(gate, 480, true)).toBe(false);
+    expect(gates.balanceRead(gate, 480, true)).toBe(false);
+    // A top-up (rev32 D5): above the last reading.
+    expect(gates.balanceRead(gate, 600, true)).toBe(true);
+    expect(gates.diamonds).toBeNull();
+    // No reading before the 402 and none naming the balance: the first read is the baseline.
+    const unnamed = gates.shortOfDiamonds(new ApiError(402, 'Plan paused'), 4, t0, null);
+    expect(gates.balanceRead(unnamed, 50, true)).toBe(false);
+    expect(gates.balanceRead(unnamed, 70, true)).toBe(true);
   });
 });
 
