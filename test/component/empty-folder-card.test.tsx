@@ -5,6 +5,7 @@
  * and where to drop them; the counts come with the first photo. A real headless studio
  * (embedded service) watching the folder.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { render, screen, waitFor, within } from '@testing-library/react';
@@ -38,4 +39,22 @@ it('says an empty folder has no photos yet, not that it is done', async () => {
   render(<FoldersScreen />);
   expect(screen.queryByTestId('folder-empty')).toBeNull();
   expect(screen.getByTestId('folder-counts').textContent).toMatch(/^0\/1 finished/);
+});
+
+it('says only that a missing folder is missing, and how to get it back', async () => {
+  const hot = await watchedFolder(harness().root, 'away');
+  fs.renameSync(hot, `${hot}-moved`);
+  await waitFor(async () =>
+    expect((await studio().call('folders.list', {})).find((f) => f.path === hot)?.missing).toBe(
+      true,
+    ),
+  );
+  await Promise.all([useFolders.getState().load(), useQueue.getState().load()]);
+  render(<FoldersScreen />);
+  const card = screen.getByRole('listitem', { name: 'Folder away' });
+  // Before: "No photos yet: drop product photos into <path>" beside "Folder not found".
+  expect(within(card).queryByTestId('folder-empty')).toBeNull();
+  expect(within(card).getByTestId('folder-missing').textContent).toBe(
+    `Folder not found: ${hot} was moved or deleted, or its network share is not connected. Put it back there (or reconnect the share) and it is watched again, or press “Stop watching”.`,
+  );
 });

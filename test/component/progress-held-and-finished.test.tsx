@@ -40,8 +40,9 @@ it('counts only finished photos, and says the ceiling holds the rest', async () 
   await useQueue.getState().load();
   render(<FoldersScreen />);
   const counts = await screen.findByTestId('folder-counts');
-  // Before: "1/3 through · 2 working · … ETA about N min" (or "under a minute").
-  expect(counts.textContent).toMatch(/^0\/3 finished · 2 working · 1 to review/);
+  // Before: "1/3 through · 2 working · … ETA about N min" (or "under a minute"); then "0/3
+  // finished · 2 working": held photos are not working, they are counted apart.
+  expect(counts.textContent).toMatch(/^0\/3 finished · 0 working · 2 held · 1 to review/);
   expect(counts.textContent).toMatch(/ETA 2 held: at the diamond ceiling/);
   expect(screen.getByTestId('folder-held').textContent).toBe(
     '2 held: at the diamond ceiling (raise it to go on)',

@@ -1,11 +1,6 @@
 import { useEffect, useMemo, useRef, useState, type DragEvent, type FormEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import {
-  ACTIVE_STATES,
-  type FolderView,
-  type ItemState,
-  type RecipeInput,
-} from '../../../shared/studio';
+import { type FolderView, type ItemState, type RecipeInput } from '../../../shared/studio';
 import { ConfirmDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
 import { ExportSettingsChanged } from '../components/ExportAgain';
@@ -73,6 +68,8 @@ function FolderCard({ folder }: { folder: FolderView }) {
   const queued = items.filter((i) => i.state === 'queued');
   const olderRecipe = queued.filter((i) => JSON.stringify(i.recipe) !== current).length;
   const progress = progressOf(items);
+  // Held photos (diamonds, the plan, a ceiling…) are not working: counted apart, their hold line says why.
+  const heldCount = Object.values(progress.held).reduce((sum, n) => sum + n, 0);
   return (
     <li className="card folder-card" aria-label={`Folder ${name}`}>
       <div>
@@ -82,11 +79,14 @@ function FolderCard({ folder }: { folder: FolderView }) {
           <span className="muted">→ {folder.outputDir}</span>
         </div>
         {attempts.length === 0 ? (
-          // "0/0 finished … ETA done" said done of a folder nothing was dropped into (uirev30).
-          <div className="muted" data-testid="folder-empty">
-            No photos yet: drop product photos into {folder.path}. Each is taken once its copy is
-            complete.
-          </div>
+          // "0/0 finished … ETA done" said done of a folder nothing was dropped into (uirev30);
+          // a missing folder has nothing to drop into: its own line says so, alone.
+          folder.missing ? null : (
+            <div className="muted" data-testid="folder-empty">
+              No photos yet: drop product photos into {folder.path}. Each is taken once its copy is
+              complete.
+            </div>
+          )
         ) : (
           <div className="folder-stats">
             <Progress
@@ -95,7 +95,8 @@ function FolderCard({ folder }: { folder: FolderView }) {
               label={`${name}: ${progress.done} of ${progress.total} photos finished`}
             />
             <span data-testid="folder-counts">
-              {progress.done}/{progress.total} finished · {count(ACTIVE_STATES)} working ·{' '}
+              {progress.done}/{progress.total} finished · {progress.moving} working ·{' '}
+              {heldCount ? `${heldCount} held · ` : ''}
               {count(['review'])} to review · {count(['exported'])} exported · {count(['rejected'])}{' '}
               rejected · {count(['failed'])} failed · ETA{' '}
               {etaText(progress, folder.paused || queuePaused, heldByDailyCap(items))}
@@ -104,8 +105,12 @@ function FolderCard({ folder }: { folder: FolderView }) {
         )}
         {folder.missing && (
           <div className="wait" role="status" data-testid="folder-missing">
-            Folder not found: it was moved or deleted, or its network share is not connected. Its
-            photos cannot be sent meanwhile; they are taken again when it is back.
+            Folder not found: {folder.path} was moved or deleted, or its network share is not
+            connected. Put it back there (or reconnect the share) and it is watched again, or press
+            “Stop watching”.
+            {attempts.length > 0
+              ? ' Its photos cannot be sent meanwhile; they are taken again when it is back.'
+              : ''}
           </div>
         )}
         {folder.paused && <div className="wait">Paused: new photos wait until you resume.</div>}
