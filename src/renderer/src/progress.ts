@@ -1,5 +1,11 @@
 /** Progress and time left of a set of items (a batch, a folder), from what the board already has. */
-import { ACTIVE_STATES, type ItemState, type ItemView, type WaitReason } from '../../shared/studio';
+import {
+  ACTIVE_STATES,
+  type AccountView,
+  type ItemState,
+  type ItemView,
+  type WaitReason,
+} from '../../shared/studio';
 
 /** Why photos the engine still holds are not moving, in the operator's words. */
 export type Hold =
@@ -130,9 +136,23 @@ export const heldByDailyCap = (items: ItemView[]) => {
   return open.length > 0 && open.every((i) => i.waitReason === 'daily_cap');
 };
 
+/**
+ * Where diamonds are added, as far as the studio knows it: the account behind its key (the spec
+ * gives no top-up address; keys are made in the service's web dashboard), or the embedded one.
+ */
+export function topUpWhere(
+  account: Pick<AccountView, 'mode' | 'email' | 'serviceUrl'> | null,
+): string {
+  if (!account) return 'add diamonds to the account of the studio’s API key (named under Account)';
+  if (account.mode === 'embedded')
+    return `grant diamonds to the embedded account ${account.email} (dropshoot admin grant)`;
+  return `add diamonds to the account ${account.email}${account.serviceUrl ? ` at ${account.serviceUrl}` : ''}, the account of the studio’s API key`;
+}
+
 const HOLD_WORDS: Record<Hold, string> = {
   ceiling: 'at the diamond ceiling (raise it to go on)',
-  no_diamonds: 'short of diamonds (top up to go on)',
+  // Said with where (heldText): "top up" said neither which account nor where.
+  no_diamonds: 'short of diamonds',
   plan: 'refused by the account’s plan, not for diamonds (settle the plan with the service)',
   uncertain: 'uncertain (check the service, then resubmit or fail)',
   daily_cap: 'at the daily request cap (after 00:00 UTC)',
@@ -143,10 +163,16 @@ const HOLD_WORDS: Record<Hold, string> = {
     'paid for, the service refuses to show them (settle the account with it; they are collected then, not paid again)',
 };
 
-/** What holds photos, e.g. "2 held: at the diamond ceiling (raise it to go on)". */
-export function heldText(held: Progress['held']): string {
+/**
+ * What holds photos, e.g. "2 held: at the diamond ceiling (raise it to go on)"; short of diamonds,
+ * with where to add them (`topUpWhere`).
+ */
+export function heldText(held: Progress['held'], topUp = topUpWhere(null)): string {
   return (Object.entries(held) as [Hold, number][])
-    .map(([hold, n]) => `${n} held: ${HOLD_WORDS[hold]}`)
+    .map(
+      ([hold, n]) =>
+        `${n} held: ${HOLD_WORDS[hold]}${hold === 'no_diamonds' ? ` (${topUp} to go on)` : ''}`,
+    )
     .join(' · ');
 }
 
@@ -163,11 +189,16 @@ function operatorText(progress: Progress): string {
  * Time left: "done" only when every photo is finished. Photos held (ceiling, diamonds, an
  * uncertain submission…) are said as such, never folded into a time they will not keep.
  */
-export function etaText(progress: Progress, paused: boolean, capHeld = false): string {
+export function etaText(
+  progress: Progress,
+  paused: boolean,
+  capHeld = false,
+  topUp?: string,
+): string {
   if (progress.working === 0) return operatorText(progress);
   if (paused) return 'paused';
   if (capHeld) return 'after 00:00 UTC (daily cap)';
-  const held = heldText(progress.held);
+  const held = heldText(progress.held, topUp);
   if (progress.moving === 0) return held;
   const time =
     progress.etaSeconds === null

@@ -21,6 +21,7 @@ import {
   hiddenPaid,
   PLAN_HOLDS,
   progressOf,
+  topUpWhere,
 } from '../progress';
 import { requestsLeftText } from '../requests-left';
 import { useCatalog } from '../stores/catalog-store';
@@ -151,6 +152,7 @@ export function BatchBoard() {
   const catalog = useCatalog((s) => s.catalog);
   const looks = useCatalog((s) => s.looks);
   const results = useResults((s) => s.results);
+  const topUp = topUpWhere(useCatalog((s) => s.account));
   const [stateFilter, setStateFilter] = useState<StateFilter>('all');
   const [folderFilter, setFolderFilter] = useState<string>('all');
   const [limit, setLimit] = useState(PAGE);
@@ -249,7 +251,7 @@ export function BatchBoard() {
         <Stat label="Spent" value={spent} />
         <Stat label="To spend" value={toSpend} />
         <Stat label="Requests left today" value={requestsLeft} />
-        <Stat label="ETA" value={etaText(progress, paused, heldByDailyCap(current))} />
+        <Stat label="ETA" value={etaText(progress, paused, heldByDailyCap(current), topUp)} />
       </div>
       <div className="folder-stats">
         <Progress
@@ -342,13 +344,15 @@ export function BatchBoard() {
                   ? MAYBE_PAID_SHORT_TEXT
                   : item.waitReason === 'no_diamonds' && planRefusing(item)
                     ? planRefusingText(planRefusing(item)!)
-                    : item.waitReason === 'ceiling' && folder?.maxDiamonds != null
-                      ? `The next photo would cross the folder’s diamond ceiling of ${folder.maxDiamonds}: raise it to go on.`
-                      : item.waitReason === 'daily_cap'
-                        ? capText(item, left)
-                        : item.waitReason === 'uncertain'
-                          ? uncertainText(cost)
-                          : WAIT_TEXT[item.waitReason]
+                    : item.waitReason === 'no_diamonds'
+                      ? `Not enough diamonds: ${topUp}; it resumes by itself once the balance allows.`
+                      : item.waitReason === 'ceiling' && folder?.maxDiamonds != null
+                        ? `The next photo would cross the folder’s diamond ceiling of ${folder.maxDiamonds}: raise it to go on.`
+                        : item.waitReason === 'daily_cap'
+                          ? capText(item, left)
+                          : item.waitReason === 'uncertain'
+                            ? uncertainText(cost)
+                            : WAIT_TEXT[item.waitReason]
               : item.state === 'queued'
                 ? paused
                   ? 'Paused: press “Resume all”.'
@@ -605,7 +609,12 @@ export function BatchBoard() {
             </p>
           ) : null}
           {confirming.charged > 0 ? (
-            <BalanceBeside price={confirming.diamonds} ahead={toSpend} budget={budget} />
+            <BalanceBeside
+              price={confirming.diamonds}
+              ahead={toSpend}
+              budget={budget}
+              topUp={topUp}
+            />
           ) : null}
           {confirming.collected > 0 ? (
             <p>
@@ -658,10 +667,12 @@ function BalanceBeside({
   price,
   ahead,
   budget,
+  topUp,
 }: {
   price: number | null;
   ahead: number;
   budget: BudgetView | null;
+  topUp: string;
 }) {
   if (budget?.diamondBalance == null) return null;
   const balance = budget.diamondBalance;
@@ -682,8 +693,7 @@ function BalanceBeside({
         That is more than the account holds ({held}
         {queued}):
       </strong>{' '}
-      what the balance does not cover waits, marked “Not enough diamonds”, until the account is
-      topped up.
+      what the balance does not cover waits, marked “Not enough diamonds”, until you {topUp}.
     </p>
   );
 }
@@ -707,6 +717,7 @@ function balanceText(budget: BudgetView | null): string {
 /** Progress, spend and time left per folder (and per run without a folder). */
 function BatchSummaries({ items, paused }: { items: ItemView[]; paused: boolean }) {
   const folders = useFolders((s) => s.folders);
+  const topUp = topUpWhere(useCatalog((s) => s.account));
   const groups = useMemo(() => {
     const byBatch = new Map<string, ItemView[]>();
     for (const item of items)
@@ -742,7 +753,12 @@ function BatchSummaries({ items, paused }: { items: ItemView[]; paused: boolean 
               </td>
               <td>{batchItems.reduce((sum, i) => sum + i.diamonds, 0)}</td>
               <td>
-                {etaText(progress, paused || Boolean(folder?.paused), heldByDailyCap(batchItems))}
+                {etaText(
+                  progress,
+                  paused || Boolean(folder?.paused),
+                  heldByDailyCap(batchItems),
+                  topUp,
+                )}
               </td>
             </tr>
           );

@@ -9,7 +9,7 @@ import { attemptsOf } from '../attempts';
 import { DEFAULT_RECIPE, RecipeBuilder } from '../components/RecipeBuilder';
 import { folderName, recipeName } from '../names';
 import { defaultRecipeFor } from '../recipe/request';
-import { boardState, etaText, heldByDailyCap, heldText, progressOf } from '../progress';
+import { boardState, etaText, heldByDailyCap, heldText, progressOf, topUpWhere } from '../progress';
 import { useCatalog } from '../stores/catalog-store';
 import { useFolders } from '../stores/folders-store';
 import { useQueue } from '../stores/queue-store';
@@ -53,6 +53,7 @@ export function FoldersScreen() {
 function FolderCard({ folder }: { folder: FolderView }) {
   const catalog = useCatalog((s) => s.catalog);
   const looks = useCatalog((s) => s.looks);
+  const topUp = topUpWhere(useCatalog((s) => s.account));
   const attempts = useQueue(
     useShallow((s) => Object.values(s.items).filter((i) => i.folderId === folder.id)),
   );
@@ -99,7 +100,7 @@ function FolderCard({ folder }: { folder: FolderView }) {
               {heldCount ? `${heldCount} held · ` : ''}
               {count(['review'])} to review · {count(['exported'])} exported · {count(['rejected'])}{' '}
               rejected · {count(['failed'])} failed · ETA{' '}
-              {etaText(progress, folder.paused || queuePaused, heldByDailyCap(items))}
+              {etaText(progress, folder.paused || queuePaused, heldByDailyCap(items), topUp)}
             </span>
           </div>
         )}
@@ -114,9 +115,9 @@ function FolderCard({ folder }: { folder: FolderView }) {
           </div>
         )}
         {folder.paused && <div className="wait">Paused: new photos wait until you resume.</div>}
-        {!folder.paused && heldText(progress.held) && (
+        {!folder.paused && heldText(progress.held, topUp) && (
           <div className="wait" data-testid="folder-held">
-            {heldText(progress.held)}
+            {heldText(progress.held, topUp)}
           </div>
         )}
         {folder.waitReason && folder.waitReason !== 'paused' && !heldText(progress.held) && (
