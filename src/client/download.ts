@@ -36,6 +36,34 @@ export class DownloadTooLargeError extends ApiError {
 }
 
 /**
+ * A download whose redirects ran out: a loop (a URL met again) or more hops than `maxHops`.
+ * Asking again in this run would only spend more of the day's requests on the same hops.
+ */
+export class DownloadRedirectError extends ApiError {
+  override name = 'DownloadRedirectError';
+  constructor(url: string, status: number, to: string, hops: number, loop: boolean) {
+    super(
+      status,
+      loop
+        ? `download of ${url} refused: a redirect loop (answer ${status} after ${hops} redirect(s) leads back to ${to}); nothing was kept`
+        : `download of ${url} refused: still redirected (answer ${status} to ${to}) after ${hops} redirect(s), the most a result file may take; nothing was kept`,
+    );
+  }
+  override get retryable(): boolean {
+    return false;
+  }
+}
+
+/**
+ * Redirects followed by hand (fetch's own following sends every hop unseen, 20 of them): at most
+ * `maxHops`, `beforeHop` told of each (it counts the hops the service counts, and may throw to keep
+ * one from going out). The headers go no further than the first URL's origin, as fetch does.
+ */
+export type RedirectPolicy = { maxHops: number; beforeHop: (to: URL) => void };
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/**
  * Fetches a file and types it by its bytes: the Content-Type a CDN or object store sends
  * (often `application/octet-stream`) is kept as `servedAs` and never trusted. `silenceMs` bounds
  * the wait for the answer and then each gap between the body's bytes, not the whole transfer: a
@@ -49,6 +77,7 @@ export async function fetchDownload(
   silenceMs = 60_000,
   maxMs = DOWNLOAD_MAX_MS,
   maxBytes = DOWNLOAD_MAX_BYTES,
+  redirects?: RedirectPolicy,
 ): Promise<Download> {
   const abort = new AbortController();
   let silent: NodeJS.Timeout | undefined;
@@ -61,7 +90,9 @@ export async function fetchDownload(
   let data: Buffer;
   try {
     heard();
-    response = await fetch(url, { headers, signal: abort.signal });
+    response = redirects
+      ? await fetchFollowing(url, headers, abort.signal, redirects, heard)
+      : await fetch(url, { headers, signal: abort.signal });
     heard();
     if (!response.ok) {
       // The host's own words (an object store's 'Request has expired') tell a dead link from an outage.
@@ -103,6 +134,34 @@ export async function fetchDownload(
   }
   const servedAs = response.headers.get('content-type');
   return { data, servedAs, ...judgeDownload(data, { what: `the file at ${url}`, servedAs }) };
+}
+
+/** `fetch` with its redirects followed under `policy` (see `RedirectPolicy`). */
+async function fetchFollowing(
+  url: string,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  policy: RedirectPolicy,
+  heard: () => void,
+): Promise<Response> {
+  const first = new URL(url);
+  const seen = new Set([first.href]);
+  let at = first;
+  let sent = headers;
+  for (let hops = 0; ; hops++) {
+    const response = await fetch(at, { headers: sent, signal, redirect: 'manual' });
+    heard();
+    const location = response.headers.get('location');
+    if (!REDIRECT_STATUSES.has(response.status) || location === null) return response;
+    await response.body?.cancel();
+    const to = new URL(location, at);
+    if (seen.has(to.href) || hops >= policy.maxHops)
+      throw new DownloadRedirectError(url, response.status, to.href, hops + 1, seen.has(to.href));
+    seen.add(to.href);
+    policy.beforeHop(to);
+    if (to.origin !== at.origin) sent = {};
+    at = to;
+  }
 }
 
 /** The first 200 characters of an answer's body, on one line: what the host said instead of a file. */

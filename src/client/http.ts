@@ -16,6 +16,12 @@ import { certainlyNotSent, describeFailure, retryAfterFrom } from './failure';
 import { sniffUploadMime } from './media-type';
 
 /**
+ * Redirects a result file on the service's own origin may take (a file moved to a CDN takes one,
+ * a signed URL behind it another): more, or a loop, is refused for this run.
+ */
+export const OWN_FILE_REDIRECTS = 3;
+
+/**
  * The spec does not name the request parameter that carries `nextCursor` back (4.10), so a page
  * request sends it under each name in common use at once; services ignore query parameters they
  * do not know. `cursor` pairs with the `nextCursor` field (the usual convention), `nextCursor`
@@ -850,8 +856,8 @@ export class HttpClient implements ServiceClient {
   /**
    * Results may live on another host (a CDN), where the API key is never sent, or on the service's
    * own origin behind the key, which it is sent to as on every API call (nothing new is exposed, and
-   * no refused request is spent first). A relative URL is read against the base URL. fetch drops
-   * the key on a redirect to another origin. A signed URL carries its own credentials, and an
+   * no refused request is spent first). A relative URL is read against the base URL. The key is
+   * dropped on a redirect to another origin (by fetch, or by hand for the own origin's files). A signed URL carries its own credentials, and an
    * object store behind the service's origin refuses a second one ("Only one auth mechanism
    * allowed", review rev14 F1: a paid result never collected): it goes without the key, and a
    * file of the own origin that refuses the key with 400, 401 or 403 is asked once more without it.
@@ -861,21 +867,35 @@ export class HttpClient implements ServiceClient {
     const target = new URL(url, `${this.base}/`);
     const own = target.origin === base.origin;
     // A file under the service's own /v1 is an API request: counted (and capped) as one.
-    const guard = () => {
-      if (own && target.pathname.startsWith(`${base.pathname.replace(/\/+$/, '')}/v1/`))
+    const guard = (at: URL) => {
+      if (
+        at.origin === base.origin &&
+        at.pathname.startsWith(`${base.pathname.replace(/\/+$/, '')}/v1/`)
+      )
         for (const check of this.guards) check();
     };
+    // Redirects of a file on the own origin are followed by hand, each hop to its /v1 counted as
+    // the service counts it (review rev33 D4: a file redirecting to itself spent 20 uncounted
+    // hops a try, the day's 500 in one run). Another host's redirects cost the cap nothing.
+    const redirects = own ? { maxHops: OWN_FILE_REDIRECTS, beforeHop: guard } : undefined;
     // The request timeout bounds silence (no bytes), not the whole body (fetchDownload).
     const timeoutMs = this.opts.timeoutMs ?? 60_000;
     const fetchIt = (headers: Record<string, string>) =>
-      fetchDownload(target.href, headers, timeoutMs, undefined, this.opts.downloadMaxBytes);
-    guard();
+      fetchDownload(
+        target.href,
+        headers,
+        timeoutMs,
+        undefined,
+        this.opts.downloadMaxBytes,
+        redirects,
+      );
+    guard(target);
     if (!own || isSignedUrl(target)) return fetchIt({});
     try {
       return await fetchIt({ authorization: `Bearer ${this.opts.apiKey}` });
     } catch (error) {
       if (!(error instanceof ApiError) || ![400, 401, 403].includes(error.status)) throw error;
-      guard();
+      guard(target);
       return fetchIt({}).catch(() => {
         throw error; // the key's refusal is the better account of why the file is out of reach
       });

@@ -260,6 +260,15 @@ export async function startReferenceService(
       if (url.pathname.startsWith('/v1/files/')) {
         req.resume();
         const id = fileIdOfPath(url.pathname);
+        const redirect = core.options.resultFilesRedirect;
+        if (req.method === 'GET' && id && core.ownsFile(gate.caller.email, id) && redirect) {
+          const to =
+            redirect === 'self'
+              ? `${url.pathname}${url.search}`
+              : `${core.urls.results}/blob/${id}`;
+          res.writeHead(302, { location: to }).end();
+          return;
+        }
         if (req.method === 'GET' && id && core.ownsFile(gate.caller.email, id))
           return serveFile(res, url, false);
         return send(res, { status: 404, body: { success: false, error: 'Not found' } }, false);

@@ -237,6 +237,12 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   truncateResultBodies: z.number().int().min(-1).optional(),
   /** Result URLs under /v1/files/ on the service that answer 401 without the caller's Bearer key (OpenAI's file content endpoint). */
   resultUrlsNeedKey: z.boolean().optional(),
+  /**
+   * With resultUrlsNeedKey: a result file under /v1/files/ answers 302 instead of its bytes, to
+   * itself ('self': a redirect loop) or to the file on the results host ('otherHost': a CDN). Each
+   * /v1 hop is counted like any call (spec §8 "counts every call"); the spec shows no redirects.
+   */
+  resultFilesRedirect: z.enum(['self', 'otherHost']).optional(),
   /** resultUrls are paths relative to the service ('/results/<id>'), as APIs built on Rails' *_path helpers give. */
   relativeResultUrls: z.boolean().optional(),
   /**
