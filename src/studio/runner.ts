@@ -23,6 +23,7 @@ import { SHOT_PRICE } from './budget';
 import * as store from './db/store';
 import { exportApproved } from './export-step';
 import { withUploadNote } from './prepare';
+import { fileAddressOf, filePathOf } from './file-address';
 import { backoffMs, namesJobsAtOnce, parseInsufficient, retryAfterMs } from './gates';
 import {
   HIDDEN_JOBS_WAIT,
@@ -163,25 +164,6 @@ const uploadUrlSharedNote = (url: string, other: string) =>
 /** An item's error once its results are held for `UPLOAD_URL_SHARED` in an auto-approved batch. */
 export const SHARED_UPLOAD_HELD = 'paid, results not exported: ';
 
-/** An upload URL's object: the same file under another signature or expiry is one upload. */
-const uploadAddressOf = (url: string): string => {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.origin}${parsed.pathname}`;
-  } catch {
-    return url;
-  }
-};
-
-/** A result URL's file: the same file under another signature or expiry is one file. */
-const resultFileOf = (url: string): string => {
-  try {
-    const parsed = new URL(url, 'http://relative.invalid');
-    return `${parsed.origin}${parsed.pathname}`;
-  } catch {
-    return url;
-  }
-};
 /** The URLs in a stored JSON list (listed or result URLs), empty places left out. */
 const storedUrlList = (json: string | null): string[] => {
   const list = JSON.parse(json ?? '[]') as unknown;
@@ -335,7 +317,7 @@ export class Runner {
    * journalling transaction. The items changed, or null when nobody else holds the URL.
    */
   private sharedUpload(item: store.ItemRow, url: string): string[] | null {
-    const address = uploadAddressOf(url);
+    const address = fileAddressOf(url);
     const holders = (
       this.db
         .prepare(
@@ -343,13 +325,13 @@ export class Runner {
              AND instr(upload_url, ?) = 1`,
         )
         .pluck()
-        .all(item.id, item.sha256, address) as string[]
+        .all(item.id, item.sha256, filePathOf(url)) as string[]
     )
       .map((id) => store.getItem(this.db, id))
       .filter(
         (row): row is store.ItemRow =>
           row !== undefined &&
-          uploadAddressOf(row.uploadUrl ?? '') === address &&
+          fileAddressOf(row.uploadUrl ?? '') === address &&
           // A job seen ended read its image long ago: nothing of it is at stake any more.
           (['uploading', 'submitting', 'processing'].includes(row.state) ||
             (row.jobId !== null && !isFinalStatus(row.jobStatus))),
@@ -1134,8 +1116,8 @@ export class Runner {
    */
   private rememberListed(item: store.ItemRow, urls: readonly string[]): string[] {
     const before = JSON.parse(store.getItem(this.db, item.id)?.listedUrls ?? '[]') as string[];
-    const byFile = new Map(before.map((url) => [resultFileOf(url), url]));
-    for (const url of urls) byFile.set(resultFileOf(url), url);
+    const byFile = new Map(before.map((url) => [fileAddressOf(url), url]));
+    for (const url of urls) byFile.set(fileAddressOf(url), url);
     const all = [...byFile.values()];
     if (JSON.stringify(all) !== JSON.stringify(before))
       store.updateItem(this.db, item.id, { listedUrls: JSON.stringify(all) }, this.now());

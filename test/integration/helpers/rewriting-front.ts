@@ -13,6 +13,8 @@ export type FrontAnswer = { status: number; headers: http.OutgoingHttpHeaders; b
 export type FrontRequest = {
   method: string;
   path: string;
+  /** The query, as `URLSearchParams`. */
+  query: URLSearchParams;
   headers: http.IncomingHttpHeaders;
   body: Buffer;
 };
@@ -35,6 +37,7 @@ export async function rewritingFront(
       const request: FrontRequest = {
         method: req.method ?? 'GET',
         path: url.pathname,
+        query: url.searchParams,
         headers: req.headers,
         body: Buffer.concat(chunks),
       };
