@@ -7,6 +7,7 @@
  * counted. A single hop to another host (a CDN) is still collected, without the key.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { OWN_FILE_REDIRECTS } from '../../src/client/http';
 import { RESULTS_HELD } from '../../src/studio/result-download';
 import {
   chargedTo,
@@ -77,6 +78,34 @@ describe('result files under /v1 that redirect', () => {
     expect(creates(w)).toBe(photos);
     expect(chargedTo(w.service, EMAIL)).toBe(photos);
     expect(v1Files(w).length - before).toBeLessThanOrEqual(3 * photos);
+  });
+
+  it('a file redirecting under /v1 is collected, each hop counted as the service counts it', async () => {
+    const w = await world({ resultFilesRedirect: 'v1Once' }, 2);
+    const { summary } = await run(w);
+    expect(summary.failed).toEqual([]);
+    expect(summary.exported).toBe(2);
+    expect(chargedTo(w.service, EMAIL)).toBe(2);
+    expect(
+      v1Files(w)
+        .map((r) => r.status)
+        .sort(),
+    ).toEqual([200, 200, 302, 302]);
+    expect(v1Files(w).every((r) => r.authorization)).toBe(true);
+    // Before: the product counted 1 per file where the service counted 2 (its plan ran short).
+    expect(summary.apiRequests).toBe(w.service.requestsToday(w.apiKey));
+  });
+
+  it('a file redirected under /v1 without end (no URL met twice) stops after a few hops, counted', async () => {
+    const photos = 2;
+    const w = await world({ resultFilesRedirect: 'v1Endless' }, photos);
+    const { summary, items } = await run(w);
+    // The file's URL and OWN_FILE_REDIRECTS hops, once in the run (not 21 per try, 6 tries).
+    expect(v1Files(w)).toHaveLength(photos * (1 + OWN_FILE_REDIRECTS));
+    expect(summary.held).toHaveLength(photos);
+    expect(chargedTo(w.service, EMAIL)).toBe(photos);
+    for (const item of items) expect(item.error).toMatch(/still redirected/);
+    expect(summary.apiRequests).toBe(w.service.requestsToday(w.apiKey));
   });
 
   it('a file redirecting once to another host is collected, the key kept off that host, counted as the service counts', async () => {

@@ -207,6 +207,21 @@ export async function startReferenceService(
       .end(bytes);
   };
   let truncated = 0;
+  /** Where a /v1/files/ result redirects to (resultFilesRedirect), or null to serve it. */
+  const fileRedirect = (url: URL, id: string): string | null => {
+    switch (core.options.resultFilesRedirect) {
+      case 'self':
+        return `${url.pathname}${url.search}`;
+      case 'otherHost':
+        return `${core.urls.results}/blob/${id}`;
+      case 'v1Once':
+        return url.pathname === `/v1/files/${id}` ? null : `/v1/files/${id}`;
+      case 'v1Endless':
+        return `${url.pathname}?hop=${Number(url.searchParams.get('hop') ?? 0) + 1}`;
+      default:
+        return null;
+    }
+  };
 
   const log = new RequestLog();
   const admin = serve.adminToken ? adminRoutes(core, serve.adminToken, log) : null;
@@ -260,17 +275,12 @@ export async function startReferenceService(
       if (url.pathname.startsWith('/v1/files/')) {
         req.resume();
         const id = fileIdOfPath(url.pathname);
-        const redirect = core.options.resultFilesRedirect;
-        if (req.method === 'GET' && id && core.ownsFile(gate.caller.email, id) && redirect) {
-          const to =
-            redirect === 'self'
-              ? `${url.pathname}${url.search}`
-              : `${core.urls.results}/blob/${id}`;
+        if (req.method === 'GET' && id && core.ownsFile(gate.caller.email, id)) {
+          const to = fileRedirect(url, id);
+          if (to === null) return serveFile(res, url, false);
           res.writeHead(302, { location: to }).end();
           return;
         }
-        if (req.method === 'GET' && id && core.ownsFile(gate.caller.email, id))
-          return serveFile(res, url, false);
         return send(res, { status: 404, body: { success: false, error: 'Not found' } }, false);
       }
       const isUpload = req.method === 'POST' && url.pathname === '/v1/uploads';

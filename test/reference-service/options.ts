@@ -238,11 +238,13 @@ export const ReferenceServiceOptionsSchema = z.strictObject({
   /** Result URLs under /v1/files/ on the service that answer 401 without the caller's Bearer key (OpenAI's file content endpoint). */
   resultUrlsNeedKey: z.boolean().optional(),
   /**
-   * With resultUrlsNeedKey: a result file under /v1/files/ answers 302 instead of its bytes, to
-   * itself ('self': a redirect loop) or to the file on the results host ('otherHost': a CDN). Each
-   * /v1 hop is counted like any call (spec §8 "counts every call"); the spec shows no redirects.
+   * With resultUrlsNeedKey: a result file under /v1/files/ answers 302 instead of its bytes: to
+   * itself ('self': a redirect loop), to the file on the results host ('otherHost': a CDN), to its
+   * name without the extension under /v1, which serves it ('v1Once'), or to itself with a new
+   * query each time ('v1Endless': no URL met twice). Each /v1 hop is counted like any call (spec
+   * §8 "counts every call"); the spec shows no redirects.
    */
-  resultFilesRedirect: z.enum(['self', 'otherHost']).optional(),
+  resultFilesRedirect: z.enum(['self', 'otherHost', 'v1Once', 'v1Endless']).optional(),
   /** resultUrls are paths relative to the service ('/results/<id>'), as APIs built on Rails' *_path helpers give. */
   relativeResultUrls: z.boolean().optional(),
   /**
