@@ -549,6 +549,16 @@ export class Runner {
       const lost = ANSWERED_WITHOUT_JOB_ID.test(item.error ?? '')
         ? item.error!
         : 'the answer to the submission was lost';
+      if (item.error?.startsWith(KEY_HELD_NOTE)) {
+        // It did keep the key a while: told so, not as a service that ignores keys (review rev33
+        // D5). Not resent at once when first shown held: a key arrived may be in flight, and a
+        // service may process the same key anew then (a gateway's timeout: two charges).
+        this.markUncertain(
+          item,
+          `${lost}; the service held its Idempotency-Key when first asked (the create arrived, maybe charged) and had forgotten it when asked again ${Math.round((this.engine.options.keyRecordGraceMs ?? KEY_RECORD_GRACE_MS) / 1000)} s after it was sent (${probe.message}): it keeps key records shorter than that, so its stored answer is gone`,
+        );
+        return false;
+      }
       this.markUncertain(
         item,
         `${lost}; this service does not confirm Idempotency-Key: asked under the same key with a body it must refuse, it refused the body (${probe.message})`,

@@ -389,6 +389,12 @@ describe('"honours keys" is learnt by a replay probe, never from the echo', () =
         // Before: resent on the first probe's word once the grace was over, charged anew (2).
         expect(summary.exported).toBe(0);
         expect(summary.uncertain).toHaveLength(1);
+        // Told as a service that held the key a while, not one that ignores keys (review rev33
+        // D5: 'this service does not confirm Idempotency-Key').
+        expect(summary.uncertain[0]!.reason).toMatch(
+          /held its Idempotency-Key when first asked \(the create arrived, maybe charged\) and had forgotten it when asked again 2 s after it was sent/,
+        );
+        expect(summary.uncertain[0]!.reason).not.toMatch(/does not confirm/);
         expect(creates.map((r) => r.status)).toEqual([202, 400, 400]);
       }
       expect(charges(w.service)).toBe(1);
