@@ -5,7 +5,7 @@
  * A client that can say when it sends (`guardRequests`, the HTTP client) is counted per request
  * sent, since one call may send several; any other per call. Downloads of result files are not
  * API calls and are not counted, except files under the service's own /v1 (the HTTP client counts
- * those through its guard). Catalog reads go through a single-flight memory placed outside
+ * those, and each redirect hop to its /v1, through its guard). Catalog reads go through a single-flight memory placed outside
  * the count, so concurrent callers share one request and an answer from memory is not counted.
  */
 import { ApiError, withCatalogMemo, type ServiceClient } from '../client';
