@@ -18,6 +18,7 @@ const BENCHES: Record<string, () => Promise<Row[]>> = {
   ui: () => reviewUi(),
   quality: () => quality(),
   'quality-perturbed': async () => (await import('./quality-perturbed')).qualityPerturbed(),
+  'retouch-perturbed': async () => (await import('./retouch-perturbed')).retouchPerturbed(),
   requests: () => requests(),
   team: async () => (await import('./team')).team(),
 };

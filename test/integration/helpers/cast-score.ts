@@ -4,11 +4,55 @@
  */
 import path from 'node:path';
 import sharp from 'sharp';
+import { dilate } from '../../../src/core/providers/local/matting/morphology';
 import { retouchPhoto } from '../../../src/core/providers/local/retouch';
 import { deltaE2000, EVAL_DIR, labOfLinear, LIN } from '../../bench/quality';
 
 /** Per-channel gain and offset (levels) over the whole photo, as a lamp or a camera's white balance. */
 export type Cast = { gain: readonly number[]; offset?: readonly number[] };
+
+/** A change to the photo's raw RGB pixels (the mask unchanged): a white balance, an exposure. */
+export type Change = (rgb: Buffer) => Buffer;
+
+/** Linear sRGB of the CIE daylight white at `kelvin` (valid 4000-25000 K), Y = 1. */
+function daylight(kelvin: number): [number, number, number] {
+  const t = kelvin;
+  const x = -4.607e9 / t ** 3 + 2.9678e6 / t ** 2 + 0.09911e3 / t + 0.244063;
+  const y = -3 * x * x + 2.87 * x - 0.275;
+  const X = x / y;
+  const Z = (1 - x - y) / y;
+  return [
+    3.2406 * X - 1.5372 - 0.4986 * Z,
+    -0.9689 * X + 1.8758 + 0.0415 * Z,
+    0.0557 * X - 0.204 + 1.057 * Z,
+  ];
+}
+
+/**
+ * Linear-light gains of a white balance set `shift` K off 6500 K (warmer for a positive shift),
+ * green kept at 1: as `whiteBalance` in test/bench/quality-perturbed.ts.
+ */
+export function whiteBalanceGains(shift: number): [number, number, number] {
+  const ref = daylight(6504);
+  const lit = daylight(6504 - shift);
+  const g = lit.map((v, c) => v / ref[c]!);
+  return [g[0]! / g[1]!, 1, g[2]! / g[1]!];
+}
+
+const toSrgb = (v: number) => {
+  const c = Math.max(0, Math.min(1, v));
+  return Math.round(255 * (c <= 0.0031308 ? 12.92 * c : 1.055 * c ** (1 / 2.4) - 0.055));
+};
+
+/** Per-channel gains on linear light, clipped at white as a camera would. */
+export function linearGains(g: readonly number[]): Change {
+  const lut = g.map((k) => Uint8Array.from({ length: 256 }, (_, v) => toSrgb(LIN[v]! * k)));
+  return (rgb) => {
+    const out = Buffer.from(rgb);
+    for (let i = 0; i < out.length; i++) out[i] = lut[i % 3]![out[i]!]!;
+    return out;
+  };
+}
 
 export type CastScore = {
   /** Median Delta E 2000 with the brightness alone matched: what the white balance left. */
@@ -17,7 +61,16 @@ export type CastScore = {
   damage: number;
   /** Mean level of the backdrop (outside the mask). */
   backdrop: number;
-  /** Share of the garment newly clipped at 255 or lightened by more than 10 L*. */
+  /**
+   * Backdrop more than 3 px outside the mask (as `scoreRetouch`): its median level (mean of the
+   * channels) and the share of it with a channel under 250 (shading, blotches, a grey box).
+   */
+  backdropMedian: number;
+  shaded: number;
+  /**
+   * Share of the garment newly clipped at 255 (below 250 in the original and in the photo given)
+   * or lightened by more than 10 L* against the original with each channel matched.
+   */
   bleached: number;
 };
 
@@ -48,7 +101,8 @@ async function onBackdrop(
 
 export async function scoreCast(
   id: string,
-  change: { cast?: Cast; backdrop?: readonly number[] },
+  change: { cast?: Cast; backdrop?: readonly number[]; photo?: Change },
+  tool: (jpeg: Buffer) => Promise<Buffer> = retouchPhoto,
 ): Promise<CastScore> {
   const { data: original, info } = await sharp(path.join(EVAL_DIR, 'garments', `${id}.jpg`))
     .removeAlpha()
@@ -59,26 +113,43 @@ export async function scoreCast(
     .extractChannel(0)
     .raw()
     .toBuffer();
-  const shot = change.backdrop
+  let shot = change.backdrop
     ? await onBackdrop(original, mask, width, height, change.backdrop)
     : original;
+  if (change.photo) shot = change.photo(shot);
   let photo = sharp(shot, { raw: { width, height, channels: 3 } });
   if (change.cast)
     photo = photo.linear([...change.cast.gain], [...(change.cast.offset ?? [0, 0, 0])]);
-  const after = await sharp(await retouchPhoto(await photo.jpeg({ quality: 92 }).toBuffer()))
+  const given = await photo.raw().toBuffer();
+  const after = await sharp(
+    await tool(
+      await sharp(given, { raw: { width, height, channels: 3 } })
+        .jpeg({ quality: 92 })
+        .toBuffer(),
+    ),
+  )
     .removeAlpha()
     .raw()
     .toBuffer();
   const num = [0, 0, 0];
   const den = [0, 0, 0];
-  let backdrop = 0;
-  let backdropCount = 0;
+  const backdropLevels: number[] = [];
+  let backdropSum = 0;
+  let shaded = 0;
+  const garment = Uint8Array.from(mask, (v) => (v >= 128 ? 1 : 0));
+  const near = dilate(garment, width, height, 3);
   for (let i = 0; i < mask.length; i++) {
-    if (mask[i]! < 128) {
-      backdrop += (after[i * 3]! + after[i * 3 + 1]! + after[i * 3 + 2]!) / 3;
-      backdropCount++;
+    if (!garment[i]) {
+      const level = (after[i * 3]! + after[i * 3 + 1]! + after[i * 3 + 2]!) / 3;
+      backdropSum += level;
+      if (near[i]) continue;
+      backdropLevels.push(level);
+      if (Math.min(after[i * 3]!, after[i * 3 + 1]!, after[i * 3 + 2]!) < 250) shaded++;
       continue;
     }
+    // A pixel the photo given clipped tells only "at least white": it stays out of the fit, or
+    // an exposure that clipped a garment read as a smaller gain than it was.
+    if (Math.max(given[i * 3]!, given[i * 3 + 1]!, given[i * 3 + 2]!) >= 254) continue;
     for (let c = 0; c < 3; c++) {
       num[c]! += LIN[after[i * 3 + c]!]! * LIN[original[i * 3 + c]!]!;
       den[c]! += LIN[original[i * 3 + c]!]! ** 2;
@@ -104,14 +175,17 @@ export async function scoreCast(
     const matched = shifted(gain);
     damage.push(deltaE2000(matched, got));
     const newlyClipped = [0, 1, 2].some(
-      (c) => after[i * 3 + c] === 255 && original[i * 3 + c]! < 250,
+      (c) => after[i * 3 + c] === 255 && original[i * 3 + c]! < 250 && given[i * 3 + c]! < 250,
     );
     if (newlyClipped || got[0] - matched[0] > 10) bleached++;
   }
+  const backdrop = backdropSum / (mask.length - castLeft.length);
   return {
     castLeft: median(castLeft),
     damage: median(damage),
-    backdrop: backdrop / backdropCount,
+    backdrop,
+    backdropMedian: median(backdropLevels),
+    shaded: shaded / Math.max(1, backdropLevels.length),
     bleached: bleached / castLeft.length,
   };
 }

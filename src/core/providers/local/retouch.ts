@@ -54,6 +54,8 @@ function backdropGains(
   const clipped = atTop.map((n) => n >= count * CLIPPED_SHARE) as [boolean, boolean, boolean];
   // What the subject's check needs: the levels, and the channels at white.
   const found = { level, atWhite: [...clipped] };
+  const past = pastWhiteOnLocus(level, clipped);
+  if (past) return { gains: gainsFor(past) ?? [1, 1, 1], clipped: lit(past), ...found };
   if (clipped.filter(Boolean).length !== 1) {
     // Nothing clipped, or white; with two channels at 255 one of them may simply be white.
     return { gains: gainsFor(level) ?? [1, 1, 1], clipped: [false, false, false], ...found };
@@ -78,6 +80,32 @@ function backdropGains(
   }
   return { gains: gainsFor(level) ?? [1, 1, 1], clipped, ...found };
 }
+
+/**
+ * Lighting casts run along the daylight locus: a white balance K warmer or cooler moves log(R/G)
+ * by about -0.62 times log(B/G) (CIE daylight, 4000-25000 K, green held), in levels as in linear
+ * light.
+ */
+const LOCUS_SLOPE = 0.62;
+
+/**
+ * A white backdrop with red and green at 255 and blue below was pushed warm, red past white; with
+ * green and blue at 255 and red below, cool, blue past it. Their own level says only "255": the
+ * locus gives the rest from the channel that shows the cast. Taken as 255, a warm cast kept its
+ * red (051473_1 1000 K warmer: cream jeans left 4.4 Delta E from the original) and the drop shadow
+ * of a digital backdrop stayed coloured and was kept as fabric (049805_1: 7% of the backdrop grey).
+ * Null unless exactly that pattern.
+ */
+function pastWhiteOnLocus(level: number[], clipped: boolean[]): number[] | null {
+  if (clipped.filter(Boolean).length !== 2 || !clipped[1]) return null;
+  const below = clipped[0] ? 2 : 0;
+  const ratio = 255 / Math.max(1, level[below]!);
+  const slope = below === 2 ? LOCUS_SLOPE : 1 / LOCUS_SLOPE;
+  return level.map((v, c) => (c === 2 - below ? 255 * ratio ** slope : v));
+}
+
+/** The channels above white in these levels. */
+const lit = (level: number[]) => level.map((v) => v > 255) as [boolean, boolean, boolean];
 
 /** Reach (px) of the fabric and the backdrop an edge pixel is read as a blend of. */
 const BLEND_REACH = 4;
@@ -584,11 +612,41 @@ function regainEdge(
   }
 }
 
+/** A cast this strong (largest over smallest gain, less 1) is taken out before the final matte. */
+const MATTE_CAST = 0.02;
+
+/**
+ * The matte of the photo with its cast taken out. The cut-out tells a backdrop from its shadows
+ * and fabric on a neutral backdrop; under a cast it kept a digital backdrop's drop shadow and
+ * JPEG blotches as subject (049805_1 and 050181_1 under a white balance 1000 K warmer or cooler:
+ * 4.5-7% of the backdrop left grey). Gains scaled so the backdrop's brightest channel keeps its
+ * level: a white backdrop comes back white. Plain gains, clipped: this image only decides alpha.
+ */
+async function balancedMatte(
+  data: Buffer,
+  width: number,
+  height: number,
+  gains: readonly number[],
+): Promise<Buffer | null> {
+  const low = Math.min(...gains);
+  if (Math.max(...gains) / low - 1 < MATTE_CAST) return null;
+  const lut = gains.map((g) =>
+    Uint8Array.from({ length: 256 }, (_, v) => Math.min(255, Math.round((v * g) / low))),
+  );
+  const balanced = Buffer.alloc(data.length);
+  for (let i = 0; i < data.length; i++) balanced[i] = lut[i % 3]![data[i]!]!;
+  const png = await sharp(balanced, { raw: { width, height, channels: 3 } })
+    .png({ compressionLevel: 1, adaptiveFiltering: false })
+    .toBuffer();
+  return matteAt(await computeMatte(png), width, height);
+}
+
 export async function retouchPhoto(input: Buffer): Promise<Buffer> {
   await decodeMeta(input);
   const { data, width, height } = await rgbPixels(input);
-  const alpha = await matteAt(await computeMatte(input), width, height);
-  const { gains, clipped } = neutralGains(data, alpha, width, height);
+  const first = await matteAt(await computeMatte(input), width, height);
+  const { gains, clipped } = neutralGains(data, first, width, height);
+  const alpha = (await balancedMatte(data, width, height, gains)) ?? first;
   keepOffBackdrop(data, alpha, width, height);
   const backdrop = localBackdrop(data, alpha, width, height);
   regainEdge(data, alpha, backdrop, width, height);
