@@ -113,6 +113,8 @@ export const REFUND_DUE_KEPT_MS = 15 * 60_000;
 
 /** A failed job's refund a reading did not show yet: its charge, and when it was first waited for. */
 export type RefundDue = { id: string; diamonds: number; since: number };
+/** A create answered 500 (charged, then refunded per spec 4.6): `id` is the item's, numbered. */
+type FailedCharge = { id: string; batchId: string; diamonds: number; submittedAt: string };
 
 /** The wait before a reading asked again after its balance read failed; doubled per failure. */
 const READING_RETRY_MS = 1_000;
@@ -785,6 +787,29 @@ export class Budget {
   private readonly refundsLookedFor = new Set<string>();
 
   /**
+   * Creates answered 500 since this budget opened: per the spec (4.6) failed after the charge and
+   * refunded, with no timing, like a failed job. Their refunds are looked for as a failed job's
+   * (`failedSince`, `refundsNotShown`): a refund landing minutes later was read as spend in the
+   * service's own apps, and a `--max-diamonds 4` run took 6 from the balance, a real overspend
+   * where the refund never came (review rev33 D2).
+   */
+  private readonly failedCreates: FailedCharge[] = [];
+
+  /** A create of `item` answered 500 (sent at `submittedAt`): its charge's refund is awaited. */
+  createFailedAfterCharge(
+    item: { id: string; batchId: string; submittedAt: string | null },
+    diamonds: number,
+  ): void {
+    if (this.client.origin === 'embedded' || !(diamonds > 0)) return;
+    this.failedCreates.push({
+      id: `${item.id}#500-${this.failedCreates.length + 1}`,
+      batchId: item.batchId,
+      diamonds,
+      submittedAt: item.submittedAt ?? this.now().toISOString(),
+    });
+  }
+
+  /**
    * A batch's failed jobs (charged since this budget opened) whose refund no balance reading has
    * shown (`lookForRefunds`): under a ceiling their charge keeps its room until one does, since
    * a refund may come late (spec 3.1 gives no timing) or never (review rev16 A1b: 24 charged
@@ -810,7 +835,12 @@ export class Budget {
       price: number;
       updatedAt: string;
     }[];
-    const notShown = rows.filter((r) => !this.refundsShown.has(r.id));
+    const notShown = [
+      ...rows,
+      ...this.failedCreates
+        .filter((c) => c.batchId === batchId)
+        .map((c) => ({ id: c.id, price: c.diamonds, updatedAt: c.submittedAt })),
+    ].filter((r) => !this.refundsShown.has(r.id));
     return {
       count: notShown.length,
       diamonds: notShown.reduce((sum, r) => sum + r.price, 0),
@@ -1085,13 +1115,18 @@ export class Budget {
    * show the charge and not yet the refund.
    */
   private failedSince(at: number): { id: string; diamonds: number; submittedAt: string }[] {
-    return this.db
+    const iso = new Date(at).toISOString();
+    const jobs = this.db
       .prepare(
         `SELECT id, price AS diamonds, submitted_at AS submittedAt FROM items
            WHERE job_status = 'failed' AND diamonds = 0 AND price > 0 AND submitted_at >= ?
            ORDER BY updated_at`,
       )
-      .all(new Date(at).toISOString()) as { id: string; diamonds: number; submittedAt: string }[];
+      .all(iso) as { id: string; diamonds: number; submittedAt: string }[];
+    const creates = this.failedCreates
+      .filter((c) => c.submittedAt >= iso)
+      .map(({ id, diamonds, submittedAt }) => ({ id, diamonds, submittedAt }));
+    return [...jobs, ...creates];
   }
 
   /** After a failed read the next waits (`readingDueIn`); after an answer it may go at once. */

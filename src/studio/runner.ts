@@ -91,7 +91,7 @@ const DOWNLOAD_ATTEMPTS = 6;
 /** 401s in a row to a paid job's polls before the key is taken as revoked (rev14 P2: one was a hiccup). */
 const UNAUTHORIZED_POLLS_TO_REVOKED = 3;
 /** The error a generations 500 kept under one key leaves (handleError): asked again, no probe. */
-const SAME_KEY_500 = /^the service answered 500 \((\d+)\) under this Idempotency-Key/;
+export const SAME_KEY_500 = /^the service answered 500 \((\d+)\) under this Idempotency-Key/;
 /**
  * A probe's answer that the key is held (its reuse refused): the resend waits, unprobed, until the
  * first attempt's record must be written, and goes once a probe then shows the key still held.
@@ -1584,6 +1584,13 @@ export class Runner {
         return;
       }
       const same500 = Number(SAME_KEY_500.exec(item.error ?? '')?.[1] ?? 0) + 1;
+      // Charged, then refunded (spec 4.6), at no set time: its refund is looked for as a failed
+      // job's, its room kept under a ceiling until a reading shows it (Budget.failedCreates).
+      if (err.status === 500 && generation)
+        this.engine.spending.createFailedAfterCharge(
+          item,
+          this.engine.quoteOf(item)?.diamonds ?? item.price,
+        );
       if (err.status === 500 && generation && same500 < 4) {
         // The same key first, whatever is known of the service's keys: one that keeps answers per
         // key tells what became of the attempt (a 500 from a gateway after the charge gets the

@@ -24,6 +24,7 @@ import { hiddenJobsNotStarted, hiddenJobsWait } from './hidden-jobs';
 import { typicalPollRequests } from './poll';
 import type { ToolTimes } from './poller';
 import { lostBeforeResubmit } from './queue';
+import { SAME_KEY_500 } from './runner';
 
 /** A row written this far in the future means the clock went back, not a write racing the tick. */
 const CLOCK_SLACK_MS = 2_000;
@@ -361,7 +362,24 @@ export class Scheduler {
    * earlier run (no ceiling, or an older price) then never takes a batch past its own.
    */
   private reservedUncharged(item: store.ItemRow): boolean {
-    return item.reserved > 0 && this.uncharged(item);
+    return item.reserved > 0 && (this.uncharged(item) || this.resendAfter500(item));
+  }
+
+  /**
+   * Waiting to go again under its key after a 500 (spec 4.6: charged, then refunded): that charge
+   * keeps its own room until a reading shows its refund (`Budget.failedCreates`), so the resend
+   * is admitted again against the ceiling like a photo not sent yet. Resent at once, a
+   * `--max-diamonds 4` run took 6 from the balance while the refunds were out (review rev33 D2).
+   */
+  private resendAfter500(item: store.ItemRow): boolean {
+    return (
+      item.state === 'submitting' &&
+      item.diamonds === 0 &&
+      item.jobId === null &&
+      item.uncertain === 0 &&
+      !this.engine.running.has(item.id) &&
+      SAME_KEY_500.test(item.error ?? '')
+    );
   }
 
   /** Charged nothing, not on its way now, and no create in doubt. */
