@@ -31,6 +31,7 @@ import sharp, { type Sharp } from 'sharp';
 import { removeBackground } from '../../src/core/providers/local/remove-background';
 import { EVAL_DIR, garmentIds } from './quality';
 import { fmt, type Row } from './shared';
+import { whiteBalanceGains } from './white-balance';
 
 type Pixels = { data: Buffer; width: number; height: number; channels: number };
 /** A photo (3 channels) and its mask (1 channel, 0/255) changed the same way. */
@@ -127,31 +128,6 @@ function gains(pair: Pair, g: [number, number, number]): Pair {
   const data = Buffer.from(pair.photo.data);
   for (let i = 0; i < data.length; i++) data[i] = lut[i % 3]![data[i]!]!;
   return { photo: { ...pair.photo, data }, mask: pair.mask };
-}
-
-/** Linear sRGB of the CIE daylight white at `kelvin` (valid 4000-25000 K), Y = 1. */
-function daylight(kelvin: number): [number, number, number] {
-  const t = kelvin;
-  const x = -4.607e9 / t ** 3 + 2.9678e6 / t ** 2 + 0.09911e3 / t + 0.244063;
-  const y = -3 * x * x + 2.87 * x - 0.275;
-  const X = x / y;
-  const Z = (1 - x - y) / y;
-  return [
-    3.2406 * X - 1.5372 - 0.4986 * Z,
-    -0.9689 * X + 1.8758 + 0.0415 * Z,
-    0.0557 * X - 0.204 + 1.057 * Z,
-  ];
-}
-
-/**
- * A white balance set `shift` K off: a neutral lit at 6500 K is rendered as the camera would render
- * daylight at 6500 - shift balanced for 6500 (warmer for a positive shift). Green kept at 1.
- */
-function whiteBalance(shift: number): [number, number, number] {
-  const ref = daylight(6504);
-  const lit = daylight(6504 - shift);
-  const g = lit.map((v, c) => v / ref[c]!);
-  return [g[0]! / g[1]!, 1, g[2]! / g[1]!];
 }
 
 /** A small deterministic Gaussian (Box-Muller over a seeded xorshift). */
@@ -262,8 +238,8 @@ export const VARIATIONS: Variation[] = [
   { name: 'bright-15', apply: async (p) => gains(p, [0.85, 0.85, 0.85]) },
   { name: 'bright+10', apply: async (p) => gains(p, [1.1, 1.1, 1.1]) },
   { name: 'bright+15', apply: async (p) => gains(p, [1.15, 1.15, 1.15]) },
-  { name: 'warm300K', apply: async (p) => gains(p, whiteBalance(300)) },
-  { name: 'cool300K', apply: async (p) => gains(p, whiteBalance(-300)) },
+  { name: 'warm300K', apply: async (p) => gains(p, whiteBalanceGains(300)) },
+  { name: 'cool300K', apply: async (p) => gains(p, whiteBalanceGains(-300)) },
   { name: 'noise3', apply: async (p) => gaussianNoise(p, 3, 0x5eed) },
   { name: 'vig61', apply: async (p) => vignette(p, 0.61) },
   { name: 'vig72', apply: async (p) => vignette(p, 0.72) },

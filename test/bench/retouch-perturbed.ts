@@ -10,14 +10,10 @@
  * `npm run -s bench -- retouch-perturbed`; to choose: RETOUCH_VARIATIONS=warm600,ev+1 and
  * RETOUCH_IDS=00055_00,049940_1; RETOUCH_AS_GIVEN=1 scores the changed photo itself, untouched. Direct: `npx tsx test/bench/retouch-perturbed.ts`.
  */
-import {
-  type Change,
-  linearGains,
-  scoreCast,
-  whiteBalanceGains,
-} from '../integration/helpers/cast-score';
+import { type Change, linearGains, scoreCast } from '../integration/helpers/cast-score';
 import { garmentIds } from './quality';
 import type { Row } from './shared';
+import { whiteBalanceGains } from './white-balance';
 
 export const RETOUCH_VARIATIONS: Record<string, Change> = {
   original: (rgb) => rgb,

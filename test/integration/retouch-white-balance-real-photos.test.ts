@@ -9,7 +9,8 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EVAL_DIR, garmentIds } from '../bench/quality';
-import { linearGains, scoreCast, whiteBalanceGains } from './helpers/cast-score';
+import { whiteBalanceGains } from '../bench/white-balance';
+import { linearGains, scoreCast } from './helpers/cast-score';
 
 const ids = garmentIds();
 const present = fs.existsSync(EVAL_DIR) && ids.length > 0;
