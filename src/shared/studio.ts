@@ -175,6 +175,17 @@ export const WAIT_REASONS = [
   'jobs_hidden',
 ] as const;
 export type WaitReason = (typeof WAIT_REASONS)[number];
+/**
+ * Holds that keep a photo from being sent at all (time or the operator moves it on): one held so
+ * at `submitting` was refused before any charge, and reads and cancels as a queued photo.
+ */
+export const HELD_UNSENT: readonly WaitReason[] = [
+  'no_diamonds',
+  'ceiling',
+  'daily_cap',
+  'paused',
+  'jobs_hidden',
+];
 
 export const REVIEW_STATES = ['pending', 'approved', 'rejected'] as const;
 export type ReviewState = (typeof REVIEW_STATES)[number];

@@ -4,7 +4,7 @@
  * only call these; every change is written before the engine is asked to go on.
  */
 import path from 'node:path';
-import { isReadyShootRecipe, type ItemState, type Recipe, type WaitReason } from '../shared/studio';
+import { HELD_UNSENT, isReadyShootRecipe, type ItemState, type Recipe } from '../shared/studio';
 import * as store from './db/store';
 import { readFailedShots, readRecipeSnapshot } from './db/stored-json';
 import type { StudioEngine } from './engine';
@@ -41,15 +41,6 @@ function itemsWhere(
 
 const itemsIn = (engine: StudioEngine, ids: readonly string[], states: readonly ItemState[]) =>
   itemsWhere(engine, ids, (item) => states.includes(item.state));
-
-/** Holds that keep a photo from being sent: one held so at `submitting` was refused, not paid. */
-const HELD_UNSENT: readonly WaitReason[] = [
-  'no_diamonds',
-  'ceiling',
-  'daily_cap',
-  'paused',
-  'jobs_hidden',
-];
 
 /**
  * A photo held at `submitting` before any create that might be charged (a 402 for diamonds or the

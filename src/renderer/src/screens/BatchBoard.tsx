@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import {
+  HELD_UNSENT,
   ITEM_STATES,
   TERMINAL_STATES,
   type BudgetView,
@@ -94,14 +95,6 @@ const UNPAID: readonly ItemState[] = ['queued', 'uploading', 'submitting'];
  */
 const maybePaid = (item: ItemView) =>
   item.diamonds === 0 && !item.jobId && (item.uncertain || item.maybeCharged === true);
-/** Holds that keep a photo from being sent at all: time or the operator moves it on. */
-const HELD_UNSENT: readonly WaitReason[] = [
-  'no_diamonds',
-  'ceiling',
-  'daily_cap',
-  'paused',
-  'jobs_hidden',
-];
 /**
  * The state a row shows and is counted and filtered by: a photo held before its create was taken
  * (a 402 leaves it at "submitting") waits its turn like a queued one, and reads so, not as a step
