@@ -113,7 +113,7 @@ export const REFUND_DUE_KEPT_MS = 15 * 60_000;
 
 /** A failed job's refund a reading did not show yet: its charge, and when it was first waited for. */
 export type RefundDue = { id: string; diamonds: number; since: number };
-/** A create answered 500 (charged, then refunded per spec 4.6): `id` is the item's, numbered. */
+/** A create answered 500 (charged, then refunded per spec 4.6): `id` is the item's and its send's. */
 type FailedCharge = { id: string; batchId: string; diamonds: number; submittedAt: string };
 
 /** The wait before a reading asked again after its balance read failed; doubled per failure. */
@@ -801,11 +801,13 @@ export class Budget {
     diamonds: number,
   ): void {
     if (this.client.origin === 'embedded' || !(diamonds > 0)) return;
+    const submittedAt = item.submittedAt ?? this.now().toISOString();
+    // Named by its send, so a refund due kept in the store from an earlier run is never this one.
     this.failedCreates.push({
-      id: `${item.id}#500-${this.failedCreates.length + 1}`,
+      id: `${item.id}#500@${submittedAt}`,
       batchId: item.batchId,
       diamonds,
-      submittedAt: item.submittedAt ?? this.now().toISOString(),
+      submittedAt,
     });
   }
 
