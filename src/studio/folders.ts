@@ -14,6 +14,7 @@ import type { StudioEngine } from './engine';
 import { moveNoClobber, moveSourceToDone, moveSourceToFailed } from './export/source-files';
 import { isInside, realLocation } from './folder-paths';
 import { requeueStranded } from './queue';
+import { cancelUnsentOfFolder } from './queue-actions';
 import { SOURCE_CHANGED } from './runner';
 import { watchHotFolder, type HotFileRejection, type HotFolderWatch } from './watch/hot-folder';
 
@@ -149,19 +150,14 @@ export class HotFolders {
     this.watches.delete(id);
     this.present.delete(id);
     const db = this.engine.db;
-    const cancelled = db
-      .prepare("SELECT id FROM items WHERE folder_id = ? AND state = 'queued'")
-      .all(id) as { id: string }[];
+    // Photos not paid for nor on their way are cancelled; the others keep their history.
+    const cancelled = cancelUnsentOfFolder(this.engine, id);
     db.transaction(() => {
-      // Queued items of a removed folder are cancelled; finished ones keep their history.
-      db.prepare(
-        "UPDATE items SET state = 'cancelled', folder_id = NULL WHERE folder_id = ? AND state = 'queued'",
-      ).run(id);
       db.prepare('UPDATE items SET folder_id = NULL WHERE folder_id = ?').run(id);
       db.prepare('UPDATE batches SET folder_id = NULL WHERE folder_id = ?').run(id);
       db.prepare('DELETE FROM folders WHERE id = ?').run(id);
     }).immediate();
-    for (const item of cancelled) this.engine.emitItem(item.id);
+    for (const item of cancelled) this.engine.emitItem(item);
   }
 
   /** New photos use the new recipe; queued items keep the snapshot they were queued with. */

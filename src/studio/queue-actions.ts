@@ -56,6 +56,27 @@ const heldUnsent = (engine: StudioEngine, item: store.ItemRow) =>
   item.uncertain === 0 &&
   !engine.running.has(item.id);
 
+/**
+ * Cancels the photos of a folder no longer watched that are not paid for and not on their way to
+ * the service: queued, uploading, or held unsent. Held ones (short of diamonds) stayed and were
+ * paid for after a top-up (review rev34 M2). Results under way or made are kept.
+ */
+export function cancelUnsentOfFolder(engine: StudioEngine, folderId: string): string[] {
+  const ids = engine.db
+    .prepare(
+      "SELECT id FROM items WHERE folder_id = ? AND state IN ('queued', 'uploading', 'submitting')",
+    )
+    .pluck()
+    .all(folderId) as string[];
+  const unsent = itemsWhere(
+    engine,
+    ids,
+    (item) => item.state !== 'submitting' || heldUnsent(engine, item),
+  ).map((i) => i.id);
+  cancelItems(engine, unsent);
+  return unsent;
+}
+
 export function cancelItems(engine: StudioEngine, ids: readonly string[]): number {
   const items = itemsWhere(
     engine,

@@ -1,6 +1,11 @@
 import { useEffect, useMemo, useRef, useState, type DragEvent, type FormEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { type FolderView, type ItemState, type RecipeInput } from '../../../shared/studio';
+import {
+  HELD_UNSENT,
+  type FolderView,
+  type ItemState,
+  type RecipeInput,
+} from '../../../shared/studio';
 import { ConfirmDialog } from '../components/Dialog';
 import { EmptyState } from '../components/EmptyState';
 import { ExportSettingsChanged } from '../components/ExportAgain';
@@ -67,6 +72,19 @@ function FolderCard({ folder }: { folder: FolderView }) {
   const count = (states: readonly ItemState[]) =>
     items.filter((i) => states.includes(boardState(i))).length;
   const queued = items.filter((i) => i.state === 'queued');
+  // What "Stop watching" cancels (queue-actions.ts cancelUnsentOfFolder): photos held unsent (a
+  // 402 leaves them at "submitting") too; left, they were paid for after a top-up (review rev34 M2).
+  const unsent = items.filter(
+    (i) =>
+      i.state === 'queued' ||
+      i.state === 'uploading' ||
+      (i.state === 'submitting' &&
+        i.waitReason !== null &&
+        HELD_UNSENT.includes(i.waitReason) &&
+        !i.jobId &&
+        !i.uncertain &&
+        i.maybeCharged !== true),
+  );
   const olderRecipe = queued.filter((i) => JSON.stringify(i.recipe) !== current).length;
   const progress = progressOf(items);
   // Held photos (diamonds, the plan, a ceiling…) are not working: counted apart, their hold line says why.
@@ -165,8 +183,8 @@ function FolderCard({ folder }: { folder: FolderView }) {
         >
           <p>
             New photos dropped into {folder.path} will not be picked up.{' '}
-            {queued.length
-              ? `${queued.length} photo${queued.length === 1 ? '' : 's'} still queued will be cancelled (nothing is charged for them). `
+            {unsent.length
+              ? `${unsent.length} photo${unsent.length === 1 ? '' : 's'} still queued will be cancelled (nothing is charged for them). `
               : ''}
             Results already made stay in Review and Export.
           </p>
