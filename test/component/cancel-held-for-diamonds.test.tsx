@@ -10,32 +10,16 @@ import { expect, it } from 'vitest';
 import { BatchBoard } from '../../src/renderer/src/screens/BatchBoard';
 import { useFolders } from '../../src/renderer/src/stores/folders-store';
 import { useQueue } from '../../src/renderer/src/stores/queue-store';
-import { studio } from '../../src/renderer/src/transport';
-import { pausedWithPhotos, useStudioAgainstReference } from './studio-against-reference';
+import { twoHeldShortOfDiamonds, useStudioAgainstReference } from './studio-against-reference';
 
 const fixture = useStudioAgainstReference();
 
 it('cancels a photo held short of diamonds, which is not paid for', async () => {
-  const { root, service, dataDir, apiKey } = await fixture.referenceAccount({
+  const { items } = await twoHeldShortOfDiamonds(fixture, {
     tmpName: 'cancel-held-short',
     seed: 35,
-    account: { email: 'cancel-held-short@ref.test', diamonds: 6 },
+    email: 'cancel-held-short@ref.test',
   });
-  const client = fixture.serviceClient(service, apiKey);
-  await fixture.serveStudio({ dataDir, client, apiKey });
-  await pausedWithPhotos(root, ['p1.jpg', 'p2.jpg', 'p3.jpg']);
-  await studio().call('queue.pause', { paused: false });
-  const items = async () => (await studio().call('queue.list', {})).items;
-  await waitFor(
-    async () => {
-      const all = await items();
-      expect(all.filter((i) => i.state === 'review')).toHaveLength(1);
-      expect(
-        all.filter((i) => i.waitReason === 'no_diamonds' && i.state === 'submitting'),
-      ).toHaveLength(2);
-    },
-    { timeout: 30_000 },
-  );
   const [held] = (await items()).filter((i) => i.waitReason === 'no_diamonds');
 
   await Promise.all([useQueue.getState().load(), useFolders.getState().load()]);

@@ -11,33 +11,17 @@ import { expect, it } from 'vitest';
 import { FoldersScreen } from '../../src/renderer/src/screens/FoldersScreen';
 import { useFolders } from '../../src/renderer/src/stores/folders-store';
 import { useQueue } from '../../src/renderer/src/stores/queue-store';
-import { studio } from '../../src/renderer/src/transport';
-import { pausedWithPhotos, useStudioAgainstReference } from './studio-against-reference';
+import { twoHeldShortOfDiamonds, useStudioAgainstReference } from './studio-against-reference';
 
 const fixture = useStudioAgainstReference();
 const EMAIL = 'stop-watching-held@ref.test';
 
 it('cancels the photos held unsent, and a top-up then pays for none of them', async () => {
-  const { root, service, dataDir, apiKey } = await fixture.referenceAccount({
+  const { service, items } = await twoHeldShortOfDiamonds(fixture, {
     tmpName: 'stop-watching-held',
     seed: 36,
-    account: { email: EMAIL, diamonds: 6 },
+    email: EMAIL,
   });
-  const client = fixture.serviceClient(service, apiKey);
-  await fixture.serveStudio({ dataDir, client, apiKey });
-  await pausedWithPhotos(root, ['p1.jpg', 'p2.jpg', 'p3.jpg']);
-  await studio().call('queue.pause', { paused: false });
-  const items = async () => (await studio().call('queue.list', {})).items;
-  await waitFor(
-    async () => {
-      const all = await items();
-      expect(all.filter((i) => i.state === 'review')).toHaveLength(1);
-      expect(
-        all.filter((i) => i.waitReason === 'no_diamonds' && i.state === 'submitting'),
-      ).toHaveLength(2);
-    },
-    { timeout: 30_000 },
-  );
   const charges = () => service.ledger(EMAIL).filter((e) => e.kind === 'charge').length;
   expect(charges()).toBe(1);
 

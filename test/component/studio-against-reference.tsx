@@ -183,3 +183,35 @@ function once(fn: () => Promise<void>): () => Promise<void> {
   let done: Promise<void> | undefined;
   return () => (done ??= fn());
 }
+
+/**
+ * A studio on `account` (6 diamonds) with three photos at 4 (virtual_model) unpaused, once the
+ * first is in review and the other two are held short of diamonds at "submitting" (their create
+ * refused 402, nothing paid). Returns the service and a reader of the queue.
+ */
+export async function twoHeldShortOfDiamonds(
+  fixture: ReturnType<typeof useStudioAgainstReference>,
+  opts: { tmpName: string; seed: number; email: string },
+) {
+  const { root, service, dataDir, apiKey } = await fixture.referenceAccount({
+    tmpName: opts.tmpName,
+    seed: opts.seed,
+    account: { email: opts.email, diamonds: 6 },
+  });
+  const client = fixture.serviceClient(service, apiKey);
+  await fixture.serveStudio({ dataDir, client, apiKey });
+  await pausedWithPhotos(root, ['p1.jpg', 'p2.jpg', 'p3.jpg']);
+  await studio().call('queue.pause', { paused: false });
+  const items = async () => (await studio().call('queue.list', {})).items;
+  await waitFor(
+    async () => {
+      const all = await items();
+      expect(all.filter((i) => i.state === 'review')).toHaveLength(1);
+      expect(
+        all.filter((i) => i.waitReason === 'no_diamonds' && i.state === 'submitting'),
+      ).toHaveLength(2);
+    },
+    { timeout: 30_000 },
+  );
+  return { service, items };
+}
